@@ -1,0 +1,90 @@
+"""The error hierarchy of the suite's shared core.
+
+Every failure a client can see is a :class:`SuiteError` with a stable upper-case ``code``, a
+message that says what was wrong and what to do instead, and JSON ``details``::
+
+    SuiteError                     code given per instance (INTERNAL by default)
+    ├── InvalidArgument            INVALID_ARGUMENT: a tool argument broke a rule
+    ├── PathOutsideWorkspace       PATH_OUTSIDE_WORKSPACE
+    ├── SourceNotFound             SOURCE_NOT_FOUND
+    ├── ArtifactNotFound           ARTIFACT_NOT_FOUND
+    ├── UnsupportedTask            UNSUPPORTED_TASK
+    ├── TicketError                TICKET_UNKNOWN / TICKET_EXPIRED / STEP_LIMIT
+    ├── SourceChanged              SOURCE_CHANGED
+    ├── ResultInvalid              RESULT_INVALID
+    └── ResultTooLarge             RESULT_TOO_LARGE
+
+Other packages of the suite (``debrief_calc``) subclass :class:`SuiteError` with their own
+codes; the server bootstrap turns any of them into a structured tool error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ArtifactNotFound",
+    "InvalidArgument",
+    "PathOutsideWorkspace",
+    "ResultInvalid",
+    "ResultTooLarge",
+    "SourceChanged",
+    "SourceNotFound",
+    "SuiteError",
+    "TicketError",
+    "UnsupportedTask",
+]
+
+
+class SuiteError(Exception):
+    """A failure with a stable code, a helpful message and JSON-safe details."""
+
+    code: str = "INTERNAL"
+
+    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details: dict[str, Any] = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class InvalidArgument(SuiteError):
+    code = "INVALID_ARGUMENT"
+
+
+class PathOutsideWorkspace(SuiteError):
+    code = "PATH_OUTSIDE_WORKSPACE"
+
+
+class SourceNotFound(SuiteError):
+    code = "SOURCE_NOT_FOUND"
+
+
+class ArtifactNotFound(SuiteError):
+    code = "ARTIFACT_NOT_FOUND"
+
+
+class UnsupportedTask(SuiteError):
+    code = "UNSUPPORTED_TASK"
+
+
+class TicketError(SuiteError):
+    """TICKET_UNKNOWN, TICKET_EXPIRED or STEP_LIMIT (the code says which)."""
+
+    code = "TICKET_UNKNOWN"
+
+
+class SourceChanged(SuiteError):
+    code = "SOURCE_CHANGED"
+
+
+class ResultInvalid(SuiteError):
+    code = "RESULT_INVALID"
+
+
+class ResultTooLarge(SuiteError):
+    code = "RESULT_TOO_LARGE"
