@@ -1,0 +1,1 @@
+"""Debrief maritime analysis (debrief-calc-mcp) and plot state (debrief-state-mcp)."""
