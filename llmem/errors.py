@@ -41,12 +41,24 @@ class SuiteError(Exception):
 
     code: str = "INTERNAL"
 
-    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        details: dict[str, Any] | None = None,
+        next_action: str | None = None,
+        callback_args: dict[str, Any] | None = None,
+    ):
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
         self.details: dict[str, Any] = details or {}
+        #: one sentence telling the host what to do instead
+        self.next_action = next_action
+        #: for a retryable callback failure: the arguments to call the callback with again
+        self.callback_args = callback_args
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details}

@@ -1,0 +1,229 @@
+"""Outline throughput beside its baselines, measured in the same run.
+
+    python benchmarks/bench_parse.py [--root DIR] [--runs N] [--ts-lines N]
+
+Python: ``build_outline`` over every ``.py`` file under the roots (default: the installed
+``mcp`` package and the standard library's ``json``, ``email`` and ``asyncio``) against a bare
+``ast.parse`` + ``ast.walk`` of the same bytes. TypeScript: a synthetic corpus of realistic
+modules (services, components, interfaces, enums, arrow functions, JSDoc) written to a temporary
+folder, ``build_outline`` against a bare tree-sitter ``parser.parse``. Files are read into
+memory first, so only parsing is timed; each figure is the median of several runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from llmem.outline import build_outline  # noqa: E402
+from llmem.outline.treesitter import parser_for  # noqa: E402
+
+TS_MODULE = '''\
+import {{ Injectable, Inject }} from "@angular/core";
+import type {{ HttpClient, HttpParams }} from "@angular/common/http";
+import {{ Observable, of, throwError }} from "rxjs";
+import {{ catchError, map, retry }} from "rxjs/operators";
+import * as log from "../util/log";
+
+/** How often a request is retried before giving up. */
+export const MAX_RETRIES_{i} = 3;
+const CACHE_TTL_MS = 60_000;
+
+/** An item as the API returns it. */
+export interface Item{i} {{
+  id: string;
+  name: string;
+  price: number;
+  tags?: string[];
+  updatedAt: Date;
+}}
+
+export type ItemId{i} = Item{i}["id"];
+export type Sorter{i} = (a: Item{i}, b: Item{i}) => number;
+
+export enum Status{i} {{
+  Active = "active",
+  Archived = "archived",
+  Deleted = "deleted",
+}}
+
+interface CacheEntry {{
+  value: Item{i}[];
+  expires: number;
+}}
+
+/**
+ * Loads items, caches them for a minute and retries transient failures.
+ */
+@Injectable({{ providedIn: "root" }})
+export class ItemService{i} {{
+  private readonly cache = new Map<string, CacheEntry>();
+  private pending = 0;
+
+  constructor(
+    private readonly http: HttpClient,
+    @Inject("API_URL") private readonly baseUrl: string,
+  ) {{}}
+
+  /** All items matching the query, newest first. */
+  list(query: string, status: Status{i} = Status{i}.Active): Observable<Item{i}[]> {{
+    const key = `${{query}}|${{status}}`;
+    const hit = this.cache.get(key);
+    if (hit && hit.expires > Date.now()) {{
+      return of(hit.value);
+    }}
+    this.pending += 1;
+    const params = {{ q: query, status }} as unknown as HttpParams;
+    return this.http.get<Item{i}[]>(`${{this.baseUrl}}/items`, {{ params }}).pipe(
+      retry(MAX_RETRIES_{i}),
+      map((items) => items.sort(byUpdated{i})),
+      map((items) => {{
+        this.cache.set(key, {{ value: items, expires: Date.now() + CACHE_TTL_MS }});
+        this.pending -= 1;
+        return items;
+      }}),
+      catchError((err: unknown) => {{
+        this.pending -= 1;
+        log.error("list failed", err);
+        return throwError(() => err);
+      }}),
+    );
+  }}
+
+  async get(id: ItemId{i}): Promise<Item{i} | undefined> {{
+    for (const entry of this.cache.values()) {{
+      const found = entry.value.find((item) => item.id === id);
+      if (found) {{
+        return found;
+      }}
+    }}
+    const response = await fetch(`${{this.baseUrl}}/items/${{encodeURIComponent(id)}}`);
+    if (!response.ok) {{
+      return undefined;
+    }}
+    return (await response.json()) as Item{i};
+  }}
+
+  get busy(): boolean {{
+    return this.pending > 0;
+  }}
+
+  clear(): void {{
+    this.cache.clear();
+  }}
+}}
+
+/** Newest first. */
+export function byUpdated{i}(a: Item{i}, b: Item{i}): number {{
+  return b.updatedAt.getTime() - a.updatedAt.getTime();
+}}
+
+export const totalPrice{i} = (items: readonly Item{i}[]): number =>
+  items.reduce((sum, item) => sum + item.price, 0);
+
+export function groupByTag{i}(items: Item{i}[]): Record<string, Item{i}[]> {{
+  const groups: Record<string, Item{i}[]> = {{}};
+  for (const item of items) {{
+    for (const tag of item.tags ?? []) {{
+      (groups[tag] ??= []).push(item);
+    }}
+  }}
+  return groups;
+}}
+
+export default ItemService{i};
+'''
+
+
+def _median_time(fn: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _load(roots: list[Path], suffix: str) -> list[tuple[str, bytes]]:
+    files: list[tuple[str, bytes]] = []
+    for root in roots:
+        for path in sorted(root.rglob(f"*{suffix}")):
+            if path.is_file():
+                files.append((path.relative_to(root.parent).as_posix(), path.read_bytes()))
+    return files
+
+
+def _bare_ast(files: list[tuple[str, bytes]]) -> None:
+    for _, data in files:
+        for _node in ast.walk(ast.parse(data)):
+            pass
+
+
+def _outlines(files: list[tuple[str, bytes]]) -> None:
+    for rel, data in files:
+        build_outline(rel, data)
+
+
+def _default_roots() -> list[Path]:
+    import asyncio
+    import email
+
+    import mcp
+
+    return [Path(m.__file__).parent for m in (mcp, json, email, asyncio) if m.__file__]
+
+
+def _row(name: str, files: int, lines: int, seconds: float) -> str:
+    return f"| {name:<28} | {files:>6} | {lines:>8} | {files / seconds:>10,.0f} | {lines / seconds:>11,.0f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--root", type=Path, action="append", help="a folder of Python files (repeatable)")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--ts-lines", type=int, default=150_000, help="size of the synthetic TS corpus")
+    args = parser.parse_args()
+    roots = [r.resolve() for r in args.root] if args.root else _default_roots()
+
+    py_files = _load(roots, ".py")
+    py_lines = sum(data.count(b"\n") for _, data in py_files)
+    _outlines(py_files)  # warm up imports and caches
+    bare_py = _median_time(lambda: _bare_ast(py_files), args.runs)
+    ours_py = _median_time(lambda: _outlines(py_files), args.runs)
+
+    one_module = TS_MODULE.format(i=0).count("\n")
+    with tempfile.TemporaryDirectory(prefix="llmem-bench-ts-") as tmp:
+        for i in range(max(1, args.ts_lines // one_module)):
+            (Path(tmp) / f"item_service_{i}.ts").write_text(TS_MODULE.format(i=i), encoding="utf-8")
+        ts_files = _load([Path(tmp)], ".ts")
+    ts_lines = sum(data.count(b"\n") for _, data in ts_files)
+    ts_parser = parser_for("typescript")
+    _outlines(ts_files[:1])
+    bare_ts = _median_time(lambda: [ts_parser.parse(data) for _, data in ts_files], args.runs)
+    ours_ts = _median_time(lambda: _outlines(ts_files), args.runs)
+
+    print(f"Python roots: {', '.join(str(r) for r in roots)}")
+    print(f"median of {args.runs} runs\n")
+    print(f"| {'what':<28} | {'files':>6} | {'lines':>8} | {'files/s':>10} | {'lines/s':>11} |")
+    print(f"|{'-' * 30}|{'-' * 8}|{'-' * 10}|{'-' * 12}|{'-' * 13}|")
+    print(_row("python: ast.parse + ast.walk", len(py_files), py_lines, bare_py))
+    print(_row("python: build_outline", len(py_files), py_lines, ours_py))
+    print(_row("typescript: parser.parse", len(ts_files), ts_lines, bare_ts))
+    print(_row("typescript: build_outline", len(ts_files), ts_lines, ours_ts))
+    print()
+    print(f"python ratio (ours/bare time):     {ours_py / bare_py:.2f}  (target <= 1.5)")
+    print(f"typescript ratio (ours/bare time): {ours_ts / bare_ts:.2f}")
+    print(f"typescript outline lines/s:        {ts_lines / ours_ts:,.0f}  (target >= 100,000)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,415 @@
+"""Plot files on disk: which names are allowed, lossless load and save, a parse cache, and
+read-modify-write under a cross-process lock.
+
+Filenames (:func:`validate_plot_filename`): a workspace-relative POSIX path of a ``.plot.json``
+file, with subfolders allowed (``mission1.plot.json``, ``ex/day 2/run.plot.json``); never
+absolute, never ``..``, no backslashes or drive letters, no hidden (dot) segments, and after
+resolving symlinks the file must still lie inside the workspace and still be a ``.plot.json``.
+
+Lossless: the stdlib parser keeps key order, ints as ints and floats as floats (``repr``
+round-trips), and :mod:`.jsonfmt` writes the layout the file was read in, so a no-op save gives
+back the same JSON value, and for files Debrief wrote the same bytes.
+
+Revision: the first 16 hex digits of the sha256 of the file's bytes, as read or as written.
+
+Sharing: :class:`PlotCache` parses a file once and hands the same :class:`PlotDoc` to every
+reader until the file's (size, mtime_ns, inode) changes; such a doc is frozen (its mutating
+helpers refuse) and callers must not change its ``data``. :func:`modify_plot` gives ``fn`` a
+private deep copy (a pickle round trip, ~1 ms for 577 KB) and re-encodes only the features whose
+value changed, so a failed change never touches the cache or the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from debrief_calc.state import metadata
+from debrief_calc.state.errors import Conflict, PlotUnreadable, plot_not_found, validation_failed
+from debrief_calc.state.filenames import PLOT_SUFFIX, list_plot_files, relative_name, validate_plot_filename
+from debrief_calc.state.jsonfmt import DEFAULT_FORMAT, JsonFormat, detect_format, dump_document, dump_feature
+from llmem.errors import SuiteError
+from llmem.fsutil import atomic_write_bytes, locked
+
+__all__ = [
+    "PLOT_CACHE",
+    "PLOT_SUFFIX",
+    "PlotCache",
+    "PlotDoc",
+    "list_plot_files",
+    "load_plot",
+    "modify_plot",
+    "plot_lock",
+    "plot_title",
+    "relative_name",
+    "revision_of",
+    "save_plot",
+    "validate_plot_filename",
+]
+
+R = TypeVar("R")
+_Sig = tuple[int, int, int, int]
+
+
+def revision_of(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _sig(st: os.stat_result) -> _Sig:
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values with the same key order and scalar types in every dict not inside a list."""
+    return bool(a == b) and _same_shape(a, b)
+
+
+def _same_shape(a: Any, b: Any) -> bool:
+    if not isinstance(a, dict):
+        return True
+    if list(a) != list(b):
+        return False
+    for key, value in a.items():
+        other = b[key]
+        if type(value) is not type(other) or (isinstance(value, dict) and not _same_shape(value, other)):
+            return False
+    return True
+
+
+class PlotDoc:
+    """One plot: ``path``, the whole parsed ``data``, its ``features`` list and its ``revision``."""
+
+    def __init__(
+        self,
+        path: Path,
+        data: dict[str, Any],
+        *,
+        revision: str,
+        fmt: JsonFormat = DEFAULT_FORMAT,
+        size: int = 0,
+        texts: list[str] | None = None,
+        frozen: bool = True,
+    ):
+        self.path = path
+        self.data = data
+        self.revision = revision
+        self.fmt = fmt
+        self.size = size
+        self.frozen = frozen
+        self._texts: list[str | None] = list(texts) if texts is not None else [None] * len(self.features)
+        self._index: dict[str, int] | None = None
+        self._base: PlotDoc | None = None
+        self._origin: dict[int, int] = {}
+        self._keep: list[Any] = []
+
+    def __repr__(self) -> str:
+        return f"PlotDoc({self.path.name!r}, {len(self.features)} features, revision={self.revision})"
+
+    @property
+    def features(self) -> list[dict[str, Any]]:
+        feats: list[dict[str, Any]] = self.data["features"]
+        return feats
+
+    def index_by_id(self) -> dict[str, int]:
+        """Feature id (as a string) → position; the first wins when ids repeat."""
+        if self._index is not None and self.frozen:
+            return self._index
+        index: dict[str, int] = {}
+        for i, f in enumerate(self.features):
+            fid = f.get("id")
+            if fid is not None:
+                index.setdefault(str(fid), i)
+        if self.frozen:
+            self._index = index
+        return index
+
+    def get_feature(self, fid: str) -> dict[str, Any] | None:
+        i = self.index_by_id().get(str(fid))
+        return None if i is None else self.features[i]
+
+    def get_time_state(self) -> dict[str, str] | None:
+        return metadata.get_time_state(self.data)
+
+    def get_viewport(self) -> dict[str, list[float]] | None:
+        return metadata.get_viewport(self.data)
+
+    def set_time_state(self, state: dict[str, Any]) -> dict[str, str]:
+        """Validate ``{current, start, end}`` and write it into the time metadata feature."""
+        self._check_mutable()
+        clean = metadata.check_time_state(state)
+        old = self.get_feature(metadata.TIME_ID)
+        metadata.put_feature(self.features, metadata.time_feature(clean, old))
+        return clean
+
+    def set_viewport(self, bounds: Any) -> list[float]:
+        """Validate ``[w, s, e, n]`` (or ``{bounds}``) and write it into the viewport feature."""
+        self._check_mutable()
+        clean = metadata.check_bounds(bounds)
+        old = self.get_feature(metadata.VIEWPORT_ID)
+        metadata.put_feature(self.features, metadata.viewport_feature(clean, old))
+        return clean
+
+    def _check_mutable(self) -> None:
+        if self.frozen:
+            raise RuntimeError("this PlotDoc is shared by the cache; change plots through modify_plot()")
+
+    def draft(self) -> PlotDoc:
+        """A private, mutable deep copy that remembers which of its features came from here."""
+        data = pickle.loads(pickle.dumps(self.data, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
+        out = PlotDoc(self.path, data, revision=self.revision, fmt=self.fmt, size=self.size, frozen=False)
+        out._base = self
+        out._keep = list(out.features)  # keeps the ids in _origin from being reused
+        out._origin = {id(f): i for i, f in enumerate(out._keep)}
+        return out
+
+    def feature_text(self, i: int) -> str:
+        """Feature ``i`` as encoded in the file (memoised while the doc is frozen)."""
+        if not self.frozen:
+            return dump_feature(self.features[i], self.fmt)
+        text = self._texts[i]
+        if text is None:
+            text = self._texts[i] = dump_feature(self.features[i], self.fmt)
+        return text
+
+    def to_bytes(self) -> tuple[bytes, list[str]]:
+        """The file's bytes in the doc's layout, and the per-feature texts used."""
+        data = self.data
+        if not (isinstance(data, dict) and data.get("type") == "FeatureCollection"):
+            raise validation_failed("plot", "must stay a GeoJSON FeatureCollection object")
+        feats = data.get("features")
+        if not isinstance(feats, list) or not all(isinstance(f, dict) for f in feats):
+            raise validation_failed("plot.features", "must stay a list of Feature objects")
+        base = self._base
+        texts: list[str] = []
+        for f in feats:
+            i = self._origin.get(id(f)) if base is not None else None
+            if base is not None and i is not None and _same(f, base.features[i]):
+                texts.append(base.feature_text(i))
+            else:
+                texts.append(dump_feature(f, self.fmt))
+        return dump_document(data, texts, self.fmt), texts
+
+
+def _read(path: Path, name: str) -> tuple[PlotDoc, _Sig]:
+    try:
+        with path.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise PlotUnreadable(
+                    f"plot {name!r} is not a regular file", details={"filename": name, "problem": "not a file"}
+                )
+            raw = handle.read()
+    except FileNotFoundError:
+        raise plot_not_found(name) from None
+    except IsADirectoryError:
+        raise PlotUnreadable(
+            f"plot {name!r} is a folder, not a file", details={"filename": name, "problem": "not a file"}
+        ) from None
+    except OSError as exc:
+        raise PlotUnreadable(
+            f"plot {name!r} cannot be read: {exc.strerror or exc}",
+            details={"filename": name, "problem": str(exc.strerror or exc)},
+        ) from None
+    return parse_plot(path, raw, name), _sig(st)
+
+
+def parse_plot(path: Path, raw: bytes, name: str | None = None) -> PlotDoc:
+    """A frozen :class:`PlotDoc` from a file's bytes, or :class:`PlotUnreadable` saying why not."""
+    name = name or path.name
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise PlotUnreadable(
+            f"plot {name!r} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; "
+            "fix the file or restore it from a copy",
+            details={
+                "filename": name,
+                "problem": exc.msg,
+                "line": exc.lineno,
+                "column": exc.colno,
+                "position": exc.pos,
+            },
+        ) from None
+    except (UnicodeDecodeError, RecursionError) as exc:
+        problem = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else "nested too deeply"
+        raise PlotUnreadable(
+            f"plot {name!r} cannot be parsed: {problem}", details={"filename": name, "problem": problem}
+        ) from None
+    problem = None
+    if not isinstance(data, dict) or data.get("type") != "FeatureCollection":
+        problem = 'the top level is not a GeoJSON object with "type": "FeatureCollection"'
+    elif not isinstance(data.get("features"), list):
+        problem = 'it has no "features" list'
+    else:
+        bad = next((i for i, f in enumerate(data["features"]) if not isinstance(f, dict)), None)
+        if bad is not None:
+            problem = f"features[{bad}] is not an object"
+    if problem:
+        raise PlotUnreadable(
+            f"plot {name!r} is not a FeatureCollection: {problem}", details={"filename": name, "problem": problem}
+        )
+    return PlotDoc(path, data, revision=revision_of(raw), fmt=detect_format(raw), size=len(raw))
+
+
+def load_plot(path: Path, *, name: str | None = None) -> PlotDoc:
+    """Read and parse a plot, bypassing the cache."""
+    return _read(path, name or path.name)[0]
+
+
+class PlotCache:
+    """Parsed plots, reused until the file's (size, mtime_ns, inode, device) changes; LRU-bounded."""
+
+    def __init__(self, *, max_entries: int = 32, max_bytes: int = 1 << 30):
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.parse_count = 0
+        self._entries: OrderedDict[str, tuple[_Sig, PlotDoc]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: Path, *, name: str | None = None) -> PlotDoc:
+        """The current doc of ``path`` (shared and frozen: do not change it)."""
+        key = os.path.abspath(path)
+        name = name or path.name
+        try:
+            current = _sig(os.stat(path))
+        except FileNotFoundError:
+            self.invalidate(path)
+            raise plot_not_found(name) from None
+        except OSError:
+            current = None
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] == current:
+                self._entries.move_to_end(key)
+                return entry[1]
+        doc, sig = _read(path, name)
+        with self._lock:
+            self.parse_count += 1
+            self._put(key, sig, doc)
+        return doc
+
+    def peek(self, path: Path) -> PlotDoc | None:
+        """The cached doc if it is still current, without reading the file."""
+        try:
+            current = _sig(os.stat(path))
+        except OSError:
+            return None
+        with self._lock:
+            entry = self._entries.get(os.path.abspath(path))
+        return entry[1] if entry is not None and entry[0] == current else None
+
+    def put(self, path: Path, doc: PlotDoc) -> None:
+        """Record ``doc`` as the content of ``path`` as the file is now on disk."""
+        try:
+            sig = _sig(os.stat(path))
+        except OSError:
+            self.invalidate(path)
+            return
+        with self._lock:
+            self._put(os.path.abspath(path), sig, doc)
+
+    def _put(self, key: str, sig: _Sig, doc: PlotDoc) -> None:
+        self._entries[key] = (sig, doc)
+        self._entries.move_to_end(key)
+        total = sum(e[1].size for e in self._entries.values())
+        while len(self._entries) > 1 and (len(self._entries) > self.max_entries or total > self.max_bytes):
+            _, (_, dropped) = self._entries.popitem(last=False)
+            total -= dropped.size
+
+    def invalidate(self, path: Path) -> None:
+        with self._lock:
+            self._entries.pop(os.path.abspath(path), None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+#: The process-wide cache every reader and writer of this process shares.
+PLOT_CACHE = PlotCache()
+
+
+def plot_lock(path: Path) -> Any:
+    """The cross-process lock of a plot (a hidden sibling lock file, so listings stay clean)."""
+    return locked(path.with_name("." + path.name))
+
+
+def modify_plot(
+    path: Path,
+    fn: Callable[[PlotDoc], R],
+    expected_revision: str | None = None,
+    *,
+    name: str | None = None,
+    cache: PlotCache | None = None,
+) -> tuple[PlotDoc, R]:
+    """Read-modify-write ``path`` under its lock; ``fn`` changes a private draft in place.
+
+    ``fn`` raising leaves file and cache untouched. A draft whose bytes come out unchanged is not
+    written (the revision stays). Returns the new shared doc and ``fn``'s result.
+    """
+    cache = cache or PLOT_CACHE
+    name = name or path.name
+    with plot_lock(path):
+        base = cache.get(path, name=name)
+        if expected_revision is not None and expected_revision != base.revision:
+            raise Conflict(
+                f"plot {name!r} changed since revision {expected_revision} (it is now {base.revision}); "
+                "read it again and retry with the new revision",
+                details={"filename": name, "expected_revision": expected_revision, "revision": base.revision},
+            )
+        draft = base.draft()
+        result = fn(draft)
+        raw, texts = draft.to_bytes()
+        revision = revision_of(raw)
+        if len(raw) == base.size and revision == base.revision:
+            return base, result
+        atomic_write_bytes(path, raw)
+        new = PlotDoc(path, draft.data, revision=revision, fmt=base.fmt, size=len(raw), texts=texts)
+        cache.put(path, new)
+        return new, result
+
+
+def save_plot(
+    path: Path, data: dict[str, Any], *, fmt: JsonFormat | None = None, cache: PlotCache | None = None
+) -> PlotDoc:
+    """Write a whole plot (a new one, or a replacement) atomically under its lock."""
+    cache = cache or PLOT_CACHE
+    with plot_lock(path):
+        fmt = fmt or DEFAULT_FORMAT
+        doc = PlotDoc(path, data, revision="", fmt=fmt, frozen=False)
+        raw, texts = doc.to_bytes()
+        atomic_write_bytes(path, raw)
+        new = PlotDoc(path, data, revision=revision_of(raw), fmt=fmt, size=len(raw), texts=texts)
+        cache.put(path, new)
+        return new
+
+
+#: Plots larger than this get their file name as title unless they are already parsed.
+TITLE_PARSE_LIMIT = 4 << 20
+
+
+def plot_title(path: Path, *, cache: PlotCache | None = None) -> str:
+    """A plot's title: the collection's ``properties.name``/``title``, else the file name."""
+    cache = cache or PLOT_CACHE
+    fallback = path.name[: -len(PLOT_SUFFIX)] if path.name.endswith(PLOT_SUFFIX) else path.name
+    doc = cache.peek(path)
+    if doc is None:
+        try:
+            if path.stat().st_size > TITLE_PARSE_LIMIT:
+                return fallback
+            doc = cache.get(path)
+        except (OSError, SuiteError):  # a listing never fails on one bad plot
+            return fallback
+    props = doc.data.get("properties")
+    for value in ((props or {}).get("name"), (props or {}).get("title"), doc.data.get("title")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return fallback

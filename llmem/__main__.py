@@ -1,0 +1,3 @@
+from llmem.cli import main
+
+main()

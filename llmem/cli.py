@@ -1,0 +1,121 @@
+"""The command line every server of the suite shares (click): options, env vars, start-up.
+
+Only ``--help`` and ``--version`` write to stdout; they exit at once. Everything heavier than
+option parsing is imported after the options are read, so start-up stays close to the SDK's.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from llmem import __version__
+from llmem.config import DEFAULT_PORTS, ServerConfig
+
+if TYPE_CHECKING:
+    from llmem.serve import SuiteServer
+
+__all__ = ["main", "server_command"]
+
+ServerFactory = Callable[[ServerConfig], "SuiteServer"]
+
+
+def server_command(server_name: str, load_factory: Callable[[], ServerFactory], help_text: str) -> click.Command:
+    @click.command(name=server_name, help=help_text, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.option(
+        "--workspace",
+        envvar="LLMEM_WORKSPACE",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="The project folder (llmem) or the folder of .plot.json files (debrief). "
+        "Default: the client's roots, else the current directory.",
+    )
+    @click.option(
+        "--store",
+        envvar="LLMEM_STORE",
+        default="workspace",
+        show_default=True,
+        help="Where the artifact store lives: 'workspace' (<workspace>/.llmem), 'user' (the user data folder) or a path.",
+    )
+    @click.option(
+        "--transport",
+        envvar="LLMEM_TRANSPORT",
+        type=click.Choice(["stdio", "streamable-http"]),
+        default="stdio",
+        show_default=True,
+    )
+    @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only.")
+    @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORTS[server_name], show_default=True, help="HTTP only.")
+    @click.option("--allow-host", multiple=True, help="HTTP only: an extra Host header value to admit.")
+    @click.option("--allow-origin", multiple=True, help="HTTP only: an extra Origin to admit.")
+    @click.option(
+        "--log-level",
+        envvar="LLMEM_LOG_LEVEL",
+        type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+        default="info",
+        show_default=True,
+    )
+    @click.version_option(__version__, prog_name=server_name)
+    def command(
+        workspace: Path | None,
+        store: str,
+        transport: str,
+        host: str,
+        port: int,
+        allow_host: tuple[str, ...],
+        allow_origin: tuple[str, ...],
+        log_level: str,
+    ) -> None:
+        from llmem.logsetup import setup_logging
+
+        if workspace is not None:
+            workspace = workspace.expanduser()
+            if not workspace.is_absolute():
+                workspace = workspace.resolve()
+            if not workspace.is_dir():
+                raise click.BadParameter(f"{workspace} is not an existing folder", param_hint="--workspace")
+        setup_logging(server_name, log_level)
+        try:
+            from llmem.config import Limits
+
+            limits = Limits.from_env()
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        config = ServerConfig(
+            server_name=server_name,
+            workspace=workspace,
+            store=store,
+            transport="stdio" if transport == "stdio" else "streamable-http",
+            host=host,
+            port=port,
+            log_level=log_level.lower(),
+            allowed_hosts=allow_host,
+            allowed_origins=allow_origin,
+            limits=limits,
+        )
+        server = load_factory()(config)
+        try:
+            server.serve()
+        except KeyboardInterrupt:  # pragma: no cover - interactive stop
+            pass
+
+    return command
+
+
+def _llmem_factory() -> ServerFactory:
+    from llmem.server import build_server
+
+    return build_server
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``llmem-mcp``."""
+    command = server_command(
+        "llmem-mcp",
+        _llmem_factory,
+        "Serve code outlines and LLM-written notes about a codebase over MCP (stdio by default).",
+    )
+    command.main(args=argv if argv is not None else sys.argv[1:], prog_name="llmem-mcp")

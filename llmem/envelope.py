@@ -1,0 +1,44 @@
+"""The response envelope of the callback protocol (seed 001), shared by the suite's servers."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from llmem.errors import SuiteError
+
+__all__ = ["Envelope", "ErrorInfo", "error_envelope"]
+
+
+class ErrorInfo(BaseModel):
+    code: str = Field(description="Stable upper-case error code")
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Envelope(BaseModel):
+    """``status`` says which of the other fields are set; ``nextAction`` always says what to do next."""
+
+    status: Literal["success", "error", "prompt_ready"]
+    data: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+    promptForHostLLM: str | None = None  # noqa: N815 - the wire name of seed 001
+    callbackTool: str | None = None  # noqa: N815
+    callbackArgs: dict[str, Any] | None = None  # noqa: N815
+    nextAction: str | None = None  # noqa: N815
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        # Unset optional fields are left out of the wire form: they only cost the host context.
+        kwargs.setdefault("exclude_none", True)
+        return super().model_dump(**kwargs)
+
+
+def error_envelope(err: SuiteError) -> Envelope:
+    return Envelope(
+        status="error",
+        error=ErrorInfo(code=err.code, message=err.message, details=err.details),
+        callbackTool="store_llm_result" if err.callback_args else None,
+        callbackArgs=err.callback_args,
+        nextAction=err.next_action or "Read error.message, correct the call and try again.",
+    )

@@ -1,0 +1,109 @@
+"""Code outlines: the symbols, line ranges and imports of a source file, made by a parser.
+
+Python goes through the standard library's ``ast``; TypeScript, TSX, JavaScript, Go, Rust and
+Java through tree-sitter, whose grammars are imported only when a file of their language is
+first outlined. Nothing here knows about MCP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from posixpath import splitext
+
+from llmem.outline._common import OutlineFailure, count_lines
+from llmem.outline.model import ImportRef, Outline, OutlineMode, Symbol, SymbolKind
+
+__all__ = [
+    "ImportRef",
+    "Outline",
+    "OutlineMode",
+    "Symbol",
+    "SymbolKind",
+    "build_outline",
+    "detect_language",
+    "iter_symbols",
+    "supported_languages",
+]
+
+_EXTENSIONS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+_LANGUAGES = ["python", "typescript", "tsx", "javascript", "go", "rust", "java"]
+
+
+def detect_language(path: str) -> str | None:
+    """The language of a file, judged by its extension (case-insensitive), or ``None``."""
+    return _EXTENSIONS.get(splitext(path.replace("\\", "/"))[1].lower())
+
+
+def supported_languages() -> list[str]:
+    return list(_LANGUAGES)
+
+
+def build_outline(rel_path: str, data: bytes) -> Outline:
+    """The outline of ``data`` (the bytes of ``rel_path``). Never raises for bad source.
+
+    An unknown language, undecodable bytes or a failing parser give ``mode="fallback"`` with
+    the line count and the reason; Python syntax errors too. Tree-sitter languages recover from
+    syntax errors and keep ``mode="full"`` with whatever declarations they still recognise.
+    """
+    language = detect_language(rel_path)
+    size = len(data)
+    digest = hashlib.sha256(data).hexdigest()
+    lines = count_lines(data)
+    if language is None:
+        ext = splitext(rel_path)[1]
+        reason = f"unsupported language {ext}" if ext else "unsupported language (no file extension)"
+        return _fallback(rel_path, None, reason, lines, size, digest)
+    try:
+        if language == "python":
+            from llmem.outline.python import outline_python
+
+            imports, symbols = outline_python(data)
+        else:
+            from llmem.outline.treesitter import outline_treesitter
+
+            imports, symbols = outline_treesitter(language, data)
+    except OutlineFailure as exc:
+        return _fallback(rel_path, language, str(exc), lines, size, digest)
+    except Exception as exc:  # a parser bug must cost one file its symbols, never the whole parse
+        reason = f"parser error: {type(exc).__name__}: {exc}"
+        return _fallback(rel_path, language, reason, lines, size, digest)
+    return Outline(
+        path=rel_path,
+        language=language,
+        mode="full",
+        line_count=lines,
+        size=size,
+        sha256=digest,
+        imports=imports,
+        symbols=symbols,
+    )
+
+
+def _fallback(path: str, language: str | None, reason: str, lines: int, size: int, digest: str) -> Outline:
+    return Outline(
+        path=path, language=language, mode="fallback", reason=reason, line_count=lines, size=size, sha256=digest
+    )
+
+
+def iter_symbols(outline: Outline) -> Iterator[Symbol]:
+    """Every symbol of the outline, depth first, parents before their children."""
+    stack = list(reversed(outline.symbols))
+    while stack:
+        symbol = stack.pop()
+        yield symbol
+        stack.extend(reversed(symbol.children))

@@ -1,0 +1,231 @@
+"""TypeScript, TSX and JavaScript/JSX outlines from a tree-sitter tree (one grammar family)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from llmem.outline._ts_common import Member, Source, first_row, members
+from llmem.outline.model import ImportRef, Symbol, SymbolKind
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+__all__ = ["extract"]
+
+_COMMENTS = frozenset({"comment", "html_comment"})
+_DECORATORS = frozenset({"decorator"})
+_UPPER = re.compile(r"_*[A-Z][A-Z0-9_]*\Z")
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function", "generator_function_declaration"}
+)
+_CLASSES = frozenset({"class_declaration", "abstract_class_declaration", "class"})
+_FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration", "function_signature"})
+_METHODS = frozenset({"method_definition", "abstract_method_signature", "method_signature"})
+_FIELDS = frozenset({"public_field_definition", "field_definition"})
+
+
+def _string(src: Source, node: Node | None) -> str:
+    return src.text(node).strip("\"'`") if node is not None else ""
+
+
+class _Extractor:
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.imports: list[ImportRef] = []
+
+    def statements(self, children: list[Node], prefix: str) -> list[Symbol]:
+        out: list[Symbol] = []
+        for member in members(children, self.src, _COMMENTS, _DECORATORS):
+            self.statement(member, member.node, prefix, out, exported=False)
+        return out
+
+    def statement(self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool) -> None:
+        t = node.type
+        if t == "import_statement":
+            self.import_(node)
+        elif t == "export_statement":
+            self.export(member, node, prefix, out)
+        elif t in _CLASSES:
+            out.append(self.klass(member, node, prefix, "default"))
+        elif t in _FUNCTIONS:
+            out.append(self.function(member, node, prefix, "function"))
+        elif t == "interface_declaration":
+            out.append(self.simple(member, node, prefix, "interface"))
+        elif t == "type_alias_declaration":
+            out.append(self.simple(member, node, prefix, "type", whole=True))
+        elif t == "enum_declaration":
+            out.append(self.simple(member, node, prefix, "enum"))
+        elif t in ("lexical_declaration", "variable_declaration"):
+            self.variables(member, node, prefix, out, exported)
+        elif t in ("internal_module", "module"):
+            out.append(self.module(member, node, prefix))
+        elif t in ("ambient_declaration", "expression_statement", "ERROR"):
+            for child in node.named_children:
+                self.statement(member, child, prefix, out, exported)
+
+    # -- imports and exports -------------------------------------------------------------
+
+    def import_(self, node: Node) -> None:
+        names: list[str] = []
+        clause = next((c for c in node.named_children if c.type == "import_clause"), None)
+        if clause is not None:
+            for part in clause.named_children:
+                if part.type == "identifier":
+                    names.append("default")
+                elif part.type == "namespace_import":
+                    names.append("*")
+                elif part.type == "named_imports":
+                    for spec in part.named_children:
+                        if spec.type == "import_specifier":
+                            names.append(_string(self.src, spec.child_by_field_name("name")))
+        source = _string(self.src, node.child_by_field_name("source"))
+        self.imports.append(ImportRef(module=source, names=names, line=node.start_point.row + 1))
+
+    def export(self, member: Member, node: Node, prefix: str, out: list[Symbol]) -> None:
+        source = node.child_by_field_name("source")
+        if source is not None:  # a re-export: export { a } from "./x" / export * from "./x"
+            names: list[str] = []
+            for child in node.named_children:
+                if child.type == "export_clause":
+                    names += [
+                        _string(self.src, spec.child_by_field_name("name"))
+                        for spec in child.named_children
+                        if spec.type == "export_specifier"
+                    ]
+                elif child.type == "namespace_export":
+                    names.append("*")
+            if not names:
+                names = ["*"]
+            self.imports.append(ImportRef(module=_string(self.src, source), names=names, line=node.start_point.row + 1))
+            return
+        decorators = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+        if decorators:
+            member = Member(member.node, member.doc, member.decorators + decorators)
+        declaration = node.child_by_field_name("declaration")
+        if declaration is not None:
+            self.statement(member, declaration, prefix, out, exported=True)
+            return
+        value = node.child_by_field_name("value")  # export default <expression>
+        if value is None:
+            return
+        if value.type in _CLASSES:
+            out.append(self.klass(member, value, prefix, "default"))
+        elif value.type in _FUNCTION_VALUES:
+            name = self._name(value) or "default"
+            sig = self.src.signature(value.start_byte, value.child_by_field_name("body"), value.end_byte)
+            out.append(self.src.symbol("function", name, prefix, sig, value.start_point.row, value, member))
+
+    # -- declarations --------------------------------------------------------------------
+
+    def _name(self, node: Node) -> str:
+        name = node.child_by_field_name("name")
+        return self.src.text(name) if name is not None else ""
+
+    def simple(self, member: Member, node: Node, prefix: str, kind: SymbolKind, whole: bool = False) -> Symbol:
+        body = None if whole else node.child_by_field_name("body")
+        start = first_row(node, _DECORATORS)
+        sig = self.src.signature(node.start_byte, body, node.end_byte)
+        return self.src.symbol(kind, self._name(node), prefix, sig, start, node, member)
+
+    def function(self, member: Member, node: Node, prefix: str, kind: SymbolKind) -> Symbol:
+        return self.simple(member, node, prefix, kind)
+
+    def klass(self, member: Member, node: Node, prefix: str, default_name: str) -> Symbol:
+        name = self._name(node) or default_name
+        body = node.child_by_field_name("body")
+        start_child = next((c for c in node.children if c.type != "decorator"), node)
+        sig = self.src.signature(start_child.start_byte, body, node.end_byte)
+        decorators = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+        if decorators:
+            member = Member(member.node, member.doc, member.decorators + decorators)
+        children: list[Symbol] = []
+        if body is not None:
+            qualified = prefix + name + "."
+            for m in members(body.children, self.src, _COMMENTS, _DECORATORS):
+                self.class_member(m, qualified, children)
+        return self.src.symbol("class", name, prefix, sig, start_child.start_point.row, node, member, children)
+
+    def class_member(self, member: Member, prefix: str, out: list[Symbol]) -> None:
+        node = member.node
+        t = node.type
+        if t in _METHODS:
+            inner = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+            if inner:
+                member = Member(node, member.doc, member.decorators + inner)
+            out.append(self.simple(member, node, prefix, "method"))
+        elif t in _FIELDS:
+            value = node.child_by_field_name("value")
+            if value is None or value.type not in _FUNCTION_VALUES:
+                return
+            name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
+            if name_node is None:
+                return
+            inner = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+            if inner:
+                member = Member(node, member.doc, member.decorators + inner)
+            start = first_row(node, _DECORATORS)
+            start_child = next((c for c in node.children if c.type != "decorator"), node)
+            sig = self.src.signature(start_child.start_byte, value.child_by_field_name("body"), node.end_byte)
+            out.append(self.src.symbol("method", self.src.text(name_node), prefix, sig, start, node, member))
+        elif t == "ERROR":
+            for child in members(node.children, self.src, _COMMENTS, _DECORATORS):
+                self.class_member(child, prefix, out)
+
+    def variables(self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool) -> None:
+        kind_node = node.child_by_field_name("kind")
+        keyword = self.src.text(kind_node) if kind_node is not None else node.children[0].type
+        for declarator in node.named_children:
+            if declarator.type != "variable_declarator":
+                continue
+            name_node = declarator.child_by_field_name("name")
+            value = declarator.child_by_field_name("value")
+            if value is not None and value.type == "call_expression" and self._require(value, declarator):
+                continue
+            if name_node is None or name_node.type != "identifier":
+                continue
+            name = self.src.text(name_node)
+            kind: SymbolKind
+            if value is not None and value.type in _FUNCTION_VALUES:
+                kind = "function"
+                body = value.child_by_field_name("body")
+            elif keyword == "const" and (exported or _UPPER.match(name)):
+                kind = "constant"
+                body = None
+            else:
+                continue
+            sig = keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte)
+            out.append(self.src.symbol(kind, name, prefix, sig, declarator.start_point.row, declarator, member))
+
+    def _require(self, call: Node, declarator: Node) -> bool:
+        """``const x = require("m")`` (CommonJS) is an import, not a symbol."""
+        func = call.child_by_field_name("function")
+        args = call.child_by_field_name("arguments")
+        if func is None or args is None or self.src.text(func) != "require":
+            return False
+        first = args.named_children[0] if args.named_child_count else None
+        if first is None or first.type != "string":
+            return False
+        name = declarator.child_by_field_name("name")
+        names: list[str] = []
+        if name is not None and name.type == "object_pattern":
+            for prop in name.named_children:
+                key = prop.child_by_field_name("key") if prop.type == "pair_pattern" else prop
+                if key is not None:
+                    names.append(self.src.text(key))
+        self.imports.append(ImportRef(module=_string(self.src, first), names=names, line=call.start_point.row + 1))
+        return True
+
+    def module(self, member: Member, node: Node, prefix: str) -> Symbol:
+        name_node = node.child_by_field_name("name")
+        name = _string(self.src, name_node)
+        body = node.child_by_field_name("body")
+        children = self.statements(body.children, prefix + name + ".") if body is not None else []
+        sig = self.src.signature(node.start_byte, body, node.end_byte)
+        return self.src.symbol("module", name, prefix, sig, node.start_point.row, node, member, children)
+
+
+def extract(root: Node, src: Source) -> tuple[list[ImportRef], list[Symbol]]:
+    extractor = _Extractor(src)
+    symbols = extractor.statements(root.children, "")
+    return extractor.imports, symbols

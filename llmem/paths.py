@@ -1,0 +1,83 @@
+"""Workspace containment: every path a client sends must stay inside the workspace.
+
+Paths are resolved against the workspace with symlinks followed, then compared by
+containment (``Path.is_relative_to`` on resolved paths), never by string prefix, so
+``/ws`` does not admit ``/ws_secret`` and a symlink pointing out is caught. Nothing is
+opened or read before the check passes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from llmem.errors import InvalidArgument, PathOutsideWorkspace
+
+__all__ = ["MAX_PATH_CHARS", "ResolvedPath", "relative_key", "resolve_in_workspace"]
+
+MAX_PATH_CHARS = 4096
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class ResolvedPath:
+    """An absolute path known to lie inside the workspace, with its workspace-relative key."""
+
+    __slots__ = ("abs", "key")
+
+    def __init__(self, abs_path: Path, key: str):
+        self.abs = abs_path
+        self.key = key  # POSIX, relative to the workspace; "." for the workspace itself
+
+    def __repr__(self) -> str:
+        return f"ResolvedPath({self.key!r})"
+
+
+def _refuse(path: str, rule: str) -> PathOutsideWorkspace:
+    return PathOutsideWorkspace(
+        f"path {path!r} is refused: {rule}. Give a path relative to the workspace, e.g. 'src/app.py'.",
+        details={"field": "path", "path": path, "rule": rule},
+    )
+
+
+def relative_key(workspace: Path, resolved: Path) -> str:
+    rel = resolved.relative_to(workspace)
+    return rel.as_posix() if rel.parts else "."
+
+
+def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> ResolvedPath:
+    """Resolve a client-supplied path; raise :class:`PathOutsideWorkspace` if it leaves ``workspace``.
+
+    ``workspace`` must already be resolved. The path may be relative (the usual form) or absolute
+    inside the workspace. Backslashes are read as separators, because clients on Windows send them.
+    """
+    if not isinstance(path, str):
+        raise InvalidArgument(f"{field} must be a string", details={"field": field, "rule": "type"})
+    if len(path) > MAX_PATH_CHARS:
+        raise InvalidArgument(
+            f"{field} is {len(path)} characters long; at most {MAX_PATH_CHARS} are accepted",
+            details={"field": field, "rule": "max_length", "limit": MAX_PATH_CHARS},
+        )
+    if "\x00" in path:
+        raise _refuse(path, "it contains a NUL byte")
+    text = path.strip() or "."
+    if text.startswith(("\\\\", "//")):
+        raise _refuse(path, "UNC network paths are outside the workspace")
+    if _DRIVE.match(text) and not (Path(text).is_absolute() and Path(text).drive):
+        raise _refuse(path, "Windows drive paths are outside the workspace")
+    text = text.replace("\\", "/")
+    candidate = PurePosixPath(text)
+    if candidate.is_absolute() or Path(text).is_absolute():
+        target = Path(text)
+    else:
+        target = workspace / Path(*candidate.parts) if candidate.parts else workspace
+    try:
+        resolved = target.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loops, over-long names
+        raise _refuse(path, f"it cannot be resolved ({exc.__class__.__name__})") from None
+    if not resolved.is_relative_to(workspace):
+        if ".." in candidate.parts:
+            raise _refuse(path, "'..' leads outside the workspace")
+        if candidate.is_absolute():
+            raise _refuse(path, "absolute paths must lie inside the workspace")
+        raise _refuse(path, "it resolves (through a symlink) to a place outside the workspace")
+    return ResolvedPath(resolved, relative_key(workspace, resolved))

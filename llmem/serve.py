@@ -1,0 +1,421 @@
+"""Server bootstrap shared by the suite: one MCPServer subclass that every server wires into.
+
+It adds what the SDK leaves to each server: unknown tools answered with JSON-RPC −32602,
+schema failures and domain errors returned as structured tool errors (``isError`` with the
+error object in ``structuredContent``), internal failures logged with their traceback and
+answered with ``INTERNAL``, the answer-size and input-size caps, a per-tool timeout, sync
+tools run in a worker thread, one JSON log line per call, and the ``tool-descriptions``
+prompt generated from the registered tools.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ValidationError
+
+from llmem.config import ServerConfig
+from llmem.errors import InvalidArgument, SuiteError
+from llmem.store import ArtifactStore
+
+__all__ = ["ErrorPayload", "Runtime", "SuiteServer", "annotations"]
+
+calls_log = logging.getLogger("llmem.calls")
+log = logging.getLogger("llmem.serve")
+
+ErrorPayload = Callable[[SuiteError, float], dict[str, Any]]
+
+
+def annotations(*, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+    """Honest hints: nothing here reaches outside the workspace, so ``openWorldHint`` is false."""
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive if not read_only else False,
+        idempotent_hint=True if read_only else idempotent,
+        open_world_hint=False,
+    )
+
+
+class Runtime:
+    """The workspace and store a server works on, settled at the first call when not given."""
+
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.limits = config.limits
+        self._workspace: Path | None = None
+        self._store: ArtifactStore | None = None
+        self.workspace_source = "unset"
+        if config.workspace is not None:
+            self._settle(config.workspace, "--workspace / LLMEM_WORKSPACE")
+
+    def _settle(self, workspace: Path, source: str) -> None:
+        from llmem.config import resolve_store_root
+
+        ws = workspace.expanduser().resolve()
+        if not ws.is_dir():
+            raise SuiteError(f"workspace {str(ws)!r} is not a folder", code="WORKSPACE_INVALID")
+        self._workspace = ws
+        self._store = ArtifactStore(resolve_store_root(self.config.store, ws), ws)
+        self.workspace_source = source
+        log.info("workspace chosen", extra={"workspace": str(ws), "source": source, "store": str(self._store.root)})
+
+    @property
+    def ready(self) -> bool:
+        return self._workspace is not None
+
+    @property
+    def workspace(self) -> Path:
+        if self._workspace is None:
+            self._settle(Path.cwd(), "current directory (no --workspace and no client roots)")
+        assert self._workspace is not None
+        return self._workspace
+
+    @property
+    def store(self) -> ArtifactStore:
+        _ = self.workspace
+        assert self._store is not None
+        return self._store
+
+    async def settle_from_client(self, ctx: Context[Any, Any] | None) -> None:
+        """Without --workspace: the client's first file:// root if it offers roots, else the cwd."""
+        if self.ready:
+            return
+        try:
+            caps = ctx.client_capabilities if ctx is not None else None
+            if ctx is not None and caps is not None and caps.roots is not None:
+                with anyio.fail_after(5):
+                    roots = await ctx.session.list_roots()
+                for root in roots.roots:
+                    uri = str(root.uri)
+                    if uri.startswith("file://"):
+                        from urllib.parse import unquote, urlparse
+
+                        candidate = Path(unquote(urlparse(uri).path))
+                        if candidate.is_dir() and not self.ready:
+                            self._settle(candidate, f"client root {uri}")
+                            return
+        except Exception as exc:  # roots are best effort: any failure falls back to the cwd
+            log.info("client roots unavailable: %r", exc)
+        _ = self.workspace
+
+
+class SuiteServer(MCPServer[Any]):
+    """An MCPServer with the suite's error, limit, logging and guide conventions."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        name: str,
+        version: str,
+        instructions: str,
+        purpose: str,
+        protocol_notes: str,
+        error_payload: ErrorPayload,
+        argument_error_code: str = "INVALID_ARGUMENT",
+    ):
+        super().__init__(name=name, version=version, instructions=instructions)
+        self.runtime = runtime
+        self.limits = runtime.limits
+        self._purpose = purpose
+        self._protocol_notes = protocol_notes
+        self._error_payload = error_payload
+        self._argument_error_code = argument_error_code
+        self._tool_order: list[tuple[str, str]] = []
+        self._listed: list[Any] | None = None
+        self.add_prompt_fn()
+
+    # -- registration -------------------------------------------------------------------
+
+    def add_suite_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        annotations: ToolAnnotations,
+        correlation: str | None = "ticket",
+    ) -> None:
+        wrapped = self._wrap(fn, name, correlation)
+        self.add_tool(wrapped, name=name, description=description, annotations=annotations, structured_output=True)
+        self._tool_order.append((name, description))
+        self._listed = None
+
+    def _wrap(self, fn: Callable[..., Any], name: str, correlation: str | None) -> Callable[..., Awaitable[Any]]:
+        is_async = inspect.iscoroutinefunction(fn)
+
+        @functools.wraps(fn)
+        async def tool(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            code: str | None = None
+            corr = kwargs.get(correlation) if correlation else None
+            step: Any = None
+            try:
+                await self.runtime.settle_from_client(_find_ctx(args, kwargs))
+                with anyio.fail_after(self.limits.tool_timeout_s):
+                    if is_async:
+                        result = await fn(*args, **kwargs)
+                    else:
+                        call = functools.partial(fn, *args, **kwargs)
+                        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+                result = self._enforce_answer_cap(name, result)
+                if isinstance(result, CallToolResult) and result.is_error:
+                    code = str((result.structured_content or {}).get("error", {}).get("code", "ERROR"))
+                corr = corr or _find_correlation(result)
+                step = _find_step(result)
+                return result
+            except SuiteError as err:
+                code = err.code
+                step = err.details.get("step")
+                return self.error_result(err, started)
+            except TimeoutError:
+                code = "TIMEOUT"
+                err = SuiteError(
+                    f"{name} did not finish within {self.limits.tool_timeout_s} s; nothing was reported as done",
+                    code="TIMEOUT",
+                    details={"limit_s": self.limits.tool_timeout_s},
+                    next_action="Narrow the request (a smaller folder, fewer features) and call again.",
+                )
+                return self.error_result(err, started)
+            except Exception:
+                code = "INTERNAL"
+                log.exception("tool %s failed unexpectedly", name)
+                err = SuiteError(
+                    f"{name} failed with an internal error; the details are in the server log",
+                    code="INTERNAL",
+                )
+                return self.error_result(err, started)
+            finally:
+                calls_log.info(
+                    "tool call",
+                    extra={
+                        "tool": name,
+                        "correlation_id": corr,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                        "success": code is None,
+                        "error_code": code,
+                        "step": step,
+                    },
+                )
+
+        return tool
+
+    def error_result(self, err: SuiteError, started: float) -> CallToolResult:
+        payload = self._error_payload(err, (time.perf_counter() - started) * 1000)
+        return CallToolResult(
+            content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+            structured_content=payload,
+            is_error=True,
+        )
+
+    def _enforce_answer_cap(self, name: str, result: Any) -> Any:
+        if isinstance(result, BaseModel):
+            size = len(result.model_dump_json())
+            if size > self.limits.answer_chars:
+                raise SuiteError(
+                    f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
+                    code="RESULT_TOO_LARGE",
+                    details={"size": size, "limit": self.limits.answer_chars},
+                    next_action="Ask for less: pass a smaller limit, use the cursor, or a narrower path.",
+                )
+        return result
+
+    async def list_tools(self) -> list[Any]:
+        # Tool schemas cost the host's context on every turn (suite.md §9): send them compacted.
+        if self._listed is None:
+            tools = await super().list_tools()
+            for t in tools:
+                t.input_schema = compact_schema(t.input_schema)
+                if t.output_schema is not None:
+                    t.output_schema = compact_schema(t.output_schema, top_description=False)
+            self._listed = tools
+        return self._listed
+
+    # -- the SDK's call path --------------------------------------------------------------
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            # The MCP specification answers an unknown tool with a protocol error, not a tool result.
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"Unknown tool: {name!r}. Available: {', '.join(n for n, _ in self._tool_order)}",
+                data={"tool": name},
+            )
+        started = time.perf_counter()
+        size = len(json.dumps(arguments, default=str))
+        if size > self.limits.input_bytes:
+            return self.error_result(
+                SuiteError(
+                    f"the arguments are {size} bytes, over the input cap of {self.limits.input_bytes}",
+                    code="PAYLOAD_TOO_LARGE",
+                    details={"size": size, "limit": self.limits.input_bytes},
+                    next_action="Pass a reference (a workspace path or a plot) instead of inline data.",
+                ),
+                started,
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                err = _argument_error(exc.__cause__, self._argument_error_code)
+                calls_log.info(
+                    "tool call",
+                    extra={"tool": name, "success": False, "error_code": err.code, "duration_ms": 0.0},
+                )
+                return self.error_result(err, started)
+            raise
+
+    # -- the tool-descriptions prompt ------------------------------------------------------
+
+    def add_prompt_fn(self) -> None:
+        def tool_descriptions() -> str:
+            return self.guide()
+
+        self.prompt(
+            name="tool-descriptions",
+            title="How to use this server",
+            description="A one-page guide: what the server is for, its workspace and store, its tools in order.",
+        )(tool_descriptions)
+
+    def guide(self) -> str:
+        rt = self.runtime
+        ws = str(rt.workspace) if rt.ready else "not chosen yet (the client's roots or the current directory at first call)"
+        store = str(rt.store.root) if rt.ready else f"'{rt.config.store}' mode"
+        lines = [
+            f"# {self.name}",
+            "",
+            self._purpose,
+            "",
+            f"Workspace: {ws} ({rt.workspace_source}).",
+            f"Artifact store: {store} (shared by every server of the suite and every process).",
+            "",
+            "## Tools, in the order a host uses them",
+        ]
+        lines += [f"- `{n}`: {d}" for n, d in self._tool_order]
+        lines += ["", "## The callback protocol", self._protocol_notes, "", "## Limits"]
+        lim = self.limits
+        lines.append(
+            f"Answers stay under {lim.answer_chars} characters (use cursor/limit to page); inputs over "
+            f"{lim.input_bytes} bytes are refused; a callback ticket allows {lim.max_steps} attempts and "
+            f"expires after {lim.ticket_ttl_s} s; each call times out after {lim.tool_timeout_s} s."
+        )
+        return "\n".join(lines)
+
+    # -- transports -------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        cfg = self.runtime.config
+        if cfg.transport == "stdio":
+            anyio.run(self.run_stdio_async)
+            return
+        anyio.run(self.serve_http)
+
+    async def serve_http(self) -> None:
+        from llmem.http import serve_http
+
+        await serve_http(self)
+
+
+def compact_schema(schema: dict[str, Any], *, top_description: bool = True) -> dict[str, Any]:
+    """A JSON Schema without what pydantic adds for humans: titles, null branches, ``$defs`` indirection."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node and isinstance(node["$ref"], str) and node["$ref"].startswith("#/$defs/"):
+            return walk(defs.get(node["$ref"].rsplit("/", 1)[1], {}))
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$defs" or (key == "title" and isinstance(value, str)):
+                continue
+            if key == "default" and value is None:
+                continue
+            if key == "additionalProperties" and value is True:
+                continue
+            if key == "maxLength":  # still enforced, and named in the error when broken
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: walk(sub) for name, sub in value.items()}
+                continue
+            out[key] = walk(value)
+        branches = out.get("anyOf")
+        if isinstance(branches, list):
+            rest = [b for b in branches if b != {"type": "null"}]
+            if len(rest) == 1 and len(rest) < len(branches):
+                del out["anyOf"]
+                merged = dict(rest[0])
+                merged.update(out)
+                out = merged
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    if not top_description:
+        # Output schemas: the top-level shape is what a client checks; the guide explains the rest.
+        result.pop("description", None)
+        # Only the required members are spelled out; the rest are documented in tool-descriptions.
+        required = set(result.get("required", []))
+        props = result.get("properties", {})
+        result["properties"] = {
+            name: {k: v for k, v in sub.items() if k in ("type", "enum")}
+            for name, sub in props.items()
+            if name in required
+        }
+    return result
+
+
+def _find_ctx(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Context[Any, Any] | None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, Context):
+            return value
+    return None
+
+
+def _find_correlation(result: Any) -> str | None:
+    args = getattr(result, "callbackArgs", None)
+    if isinstance(args, dict):
+        ticket = args.get("ticket")
+        return str(ticket) if ticket else None
+    return None
+
+
+def _find_step(result: Any) -> Any:
+    data = getattr(result, "data", None)
+    return data.get("step") if isinstance(data, dict) else None
+
+
+def _argument_error(exc: ValidationError, code: str) -> SuiteError:
+    problems = []
+    for e in exc.errors(include_url=False, include_input=False):
+        field = ".".join(str(p) for p in e["loc"]) or "arguments"
+        problems.append({"field": field, "rule": e["type"], "message": e["msg"]})
+    first = problems[0] if problems else {"field": "arguments", "message": "invalid"}
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return InvalidArgument(
+        f"argument {first['field']!r}: {first['message']}{more}",
+        code=code,
+        details={"field": first["field"], "errors": problems},
+        next_action="Correct the named argument as the tool's input schema says and call again.",
+    )
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")

@@ -1,0 +1,157 @@
+"""``llmem-mcp``: wires the llmem domain functions (``artifacts.py``) to six MCP tools."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import anyio.from_thread
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from llmem import __version__
+from llmem.artifacts import LIST_PAGE_DEFAULT, LIST_PAGE_MAX, Llmem, Progress
+from llmem.config import ServerConfig
+from llmem.envelope import Envelope, error_envelope
+from llmem.errors import SuiteError
+from llmem.serve import Runtime, SuiteServer, annotations
+
+__all__ = ["build_server"]
+
+INSTRUCTIONS = (
+    "llmem keeps parser-made outlines and LLM-written notes about the files of one workspace, "
+    "checked for staleness. Parse with generate_artifact, read with get_artifact/list_artifacts, and "
+    "for notes call generate_prompt, run its prompt yourself, then store_llm_result."
+)
+
+PURPOSE = (
+    "For an agent working on a codebase: an outline of every source file (symbols, line ranges, imports) "
+    "made by a parser, and notes about files and folders written by your own model through the callback "
+    "protocol. Everything lives in the shared artifact store and is reported fresh, stale, orphaned or pending."
+)
+
+PROTOCOL = (
+    "The server never calls a model. generate_prompt answers status 'prompt_ready' with promptForHostLLM, "
+    "callbackTool 'store_llm_result' and callbackArgs (ticket, path, task). Run the prompt with your model and "
+    "call store_llm_result(**callbackArgs, result=<answer>). A malformed answer comes back as an error that "
+    "says what to fix; retry with the same ticket (at most MAX_STEPS times). If the file changed meanwhile "
+    "the answer is refused with SOURCE_CHANGED: ask for a new prompt."
+)
+
+Path_ = Annotated[str, Field(description="Workspace-relative path")]
+Kind = Annotated[
+    str,
+    Field(description="outline (default) or a task name", max_length=40),
+]
+Task = Literal["annotate", "summarize", "document", "test-plan"]
+
+
+def _llmem_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
+    return error_envelope(err).model_dump(mode="json")
+
+
+class _McpProgress(Progress):
+    """Forwards domain progress from the worker thread to the client's progress token."""
+
+    def __init__(self, ctx: Context[Any, Any]):
+        self.ctx = ctx
+
+    def report(self, done: int, total: int | None, message: str) -> None:
+        try:
+            anyio.from_thread.run(self.ctx.report_progress, done, total, message)
+        except Exception:  # progress is advisory; a client that cannot take it must not fail the work
+            pass
+
+
+def build_server(config: ServerConfig) -> SuiteServer:
+    runtime = Runtime(config)
+    server = SuiteServer(
+        runtime,
+        name="llmem-mcp",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        purpose=PURPOSE,
+        protocol_notes=PROTOCOL,
+        error_payload=_llmem_error,
+    )
+    service: dict[str, Llmem] = {}
+
+    def svc() -> Llmem:
+        if "s" not in service:
+            service["s"] = Llmem(runtime.store, runtime.limits)
+        return service["s"]
+
+    def ok(data: dict[str, Any], next_action: str) -> Envelope:
+        return Envelope(status="success", data=data, nextAction=next_action)
+
+    async def generate_artifact(path: Path_ = ".", task: Literal["parse", *Task.__args__] = "parse",  # type: ignore[valid-type]
+                                ctx: Context[Any, Any] | None = None) -> Envelope:
+        if task != "parse":
+            return await anyio.to_thread.run_sync(svc().prompt, path, task)
+        progress = _McpProgress(ctx) if ctx is not None else Progress()
+        data = await anyio.to_thread.run_sync(svc().parse, path, progress, abandon_on_cancel=True)
+        hint = "Read outlines with get_artifact(path)." if data.get("complete", True) else (
+            "Some files failed (see failed_files); fix or exclude them and run again."
+        )
+        return ok(data, hint)
+
+    def get_artifact(path: Path_, kind: Kind = "outline",
+                     offset: Annotated[int, Field(ge=0)] = 0,
+                     limit: Annotated[int | None, Field(ge=1, le=100_000)] = None) -> Envelope:
+        data = svc().get(path, kind, offset, limit)
+        more = data.get("next_offset")
+        hint = (f"Call again with offset={more} for the next page." if more is not None else
+                "Regenerate it: the source changed." if data["status"] == "stale" else "Done.")
+        return ok(data, hint)
+
+    def list_artifacts(directory: Path_ = ".", kind: Kind | None = None,
+                       status: Literal["fresh", "stale", "orphaned", "pending"] | None = None,
+                       limit: Annotated[int, Field(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
+                       cursor: Annotated[str | None, Field(max_length=8192)] = None) -> Envelope:
+        data = svc().list(directory, kind, status, limit, cursor)
+        hint = "Call again with cursor=next_cursor for more." if data["next_cursor"] else "That is all."
+        return ok(data, hint)
+
+    def generate_prompt(path: Path_, task: Task) -> Envelope:
+        return svc().prompt(path, task)
+
+    def store_llm_result(ticket: Annotated[str, Field(max_length=64)], path: Path_, task: Task,
+                         result: Annotated[str, Field(description="Your model's answer")],
+                         model: Annotated[str | None, Field(max_length=200)] = None) -> Envelope:
+        return svc().store_result(ticket, path, task, result, model)
+
+    def delete_artifact(path: Path_, kind: Kind | None = None) -> Envelope:
+        return ok(svc().delete(path, kind), "Deleted.")
+
+    server.add_suite_tool(
+        generate_artifact, name="generate_artifact",
+        description="Parse a file or folder into outline artifacts (task='parse', incremental, honours "
+        ".gitignore), or start an LLM task like generate_prompt.",
+        annotations=annotations(read_only=False, idempotent=True),
+    )
+    server.add_suite_tool(
+        list_artifacts, name="list_artifacts",
+        description="List the artifacts under a folder as a tree, each fresh, stale, orphaned or pending; paged.",
+        annotations=annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        get_artifact, name="get_artifact",
+        description="Read one artifact (default: the outline) with its status and provenance; long content is paged.",
+        annotations=annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        generate_prompt, name="generate_prompt",
+        description="Get a bounded prompt for annotate, summarize, document or test-plan on a file "
+        "(summarize also on a folder) to run with your model.",
+        annotations=annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        store_llm_result, name="store_llm_result",
+        description="Validate and store your model's answer to a generate_prompt ticket.",
+        annotations=annotations(read_only=False, idempotent=False),
+    )
+    server.add_suite_tool(
+        delete_artifact, name="delete_artifact",
+        description="Delete one kind or all artifacts of a file or folder; says how many.",
+        annotations=annotations(read_only=False, destructive=True, idempotent=True),
+    )
+    return server

@@ -1,0 +1,369 @@
+"""The file-based artifact store shared by every server and every process of the suite.
+
+Layout under the store root::
+
+    artifacts/<namespace>/<workspace-relative path>/<kind>.json   one artifact per file
+    pending/<ticket>.json                                          open prompt tickets
+    docs/<namespace>/<name>.json                                   small shared state documents
+
+Listing walks the files themselves (sorted, lazily, resuming after a cursor), so there is no
+index that could drift. Every write is atomic; every read-modify-write holds a cross-process
+lock and re-reads under it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal, TypeVar
+
+from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
+from llmem.fsutil import atomic_write_json, locked, read_json
+
+__all__ = [
+    "ArtifactStore",
+    "Fingerprint",
+    "Status",
+    "fingerprint_file",
+    "now_iso",
+]
+
+Status = Literal["fresh", "stale", "orphaned"]
+T = TypeVar("T")
+SCHEMA_VERSION = 1
+_HASH_CHUNK = 1 << 20
+
+
+def now_iso(ts: float | None = None) -> str:
+    return datetime.fromtimestamp(time.time() if ts is None else ts, UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Fingerprint:
+        return cls(int(raw["size"]), int(raw["mtime_ns"]), str(raw["sha256"]))
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fingerprint_file(path: Path, data: bytes | None = None) -> Fingerprint:
+    st = path.stat()
+    sha = hashlib.sha256(data).hexdigest() if data is not None else sha256_file(path)
+    return Fingerprint(st.st_size, st.st_mtime_ns, sha)
+
+
+def source_status(path: Path, fp: Fingerprint) -> Status:
+    """Cheap first (size and mtime), sha256 only when they moved."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return "orphaned"
+    except OSError:
+        return "stale"
+    if not path.is_file():
+        return "orphaned"
+    if st.st_size == fp.size and st.st_mtime_ns == fp.mtime_ns:
+        return "fresh"
+    if st.st_size != fp.size:
+        return "stale"
+    try:
+        return "fresh" if sha256_file(path) == fp.sha256 else "stale"
+    except OSError:
+        return "stale"
+
+
+def _key_parts(key: str) -> tuple[str, ...]:
+    if key in ("", "."):
+        return ()
+    if "\x00" in key or "\\" in key or key.startswith("/"):
+        raise InvalidArgument(f"store key {key!r} is not a relative POSIX path", details={"key": key})
+    parts = PurePosixPath(key).parts
+    if any(p in ("..", ".") for p in parts):
+        raise InvalidArgument(f"store key {key!r} may not contain '.' or '..'", details={"key": key})
+    return parts
+
+
+def _key_of(parts: tuple[str, ...]) -> str:
+    return "/".join(parts) if parts else "."
+
+
+def _check_name(name: str, what: str) -> None:
+    if not name or "/" in name or "\\" in name or "\x00" in name or name.startswith("."):
+        raise InvalidArgument(f"{what} {name!r} is not a plain name", details={what: name})
+
+
+@dataclass
+class ArtifactRecord:
+    """One artifact as stored: the JSON document plus where it lives."""
+
+    namespace: str
+    key: str
+    kind: str
+    doc: dict[str, Any]
+    file: Path
+
+    @property
+    def source(self) -> Fingerprint | None:
+        raw = self.doc.get("source")
+        return Fingerprint.from_dict(raw) if isinstance(raw, dict) else None
+
+
+class ArtifactStore:
+    """The store rooted at ``root`` for the (resolved) ``workspace``."""
+
+    def __init__(self, root: Path, workspace: Path):
+        self.root = root
+        self.workspace = workspace
+
+    # -- artifacts -----------------------------------------------------------------------
+
+    def _dir(self, namespace: str, key: str) -> Path:
+        _check_name(namespace, "namespace")
+        return self.root.joinpath("artifacts", namespace, *_key_parts(key))
+
+    def artifact_file(self, namespace: str, key: str, kind: str) -> Path:
+        _check_name(kind, "kind")
+        return self._dir(namespace, key) / f"{kind}.json"
+
+    def put(
+        self,
+        namespace: str,
+        key: str,
+        kind: str,
+        *,
+        content: Any,
+        fmt: str,
+        provenance: dict[str, Any],
+        source: Fingerprint | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> ArtifactRecord:
+        """Write one artifact atomically under its lock (keeping ``created_at`` of a rewrite)."""
+        file = self.artifact_file(namespace, key, kind)
+        if file.is_dir():
+            raise SuiteError(
+                f"cannot store kind {kind!r} for {key!r}: {file} is a folder of another artifact path",
+                details={"key": key, "kind": kind},
+            )
+        with locked(file):
+            created = now_iso()
+            if file.exists():
+                try:
+                    created = str(read_json(file).get("created_at", created))
+                except (OSError, ValueError):
+                    pass
+            doc: dict[str, Any] = {
+                "schema": SCHEMA_VERSION,
+                "namespace": namespace,
+                "path": key,
+                "kind": kind,
+                "format": fmt,
+                "created_at": created,
+                "updated_at": now_iso(),
+                "provenance": provenance,
+                "source": source.to_dict() if source else None,
+                **(extra or {}),
+                "content": content,
+            }
+            atomic_write_json(file, doc)
+        return ArtifactRecord(namespace, key, kind, doc, file)
+
+    def get(self, namespace: str, key: str, kind: str) -> ArtifactRecord:
+        file = self.artifact_file(namespace, key, kind)
+        try:
+            doc = read_json(file)
+        except FileNotFoundError:
+            raise ArtifactNotFound(
+                f"no {kind!r} artifact for {key!r}",
+                details={"path": key, "kind": kind, "available_kinds": self.kinds(namespace, key)},
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise ArtifactNotFound(
+                f"the {kind!r} artifact for {key!r} is unreadable ({exc}); regenerate it",
+                details={"path": key, "kind": kind, "reason": "unreadable"},
+            ) from None
+        if not isinstance(doc, dict):
+            raise ArtifactNotFound(f"the {kind!r} artifact for {key!r} is not a JSON object")
+        return ArtifactRecord(namespace, key, kind, doc, file)
+
+    def get_or_none(self, namespace: str, key: str, kind: str) -> ArtifactRecord | None:
+        try:
+            return self.get(namespace, key, kind)
+        except ArtifactNotFound:
+            return None
+
+    def kinds(self, namespace: str, key: str) -> list[str]:
+        folder = self._dir(namespace, key)
+        try:
+            with os.scandir(folder) as it:
+                return sorted(
+                    e.name[:-5]
+                    for e in it
+                    if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
+                )
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def status_of(self, record: ArtifactRecord) -> Status | None:
+        """Freshness against the source file; None when the artifact has no source."""
+        fp = record.source
+        if fp is None:
+            return None
+        src = self.workspace.joinpath(*_key_parts(record.key))
+        return source_status(src, fp)
+
+    def delete(self, namespace: str, key: str, kind: str | None = None, *, recursive: bool = False) -> int:
+        """Delete one kind, all kinds of ``key``, or (``recursive``) everything below it; count files."""
+        if kind is not None:
+            file = self.artifact_file(namespace, key, kind)
+            with locked(file):
+                try:
+                    file.unlink()
+                except FileNotFoundError:
+                    return 0
+            self._remove_lock(file)
+            self._prune(file.parent, namespace)
+            return 1
+        count = 0
+        for k, kinds in list(self.iter_keys(namespace, key)) if recursive else [(key, self.kinds(namespace, key))]:
+            for kd in kinds:
+                count += self.delete(namespace, k, kd)
+        return count
+
+    def _remove_lock(self, file: Path) -> None:
+        try:
+            file.with_name(file.name + ".lock").unlink()
+        except OSError:
+            pass
+
+    def _prune(self, folder: Path, namespace: str) -> None:
+        top = self.root / "artifacts" / namespace
+        while folder != top and folder.is_relative_to(top):
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+    def iter_keys(self, namespace: str, directory: str = ".", after: str | None = None) -> Iterator[tuple[str, list[str]]]:
+        """Yield ``(key, kinds)`` below ``directory`` in path order, starting after ``after``."""
+        start = _key_parts(directory)
+        cursor = _key_parts(after) if after else None
+        yield from self._walk(self._dir(namespace, directory), start, cursor)
+
+    def _walk(
+        self, folder: Path, parts: tuple[str, ...], cursor: tuple[str, ...] | None
+    ) -> Iterator[tuple[str, list[str]]]:
+        try:
+            with os.scandir(folder) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it if not e.name.startswith(".")]
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        kinds = sorted(n[:-5] for n, is_dir in entries if not is_dir and n.endswith(".json"))
+        if kinds and (cursor is None or parts > cursor):
+            yield _key_of(parts), kinds
+        for name in sorted(n for n, is_dir in entries if is_dir):
+            child = (*parts, name)
+            if cursor is not None and cursor[: len(child)] > child:
+                continue  # the whole subtree lies before the cursor
+            yield from self._walk(folder / name, child, cursor if cursor and cursor[: len(child)] == child else None)
+
+    # -- tickets ------------------------------------------------------------------------
+
+    def ticket_file(self, ticket: str) -> Path:
+        if not ticket or not all(c.isalnum() or c in "-_" for c in ticket) or len(ticket) > 64:
+            raise InvalidArgument(
+                f"ticket {ticket[:80]!r} is malformed: use the ticket from callbackArgs unchanged",
+                details={"field": "ticket", "rule": "format"},
+            )
+        return self.root / "pending" / f"{ticket}.json"
+
+    def write_ticket(self, ticket: str, doc: dict[str, Any]) -> None:
+        file = self.ticket_file(ticket)
+        with locked(file):
+            atomic_write_json(file, doc)
+
+    def pending(self, namespace: str | None = None, directory: str = ".") -> list[dict[str, Any]]:
+        """Open (unused, unexpired) tickets, sweeping the expired ones on the way."""
+        folder = self.root / "pending"
+        prefix = _key_parts(directory)
+        out: list[dict[str, Any]] = []
+        now = time.time()
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        except FileNotFoundError:
+            return out
+        for name in names:
+            file = folder / name
+            try:
+                doc = read_json(file)
+            except (OSError, ValueError):
+                continue
+            if float(doc.get("expires_at_ts", 0)) < now:
+                self._sweep(file)
+                continue
+            if doc.get("state") != "open":
+                continue
+            if namespace is not None and doc.get("namespace") != namespace:
+                continue
+            if _key_parts(str(doc.get("path", ".")))[: len(prefix)] != prefix:
+                continue
+            out.append(doc)
+        return out
+
+    def _sweep(self, file: Path) -> None:
+        with locked(file):
+            try:
+                doc = read_json(file)
+                if float(doc.get("expires_at_ts", 0)) < time.time():
+                    file.unlink()
+            except (OSError, ValueError):
+                pass
+        self._remove_lock(file)
+
+    # -- small shared documents (selection, open plots, undo history) ---------------------
+
+    def doc_file(self, namespace: str, name: str) -> Path:
+        _check_name(namespace, "namespace")
+        return self.root.joinpath("docs", namespace, *_key_parts(name)).with_suffix(".json")
+
+    def read_doc(self, namespace: str, name: str, default: T) -> Any:
+        try:
+            return read_json(self.doc_file(namespace, name))
+        except (FileNotFoundError, NotADirectoryError):
+            return default
+        except ValueError:
+            return default
+
+    def update_doc(self, namespace: str, name: str, default: Any, fn: Callable[[Any], tuple[Any, T]]) -> T:
+        """Read-modify-write a shared document under its lock; ``fn`` returns (new value, result)."""
+        file = self.doc_file(namespace, name)
+        with locked(file):
+            current = self.read_doc(namespace, name, default)
+            new, result = fn(json.loads(json.dumps(current)))
+            atomic_write_json(file, new)
+        return result
+
+
+def merge_sorted(*iterables: Iterator[tuple[tuple[str, ...], Any]]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    return heapq.merge(*iterables, key=lambda item: item[0])
