@@ -223,8 +223,11 @@ class SuiteServer(MCPServer[Any]):
         )
 
     def _enforce_answer_cap(self, name: str, result: Any) -> Any:
+        """Serialise a model once, for both the text and the structured content, within the cap."""
         if isinstance(result, BaseModel):
-            size = len(result.model_dump_json())
+            payload = result.model_dump(mode="json")
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            size = len(text)
             if size > self.limits.answer_chars:
                 raise SuiteError(
                     f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
@@ -232,6 +235,7 @@ class SuiteServer(MCPServer[Any]):
                     details={"size": size, "limit": self.limits.answer_chars},
                     next_action="Ask for less: pass a smaller limit, use the cursor, or a narrower path.",
                 )
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
         return result
 
     async def list_tools(self) -> list[Any]:

@@ -40,7 +40,7 @@ PROTOCOL = (
 Path_ = Annotated[str, Field(description="Workspace-relative path")]
 Kind = Annotated[
     str,
-    Field(description="outline (default) or a task name", max_length=40),
+    Field(max_length=40),
 ]
 Task = Literal["annotate", "summarize", "document", "test-plan"]
 
@@ -124,8 +124,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     server.add_suite_tool(
         generate_artifact, name="generate_artifact",
-        description="Parse a file or folder into outline artifacts (task='parse', incremental, honours "
-        ".gitignore), or start an LLM task like generate_prompt.",
+        description="Outline a file or folder (task='parse': incremental, honours .gitignore); "
+        "other tasks answer like generate_prompt.",
         annotations=annotations(read_only=False, idempotent=True),
     )
     server.add_suite_tool(
@@ -135,13 +135,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
     )
     server.add_suite_tool(
         get_artifact, name="get_artifact",
-        description="Read one artifact (default: the outline) with its status and provenance; long content is paged.",
+        description="Read one artifact (default: the outline), its status and provenance; long content is paged.",
         annotations=annotations(read_only=True),
     )
     server.add_suite_tool(
         generate_prompt, name="generate_prompt",
-        description="Get a bounded prompt for annotate, summarize, document or test-plan on a file "
-        "(summarize also on a folder) to run with your model.",
+        description="A bounded prompt for your model to annotate, summarize, document or test-plan a file "
+        "(or summarize a folder).",
         annotations=annotations(read_only=True),
     )
     server.add_suite_tool(

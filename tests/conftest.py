@@ -1,0 +1,95 @@
+"""Fixtures shared by the suite's tests: real folders, isolated user dirs, both protocol eras."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+BIN = Path(sys.executable).parent
+
+MODES = ["legacy", "auto"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logs and user-level stores go to temp folders, never to the developer's home."""
+    base = tmp_path_factory.mktemp("userdirs")
+    monkeypatch.setenv("LLMEM_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("LLMEM_LOG_DIR", str(base / "logs"))
+    for name in ("LLMEM_WORKSPACE", "LLMEM_STORE", "LLMEM_TRANSPORT", "LLMEM_LOG_LEVEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace whose path has a space and a non-ASCII letter in it, as users' do."""
+    ws = tmp_path / "my project ü"
+    ws.mkdir()
+    return ws.resolve()
+
+
+@pytest.fixture
+def sample_project(workspace: Path) -> Path:
+    """A small real-looking project: Python, TypeScript, a .gitignore'd folder, a node_modules."""
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text(
+        '"""The app."""\nimport os\nfrom typing import Any\n\nMAX_ITEMS = 3\n\n\n'
+        "class Greeter:\n"
+        '    """Says hello."""\n\n'
+        "    def hello(self, name: str) -> str:\n"
+        '        return f"hi {name}"\n\n\n'
+        "def main(argv: list[str] | None = None) -> int:\n"
+        "    return 0\n",
+        encoding="utf-8",
+    )
+    (workspace / "src" / "util.ts").write_text(
+        "import { readFile } from 'fs';\n\n"
+        "/** Adds two numbers. */\n"
+        "export function add(a: number, b: number): number {\n  return a + b;\n}\n\n"
+        "export interface Shape {\n  area(): number;\n}\n\n"
+        "export class Box implements Shape {\n  area(): number {\n    return 1;\n  }\n}\n",
+        encoding="utf-8",
+    )
+    (workspace / ".gitignore").write_text("generated/\n*.log\n", encoding="utf-8")
+    (workspace / "generated").mkdir()
+    (workspace / "generated" / "big.py").write_text("X = 1\n", encoding="utf-8")
+    (workspace / "debug.log").write_text("noise\n", encoding="utf-8")
+    (workspace / "node_modules" / "lib").mkdir(parents=True)
+    (workspace / "node_modules" / "lib" / "index.js").write_text("module.exports = 1;\n", encoding="utf-8")
+    return workspace
+
+
+@pytest.fixture
+def mcp_source(tmp_path: Path) -> Path:
+    """A real codebase nobody here wrote: the installed ``mcp`` package, copied into the workspace."""
+    import mcp
+
+    ws = tmp_path / "third party"
+    shutil.copytree(Path(mcp.__file__).parent, ws / "mcp", ignore=shutil.ignore_patterns("__pycache__"))
+    return ws.resolve()
+
+
+def console_script(name: str) -> str:
+    path = BIN / name
+    if not path.exists():  # pragma: no cover - an environment without the installed scripts
+        pytest.skip(f"{name} is not installed next to {sys.executable}")
+    return str(path)
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLMEM_")}
+    env.update({k: v for k, v in os.environ.items() if k in ("LLMEM_DATA_DIR", "LLMEM_LOG_DIR")})
+    env.update(extra)
+    return env
