@@ -54,18 +54,13 @@ _NARRATIVE_RE = re.compile(r'\s*(\S+)\s+(\S+)\s+(?:"([^"]*)"|(\S+))(?:\s+(.*))?\
 _NARRATIVE2_RE = re.compile(
     r'\s*(\S+)\s+(\S+)\s+(?:"([^"]*)"|(\S+))\s+(?:"([^"]*)"|(\S+))(?:\s+(.*))?\Z', re.S
 )
-_UNSIGNED = r"(\d+(?:\.\d*)?)"
-_SIGNED = r"([-+]?\d+(?:\.\d*)?)"
-_FAST_FIX_RE = re.compile(
-    r"(\d{6}|\d{8})[ \t]+(\d{6}(?:\.\d*)?)[ \t]+([^\s\"]+)[ \t]+([^\s\[\"]+)"
-    rf"[ \t]+{_UNSIGNED}[ \t]+{_UNSIGNED}[ \t]+{_UNSIGNED}[ \t]+([NS])"
-    rf"[ \t]+{_UNSIGNED}[ \t]+{_UNSIGNED}[ \t]+{_UNSIGNED}[ \t]+([EW])"
-    rf"[ \t]+{_SIGNED}[ \t]+{_SIGNED}(?:[ \t]+(?:{_SIGNED}|NaN)(?:[ \t]+(.*))?)?\Z",
-    re.S,
-)
 _DATE_TOKEN_RE = re.compile(r"\d{6}(?:\d{2})?\Z")
 _TIME_TOKEN_RE = re.compile(r"\d{6}(?:\.\d*)?\Z")
 
+_NS = frozenset("NS")
+_EW = frozenset("EW")
+_INF = math.inf
+_INF_NEG = -math.inf
 _TWO_DIGITS = {f"{value:02d}": value for value in range(100)}
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _COLONLESS_TYPES = frozenset({"TRACKSPLIT"})
@@ -98,6 +93,10 @@ class _LineError(Exception):
 
 class _Truncated(_LineError):
     """A fix line ran out of fields; the message says what was missing."""
+
+
+class _NotImported(Exception):
+    """A well-formed annotation this importer does not turn into a feature; the message says what."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,12 +158,22 @@ def _read_time(token: str) -> tuple[int, str]:
     return ((hour * 60 + minute) * 60 + second) * 1_000_000 + micros, text
 
 
+class _Floats(dict[str, float]):
+    """``float`` of a token, cached: in a REP file the same few thousand number tokens recur."""
+
+    def __missing__(self, token: str) -> float:
+        value = _to_float(token)
+        self[token] = value
+        return value
+
+
 class _DateTimeReader:
     """Dates repeat on almost every line of a file, so they are parsed once and cached."""
 
-    __slots__ = ("_dates",)
+    __slots__ = ("_dates", "numbers")
 
     def __init__(self) -> None:
+        self.numbers = _Floats()
         # date token -> (microseconds from the epoch to its midnight, "YYYY-MM-DD") or the reason
         self._dates: dict[str, tuple[int, str] | str] = {}
 
@@ -198,10 +207,17 @@ class _DateTimeReader:
         return cached[0] + micros, f"{cached[1]}T{time_text}Z"
 
 
+def _to_float(token: str) -> float:
+    """``float`` without its Python-literal extras (``1_000``); ValueError when not a number."""
+    if "_" in token:
+        raise ValueError(token)
+    return float(token)
+
+
 def _number(token: str) -> float | None:
     """A finite float, or None (``float`` alone would accept ``nan`` and ``inf``)."""
     try:
-        value = float(token)
+        value = _to_float(token)
     except ValueError:
         return None
     return value if math.isfinite(value) else None
@@ -403,32 +419,54 @@ def _split_fix_tokens(line: str) -> list[str]:
 
 
 def _fast_fix(line: str, clock: _DateTimeReader, tracks: dict[str, _Track]) -> bool:
-    """Read a canonical fix line with one regex and store it; False sends it to the careful path.
+    """Read a canonical fix line and store it; False sends the line to the careful path.
 
-    Every check here has a detailed twin in :func:`_parse_fix`, which produces the reason.
+    Canonical: unquoted name, symbol without attributes, ``D M S H`` positions. Every check
+    here has a detailed twin in :func:`_parse_fix`, which produces the reason.
     """
-    found = _FAST_FIX_RE.match(line)
-    if found is None:
+    tokens = line.split()
+    count = len(tokens)
+    if count < 14 or tokens[2][0] == '"':
         return False
-    (date, time, name, symbol, lat_d, lat_m, lat_s, lat_h) = found.group(1, 2, 3, 4, 5, 6, 7, 8)
-    (lon_d, lon_m, lon_s, lon_h, course, speed, depth, label) = found.group(9, 10, 11, 12, 13, 14, 15, 16)
-    lat_min, lat_sec, lon_min, lon_sec = float(lat_m), float(lat_s), float(lon_m), float(lon_s)
-    if lat_min >= 60 or lat_sec >= 60 or lon_min >= 60 or lon_sec >= 60:
+    date, time, name, symbol, lat_d, lat_m, lat_s, lat_h, lon_d, lon_m, lon_s, lon_h = tokens[:12]
+    if lat_h not in _NS or lon_h not in _EW or "[" in symbol:
         return False
-    lat = float(lat_d) + lat_min / 60.0 + lat_sec / 3600.0
-    lon = float(lon_d) + lon_min / 60.0 + lon_sec / 3600.0
-    if lat > 90.0 or lon > 180.0:
-        return False
+    if symbol[0] != "@" and _number(symbol) is not None:
+        return False  # a number where the symbol should be: let the careful path explain
     day = clock.day(date)
-    if day is None:
-        return False
     two = _TWO_DIGITS
-    hour, minute, second = two[time[0:2]], two[time[2:4]], two[time[4:6]]
-    if hour > 23 or minute > 59 or second > 59:
+    hour, minute, second = two.get(time[0:2], 99), two.get(time[2:4], 99), two.get(time[4:6], 99)
+    if day is None or hour > 23 or minute > 59 or second > 59:
+        return False
+    num = clock.numbers
+    try:
+        lat_deg, lat_min, lat_sec = num[lat_d], num[lat_m], num[lat_s]
+        lon_deg, lon_min, lon_sec = num[lon_d], num[lon_m], num[lon_s]
+        course, speed = num[tokens[12]], num[tokens[13]]
+        depth = num[tokens[14]] if count > 14 else None
+        micros = int(time[7:].ljust(6, "0")[:6]) if len(time) > 7 else 0
+    except ValueError:
+        return False
+    if not (
+        0 <= lat_min < 60
+        and 0 <= lat_sec < 60
+        and 0 <= lon_min < 60
+        and 0 <= lon_sec < 60
+        and 0 <= lat_deg <= 90
+        and 0 <= lon_deg <= 180
+        and _INF_NEG < course < _INF
+        and _INF_NEG < speed < _INF
+        and (len(time) == 6 or (time[6] == "." and (len(time) == 7 or time[7:].isdigit())))
+    ):
+        return False
+    if depth is not None and math.isnan(depth):
+        depth = None
+    lat = lat_deg + lat_min / 60.0 + lat_sec / 3600.0
+    lon = lon_deg + lon_min / 60.0 + lon_sec / 3600.0
+    if lat > 90.0 or lon > 180.0 or (depth is not None and not _INF_NEG < depth < _INF):
         return False
     iso = f"{day[1]}T{time[0:2]}:{time[2:4]}:{time[4:6]}"
     key = day[0] + ((hour * 60 + minute) * 60 + second) * 1_000_000
-    micros = int(time[7:13].ljust(6, "0")) if len(time) > 7 else 0
     if micros:
         key += micros
         iso += f".{micros // 1000:03d}Z" if micros % 1000 == 0 else f".{micros:06d}Z"
@@ -441,10 +479,10 @@ def _fast_fix(line: str, clock: _DateTimeReader, tracks: dict[str, _Track]) -> b
     track.times.append(iso)
     track.lons.append(-lon if lon_h == "W" else lon)
     track.lats.append(-lat if lat_h == "S" else lat)
-    track.courses.append(float(course))
-    track.speeds.append(float(speed))
-    track.depths.append(None if depth is None else float(depth))  # None when missing or NaN
-    track.labels.append((" ".join(label.split()) or None) if label else None)
+    track.courses.append(course)
+    track.speeds.append(speed)
+    track.depths.append(depth)
+    track.labels.append(" ".join(tokens[15:]) if count > 15 else None)
     return True
 
 
@@ -465,6 +503,7 @@ def _parse_fix(line: str, clock: _DateTimeReader) -> tuple[str, str, str | None,
     symbol, layer, index = _read_symbol(tokens, 3)
     try:
         position, index = _read_position(tokens, index, problems)
+        count = len(tokens)  # a glued "N021" hemisphere was split in two
         if index + 2 > count:
             raise _Truncated(("course", "speed")[count - index] + " missing")
     except _Truncated as exc:
@@ -480,10 +519,15 @@ def _parse_fix(line: str, clock: _DateTimeReader) -> tuple[str, str, str | None,
     if index < count:
         depth_token = tokens[index]
         index += 1
-        if depth_token.lower() != "nan":
-            depth = _number(depth_token)
-            if depth is None:
-                problems.append(f"bad depth '{depth_token}'")
+        try:
+            depth = _to_float(depth_token)
+        except ValueError:
+            depth = math.inf
+        if math.isnan(depth):
+            depth = None  # NaN: depth unknown
+        elif math.isinf(depth):
+            depth = None
+            problems.append(f"bad depth '{depth_token}'")
     label = " ".join(tokens[index:]) or None
     if problems or when is None or position is None or course is None or speed is None:
         raise _LineError("; ".join(problems))
@@ -659,7 +703,7 @@ def _parse_poly(rest: str, clock: _DateTimeReader) -> dict[str, Any]:
         points.append([lon, lat])
     distinct = {(p[0], p[1]) for p in points}
     if len(distinct) < 3:
-        raise _LineError(f"POLY: a polygon needs at least 3 distinct points, got {len(distinct)}")
+        raise _NotImported(f"POLY (a polygon needs at least 3 distinct points, got {len(distinct)})")
     ring = _ccw_ring(points)
     specifics = {"shapeType": "polygon"}
     label = " ".join(tokens[index:])
@@ -883,6 +927,8 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
                 annotations.append(("poly", _parse_poly(rest, clock)))
             else:
                 result.skipped.append(_issue(number, raw, f"not imported: {kind}"))
+        except _NotImported as exc:
+            result.skipped.append(_issue(number, raw, f"not imported: {exc}"))
         except _LineError as exc:
             reason = str(exc)
             if not reason.startswith(kind):
