@@ -182,6 +182,9 @@ class SuiteServer(MCPServer[Any]):
                 code = err.code
                 step = err.details.get("step")
                 return self.error_result(err, started)
+            except anyio.get_cancelled_exc_class():
+                code = "CANCELLED"  # the client went away or cancelled: nothing to answer
+                raise
             except TimeoutError:
                 code = "TIMEOUT"
                 err = SuiteError(

@@ -1,0 +1,146 @@
+"""llmem-mcp as clients launch it: the installed console script over real stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.conftest import MODES, console_script, subprocess_env
+
+pytestmark = pytest.mark.anyio
+
+
+def params(workspace: Path | None, *extra: str, cwd: Path | None = None, **env: str) -> StdioServerParameters:
+    args = ([] if workspace is None else ["--workspace", str(workspace)]) + list(extra)
+    return StdioServerParameters(
+        command=console_script("llmem-mcp"), args=args, env=subprocess_env(**env), cwd=str(cwd) if cwd else None
+    )
+
+
+def rpc(id_: int | None, method: str, params_: dict[str, Any] | None = None) -> str:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if id_ is not None:
+        msg["id"] = id_
+    if params_ is not None:
+        msg["params"] = params_
+    return json.dumps(msg)
+
+
+def test_stdout_carries_only_json_rpc(sample_project: Path) -> None:
+    lines = [
+        rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        rpc(None, "notifications/initialized"),
+        rpc(2, "tools/list"),
+        rpc(3, "tools/call", {"name": "generate_artifact", "arguments": {"path": "."}}),
+        rpc(4, "tools/call", {"name": "get_artifact", "arguments": {"path": "src/app.py"}}),
+        rpc(5, "tools/call", {"name": "nope", "arguments": {}}),
+        rpc(6, "tools/call", {"name": "get_artifact", "arguments": {"path": "../../etc/passwd"}}),
+        rpc(7, "prompts/get", {"name": "tool-descriptions"}),
+        "this line is not JSON",
+        rpc(8, "tools/call", {"name": "list_artifacts", "arguments": {}}),
+    ]
+    proc = subprocess.Popen(
+        [console_script("llmem-mcp"), "--workspace", str(sample_project)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env(),
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    # A real client keeps stdin open until its answers are in; EOF then ends the server.
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()
+    out: list[dict[str, Any]] = []
+    wanted = {1, 2, 3, 4, 5, 6, 7, 8}
+    with ThreadPoolExecutor(1) as pool:
+        while not wanted <= {m.get("id") for m in out}:
+            line = pool.submit(proc.stdout.readline).result(timeout=60)
+            assert line, "the server closed stdout early: " + proc.stderr.read()
+            out.append(json.loads(line))  # every stdout line is JSON
+        proc.stdin.close()
+        rest = pool.submit(proc.stdout.read).result(timeout=60)
+    assert proc.wait(timeout=30) == 0  # exits cleanly on stdin EOF
+    assert rest.strip() == ""
+    stderr = proc.stderr.read()
+    assert all(m.get("jsonrpc") == "2.0" for m in out)
+    by_id = {m["id"]: m for m in out if "id" in m}
+    assert {1, 2, 3, 4, 5, 6, 7, 8} <= set(by_id)
+    assert by_id[5]["error"]["code"] == -32602
+    assert by_id[6]["result"]["isError"] is True
+    assert by_id[6]["result"]["structuredContent"]["error"]["code"] == "PATH_OUTSIDE_WORKSPACE"
+    assert by_id[3]["result"]["structuredContent"]["data"]["parsed"] == 2
+    assert by_id[8]["result"]["isError"] is False
+    assert '"tool": "get_artifact"' in stderr  # one structured log line per call on stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_console_script_round_trip(sample_project: Path, mode: str) -> None:
+    with anyio.fail_after(60):
+        async with Client(params(sample_project), mode=mode) as c:  # type: ignore[arg-type]
+            assert {t.name for t in (await c.list_tools()).tools} >= {"get_artifact", "store_llm_result"}
+            r = await c.call_tool("generate_artifact", {"path": "src"})
+            assert r.structured_content and r.structured_content["data"]["parsed"] == 2
+            r = await c.call_tool("generate_prompt", {"path": "src/app.py", "task": "summarize"})
+            assert r.structured_content
+            args = r.structured_content["callbackArgs"]
+            r = await c.call_tool("store_llm_result", {**args, "result": "# Summary"})
+            assert not r.is_error
+            r = await c.call_tool("get_artifact", {"path": "src/app.py", "kind": "summarize"})
+            assert r.structured_content and r.structured_content["data"]["content"] == "# Summary"
+            with pytest.raises(MCPError):
+                await c.call_tool("missing_tool", {})
+
+
+async def test_several_processes_store_results_at_once(sample_project: Path) -> None:
+    files = [f"src/f{i}.py" for i in range(24)]
+    for f in files:
+        (sample_project / f).write_text(f"def f{f[-4]}():\n    return 1\n")
+
+    async def worker(mine: list[str]) -> None:
+        async with Client(params(sample_project), mode="legacy") as c:  # type: ignore[arg-type]
+            for f in mine:
+                r = await c.call_tool("generate_prompt", {"path": f, "task": "document"})
+                assert r.structured_content
+                args = r.structured_content["callbackArgs"]
+                r = await c.call_tool("store_llm_result", {**args, "result": f"# {f}"})
+                assert not r.is_error, r.structured_content
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tg:
+            for k in range(4):
+                tg.start_soon(worker, files[k::4])
+    for f in files:
+        doc = json.loads((sample_project / ".llmem" / "artifacts" / "llmem" / f / "document.json").read_text())
+        assert doc["content"] == f"# {f}"
+
+
+async def test_workspace_from_env_cwd_and_user_store(sample_project: Path, tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with Client(params(None, LLMEM_WORKSPACE=str(sample_project)), mode="legacy") as c:  # type: ignore[arg-type]
+            r = await c.call_tool("generate_artifact", {"path": "src/app.py"})
+            assert not r.is_error
+        assert (sample_project / ".llmem" / "artifacts" / "llmem" / "src" / "app.py" / "outline.json").exists()
+        async with Client(params(None, "--store", "user", cwd=sample_project), mode="legacy") as c:  # type: ignore[arg-type]
+            r = await c.call_tool("generate_artifact", {"path": "src/util.ts"})
+            assert not r.is_error
+            prompt = (await c.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
+            assert str(sample_project) in prompt
+    data_dir = Path(subprocess_env()["LLMEM_DATA_DIR"])
+    assert list(data_dir.rglob("util.ts/outline.json"))
+
+
+def test_help_version_and_bad_options() -> None:
+    exe = console_script("llmem-mcp")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "llmem-mcp" in out.stdout
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "--workspace" in out.stdout and "LLMEM_WORKSPACE" not in out.stderr
+    out = subprocess.run([exe, "--workspace", "/no/such/folder"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and out.stdout == "" and "--workspace" in out.stderr
+    out = subprocess.run([exe, "--transport", "carrier-pigeon"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and out.stdout == ""
