@@ -9,8 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from llmem import tasks as llm_tasks
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
 from llmem.envelope import Envelope
-from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, SuiteError, UnsupportedTask
+from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, UnsupportedTask
 from llmem.paths import ResolvedPath, resolve_in_workspace
 from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, fingerprint_file, source_status
 
@@ -145,8 +143,13 @@ class Llmem:
             record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
             if record is not None:
                 self.store.put(
-                    NAMESPACE, key, OUTLINE, content=record.doc["content"], fmt="json",
-                    provenance=record.doc.get("provenance", {}), source=fp,
+                    NAMESPACE,
+                    key,
+                    OUTLINE,
+                    content=record.doc["content"],
+                    fmt="json",
+                    provenance=record.doc.get("provenance", {}),
+                    source=fp,
                 )
                 counts.unchanged += 1
                 return None
@@ -159,8 +162,12 @@ class Llmem:
             OUTLINE,
             content=outline.model_dump(mode="json", exclude_defaults=False),
             fmt="json",
-            provenance={"producer": PRODUCER, "tool": "generate_artifact", "task": "parse",
-                        "parser": "ast" if outline.language == "python" else "tree-sitter" if outline.language else "none"},
+            provenance={
+                "producer": PRODUCER,
+                "tool": "generate_artifact",
+                "task": "parse",
+                "parser": "ast" if outline.language == "python" else "tree-sitter" if outline.language else "none",
+            },
             source=fp,
         )
         counts.parsed += 1
@@ -281,9 +288,7 @@ class Llmem:
         for t in self.store.pending(NAMESPACE, rp.key):
             pending_by_key.setdefault(str(t["path"]), []).append(t)
         keys = self.store.iter_keys(NAMESPACE, rp.key, after)
-        pend_keys = sorted(
-            (k for k in pending_by_key if after is None or _parts(k) > _parts(after)), key=_parts
-        )
+        pend_keys = sorted((k for k in pending_by_key if after is None or _parts(k) > _parts(after)), key=_parts)
         entries: list[dict[str, Any]] = []
         last: str | None = None
         more = False
@@ -302,7 +307,14 @@ class Llmem:
             for t in pending_by_key.get(key, []):
                 if (kind and t["kind"] != kind) or (status and status != "pending"):
                     continue
-                items.append({"kind": t["kind"], "status": "pending", "ticket": t["ticket"], "expires_at": t["expires_at"]})
+                items.append(
+                    {
+                        "kind": t["kind"],
+                        "status": "pending",
+                        "ticket": t["ticket"],
+                        "expires_at": t["expires_at"],
+                    }
+                )
             if not items:
                 continue
             if len(entries) >= limit:
@@ -332,7 +344,11 @@ class Llmem:
             if not deleted and not is_folder:
                 raise ArtifactNotFound(
                     f"no {kind!r} artifact for {rp.key!r}",
-                    details={"path": rp.key, "kind": kind, "available_kinds": self.store.kinds(NAMESPACE, rp.key)},
+                    details={
+                        "path": rp.key,
+                        "kind": kind,
+                        "available_kinds": self.store.kinds(NAMESPACE, rp.key),
+                    },
                 )
             if is_folder and rp.key != ".":
                 deleted += sum(
@@ -394,8 +410,16 @@ class Llmem:
                 )
             prompt = llm_tasks.annotate_prompt(rp.key, outline, text)
             return self.callback.issue(
-                PreparedPrompt(task, rp.key, task, prompt, "json", fp, {"symbols": names},
-                               {"symbols": len(names), "language": outline.language})
+                PreparedPrompt(
+                    task,
+                    rp.key,
+                    task,
+                    prompt,
+                    "json",
+                    fp,
+                    {"symbols": names},
+                    {"symbols": len(names), "language": outline.language},
+                )
             )
         prompt = llm_tasks.file_prompt(task, rp.key, outline, text)
         return self.callback.issue(
@@ -410,7 +434,7 @@ class Llmem:
         subfolders: set[str] = set()
         prefix = "" if rp.key == "." else rp.key + "/"
         for f in walked.files:
-            rest = f.rel_path[len(prefix):]
+            rest = f.rel_path[len(prefix) :]
             if "/" in rest:
                 subfolders.add(prefix + rest.split("/", 1)[0])
                 continue
@@ -427,15 +451,18 @@ class Llmem:
         for sub in sorted(subfolders):
             entry = {"path": sub, "folder": True}
             summary = self.store.get_or_none(NAMESPACE, sub, "summarize")
-            entry["summary" if summary else "note"] = (
-                summary.doc.get("content") if summary else "(no summary yet)"
-            )
+            entry["summary" if summary else "note"] = summary.doc.get("content") if summary else "(no summary yet)"
             entries.append(entry)
         fp = self.folder_fingerprint(rp.abs)
         prompt = llm_tasks.folder_summary_prompt(rp.key, entries)
         return PreparedPrompt(
-            "summarize", rp.key, "summarize", prompt, "markdown",
-            Fingerprint(fp.size, fp.mtime_ns, fp.sha256), {"folder": True},
+            "summarize",
+            rp.key,
+            "summarize",
+            prompt,
+            "markdown",
+            Fingerprint(fp.size, fp.mtime_ns, fp.sha256),
+            {"folder": True},
             {"files": len(walked.files), "subfolders": len(subfolders)},
         )
 
@@ -454,20 +481,38 @@ class Llmem:
         def validate(answer: str, doc: dict[str, Any]) -> Validated:
             if doc["task"] == "annotate":
                 notes, missing = llm_tasks.validate_annotate(answer, list(doc["context"].get("symbols", [])))
-                return Validated({"symbols": notes}, "json", data={"described": len(notes), "missing_symbols": missing[:100]})
+                return Validated(
+                    {"symbols": notes},
+                    "json",
+                    data={"described": len(notes), "missing_symbols": missing[:100]},
+                )
             text = llm_tasks.validate_markdown(answer)
             return Validated(text, "markdown", data={"chars": len(text)})
 
         envelope = self.callback.accept(
-            ticket=ticket, target=rp.key, task=task, result=result, model=model,
-            probe=self.probe, validate=validate, regenerate_hint=f"generate_prompt({rp.key!r}, {task!r})",
+            ticket=ticket,
+            target=rp.key,
+            task=task,
+            result=result,
+            model=model,
+            probe=self.probe,
+            validate=validate,
+            regenerate_hint=f"generate_prompt({rp.key!r}, {task!r})",
         )
         rec = self.store.get_or_none(NAMESPACE, rp.key, task)
         if rec is not None and rec.doc.get("source") is not None and (self.ws / rp.key).is_dir():
             # Folder fingerprints are digests of the listing; mark them so status() recomputes them.
             src = dict(rec.doc["source"], type="folder")
-            self.store.put(NAMESPACE, rp.key, task, content=rec.doc["content"], fmt=rec.doc["format"],
-                           provenance=rec.doc["provenance"], source=None, extra={"source": src})
+            self.store.put(
+                NAMESPACE,
+                rp.key,
+                task,
+                content=rec.doc["content"],
+                fmt=rec.doc["format"],
+                provenance=rec.doc["provenance"],
+                source=None,
+                extra={"source": src},
+            )
         return envelope
 
 
@@ -509,6 +554,3 @@ def _decode_cursor(cursor: str) -> str:
             details={"field": "cursor", "rule": "opaque cursor"},
         ) from None
 
-
-ProgressFn = Callable[[int, int | None, str], None]
-_ = (os, SuiteError)

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from llmem.envelope import Envelope
-from llmem.errors import InvalidArgument, ResultInvalid, ResultTooLarge, SourceChanged, SuiteError, TicketError
+from llmem.errors import (
+    InvalidArgument,
+    ResultInvalid,
+    ResultTooLarge,
+    SourceChanged,
+    SuiteError,
+    TicketError,
+)
 from llmem.fsutil import atomic_write_json, locked, read_json
 from llmem.store import ArtifactStore, Fingerprint, now_iso
 
@@ -109,7 +116,10 @@ class CallbackProtocol:
             "context": prepared.context,
         }
         self.store.write_ticket(ticket, doc)
-        log.info("prompt issued", extra={"correlation_id": ticket, "task": prepared.task, "target": prepared.target})
+        log.info(
+            "prompt issued",
+            extra={"correlation_id": ticket, "task": prepared.task, "target": prepared.target},
+        )
         args = {"ticket": ticket, self.target_field: prepared.target, "task": prepared.task}
         return Envelope(
             status="prompt_ready",
@@ -214,9 +224,7 @@ class CallbackProtocol:
                         details={"field": "result", "limit": self.result_chars, "size": len(result)},
                     )
                 if not result.strip():
-                    raise ResultInvalid(
-                        "result is empty", details={"field": "result", "rule": "non-empty"}
-                    )
+                    raise ResultInvalid("result is empty", details={"field": "result", "rule": "non-empty"})
                 validated = validate(result, doc)
             except SuiteError as err:
                 err.details.setdefault("step", steps)

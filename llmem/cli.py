@@ -48,7 +48,13 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
         show_default=True,
     )
     @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only.")
-    @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORTS[server_name], show_default=True, help="HTTP only.")
+    @click.option(
+        "--port",
+        type=click.IntRange(0, 65535),
+        default=DEFAULT_PORTS[server_name],
+        show_default=True,
+        help="HTTP only.",
+    )
     @click.option("--allow-host", multiple=True, help="HTTP only: an extra Host header value to admit.")
     @click.option("--allow-origin", multiple=True, help="HTTP only: an extra Origin to admit.")
     @click.option(

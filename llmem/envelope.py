@@ -23,10 +23,10 @@ class Envelope(BaseModel):
     status: Literal["success", "error", "prompt_ready"]
     data: dict[str, Any] | None = None
     error: ErrorInfo | None = None
-    promptForHostLLM: str | None = None  # noqa: N815 - the wire name of seed 001
-    callbackTool: str | None = None  # noqa: N815
-    callbackArgs: dict[str, Any] | None = None  # noqa: N815
-    nextAction: str | None = None  # noqa: N815
+    promptForHostLLM: str | None = None
+    callbackTool: str | None = None
+    callbackArgs: dict[str, Any] | None = None
+    nextAction: str | None = None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         # Unset optional fields are left out of the wire form: they only cost the host context.

@@ -25,9 +25,7 @@ def security_settings(host: str, port: int, extra_hosts: tuple[str, ...], extra_
     names = {host, *(LOOPBACK if host in LOOPBACK else ())}
     hosts = sorted({*(f"{h}:{port}" for h in names), *names, *extra_hosts})
     origins = sorted({*(f"http://{h}:{port}" for h in names), *extra_origins})
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 def build_app(server: SuiteServer):  # type: ignore[no-untyped-def]
@@ -37,7 +35,7 @@ def build_app(server: SuiteServer):  # type: ignore[no-untyped-def]
     cfg = server.runtime.config
     port = cfg.port or 0
 
-    @server.custom_route("/health", methods=["GET"])
+    @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "server": server.name, "version": server.version})
 

@@ -32,7 +32,7 @@ from llmem.config import ServerConfig
 from llmem.errors import InvalidArgument, SuiteError
 from llmem.store import ArtifactStore
 
-__all__ = ["ErrorPayload", "Runtime", "SuiteServer", "annotations"]
+__all__ = ["ErrorPayload", "Runtime", "SuiteServer", "compact_schema", "tool_annotations"]
 
 calls_log = logging.getLogger("llmem.calls")
 log = logging.getLogger("llmem.serve")
@@ -40,7 +40,7 @@ log = logging.getLogger("llmem.serve")
 ErrorPayload = Callable[[SuiteError, float], dict[str, Any]]
 
 
-def annotations(*, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+def tool_annotations(*, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
     """Honest hints: nothing here reaches outside the workspace, so ``openWorldHint`` is false."""
     return ToolAnnotations(
         read_only_hint=read_only,
@@ -172,11 +172,11 @@ class SuiteServer(MCPServer[Any]):
                     else:
                         call = functools.partial(fn, *args, **kwargs)
                         result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+                corr = corr or _find_correlation(result)
+                step = _find_step(result)
                 result = self._enforce_answer_cap(name, result)
                 if isinstance(result, CallToolResult) and result.is_error:
                     code = str((result.structured_content or {}).get("error", {}).get("code", "ERROR"))
-                corr = corr or _find_correlation(result)
-                step = _find_step(result)
                 return result
             except SuiteError as err:
                 code = err.code
@@ -187,21 +187,21 @@ class SuiteServer(MCPServer[Any]):
                 raise
             except TimeoutError:
                 code = "TIMEOUT"
-                err = SuiteError(
+                timeout = SuiteError(
                     f"{name} did not finish within {self.limits.tool_timeout_s} s; nothing was reported as done",
                     code="TIMEOUT",
                     details={"limit_s": self.limits.tool_timeout_s},
                     next_action="Narrow the request (a smaller folder, fewer features) and call again.",
                 )
-                return self.error_result(err, started)
+                return self.error_result(timeout, started)
             except Exception:
                 code = "INTERNAL"
                 log.exception("tool %s failed unexpectedly", name)
-                err = SuiteError(
+                internal = SuiteError(
                     f"{name} failed with an internal error; the details are in the server log",
                     code="INTERNAL",
                 )
-                return self.error_result(err, started)
+                return self.error_result(internal, started)
             finally:
                 calls_log.info(
                     "tool call",
@@ -254,9 +254,7 @@ class SuiteServer(MCPServer[Any]):
 
     # -- the SDK's call path --------------------------------------------------------------
 
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
             # The MCP specification answers an unknown tool with a protocol error, not a tool result.
             raise MCPError(
@@ -302,7 +300,11 @@ class SuiteServer(MCPServer[Any]):
 
     def guide(self) -> str:
         rt = self.runtime
-        ws = str(rt.workspace) if rt.ready else "not chosen yet (the client's roots or the current directory at first call)"
+        ws = (
+            str(rt.workspace)
+            if rt.ready
+            else "not chosen yet (the client's roots or the current directory at first call)"
+        )
         store = str(rt.store.root) if rt.ready else f"'{rt.config.store}' mode"
         lines = [
             f"# {self.name}",

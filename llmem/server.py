@@ -13,7 +13,7 @@ from llmem.artifacts import LIST_PAGE_DEFAULT, LIST_PAGE_MAX, Llmem, Progress
 from llmem.config import ServerConfig
 from llmem.envelope import Envelope, error_envelope
 from llmem.errors import SuiteError
-from llmem.serve import Runtime, SuiteServer, annotations
+from llmem.serve import Runtime, SuiteServer, tool_annotations
 
 __all__ = ["build_server"]
 
@@ -83,30 +83,46 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def ok(data: dict[str, Any], next_action: str) -> Envelope:
         return Envelope(status="success", data=data, nextAction=next_action)
 
-    async def generate_artifact(path: Path_ = ".", task: Literal["parse", *Task.__args__] = "parse",  # type: ignore[valid-type]
-                                ctx: Context[Any, Any] | None = None) -> Envelope:
+    async def generate_artifact(
+        path: Path_ = ".",
+        task: Literal["parse", *Task.__args__] = "parse",  # type: ignore[valid-type]
+        ctx: Context[Any, Any] | None = None,
+    ) -> Envelope:
         if task != "parse":
             return await anyio.to_thread.run_sync(svc().prompt, path, task)
         progress = _McpProgress(ctx) if ctx is not None else Progress()
         data = await anyio.to_thread.run_sync(svc().parse, path, progress, abandon_on_cancel=True)
-        hint = "Read outlines with get_artifact(path)." if data.get("complete", True) else (
-            "Some files failed (see failed_files); fix or exclude them and run again."
+        hint = (
+            "Read outlines with get_artifact(path)."
+            if data.get("complete", True)
+            else ("Some files failed (see failed_files); fix or exclude them and run again.")
         )
         return ok(data, hint)
 
-    def get_artifact(path: Path_, kind: Kind = "outline",
-                     offset: Annotated[int, Field(ge=0)] = 0,
-                     limit: Annotated[int | None, Field(ge=1, le=100_000)] = None) -> Envelope:
+    def get_artifact(
+        path: Path_,
+        kind: Kind = "outline",
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
+    ) -> Envelope:
         data = svc().get(path, kind, offset, limit)
         more = data.get("next_offset")
-        hint = (f"Call again with offset={more} for the next page." if more is not None else
-                "Regenerate it: the source changed." if data["status"] == "stale" else "Done.")
+        hint = (
+            f"Call again with offset={more} for the next page."
+            if more is not None
+            else "Regenerate it: the source changed."
+            if data["status"] == "stale"
+            else "Done."
+        )
         return ok(data, hint)
 
-    def list_artifacts(directory: Path_ = ".", kind: Kind | None = None,
-                       status: Literal["fresh", "stale", "orphaned", "pending"] | None = None,
-                       limit: Annotated[int, Field(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
-                       cursor: Annotated[str | None, Field(max_length=8192)] = None) -> Envelope:
+    def list_artifacts(
+        directory: Path_ = ".",
+        kind: Kind | None = None,
+        status: Literal["fresh", "stale", "orphaned", "pending"] | None = None,
+        limit: Annotated[int, Field(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
+        cursor: Annotated[str | None, Field(max_length=8192)] = None,
+    ) -> Envelope:
         data = svc().list(directory, kind, status, limit, cursor)
         hint = "Call again with cursor=next_cursor for more." if data["next_cursor"] else "That is all."
         return ok(data, hint)
@@ -114,44 +130,54 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def generate_prompt(path: Path_, task: Task) -> Envelope:
         return svc().prompt(path, task)
 
-    def store_llm_result(ticket: Annotated[str, Field(max_length=64)], path: Path_, task: Task,
-                         result: Annotated[str, Field(description="Your model's answer")],
-                         model: Annotated[str | None, Field(max_length=200)] = None) -> Envelope:
+    def store_llm_result(
+        ticket: Annotated[str, Field(max_length=64)],
+        path: Path_,
+        task: Task,
+        result: Annotated[str, Field(description="Your model's answer")],
+        model: Annotated[str | None, Field(max_length=200)] = None,
+    ) -> Envelope:
         return svc().store_result(ticket, path, task, result, model)
 
     def delete_artifact(path: Path_, kind: Kind | None = None) -> Envelope:
         return ok(svc().delete(path, kind), "Deleted.")
 
     server.add_suite_tool(
-        generate_artifact, name="generate_artifact",
+        generate_artifact,
+        name="generate_artifact",
         description="Outline a file or folder (task='parse': incremental, honours .gitignore); "
         "other tasks answer like generate_prompt.",
-        annotations=annotations(read_only=False, idempotent=True),
+        annotations=tool_annotations(read_only=False, idempotent=True),
     )
     server.add_suite_tool(
-        list_artifacts, name="list_artifacts",
+        list_artifacts,
+        name="list_artifacts",
         description="List the artifacts under a folder as a tree, each fresh, stale, orphaned or pending; paged.",
-        annotations=annotations(read_only=True),
+        annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
-        get_artifact, name="get_artifact",
+        get_artifact,
+        name="get_artifact",
         description="Read one artifact (default: the outline), its status and provenance; long content is paged.",
-        annotations=annotations(read_only=True),
+        annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
-        generate_prompt, name="generate_prompt",
+        generate_prompt,
+        name="generate_prompt",
         description="A bounded prompt for your model to annotate, summarize, document or test-plan a file "
         "(or summarize a folder).",
-        annotations=annotations(read_only=True),
+        annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
-        store_llm_result, name="store_llm_result",
+        store_llm_result,
+        name="store_llm_result",
         description="Validate and store your model's answer to a generate_prompt ticket.",
-        annotations=annotations(read_only=False, idempotent=False),
+        annotations=tool_annotations(read_only=False, idempotent=False),
     )
     server.add_suite_tool(
-        delete_artifact, name="delete_artifact",
+        delete_artifact,
+        name="delete_artifact",
         description="Delete one kind or all artifacts of a file or folder; says how many.",
-        annotations=annotations(read_only=False, destructive=True, idempotent=True),
+        annotations=tool_annotations(read_only=False, destructive=True, idempotent=True),
     )
     return server

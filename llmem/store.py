@@ -13,8 +13,8 @@ lock and re-reads under it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import heapq
 import json
 import os
 import time
@@ -168,10 +168,8 @@ class ArtifactStore:
         with locked(file):
             created = now_iso()
             if file.exists():
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     created = str(read_json(file).get("created_at", created))
-                except (OSError, ValueError):
-                    pass
             doc: dict[str, Any] = {
                 "schema": SCHEMA_VERSION,
                 "namespace": namespace,
@@ -217,9 +215,7 @@ class ArtifactStore:
         try:
             with os.scandir(folder) as it:
                 return sorted(
-                    e.name[:-5]
-                    for e in it
-                    if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
+                    e.name[:-5] for e in it if e.name.endswith(".json") and not e.name.startswith(".") and e.is_file()
                 )
         except (FileNotFoundError, NotADirectoryError):
             return []
@@ -251,10 +247,8 @@ class ArtifactStore:
         return count
 
     def _remove_lock(self, file: Path) -> None:
-        try:
+        with contextlib.suppress(OSError):
             file.with_name(file.name + ".lock").unlink()
-        except OSError:
-            pass
 
     def _prune(self, folder: Path, namespace: str) -> None:
         top = self.root / "artifacts" / namespace
@@ -265,7 +259,9 @@ class ArtifactStore:
                 return
             folder = folder.parent
 
-    def iter_keys(self, namespace: str, directory: str = ".", after: str | None = None) -> Iterator[tuple[str, list[str]]]:
+    def iter_keys(
+        self, namespace: str, directory: str = ".", after: str | None = None
+    ) -> Iterator[tuple[str, list[str]]]:
         """Yield ``(key, kinds)`` below ``directory`` in path order, starting after ``after``."""
         start = _key_parts(directory)
         cursor = _key_parts(after) if after else None
@@ -363,7 +359,3 @@ class ArtifactStore:
             new, result = fn(json.loads(json.dumps(current)))
             atomic_write_json(file, new)
         return result
-
-
-def merge_sorted(*iterables: Iterator[tuple[tuple[str, ...], Any]]) -> Iterator[tuple[tuple[str, ...], Any]]:
-    return heapq.merge(*iterables, key=lambda item: item[0])

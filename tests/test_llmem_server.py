@@ -18,7 +18,14 @@ from tests.conftest import MODES
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"generate_artifact", "list_artifacts", "get_artifact", "generate_prompt", "store_llm_result", "delete_artifact"}
+TOOLS = {
+    "generate_artifact",
+    "list_artifacts",
+    "get_artifact",
+    "generate_prompt",
+    "store_llm_result",
+    "delete_artifact",
+}
 
 
 @pytest.fixture(params=MODES)
@@ -106,10 +113,23 @@ async def test_full_callback_cycle_with_a_retry_on_the_same_ticket(client: Clien
     err, bad = await call(client, "store_llm_result", **args, result="Here you go: not JSON")
     assert err and bad["error"]["code"] == "RESULT_INVALID"
     assert bad["callbackArgs"] == args and "same ticket" in bad["nextAction"]
-    err, bad = await call(client, "store_llm_result", **args, result=json.dumps({"symbols": {"Nope": {"description": "x"}}}))
+    err, bad = await call(
+        client, "store_llm_result", **args, result=json.dumps({"symbols": {"Nope": {"description": "x"}}})
+    )
     assert err and bad["error"]["details"]["unknown"] == ["Nope"]
-    answer = {"symbols": {"Greeter": {"description": "Says hello."}, "Greeter.hello": {"description": "Greets.", "inputs": "name", "outputs": "greeting"}}}
-    err, ok = await call(client, "store_llm_result", **args, result="```json\n" + json.dumps(answer) + "\n```", model="test-model")
+    answer = {
+        "symbols": {
+            "Greeter": {"description": "Says hello."},
+            "Greeter.hello": {"description": "Greets.", "inputs": "name", "outputs": "greeting"},
+        }
+    }
+    err, ok = await call(
+        client,
+        "store_llm_result",
+        **args,
+        result="```json\n" + json.dumps(answer) + "\n```",
+        model="test-model",
+    )
     assert not err, ok
     assert ok["data"]["step"] == 3 and "main" in ok["data"]["missing_symbols"]
     err, again = await call(client, "store_llm_result", **args, result=json.dumps(answer))
@@ -130,11 +150,16 @@ async def test_source_changed_and_stale(client: Client, sample_project: Path) ->
     await call(client, "generate_artifact", path="src/app.py")
     _, out = await call(client, "generate_prompt", path="src/app.py", task="summarize")
     args = out["callbackArgs"]
-    _, done = await call(client, "store_llm_result", **args, result="# App\nSays hello.")
+    _, _done = await call(client, "store_llm_result", **args, result="# App\nSays hello.")
     _, out = await call(client, "generate_prompt", path="src/app.py", task="annotate")
     src = sample_project / "src" / "app.py"
     src.write_text(src.read_text().replace("class Greeter:", "class Welcomer:").replace("def main", "def run"))
-    err, changed = await call(client, "store_llm_result", **out["callbackArgs"], result=json.dumps({"symbols": {"Greeter": {"description": "x"}}}))
+    err, changed = await call(
+        client,
+        "store_llm_result",
+        **out["callbackArgs"],
+        result=json.dumps({"symbols": {"Greeter": {"description": "x"}}}),
+    )
     assert err and changed["error"]["code"] == "SOURCE_CHANGED"
     assert "generate_prompt" in changed["nextAction"]
     _, got = await call(client, "get_artifact", path="src/app.py", kind="summarize")
@@ -220,8 +245,11 @@ HOSTILE = ["../outside.py", "/etc/passwd", "src/app.py\x00", "C:\\Windows\\win.i
 async def test_hostile_paths_for_every_path_tool(client: Client, path: str, sample_project: Path) -> None:
     before = sorted(str(p) for p in sample_project.rglob("*"))
     for tool, extra in [
-        ("generate_artifact", {}), ("get_artifact", {}), ("generate_prompt", {"task": "summarize"}),
-        ("delete_artifact", {}), ("store_llm_result", {"ticket": "abc", "task": "summarize", "result": "x"}),
+        ("generate_artifact", {}),
+        ("get_artifact", {}),
+        ("generate_prompt", {"task": "summarize"}),
+        ("delete_artifact", {}),
+        ("store_llm_result", {"ticket": "abc", "task": "summarize", "result": "x"}),
     ]:
         err, out = await call(client, tool, path=path, **extra)
         assert err and out["error"]["code"] == "PATH_OUTSIDE_WORKSPACE", (tool, out)
@@ -243,8 +271,16 @@ BAD_ARGS: list[tuple[str, dict[str, Any], str]] = [
     ("generate_prompt", {"path": "src/app.py"}, "task"),
     ("generate_prompt", {"path": "src/app.py", "task": "poem"}, "task"),
     ("store_llm_result", {"path": "src/app.py", "task": "summarize", "result": "x"}, "ticket"),
-    ("store_llm_result", {"ticket": "../../x", "path": "src/app.py", "task": "summarize", "result": "x"}, "ticket"),
-    ("store_llm_result", {"ticket": "a" * 65, "path": "src/app.py", "task": "summarize", "result": "x"}, "ticket"),
+    (
+        "store_llm_result",
+        {"ticket": "../../x", "path": "src/app.py", "task": "summarize", "result": "x"},
+        "ticket",
+    ),
+    (
+        "store_llm_result",
+        {"ticket": "a" * 65, "path": "src/app.py", "task": "summarize", "result": "x"},
+        "ticket",
+    ),
     ("delete_artifact", {"path": None}, "path"),
     ("delete_artifact", {"path": "src/app.py", "kind": "../x"}, "kind"),
 ]
@@ -266,7 +302,9 @@ async def test_bad_arguments_get_clear_errors_and_change_nothing(
 
 
 async def test_oversized_arguments_are_refused(client: Client) -> None:
-    err, out = await call(client, "store_llm_result", ticket="abc", path="src/app.py", task="summarize", result="x" * 6_000_000)
+    err, out = await call(
+        client, "store_llm_result", ticket="abc", path="src/app.py", task="summarize", result="x" * 6_000_000
+    )
     assert err and out["error"]["code"] == "PAYLOAD_TOO_LARGE"
 
 

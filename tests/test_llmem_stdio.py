@@ -21,7 +21,10 @@ pytestmark = pytest.mark.anyio
 def params(workspace: Path | None, *extra: str, cwd: Path | None = None, **env: str) -> StdioServerParameters:
     args = ([] if workspace is None else ["--workspace", str(workspace)]) + list(extra)
     return StdioServerParameters(
-        command=console_script("llmem-mcp"), args=args, env=subprocess_env(**env), cwd=str(cwd) if cwd else None
+        command=console_script("llmem-mcp"),
+        args=args,
+        env=subprocess_env(**env),
+        cwd=str(cwd) if cwd else None,
     )
 
 
@@ -36,7 +39,15 @@ def rpc(id_: int | None, method: str, params_: dict[str, Any] | None = None) -> 
 
 def test_stdout_carries_only_json_rpc(sample_project: Path) -> None:
     lines = [
-        rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        rpc(
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        ),
         rpc(None, "notifications/initialized"),
         rpc(2, "tools/list"),
         rpc(3, "tools/call", {"name": "generate_artifact", "arguments": {"path": "."}}),
@@ -49,7 +60,11 @@ def test_stdout_carries_only_json_rpc(sample_project: Path) -> None:
     ]
     proc = subprocess.Popen(
         [console_script("llmem-mcp"), "--workspace", str(sample_project)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
     )
     assert proc.stdin and proc.stdout and proc.stderr
     # A real client keeps stdin open until its answers are in; EOF then ends the server.

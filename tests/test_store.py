@@ -29,8 +29,13 @@ def test_artifact_is_a_readable_json_file(store: ArtifactStore, workspace: Path)
     src = workspace / "a b.py"
     src.write_text("x = 1\n")
     rec = store.put(
-        "llmem", "a b.py", "outline", content={"k": 1}, fmt="json",
-        provenance={"tool": "t"}, source=fingerprint_file(src),
+        "llmem",
+        "a b.py",
+        "outline",
+        content={"k": 1},
+        fmt="json",
+        provenance={"tool": "t"},
+        source=fingerprint_file(src),
     )
     on_disk = json.loads((workspace / ".llmem" / "artifacts" / "llmem" / "a b.py" / "outline.json").read_text())
     assert on_disk["content"] == {"k": 1}
@@ -92,10 +97,26 @@ def test_bad_keys_are_refused(store: ArtifactStore, key: str) -> None:
 
 
 def test_expired_tickets_are_swept(store: ArtifactStore) -> None:
-    store.write_ticket("t1", {"ticket": "t1", "namespace": "llmem", "path": "a.py", "state": "open",
-                              "expires_at_ts": time.time() - 1})
-    store.write_ticket("t2", {"ticket": "t2", "namespace": "llmem", "path": "a.py", "state": "open",
-                              "expires_at_ts": time.time() + 100})
+    store.write_ticket(
+        "t1",
+        {
+            "ticket": "t1",
+            "namespace": "llmem",
+            "path": "a.py",
+            "state": "open",
+            "expires_at_ts": time.time() - 1,
+        },
+    )
+    store.write_ticket(
+        "t2",
+        {
+            "ticket": "t2",
+            "namespace": "llmem",
+            "path": "a.py",
+            "state": "open",
+            "expires_at_ts": time.time() + 100,
+        },
+    )
     assert [t["ticket"] for t in store.pending("llmem")] == ["t2"]
     assert not store.ticket_file("t1").exists()
 
@@ -126,9 +147,7 @@ for i in range(n):
 
 
 def test_concurrent_processes_lose_nothing(workspace: Path) -> None:
-    procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(p), "40"]) for p in range(6)
-    ]
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(p), "40"]) for p in range(6)]
     for p in procs:
         assert p.wait(timeout=120) == 0
     store = ArtifactStore(workspace / ".llmem", workspace)
@@ -172,6 +191,6 @@ def test_sigkill_mid_write_leaves_a_readable_store(workspace: Path) -> None:
         rec = store.get("llmem", "hot.py", "outline")  # parses: never half a file
         assert isinstance(rec.doc["content"]["i"], int)
         assert isinstance(store.read_doc("llmem", "counter", None)["n"], int)
-    leftovers = [p for p in (workspace / ".llmem").rglob("*.tmp")]
+    leftovers = list((workspace / ".llmem").rglob("*.tmp"))
     # A killed writer may leave its temporary file behind, but never in place of the artifact.
     assert all(p.name.startswith(".") for p in leftovers)
