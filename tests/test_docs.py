@@ -1,0 +1,57 @@
+"""Documentation that must not drift from the code: tools in the README, honest ``__all__``."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import re
+import tomllib
+
+import pytest
+
+import llmem
+from llmem.config import ServerConfig
+from llmem.server import build_server
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_every_tool_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    server = build_server(ServerConfig("llmem-mcp", ROOT))
+    for tool in await server.list_tools():
+        assert re.search(rf"`{tool.name}\(", readme), f"{tool.name} is not documented in README.md"
+        assert tool.description, f"{tool.name} has no description"
+
+
+def test_every_console_script_is_in_the_readme_and_config() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    config = json.loads((ROOT / "mcp_config.example.json").read_text())
+    launched = {arg for server in config["mcpServers"].values() for arg in server["args"]}
+    for script in scripts:
+        assert f"`{script}`" in readme
+        assert script in launched
+
+
+def _modules() -> list[str]:
+    names = ["llmem"]
+    names += [m.name for m in pkgutil.walk_packages(llmem.__path__, "llmem.") if not m.name.endswith("__main__")]
+    return names
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_all_is_honest(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    if exported is None:
+        return
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert not missing, f"{name}.__all__ names what it does not define: {missing}"
+    assert len(set(exported)) == len(exported)
+
+
+def test_changelog_exists() -> None:
+    assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
