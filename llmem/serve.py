@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,9 @@ class Runtime:
         try:
             caps = ctx.client_capabilities if ctx is not None else None
             if ctx is not None and caps is not None and caps.roots is not None:
-                with anyio.fail_after(5):
+                with anyio.fail_after(5), warnings.catch_warnings():
+                    # Deprecated in the 2026-07-28 era, but the handshake-era IDEs still offer roots.
+                    warnings.simplefilter("ignore")
                     roots = await ctx.session.list_roots()
                 for root in roots.roots:
                     uri = str(root.uri)
