@@ -105,6 +105,4 @@ def feature_not_found(missing: Iterable[str], *, filename: str | None = None) ->
 
 
 def validation_failed(field: str, message: str, **details: Any) -> ValidationFailed:
-    return ValidationFailed(
-        f"{field}: {message}", details=_with_rpc("VALIDATION_FAILED", {"field": field, **details})
-    )
+    return ValidationFailed(f"{field}: {message}", details=_with_rpc("VALIDATION_FAILED", {"field": field, **details}))

@@ -43,9 +43,7 @@ def validate_plot_filename(workspace: Path, filename: str) -> Path:
     if "\x00" in filename:
         raise _refuse(filename, "nul", "it contains a NUL byte")
     if "\\" in filename:
-        raise _refuse(
-            filename, "backslash", "it contains a backslash (Windows or UNC path)", "Use '/' between folders"
-        )
+        raise _refuse(filename, "backslash", "it contains a backslash (Windows or UNC path)", "Use '/' between folders")
     if _DRIVE.match(filename):
         raise _refuse(filename, "drive", "it names a Windows drive")
     if filename.startswith("/"):

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 __all__ = ["JsonFormat", "detect_format", "dump_document", "dump_feature"]
 
 _BOM = b"\xef\xbb\xbf"
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 _KEY_SEP = re.compile(rb'"\s*:( ?)')
 _ITEM_SEP = re.compile(rb'["\]}0-9el],( ?)')
 
@@ -41,14 +43,52 @@ class JsonFormat:
             return ""
         return self.indent if isinstance(self.indent, str) else " " * self.indent
 
-    def dumps(self, value: Any) -> str:
-        """``value`` at depth 0 in this layout."""
-        return json.dumps(
-            value,
-            indent=self.indent,
-            separators=(self.item_sep, self.key_sep),
-            ensure_ascii=self.ensure_ascii,
-        )
+    def dumps(self, value: Any, level: int = 0) -> str:
+        """``value`` as it sits ``level`` levels deep in this layout (continuation lines indented)."""
+        if self.indent is None:
+            return json.dumps(value, separators=(self.item_sep, self.key_sep), ensure_ascii=self.ensure_ascii)
+        strings = encode_basestring_ascii if self.ensure_ascii else encode_basestring
+        return _indented(value, self, strings, level)
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) is float or type(x) is int
+
+
+def _indented(value: Any, fmt: JsonFormat, strings: Callable[[str], str], level: int) -> str:
+    """What ``json.dumps(value, indent=...)`` writes, at C speed for the arrays of numbers and of
+    strings that make up most of a plot (stdlib's indenting encoder is pure Python)."""
+    kind = type(value)
+    if kind is str:
+        return strings(value)
+    if kind is float or kind is int or kind is bool or value is None:
+        return _compact(value)
+    unit = fmt.unit
+    inner, close = "\n" + unit * (level + 1), "\n" + unit * level
+    if kind is list:
+        if not value:
+            return "[]"
+        head = value[0]
+        if _is_number(head) and all(_is_number(x) for x in value):
+            return "[" + inner + _compact(value)[1:-1].replace(",", "," + inner) + close + "]"
+        if type(head) is str and all(type(x) is str for x in value):
+            return "[" + inner + ("," + inner).join(map(strings, value)) + close + "]"
+        if type(head) is list and all(type(p) is list and p and all(_is_number(x) for x in p) for p in value):
+            inner2 = inner + unit  # rows of numbers (coordinates): only brackets and commas to place
+            body = _compact(value)[2:-2].replace("],[", "\x00").replace(",", "," + inner2)
+            body = body.replace("\x00", inner + "]," + inner + "[" + inner2)
+            return "[" + inner + "[" + inner2 + body + inner + "]" + close + "]"
+        parts = [_indented(x, fmt, strings, level + 1) for x in value]
+        return "[" + inner + ("," + inner).join(parts) + close + "]"
+    if kind is dict and all(type(k) is str for k in value):
+        if not value:
+            return "{}"
+        sep = fmt.key_sep
+        items = [strings(k) + sep + _indented(x, fmt, strings, level + 1) for k, x in value.items()]
+        return "{" + inner + ("," + inner).join(items) + close + "}"
+    # anything unusual (tuples, non-string keys, ...): the stdlib's rules
+    text = json.dumps(value, indent=fmt.indent, separators=(",", fmt.key_sep), ensure_ascii=fmt.ensure_ascii)
+    return text.replace("\n", close)
 
 
 #: What a new plot gets: Debrief's own layout.
@@ -95,36 +135,43 @@ def detect_format(raw: bytes) -> JsonFormat:
 
 def dump_feature(feature: Any, fmt: JsonFormat) -> str:
     """A feature's text as it sits inside the ``features`` list (continuation lines indented)."""
-    text = fmt.dumps(feature)
-    if fmt.indent is None:
-        return text
-    return text.replace("\n", "\n" + fmt.unit * 2)
+    return fmt.dumps(feature, level=2)
 
 
 def dump_document(data: dict[str, Any], feature_texts: Sequence[str], fmt: JsonFormat) -> bytes:
     """``data`` in ``fmt``, with ``data["features"]`` written as the given per-feature texts."""
+    # One join of all pieces: every extra concatenation would copy the whole document again.
+    pieces: list[str] = []
     if fmt.indent is None:
-        feats = "[" + fmt.item_sep.join(feature_texts) + "]"
-        parts = [
-            fmt.dumps(k) + fmt.key_sep + (feats if k == "features" else fmt.dumps(v)) for k, v in data.items()
-        ]
-        text = "{" + fmt.item_sep.join(parts) + "}"
-    elif not data:
-        text = "{}"
+        sep, indent, open_, close = fmt.item_sep, "", "{", "}"
+        feat_open, feat_sep, feat_close = "[", fmt.item_sep, "]"
     else:
         unit = fmt.unit
-        if feature_texts:
-            sep = ",\n" + unit * 2
-            feats = "[\n" + unit * 2 + sep.join(feature_texts) + "\n" + unit + "]"
-        else:
-            feats = "[]"
-        parts = []
-        for k, v in data.items():
-            value = feats if k == "features" else fmt.dumps(v).replace("\n", "\n" + unit)
-            parts.append(unit + fmt.dumps(k) + fmt.key_sep + value)
-        text = "{\n" + ",\n".join(parts) + "\n}"
+        sep, indent, open_, close = ",\n", unit, "{\n", "\n}"
+        feat_open, feat_sep, feat_close = "[\n" + unit * 2, ",\n" + unit * 2, "\n" + unit + "]"
+    if not data:
+        pieces.append("{}")
+    else:
+        pieces.append(open_)
+        for n, (key, value) in enumerate(data.items()):
+            if n:
+                pieces.append(sep)
+            pieces += (indent, fmt.dumps(key), fmt.key_sep)
+            if key == "features" and feature_texts:
+                pieces.append(feat_open)
+                for i, text in enumerate(feature_texts):
+                    if i:
+                        pieces.append(feat_sep)
+                    pieces.append(text)
+                pieces.append(feat_close)
+            elif key == "features":
+                pieces.append("[]")
+            else:
+                pieces.append(fmt.dumps(value, level=1))
+        pieces.append(close)
     if fmt.trailing_newline:
-        text += "\n"
+        pieces.append("\n")
+    text = "".join(pieces)
     if fmt.crlf:
         text = text.replace("\n", "\r\n")
     out = text.encode("utf-8", "surrogatepass")

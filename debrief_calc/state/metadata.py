@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from debrief_calc.features import parse_iso
+from debrief_calc.errors import ValidationFailed
 from debrief_calc.state.errors import validation_failed
 
 __all__ = [
@@ -70,6 +70,8 @@ def check_time_state(state: Any, field: str = "timeState") -> dict[str, str]:
     """``{current, start, end}``: ISO-8601 strings with ``start ≤ current ≤ end``."""
     if not isinstance(state, dict):
         raise validation_failed(field, "must be an object {current, start, end} of ISO-8601 times")
+    from debrief_calc.features import parse_iso  # numpy comes with it: only when needed
+
     out: dict[str, str] = {}
     secs: dict[str, float] = {}
     for key in ("current", "start", "end"):
@@ -78,9 +80,9 @@ def check_time_state(state: Any, field: str = "timeState") -> dict[str, str]:
             raise validation_failed(f"{field}.{key}", "is required, as an ISO-8601 string")
         try:
             secs[key] = parse_iso(value)
-        except (ValueError, TypeError) as exc:
+        except (ValidationFailed, ValueError):
             raise validation_failed(
-                f"{field}.{key}", f"{value!r} is not an ISO-8601 time ({exc}); e.g. '2024-11-14T21:16:53Z'"
+                f"{field}.{key}", f"{value!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'", value=value
             ) from None
         out[key] = value
     if not secs["start"] <= secs["current"] <= secs["end"]:
