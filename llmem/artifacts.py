@@ -243,24 +243,33 @@ class Llmem:
         if kind == "annotate" and status != "fresh" and isinstance(content, dict):
             content = self._split_notes(rp, content, status)
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        budget = self.limits.answer_chars - len(json.dumps(out)) - 400
-        page = limit if limit is not None else budget
-        if offset == 0 and len(text) <= min(page, budget):
-            out["content"] = content
-            out["total_chars"] = len(text)
-            return out
-        page = max(1, min(page, budget))
+        cap = self.limits.answer_chars - 300  # room for the envelope around data
+        if offset == 0 and (limit is None or len(text) <= limit):
+            whole = {**out, "content": content, "total_chars": len(text)}
+            if len(json.dumps(whole, ensure_ascii=False, separators=(",", ":"))) <= cap:
+                return whole
         if offset > len(text):
             raise InvalidArgument(
                 f"offset {offset} is past the end of the content ({len(text)} characters)",
                 details={"field": "offset", "rule": "within content", "total_chars": len(text)},
             )
-        chunk = text[offset : offset + page]
-        out["content_page"] = chunk
-        out["offset"] = offset
-        out["total_chars"] = len(text)
-        out["next_offset"] = offset + len(chunk) if offset + len(chunk) < len(text) else None
-        return out
+        page = min(limit or len(text), len(text) - offset) or 1
+        while True:
+            chunk = text[offset : offset + page]
+            end = offset + len(chunk)
+            paged = {
+                **out,
+                "content_page": chunk,
+                "offset": offset,
+                "total_chars": len(text),
+                "next_offset": end if end < len(text) else None,
+            }
+            size = len(json.dumps(paged, ensure_ascii=False, separators=(",", ":")))
+            if size <= cap or page == 1:
+                return paged
+            # Escaping (quotes, newlines) makes a page longer on the wire than in the text: every
+            # character dropped shrinks the answer by at least one, so this ends within a few rounds.
+            page = max(1, len(chunk) - (size - cap))
 
     def _split_notes(self, rp: ResolvedPath, content: dict[str, Any], status: str) -> dict[str, Any]:
         """Stale notes: keep apart those whose symbol still exists from those whose symbol is gone."""
