@@ -60,7 +60,10 @@ def test_load_and_save_of_a_real_plot_keeps_value_key_order_and_odd_geometry(tmp
     path = copy_plot(tmp_path, name)
     original = path.read_bytes()
     doc = load_plot(path)
-    new = save_plot(path, doc.data, fmt=doc.fmt, cache=PlotCache())
+    cache = PlotCache()
+    new = save_plot(path, doc.data, fmt=doc.fmt, cache=cache)
+    doc.data["features"].clear()  # the caller's value, not the cached one
+    assert cache.get(path) is new and new.features
     written = path.read_bytes()
     assert json.loads(written) == json.loads(original)
     assert key_orders(json.loads(written)) == key_orders(json.loads(original))
@@ -382,6 +385,8 @@ def test_time_and_viewport_state_round_trip(tmp_path: Path) -> None:
         "geometry": {"type": "Polygon", "coordinates": [[]]},
         "properties": {"dataType": "metadata", "metadataType": "time", **state},
     }
+    doc, _ = modify_plot(path, lambda d: d.set_time_state(**{**state, "current": "2024-01-01T13:00:00Z"}))
+    assert doc.get_time_state() == {**state, "current": "2024-01-01T13:00:00Z"}
     doc, _ = modify_plot(path, lambda d: d.set_viewport({"bounds": [1, 2, 3, 4]}), cache=PlotCache())
     vp_feature = doc.get_feature("debrief-viewport-metadata")
     assert vp_feature is not None

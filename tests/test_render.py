@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from debrief_calc.errors import ValidationFailed
 from debrief_calc.features import parse_iso
 from debrief_calc.state.render import HIGHLIGHT, render_plot_png
 
@@ -77,6 +78,8 @@ def test_viewport_changes_the_picture(large: dict[str, Any]) -> None:
     assert render_plot_png(large, viewport=[-5.0, 35.5, -4.0, 36.0]) == zoomed
     across = render_plot_png(large, viewport=[170.0, -10.0, -170.0, 10.0])  # over the date line
     assert image(across).size == (1024, 768)
+    with pytest.raises(ValidationFailed):
+        render_plot_png(large, viewport=[0, 10, 1, 5])
 
 
 def test_backdrops_metadata_and_broken_geometry_are_skipped(large: dict[str, Any]) -> None:

@@ -160,10 +160,11 @@ class PlotDoc:
     def get_viewport(self) -> dict[str, list[float]] | None:
         return metadata.get_viewport(self.data)
 
-    def set_time_state(self, state: dict[str, Any]) -> dict[str, str]:
-        """Validate ``{current, start, end}`` and write it into the time metadata feature."""
+    def set_time_state(self, state: dict[str, Any] | None = None, **times: str) -> dict[str, str]:
+        """Validate ``{current, start, end}`` (a dict or keywords) and write it into the time
+        metadata feature."""
         self._check_mutable()
-        clean = metadata.check_time_state(state)
+        clean = metadata.check_time_state({**(state or {}), **times})
         old = self.get_feature(metadata.TIME_ID)
         metadata.put_feature(self.features, metadata.time_feature(clean, old))
         return clean
@@ -209,6 +210,16 @@ class PlotDoc:
             j = index.get(str(f["id"])) if f.get("id") is not None else None
             if j is not None and older._texts[j] is not None and _same(f, older.features[j]):
                 self._texts[i] = older._texts[j]
+
+    def unchanged(self) -> bool:
+        """True when this draft still holds its base's value, feature for feature (cheaper than
+        encoding it to find out)."""
+        base = self._base
+        if base is None or list(self.data) != list(base.data) or len(self.features) != len(base.features):
+            return False
+        if any(k != "features" and not _same(v, base.data[k]) for k, v in self.data.items()):
+            return False
+        return all(self._origin.get(id(f)) == i and _same(f, base.features[i]) for i, f in enumerate(self.features))
 
     def to_bytes(self) -> tuple[bytes, list[str]]:
         """The file's bytes in the doc's layout, and the per-feature texts used."""
@@ -301,7 +312,8 @@ def load_plot(path: Path, *, name: str | None = None) -> PlotDoc:
 class PlotCache:
     """Parsed plots, reused until the file's (size, mtime_ns, inode, device) changes; LRU-bounded."""
 
-    def __init__(self, *, max_entries: int = 32, max_bytes: int = 1 << 30):
+    def __init__(self, *, max_entries: int = 16, max_bytes: int = 200 << 20):
+        # max_bytes counts file bytes; the parsed value takes several times as much memory
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.parse_count = 0
@@ -373,7 +385,7 @@ class PlotCache:
 PLOT_CACHE = PlotCache()
 
 
-def plot_lock(path: Path) -> Any:
+def plot_lock(path: Path) -> contextlib.AbstractContextManager[None]:
     """The cross-process lock of a plot (a hidden sibling lock file, so listings stay clean)."""
     return locked(path.with_name("." + path.name))
 
@@ -403,6 +415,8 @@ def modify_plot(
             )
         draft = base.draft()
         result = fn(draft)
+        if draft.unchanged():
+            return base, result
         raw, texts = draft.to_bytes()
         revision = revision_of(raw)
         if len(raw) == base.size and revision == base.revision:
@@ -418,12 +432,13 @@ def save_plot(
 ) -> PlotDoc:
     """Write a whole plot (a new one, or a replacement) atomically under its lock."""
     cache = cache or PLOT_CACHE
+    fmt = fmt or DEFAULT_FORMAT
+    with _no_gc():  # the cache keeps its own copy, out of the caller's reach
+        own = pickle.loads(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
     with plot_lock(path):
-        fmt = fmt or DEFAULT_FORMAT
-        doc = PlotDoc(path, data, revision="", fmt=fmt, frozen=False)
-        raw, texts = doc.to_bytes()
+        raw, texts = PlotDoc(path, own, revision="", fmt=fmt, frozen=False).to_bytes()
         atomic_write_bytes(path, raw)
-        new = PlotDoc(path, data, revision=revision_of(raw), fmt=fmt, size=len(raw), texts=texts)
+        new = PlotDoc(path, own, revision=revision_of(raw), fmt=fmt, size=len(raw), texts=texts)
         cache.put(path, new)
         return new
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from debrief_calc.errors import CalcError
+from debrief_calc.state.metadata import check_bounds
 
 __all__ = ["HIGHLIGHT", "render_plot_png"]
 
@@ -191,9 +192,7 @@ def render_plot_png(
 
     width, height = max(int(width), 64), max(int(height), 64)
     items = _items(doc_data.get("features") or [], {str(s) for s in selection})
-    if isinstance(viewport, dict):
-        viewport = viewport.get("bounds")
-    bounds = list(viewport) if viewport is not None else _data_bounds(items)
+    bounds = check_bounds(viewport, "viewport") if viewport is not None else _data_bounds(items)
     box = (_MARGIN_SIDE, _MARGIN_TOP, width - _MARGIN_SIDE, height - _MARGIN_BOTTOM)
     proj = _Projection(bounds, box)
     img = Image.new("RGB", (width, height), BACKGROUND)
