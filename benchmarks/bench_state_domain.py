@@ -2,9 +2,10 @@
 
     python benchmarks/bench_state_domain.py [--plot FILE] [--runs N]
 
-On a temporary copy of the plot: ``modify_plot`` applying ``setSelection`` (validated, nothing
-to write: the selection lives in the store), ``setViewport`` and ``updateFeatures`` of one
-track (each a real change: lock, re-check, copy, apply, encode, atomic write with fsync), next
+On a temporary copy of the plot: ``apply_to_plot`` (``modify_plot`` with a shallow draft)
+applying ``setSelection`` (validated, nothing to write: the selection lives in the store),
+``setViewport`` and ``updateFeatures`` of one track (each a real change: lock, re-check, copy,
+apply, encode, atomic write with fsync), the last two also through a deep-copy draft, next
 to a baseline of a bare ``json.loads`` + ``json.dumps(indent=2)`` + atomic write of the same
 file. Also the warm cache read and the 1024×768 render. Targets: p50 under 20 ms for the
 changes, under 300 ms for the render.
@@ -27,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from debrief_calc.features import parse_iso
-from debrief_calc.state.commands import apply_command
+from debrief_calc.state.commands import apply_command, apply_to_plot
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 from debrief_calc.state.render import render_plot_png
 from llmem.fsutil import atomic_write_bytes
@@ -48,7 +49,7 @@ def measure(fn: Callable[[int], Any], runs: int) -> list[float]:
 def line(name: str, ms: list[float], baseline: float | None = None, target: float | None = None) -> str:
     p50 = statistics.median(ms)
     p95 = sorted(ms)[max(int(len(ms) * 0.95) - 1, 0)]
-    text = f"{name:<44} p50 {p50:8.2f} ms   p95 {p95:8.2f} ms"
+    text = f"{name:<44} p50 {p50:8.3f} ms   p95 {p95:8.3f} ms"
     if baseline:
         text += f"   {p50 / baseline:5.2f}x baseline"
     if target is not None:
@@ -75,7 +76,13 @@ def main() -> None:
             data = json.loads(base_path.read_bytes())
             atomic_write_bytes(base_path, json.dumps(data, indent=2, ensure_ascii=False).encode())
 
-        def change(command: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
+        def shallow(command: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
+            def run(i: int) -> None:
+                apply_to_plot(path, command(i), cache=cache)
+
+            return run
+
+        def deep(command: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
             def run(i: int) -> None:
                 cmd = command(i)
 
@@ -102,13 +109,16 @@ def main() -> None:
         base = statistics.median(base_ms)
         print(line("baseline: json.loads + dumps + atomic write", base_ms))
         print(line("cache.get (warm, stat only)", measure(lambda _: cache.get(path), args.runs)))
-        print(line("modify_plot setSelection (no write)", measure(change(select), args.runs), base, 20))
-        print(line("modify_plot setViewport (write)", measure(change(viewport), args.runs), base, 20))
-        print(
-            line(
-                "modify_plot updateFeatures 1 track (write)", measure(change(updates.__getitem__), args.runs), base, 20
-            )
-        )
+        update = updates.__getitem__
+        rows = [
+            ("apply_to_plot setSelection (no write)", shallow(select)),
+            ("apply_to_plot setViewport (write)", shallow(viewport)),
+            ("  same through a deep-copy draft", deep(viewport)),
+            ("apply_to_plot updateFeatures 1 track (write)", shallow(update)),
+            ("  same through a deep-copy draft", deep(update)),
+        ]
+        for label, fn in rows:
+            print(line(label, measure(fn, args.runs), base, 20))
 
         data = cache.get(path).data
         t = parse_iso(track["properties"]["timestamps"][len(track["properties"]["timestamps"]) // 2])

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from debrief_calc.errors import FeatureNotFound, ValidationFailed
-from debrief_calc.state.commands import ALIASES, COMMANDS, CommandOutcome, apply_command
+from debrief_calc.state.commands import ALIASES, COMMANDS, CommandOutcome, apply_command, apply_to_plot
 from debrief_calc.state.errors import InvalidCommand
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 
@@ -357,6 +357,28 @@ def test_failing_third_step_leaves_the_file_byte_identical(tmp_path: Path) -> No
         modify_plot(path, run, cache=cache)
     assert path.read_bytes() == before
     assert cache.get(path) is cached and "f-1" in cached.index_by_id()
+
+
+def test_apply_to_plot_all_or_nothing_and_no_aliasing(tmp_path: Path) -> None:
+    path = tmp_path / "large.plot.json"
+    shutil.copyfile(DATA / "large-sample.plot.json", path)
+    cache = PlotCache()
+    cached = cache.get(path)
+    snapshot = copy.deepcopy(cached.data)
+    before = path.read_bytes()
+    bad = [{"command": "deleteFeatures", "payload": ["f-1"]}, {"command": "setSelection", "payload": ["f-1"]}]
+    with pytest.raises(FeatureNotFound):
+        apply_to_plot(path, bad, cache=cache)
+    assert path.read_bytes() == before and cache.get(path) is cached and cached.data == snapshot
+
+    mine = point("mine")
+    doc, out = apply_to_plot(path, {"command": "addFeatures", "payload": [mine]}, cache=cache, selection=["f-1"])
+    assert out.added_ids == ["mine"] and out.selection is None
+    mine["properties"]["name"] = "changed afterwards"
+    assert cache.get(path) is doc
+    assert doc.get_feature("mine") == point("mine")
+    assert json.loads(path.read_bytes())["features"][-1] == point("mine")
+    assert cached.data == snapshot
 
 
 # ---------------------------------------------------------------- references

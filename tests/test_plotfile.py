@@ -347,6 +347,25 @@ def test_in_place_change_of_a_feature_is_written_and_cached(tmp_path: Path) -> N
     assert new.revision != load_plot(DATA / "large-sample.plot.json").revision
 
 
+def test_shallow_draft_replaces_features_and_reuses_the_rest(tmp_path: Path) -> None:
+    path = copy_plot(tmp_path)
+    cache = PlotCache()
+    base = cache.get(path)
+    snapshot = json.loads(path.read_bytes())
+
+    def replace_zone(doc: PlotDoc) -> None:
+        i = doc.index_by_id()["z-2"]
+        doc.features[i] = {**doc.features[i], "properties": {"name": "renamed"}}
+
+    new, _ = modify_plot(path, replace_zone, cache=cache, shallow=True)
+    assert base.data == snapshot  # the shared doc was not touched
+    assert new.features[0] is base.features[0]
+    snapshot["features"][5]["properties"] = {"name": "renamed"}
+    assert json.loads(path.read_bytes()) == snapshot
+    again, _ = modify_plot(path, lambda d: None, cache=cache, shallow=True)
+    assert again is new
+
+
 def test_expected_revision_conflict(tmp_path: Path) -> None:
     path = copy_plot(tmp_path)
     cache = PlotCache()
@@ -401,12 +420,16 @@ WORKER = """
 import sys
 from pathlib import Path
 from debrief_calc.state.plotfile import modify_plot
-from debrief_calc.state.commands import apply_command
+from debrief_calc.state.commands import apply_command, apply_to_plot
 path, tag, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
     feature = {"type": "Feature", "id": f"{tag}-{i}", "geometry": {"type": "Point", "coordinates": [i, 1]},
                "properties": {"dataType": "reference-point", "name": f"{tag} {i}"}}
-    modify_plot(path, lambda d: apply_command(d.data, {"command": "addFeatures", "payload": [feature]}))
+    command = {"command": "addFeatures", "payload": [feature]}
+    if i % 2:  # both the deep-copy and the shallow draft
+        modify_plot(path, lambda d: apply_command(d.data, command))
+    else:
+        apply_to_plot(path, command)
 """
 
 
@@ -430,8 +453,7 @@ def test_eight_processes_lose_no_write(tmp_path: Path) -> None:
 KILLABLE = """
 import sys
 from pathlib import Path
-from debrief_calc.state.plotfile import modify_plot
-from debrief_calc.state.commands import apply_command
+from debrief_calc.state.commands import apply_to_plot
 path = Path(sys.argv[1])
 i = 0
 while True:
@@ -439,7 +461,7 @@ while True:
     name = "x" * (i % 7000)  # the file changes size too
     cmd = {"command": "updateFeatures", "payload": [{"type": "Feature", "id": "p-3",
            "geometry": {"type": "Point", "coordinates": [i % 180, 1]}, "properties": {"name": name}}]}
-    modify_plot(path, lambda d: apply_command(d.data, cmd))
+    apply_to_plot(path, cmd)
     print(i, flush=True)
 """
 

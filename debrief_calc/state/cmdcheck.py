@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,7 +107,21 @@ def _parse(command: Any, at: str, depth: int, resolver: Resolver | None, out: li
         for i, step in enumerate(steps):
             _parse(step, f"{at}.payload[{i}]", depth + 1, resolver, out)
         return
+    if canonical in _ADOPTED:
+        payload = _clone(payload)
     out.append(Step(canonical, _CHECKS[canonical](payload, f"{at}.payload"), at))
+
+
+#: Commands whose payload objects end up inside the plot: they get their own copy, so that the
+#: caller changing its objects later cannot reach into a cached plot.
+_ADOPTED = {"addFeatures", "updateFeatures", "setFeatureCollection"}
+
+
+def _clone(value: Any) -> Any:
+    try:
+        return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return value  # not plain data: the shape checks that follow will say what is wrong
 
 
 def _check_feature(f: Any, at: str, *, need_id: bool = False) -> dict[str, Any]:

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from debrief_calc.state import metadata
 from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, MAX_DEPTH, Resolver, Step, bad, parse_command
 from debrief_calc.state.errors import feature_not_found
+from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 
-__all__ = ["ALIASES", "COMMANDS", "MAX_DEPTH", "CommandOutcome", "Resolver", "apply_command"]
+__all__ = ["ALIASES", "COMMANDS", "MAX_DEPTH", "CommandOutcome", "Resolver", "apply_command", "apply_to_plot"]
 
 _STATE_IDS = (metadata.TIME_ID, metadata.VIEWPORT_ID)
 
@@ -240,3 +242,25 @@ def apply_command(
     if not out.summary and not out.display:
         out.summary.append("nothing to do")
     return out
+
+
+def apply_to_plot(
+    path: Path,
+    command: Any,
+    *,
+    expected_revision: str | None = None,
+    resolve_reference: Resolver | None = None,
+    selection: Sequence[str] | None = None,
+    name: str | None = None,
+    cache: PlotCache | None = None,
+) -> tuple[PlotDoc, CommandOutcome]:
+    """:func:`apply_command` on a plot file: locked, re-read, all or nothing, written atomically.
+
+    Returns the plot as now written (its ``revision``) and the outcome. Commands replace features
+    and never alter them, so the cheap shallow draft of :func:`modify_plot` is safe here.
+    """
+
+    def run(doc: PlotDoc) -> CommandOutcome:
+        return apply_command(doc.data, command, resolve_reference=resolve_reference, selection=selection)
+
+    return modify_plot(path, run, expected_revision, name=name, cache=cache, shallow=True)

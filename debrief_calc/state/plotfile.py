@@ -128,6 +128,7 @@ class PlotDoc:
         self._base: PlotDoc | None = None
         self._origin: dict[int, int] = {}
         self._keep: list[Any] = []
+        self._shallow = False
 
     def __repr__(self) -> str:
         return f"PlotDoc({self.path.name!r}, {len(self.features)} features, revision={self.revision})"
@@ -181,12 +182,22 @@ class PlotDoc:
         if self.frozen:
             raise RuntimeError("this PlotDoc is shared by the cache; change plots through modify_plot()")
 
-    def draft(self) -> PlotDoc:
-        """A private, mutable deep copy that remembers which of its features came from here."""
-        with _no_gc():
-            data = pickle.loads(pickle.dumps(self.data, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
+    def draft(self, *, shallow: bool = False) -> PlotDoc:
+        """A mutable copy that remembers which of its features came from here.
+
+        Deep by default. ``shallow``: only the top-level dict and the features list are new and
+        the feature objects are shared with this doc, so a change must replace a feature, never
+        alter one in place (``apply_command`` works that way); a copy then costs microseconds.
+        """
+        if shallow:
+            data = dict(self.data)
+            data["features"] = list(self.features)
+        else:
+            with _no_gc():
+                data = pickle.loads(pickle.dumps(self.data, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
         out = PlotDoc(self.path, data, revision=self.revision, fmt=self.fmt, size=self.size, frozen=False)
         out._base = self
+        out._shallow = shallow
         out._keep = list(out.features)  # keeps the ids in _origin from being reused
         out._origin = {id(f): i for i, f in enumerate(out._keep)}
         return out
@@ -211,6 +222,12 @@ class PlotDoc:
             if j is not None and older._texts[j] is not None and _same(f, older.features[j]):
                 self._texts[i] = older._texts[j]
 
+    def _kept(self, f: Any, i: int | None) -> bool:
+        """Whether draft feature ``f``, copied from base feature ``i``, still holds its value."""
+        if i is None or self._base is None:
+            return False
+        return self._shallow or _same(f, self._base.features[i])
+
     def unchanged(self) -> bool:
         """True when this draft still holds its base's value, feature for feature (cheaper than
         encoding it to find out)."""
@@ -219,7 +236,7 @@ class PlotDoc:
             return False
         if any(k != "features" and not _same(v, base.data[k]) for k, v in self.data.items()):
             return False
-        return all(self._origin.get(id(f)) == i and _same(f, base.features[i]) for i, f in enumerate(self.features))
+        return all(self._origin.get(id(f)) == i and self._kept(f, i) for i, f in enumerate(self.features))
 
     def to_bytes(self) -> tuple[bytes, list[str]]:
         """The file's bytes in the doc's layout, and the per-feature texts used."""
@@ -232,8 +249,8 @@ class PlotDoc:
         base = self._base
         texts: list[str] = []
         for f in feats:
-            i = self._origin.get(id(f)) if base is not None else None
-            if base is not None and i is not None and _same(f, base.features[i]):
+            i = self._origin.get(id(f))
+            if base is not None and i is not None and self._kept(f, i):
                 texts.append(base.feature_text(i))
             else:
                 texts.append(dump_feature(f, self.fmt))
@@ -397,11 +414,14 @@ def modify_plot(
     *,
     name: str | None = None,
     cache: PlotCache | None = None,
+    shallow: bool = False,
 ) -> tuple[PlotDoc, R]:
     """Read-modify-write ``path`` under its lock; ``fn`` changes a private draft in place.
 
-    ``fn`` raising leaves file and cache untouched. A draft whose bytes come out unchanged is not
-    written (the revision stays). Returns the new shared doc and ``fn``'s result.
+    ``fn`` raising leaves file and cache untouched. A draft that still holds the same value is
+    not written (the revision stays). ``shallow`` gives ``fn`` a :meth:`PlotDoc.draft` that
+    shares the feature objects (for functions that replace features and never alter them).
+    Returns the new shared doc and ``fn``'s result.
     """
     cache = cache or PLOT_CACHE
     name = name or path.name
@@ -413,7 +433,7 @@ def modify_plot(
                 "read it again and retry with the new revision",
                 details={"filename": name, "expected_revision": expected_revision, "revision": base.revision},
             )
-        draft = base.draft()
+        draft = base.draft(shallow=shallow)
         result = fn(draft)
         if draft.unchanged():
             return base, result
