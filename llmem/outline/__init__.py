@@ -46,7 +46,11 @@ _LANGUAGES = ["python", "typescript", "tsx", "javascript", "go", "rust", "java"]
 
 def detect_language(path: str) -> str | None:
     """The language of a file, judged by its extension (case-insensitive), or ``None``."""
-    return _EXTENSIONS.get(splitext(path.replace("\\", "/"))[1].lower())
+    start = max(path.rfind("/"), path.rfind("\\")) + 1
+    dot = path.rfind(".")
+    if dot <= start or not path[start:dot].strip("."):  # as os.path.splitext: ".py" has no extension
+        return None
+    return _EXTENSIONS.get(path[dot:].lower())
 
 
 def supported_languages() -> list[str]:
@@ -58,7 +62,8 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
 
     An unknown language, undecodable bytes or a failing parser give ``mode="fallback"`` with
     the line count and the reason; Python syntax errors too. Tree-sitter languages recover from
-    syntax errors and keep ``mode="full"`` with whatever declarations they still recognise.
+    syntax errors and keep ``mode="full"`` with whatever declarations they still recognise, and
+    a ``reason`` that says where the first error is.
     """
     language = detect_language(rel_path)
     size = len(data)
@@ -67,7 +72,8 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
     if language is None:
         ext = splitext(rel_path)[1]
         reason = f"unsupported language {ext}" if ext else "unsupported language (no file extension)"
-        return _fallback(rel_path, None, reason, lines, size, digest)
+        return _fallback(rel_path, None, reason, lines=lines, size=size, digest=digest)
+    note = None
     try:
         if language == "python":
             from llmem.outline.python import outline_python
@@ -76,16 +82,17 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
         else:
             from llmem.outline.treesitter import outline_treesitter
 
-            imports, symbols = outline_treesitter(language, data)
+            imports, symbols, note = outline_treesitter(language, data)
     except OutlineFailure as exc:
-        return _fallback(rel_path, language, str(exc), lines, size, digest)
+        return _fallback(rel_path, language, str(exc), lines=lines, size=size, digest=digest)
     except Exception as exc:  # a parser bug must cost one file its symbols, never the whole parse
         reason = f"parser error: {type(exc).__name__}: {exc}"
-        return _fallback(rel_path, language, reason, lines, size, digest)
+        return _fallback(rel_path, language, reason, lines=lines, size=size, digest=digest)
     return Outline(
         path=rel_path,
         language=language,
         mode="full",
+        reason=note,
         line_count=lines,
         size=size,
         sha256=digest,
@@ -94,9 +101,15 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
     )
 
 
-def _fallback(path: str, language: str | None, reason: str, lines: int, size: int, digest: str) -> Outline:
+def _fallback(path: str, language: str | None, reason: str, *, lines: int, size: int, digest: str) -> Outline:
     return Outline(
-        path=path, language=language, mode="fallback", reason=reason, line_count=lines, size=size, sha256=digest
+        path=path,
+        language=language,
+        mode="fallback",
+        reason=reason,
+        line_count=lines,
+        size=size,
+        sha256=digest,
     )
 
 

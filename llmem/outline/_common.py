@@ -19,8 +19,7 @@ SIGNATURE_CAP = 200
 DOC_CAP = 500
 DECORATOR_CAP = 200
 
-_WS = re.compile(r"\s+")
-# Leading comment markers: "/**", "/*!", "/*", "///", "//!", "//", "#", and the " * " gutter of block comments.
+# Leading comment markers: /** /*! /* /// //! // #, and the " * " gutter of block comments.
 _LINE_MARK = re.compile(r"^\s*(?:/\*+!?|\*+(?!/)|//[/!]?|#)?\s?")
 _BLOCK_END = re.compile(r"\s*\*+/\s*$")
 
@@ -35,7 +34,7 @@ def cap(text: str, limit: int) -> str:
 
 def one_line(text: str, limit: int = SIGNATURE_CAP) -> str:
     """Fold every run of whitespace (newlines included) into one space, then cap."""
-    return cap(_WS.sub(" ", text).strip(), limit)
+    return cap(" ".join(text.split()), limit)
 
 
 def count_lines(data: bytes) -> int:

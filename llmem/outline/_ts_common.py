@@ -29,7 +29,7 @@ def last_row(node: Node) -> int:
 
 def first_row(node: Node, skip: Collection[str] = ()) -> int:
     """0-based row where the declaration proper starts, after any decorators/annotations in ``skip``."""
-    if skip:
+    if skip and node.child_count and node.child(0).type in skip:
         for child in node.children:
             if child.type not in skip:
                 return child.start_point.row
@@ -50,7 +50,10 @@ class Source:
     def span(self, start: int, end: int, limit: int = SIGNATURE_CAP) -> str:
         """Bytes ``start:end`` on one line, capped (reading at most a few times ``limit``)."""
         end = min(end, start + 4 * limit)
-        return one_line(self.data[start:end].decode("utf-8", "replace"), limit)
+        text = " ".join(self.data[start:end].decode("utf-8", "replace").split())
+        # parameters laid out one per line fold to "( a, b, )": tidy them back to "(a, b)"
+        text = text.replace("( ", "(").replace(" )", ")").replace(",)", ")")
+        return cap(text, limit)
 
     def signature(self, start: int, body: Node | None, end: int) -> str:
         """The header of a declaration: from ``start`` to its body (or ``end``), without ``;``/``=``."""
@@ -61,7 +64,7 @@ class Source:
         text = self.text(node).strip().removeprefix(strip)
         if strip == "#[":  # a Rust attribute: #[derive(Debug)]
             text = text.removesuffix("]")
-        return cap(one_line(text, DECORATOR_CAP), DECORATOR_CAP)
+        return one_line(text, DECORATOR_CAP)
 
     def comments(self, nodes: list[Node]) -> str | None:
         return clean_comment("\n".join(self.text(n).rstrip() for n in nodes)) if nodes else None
@@ -73,6 +76,7 @@ class Source:
         prefix: str,
         signature: str,
         start_row: int,
+        *,
         node: Node,
         member: Member | None = None,
         children: list[Symbol] | None = None,
@@ -116,31 +120,31 @@ def members(
     """
     comments: list[Node] = []
     decorators: list[Node] = []
-    prev_end = -1
+    prev: Node | None = None  # the last code (not comment) node seen
     for child in children:
         ctype = child.type
         if ctype in comment_types:
             start = child.start_point.row
-            if start == prev_end and not comments:
+            if not comments and prev is not None and start == last_row(prev):
                 continue
             if comments and start > last_row(comments[-1]) + 1:
                 comments = []
             comments.append(child)
-            prev_end = last_row(child)
             continue
         if ctype in decorator_types:
             decorators.append(child)
-            prev_end = last_row(child)
             continue
+        prev = child
         if not child.is_named:
-            prev_end = last_row(child)
             continue
         doc = None
         if comments:
             top = decorators[0].start_point.row if decorators else child.start_point.row
             if last_row(comments[-1]) >= top - 1:
                 doc = src.comments(comments)
-        yield Member(child, doc, [src.decorator(d, decorator_prefix) for d in decorators])
-        comments = []
-        decorators = []
-        prev_end = last_row(child)
+            comments = []
+        if decorators:
+            yield Member(child, doc, [src.decorator(d, decorator_prefix) for d in decorators])
+            decorators = []
+        else:
+            yield Member(child, doc, [])

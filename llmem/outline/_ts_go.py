@@ -65,12 +65,12 @@ class _Extractor:
         elif t == "function_declaration":
             sig = src.signature(node.start_byte, node.child_by_field_name("body"), node.end_byte)
             name = _name(src, node)
-            items.append((src.symbol("function", name, "", sig, node.start_point.row, node, member), ""))
+            items.append((src.symbol("function", name, "", sig, node.start_point.row, node=node, member=member), ""))
         elif t == "method_declaration":
             receiver = _receiver_type(src, node.child_by_field_name("receiver"))
             sig = src.signature(node.start_byte, node.child_by_field_name("body"), node.end_byte)
             prefix = receiver + "." if receiver else ""
-            symbol = src.symbol("method", _name(src, node), prefix, sig, node.start_point.row, node, member)
+            symbol = src.symbol("method", _name(src, node), prefix, sig, node.start_point.row, node=node, member=member)
             items.append((symbol, receiver))
         elif t == "type_declaration":
             for spec_member in self._grouped(member, node, ("type_spec", "type_alias")):
@@ -84,7 +84,7 @@ class _Extractor:
                 sig = keyword + " " + src.span(spec.start_byte, spec.end_byte)
                 for name_node in spec.children_by_field_name("name"):
                     name = src.text(name_node)
-                    symbol = src.symbol("constant", name, "", sig, spec.start_point.row, spec, spec_member)
+                    symbol = src.symbol("constant", name, "", sig, spec.start_point.row, node=spec, member=spec_member)
                     items.append((symbol, ""))
         elif t == "ERROR":
             for child in members(node.children, src, _COMMENTS):
@@ -117,11 +117,19 @@ class _Extractor:
                     if m.node.type in ("method_elem", "method_spec"):
                         msig = src.span(m.node.start_byte, m.node.end_byte)
                         children.append(
-                            src.symbol("method", _name(src, m.node), name + ".", msig, m.node.start_point.row, m.node, m)
+                            src.symbol(
+                                "method",
+                                _name(src, m.node),
+                                name + ".",
+                                msig,
+                                m.node.start_point.row,
+                                node=m.node,
+                                member=m,
+                            )
                         )
         else:
             sig = "type " + src.span(spec.start_byte, spec.end_byte)
-        return src.symbol(kind, name, "", sig, spec.start_point.row, spec, member, children)
+        return src.symbol(kind, name, "", sig, spec.start_point.row, node=spec, member=member, children=children)
 
 
 def _name(src: Source, node: Node) -> str:

@@ -87,13 +87,13 @@ class _Extractor:
         sig, start_row, decorators = self.header(node, body)
         children = self.members(body.children, prefix + name + ".") if body is not None else []
         member = Member(node, member.doc, member.decorators + decorators)
-        return self.src.symbol(kind, name, prefix, sig, start_row, node, member, children)
+        return self.src.symbol(kind, name, prefix, sig, start_row, node=node, member=member, children=children)
 
     def method(self, member: Member, node: Node, prefix: str) -> Symbol:
         body = node.child_by_field_name("body")
         sig, start_row, decorators = self.header(node, body)
         member = Member(node, member.doc, member.decorators + decorators)
-        return self.src.symbol("method", _name(self.src, node), prefix, sig, start_row, node, member)
+        return self.src.symbol("method", _name(self.src, node), prefix, sig, start_row, node=node, member=member)
 
     def import_(self, node: Node) -> None:
         text = one_line(self.src.text(node)).removeprefix("import").removesuffix(";").strip()

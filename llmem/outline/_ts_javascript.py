@@ -17,12 +17,25 @@ _COMMENTS = frozenset({"comment", "html_comment"})
 _DECORATORS = frozenset({"decorator"})
 _UPPER = re.compile(r"_*[A-Z][A-Z0-9_]*\Z")
 _FUNCTION_VALUES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function", "generator_function_declaration"}
+    {
+        "arrow_function",
+        "function_expression",
+        "function",
+        "generator_function",
+        "generator_function_declaration",
+    }
 )
 _CLASSES = frozenset({"class_declaration", "abstract_class_declaration", "class"})
 _FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration", "function_signature"})
 _METHODS = frozenset({"method_definition", "abstract_method_signature", "method_signature"})
 _FIELDS = frozenset({"public_field_definition", "field_definition"})
+
+
+def _own_decorators(src: Source, node: Node) -> list[str]:
+    """Decorators parsed as children of the declaration itself (they lead it)."""
+    if not node.child_count or node.child(0).type != "decorator":
+        return []
+    return [src.decorator(d) for d in node.children if d.type == "decorator"]
 
 
 def _string(src: Source, node: Node | None) -> str:
@@ -99,7 +112,7 @@ class _Extractor:
                 names = ["*"]
             self.imports.append(ImportRef(module=_string(self.src, source), names=names, line=node.start_point.row + 1))
             return
-        decorators = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+        decorators = _own_decorators(self.src, node)
         if decorators:
             member = Member(member.node, member.doc, member.decorators + decorators)
         declaration = node.child_by_field_name("declaration")
@@ -114,7 +127,7 @@ class _Extractor:
         elif value.type in _FUNCTION_VALUES:
             name = self._name(value) or "default"
             sig = self.src.signature(value.start_byte, value.child_by_field_name("body"), value.end_byte)
-            out.append(self.src.symbol("function", name, prefix, sig, value.start_point.row, value, member))
+            out.append(self.src.symbol("function", name, prefix, sig, value.start_point.row, node=value, member=member))
 
     # -- declarations --------------------------------------------------------------------
 
@@ -126,7 +139,7 @@ class _Extractor:
         body = None if whole else node.child_by_field_name("body")
         start = first_row(node, _DECORATORS)
         sig = self.src.signature(node.start_byte, body, node.end_byte)
-        return self.src.symbol(kind, self._name(node), prefix, sig, start, node, member)
+        return self.src.symbol(kind, self._name(node), prefix, sig, start, node=node, member=member)
 
     def function(self, member: Member, node: Node, prefix: str, kind: SymbolKind) -> Symbol:
         return self.simple(member, node, prefix, kind)
@@ -136,7 +149,7 @@ class _Extractor:
         body = node.child_by_field_name("body")
         start_child = next((c for c in node.children if c.type != "decorator"), node)
         sig = self.src.signature(start_child.start_byte, body, node.end_byte)
-        decorators = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+        decorators = _own_decorators(self.src, node)
         if decorators:
             member = Member(member.node, member.doc, member.decorators + decorators)
         children: list[Symbol] = []
@@ -144,13 +157,22 @@ class _Extractor:
             qualified = prefix + name + "."
             for m in members(body.children, self.src, _COMMENTS, _DECORATORS):
                 self.class_member(m, qualified, children)
-        return self.src.symbol("class", name, prefix, sig, start_child.start_point.row, node, member, children)
+        return self.src.symbol(
+            "class",
+            name,
+            prefix,
+            sig,
+            start_child.start_point.row,
+            node=node,
+            member=member,
+            children=children,
+        )
 
     def class_member(self, member: Member, prefix: str, out: list[Symbol]) -> None:
         node = member.node
         t = node.type
         if t in _METHODS:
-            inner = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+            inner = _own_decorators(self.src, node)
             if inner:
                 member = Member(node, member.doc, member.decorators + inner)
             out.append(self.simple(member, node, prefix, "method"))
@@ -161,13 +183,15 @@ class _Extractor:
             name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
             if name_node is None:
                 return
-            inner = [self.src.decorator(d) for d in node.children_by_field_name("decorator")]
+            inner = _own_decorators(self.src, node)
             if inner:
                 member = Member(node, member.doc, member.decorators + inner)
             start = first_row(node, _DECORATORS)
             start_child = next((c for c in node.children if c.type != "decorator"), node)
             sig = self.src.signature(start_child.start_byte, value.child_by_field_name("body"), node.end_byte)
-            out.append(self.src.symbol("method", self.src.text(name_node), prefix, sig, start, node, member))
+            out.append(
+                self.src.symbol("method", self.src.text(name_node), prefix, sig, start, node=node, member=member)
+            )
         elif t == "ERROR":
             for child in members(node.children, self.src, _COMMENTS, _DECORATORS):
                 self.class_member(child, prefix, out)
@@ -195,7 +219,9 @@ class _Extractor:
             else:
                 continue
             sig = keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte)
-            out.append(self.src.symbol(kind, name, prefix, sig, declarator.start_point.row, declarator, member))
+            out.append(
+                self.src.symbol(kind, name, prefix, sig, declarator.start_point.row, node=declarator, member=member)
+            )
 
     def _require(self, call: Node, declarator: Node) -> bool:
         """``const x = require("m")`` (CommonJS) is an import, not a symbol."""
@@ -222,7 +248,9 @@ class _Extractor:
         body = node.child_by_field_name("body")
         children = self.statements(body.children, prefix + name + ".") if body is not None else []
         sig = self.src.signature(node.start_byte, body, node.end_byte)
-        return self.src.symbol("module", name, prefix, sig, node.start_point.row, node, member, children)
+        return self.src.symbol(
+            "module", name, prefix, sig, node.start_point.row, node=node, member=member, children=children
+        )
 
 
 def extract(root: Node, src: Source) -> tuple[list[ImportRef], list[Symbol]]:

@@ -53,17 +53,31 @@ class _Extractor:
         src = self.src
         if t in _FUNCTIONS:
             sig = src.signature(node.start_byte, node.child_by_field_name("body"), node.end_byte)
-            out.append(src.symbol(fn_kind, _name(src, node), prefix, sig, node.start_point.row, node, member))
+            out.append(
+                src.symbol(fn_kind, _name(src, node), prefix, sig, node.start_point.row, node=node, member=member)
+            )
         elif t in _KINDS:
             body = None if t in _WHOLE else node.child_by_field_name("body")
             sig = src.signature(node.start_byte, body, node.end_byte)
-            out.append(src.symbol(_KINDS[t], _name(src, node), prefix, sig, node.start_point.row, node, member))
+            kind = _KINDS[t]
+            out.append(src.symbol(kind, _name(src, node), prefix, sig, node.start_point.row, node=node, member=member))
         elif t == "trait_item":
             name = _name(src, node)
             body = node.child_by_field_name("body")
             children = self.items(body.children, prefix + name + ".", "method") if body is not None else []
             sig = src.signature(node.start_byte, body, node.end_byte)
-            out.append(src.symbol("trait", name, prefix, sig, node.start_point.row, node, member, children))
+            out.append(
+                src.symbol(
+                    "trait",
+                    name,
+                    prefix,
+                    sig,
+                    node.start_point.row,
+                    node=node,
+                    member=member,
+                    children=children,
+                )
+            )
         elif t == "impl_item":
             out.append(self.impl(member, node, prefix))
         elif t == "mod_item":
@@ -71,7 +85,18 @@ class _Extractor:
             body = node.child_by_field_name("body")
             children = self.items(body.children, prefix + name + ".") if body is not None else []
             sig = src.signature(node.start_byte, body, node.end_byte)
-            out.append(src.symbol("module", name, prefix, sig, node.start_point.row, node, member, children))
+            out.append(
+                src.symbol(
+                    "module",
+                    name,
+                    prefix,
+                    sig,
+                    node.start_point.row,
+                    node=node,
+                    member=member,
+                    children=children,
+                )
+            )
         elif t == "use_declaration":
             argument = node.child_by_field_name("argument")
             if argument is not None:
@@ -92,12 +117,15 @@ class _Extractor:
         owner = prefix + _base_type(type_text) + "."
         children = self.items(body.children, owner, "method") if body is not None else []
         sig = src.signature(node.start_byte, body, node.end_byte)
-        return src.symbol("impl", name, prefix, sig, node.start_point.row, node, member, children)
+        return src.symbol("impl", name, prefix, sig, node.start_point.row, node=node, member=member, children=children)
 
     def use(self, node: Node, base: str, line: int) -> None:
         """Flatten a ``use`` tree into one import per module path: ``a::{b::{C, D}, E}``."""
         src = self.src
-        join = (lambda p: base + "::" + p) if base else (lambda p: p)
+
+        def join(path: str) -> str:
+            return base + "::" + path if base else path
+
         t = node.type
         if t == "scoped_use_list":
             path = node.child_by_field_name("path")
@@ -106,21 +134,21 @@ class _Extractor:
             if use_list is not None:
                 self.use(use_list, inner, line)
         elif t == "use_list":
-            names: list[str] = []
-            for child in node.named_children:
-                if child.type in ("identifier", "self", "crate", "super"):
-                    names.append(src.text(child))
-                elif child.type not in _COMMENTS:
-                    self.use(child, base, line)
+            items = [c for c in node.named_children if c.type not in _COMMENTS]
+            plain = ("identifier", "self", "crate", "super")
+            names = [src.text(c) for c in items if c.type in plain]
             if names:
                 self.imports.append(ImportRef(module=base, names=names, line=line))
+            for child in items:
+                if child.type not in plain:
+                    self.use(child, base, line)
         elif t == "use_as_clause":
             path = node.child_by_field_name("path")
             if path is not None:
                 self.use(path, base, line)
         elif t == "use_wildcard":
-            path = src.text(node).removesuffix("*").removesuffix("::")
-            self.imports.append(ImportRef(module=join(path) if path else base, names=["*"], line=line))
+            prefix = src.text(node).removesuffix("*").removesuffix("::")
+            self.imports.append(ImportRef(module=join(prefix) if prefix else base, names=["*"], line=line))
         else:  # a plain path: std::fmt, crate::a::B, serde
             module, _, name = join(src.text(node)).rpartition("::")
             if module:

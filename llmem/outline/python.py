@@ -32,9 +32,9 @@ _TYPE_FACTORIES = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # the ``type X = ...`` statement, Python 3.12+
 _TRY_STAR = getattr(ast, "TryStar", None)
+_Located = ast.expr | ast.stmt | ast.arg | ast.keyword
 _COMPOUND: tuple[type[ast.stmt], ...] = tuple(
-    t for t in (ast.If, ast.Try, _TRY_STAR, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
-    if t is not None
+    t for t in (ast.If, ast.Try, _TRY_STAR, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While) if t is not None
 )
 
 
@@ -46,8 +46,10 @@ def _decode(data: bytes) -> tuple[str, bytes]:
         raise OutlineFailure(f"undecodable: {exc.msg}") from None
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise OutlineFailure(f"undecodable: not valid {encoding}: {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise OutlineFailure(f"undecodable: not valid {encoding} at byte {exc.start}") from None
+    except LookupError:
+        raise OutlineFailure(f"undecodable: unknown encoding {encoding}") from None
     if encoding == "utf-8":
         return text, data
     if encoding == "utf-8-sig":
@@ -62,12 +64,12 @@ class _Extractor:
 
     # -- source slices -------------------------------------------------------------------
 
-    def seg(self, node: ast.AST, limit: int = SIGNATURE_CAP) -> str:
+    def seg(self, node: _Located, limit: int = SIGNATURE_CAP) -> str:
         """The source text of ``node`` on one line, read no further than ``limit`` characters."""
-        l0 = node.lineno - 1  # type: ignore[attr-defined]
-        l1 = node.end_lineno - 1  # type: ignore[attr-defined]
-        c0 = node.col_offset  # type: ignore[attr-defined]
-        c1 = node.end_col_offset  # type: ignore[attr-defined]
+        l0 = node.lineno - 1
+        l1 = (node.end_lineno or node.lineno) - 1
+        c0 = node.col_offset
+        c1 = node.end_col_offset
         lines = self.lines
         if l0 == l1:
             return lines[l0][c0:c1].decode("utf-8", "replace")
@@ -99,7 +101,7 @@ class _Extractor:
     def doc(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str | None:
         body = node.body
         if body and type(body[0]) is ast.Expr:
-            value = body[0].value  # type: ignore[attr-defined]
+            value = body[0].value
             if type(value) is ast.Constant and type(value.value) is str:
                 return cap(inspect.cleandoc(value.value), DOC_CAP) or None
         first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
@@ -192,9 +194,9 @@ class _Extractor:
         )
 
     def assignment(self, node: ast.Assign | ast.AnnAssign, out: list[Symbol]) -> None:
-        if type(node) is ast.AnnAssign:
+        if isinstance(node, ast.AnnAssign):
             target = node.target
-            if type(target) is ast.Name:
+            if isinstance(target, ast.Name):
                 ann = node.annotation
                 is_alias = (type(ann) is ast.Name and ann.id == "TypeAlias") or (
                     type(ann) is ast.Attribute and ann.attr == "TypeAlias"
@@ -209,18 +211,17 @@ class _Extractor:
             if fname in _TYPE_FACTORIES and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                 out.append(self.variable(node, node.targets[0].id, "type"))
                 return
-        for target in node.targets:
-            names = target.elts if type(target) in (ast.Tuple, ast.List) else [target]  # type: ignore[attr-defined]
-            for t in names:
-                if type(t) is ast.Name and _UPPER.match(t.id):
-                    out.append(self.variable(node, t.id, "constant"))
+        for each in node.targets:
+            names: list[ast.expr] = each.elts if isinstance(each, ast.Tuple | ast.List) else [each]
+            for name in names:
+                if isinstance(name, ast.Name) and _UPPER.match(name.id):
+                    out.append(self.variable(node, name.id, "constant"))
 
     def import_(self, node: ast.Import | ast.ImportFrom) -> None:
-        if type(node) is ast.Import:
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 self.imports.append(ImportRef(module=alias.name, names=[], line=node.lineno))
         else:
-            assert type(node) is ast.ImportFrom
             module = "." * node.level + (node.module or "")
             names = [alias.name for alias in node.names]
             self.imports.append(ImportRef(module=module, names=names, line=node.lineno))
@@ -234,35 +235,32 @@ class _Extractor:
         """
         out: list[Symbol] = []
         for node in body:
-            t = type(node)
-            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 if scope == "function":
-                    self.statements(node.body, "", "function")  # type: ignore[attr-defined]
+                    self.statements(node.body, "", "function")
                 else:
-                    kind: SymbolKind = "method" if scope == "class" else "function"
-                    out.append(self.function(node, prefix, kind))  # type: ignore[arg-type]
-            elif t is ast.ClassDef:
+                    out.append(self.function(node, prefix, "method" if scope == "class" else "function"))
+            elif isinstance(node, ast.ClassDef):
                 if scope == "function":
-                    self.statements(node.body, "", "function")  # type: ignore[attr-defined]
+                    self.statements(node.body, "", "function")
                 else:
-                    out.append(self.klass(node, prefix))  # type: ignore[arg-type]
-            elif t is ast.Import or t is ast.ImportFrom:
-                self.import_(node)  # type: ignore[arg-type]
-            elif t is ast.Assign or t is ast.AnnAssign:
+                    out.append(self.klass(node, prefix))
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                self.import_(node)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
                 if scope == "module":
-                    self.assignment(node, out)  # type: ignore[arg-type]
-            elif _TYPE_ALIAS is not None and t is _TYPE_ALIAS:
-                if scope == "module":
-                    out.append(self.variable(node, node.name.id, "type"))  # type: ignore[attr-defined]
-            elif t in _COMPOUND:
-                out += self.statements(node.body, prefix, scope)  # type: ignore[attr-defined]
-                out += self.statements(getattr(node, "orelse", ()), prefix, scope)
+                    self.assignment(node, out)
+            elif isinstance(node, _COMPOUND):
+                out += self.statements(getattr(node, "body", []), prefix, scope)
+                out += self.statements(getattr(node, "orelse", []), prefix, scope)
                 for handler in getattr(node, "handlers", ()):
                     out += self.statements(handler.body, prefix, scope)
-                out += self.statements(getattr(node, "finalbody", ()), prefix, scope)
-            elif t is ast.Match:
-                for case in node.cases:  # type: ignore[attr-defined]
+                out += self.statements(getattr(node, "finalbody", []), prefix, scope)
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
                     out += self.statements(case.body, prefix, scope)
+            elif _TYPE_ALIAS is not None and isinstance(node, _TYPE_ALIAS) and scope == "module":
+                out.append(self.variable(node, node.name.id, "type"))
         return out
 
 

@@ -61,11 +61,20 @@ def parser_for(name: str) -> Parser:
     return parser
 
 
-def outline_treesitter(language: str, data: bytes) -> tuple[list[ImportRef], list[Symbol]]:
-    """Imports and symbols of ``data``; raises :class:`OutlineFailure` when it cannot be read.
+def _first_error_line(node: Node) -> int:
+    while not (node.is_error or node.is_missing):
+        child = next((c for c in node.children if c.has_error or c.is_missing), None)
+        if child is None:
+            break
+        node = child
+    return node.start_point.row + 1
+
+
+def outline_treesitter(language: str, data: bytes) -> tuple[list[ImportRef], list[Symbol], str | None]:
+    """Imports, symbols and a note on syntax errors; raises :class:`OutlineFailure` if unreadable.
 
     Syntax errors do not fail: tree-sitter recovers, and whatever declarations it still
-    recognises are returned.
+    recognises are returned, with a note saying where the first error is.
     """
     if language not in LANGUAGES:
         raise OutlineFailure(f"unsupported language {language}")
@@ -75,5 +84,9 @@ def outline_treesitter(language: str, data: bytes) -> tuple[list[ImportRef], lis
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise OutlineFailure(f"undecodable: not valid UTF-8 at byte {exc.start}") from None
-    tree = parser_for(language).parse(data)
-    return LANGUAGES[language][2](tree.root_node, Source(data))
+    root = parser_for(language).parse(data).root_node
+    imports, symbols = LANGUAGES[language][2](root, Source(data))
+    note = None
+    if root.has_error:
+        note = f"syntax errors (the first near line {_first_error_line(root)}); the outline may be incomplete"
+    return imports, symbols, note
