@@ -89,7 +89,14 @@ def test_add_features_refuses_an_existing_id(sample: dict[str, Any]) -> None:
     )
     assert "updateFeatures" in str(err)
     assert err.details["conflicting_id"] == "paris_city_002"  # type: ignore[attr-defined]
-    unchanged_after(sample, {"command": "addFeatures", "payload": [point("d"), point("d")]}, InvalidCommand)
+    err = unchanged_after(sample, {"command": "addFeatures", "payload": [point("d"), point("d")]}, InvalidCommand)
+    assert "repeats" in str(err)
+
+
+def test_generated_ids_avoid_ids_given_later_in_the_payload(sample: dict[str, Any]) -> None:
+    out = apply_command(sample, {"command": "addFeatures", "payload": [point(), point("feature-8"), point()]})
+    assert out.added_ids[1] == "feature-8"
+    assert len(set(ids(sample))) == len(ids(sample)) == 10
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """The plot-state domain of ``debrief-state-mcp``, knowing nothing about MCP.
 
 - :mod:`.filenames` which plot names a client may give; :mod:`.plotfile` lossless load and
-  save, the parse cache, ``modify_plot`` (locked read-modify-write); :mod:`.jsonfmt` the
-  layout-keeping writer; :mod:`.metadata` the time and viewport features inside a plot.
+  save, the parse cache, ``modify_plot`` (locked read-modify-write); :mod:`.plotdoc` one parsed
+  plot and its drafts; :mod:`.jsonfmt` the layout-keeping writer; :mod:`.metadata` the time and
+  viewport features inside a plot.
 - :mod:`.cmdcheck` and :mod:`.commands` the DebriefCommand, checked then applied all or nothing.
 - :mod:`.render` a PNG picture of a plot.
 - :mod:`.errors` the state error codes with their JSON-RPC numbers.
@@ -18,6 +19,7 @@ from typing import Any
 _EXPORTS = {
     "CommandOutcome": "commands",
     "apply_command": "commands",
+    "apply_to_plot": "commands",
     "PLOT_CACHE": "plotfile",
     "PlotCache": "plotfile",
     "PlotDoc": "plotfile",
@@ -36,6 +38,7 @@ __all__ = [
     "PlotCache",
     "PlotDoc",
     "apply_command",
+    "apply_to_plot",
     "list_plot_files",
     "load_plot",
     "modify_plot",

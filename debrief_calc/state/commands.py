@@ -112,20 +112,24 @@ def _with_id(f: dict[str, Any], fid: str) -> dict[str, Any]:
 
 
 def _add(work: _Work, step: Step) -> None:
-    taken = set(work.index())
+    existing = set(work.index())
+    reserved = existing | {str(f["id"]) for f in step.payload if f.get("id") is not None}
     counter = [len(work.features)]
     added: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for i, given in enumerate(step.payload):
-        f = given if given.get("id") is not None else _with_id(given, _new_id(taken, counter))
+        f = given if given.get("id") is not None else _with_id(given, _new_id(reserved, counter))
         fid = str(f["id"])
-        if fid in taken:
+        reserved.add(fid)
+        if fid in existing or fid in seen:
+            why = "the plot already has" if fid in existing else "the payload repeats"
             raise bad(
                 f"{step.at}.payload[{i}]",
-                f"the plot already has a feature with id {fid!r}; use updateFeatures to replace it, "
+                f"{why} a feature with id {fid!r}; use updateFeatures to replace a feature, "
                 "or leave the id out to have one generated",
                 conflicting_id=fid,
             )
-        taken.add(fid)
+        seen.add(fid)
         added.append(f)
         work.out.added_ids.append(fid)
     work.replace_features(work.features + added)
