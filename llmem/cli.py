@@ -19,7 +19,7 @@ from llmem.config import DEFAULT_PORTS, ServerConfig
 if TYPE_CHECKING:
     from llmem.serve import SuiteServer
 
-__all__ = ["main", "server_command"]
+__all__ = ["ServerFactory", "main", "server_command"]
 
 ServerFactory = Callable[[ServerConfig], "SuiteServer"]
 
