@@ -111,9 +111,7 @@ def speed_unit(unit: object, *, field: str = "speed_unit") -> str:
 def to_metres(value: float, unit: str = DEFAULT_DISTANCE_UNIT) -> float: ...
 @overload
 def to_metres(value: NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT) -> NDArray[np.float64]: ...
-def to_metres(
-    value: float | NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT
-) -> float | NDArray[np.float64]:
+def to_metres(value: float | NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT) -> float | NDArray[np.float64]:
     """A distance given in ``unit``, in metres."""
     return value * METRES_PER_UNIT[distance_unit(unit)]
 
@@ -121,12 +119,8 @@ def to_metres(
 @overload
 def from_metres(metres: float, unit: str = DEFAULT_DISTANCE_UNIT) -> float: ...
 @overload
-def from_metres(
-    metres: NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT
-) -> NDArray[np.float64]: ...
-def from_metres(
-    metres: float | NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT
-) -> float | NDArray[np.float64]:
+def from_metres(metres: NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT) -> NDArray[np.float64]: ...
+def from_metres(metres: float | NDArray[np.float64], unit: str = DEFAULT_DISTANCE_UNIT) -> float | NDArray[np.float64]:
     """A distance in metres, in ``unit``."""
     return metres / METRES_PER_UNIT[distance_unit(unit)]
 
