@@ -504,7 +504,7 @@ class Llmem:
             task=task,
             result=result,
             model=model,
-            probe=self.probe,
+            probe=lambda doc: self.probe(str(doc["path"])),
             validate=validate,
             regenerate_hint=f"generate_prompt({rp.key!r}, {task!r})",
         )

@@ -59,7 +59,8 @@ class Validated:
 
 
 Validator = Callable[[str, dict[str, Any]], Validated]
-SourceProbe = Callable[[str], Fingerprint | None]
+#: the current fingerprint of a ticket's source (the ticket document is given), None when it is gone
+SourceProbe = Callable[[dict[str, Any]], Fingerprint | None]
 
 
 class CallbackProtocol:
@@ -206,7 +207,7 @@ class CallbackProtocol:
             steps = int(doc.get("steps", 0)) + 1
             doc["steps"] = steps
             stored_fp = doc.get("source")
-            current = probe(str(doc["path"]))
+            current = probe(doc)
             if stored_fp is not None and (current is None or current.sha256 != stored_fp.get("sha256")):
                 doc["state"] = "closed"
                 doc["closed_reason"] = "the source changed"

@@ -139,6 +139,7 @@ class SuiteServer(MCPServer[Any]):
         self._error_payload = error_payload
         self._argument_error_code = argument_error_code
         self._tool_order: list[tuple[str, str]] = []
+        self._payload_for: dict[str, ErrorPayload] = {}
         self._listed: list[Any] | None = None
         self.add_prompt_fn()
 
@@ -152,13 +153,18 @@ class SuiteServer(MCPServer[Any]):
         description: str,
         annotations: ToolAnnotations,
         correlation: str | None = "ticket",
+        error_payload: ErrorPayload | None = None,
     ) -> None:
-        wrapped = self._wrap(fn, name, correlation)
+        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool."""
+        wrapped = self._wrap(fn, name, correlation, error_payload or self._error_payload)
+        self._payload_for[name] = error_payload or self._error_payload
         self.add_tool(wrapped, name=name, description=description, annotations=annotations, structured_output=True)
         self._tool_order.append((name, description))
         self._listed = None
 
-    def _wrap(self, fn: Callable[..., Any], name: str, correlation: str | None) -> Callable[..., Awaitable[Any]]:
+    def _wrap(
+        self, fn: Callable[..., Any], name: str, correlation: str | None, payload: ErrorPayload
+    ) -> Callable[..., Awaitable[Any]]:
         is_async = inspect.iscoroutinefunction(fn)
 
         @functools.wraps(fn)
@@ -184,7 +190,7 @@ class SuiteServer(MCPServer[Any]):
             except SuiteError as err:
                 code = err.code
                 step = err.details.get("step")
-                return self.error_result(err, started)
+                return self.error_result(err, started, payload)
             except anyio.get_cancelled_exc_class():
                 code = "CANCELLED"  # the client went away or cancelled: nothing to answer
                 raise
@@ -196,7 +202,7 @@ class SuiteServer(MCPServer[Any]):
                     details={"limit_s": self.limits.tool_timeout_s},
                     next_action="Narrow the request (a smaller folder, fewer features) and call again.",
                 )
-                return self.error_result(timeout, started)
+                return self.error_result(timeout, started, payload)
             except Exception:
                 code = "INTERNAL"
                 log.exception("tool %s failed unexpectedly", name)
@@ -204,7 +210,7 @@ class SuiteServer(MCPServer[Any]):
                     f"{name} failed with an internal error; the details are in the server log",
                     code="INTERNAL",
                 )
-                return self.error_result(internal, started)
+                return self.error_result(internal, started, payload)
             finally:
                 calls_log.info(
                     "tool call",
@@ -220,8 +226,8 @@ class SuiteServer(MCPServer[Any]):
 
         return tool
 
-    def error_result(self, err: SuiteError, started: float) -> CallToolResult:
-        payload = self._error_payload(err, (time.perf_counter() - started) * 1000)
+    def error_result(self, err: SuiteError, started: float, shape: ErrorPayload | None = None) -> CallToolResult:
+        payload = (shape or self._error_payload)(err, round((time.perf_counter() - started) * 1000, 3))
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
             structured_content=payload,
@@ -270,12 +276,14 @@ class SuiteServer(MCPServer[Any]):
         if size > self.limits.input_bytes:
             return self.error_result(
                 SuiteError(
-                    f"the arguments are {size} bytes, over the input cap of {self.limits.input_bytes}",
+                    f"the arguments are {size} bytes, over the input cap of {self.limits.input_bytes}: "
+                    "pass a reference (a plot or a workspace path) instead of inline data",
                     code="PAYLOAD_TOO_LARGE",
                     details={"size": size, "limit": self.limits.input_bytes},
                     next_action="Pass a reference (a workspace path or a plot) instead of inline data.",
                 ),
                 started,
+                self._payload_for.get(name),
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -286,7 +294,7 @@ class SuiteServer(MCPServer[Any]):
                     "tool call",
                     extra={"tool": name, "success": False, "error_code": err.code, "duration_ms": 0.0},
                 )
-                return self.error_result(err, started)
+                return self.error_result(err, started, self._payload_for.get(name))
             raise
 
     # -- the tool-descriptions prompt ------------------------------------------------------

@@ -1,0 +1,275 @@
+"""debrief-calc-mcp through the real protocol, in process, in both eras, on real Debrief data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from geographiclib.geodesic import Geodesic
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from debrief_calc import plotstate
+from debrief_calc.rep import parse_rep
+from debrief_calc.server import build_server
+from llmem.config import ServerConfig
+from llmem.store import ArtifactStore
+from tests.conftest import DATA, MODES
+
+pytestmark = pytest.mark.anyio
+
+CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "generate_prompt", "store_llm_result"}
+ANALYSIS = {
+    "track-stats",
+    "range-bearing",
+    "closest-approach",
+    "zone-transits",
+    "speed-filter",
+    "area-summary",
+    "resample-track",
+    "delete-features",
+    "import-rep",
+}
+
+
+@pytest.fixture
+def calc_ws(workspace: Path) -> Path:
+    for name in ("valid_boat1.rep", "valid_boat2.rep", "valid_narrative.rep", "invalid_bad_coordinates.rep"):
+        shutil.copy(DATA / "rep" / name, workspace / name)
+    shutil.copy(DATA / "plots" / "large-sample.plot.json", workspace / "large-sample.plot.json")
+    return workspace
+
+
+@pytest.fixture(params=MODES)
+async def client(request: pytest.FixtureRequest, calc_ws: Path) -> AsyncIterator[Client]:
+    async with Client(build_server(ServerConfig("debrief-calc-mcp", calc_ws)), mode=request.param) as c:
+        yield c
+
+
+async def call(c: Client, tool_name: str, /, **args: Any) -> tuple[bool, dict[str, Any]]:
+    result = await c.call_tool(tool_name, args)
+    assert result.structured_content is not None
+    return bool(result.is_error), result.structured_content
+
+
+def boats() -> list[dict[str, Any]]:
+    out = []
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        out += parse_rep((DATA / "rep" / name).read_text(encoding="utf-8")).features
+    return out
+
+
+def large_sample_tracks() -> list[dict[str, Any]]:
+    doc = json.loads((DATA / "plots" / "large-sample.plot.json").read_text(encoding="utf-8"))
+    return [f for f in doc["features"] if f["properties"].get("dataType") == "track"]
+
+
+async def test_tools_annotations_and_lean_listing(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == CALC_TOOLS
+    for t in tools.values():
+        assert t.annotations and t.annotations.open_world_hint is False and t.description
+    assert tools["run_tool"].annotations.read_only_hint is True  # type: ignore[union-attr]
+    assert tools["store_llm_result"].annotations.read_only_hint is False  # type: ignore[union-attr]
+    size = sum(len(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"))) for t in tools.values())
+    assert size / len(tools) <= 700
+    with pytest.raises(MCPError) as info:
+        await client.call_tool("no-such-tool", {})
+    assert info.value.error.code == -32602
+
+
+async def test_list_and_describe(client: Client) -> None:
+    _, out = await call(client, "list_tools")
+    assert {t["name"] for t in out["tools"]} == ANALYSIS
+    _, single = await call(client, "list_tools", context_type="single", kinds=["track"])
+    assert "track-stats" in {t["name"] for t in single["tools"]}
+    assert "closest-approach" not in {t["name"] for t in single["tools"]}
+    _, zones = await call(client, "list_tools", kinds=["zone"])
+    assert {"zone-transits", "area-summary"} <= {t["name"] for t in zones["tools"]}
+    for name in ANALYSIS:
+        err, d = await call(client, "describe_tool", name=name)
+        assert not err and d["name"] == name
+        for p in d["parameters"]:
+            assert p["type"] and p["description"], (name, p)
+    err, out = await call(client, "describe_tool", name="warp-drive")
+    assert err and out["success"] is False and out["error"]["code"] == "TOOL_NOT_FOUND"
+
+
+async def test_track_stats_on_real_plot_by_reference(client: Client) -> None:
+    track = large_sample_tracks()[0]
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="track-stats",
+        plot={"filename": "large-sample.plot.json", "feature_ids": [track["id"]]},
+        parameters={"distance_unit": "km"},
+    )
+    assert not err and out["success"] is True
+    result = out["features"][0]
+    assert result["properties"]["kind"] == "analysis-result"
+    prov = result["properties"]["provenance"]
+    assert prov["tool"] == "track-stats" and prov["sources"] == [{"id": str(track["id"]), "kind": "track"}]
+    coords = track["geometry"]["coordinates"]
+    expected = sum(
+        Geodesic.WGS84.Inverse(a[1], a[0], b[1], b[0])["s12"] for a, b in zip(coords, coords[1:], strict=False)
+    )
+    stats = result["properties"]["statistics"]
+    assert stats["distance"] == pytest.approx(expected / 1000, abs=0.001)
+
+
+async def test_closest_approach_of_the_two_real_ships(client: Client) -> None:
+    err, out = await call(
+        client, "run_tool", tool="closest-approach", features=boats(), parameters={"distance_unit": "m"}
+    )
+    assert not err, out
+    cpa = out["features"][0]["properties"]
+    text = json.dumps(cpa)
+    assert "range" in text and "time" in text
+
+
+async def test_import_rep_through_the_server(client: Client) -> None:
+    err, out = await call(client, "run_tool", tool="import-rep", parameters={"path": "valid_narrative.rep"})
+    assert not err and out["success"] is True
+    assert out["commands"][0]["command"] == "addFeatures"
+    err, out = await call(client, "run_tool", tool="import-rep", parameters={"path": "invalid_bad_coordinates.rep"})
+    assert not err
+    assert {e["line"] for e in out["report"]["errors"]} == {2, 3}
+    err, out = await call(client, "run_tool", tool="import-rep", parameters={"path": "../outside.rep"})
+    assert err and out["error"]["code"] == "PATH_OUTSIDE_WORKSPACE"
+
+
+async def test_large_results_come_back_as_references(client: Client, calc_ws: Path) -> None:
+    err, out = await call(client, "run_tool", tool="import-rep", parameters={"path": "valid_boat1.rep"})
+    assert not err and "stored" in out
+    ref = out["commands"][0]["payload"]
+    store = ArtifactStore(calc_ws / ".llmem", calc_ws)
+    payload = plotstate.resolve_ref(store, ref)
+    assert len(payload["features"][0]["geometry"]["coordinates"]) == 402
+    assert len(json.dumps(out)) < 20_000
+
+
+async def test_selection_reference(client: Client, calc_ws: Path) -> None:
+    store = ArtifactStore(calc_ws / ".llmem", calc_ws)
+    err, out = await call(
+        client, "run_tool", tool="delete-features", plot={"filename": "large-sample.plot.json", "selection": True}
+    )
+    assert err and out["error"]["code"] == "INVALID_CONTEXT" and "nothing is selected" in out["error"]["message"]
+    ids = [str(t["id"]) for t in large_sample_tracks()[:2]]
+    plotstate.update_selection(store, "large-sample.plot.json", ids)
+    err, out = await call(
+        client, "run_tool", tool="delete-features", plot={"filename": "large-sample.plot.json", "selection": True}
+    )
+    assert not err and out["commands"] == [{"command": "deleteFeatures", "payload": {"ids": ids}}]
+
+
+ERROR_CASES: list[tuple[dict[str, Any], str]] = [
+    ({"tool": "warp-drive", "features": []}, "TOOL_NOT_FOUND"),
+    ({"tool": "track-stats", "features": []}, "INVALID_CONTEXT"),
+    (
+        {"tool": "track-stats", "plot": {"filename": "large-sample.plot.json", "feature_ids": ["nope"]}},
+        "FEATURE_NOT_FOUND",
+    ),
+    ({"tool": "track-stats", "plot": {"filename": "missing.plot.json"}}, "PLOT_NOT_FOUND"),
+    ({"tool": "track-stats", "plot": {"filename": "../x.plot.json"}}, "INVALID_FILENAME"),
+    ({"tool": "track-stats", "plot": {"filename": "/etc/passwd"}}, "INVALID_FILENAME"),
+    (
+        {
+            "tool": "track-stats",
+            "features": [
+                {
+                    "type": "Feature",
+                    "id": "z",
+                    "properties": {"kind": "zone"},
+                    "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]},
+                }
+            ],
+        },
+        "KIND_MISMATCH",
+    ),
+    (
+        {
+            "tool": "track-stats",
+            "features": [
+                {
+                    "type": "Feature",
+                    "id": "t",
+                    "properties": {"kind": "track"},
+                    "geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]},
+                }
+            ],
+        },
+        "VALIDATION_FAILED",
+    ),
+    (
+        {"tool": "track-stats", "features": large_sample_tracks()[:1], "parameters": {"distance_unit": "furlong"}},
+        "VALIDATION_FAILED",
+    ),
+    ({"tool": "track-stats", "features": large_sample_tracks()[:1], "parameters": {"bogus": 1}}, "VALIDATION_FAILED"),
+    (
+        {"tool": "speed-filter", "features": large_sample_tracks()[:1], "parameters": {"threshold_kn": -3}},
+        "VALIDATION_FAILED",
+    ),
+    (
+        {"tool": "resample-track", "features": large_sample_tracks()[:1], "parameters": {"interval_s": "often"}},
+        "VALIDATION_FAILED",
+    ),
+    ({"tool": "import-rep", "parameters": {}}, "VALIDATION_FAILED"),
+    (
+        {"tool": "track-stats", "features": large_sample_tracks()[:1], "plot": {"filename": "large-sample.plot.json"}},
+        "VALIDATION_FAILED",
+    ),
+    ({"tool": "track-stats", "features": "not a list"}, "VALIDATION_FAILED"),
+    ({"tool": "area-summary", "bounds": [1, 2, 3]}, "VALIDATION_FAILED"),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), ERROR_CASES)
+async def test_contract_error_codes(client: Client, calc_ws: Path, args: dict[str, Any], code: str) -> None:
+    before = {p: p.read_bytes() for p in calc_ws.glob("*.*")}
+    err, out = await call(client, "run_tool", **args)
+    assert err, out
+    assert out["success"] is False and out["error"]["code"] == code, out
+    assert "duration_ms" in out
+    assert {p: p.read_bytes() for p in calc_ws.glob("*.*")} == before
+    err, _ = await call(client, "list_tools")
+    assert not err
+
+
+async def test_payload_too_large(client: Client) -> None:
+    track = large_sample_tracks()[0]
+    err, out = await call(client, "run_tool", tool="track-stats", features=[track] * 120)
+    assert err and out["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert "plot" in out["error"]["message"] or "reference" in out["error"]["message"]
+
+
+async def test_narrate_and_summarize_results(client: Client, calc_ws: Path) -> None:
+    tracks = large_sample_tracks()
+    ids = []
+    for t in tracks[:2]:
+        _, out = await call(client, "run_tool", tool="track-stats", features=[t])
+        ids.append(out["features"][0]["id"])
+    err, ready = await call(client, "generate_prompt", target=ids[0], task="narrate-result")
+    assert not err and ready["status"] == "prompt_ready" and "track-stats" in ready["promptForHostLLM"]
+    assert "coordinates" not in ready["promptForHostLLM"]
+    err, ok = await call(client, "store_llm_result", **ready["callbackArgs"], result="The first track ran 152 nm.")
+    assert not err and ok["status"] == "success"
+    doc = json.loads(
+        (calc_ws / ".llmem" / "artifacts" / "debrief-calc" / "results" / ids[0] / "narrative.json").read_text()
+    )
+    assert doc["content"] == "The first track ran 152 nm."
+    err, ready = await call(client, "generate_prompt", target=ids, task="summarize-analysis")
+    assert not err
+    store = ArtifactStore(calc_ws / ".llmem", calc_ws)
+    changed = plotstate.load_result(store, ids[1])
+    changed["properties"]["statistics"]["distance"] = 0
+    plotstate.store_result(store, changed, "track-stats")
+    err, bad = await call(client, "store_llm_result", **ready["callbackArgs"], result="Summary")
+    assert err and bad["error"]["code"] == "SOURCE_CHANGED"
+    err, bad = await call(client, "generate_prompt", target="result-unknown", task="narrate-result")
+    assert err and bad["error"]["code"] == "FEATURE_NOT_FOUND"
+    err, bad = await call(client, "generate_prompt", target=ids, task="narrate-result")
+    assert err and bad["status"] == "error"
