@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from collections.abc import AsyncIterator
@@ -114,9 +115,7 @@ async def test_track_stats_on_real_plot_by_reference(client: Client) -> None:
     prov = result["properties"]["provenance"]
     assert prov["tool"] == "track-stats" and prov["sources"] == [{"id": str(track["id"]), "kind": "track"}]
     coords = track["geometry"]["coordinates"]
-    expected = sum(
-        Geodesic.WGS84.Inverse(a[1], a[0], b[1], b[0])["s12"] for a, b in zip(coords, coords[1:], strict=False)
-    )
+    expected = sum(Geodesic.WGS84.Inverse(a[1], a[0], b[1], b[0])["s12"] for a, b in itertools.pairwise(coords))
     stats = result["properties"]["statistics"]
     assert stats["distance"] == pytest.approx(expected / 1000, abs=0.001)
 
