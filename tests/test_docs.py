@@ -12,17 +12,29 @@ import pytest
 
 import llmem
 from llmem.config import ServerConfig
-from llmem.server import build_server
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_every_tool_is_documented_in_the_readme() -> None:
+def _servers() -> list[str]:
+    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
+
+
+@pytest.mark.parametrize("script", _servers())
+async def test_every_tool_is_documented_in_the_readme(script: str) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    server = build_server(ServerConfig("llmem-mcp", ROOT))
+    module, func = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"][script].split(":")
+    factory = getattr(
+        importlib.import_module(module),
+        "_" + {"main": "llmem", "main_calc": "calc", "main_state": "state"}[func] + "_factory",
+    )()
+    server = factory(ServerConfig(script, ROOT))
+    section = readme.split(f"## {script}: the tools", 1)
+    assert len(section) == 2, f"README.md has no '## {script}: the tools' section"
+    body = section[1].split("\n## ", 1)[0]
     for tool in await server.list_tools():
-        assert re.search(rf"`{tool.name}\(", readme), f"{tool.name} is not documented in README.md"
+        assert re.search(rf"`{tool.name}\(", body), f"{script}: {tool.name} is not documented in README.md"
         assert tool.description, f"{tool.name} has no description"
 
 
