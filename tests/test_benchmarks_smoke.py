@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 FIGURE_ROWS = [
     "| cold start, median of",
+    "|   cold start p95 / median of per-run ratios",
     "| warm get_artifact p50,",
     "| warm get_artifact p95,",
     "|   same, vs echo of",
