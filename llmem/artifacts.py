@@ -125,19 +125,26 @@ class Llmem:
             "reparsed": outline is not None,
         }
 
-    def _outline_if_changed(self, key: str, abs_path: Path, counts: ParseCounts) -> Any:
-        """Store a fresh outline unless the stored one still matches (size+mtime, then sha256)."""
+    def _outline_if_changed(
+        self, key: str, abs_path: Path, counts: ParseCounts, seen: tuple[int, int] | None = None
+    ) -> Any:
+        """Store a fresh outline unless the stored one still matches (size+mtime, then sha256).
+
+        ``seen`` is the (size, mtime_ns) a folder walk already read, saving a second stat.
+        """
         from llmem.outline import build_outline
 
         file = self.store.artifact_file(NAMESPACE, key, OUTLINE)
         stored = _read_header_fingerprint(file)
-        st = abs_path.stat()
-        if stored is not None and stored.size == st.st_size and stored.mtime_ns == st.st_mtime_ns:
+        if seen is None:
+            st = abs_path.stat()
+            seen = (st.st_size, st.st_mtime_ns)
+        if stored is not None and (stored.size, stored.mtime_ns) == seen:
             counts.unchanged += 1
             return None
         data = abs_path.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
-        fp = Fingerprint(len(data), st.st_mtime_ns, sha)
+        fp = Fingerprint(len(data), abs_path.stat().st_mtime_ns, sha)
         if stored is not None and stored.sha256 == sha:
             # Same bytes, new mtime (a checkout, a touch): refresh the fingerprint so the next run is cheap.
             record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
@@ -174,8 +181,7 @@ class Llmem:
         return outline
 
     def _parse_folder(self, rp: ResolvedPath, progress: Progress) -> dict[str, Any]:
-        from llmem.outline import detect_language
-        from llmem.walk import is_probably_binary, walk_workspace
+        from llmem.walk import walk_workspace
 
         walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
         skipped = [{"path": s.rel_path, "reason": s.reason} for s in walked.skipped]
@@ -186,10 +192,8 @@ class Llmem:
         step = max(1, total // 20)
         for n, entry in enumerate(walked.files, 1):
             try:
-                if detect_language(entry.rel_path) is None and is_probably_binary(entry.abs_path):
-                    skipped.append({"path": entry.rel_path, "reason": "binary"})
-                else:
-                    self._outline_if_changed(entry.rel_path, entry.abs_path, counts)
+                # The walk only yields files of a supported language; a binary one gets a fallback outline.
+                self._outline_if_changed(entry.rel_path, entry.abs_path, counts, (entry.size, entry.mtime_ns))
             except OSError as exc:
                 failed.append({"path": entry.rel_path, "reason": f"{exc.__class__.__name__}: {exc.strerror or exc}"})
             if n % step == 0 or n == total:
@@ -242,8 +246,11 @@ class Llmem:
         content = doc.get("content")
         if kind == "annotate" and status != "fresh" and isinstance(content, dict):
             content = self._split_notes(rp, content, status)
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         cap = self.limits.answer_chars - 300  # room for the envelope around data
+        if offset == 0 and limit is None and record.size + len(json.dumps(out)) <= cap:
+            # The file holds the content plus metadata, so it bounds the answer: no need to measure.
+            return {**out, "content": content}
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         if offset == 0 and (limit is None or len(text) <= limit):
             whole = {**out, "content": content, "total_chars": len(text)}
             if len(json.dumps(whole, ensure_ascii=False, separators=(",", ":"))) <= cap:
@@ -562,4 +569,3 @@ def _decode_cursor(cursor: str) -> str:
             "cursor is not one this server issued; pass next_cursor from the previous page unchanged",
             details={"field": "cursor", "rule": "opaque cursor"},
         ) from None
-

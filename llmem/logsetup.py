@@ -24,6 +24,10 @@ class JsonFormatter(logging.Formatter):
         self.server = server
 
     def format(self, record: logging.LogRecord) -> str:
+        # Both handlers (stderr, file) format the same record: do the work once.
+        cached = record.__dict__.get("_llmem_json")
+        if isinstance(cached, str):
+            return cached
         line: dict[str, Any] = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
@@ -34,7 +38,9 @@ class JsonFormatter(logging.Formatter):
         line.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")})
         if record.exc_info:
             line["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(line, default=str, ensure_ascii=False)
+        text = json.dumps(line, default=str, ensure_ascii=False)
+        record.__dict__["_llmem_json"] = text
+        return text
 
 
 def log_dir() -> Path:

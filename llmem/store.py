@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
@@ -98,9 +98,9 @@ def _key_parts(key: str) -> tuple[str, ...]:
         return ()
     if "\x00" in key or "\\" in key or key.startswith("/"):
         raise InvalidArgument(f"store key {key!r} is not a relative POSIX path", details={"key": key})
-    parts = PurePosixPath(key).parts
-    if any(p in ("..", ".") for p in parts):
-        raise InvalidArgument(f"store key {key!r} may not contain '.' or '..'", details={"key": key})
+    parts = tuple(key.split("/"))
+    if any(p in ("", "..", ".") for p in parts):
+        raise InvalidArgument(f"store key {key!r} may not contain empty, '.' or '..' segments", details={"key": key})
     return parts
 
 
@@ -122,6 +122,7 @@ class ArtifactRecord:
     kind: str
     doc: dict[str, Any]
     file: Path
+    size: int = 0  # bytes of the artifact file as read (an upper bound of its content's JSON)
 
     @property
     def source(self) -> Fingerprint | None:
@@ -189,7 +190,8 @@ class ArtifactStore:
     def get(self, namespace: str, key: str, kind: str) -> ArtifactRecord:
         file = self.artifact_file(namespace, key, kind)
         try:
-            doc = read_json(file)
+            raw = file.read_bytes()
+            doc = json.loads(raw)
         except FileNotFoundError:
             raise ArtifactNotFound(
                 f"no {kind!r} artifact for {key!r}",
@@ -202,7 +204,7 @@ class ArtifactStore:
             ) from None
         if not isinstance(doc, dict):
             raise ArtifactNotFound(f"the {kind!r} artifact for {key!r} is not a JSON object")
-        return ArtifactRecord(namespace, key, kind, doc, file)
+        return ArtifactRecord(namespace, key, kind, doc, file, len(raw))
 
     def get_or_none(self, namespace: str, key: str, kind: str) -> ArtifactRecord | None:
         try:
