@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from llmem import tasks as llm_tasks
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
@@ -21,7 +21,7 @@ from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, Unsu
 from llmem.paths import ResolvedPath, resolve_in_workspace
 from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, fingerprint_file, source_status
 
-__all__ = ["NAMESPACE", "Llmem", "Progress"]
+__all__ = ["NAMESPACE", "Llmem", "Progress", "ProgressSink"]
 
 NAMESPACE = "llmem"
 PRODUCER = "llmem-mcp"
@@ -31,10 +31,16 @@ LIST_PAGE_MAX = 500
 SKIPPED_SHOWN = 50
 
 
-class Progress:
-    """Progress and cancellation for long work; the server adapts it to MCP notifications."""
+class ProgressSink(Protocol):
+    """Where long work reports progress; the server adapts it to MCP progress notifications."""
 
-    def report(self, done: int, total: int | None, message: str) -> None:  # pragma: no cover - default no-op
+    def report(self, done: int, total: int | None, message: str) -> None: ...
+
+
+class Progress:
+    """A sink that drops progress (direct callers that do not watch)."""
+
+    def report(self, done: int, total: int | None, message: str) -> None:
         return None
 
 
@@ -95,7 +101,7 @@ class Llmem:
 
     # -- parse -----------------------------------------------------------------------------
 
-    def parse(self, path: str, progress: Progress | None = None) -> dict[str, Any]:
+    def parse(self, path: str, progress: ProgressSink | None = None) -> dict[str, Any]:
         rp = self._existing(path)
         if rp.abs.is_file():
             return self._parse_one_file(rp)
@@ -180,7 +186,7 @@ class Llmem:
         counts.parsed += 1
         return outline
 
-    def _parse_folder(self, rp: ResolvedPath, progress: Progress) -> dict[str, Any]:
+    def _parse_folder(self, rp: ResolvedPath, progress: ProgressSink) -> dict[str, Any]:
         from llmem.walk import walk_workspace
 
         walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -179,8 +178,10 @@ class SuiteServer(MCPServer[Any]):
                     if is_async:
                         result = await fn(*args, **kwargs)
                     else:
+                        from anyio import to_thread
+
                         call = functools.partial(fn, *args, **kwargs)
-                        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+                        result = await to_thread.run_sync(call, abandon_on_cancel=True)
                 corr = corr or _find_correlation(result)
                 step = _find_step(result)
                 result = self._enforce_answer_cap(name, result)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import anyio.from_thread
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from llmem import __version__
-from llmem.artifacts import LIST_PAGE_DEFAULT, LIST_PAGE_MAX, Llmem, Progress
 from llmem.config import ServerConfig
 from llmem.envelope import Envelope, error_envelope
 from llmem.errors import SuiteError
 from llmem.serve import Runtime, SuiteServer, tool_annotations
+
+if TYPE_CHECKING:
+    from llmem.artifacts import Llmem
 
 __all__ = ["build_server"]
 
@@ -49,13 +50,17 @@ def _llmem_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
     return error_envelope(err).model_dump(mode="json")
 
 
-class _McpProgress(Progress):
+class _McpProgress:
     """Forwards domain progress from the worker thread to the client's progress token."""
 
-    def __init__(self, ctx: Context[Any, Any]):
+    def __init__(self, ctx: Context[Any, Any] | None):
         self.ctx = ctx
 
     def report(self, done: int, total: int | None, message: str) -> None:
+        if self.ctx is None:
+            return
+        import anyio.from_thread
+
         try:
             anyio.from_thread.run(self.ctx.report_progress, done, total, message)
         except Exception:  # progress is advisory; a client that cannot take it must not fail the work
@@ -77,6 +82,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def svc() -> Llmem:
         if "s" not in service:
+            from llmem.artifacts import Llmem  # the domain (outlines, tasks) loads at first use
+
             service["s"] = Llmem(runtime.store, runtime.limits)
         return service["s"]
 
@@ -89,9 +96,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         ctx: Context[Any, Any] | None = None,
     ) -> Envelope:
         if task != "parse":
+            import anyio.to_thread
+
             return await anyio.to_thread.run_sync(svc().prompt, path, task)
-        progress = _McpProgress(ctx) if ctx is not None else Progress()
-        data = await anyio.to_thread.run_sync(svc().parse, path, progress, abandon_on_cancel=True)
+        import anyio.to_thread
+
+        data = await anyio.to_thread.run_sync(svc().parse, path, _McpProgress(ctx), abandon_on_cancel=True)
         hint = (
             "Read outlines with get_artifact(path)."
             if data.get("complete", True)
@@ -120,7 +130,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         directory: Path_ = ".",
         kind: Kind | None = None,
         status: Literal["fresh", "stale", "orphaned", "pending"] | None = None,
-        limit: Annotated[int, Field(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
         cursor: Annotated[str | None, Field(max_length=8192)] = None,
     ) -> Envelope:
         data = svc().list(directory, kind, status, limit, cursor)
