@@ -1,0 +1,31 @@
+"""The built-in analysis tools, one module per tool or family; each exposes its ToolSpec."""
+
+from __future__ import annotations
+
+from debrief_calc.registry import ToolSpec
+
+
+def builtin_specs() -> tuple[ToolSpec, ...]:
+    """The nine built-in tools, in the order ``list_tools`` shows them."""
+    from debrief_calc.analysis import (
+        commands,
+        cpa,
+        import_rep,
+        range_bearing,
+        resample,
+        speed_filter,
+        track_stats,
+        zones,
+    )
+
+    return (
+        track_stats.SPEC,
+        range_bearing.SPEC,
+        cpa.SPEC,
+        zones.TRANSITS_SPEC,
+        speed_filter.SPEC,
+        zones.AREA_SPEC,
+        resample.SPEC,
+        commands.SPEC,
+        import_rep.SPEC,
+    )

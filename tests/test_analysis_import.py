@@ -1,0 +1,162 @@
+"""``import-rep``: REP text or a workspace file → tracks, annotations, zones, a command and a
+per-line report in which every line that was not imported appears."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from debrief_calc.registry import default_registry
+from llmem.errors import PathOutsideWorkspace
+from tests.test_analysis_support import DATA, props, rep_text, run_err, run_ok
+
+FIX = "951212 050000.000 NELSON   @C   22 11 10.63 N 21 41 52.37 W 269.7   2.0      0"
+_TYPED = re.compile(r";[A-Za-z][A-Za-z0-9_]*:")
+
+
+def test_boat1_from_text() -> None:
+    result = run_ok("import-rep", params={"text": rep_text("valid_boat1.rep")})
+    (track,) = result.features
+    assert track["id"] == "rep-nelson" and track["properties"]["kind"] == "track"
+    assert len(track["geometry"]["coordinates"]) == len(track["properties"]["timestamps"]) == 402
+    assert result.report == {
+        "source": "inline text",
+        "line_count": 402,
+        "fix_count": 402,
+        "narrative_count": 0,
+        "track_count": 1,
+        "feature_count": 1,
+        "errors": [],
+        "skipped": [],
+    }
+    (command,) = result.commands
+    assert command["command"] == "addFeatures"
+    assert command["payload"]["features"] == result.features  # carrying the stamped results
+    assert track["properties"]["provenance"]["sources"] == [{"id": "inline text", "kind": "rep-text"}]
+    assert result.to_dict()["report"]["fix_count"] == 402
+
+
+def test_import_from_a_workspace_path() -> None:
+    files = {"exercise/boat2.rep": rep_text("valid_boat2.rep")}
+    asked: list[str] = []
+
+    def read_text(path: str) -> str:
+        asked.append(path)
+        return files[path]
+
+    result = run_ok("import-rep", params={"path": "exercise/boat2.rep"}, read_text=read_text)
+    assert asked == ["exercise/boat2.rep"]
+    (track,) = result.features
+    assert track["properties"]["name"] == "COLLINGWOOD" and len(track["properties"]["timestamps"]) == 403
+    assert track["properties"]["source"] == "exercise/boat2.rep"
+    assert result.report is not None and result.report["source"] == "exercise/boat2.rep"
+    assert track["properties"]["provenance"]["sources"] == [{"id": "exercise/boat2.rep", "kind": "rep-file"}]
+    assert track["properties"]["provenance"]["parameters"] == {"path": "exercise/boat2.rep", "text": None}
+
+
+@pytest.mark.parametrize(
+    ("params", "rule"),
+    [
+        ({}, "exactly-one-of"),
+        ({"path": "a.rep", "text": FIX}, "exactly-one-of"),
+        ({"path": "notes.txt"}, "suffix"),
+    ],
+)
+def test_path_or_text_exactly_one(params: dict[str, str], rule: str) -> None:
+    error = run_err("import-rep", params=params, read_text=lambda p: FIX)
+    assert error["code"] == "VALIDATION_FAILED"
+    assert error["details"]["rule"] == rule and error["details"]["field"] == "path"
+
+
+def test_path_reading_failures() -> None:
+    error = run_err("import-rep", params={"path": "a.rep"})
+    assert (error["code"], error["details"]["rule"]) == ("VALIDATION_FAILED", "unavailable")
+
+    def missing(path: str) -> str:
+        raise FileNotFoundError(2, "No such file", "/srv/workspace/" + path)
+
+    error = run_err("import-rep", params={"path": "gone.rep"}, read_text=missing)
+    assert (error["code"], error["details"]["rule"]) == ("VALIDATION_FAILED", "exists")
+    assert "gone.rep" in error["message"] and "/srv" not in error["message"]
+
+    def outside(path: str) -> str:
+        raise PathOutsideWorkspace(f"{path} is outside the workspace", details={"path": path})
+
+    error = run_err("import-rep", params={"path": "../../etc/x.rep"}, read_text=outside)
+    assert error["code"] == "PATH_OUTSIDE_WORKSPACE"
+
+    def binary(path: str) -> str:
+        return b"\xff\xfe".decode("utf-8")
+
+    error = run_err("import-rep", params={"path": "bin.rep"}, read_text=binary)
+    assert (error["code"], error["details"]["rule"]) == ("VALIDATION_FAILED", "text")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "invalid_bad_coordinates.rep",
+        "invalid_bad_timestamp.rep",
+        "invalid_truncated.rep",
+        "valid_narrative.rep",
+        "valid_boat1.rep",
+    ],
+)
+def test_every_line_is_imported_or_reported(name: str) -> None:
+    text = rep_text(name)
+    result = run_ok("import-rep", params={"text": text})
+    report = result.report
+    assert report is not None
+    lines = text.splitlines()
+    comments = [i for i, line in enumerate(lines, 1) if line.strip().startswith(";") and not _TYPED.match(line.strip())]
+    blank = [i for i, line in enumerate(lines, 1) if not line.strip()]
+    reported = {e["line"] for e in report["errors"]} | {s["line"] for s in report["skipped"]}
+    accounted = report["fix_count"] + report["narrative_count"] + len(reported) + len(comments) + len(blank)
+    assert accounted == report["line_count"] == len(lines)
+    for issue in report["errors"] + report["skipped"]:
+        assert issue["reason"] and 1 <= issue["line"] <= len(lines)
+
+
+def test_invalid_files_name_their_bad_lines() -> None:
+    report = run_ok("import-rep", params={"text": rep_text("invalid_bad_coordinates.rep")}).report
+    assert report is not None and [e["line"] for e in report["errors"]] == [2, 3]
+    result = run_ok("import-rep", params={"text": rep_text("invalid_truncated.rep")})
+    assert result.features == [] and result.commands == []
+    assert result.report is not None and result.report["errors"][0]["line"] == 1
+    assert any("could not be read" in w for w in result.warnings)
+    assert any("nothing to import" in w for w in result.warnings)
+
+
+def test_narratives_become_annotations_and_shapes_zones() -> None:
+    text = rep_text("valid_narrative.rep")
+    narratives = sum(1 for line in text.splitlines() if line.startswith(";NARRATIVE:"))
+    assert narratives == 19  # the data README says 18: the last line has no newline for wc -l
+    result = run_ok("import-rep", params={"text": text})
+    assert result.report is not None and result.report["narrative_count"] == narratives
+    assert len(result.features) == narratives
+    assert {f["properties"]["kind"] for f in result.features} == {"annotation"}
+    text = "\n".join(
+        [
+            FIX,
+            ";CIRCLE: @C 22 11 10.63 N 21 41 52.37 W 2000 exercise circle",
+            ";SENSOR: 951212 050000.000 NELSON @A NULL 270.0 NULL sonar",
+            "; a free comment",
+        ]
+    )
+    result = run_ok("import-rep", params={"text": text})
+    kinds = [f["properties"]["kind"] for f in result.features]
+    assert kinds == ["track", "zone"]
+    assert result.report is not None and [s["line"] for s in result.report["skipped"]] == [3]
+    assert "SENSOR" in result.report["skipped"][0]["reason"]
+    (command,) = result.commands
+    assert [f["id"] for f in command["payload"]["features"]] == [f["id"] for f in result.features]
+    zone = result.features[1]
+    assert run_ok("area-summary", [zone]).success  # the imported zone is usable as a region
+
+
+def test_import_rep_is_declared_with_its_output_kinds() -> None:
+    spec = default_registry().get("import-rep")
+    assert "report" in spec.description and spec.output_kinds == ("track", "annotation", "zone")
+    assert props(run_ok("import-rep", params={"text": FIX}))["kind"] == "track"
+    assert (DATA / "rep" / "valid_narrative.rep").is_file()

@@ -1,0 +1,374 @@
+"""The analysis tools on made-up tracks whose answers are known: every parameter honoured."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from debrief_calc.analysis.cpa import closest_approach
+from debrief_calc.analysis.track_stats import statistics
+from debrief_calc.features import iso_many, parse_iso, track_data
+from tests.test_analysis_support import (
+    GEOD,
+    boats,
+    coords,
+    epoch,
+    glib_range_bearing,
+    load_json,
+    plot_tracks,
+    props,
+    run_err,
+    run_ok,
+    track_feature,
+)
+
+T0 = parse_iso("2024-03-01T12:00:00Z")
+METRES = {"nm": 1852.0, "m": 1.0, "km": 1000.0, "yd": 0.9144, "kyd": 914.4, "mi": 1609.344}
+
+
+def straight(
+    fid: str, lat0: float, lon0: float, course: float, knots: float, n: int, dt: float, t0: float = T0
+) -> dict:
+    """A platform on a steady geodesic course, fixes every ``dt`` seconds."""
+    line = GEOD.DirectLine(lat0, lon0, course, knots * 1852 / 3600 * dt * (n - 1))
+    pts = [line.Position(line.s13 * k / (n - 1)) for k in range(n)]
+    return track_feature(fid, t0 + dt * np.arange(n), [p["lon2"] for p in pts], [p["lat2"] for p in pts])
+
+
+# --- track-stats -----------------------------------------------------------------------------
+
+
+def test_track_without_times_is_validation_failed_naming_the_field() -> None:
+    feature = {
+        "type": "Feature",
+        "id": "nt",
+        "geometry": {"type": "LineString", "coordinates": [[0, 0], [0.1, 0.1]]},
+        "properties": {"kind": "track"},
+    }
+    for tool, params in (
+        ("track-stats", {}),
+        ("speed-filter", {"threshold_kn": 5}),
+        ("resample-track", {"interval_s": 5}),
+    ):
+        error = run_err(tool, [feature], params)
+        assert error["code"] == "VALIDATION_FAILED"
+        assert error["details"]["field"] == "properties.timestamps"
+        assert "no times" in error["message"]
+
+
+def test_track_stats_segments_and_zero_time_legs() -> None:
+    feature = track_feature("z", [0, 60, 60, 120, 180], [0, 0.01, 0.011, 0.02, 0.03], [0, 0, 0, 0, 0])
+    result = run_ok("track-stats", [feature], {"include_segments": True, "max_segments": 3})
+    stats = props(result)["statistics"]
+    assert stats["zero_time_legs_ignored"] == 1 and any("take no time" in w for w in result.warnings)
+    assert len(stats["segments"]) == 3 and stats["segments_truncated"] and stats["segment_count"] == 4
+    first, second = stats["segments"][:2]
+    assert (first["from"], first["to"]) == ("1970-01-01T00:00:00Z", "1970-01-01T00:01:00Z")
+    assert second["speed_kn"] is None  # a leg that takes no time has no speed
+    assert first["course"] == pytest.approx(90.0, abs=1e-6)
+    assert first["distance"] * 1852 == pytest.approx(GEOD.Inverse(0, 0, 0, 0.01)["s12"], abs=1e-3)
+    legs_kn = [
+        GEOD.Inverse(0, a, 0, b)["s12"] / 60 / (1852 / 3600) for a, b in ((0, 0.01), (0.011, 0.02), (0.02, 0.03))
+    ]
+    assert stats["max_speed_kn"] == pytest.approx(max(legs_kn), abs=1e-4)
+    assert "segments" not in props(run_ok("track-stats", [feature]))["statistics"]
+
+
+def test_track_stats_of_a_motionless_instant_says_so() -> None:
+    feature = track_feature("still", [5, 5], [1, 1], [2, 2])
+    result = run_ok("track-stats", [feature])
+    stats = props(result)["statistics"]
+    assert stats["duration_s"] == 0 and stats["mean_speed_kn"] is None and stats["max_speed_kn"] is None
+    assert stats["mean_course"] is None and stats["distance"] == 0
+    assert any("spans no time" in w for w in result.warnings)
+
+
+def test_track_stats_mean_course_and_geometry() -> None:
+    feature = straight("s", 50, -4, 30, 12, 61, 60)
+    result = run_ok("track-stats", [feature])
+    stats = props(result)["statistics"]
+    lat, lon = coords(feature)
+    line = GEOD.InverseLine(lat[0], lon[0], lat[-1], lon[-1])  # the mean course is mid-path's
+    assert stats["mean_course"] == pytest.approx(line.Position(line.s13 / 2)["azi2"], abs=0.002)
+    assert stats["course_steadiness"] == pytest.approx(1.0, abs=1e-6)
+    assert stats["mean_speed_kn"] == pytest.approx(12.0, abs=1e-4)
+    assert result.features[0]["geometry"] == {"type": "Point", "coordinates": [lon[-1], lat[-1]]}
+
+
+def test_track_stats_bbox_across_the_antimeridian() -> None:
+    feature = track_feature("am", [0, 600, 1200], [179.9, -179.95, -179.8], [10, 10.01, 10.02])
+    stats = props(run_ok("track-stats", [feature]))["statistics"]
+    assert stats["bbox"] == pytest.approx([179.9, 10.0, -179.8, 10.02])
+    assert stats["distance_nm"] < 20
+
+
+# --- distance_unit everywhere ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", ["m", "km", "yd", "kyd", "mi"])
+def test_distance_unit_is_honoured_by_every_tool_that_has_it(unit: str) -> None:
+    b1, b2 = boats()
+    zone = load_json("calc-zone-region.geojson")
+
+    def figures(u: str) -> list[float]:
+        stats = props(run_ok("track-stats", [b1], {"distance_unit": u}))
+        rb = props(run_ok("range-bearing", [b1, b2], {"distance_unit": u, "sample": "endpoints"}))
+        cpa = props(run_ok("closest-approach", [b1, b2], {"distance_unit": u}))
+        area = props(run_ok("area-summary", [zone], {"distance_unit": u}))
+        for p in (stats["statistics"], rb, cpa, area):
+            assert p["distance_unit"] == u
+        return [
+            stats["statistics"]["distance"],
+            rb["series"]["range"][0],
+            rb["min_range"],
+            cpa["range"],
+            area["perimeter"],
+        ]
+
+    for nm_value, value in zip(figures("nm"), figures(unit), strict=True):
+        assert value * METRES[unit] == pytest.approx(nm_value * METRES["nm"], abs=0.002)  # rounded to the mm
+        assert value != pytest.approx(nm_value, rel=1e-3)
+
+
+# --- range-bearing ---------------------------------------------------------------------------
+
+
+def test_relative_bearing_angle_on_bow_and_bearing_rate_signs() -> None:
+    own = straight("own", 50, -4, 0, 10, 11, 60)  # heading north
+    east = straight("east", 50, -3.95, 0, 10, 11, 60)  # abeam to starboard, same course
+    west = straight("west", 50, -4.05, 180, 10, 11, 60)  # to port, opposite course
+    rb = props(run_ok("range-bearing", [own, east], {"sample": "endpoints"}))["series"]
+    assert rb["relative_bearing"][0] == pytest.approx(90.0, abs=0.05)
+    assert rb["angle_on_bow"][0] == pytest.approx(-90.0, abs=0.05)  # own is on east's port beam
+    assert abs(rb["bearing_rate"][0]) < 0.01
+    rb = props(run_ok("range-bearing", [own, west], {"sample": "endpoints"}))["series"]
+    assert rb["relative_bearing"][0] == pytest.approx(-90.0, abs=0.05)  # port: negative
+    assert rb["angle_on_bow"][0] == pytest.approx(-90.0, abs=0.05)
+    # west goes south while own goes north: the bearing of west draws left (decreasing 270 -> 260...)
+    assert rb["bearing_rate"][0] < -0.5
+
+
+def test_range_bearing_sampling_modes_and_cap() -> None:
+    b1, b2 = boats()
+    every = props(run_ok("range-bearing", [b1, b2]))
+    assert every["sample"] == "all" and every["sample_count"] == 399  # NELSON's fixes from 05:03 to 11:41
+    interval = props(run_ok("range-bearing", [b1, b2], {"sample": "interval", "interval_s": 600}))
+    assert interval["sample_count"] == 40 and interval["interval_s"] == 600
+    times = [parse_iso(t) for t in interval["series"]["time"]]
+    assert np.allclose(np.diff(times), 600)
+    capped = props(run_ok("range-bearing", [b1, b2], {"max_samples": 10}))
+    assert capped["sample_count"] == 10 and capped["samples_total"] == 399 and capped["samples_capped"]
+    assert capped["series"]["time"][0] == every["series"]["time"][0]
+    assert capped["series"]["time"][-1] == every["series"]["time"][-1]
+    tiny = run_ok("range-bearing", [b1, b2], {"sample": "interval", "interval_s": 0.001, "max_samples": 100})
+    assert props(tiny)["samples_total"] == 23_880_001 and props(tiny)["sample_count"] == 100
+    assert tiny.warnings
+
+
+def test_range_bearing_rejections() -> None:
+    b1, b2 = boats()
+    error = run_err("range-bearing", [b1, b2], {"interval_s": 30})
+    assert (error["code"], error["details"]["field"]) == ("VALIDATION_FAILED", "interval_s")
+    error = run_err("range-bearing", [b1, b2], {"primary": "nobody"})
+    assert (error["details"]["field"], error["details"]["ids"]) == ("primary", ["rep-nelson", "rep-collingwood"])
+    later = straight("later", 22, -21.7, 0, 10, 5, 60, t0=parse_iso("1995-12-13T00:00:00Z"))
+    error = run_err("range-bearing", [b1, later])
+    assert (error["code"], error["details"]["rule"]) == ("VALIDATION_FAILED", "overlap")
+    assert "no time overlap" in error["message"]
+
+
+def test_range_bearing_one_result_per_secondary() -> None:
+    b1, b2 = boats()
+    later = straight("later", 22, -21.7, 0, 10, 5, 60, t0=parse_iso("1995-12-13T00:00:00Z"))
+    result = run_ok("range-bearing", [b1, b2, later], {"sample": "endpoints"})
+    assert [p["secondary_id"] for p in (props(result, 0), props(result, 1))] == ["rep-collingwood", "later"]
+    assert props(result, 1)["sample_count"] == 0 and "no time overlap" in props(result, 1)["note"]
+    assert result.features[1]["geometry"] is None and result.warnings
+
+
+# --- closest-approach ------------------------------------------------------------------------
+
+
+def test_cpa_is_found_between_sparse_fixes() -> None:
+    # crossing courses with fixes every 10 minutes: the CPA falls between fixes
+    a = straight("a", 50.0, -4.0, 45, 12, 7, 600)
+    b = straight("b", 50.0, -3.9, 315, 9, 7, 600, t0=T0 + 120)
+    result = props(run_ok("closest-approach", [a, b], {"distance_unit": "m"}))
+    t_cpa = parse_iso(result["time"])
+    fine = np.arange(T0 + 120, T0 + 3600, 0.5)
+    scan = [glib_range_bearing(a, b, float(t))[0] for t in fine]
+    k = int(np.argmin(scan))
+    assert result["range"] == pytest.approx(scan[k], abs=0.5)
+    assert abs(t_cpa - fine[k]) < 2
+    assert result["between_fixes"]
+    at_fixes = min(glib_range_bearing(a, b, float(t))[0] for t in epoch(a) if T0 + 120 <= t <= T0 + 3600)
+    assert result["range"] < at_fixes - 500  # a fix-time-only answer would be far off
+    assert np.min(np.abs(np.union1d(epoch(a), epoch(b)) - t_cpa)) > 200
+    assert result["first_speed_kn"] == pytest.approx(12, abs=1e-3) and result["second_course"] == pytest.approx(
+        315, abs=0.05
+    )
+
+
+def test_cpa_at_the_edge_of_the_overlap_and_pairs() -> None:
+    a = straight("a", 50, -4, 0, 10, 10, 60)
+    b = straight("b", 50.01, -4, 0, 20, 10, 60)  # ahead and pulling away: closest at the start
+    c = straight("c", 50, -4, 0, 10, 10, 60, t0=T0 + 86400)
+    result = run_ok("closest-approach", [a, b, c])
+    first = props(result, 0)
+    assert first["at_overlap_edge"] and first["time"] == iso_many(np.array([T0]))[0]
+    assert [(p["first_id"], p["second_id"]) for p in (props(result, i) for i in range(3))] == [
+        ("a", "b"),
+        ("a", "c"),
+        ("b", "c"),
+    ]
+    assert props(result, 1)["note"] == "no time overlap" and result.features[1]["geometry"] is None
+    assert len(result.warnings) == 2
+    error = run_err("closest-approach", [a, c])
+    assert (error["code"], error["details"]["rule"]) == ("VALIDATION_FAILED", "overlap")
+
+
+def test_cpa_of_two_100k_point_tracks_is_quick() -> None:
+    n = 100_000
+    t = T0 + np.arange(n, dtype=float)
+    a = {
+        "type": "Feature",
+        "id": "a",
+        "geometry": {
+            "type": "LineString",
+            "coordinates": np.column_stack((np.linspace(-4, -3, n), np.full(n, 50.0), np.zeros(n), t * 1000)).tolist(),
+        },
+        "properties": {"kind": "track"},
+    }
+    b = {
+        "type": "Feature",
+        "id": "b",
+        "geometry": {
+            "type": "LineString",
+            "coordinates": np.column_stack(
+                (np.full(n, -3.3), np.linspace(49.3, 50.3, n), np.zeros(n), (t + 0.5) * 1000)
+            ).tolist(),
+        },
+        "properties": {"kind": "track"},
+    }
+    ta, tb = track_data(a), track_data(b)
+    start = time.perf_counter()
+    when, rng = closest_approach(ta, tb, (float(tb.t[0]), float(ta.t[-1])))
+    assert abs(when - (T0 + 70_000)) < 5  # both at (3.3 W, 50 N) 70 % of the way along
+    elapsed = time.perf_counter() - start
+    assert elapsed < 3.0  # the benchmark holds the real figure (well under 1 s)
+    assert rng < 50  # they cross
+
+
+def test_track_stats_on_a_million_points_is_vectorised() -> None:
+    n = 1_000_000
+    t = T0 + np.arange(n, dtype=float)
+    lon = np.cumsum(np.full(n, 8e-5)) % 2 - 4  # wraps back: a ship going round the box
+    f = {
+        "type": "Feature",
+        "id": "big",
+        "geometry": {
+            "type": "LineString",
+            "coordinates": np.column_stack((lon, np.full(n, 50.0), np.zeros(n), t * 1000)).tolist(),
+        },
+        "properties": {"kind": "track"},
+    }
+    track = track_data(f)
+    start = time.perf_counter()
+    stats, _ = statistics(track, "nm")
+    elapsed = time.perf_counter() - start
+    assert elapsed < 2.0  # the benchmark holds the real figure
+    assert stats["point_count"] == n
+
+
+# --- speed-filter ----------------------------------------------------------------------------
+
+
+def test_speed_filter_modes_and_zero_time_legs() -> None:
+    # 4 legs of 60 s: fast, fast, (no time), fast, slow
+    lons = [0, 0.01, 0.02, 0.0201, 0.03, 0.0305]
+    feature = track_feature("sf", [0, 60, 120, 120, 180, 240], lons, [0] * 6)
+    above = props(run_ok("speed-filter", [feature], {"threshold_kn": 5}))
+    assert above["period_count"] == 1  # the zero-time leg does not split the run
+    (period,) = above["periods"]
+    assert (period["start"], period["end"], period["duration_s"]) == (
+        "1970-01-01T00:00:00Z",
+        "1970-01-01T00:03:00Z",
+        180,
+    )
+    assert period["fix_count"] == 5
+    below = props(run_ok("speed-filter", [feature], {"threshold_kn": 5, "mode": "below"}))
+    assert [p["start"] for p in below["periods"]] == ["1970-01-01T00:03:00Z"]
+    assert props(run_ok("speed-filter", [feature], {"threshold_kn": 0, "mode": "below"}))["period_count"] == 0
+    assert (
+        props(run_ok("speed-filter", [feature], {"threshold_kn": 5, "min_duration_s": 200}))["periods_too_short"] == 1
+    )
+    result = run_ok("speed-filter", [feature], {"threshold_kn": 5})
+    assert result.features[0]["geometry"]["type"] == "MultiLineString"
+    assert len(result.features[0]["geometry"]["coordinates"][0]) == 5
+
+
+# --- resample-track --------------------------------------------------------------------------
+
+
+def test_resample_counts_names_and_command() -> None:
+    b1, _ = boats()
+    result = run_ok("resample-track", [b1], {"interval_s": 60})
+    (track,) = result.features
+    assert track["id"] == "rep-nelson-resampled-60" and track["properties"]["name"] == "NELSON (resampled 60 s)"
+    assert track["properties"]["kind"] == track["properties"]["dataType"] == "track"
+    assert len(track["geometry"]["coordinates"]) == len(track["properties"]["timestamps"]) == 402
+    assert "speeds" not in track["properties"] and "courses" not in track["properties"]
+    assert result.commands == [{"command": "addFeatures", "payload": {"features": [track]}}]
+    # at the original fix times the resampled track is the original track
+    assert np.allclose(track["geometry"]["coordinates"], b1["geometry"]["coordinates"], atol=1e-9)
+    odd = run_ok("resample-track", [b1], {"interval_s": 7}).features[0]
+    assert len(odd["properties"]["timestamps"]) == 24060 // 7 + 1
+    assert np.allclose(np.diff([parse_iso(s) for s in odd["properties"]["timestamps"]]), 7)
+    half = run_ok("resample-track", [b1], {"interval_s": 0.5}).features[0]
+    assert half["id"] == "rep-nelson-resampled-0.5" and half["properties"]["name"] == "NELSON (resampled 0.5 s)"
+
+
+def test_resample_methods_and_style() -> None:
+    track = plot_tracks()[0]
+    geo = run_ok("resample-track", [track], {"interval_s": 100}).features[0]
+    lin = run_ok("resample-track", [track], {"interval_s": 100, "method": "linear"}).features[0]
+    assert geo["properties"]["stroke"] == track["properties"]["stroke"]
+    assert geo["properties"]["resample_method"] == "geodesic" and lin["properties"]["resample_method"] == "linear"
+    a, b = np.array(geo["geometry"]["coordinates"]), np.array(lin["geometry"]["coordinates"])
+    assert a.shape == b.shape and np.max(np.abs(a - b)) < 1e-5  # ~1 m apart on short legs
+    assert np.max(np.abs(a - b)) > 0  # but not the same computation
+
+
+def test_resample_limits() -> None:
+    b1, _ = boats()
+    error = run_err("resample-track", [b1], {"interval_s": 0.01})
+    assert (error["details"]["field"], error["details"]["rule"]) == ("interval_s", "max-points")
+    error = run_err("resample-track", [b1], {"interval_s": 30000})
+    assert (error["details"]["field"], error["details"]["rule"]) == ("interval_s", "min-points")
+
+
+# --- delete-features -------------------------------------------------------------------------
+
+
+def test_delete_features_command() -> None:
+    doc = load_json("plots/large-sample.plot.json")
+    by_id = {str(f["id"]): f for f in doc["features"]}
+    result = run_ok("delete-features", [by_id["z-1"], by_id["f-1"], by_id["z-1"]])
+    assert result.features == []
+    assert result.commands == [{"command": "deleteFeatures", "payload": {"ids": ["z-1", "f-1"]}}]
+    numbered = {"type": "Feature", "id": 7, "geometry": None, "properties": {}}
+    assert run_ok("delete-features", [numbered]).commands[0]["payload"] == {"ids": ["7"]}
+    error = run_err("delete-features", [{"type": "Feature", "geometry": None, "properties": {"name": "anon"}}])
+    assert (error["code"], error["details"]["field"]) == ("VALIDATION_FAILED", "id")
+
+
+def test_range_bearing_when_the_ships_are_together() -> None:
+    a = track_feature("a", [0, 60], [0, 0.01], [0, 0])
+    b = track_feature("b", [0, 60], [0, 0.02], [0, 0])
+    series = props(run_ok("range-bearing", [a, b], {"sample": "endpoints"}))["series"]
+    assert series["range"][0] == 0
+    assert series["bearing"][0] is None and series["relative_bearing"][0] is None
+    assert series["bearing_rate"][0] is None and series["angle_on_bow"][0] is None
+    assert series["bearing"][1] == pytest.approx(90.0)

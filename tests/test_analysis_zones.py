@@ -1,0 +1,167 @@
+"""``zone-transits`` and ``area-summary`` on shapes whose answers are known."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from debrief_calc.features import parse_iso
+from tests.test_analysis_support import GEOD, load_json, props, run_err, run_ok, track_feature
+
+T0 = parse_iso("2024-05-01T00:00:00Z")
+
+
+def zone(fid: str, *rings: list[list[float]], multi: list[list[list[list[float]]]] | None = None) -> dict[str, Any]:
+    geometry = (
+        {"type": "MultiPolygon", "coordinates": multi} if multi else {"type": "Polygon", "coordinates": list(rings)}
+    )
+    return {"type": "Feature", "id": fid, "geometry": geometry, "properties": {"kind": "zone", "name": fid}}
+
+
+def square(w: float, s: float, e: float, n: float) -> list[list[float]]:
+    return [[w, s], [e, s], [e, n], [w, n], [w, s]]
+
+
+def along(fid: str, lons: list[float], lats: list[float], dt: float = 600.0) -> dict[str, Any]:
+    return track_feature(fid, T0 + dt * np.arange(len(lons)), lons, lats)
+
+
+def transits(track: dict[str, Any], z: dict[str, Any]) -> dict[str, Any]:
+    return props(run_ok("zone-transits", [track, z]))
+
+
+def at(k: float) -> str:
+    from debrief_calc.features import iso
+
+    return iso(T0 + k)
+
+
+def test_inside_at_start_and_at_end() -> None:
+    box = zone("box", square(0, 0, 1, 1))
+    starts_in = transits(along("a", [0.5, 1.5], [0.5, 0.5]), box)
+    (t,) = starts_in["transits"]
+    assert t["entry_time"] is None and t["note"] == "already inside at start"
+    assert t["exit_time"] == at(300) and t["exit_position"] == pytest.approx([1.0, 0.5])
+    assert starts_in["inside_at_start"] and not starts_in["inside_at_end"]
+    ends_in = transits(along("b", [-0.5, 0.5], [0.5, 0.5]), box)
+    (t,) = ends_in["transits"]
+    assert t["entry_time"] == at(300) and t["exit_time"] is None and t["note"] == "still inside at end"
+    assert t["duration_s"] == 300
+    whole = transits(along("c", [0.2, 0.8], [0.5, 0.5]), box)
+    assert whole["transits"][0]["note"] == "inside for the whole track" and whole["total_inside_s"] == 600
+
+
+def test_a_leg_clipping_a_corner_between_outside_fixes_is_a_transit() -> None:
+    box = zone("box", square(0, 0, 1, 1))
+    result = transits(along("clip", [-0.5, 0.5], [0.3, 1.3]), box)  # in through x=0, out through y=1
+    (t,) = result["transits"]
+    assert t["entry_position"] == pytest.approx([0.0, 0.8]) and t["exit_position"] == pytest.approx([0.2, 1.0])
+    assert (t["entry_time"], t["exit_time"]) == (at(300), at(420))
+    touching = transits(along("touch", [-0.5, 0.5], [0.5, 1.5]), box)  # grazes the corner (0, 1)
+    assert touching["transit_count"] == 0
+    never = transits(along("miss", [-0.5, -0.1], [0.5, 1.5]), box)
+    assert never["transit_count"] == 0 and never["transits"] == []
+
+
+def test_holes_count() -> None:
+    donut = zone("donut", square(0, 0, 3, 3), square(1, 1, 2, 2))
+    result = transits(along("d", [-1, 0.5, 1.5, 2.5, 4], [1.5] * 5), donut)
+    assert result["transit_count"] == 2
+    first, second = result["transits"]
+    assert first["exit_position"] == pytest.approx([1.0, 1.5])
+    assert second["entry_position"] == pytest.approx([2.0, 1.5])
+    in_hole = transits(along("h", [1.2, 1.8], [1.5, 1.5]), donut)
+    assert in_hole["transit_count"] == 0
+
+
+def test_multipolygons_and_concave_zones() -> None:
+    two = zone("two", multi=[[square(0, 0, 1, 1)], [square(2, 0, 3, 1)]])
+    result = transits(along("m", [-1, 4], [0.5, 0.5], dt=5000), two)
+    assert result["transit_count"] == 2
+    assert [t["entry_position"][0] for t in result["transits"]] == pytest.approx([0.0, 2.0])
+    assert [t["duration_s"] for t in result["transits"]] == pytest.approx([1000, 1000])
+    u_shape = zone("u", [[0, 0], [3, 0], [3, 3], [2, 3], [2, 1], [1, 1], [1, 3], [0, 3], [0, 0]])
+    # both fixes inside the arms, the leg between them leaves through the notch
+    result = transits(along("n", [0.5, 2.5], [2, 2]), u_shape)
+    assert result["transit_count"] == 2
+    assert result["transits"][0]["exit_position"] == pytest.approx([1.0, 2.0])
+    assert result["transits"][1]["entry_position"] == pytest.approx([2.0, 2.0])
+    assert len(props(run_ok("zone-transits", [along("n", [0.5, 2.5], [2, 2]), u_shape]))["transits"]) == 2
+
+
+def test_through_a_vertex() -> None:
+    diamond = zone("diamond", [[0, -1], [1, 0], [0, 1], [-1, 0], [0, -1]])
+    result = transits(along("v", [-2, -0.5, 0.5, 2], [0, 0, 0, 0]), diamond)
+    assert result["transit_count"] == 1
+    (t,) = result["transits"]
+    assert t["entry_position"][0] == pytest.approx(-1.0, abs=1e-6)
+    assert t["exit_position"][0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_every_track_against_every_zone_with_stretches() -> None:
+    a, b = along("a", [-1, 0.5, 2], [0.5] * 3), along("b", [5, 6], [5, 5])
+    z1, z2 = zone("z1", square(0, 0, 1, 1)), zone("z2", square(1.5, 0, 2.5, 1))
+    result = run_ok("zone-transits", [a, z1, b, z2])
+    pairs = [(f["properties"]["track_id"], f["properties"]["zone_id"]) for f in result.features]
+    assert pairs == [("a", "z1"), ("a", "z2"), ("b", "z1"), ("b", "z2")]
+    stretch = result.features[0]["geometry"]["coordinates"]
+    assert stretch == [[[0.0, 0.5], [0.5, 0.5], [1.0, 0.5]]]  # entry, the fix inside, exit
+    assert result.features[2]["geometry"] == {"type": "MultiLineString", "coordinates": []}
+    assert [s["id"] for s in result.features[1]["properties"]["provenance"]["sources"]] == ["a", "z2"]
+
+
+def test_a_bad_zone_is_named() -> None:
+    broken = {
+        "type": "Feature",
+        "id": "zz",
+        "geometry": {"type": "Polygon", "coordinates": [square(0, 0, 1, 1), [[0, 0], "x"]]},
+        "properties": {"kind": "zone"},
+    }
+    error = run_err("zone-transits", [along("a", [0, 1], [0, 0]), broken])
+    assert error["code"] == "VALIDATION_FAILED" and error["details"]["feature_id"] == "zz"
+
+
+# --- area-summary ----------------------------------------------------------------------------
+
+
+def glib_area(ring: list[list[float]]) -> tuple[float, float]:
+    poly = GEOD.Polygon()
+    for lon, lat in ring[:-1]:
+        poly.AddPoint(lat, lon)
+    _, perimeter, area = poly.Compute(False, True)
+    return abs(area), perimeter
+
+
+def test_area_with_a_hole_and_units() -> None:
+    outer, hole = square(0, 50, 1, 51), square(0.25, 50.25, 0.75, 50.75)
+    result = props(run_ok("area-summary", [zone("d", outer, hole)], {"area_unit": "m2", "distance_unit": "m"}))
+    (a_out, p_out), (a_hole, p_hole) = glib_area(outer), glib_area(hole)
+    assert result["area"] == pytest.approx(a_out - a_hole, rel=1e-9)
+    assert result["perimeter"] == pytest.approx(p_out + p_hole, abs=0.01)
+    assert result["hole_count"] == 1 and result["polygon_count"] == 1
+    assert result["centroid"] == pytest.approx([0.5, 50.5], abs=0.01)
+    for unit, m2 in (("km2", 1e6), ("nm2", 1852.0**2), ("ha", 1e4)):
+        other = props(run_ok("area-summary", [zone("d", outer, hole)], {"area_unit": unit}))
+        assert other["area"] == pytest.approx(result["area"] / m2, rel=1e-8) and other["area_unit"] == unit
+
+
+def test_area_of_bounds_and_of_zone_with_bounds() -> None:
+    result = run_ok("area-summary", [], {}, bounds=[10, -1, 11, 1])
+    p = props(result)
+    assert p["zone_id"] is None and p["bounds"] == [10, -1, 11, 1]
+    assert p["area_m2"] == pytest.approx(glib_area(square(10, -1, 11, 1))[0], rel=1e-9)
+    assert result.features[0]["properties"]["provenance"]["sources"] == []
+    z = load_json("calc-zone-region.geojson")
+    both = run_ok("area-summary", [z], {}, bounds=[10, -1, 11, 1])
+    assert props(both)["zone_id"] == "zone-001" and "bounds ignored" in both.warnings[0]
+
+
+def test_area_of_a_real_plot_zone() -> None:
+    doc = load_json("plots/large-sample.plot.json")
+    z = next(f for f in doc["features"] if f["id"] == "z-3")
+    p = props(run_ok("area-summary", [z], {"area_unit": "km2"}))
+    assert p["area_m2"] == pytest.approx(glib_area(z["geometry"]["coordinates"][0])[0], rel=1e-9)
+    w, s, e, n = p["bounds"]
+    assert w <= p["centroid"][0] <= e and s <= p["centroid"][1] <= n
