@@ -51,9 +51,7 @@ _LAYER_RE = re.compile(r"LAYER=([^,\]]*)")
 _QUOTED_NAME_RE = re.compile(r'(\S+)\s+(\S+)\s+"([^"]*)"(.*)\Z', re.S)
 # ;NARRATIVE: date time track text   /   ;NARRATIVE2: date time track type text
 _NARRATIVE_RE = re.compile(r'\s*(\S+)\s+(\S+)\s+(?:"([^"]*)"|(\S+))(?:\s+(.*))?\Z', re.S)
-_NARRATIVE2_RE = re.compile(
-    r'\s*(\S+)\s+(\S+)\s+(?:"([^"]*)"|(\S+))\s+(?:"([^"]*)"|(\S+))(?:\s+(.*))?\Z', re.S
-)
+_NARRATIVE2_RE = re.compile(r'\s*(\S+)\s+(\S+)\s+(?:"([^"]*)"|(\S+))\s+(?:"([^"]*)"|(\S+))(?:\s+(.*))?\Z', re.S)
 _DATE_TOKEN_RE = re.compile(r"\d{6}(?:\d{2})?\Z")
 _TIME_TOKEN_RE = re.compile(r"\d{6}(?:\.\d*)?\Z")
 
@@ -241,9 +239,7 @@ def _is_hemisphere(token: str, hemispheres: str) -> bool:
     return len(token) == 1 or (hemispheres == "NS" and _number(token[1:]) is not None)
 
 
-def _read_coordinate(
-    tokens: list[str], start: int, axis: str, problems: list[str]
-) -> tuple[float | None, int]:
+def _read_coordinate(tokens: list[str], start: int, axis: str, problems: list[str]) -> tuple[float | None, int]:
     """Read one latitude or longitude starting at ``tokens[start]``.
 
     Returns (decimal degrees or None when a value is out of range, index after the
@@ -263,9 +259,7 @@ def _read_coordinate(
     hem_token = tokens[index]
     if not _is_hemisphere(hem_token, hemispheres):
         expected = " or ".join(hemispheres)
-        raise _LineError(
-            f"expected {axis} hemisphere {expected} after '{' '.join(parts)}', got '{hem_token}'"
-        )
+        raise _LineError(f"expected {axis} hemisphere {expected} after '{' '.join(parts)}', got '{hem_token}'")
     if not parts:
         raise _LineError(f"{axis} has no degrees before hemisphere '{hem_token[0]}'")
     if len(hem_token) > 1:
@@ -300,9 +294,7 @@ def _read_coordinate(
     return (-total if hem_token[0] == negative else total), index + 1
 
 
-def _read_position(
-    tokens: list[str], start: int, problems: list[str]
-) -> tuple[tuple[float, float] | None, int]:
+def _read_position(tokens: list[str], start: int, problems: list[str]) -> tuple[tuple[float, float] | None, int]:
     """(lon, lat) or None, and the index after the longitude hemisphere."""
     lat, index = _read_coordinate(tokens, start, "latitude", problems)
     lon, index = _read_coordinate(tokens, index, "longitude", problems)
@@ -491,9 +483,7 @@ def _parse_fix(line: str, clock: _DateTimeReader) -> tuple[str, str, str | None,
     tokens = _split_fix_tokens(line)
     count = len(tokens)
     if _DATE_TOKEN_RE.match(tokens[0]) is None and not any(c.isdigit() for c in tokens[0]):
-        raise _LineError(
-            f"not a fix or annotation line: expected a date (YYMMDD or YYYYMMDD), got '{tokens[0][:40]}'"
-        )
+        raise _LineError(f"not a fix or annotation line: expected a date (YYMMDD or YYYYMMDD), got '{tokens[0][:40]}'")
     problems: list[str] = []
     if count < 4:
         missing = ("time", "platform name", "symbol")[count - 1]
@@ -672,9 +662,7 @@ def _parse_circle(rest: str, clock: _DateTimeReader) -> dict[str, Any]:
     label = " ".join(tokens[index + 1 :])
     specifics = {"shapeType": "circle", "origin": [lon, lat], "radiusM": radius_m}
     ring = _circle_ring(lon, lat, radius_m)
-    return _zone(
-        kind="CIRCLE", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics
-    )
+    return _zone(kind="CIRCLE", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics)
 
 
 def _parse_rect(rest: str, clock: _DateTimeReader) -> dict[str, Any]:
@@ -689,9 +677,7 @@ def _parse_rect(rest: str, clock: _DateTimeReader) -> dict[str, Any]:
     ring = [[west, south], [east, south], [east, north], [west, north], [west, south]]
     specifics = {"shapeType": "rectangle", "topLeft": [west, north], "bottomRight": [east, south]}
     label = " ".join(tokens[index:])
-    return _zone(
-        kind="RECT", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics
-    )
+    return _zone(kind="RECT", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics)
 
 
 def _parse_poly(rest: str, clock: _DateTimeReader) -> dict[str, Any]:
@@ -707,9 +693,7 @@ def _parse_poly(rest: str, clock: _DateTimeReader) -> dict[str, Any]:
     ring = _ccw_ring(points)
     specifics = {"shapeType": "polygon"}
     label = " ".join(tokens[index:])
-    return _zone(
-        kind="POLY", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics
-    )
+    return _zone(kind="POLY", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics)
 
 
 def _parse_text(rest: str) -> dict[str, Any]:

@@ -109,9 +109,7 @@ def test_boat2_is_one_collingwood_track_of_403_fixes() -> None:
     assert props["timestamps"][0] == "1995-12-12T05:03:00Z"
     assert props["timestamps"][-1] == "1995-12-12T11:45:00Z"
     first = text.splitlines()[0].split()
-    assert track["geometry"]["coordinates"][0] == pytest.approx(
-        [dms(*first[8:12]), dms(*first[4:8])], abs=1e-12
-    )
+    assert track["geometry"]["coordinates"][0] == pytest.approx([dms(*first[8:12]), dms(*first[4:8])], abs=1e-12)
     assert props["speeds"][0] == 3.5
 
 
@@ -295,8 +293,7 @@ def test_decimal_minute_positions() -> None:
 
 def test_south_and_east_hemispheres_have_the_right_signs() -> None:
     text = (
-        "951212 050000 SE @A 33 52 4.2 S 151 12 36.0 E 10 5 0\n"
-        "951212 050100 SE @A 33 52 4.2 N 151 12 36.0 W 10 5 0\n"
+        "951212 050000 SE @A 33 52 4.2 S 151 12 36.0 E 10 5 0\n951212 050100 SE @A 33 52 4.2 N 151 12 36.0 W 10 5 0\n"
     )
     coords = only_track(parse_rep(text))["geometry"]["coordinates"]
     south_east, north_west = coords
