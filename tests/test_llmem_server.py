@@ -258,6 +258,24 @@ async def test_hostile_paths_for_every_path_tool(client: Client, path: str, samp
     assert sorted(str(p) for p in sample_project.rglob("*")) == before
 
 
+async def test_symlink_out_and_prefix_sibling_are_refused(client: Client, sample_project: Path) -> None:
+    secret = sample_project.parent / (sample_project.name + "_secret")
+    secret.mkdir()
+    (secret / "key.py").write_text("SECRET = 1\n")
+    (sample_project / "escape").symlink_to(secret)
+    for path in ["escape/key.py", "escape", str(secret / "key.py")]:
+        for tool, extra in [
+            ("generate_artifact", {}),
+            ("get_artifact", {}),
+            ("generate_prompt", {"task": "summarize"}),
+        ]:
+            err, out = await call(client, tool, path=path, **extra)
+            assert err and out["error"]["code"] == "PATH_OUTSIDE_WORKSPACE", (tool, path, out)
+    err, out = await call(client, "generate_artifact", path=".")
+    assert {"path": "escape/", "reason": "symlink-outside"} in out["data"]["skipped_files"]
+    assert not list((sample_project / ".llmem").rglob("key.py"))
+
+
 BAD_ARGS: list[tuple[str, dict[str, Any], str]] = [
     ("generate_artifact", {"path": 5}, "path"),
     ("generate_artifact", {"task": "explode"}, "task"),
