@@ -1,0 +1,3 @@
+from debrief_calc.cli import main_state
+
+main_state()
