@@ -237,6 +237,16 @@ class SuiteServer(MCPServer[Any]):
 
     def _enforce_answer_cap(self, name: str, result: Any) -> Any:
         """Serialise a model once, for both the text and the structured content, within the cap."""
+        if isinstance(result, CallToolResult):
+            # Built by the tool itself (images, say): its text parts are what count against the cap.
+            size = sum(len(c.text) for c in result.content if isinstance(c, TextContent))
+            if size > self.limits.answer_chars:
+                raise SuiteError(
+                    f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
+                    code="RESULT_TOO_LARGE",
+                    details={"size": size, "limit": self.limits.answer_chars},
+                )
+            return result
         if isinstance(result, BaseModel):
             payload = result.model_dump(mode="json")
             text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -382,9 +392,16 @@ def compact_schema(schema: dict[str, Any], *, top_description: bool = True) -> d
         if isinstance(branches, list):
             rest = [b for b in branches if b != {"type": "null"}]
             if len(rest) == 1 and len(rest) < len(branches):
+                # X | None → X with "null" added to its type: same meaning, a third of the size.
                 del out["anyOf"]
                 merged = dict(rest[0])
                 merged.update(out)
+                if isinstance(merged.get("type"), str):
+                    merged["type"] = [merged["type"], "null"]
+                elif "enum" in merged:
+                    merged["enum"] = [*merged["enum"], None]
+                else:
+                    merged = {"anyOf": [rest[0], {"type": "null"}], **out}
                 out = merged
         return out
 

@@ -202,22 +202,6 @@ def _envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
     return error_envelope(_rpc(err)).model_dump(mode="json")
 
 
-class StateServer(SuiteServer):
-    """A SuiteServer whose tools may return a hand-built CallToolResult (image content)."""
-
-    def _enforce_answer_cap(self, name: str, result: Any) -> Any:
-        if not isinstance(result, types.CallToolResult):  # a CallToolResult is a BaseModel too
-            return super()._enforce_answer_cap(name, result)
-        text = sum(len(b.text) for b in result.content if isinstance(b, types.TextContent))
-        if text > self.limits.answer_chars:
-            raise SuiteError(
-                f"the answer of {name} would be {text} characters, over the cap of {self.limits.answer_chars}",
-                code="RESULT_TOO_LARGE",
-                details={"size": text, "limit": self.limits.answer_chars},
-            )
-        return result
-
-
 def plot_uri(filename: str, aspect: str) -> str:
     return f"plot://{quote(filename, safe='/')}/{aspect}"
 
@@ -274,7 +258,7 @@ def _with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallT
 
 def build_server(config: ServerConfig) -> SuiteServer:
     runtime = Runtime(config)
-    server = StateServer(
+    server = SuiteServer(
         runtime,
         name="debrief-state-mcp",
         version=__version__,
