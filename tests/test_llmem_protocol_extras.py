@@ -1,21 +1,16 @@
-"""Progress notifications, client roots as the workspace, and the HTTP transport."""
+"""Progress notifications and client roots as the workspace (HTTP: see test_http.py)."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx
 import pytest
 from mcp import Client
 from mcp_types import ListRootsResult, Root
 
 from llmem.config import ServerConfig
 from llmem.server import build_server
-from tests.conftest import console_script, subprocess_env
 
 pytestmark = pytest.mark.anyio
 
@@ -46,59 +41,3 @@ async def test_without_workspace_the_clients_root_is_used(sample_project: Path) 
         assert not r.is_error, r.structured_content
     assert server.runtime.workspace == sample_project
     assert "client root" in server.runtime.workspace_source
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def test_http_transport_health_and_origin_check(sample_project: Path) -> None:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            console_script("llmem-mcp"),
-            "--workspace",
-            str(sample_project),
-            "--transport",
-            "streamable-http",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        env=subprocess_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-            with anyio.fail_after(30):
-                while True:
-                    try:
-                        health = await http.get("/health")
-                        break
-                    except httpx.ConnectError:
-                        await anyio.sleep(0.05)
-            assert health.json()["status"] == "ok"
-            foreign = await http.post(
-                "/mcp",
-                headers={
-                    "Origin": "http://evil.example",
-                    "Content-Type": "application/json",
-                    "Accept": "application/json, text/event-stream",
-                },
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            )
-            assert foreign.status_code in (400, 403)
-        with anyio.fail_after(30):
-            async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as c:
-                tools = {t.name for t in (await c.list_tools()).tools}
-                assert "get_artifact" in tools
-                r = await c.call_tool("generate_artifact", {"path": "src/app.py"})
-                assert not r.is_error
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    assert proc.stdout is not None and proc.stdout.read() == b""
