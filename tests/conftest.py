@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +94,21 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env.update({k: v for k, v in os.environ.items() if k in ("LLMEM_DATA_DIR", "LLMEM_LOG_DIR")})
     env.update(extra)
     return env
+
+
+async def call(client: Any, tool_name: str, /, **args: Any) -> tuple[bool, dict[str, Any]]:
+    """Call a tool; check what every answer of the suite promises; return (isError, structuredContent).
+
+    The structured content is there, the first text block is the same JSON, the answer is within
+    the default cap, and an error carries a stable upper-case code and a message.
+    """
+    result = await client.call_tool(tool_name, args)
+    assert result.structured_content is not None, result
+    first = result.content[0] if result.content else None
+    if first is not None and getattr(first, "type", None) == "text":
+        assert json.loads(first.text) == result.structured_content
+        assert len(first.text) <= 20_000
+    if result.is_error:
+        error = result.structured_content["error"]
+        assert error["code"].isupper() and error["message"], error
+    return bool(result.is_error), result.structured_content

@@ -19,7 +19,7 @@ from debrief_calc.rep import parse_rep
 from debrief_calc.server import build_server
 from llmem.config import ServerConfig
 from llmem.store import ArtifactStore
-from tests.conftest import DATA, MODES
+from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio
 
@@ -49,12 +49,6 @@ def calc_ws(workspace: Path) -> Path:
 async def client(request: pytest.FixtureRequest, calc_ws: Path) -> AsyncIterator[Client]:
     async with Client(build_server(ServerConfig("debrief-calc-mcp", calc_ws)), mode=request.param) as c:
         yield c
-
-
-async def call(c: Client, tool_name: str, /, **args: Any) -> tuple[bool, dict[str, Any]]:
-    result = await c.call_tool(tool_name, args)
-    assert result.structured_content is not None
-    return bool(result.is_error), result.structured_content
 
 
 def boats() -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from llmem.config import Limits, ServerConfig
 from llmem.server import build_server
-from tests.conftest import MODES
+from tests.conftest import MODES, call
 
 pytestmark = pytest.mark.anyio
 
@@ -33,14 +33,6 @@ async def client(request: pytest.FixtureRequest, sample_project: Path) -> AsyncI
     server = build_server(ServerConfig("llmem-mcp", sample_project, limits=Limits(max_steps=3)))
     async with Client(server, mode=request.param) as c:
         yield c
-
-
-async def call(c: Client, tool: str, **args: Any) -> tuple[bool, dict[str, Any]]:
-    result = await c.call_tool(tool, args)
-    assert result.structured_content is not None
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert json.loads(text) == result.structured_content  # the same JSON as text
-    return bool(result.is_error), result.structured_content
 
 
 async def test_tools_are_listed_with_honest_annotations(client: Client) -> None:

@@ -22,6 +22,7 @@ from debrief_calc.state.server import build_server
 from llmem.config import Limits, ServerConfig
 from llmem.store import ArtifactStore
 from tests.conftest import MODES
+from tests.conftest import call as call_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -77,16 +78,11 @@ async def client(request: pytest.FixtureRequest, plots: Path) -> AsyncIterator[C
         yield c
 
 
-async def call(c: Client, tool: str, **args: Any) -> tuple[bool, dict[str, Any]]:
-    result = await c.call_tool(tool, args)
-    assert result.structured_content is not None
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert json.loads(text) == result.structured_content  # the same JSON as text
-    assert len(text) <= 20_000  # never over the answer cap
-    if result.is_error:
-        error = result.structured_content["error"]
-        assert error["code"].isupper() and error["message"] and isinstance(error["details"]["rpc_code"], int)
-    return bool(result.is_error), result.structured_content
+async def call(c: Client, tool_name: str, /, **args: Any) -> tuple[bool, dict[str, Any]]:
+    err, out = await call_tool(c, tool_name, **args)
+    if err:
+        assert isinstance(out["error"]["details"]["rpc_code"], int)
+    return err, out
 
 
 async def ok(c: Client, tool: str, **args: Any) -> dict[str, Any]:
