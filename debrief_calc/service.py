@@ -17,7 +17,6 @@ from typing import Any
 
 from debrief_calc import plotstate
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
-from debrief_calc.executor import RunResult
 from debrief_calc.registry import Registry, default_registry
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
@@ -132,7 +131,7 @@ class CalcService:
             try:
                 features = self.plot_features(plot)
             except SuiteError as err:
-                return RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
+                return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
         result = executor.run(self.registry, tool, features, parameters, bounds=bounds, read_text=self.read_text)
         answer = result.to_dict()
         if not result.success:

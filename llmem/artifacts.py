@@ -1,71 +1,26 @@
-"""llmem's domain operations on the artifact store: parse, read, list, delete, prompt, store.
+"""llmem's operations on the artifact store: the facade ``server.py`` wires to tools.
 
-Plain functions of a workspace and a store, knowing nothing about MCP; ``server.py`` wires
-them to tools. Each returns the ``data`` of an envelope, or raises a :class:`SuiteError`.
+Reading, listing and deleting live here; outlining is ``parsing.py`` and the notes written
+through the callback protocol are ``notes.py``. Nothing here knows about MCP: each method
+returns the ``data`` of an envelope or raises a :class:`SuiteError`.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from llmem import tasks as llm_tasks
-from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
 from llmem.envelope import Envelope
-from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, UnsupportedTask
+from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound
+from llmem.notes import Notes
+from llmem.parsing import NAMESPACE, Parser, Progress, ProgressSink
 from llmem.paths import ResolvedPath, resolve_in_workspace
-from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, fingerprint_file, source_status
+from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 __all__ = ["NAMESPACE", "Llmem", "Progress", "ProgressSink"]
-
-NAMESPACE = "llmem"
-PRODUCER = "llmem-mcp"
-OUTLINE = "outline"
-LIST_PAGE_DEFAULT = 50
-LIST_PAGE_MAX = 500
-SKIPPED_SHOWN = 50
-
-
-class ProgressSink(Protocol):
-    """Where long work reports progress; the server adapts it to MCP progress notifications."""
-
-    def report(self, done: int, total: int | None, message: str) -> None: ...
-
-
-class Progress:
-    """A sink that drops progress (direct callers that do not watch)."""
-
-    def report(self, done: int, total: int | None, message: str) -> None:
-        return None
-
-
-def _read_header_fingerprint(file: Path) -> Fingerprint | None:
-    """The stored source fingerprint, read from the head of the artifact file without parsing it all."""
-    try:
-        with file.open("rb") as handle:
-            head = handle.read(4096).decode("utf-8", "ignore")
-    except OSError:
-        return None
-    at = head.find('"source": ')
-    if at < 0:
-        return None
-    try:
-        raw, _ = json.JSONDecoder().raw_decode(head, at + len('"source": '))
-    except ValueError:
-        return None
-    return Fingerprint.from_dict(raw) if isinstance(raw, dict) else None
-
-
-@dataclass
-class ParseCounts:
-    parsed: int = 0
-    unchanged: int = 0
-    fallback: int = 0
 
 
 class Llmem:
@@ -73,16 +28,8 @@ class Llmem:
         self.store = store
         self.ws = store.workspace
         self.limits = limits
-        self.callback = CallbackProtocol(
-            store,
-            namespace=NAMESPACE,
-            producer=PRODUCER,
-            target_field="path",
-            max_steps=limits.max_steps,
-            ticket_ttl_s=limits.ticket_ttl_s,
-            result_chars=limits.result_chars,
-            prompt_chars=max(2_000, limits.answer_chars - 3_000),
-        )
+        self.parser = Parser(store, limits)
+        self.notes = Notes(store, limits)
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -102,124 +49,16 @@ class Llmem:
     # -- parse -----------------------------------------------------------------------------
 
     def parse(self, path: str, progress: ProgressSink | None = None) -> dict[str, Any]:
-        rp = self._existing(path)
-        if rp.abs.is_file():
-            return self._parse_one_file(rp)
-        return self._parse_folder(rp, progress or Progress())
+        return self.parser.parse(self._existing(path), progress)
 
-    def _parse_one_file(self, rp: ResolvedPath) -> dict[str, Any]:
-        from llmem.outline import detect_language
+    # -- notes (the callback protocol) -----------------------------------------------------
 
-        if rp.abs.stat().st_size > self.limits.max_file_bytes:
-            raise InvalidArgument(
-                f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap; it is not outlined",
-                details={"path": rp.key, "rule": "max_file_bytes", "limit": self.limits.max_file_bytes},
-            )
-        counts = ParseCounts()
-        outline = self._outline_if_changed(rp.key, rp.abs, counts)
-        record = self.store.get(NAMESPACE, rp.key, OUTLINE)
-        content = record.doc["content"]
-        return {
-            "path": rp.key,
-            "parsed": counts.parsed,
-            "unchanged": counts.unchanged,
-            "skipped": 0,
-            "failed": 0,
-            "language": detect_language(rp.key),
-            "mode": content.get("mode"),
-            "symbols": _count_symbols(content.get("symbols", [])),
-            "reparsed": outline is not None,
-        }
+    def prompt(self, path: str, task: str) -> Envelope:
+        self.notes.check_task(task)
+        return self.notes.prompt(self._existing(path), task)
 
-    def _outline_if_changed(
-        self, key: str, abs_path: Path, counts: ParseCounts, seen: tuple[int, int] | None = None
-    ) -> Any:
-        """Store a fresh outline unless the stored one still matches (size+mtime, then sha256).
-
-        ``seen`` is the (size, mtime_ns) a folder walk already read, saving a second stat.
-        """
-        from llmem.outline import build_outline
-
-        file = self.store.artifact_file(NAMESPACE, key, OUTLINE)
-        stored = _read_header_fingerprint(file)
-        if seen is None:
-            st = abs_path.stat()
-            seen = (st.st_size, st.st_mtime_ns)
-        if stored is not None and (stored.size, stored.mtime_ns) == seen:
-            counts.unchanged += 1
-            return None
-        data = abs_path.read_bytes()
-        sha = hashlib.sha256(data).hexdigest()
-        fp = Fingerprint(len(data), abs_path.stat().st_mtime_ns, sha)
-        if stored is not None and stored.sha256 == sha:
-            # Same bytes, new mtime (a checkout, a touch): refresh the fingerprint so the next run is cheap.
-            record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
-            if record is not None:
-                self.store.put(
-                    NAMESPACE,
-                    key,
-                    OUTLINE,
-                    content=record.doc["content"],
-                    fmt="json",
-                    provenance=record.doc.get("provenance", {}),
-                    source=fp,
-                )
-                counts.unchanged += 1
-                return None
-        outline = build_outline(key, data)
-        if outline.mode == "fallback":
-            counts.fallback += 1
-        self.store.put(
-            NAMESPACE,
-            key,
-            OUTLINE,
-            content=outline.model_dump(mode="json", exclude_defaults=False),
-            fmt="json",
-            provenance={
-                "producer": PRODUCER,
-                "tool": "generate_artifact",
-                "task": "parse",
-                "parser": "ast" if outline.language == "python" else "tree-sitter" if outline.language else "none",
-            },
-            source=fp,
-        )
-        counts.parsed += 1
-        return outline
-
-    def _parse_folder(self, rp: ResolvedPath, progress: ProgressSink) -> dict[str, Any]:
-        from llmem.walk import walk_workspace
-
-        walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
-        skipped = [{"path": s.rel_path, "reason": s.reason} for s in walked.skipped]
-        failed: list[dict[str, str]] = []
-        counts = ParseCounts()
-        total = len(walked.files)
-        progress.report(0, total, f"outlining {total} files under {rp.key}")
-        step = max(1, total // 20)
-        for n, entry in enumerate(walked.files, 1):
-            try:
-                # The walk only yields files of a supported language; a binary one gets a fallback outline.
-                self._outline_if_changed(entry.rel_path, entry.abs_path, counts, (entry.size, entry.mtime_ns))
-            except OSError as exc:
-                failed.append({"path": entry.rel_path, "reason": f"{exc.__class__.__name__}: {exc.strerror or exc}"})
-            if n % step == 0 or n == total:
-                progress.report(n, total, f"{n}/{total} files")
-        by_reason: dict[str, int] = {}
-        for s in skipped:
-            by_reason[s["reason"]] = by_reason.get(s["reason"], 0) + 1
-        return {
-            "path": rp.key,
-            "parsed": counts.parsed,
-            "unchanged": counts.unchanged,
-            "skipped": len(skipped),
-            "failed": len(failed),
-            "fallback_outlines": counts.fallback,
-            "complete": not failed,
-            "skipped_by_reason": by_reason,
-            "skipped_files": skipped[:SKIPPED_SHOWN],
-            "skipped_truncated": len(skipped) > SKIPPED_SHOWN,
-            "failed_files": failed[:SKIPPED_SHOWN],
-        }
+    def store_result(self, ticket: str, path: str, task: str, result: str, model: str | None) -> Envelope:
+        return self.notes.store_result(ticket, self.resolve(path), task, result, model)
 
     # -- read ------------------------------------------------------------------------------
 
@@ -231,7 +70,7 @@ class Llmem:
             folder = self.ws.joinpath(*Path(record.key).parts) if record.key != "." else self.ws
             if not folder.is_dir():
                 return "orphaned"
-            return "fresh" if self.folder_fingerprint(folder).sha256 == src.get("sha256") else "stale"
+            return "fresh" if self.notes.folder_fingerprint(folder).sha256 == src.get("sha256") else "stale"
         return source_status(self.ws / record.key, Fingerprint.from_dict(src))
 
     def get(self, path: str, kind: str, offset: int, limit: int | None) -> dict[str, Any]:
@@ -385,161 +224,6 @@ class Llmem:
         return {"path": rp.key, "kind": kind, "deleted": deleted}
 
     # -- callback tasks -------------------------------------------------------------------------
-
-    def folder_fingerprint(self, folder: Path) -> Fingerprint:
-        from llmem.walk import walk_workspace
-
-        walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
-        digest = hashlib.sha256()
-        newest = 0
-        for f in walked.files:
-            digest.update(f"{f.rel_path}\0{f.size}\0{f.mtime_ns}\n".encode())
-            newest = max(newest, f.mtime_ns)
-        return Fingerprint(len(walked.files), newest, digest.hexdigest())
-
-    def prompt(self, path: str, task: str) -> Envelope:
-        if task not in llm_tasks.TASKS:
-            raise UnsupportedTask(
-                f"task {task!r} is not one of {', '.join(llm_tasks.TASKS)} (use generate_artifact for 'parse')",
-                details={"field": "task", "allowed": list(llm_tasks.TASKS)},
-            )
-        rp = self._existing(path)
-        if rp.abs.is_dir():
-            if task not in llm_tasks.FOLDER_TASKS:
-                raise UnsupportedTask(
-                    f"task {task!r} works on files; for the folder {rp.key!r} only 'summarize' is offered",
-                    details={"field": "task", "allowed": sorted(llm_tasks.FOLDER_TASKS)},
-                )
-            return self.callback.issue(self._folder_prompt(rp))
-        if rp.abs.stat().st_size > self.limits.max_file_bytes:
-            raise InvalidArgument(
-                f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
-                details={"path": rp.key, "rule": "max_file_bytes"},
-            )
-        from llmem.outline import build_outline, iter_symbols
-
-        data = rp.abs.read_bytes()
-        fp = fingerprint_file(rp.abs, data)
-        outline = build_outline(rp.key, data)
-        text = data.decode("utf-8", "replace")
-        if task == "annotate":
-            names = [s.qualified_name for s in iter_symbols(outline)]
-            if not names:
-                raise UnsupportedTask(
-                    f"{rp.key!r} has no symbols to annotate ({outline.reason or 'no classes or functions'}); "
-                    "use task 'summarize' or 'document'",
-                    details={"path": rp.key, "mode": outline.mode},
-                )
-            prompt = llm_tasks.annotate_prompt(rp.key, outline, text)
-            return self.callback.issue(
-                PreparedPrompt(
-                    task,
-                    rp.key,
-                    task,
-                    prompt,
-                    "json",
-                    fp,
-                    {"symbols": names},
-                    {"symbols": len(names), "language": outline.language},
-                )
-            )
-        prompt = llm_tasks.file_prompt(task, rp.key, outline, text)
-        return self.callback.issue(
-            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {}, {"language": outline.language})
-        )
-
-    def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
-        from llmem.walk import walk_workspace
-
-        walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
-        entries: list[dict[str, Any]] = []
-        subfolders: set[str] = set()
-        prefix = "" if rp.key == "." else rp.key + "/"
-        for f in walked.files:
-            rest = f.rel_path[len(prefix) :]
-            if "/" in rest:
-                subfolders.add(prefix + rest.split("/", 1)[0])
-                continue
-            entry: dict[str, Any] = {"path": f.rel_path}
-            summary = self.store.get_or_none(NAMESPACE, f.rel_path, "summarize")
-            outline = self.store.get_or_none(NAMESPACE, f.rel_path, OUTLINE)
-            if summary is not None:
-                entry["summary"] = summary.doc.get("content")
-            elif outline is not None:
-                entry["symbols"] = [s.get("name") for s in outline.doc["content"].get("symbols", [])]
-            else:
-                entry["note"] = "(not outlined yet: run generate_artifact on the folder first)"
-            entries.append(entry)
-        for sub in sorted(subfolders):
-            entry = {"path": sub, "folder": True}
-            summary = self.store.get_or_none(NAMESPACE, sub, "summarize")
-            entry["summary" if summary else "note"] = summary.doc.get("content") if summary else "(no summary yet)"
-            entries.append(entry)
-        fp = self.folder_fingerprint(rp.abs)
-        prompt = llm_tasks.folder_summary_prompt(rp.key, entries)
-        return PreparedPrompt(
-            "summarize",
-            rp.key,
-            "summarize",
-            prompt,
-            "markdown",
-            Fingerprint(fp.size, fp.mtime_ns, fp.sha256),
-            {"folder": True},
-            {"files": len(walked.files), "subfolders": len(subfolders)},
-        )
-
-    def probe(self, key: str) -> Fingerprint | None:
-        target = self.ws if key == "." else self.ws / key
-        try:
-            if target.is_dir():
-                return self.folder_fingerprint(target)
-            return fingerprint_file(target)
-        except OSError:
-            return None
-
-    def store_result(self, ticket: str, path: str, task: str, result: str, model: str | None) -> Envelope:
-        rp = self.resolve(path)
-
-        def validate(answer: str, doc: dict[str, Any]) -> Validated:
-            if doc["task"] == "annotate":
-                notes, missing = llm_tasks.validate_annotate(answer, list(doc["context"].get("symbols", [])))
-                return Validated(
-                    {"symbols": notes},
-                    "json",
-                    data={"described": len(notes), "missing_symbols": missing[:100]},
-                )
-            text = llm_tasks.validate_markdown(answer)
-            return Validated(text, "markdown", data={"chars": len(text)})
-
-        envelope = self.callback.accept(
-            ticket=ticket,
-            target=rp.key,
-            task=task,
-            result=result,
-            model=model,
-            probe=lambda doc: self.probe(str(doc["path"])),
-            validate=validate,
-            regenerate_hint=f"generate_prompt({rp.key!r}, {task!r})",
-        )
-        rec = self.store.get_or_none(NAMESPACE, rp.key, task)
-        if rec is not None and rec.doc.get("source") is not None and (self.ws / rp.key).is_dir():
-            # Folder fingerprints are digests of the listing; mark them so status() recomputes them.
-            src = dict(rec.doc["source"], type="folder")
-            self.store.put(
-                NAMESPACE,
-                rp.key,
-                task,
-                content=rec.doc["content"],
-                fmt=rec.doc["format"],
-                provenance=rec.doc["provenance"],
-                source=None,
-                extra={"source": src},
-            )
-        return envelope
-
-
-def _count_symbols(symbols: list[dict[str, Any]]) -> int:
-    return sum(1 + _count_symbols(s.get("children", [])) for s in symbols)
 
 
 def _parts(key: str) -> tuple[str, ...]:

@@ -1,0 +1,192 @@
+"""Notes written by the host's model: prompts for the four tasks and the answers stored.
+
+The generate_prompt → store_llm_result protocol of ``callback.py`` applied to llmem's tasks
+(``tasks.py``): file prompts carry an outline and capped excerpts, folder summaries build on the
+outlines and summaries of what the folder holds, and answers are validated before storing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from llmem import tasks as llm_tasks
+from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
+from llmem.config import Limits
+from llmem.envelope import Envelope
+from llmem.errors import InvalidArgument, UnsupportedTask
+from llmem.parsing import NAMESPACE, OUTLINE, PRODUCER
+from llmem.paths import ResolvedPath
+from llmem.store import ArtifactStore, Fingerprint, fingerprint_file
+
+__all__ = ["Notes"]
+
+
+class Notes:
+    def __init__(self, store: ArtifactStore, limits: Limits):
+        self.store = store
+        self.ws = store.workspace
+        self.limits = limits
+        self.callback = CallbackProtocol(
+            store,
+            namespace=NAMESPACE,
+            producer=PRODUCER,
+            target_field="path",
+            max_steps=limits.max_steps,
+            ticket_ttl_s=limits.ticket_ttl_s,
+            result_chars=limits.result_chars,
+            prompt_chars=max(2_000, limits.answer_chars - 3_000),
+        )
+
+    def folder_fingerprint(self, folder: Path) -> Fingerprint:
+        from llmem.walk import walk_workspace
+
+        walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
+        digest = hashlib.sha256()
+        newest = 0
+        for f in walked.files:
+            digest.update(f"{f.rel_path}\0{f.size}\0{f.mtime_ns}\n".encode())
+            newest = max(newest, f.mtime_ns)
+        return Fingerprint(len(walked.files), newest, digest.hexdigest())
+
+    @staticmethod
+    def check_task(task: str) -> None:
+        if task not in llm_tasks.TASKS:
+            raise UnsupportedTask(
+                f"task {task!r} is not one of {', '.join(llm_tasks.TASKS)} (use generate_artifact for 'parse')",
+                details={"field": "task", "allowed": list(llm_tasks.TASKS)},
+            )
+
+    def prompt(self, rp: ResolvedPath, task: str) -> Envelope:
+        if rp.abs.is_dir():
+            if task not in llm_tasks.FOLDER_TASKS:
+                raise UnsupportedTask(
+                    f"task {task!r} works on files; for the folder {rp.key!r} only 'summarize' is offered",
+                    details={"field": "task", "allowed": sorted(llm_tasks.FOLDER_TASKS)},
+                )
+            return self.callback.issue(self._folder_prompt(rp))
+        if rp.abs.stat().st_size > self.limits.max_file_bytes:
+            raise InvalidArgument(
+                f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
+                details={"path": rp.key, "rule": "max_file_bytes"},
+            )
+        from llmem.outline import build_outline, iter_symbols
+
+        data = rp.abs.read_bytes()
+        fp = fingerprint_file(rp.abs, data)
+        outline = build_outline(rp.key, data)
+        text = data.decode("utf-8", "replace")
+        if task == "annotate":
+            names = [s.qualified_name for s in iter_symbols(outline)]
+            if not names:
+                raise UnsupportedTask(
+                    f"{rp.key!r} has no symbols to annotate ({outline.reason or 'no classes or functions'}); "
+                    "use task 'summarize' or 'document'",
+                    details={"path": rp.key, "mode": outline.mode},
+                )
+            prompt = llm_tasks.annotate_prompt(rp.key, outline, text)
+            return self.callback.issue(
+                PreparedPrompt(
+                    task,
+                    rp.key,
+                    task,
+                    prompt,
+                    "json",
+                    fp,
+                    {"symbols": names},
+                    {"symbols": len(names), "language": outline.language},
+                )
+            )
+        prompt = llm_tasks.file_prompt(task, rp.key, outline, text)
+        return self.callback.issue(
+            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {}, {"language": outline.language})
+        )
+
+    def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
+        from llmem.walk import walk_workspace
+
+        walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
+        entries: list[dict[str, Any]] = []
+        subfolders: set[str] = set()
+        prefix = "" if rp.key == "." else rp.key + "/"
+        for f in walked.files:
+            rest = f.rel_path[len(prefix) :]
+            if "/" in rest:
+                subfolders.add(prefix + rest.split("/", 1)[0])
+                continue
+            entry: dict[str, Any] = {"path": f.rel_path}
+            summary = self.store.get_or_none(NAMESPACE, f.rel_path, "summarize")
+            outline = self.store.get_or_none(NAMESPACE, f.rel_path, OUTLINE)
+            if summary is not None:
+                entry["summary"] = summary.doc.get("content")
+            elif outline is not None:
+                entry["symbols"] = [s.get("name") for s in outline.doc["content"].get("symbols", [])]
+            else:
+                entry["note"] = "(not outlined yet: run generate_artifact on the folder first)"
+            entries.append(entry)
+        for sub in sorted(subfolders):
+            entry = {"path": sub, "folder": True}
+            summary = self.store.get_or_none(NAMESPACE, sub, "summarize")
+            entry["summary" if summary else "note"] = summary.doc.get("content") if summary else "(no summary yet)"
+            entries.append(entry)
+        fp = self.folder_fingerprint(rp.abs)
+        prompt = llm_tasks.folder_summary_prompt(rp.key, entries)
+        return PreparedPrompt(
+            "summarize",
+            rp.key,
+            "summarize",
+            prompt,
+            "markdown",
+            Fingerprint(fp.size, fp.mtime_ns, fp.sha256),
+            {"folder": True},
+            {"files": len(walked.files), "subfolders": len(subfolders)},
+        )
+
+    def probe(self, key: str) -> Fingerprint | None:
+        target = self.ws if key == "." else self.ws / key
+        try:
+            if target.is_dir():
+                return self.folder_fingerprint(target)
+            return fingerprint_file(target)
+        except OSError:
+            return None
+
+    def store_result(self, ticket: str, rp: ResolvedPath, task: str, result: str, model: str | None) -> Envelope:
+
+        def validate(answer: str, doc: dict[str, Any]) -> Validated:
+            if doc["task"] == "annotate":
+                notes, missing = llm_tasks.validate_annotate(answer, list(doc["context"].get("symbols", [])))
+                return Validated(
+                    {"symbols": notes},
+                    "json",
+                    data={"described": len(notes), "missing_symbols": missing[:100]},
+                )
+            text = llm_tasks.validate_markdown(answer)
+            return Validated(text, "markdown", data={"chars": len(text)})
+
+        envelope = self.callback.accept(
+            ticket=ticket,
+            target=rp.key,
+            task=task,
+            result=result,
+            model=model,
+            probe=lambda doc: self.probe(str(doc["path"])),
+            validate=validate,
+            regenerate_hint=f"generate_prompt({rp.key!r}, {task!r})",
+        )
+        rec = self.store.get_or_none(NAMESPACE, rp.key, task)
+        if rec is not None and rec.doc.get("source") is not None and (self.ws / rp.key).is_dir():
+            # Folder fingerprints are digests of the listing; mark them so status() recomputes them.
+            src = dict(rec.doc["source"], type="folder")
+            self.store.put(
+                NAMESPACE,
+                rp.key,
+                task,
+                content=rec.doc["content"],
+                fmt=rec.doc["format"],
+                provenance=rec.doc["provenance"],
+                source=None,
+                extra={"source": src},
+            )
+        return envelope
