@@ -14,11 +14,8 @@ import functools
 import inspect
 import json
 import logging
-import os
 import time
-import warnings
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,9 +25,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
-from llmem.config import ServerConfig
 from llmem.errors import InvalidArgument, SuiteError
-from llmem.store import ArtifactStore
+from llmem.runtime import Runtime
+from llmem.schema import compact_schema, tool_annotations
 
 __all__ = ["ErrorPayload", "Runtime", "SuiteServer", "compact_schema", "tool_annotations"]
 
@@ -38,81 +35,6 @@ calls_log = logging.getLogger("llmem.calls")
 log = logging.getLogger("llmem.serve")
 
 ErrorPayload = Callable[[SuiteError, float], dict[str, Any]]
-
-
-def tool_annotations(*, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
-    """Honest hints: nothing here reaches outside the workspace, so ``openWorldHint`` is false."""
-    return ToolAnnotations(
-        read_only_hint=read_only,
-        destructive_hint=destructive if not read_only else False,
-        idempotent_hint=True if read_only else idempotent,
-        open_world_hint=False,
-    )
-
-
-class Runtime:
-    """The workspace and store a server works on, settled at the first call when not given."""
-
-    def __init__(self, config: ServerConfig):
-        self.config = config
-        self.limits = config.limits
-        self._workspace: Path | None = None
-        self._store: ArtifactStore | None = None
-        self.workspace_source = "unset"
-        if config.workspace is not None:
-            self._settle(config.workspace, "--workspace / LLMEM_WORKSPACE")
-
-    def _settle(self, workspace: Path, source: str) -> None:
-        from llmem.config import resolve_store_root
-
-        ws = workspace.expanduser().resolve()
-        if not ws.is_dir():
-            raise SuiteError(f"workspace {str(ws)!r} is not a folder", code="WORKSPACE_INVALID")
-        self._workspace = ws
-        self._store = ArtifactStore(resolve_store_root(self.config.store, ws), ws)
-        self.workspace_source = source
-        log.info("workspace chosen", extra={"workspace": str(ws), "source": source, "store": str(self._store.root)})
-
-    @property
-    def ready(self) -> bool:
-        return self._workspace is not None
-
-    @property
-    def workspace(self) -> Path:
-        if self._workspace is None:
-            self._settle(Path.cwd(), "current directory (no --workspace and no client roots)")
-        assert self._workspace is not None
-        return self._workspace
-
-    @property
-    def store(self) -> ArtifactStore:
-        _ = self.workspace
-        assert self._store is not None
-        return self._store
-
-    async def settle_from_client(self, ctx: Context[Any, Any] | None) -> None:
-        """Without --workspace: the client's first file:// root if it offers roots, else the cwd."""
-        if self.ready:
-            return
-        try:
-            caps = ctx.client_capabilities if ctx is not None else None
-            if ctx is not None and caps is not None and caps.roots is not None:
-                with anyio.fail_after(5), warnings.catch_warnings():
-                    # Deprecated in the 2026-07-28 era, but the handshake-era IDEs still offer roots.
-                    warnings.simplefilter("ignore")
-                    roots = await ctx.session.list_roots()
-                for root in roots.roots:
-                    uri = str(root.uri)
-                    if uri.startswith("file://"):
-                        from urllib.parse import unquote, urlparse
-
-                        candidate = Path(unquote(urlparse(uri).path))
-                        if candidate.is_dir() and not self.ready:
-                            self._settle(candidate, f"client root {uri}")
-                            return
-        except Exception as exc:  # roots are best effort: any failure falls back to the cwd
-            log.info("client roots unavailable: %r", exc)
-        _ = self.workspace
 
 
 class SuiteServer(MCPServer[Any]):
@@ -363,63 +285,6 @@ class SuiteServer(MCPServer[Any]):
         await serve_http(self)
 
 
-def compact_schema(schema: dict[str, Any], *, top_description: bool = True) -> dict[str, Any]:
-    """A JSON Schema without what pydantic adds for humans: titles, null branches, ``$defs`` indirection."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(n) for n in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node and isinstance(node["$ref"], str) and node["$ref"].startswith("#/$defs/"):
-            return walk(defs.get(node["$ref"].rsplit("/", 1)[1], {}))
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key == "$defs" or (key == "title" and isinstance(value, str)):
-                continue
-            if key == "default" and value is None:
-                continue
-            if key == "additionalProperties" and value is True:
-                continue
-            if key == "maxLength":  # still enforced, and named in the error when broken
-                continue
-            if key == "properties" and isinstance(value, dict):
-                out[key] = {name: walk(sub) for name, sub in value.items()}
-                continue
-            out[key] = walk(value)
-        branches = out.get("anyOf")
-        if isinstance(branches, list):
-            rest = [b for b in branches if b != {"type": "null"}]
-            if len(rest) == 1 and len(rest) < len(branches):
-                # X | None → X with "null" added to its type: same meaning, a third of the size.
-                del out["anyOf"]
-                merged = dict(rest[0])
-                merged.update(out)
-                if isinstance(merged.get("type"), str):
-                    merged["type"] = [merged["type"], "null"]
-                elif "enum" in merged:
-                    merged["enum"] = [*merged["enum"], None]
-                else:
-                    merged = {"anyOf": [rest[0], {"type": "null"}], **out}
-                out = merged
-        return out
-
-    result: dict[str, Any] = walk(schema)
-    if not top_description:
-        # Output schemas: the top-level shape is what a client checks; the guide explains the rest.
-        result.pop("description", None)
-        # Only the required members are spelled out; the rest are documented in tool-descriptions.
-        required = set(result.get("required", []))
-        props = result.get("properties", {})
-        result["properties"] = {
-            name: {k: v for k, v in sub.items() if k in ("type", "enum")}
-            for name, sub in props.items()
-            if name in required
-        }
-    return result
-
-
 def _find_ctx(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Context[Any, Any] | None:
     for value in (*args, *kwargs.values()):
         if isinstance(value, Context):
@@ -453,7 +318,3 @@ def _argument_error(exc: ValidationError, code: str) -> SuiteError:
         details={"field": first["field"], "errors": problems},
         next_action="Correct the named argument as the tool's input schema says and call again.",
     )
-
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")
