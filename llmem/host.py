@@ -1,0 +1,762 @@
+"""The host's MCP coordinator (seed 004, §2.4): many stdio servers behind one registry of tools.
+
+A chat host reads an ``mcp_config.json``, starts every server over stdio, lists their tools
+under qualified names ``server:tool``, reads each server's ``tool-descriptions`` prompt (or
+writes a fallback guide from ``tools/list`` when a server has none), and calls tools with the
+arguments checked against each tool's JSON Schema first, a timeout on every call and a circuit
+breaker per server. No server module imports this one: it is the client side of the suite.
+
+Usage::
+
+    specs = load_config("mcp_config.json", {"${workspaceFolder}": "/home/me/project"})
+    async with Coordinator(specs) as host:
+        print(host.descriptions("llmem"))
+        result = await host.call("llmem:generate_artifact", {"path": "."}, timeout_s=60)
+
+Errors (all raised by the coordinator derive from ``HostError``)::
+
+    HostError
+    ├── ConfigError    the config file is missing, unreadable or malformed; an unresolved placeholder
+    ├── NameConflict   two servers with one name; two tools with one qualified name; a bare tool
+    │                  name that several servers offer (``candidates`` lists the qualified names)
+    ├── UnknownTool    no tool of that name (``suggestions`` lists close names)
+    ├── ArgumentError  the arguments break the tool's schema (``path``, ``rule``); nothing was sent
+    ├── CallTimeout    no answer within the call's timeout; the request was cancelled
+    ├── CircuitOpen    the server failed too often; calls fail fast until ``retry_at``
+    └── ServerFailed   the server could not start, its transport broke, or it answered a
+                       JSON-RPC error that says it is unwell (internal error, connection closed)
+
+What trips the breaker: a broken transport, a JSON-RPC internal error and a timeout: signs that
+the server is unwell. A result with ``isError`` is a proper answer (a domain error the server
+explained), and a JSON-RPC error refusing the request (−32602, −32601) is the caller's mistake:
+both count as the server working. After ``failure_threshold`` consecutive failures the breaker
+opens; calls then fail fast with ``CircuitOpen`` until ``cooldown_s`` has passed on the injected
+clock; then it is half-open and lets one call through: success closes it, failure re-opens it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import math
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TextIO
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client import Transport
+from mcp.client.stdio import stdio_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    ImageContent,
+    TextContent,
+    Tool,
+)
+
+__all__ = [
+    "ArgumentError",
+    "Attached",
+    "CallTimeout",
+    "CircuitBreaker",
+    "CircuitOpen",
+    "ConfigError",
+    "Coordinator",
+    "HostError",
+    "NameConflict",
+    "ServerFailed",
+    "ServerSpec",
+    "ToolEntry",
+    "ToolResult",
+    "UnknownTool",
+    "load_config",
+    "parse_config",
+]
+
+log = logging.getLogger("llmem.host")
+
+_PLACEHOLDER = re.compile(r"\$\{[^}]+\}|/absolute/path/to/[\w./-]*")
+_MAX_PAGES = 100
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+class HostError(Exception):
+    """Anything the coordinator refuses or cannot do; the message says what and what to do."""
+
+
+class ConfigError(HostError):
+    """The configuration cannot be used."""
+
+
+class NameConflict(HostError):
+    """Two things share a name; ``candidates`` are the qualified names to choose from."""
+
+    def __init__(self, message: str, candidates: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.candidates = tuple(candidates)
+
+
+class UnknownTool(HostError):
+    """No tool of that name; ``suggestions`` are the closest qualified names."""
+
+    def __init__(self, message: str, name: str, suggestions: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.name = name
+        self.suggestions = tuple(suggestions)
+
+
+class ArgumentError(HostError):
+    """Arguments that break the tool's JSON Schema: ``path`` (JSON path) and ``rule`` (keyword)."""
+
+    def __init__(self, message: str, tool: str, path: str, rule: str, errors: Sequence[dict[str, str]] = ()) -> None:
+        super().__init__(message)
+        self.tool, self.path, self.rule = tool, path, rule
+        self.errors = list(errors)
+
+
+class CallTimeout(HostError):
+    """The call did not finish within ``timeout_s``."""
+
+    def __init__(self, message: str, tool: str, timeout_s: float) -> None:
+        super().__init__(message)
+        self.tool, self.timeout_s = tool, timeout_s
+
+
+class CircuitOpen(HostError):
+    """The server's breaker is open: ``retry_at`` (on the coordinator's clock) is when it half-opens."""
+
+    def __init__(self, message: str, server: str, failures: int, retry_at: float, retry_in_s: float) -> None:
+        super().__init__(message)
+        self.server, self.failures, self.retry_at, self.retry_in_s = server, failures, retry_at, retry_in_s
+
+
+class ServerFailed(HostError):
+    """The server could not start, its transport broke, or it answered that it is unwell."""
+
+    def __init__(self, message: str, server: str, rpc_code: int | None = None) -> None:
+        super().__init__(message)
+        self.server, self.rpc_code = server, rpc_code
+
+
+# -- configuration --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One stdio server of a client configuration."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    timeout_s: float | None = None  # the seed's per-server ``timeoutMs``, when the config gives one
+
+    def parameters(self) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=self.command, args=list(self.args), env=dict(self.env) if self.env else None, cwd=self.cwd
+        )
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise NameConflict(f"the key {key!r} appears twice in one object of the config; names must be unique")
+        seen[key] = value
+    return seen
+
+
+def load_config(path: str | Path, substitutions: Mapping[str, str] | None = None) -> list[ServerSpec]:
+    """Read a client configuration: the ``mcpServers`` form (Claude Desktop, Cursor, Antigravity)
+    or the VS Code ``servers`` form, replacing each key of ``substitutions`` by its value."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config {str(file)!r}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
+    return parse_config(data, substitutions, source=file.name)
+
+
+def parse_config(
+    data: Any, substitutions: Mapping[str, str] | None = None, *, source: str = "config"
+) -> list[ServerSpec]:
+    """The servers of an already-parsed configuration (see :func:`load_config`)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a JSON object")
+    key = "mcpServers" if "mcpServers" in data else "servers" if "servers" in data else None
+    if key is None or not isinstance(data[key], dict):
+        raise ConfigError(
+            f"{source}: expected an object under 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code)"
+        )
+    subs = sorted((substitutions or {}).items(), key=lambda kv: -len(kv[0]))  # longest placeholder first
+
+    def sub(value: Any, where: str) -> str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: {where} must be a string, not {type(value).__name__}")
+        text: str = value
+        for old, new in subs:
+            text = text.replace(old, new)
+        left = _PLACEHOLDER.search(text)
+        if left:
+            raise ConfigError(
+                f"{source}: {where} still holds the placeholder {left.group(0)!r}; pass a substitution for it"
+            )
+        return text
+
+    specs = []
+    for name, entry in data[key].items():
+        where = f"{key}.{name}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{source}: {where} must be an object")
+        kind = entry.get("type", "stdio")
+        if kind != "stdio" or "url" in entry:
+            raise ConfigError(f"{source}: {where} is a {kind!r} server; this host launches stdio servers only")
+        if "command" not in entry:
+            raise ConfigError(f"{source}: {where} has no 'command'")
+        args = entry.get("args", [])
+        env = entry.get("env")
+        if not isinstance(args, list):
+            raise ConfigError(f"{source}: {where}.args must be a list of strings")
+        if env is not None and not isinstance(env, dict):
+            raise ConfigError(f"{source}: {where}.env must be an object of strings")
+        timeout = entry.get("timeoutMs")
+        if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+            raise ConfigError(f"{source}: {where}.timeoutMs must be a positive number")
+        specs.append(
+            ServerSpec(
+                name=name,
+                command=sub(entry["command"], f"{where}.command"),
+                args=tuple(sub(a, f"{where}.args[{i}]") for i, a in enumerate(args)),
+                env={k: sub(v, f"{where}.env.{k}") for k, v in env.items()} if env else None,
+                cwd=sub(entry["cwd"], f"{where}.cwd") if entry.get("cwd") is not None else None,
+                timeout_s=timeout / 1000.0 if timeout is not None else None,
+            )
+        )
+    return specs
+
+
+# -- the circuit breaker --------------------------------------------------------------------
+
+
+class CircuitBreaker:
+    """Consecutive-failure breaker: closed → open (fail fast) → half-open (one trial) → closed."""
+
+    def __init__(self, server: str, threshold: int, cooldown_s: float, clock: Callable[[], float]) -> None:
+        if threshold < 1 or cooldown_s < 0:
+            raise ValueError("threshold must be ≥ 1 and cooldown_s ≥ 0")
+        self.server, self.threshold, self.cooldown_s, self.clock = server, threshold, cooldown_s, clock
+        self.failures = 0
+        self.last_failure = ""
+        self._opened_at: float | None = None
+        self._trial = False
+
+    @property
+    def state(self) -> Literal["closed", "open", "half-open"]:
+        if self._opened_at is None:
+            return "closed"
+        return "half-open" if self.clock() >= self._opened_at + self.cooldown_s else "open"
+
+    def acquire(self) -> None:
+        """Let a call through, or raise ``CircuitOpen``; in half-open only one trial at a time."""
+        state = self.state
+        if state == "closed":
+            return
+        assert self._opened_at is not None
+        retry_at = self._opened_at + self.cooldown_s
+        if state == "half-open" and not self._trial:
+            self._trial = True
+            return
+        wait = max(0.0, retry_at - self.clock())
+        if state == "half-open":
+            why, when = "half-open: a trial call is in flight", "retry once it has answered"
+        else:
+            why, when = f"after {self.failures} consecutive failures", f"the next call is let through in {wait:.1f} s"
+        raise CircuitOpen(
+            f"the circuit of server {self.server!r} is open ({why}; last: {self.last_failure}); calls fail fast, {when}",
+            self.server,
+            self.failures,
+            retry_at,
+            wait,
+        )
+
+    def success(self) -> None:
+        if self._opened_at is not None:
+            log.info("circuit of %s closed again", self.server)
+        self.failures, self._opened_at, self._trial = 0, None, False
+
+    def failure(self, what: str) -> None:
+        self.failures += 1
+        self.last_failure = what
+        if self._trial or self.failures >= self.threshold:
+            self._opened_at = self.clock()
+            log.warning("circuit of %s opened after %d failures (%s)", self.server, self.failures, what)
+        self._trial = False
+
+    def release(self) -> None:
+        """The trial ended without a verdict (cancelled): let another call try."""
+        self._trial = False
+
+
+# -- the registry ---------------------------------------------------------------------------
+
+
+@dataclass
+class ToolEntry:
+    """A tool of the registry, with its validator and call figures."""
+
+    qualified_name: str
+    server: str
+    tool: Tool
+    validator: Any = field(repr=False, default=None)
+    calls: int = 0
+    failures: int = 0
+    total_ms: float = 0.0
+
+    @property
+    def mean_ms(self) -> float:
+        return self.total_ms / self.calls if self.calls else 0.0
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's answer: ``is_error`` is the server's own verdict (a domain error, explained)."""
+
+    qualified_name: str
+    result: CallToolResult
+    duration_ms: float
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.result.is_error)
+
+    @property
+    def structured(self) -> dict[str, Any]:
+        data = self.result.structured_content
+        return data if isinstance(data, dict) else {}
+
+    @property
+    def text(self) -> str:
+        return "\n".join(c.text for c in self.result.content if isinstance(c, TextContent))
+
+    @property
+    def images(self) -> list[ImageContent]:
+        return [c for c in self.result.content if isinstance(c, ImageContent)]
+
+
+@dataclass(frozen=True)
+class Attached:
+    """A server reached without launching it: anything ``mcp.Client`` accepts (an in-process
+    ``MCPServer`` or ``Server``, a ``Transport``), or a ``Client`` not yet entered. For tests,
+    and for hosts that embed servers."""
+
+    name: str
+    target: MCPServer[Any] | Server[Any] | Transport | Client
+    timeout_s: float | None = None
+
+
+@dataclass
+class _Connection:
+    name: str
+    client: Client
+    tools: list[Tool]
+    guide: str
+    guide_generated: bool
+    breaker: CircuitBreaker
+    timeout_s: float | None
+
+
+def _fallback_guide(server: str, tools: Sequence[Tool]) -> str:
+    """A ``tool-descriptions`` stand-in written from ``tools/list``: names, descriptions, arguments."""
+    lines = [
+        f"# {server}",
+        "",
+        "(Written by the host from tools/list: this server offers no `tool-descriptions` prompt.)",
+        "",
+        f"## Tools (call them as `{server}:<tool>`)",
+    ]
+    for tool in tools:
+        lines.append(f"- `{tool.name}`: {(tool.description or '(no description)').strip()}")
+        props = tool.input_schema.get("properties") or {}
+        required = set(tool.input_schema.get("required") or [])
+        args = []
+        for name, raw in props.items():
+            sub = raw if isinstance(raw, dict) else {}
+            kind = sub.get("type", "any")
+            bits = ["|".join(kind) if isinstance(kind, list) else str(kind)]
+            if name in required:
+                bits.append("required")
+            else:
+                bits.append(f"default {json.dumps(sub['default'])}" if "default" in sub else "optional")
+            if "enum" in sub:
+                bits.append("one of " + ", ".join(json.dumps(v) for v in sub["enum"]))
+            text = f"`{name}` ({'; '.join(bits)})"
+            args.append(f"{text}: {sub['description']}" if sub.get("description") else text)
+        lines.append("  Arguments: " + ("; ".join(args) if args else "none"))
+        ann = tool.annotations
+        if ann is not None:
+            hints = [h for h, on in (("read-only", ann.read_only_hint), ("destructive", ann.destructive_hint)) if on]
+            if hints:
+                lines.append("  Hints: " + ", ".join(hints))
+    if not tools:
+        lines.append("(no tools discovered)")
+    return "\n".join(lines)
+
+
+def _validator(server: str, tool: Tool) -> Any:
+    schema = tool.input_schema
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        log.warning(
+            "the input schema of %s:%s is not valid JSON Schema (%s); arguments go unchecked",
+            server,
+            tool.name,
+            exc.message,
+        )
+        return None
+    return cls(schema)
+
+
+# -- the coordinator ------------------------------------------------------------------------
+
+
+class Coordinator:
+    """Launch the servers, keep the registry, call tools with validation, timeout and breaker.
+
+    ``servers``: stdio ``ServerSpec``s (from :func:`load_config`) and ``Attached`` servers.
+    ``mode``: the ``mcp.Client`` connect mode (``"legacy"``: the initialize handshake every IDE
+    uses; ``"auto"``: the stateless era with fallback). ``timeout_s``: the default per-call
+    timeout (a spec's ``timeout_s`` and ``call(..., timeout_s=)`` override it). ``clock``: the
+    breaker's clock, injectable for tests. ``strict``: a server that cannot start fails the
+    whole start (else it is left out and listed in ``failed``). ``errlog``: where the servers'
+    stderr goes (default: this process's stderr).
+    """
+
+    def __init__(
+        self,
+        servers: Iterable[ServerSpec | Attached],
+        *,
+        mode: str = "legacy",
+        timeout_s: float = 30.0,
+        startup_timeout_s: float = 30.0,
+        failure_threshold: int = 3,
+        cooldown_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        strict: bool = True,
+        errlog: TextIO | None = None,
+    ) -> None:
+        self._specs = list(servers)
+        names = [s.name for s in self._specs]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise NameConflict(
+                f"two servers are named {twice[0]!r}; give each server of the config its own name", twice
+            )
+        self.mode, self.timeout_s, self.startup_timeout_s = mode, timeout_s, startup_timeout_s
+        self.failure_threshold, self.cooldown_s, self.clock = failure_threshold, cooldown_s, clock
+        self.strict, self.errlog = strict, errlog
+        self.failed: dict[str, ServerFailed] = {}
+        self._conns: dict[str, _Connection] = {}
+        self._registry: dict[str, ToolEntry] = {}
+        self._by_bare: dict[str, list[str]] = {}
+        self._stack: AsyncExitStack | None = None
+        self._stop: anyio.Event | None = None
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Coordinator:
+        if self._stack is not None:
+            raise RuntimeError("a Coordinator is entered once")
+        stack = AsyncExitStack()
+        self._stack, self._stop = stack, anyio.Event()
+        try:
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            started: dict[str, _Connection] = {}
+            async with anyio.create_task_group() as starters:  # every server starts at once
+                for spec in self._specs:
+                    starters.start_soon(self._start_one, tg, spec, started)
+            if self.failed and self.strict:
+                first = next(iter(self.failed.values()))
+                others = (
+                    f" (also: {', '.join(n for n in self.failed if n != first.server)})" if len(self.failed) > 1 else ""
+                )
+                raise ServerFailed(f"{first}{others}", first.server, first.rpc_code)
+            for spec in self._specs:  # registry in config order, whatever order the servers came up in
+                if spec.name in started:
+                    self._register(started[spec.name])
+        except BaseException:
+            self._stop.set()
+            await stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        # The body's own exception propagates as it is: the servers are stopped, not cancelled
+        # into an exception group (each stdio shutdown is bounded: stdin closed, then terminate).
+        if self._stop is not None:
+            self._stop.set()
+        if self._stack is not None:
+            await self._stack.aclose()
+
+    async def _start_one(self, tg: TaskGroup, spec: ServerSpec | Attached, started: dict[str, _Connection]) -> None:
+        try:
+            started[spec.name] = await tg.start(self._serve, spec)
+        except Exception as exc:
+            failure = (
+                exc
+                if isinstance(exc, ServerFailed)
+                else ServerFailed(f"server {spec.name!r} could not start: {_describe(exc)}", spec.name)
+            )
+            log.error("%s", failure)
+            self.failed[spec.name] = failure
+
+    def _client(self, spec: ServerSpec | Attached) -> Client:
+        if isinstance(spec, ServerSpec):
+            if self.errlog is not None:
+                return Client(stdio_client(spec.parameters(), errlog=self.errlog), mode=self.mode)
+            return Client(spec.parameters(), mode=self.mode)
+        return spec.target if isinstance(spec.target, Client) else Client(spec.target, mode=self.mode)
+
+    async def _serve(self, spec: ServerSpec | Attached, *, task_status: TaskStatus[_Connection]) -> None:
+        """One server's lifetime, in its own task: connect, discover, then stay up until the end."""
+        live = False
+        with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout_s) as scope:
+            try:
+                async with self._client(spec) as client:
+                    conn = await self._discover(spec, client)
+                    scope.deadline = math.inf
+                    live = True
+                    task_status.started(conn)
+                    assert self._stop is not None
+                    await self._stop.wait()
+            except Exception as exc:
+                if not live:
+                    raise
+                log.warning("server %s ended with an error: %s", spec.name, _describe(exc))
+        if scope.cancelled_caught and not live:
+            raise ServerFailed(
+                f"server {spec.name!r} did not answer its handshake and tools/list within {self.startup_timeout_s} s",
+                spec.name,
+            )
+
+    async def _discover(self, spec: ServerSpec | Attached, client: Client) -> _Connection:
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        guide, generated = await self._guide(spec.name, client, tools)
+        return _Connection(
+            name=spec.name,
+            client=client,
+            tools=tools,
+            guide=guide,
+            guide_generated=generated,
+            breaker=CircuitBreaker(spec.name, self.failure_threshold, self.cooldown_s, self.clock),
+            timeout_s=spec.timeout_s,
+        )
+
+    async def _guide(self, server: str, client: Client, tools: Sequence[Tool]) -> tuple[str, bool]:
+        why = "it declares no prompts"
+        try:  # anything wrong with the prompt (missing, malformed, refused) falls back to tools/list
+            if client.server_capabilities.prompts is not None:
+                names, cursor = [], None
+                for _ in range(_MAX_PAGES):
+                    page = await client.list_prompts(cursor=cursor)
+                    names += [p.name for p in page.prompts]
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                why = "it lists no such prompt"
+                if "tool-descriptions" in names:
+                    prompt = await client.get_prompt("tool-descriptions")
+                    first = (
+                        prompt.messages[0].content if prompt.messages and prompt.messages[0].role == "user" else None
+                    )
+                    if isinstance(first, TextContent) and first.text.strip():
+                        return first.text, False
+                    why = "its prompt is not a user text message"
+        except MCPError as exc:
+            why = f"its prompt could not be read ({exc.error.message})"
+        except Exception as exc:
+            why = f"its prompt could not be read ({_describe(exc)})"
+        log.warning(
+            "no usable 'tool-descriptions' from server %s (%s): using a guide written from tools/list", server, why
+        )
+        return _fallback_guide(server, tools), True
+
+    def _register(self, conn: _Connection) -> None:
+        self._conns[conn.name] = conn
+        for tool in conn.tools:
+            qualified = f"{conn.name}:{tool.name}"
+            if qualified in self._registry:
+                other = self._registry[qualified]
+                raise NameConflict(
+                    f"the qualified name {qualified!r} is claimed twice: by tool {other.tool.name!r} of server "
+                    f"{other.server!r} and by tool {tool.name!r} of server {conn.name!r}; rename one of the servers",
+                    [qualified],
+                )
+            self._registry[qualified] = ToolEntry(qualified, conn.name, tool, _validator(conn.name, tool))
+            self._by_bare.setdefault(tool.name, []).append(qualified)
+
+    # -- the registry --------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> list[str]:
+        return list(self._conns)
+
+    def tools(self, server: str | None = None) -> list[ToolEntry]:
+        return [e for e in self._registry.values() if server is None or e.server == server]
+
+    def descriptions(self, server: str) -> str:
+        """The server's ``tool-descriptions`` prompt, or the guide written from its tools/list."""
+        return self._conn(server).guide
+
+    def descriptions_generated(self, server: str) -> bool:
+        return self._conn(server).guide_generated
+
+    def breaker(self, server: str) -> CircuitBreaker:
+        return self._conn(server).breaker
+
+    def _conn(self, server: str) -> _Connection:
+        try:
+            return self._conns[server]
+        except KeyError:
+            raise ConfigError(
+                f"no server named {server!r}; this host runs: {', '.join(self._conns) or 'none'}"
+            ) from None
+
+    def resolve(self, name: str) -> ToolEntry:
+        """A qualified ``server:tool`` name, or a bare tool name that only one server offers."""
+        if name in self._registry:
+            return self._registry[name]
+        candidates = self._by_bare.get(name, [])
+        if len(candidates) == 1:
+            return self._registry[candidates[0]]
+        if candidates:
+            raise NameConflict(
+                f"the tool name {name!r} is ambiguous: {', '.join(candidates)} offer it; call it by its qualified name",
+                candidates,
+            )
+        close = difflib.get_close_matches(name, list(self._registry) + list(self._by_bare), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known tools: {', '.join(self._registry)}"
+        raise UnknownTool(f"no tool named {name!r}{hint}", name, close)
+
+    def validate(self, name: str, arguments: Mapping[str, Any] | None) -> ToolEntry:
+        """Check the arguments against the tool's JSON Schema; ``ArgumentError`` names path and rule."""
+        entry = self.resolve(name)
+        args: Any = {} if arguments is None else arguments
+        if entry.validator is None:
+            return entry
+        errors = sorted(
+            entry.validator.iter_errors(args), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
+        )
+        if errors:
+            listed = [{"path": e.json_path, "rule": str(e.validator), "message": e.message} for e in errors]
+            first = listed[0]
+            more = f" (and {len(listed) - 1} more)" if len(listed) > 1 else ""
+            raise ArgumentError(
+                f"arguments of {entry.qualified_name} break its schema at {first['path']} "
+                f"(rule {first['rule']!r}): {first['message']}{more}; nothing was sent",
+                entry.qualified_name,
+                first["path"],
+                first["rule"],
+                listed,
+            )
+        return entry
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout_s: float | None = None
+    ) -> ToolResult:
+        """Call a tool: resolve, validate, pass the breaker, call under a timeout, record the verdict."""
+        entry = self.validate(name, arguments)
+        conn = self._conns[entry.server]
+        conn.breaker.acquire()
+        limit = timeout_s if timeout_s is not None else conn.timeout_s if conn.timeout_s is not None else self.timeout_s
+        started = time.perf_counter()
+        verdict = False
+        try:
+            with anyio.fail_after(limit):
+                result = await conn.client.call_tool(entry.tool.name, dict(arguments or {}))
+        except Exception as exc:
+            error, counted = _classify(entry, limit, exc)
+            verdict = True
+            if counted:
+                entry.failures += 1
+                conn.breaker.failure(f"{type(error).__name__} on {entry.tool.name}")
+                if conn.breaker.state != "closed":
+                    error.args = (
+                        f"{error}; the circuit of {conn.name!r} is now open for {conn.breaker.cooldown_s:g} s",
+                    )
+            else:
+                conn.breaker.success()  # the server answered: it is working
+            raise error from exc
+        else:
+            verdict = True
+            conn.breaker.success()
+        finally:
+            if not verdict:  # cancelled from outside: no verdict on the server
+                conn.breaker.release()
+            entry.calls += 1
+            entry.total_ms += (time.perf_counter() - started) * 1000.0
+        return ToolResult(entry.qualified_name, result, (time.perf_counter() - started) * 1000.0)
+
+
+def _classify(entry: ToolEntry, limit: float, exc: Exception) -> tuple[HostError, bool]:
+    """The error to raise for a failed call, and whether it counts against the server's breaker."""
+    q, server = entry.qualified_name, entry.server
+    if isinstance(exc, TimeoutError):
+        return CallTimeout(f"{q} did not answer within {limit:g} s; the call was cancelled", q, limit), True
+    if not isinstance(exc, MCPError):  # the transport itself broke: server gone, stream closed, garbage
+        return ServerFailed(f"the connection to server {server!r} failed during {q}: {_describe(exc)}", server), True
+    code, message = exc.error.code, exc.error.message
+    if code == METHOD_NOT_FOUND or (code == INVALID_PARAMS and "unknown tool" in message.lower()):
+        return UnknownTool(f"server {server!r} says: {message}", q), False
+    if code == INVALID_PARAMS:
+        return ArgumentError(
+            f"server {server!r} refused the arguments of {q}: {message}", q, "$", f"server (JSON-RPC {code})"
+        ), False
+    if code == REQUEST_TIMEOUT:
+        return CallTimeout(f"{q} timed out in the client session: {message}", q, limit), True
+    unwell = {CONNECTION_CLOSED: "connection closed", INTERNAL_ERROR: "internal error"}.get(
+        code, f"JSON-RPC error {code}"
+    )
+    return ServerFailed(f"server {server!r} failed on {q} ({unwell}): {message}", server, code), True
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
