@@ -157,6 +157,10 @@ class SuiteServer(MCPServer[Any]):
             is_error=True,
         )
 
+    def error_answer(self, tool: str, err: SuiteError) -> CallToolResult:
+        """What ``tool`` answers when it fails with ``err`` (its own error shape)."""
+        return self.error_result(err, time.perf_counter(), self._payload_for.get(tool))
+
     def _enforce_answer_cap(self, name: str, result: Any) -> Any:
         """Serialise a model once, for both the text and the structured content, within the cap."""
         if isinstance(result, CallToolResult):
@@ -190,9 +194,27 @@ class SuiteServer(MCPServer[Any]):
             for t in tools:
                 t.input_schema = compact_schema(t.input_schema)
                 if t.output_schema is not None:
-                    t.output_schema = compact_schema(t.output_schema, top_description=False)
+                    t.output_schema = self._output_schema(t.name, t.output_schema)
             self._listed = tools
         return self._listed
+
+    def _output_schema(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """The compacted output schema, which the tool's error answers must satisfy too.
+
+        Clients such as the TypeScript SDK and the Inspector check ``structuredContent`` against
+        the schema even when ``isError`` is set, so a member only successes carry cannot be
+        required: keep required just what the error payload also has.
+        """
+        out = compact_schema(schema, top_description=False)
+        payload = self._payload_for.get(name, self._error_payload)
+        sample = payload(SuiteError("sample", code="SAMPLE"), 0.0)
+        required = [r for r in out.get("required", []) if r in sample]
+        out["properties"] = {k: v for k, v in out.get("properties", {}).items() if k in required}
+        if required:
+            out["required"] = required
+        else:
+            out.pop("required", None)
+        return out
 
     # -- the SDK's call path --------------------------------------------------------------
 

@@ -128,17 +128,9 @@ ANNOTATIONS = {
     },
 }
 
-# Servers whose refusals these two clients cannot see yet. Their tools answer a refused call with an isError result
-# whose structuredContent is the error envelope ({"success": false, "error": {...}}), which does not match the
-# outputSchema the tool declares (describe_tool requires name; the debrief_* tools require filename and revision).
-# TS SDK 1.32.2's Client.callTool and Inspector 2.12's CLI validate structuredContent even on isError results
-# (typescript-sdk issue #1943; the Python SDK's client and @modelcontextprotocol/client 2.x skip it there), so
-# they report a -32602 schema mismatch instead of the tool's error. llmem passes: its outputSchema only requires
-# "status", which the error envelope has. A server-side way round it: no structuredContent on isError results (both
-# clients then deliver the result), or outputSchemas that admit the error envelope. When a server gets its errors
-# through, its test fails until it is taken out of this set.
-SCHEMA_MISMATCH_ON_ERROR = {"calc", "state"}
-MISMATCH = re.compile(r"does not match the tool's output schema|must have required property")
+# TS SDK 1.32.2's Client.callTool and the Inspector 2.12 CLI check structuredContent against the tool's
+# outputSchema even on isError results (typescript-sdk issue #1943), so every server's output schemas must admit
+# its error answers: these tests prove a refusal reaches both clients as a tool error, not a schema mismatch.
 
 
 # ---------------------------------------------------------------- installing the clients
@@ -438,30 +430,14 @@ def test_every_server_exits_when_its_client_is_done(runs: Runs) -> None:
     assert not runs.leftovers, runs.leftovers
 
 
-def known_mismatch(server: str, message: str) -> None:
-    """xfail a known schema mismatch on a refused call; anything else fails as usual."""
-    if server in SCHEMA_MISMATCH_ON_ERROR and MISMATCH.search(message):
-        pytest.xfail(f"{server}: isError structuredContent does not match the tool's outputSchema: {message[-300:]}")
-
-
-def assert_fixed_or_known(server: str) -> None:
-    assert server not in SCHEMA_MISMATCH_ON_ERROR, (
-        f"{server} now gets its tool errors through: take it out of SCHEMA_MISMATCH_ON_ERROR"
-    )
-
-
 @pytest.mark.parametrize("server", SERVERS)
 def test_inspector_sees_a_tool_error_as_an_error_result(runs: Runs, server: str) -> None:
     r = runs["inspector", server, "legacy", "error"]
-    if r.returncode == 1:
-        error = last_json(r.stderr, "error") or last_json(r.stdout, "error") or {"error": {}}
-        known_mismatch(server, str(error["error"].get("message", "")))
     out = last_json(r.stdout, "result")
     assert out is not None, r.describe()
     assert r.returncode == 5, r.describe()  # the Inspector CLI's exit code for a delivered isError result
     assert out["result"]["isError"] is True
     assert out["result"]["structuredContent"]["error"]["code"] == SERVERS[server].failing_call[2]
-    assert_fixed_or_known(server)
 
 
 # ---------------------------------------------------------------- the TypeScript SDK client
@@ -506,9 +482,6 @@ def test_ts_client_gets_invalid_params_for_an_unknown_tool(runs: Runs, server: s
 def test_ts_client_sees_a_tool_error_as_an_error_result(runs: Runs, server: str) -> None:
     call = ts_output(runs["ts", server])["calls"][2]
     assert call["tool"] == SERVERS[server].failing_call[0]
-    if "error" in call:
-        known_mismatch(server, call["error"]["message"])
     assert "error" not in call, call
     assert call["result"]["isError"] is True
     assert call["result"]["structuredContent"]["error"]["code"] == SERVERS[server].failing_call[2]
-    assert_fixed_or_known(server)
