@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
-from numpy.typing import NDArray
 
 from debrief_calc import geodesy
+from debrief_calc._arrays import FloatArray
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.features import TrackData, feature_kind, track_data
 from debrief_calc.registry import Parameter
@@ -33,8 +33,6 @@ __all__ = [
     "source_ref",
     "wrap180",
 ]
-
-FloatArray = NDArray[np.float64]
 
 RESULT_KIND: Final = "analysis-result"
 KNOT_MPS: Final = 1852.0 / 3600.0
