@@ -13,26 +13,37 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
-import weakref
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import quote
 
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
-from mcp.shared.uri_template import UriTemplate
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from debrief_calc.state.errors import RPC_CODES
+from debrief_calc.state._resources import LegacySubscribers, add_resources, plot_uri
+from debrief_calc.state.answers import (
+    ApplyAnswer,
+    CloseAnswer,
+    FeaturesAnswer,
+    OpenAnswer,
+    PlotList,
+    RenderAnswer,
+    SelectionAnswer,
+    TimeAnswer,
+    TimeState,
+    UndoAnswer,
+    ViewportAnswer,
+    ViewportState,
+    envelope_error,
+    state_error,
+    with_images,
+)
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
 from llmem import __version__
 from llmem.config import ServerConfig
-from llmem.envelope import Envelope, error_envelope
-from llmem.errors import SuiteError
+from llmem.envelope import Envelope
 from llmem.serve import Runtime, SuiteServer, tool_annotations
 
 __all__ = ["build_server"]
@@ -62,198 +73,6 @@ PROTOCOL = (
 Filename = Annotated[str | None, Field(description="Plot file; default: the open plot")]
 Revision = Annotated[str | None, Field(max_length=64, description="CONFLICT if the plot is not at it")]
 Ids = list[Annotated[str, Field(max_length=512)] | int]
-ASPECTS = ("features", "selection", "time", "viewport")
-_RPC_OTHER = {"INTERNAL": -32603, "TIMEOUT": -32603}
-_NEXT = {
-    "MULTIPLE_PLOTS": "Call again with filename set to one of error.details.available_plots.",
-    "PLOT_NOT_FOUND": "Pass one of error.details.plot_files as filename, or open it with debrief_open_plot.",
-    "FEATURE_NOT_FOUND": "Look up the plot's ids with debrief_get_features and call again with ids it has.",
-    "INVALID_FILENAME": "Give the name of a .plot.json file relative to the workspace (debrief_list_plots).",
-    "INVALID_COMMAND": "Fix the command where error.details.at says; nothing was changed.",
-    "CONFLICT": "Read the plot again (error.details.revision is its revision now) and retry.",
-    "PLOT_UNREADABLE": "Fix or restore the file error.details.filename names; the other plots still work.",
-    "VALIDATION_FAILED": "Correct what error.details.field names and call again; nothing was changed.",
-}
-
-
-class _Ok(BaseModel):
-    success: bool = True
-
-
-class _OnPlot(_Ok):
-    filename: str
-    revision: str
-
-
-class PlotRef(BaseModel):
-    filename: str
-    title: str
-
-
-class PlotList(_Ok):
-    open_plots: list[PlotRef]
-    other_plots: list[str] = []
-    more_plots: int = 0
-    closed_missing: list[str] = []
-
-
-class OpenAnswer(_OnPlot):
-    title: str = ""
-    open_plots: list[str] = []
-
-
-class CloseAnswer(_Ok):
-    filename: str
-    was_open: bool = False
-    open_plots: list[str] = []
-
-
-class FeaturesAnswer(_OnPlot):
-    features: list[dict[str, Any]]
-    detail: str = "summary"
-    total: int = 0
-    count: int = 0
-    next_cursor: str | None = None
-    omitted: list[dict[str, Any]] = []
-
-
-class SelectionAnswer(_OnPlot):
-    selectedIds: list[str]
-    count: int = 0
-    truncated: bool = False
-    missing_ids: list[str] = []
-
-
-class TimeState(BaseModel):
-    current: str = Field(max_length=64)
-    start: str = Field(max_length=64)
-    end: str = Field(max_length=64)
-
-
-class ViewportState(BaseModel):
-    bounds: Annotated[list[float], Field(min_length=4, max_length=4, description="[west, south, east, north]")]
-
-
-class TimeAnswer(_OnPlot):
-    timeState: TimeState | None = None
-    message: str | None = None
-
-
-class ViewportAnswer(_OnPlot):
-    viewportState: ViewportState | None = None
-    message: str | None = None
-    selectedIds: list[str] | None = None
-
-
-class ApplyAnswer(_OnPlot):
-    changed: bool
-    message: str = ""
-    added_ids: list[str] = []
-    updated_ids: list[str] = []
-    deleted_ids: list[str] = []
-    selectedIds: list[str] | None = None
-    display: list[dict[str, Any]] = []
-
-
-class UndoAnswer(_OnPlot):
-    undone: str
-    remaining: int = 0
-    selectedIds: list[str] | None = None
-
-
-class RenderAnswer(_OnPlot):
-    mediaType: str
-    width: int = 0
-    height: int = 0
-    bytes: int = 0
-    time: str | None = None
-    selectedIds: list[str] = []
-
-
-def _rpc(err: SuiteError) -> SuiteError:
-    """The error with its JSON-RPC number in ``details.rpc_code`` and its details bounded."""
-    details: dict[str, Any] = {}
-    for key, value in err.details.items():
-        if isinstance(value, list) and len(value) > 50:
-            details[f"{key}_count"] = len(value)
-            details[key] = value[:50]
-        elif isinstance(value, str) and len(value) > 2_000:
-            details[key] = value[:2_000] + "…"
-        else:
-            details[key] = value
-    details.setdefault("rpc_code", RPC_CODES.get(err.code, _RPC_OTHER.get(err.code, -32602)))
-    err.details = details
-    if len(err.message) > 2_000:
-        err.message = err.message[:2_000] + "…"
-    return err
-
-
-def _state_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The state tools' failure: ``{success: false, error: {code, message, details}, nextAction}``."""
-    return {
-        "success": False,
-        "error": _rpc(err).to_dict(),
-        "nextAction": err.next_action or _NEXT.get(err.code, "Read error.message, correct the call and try again."),
-    }
-
-
-def _envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: the suite's envelope (status "error")."""
-    return error_envelope(_rpc(err)).model_dump(mode="json")
-
-
-def plot_uri(filename: str, aspect: str) -> str:
-    return f"plot://{quote(filename, safe='/')}/{aspect}"
-
-
-_PLOT_URI = UriTemplate.parse("plot://{+filename}/{aspect}")
-
-
-class LegacySubscribers:
-    """Connections that sent ``resources/subscribe`` (handshake era), by canonical URI.
-
-    The SDK hands each request a fresh ``ServerSession`` around the long-lived connection; the
-    connection is what is kept (weakly: a closed connection drops out by itself).
-    """
-
-    def __init__(self) -> None:
-        self._by_uri: dict[str, weakref.WeakSet[Any]] = {}
-
-    @staticmethod
-    def canonical(uri: str) -> str:
-        if uri == "plots://list":
-            return uri
-        found = _PLOT_URI.match(uri)
-        if found is None or found.get("aspect") not in ASPECTS:
-            raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri!r}", data={"uri": uri})
-        return plot_uri(str(found["filename"]), str(found["aspect"]))
-
-    @staticmethod
-    def _peer(ctx: Any) -> Any:
-        return getattr(ctx.session, "_connection", None) or ctx.session
-
-    async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self._by_uri.setdefault(self.canonical(str(params.uri)), weakref.WeakSet()).add(self._peer(ctx))
-        return types.EmptyResult()
-
-    async def unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        self._by_uri.get(self.canonical(str(params.uri)), weakref.WeakSet()).discard(self._peer(ctx))
-        return types.EmptyResult()
-
-    async def send(self, uri: str) -> None:
-        peers = self._by_uri.get(uri)
-        for peer in list(peers or ()):
-            try:
-                await peer.send_resource_updated(uri)
-            except Exception:  # the client went away: forget it
-                peers.discard(peer)  # type: ignore[union-attr]
-
-
-def _with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallToolResult:
-    payload = answer.model_dump(mode="json")
-    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))]
-    blocks += [types.ImageContent(type="image", data=i["data"], mime_type=i["mediaType"]) for i in images]
-    return types.CallToolResult(content=blocks, structured_content=payload)
 
 
 def build_server(config: ServerConfig) -> SuiteServer:
@@ -265,7 +84,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         instructions=INSTRUCTIONS,
         purpose=PURPOSE,
         protocol_notes=PROTOCOL,
-        error_payload=_state_error,
+        error_payload=state_error,
         argument_error_code="VALIDATION_FAILED",
     )
     subscribers = LegacySubscribers()
@@ -380,7 +199,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         data, aspects = await run(svc().apply, command, filename, expected_revision)
         await notify(ctx, data["filename"], aspects)
         images = data.pop("images")
-        return _with_images(ApplyAnswer(**data), images)
+        return with_images(ApplyAnswer(**data), images)
 
     def debrief_render_plot(
         filename: Filename = None,
@@ -389,7 +208,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
         data, png = svc().render(filename, width, height, time)
-        return _with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
+        return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
 
     async def debrief_undo(filename: Filename = None, ctx: Context[Any, Any] | None = None) -> UndoAnswer:
         data, aspects = await run(svc().undo, filename)
@@ -450,57 +269,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         ),
     ]
     for fn, hints, description in tools:
-        shape = _envelope_error if fn in (generate_prompt, store_llm_result) else None
+        shape = envelope_error if fn in (generate_prompt, store_llm_result) else None
         server.add_suite_tool(fn, name=fn.__name__, description=description, annotations=hints, error_payload=shape)
 
-    _add_resources(server, svc)
+    add_resources(server, svc)
     return server
-
-
-def _add_resources(server: SuiteServer, svc: Callable[[], Any]) -> None:
-    def text(data: Any) -> str:
-        return json.dumps(data, ensure_ascii=False)
-
-    async def read(fn: Callable[..., Any], *args: Any) -> str:
-        try:
-            return text(await anyio.to_thread.run_sync(functools.partial(fn, *args)))
-        except SuiteError as err:
-            details = dict(err.details)
-            raise MCPError(int(details.get("rpc_code", -32602)), err.message, data=err.to_dict()) from None
-
-    @server.resource(
-        "plots://list",
-        name="plots",
-        description="The open plots and the other plot files",
-        mime_type="application/json",
-    )
-    async def plots_list() -> str:
-        return await read(lambda: svc().list_plots())
-
-    readers: dict[str, Callable[[str], Any]] = {
-        "features": lambda f: svc().get_features(f, None, None, "summary", None, None),
-        "selection": lambda f: svc().get_selection(f),
-        "time": lambda f: svc().get_time(f),
-        "viewport": lambda f: svc().get_viewport(f),
-    }
-    for aspect, reader in readers.items():
-
-        async def resource(filename: str, reader: Callable[[str], Any] = reader) -> str:
-            return await read(reader, filename)
-
-        server.resource(
-            f"plot://{{+filename}}/{aspect}",
-            name=f"plot-{aspect}",
-            description=f"The {aspect} of a plot (as debrief_get_{aspect} answers)",
-            mime_type="application/json",
-        )(_bind(resource))
-
-
-def _bind(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The template function with only ``filename`` in its signature (the SDK matches names)."""
-
-    async def resource(filename: str) -> str:
-        result: str = await fn(filename)
-        return result
-
-    return resource

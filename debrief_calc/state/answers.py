@@ -1,0 +1,179 @@
+"""What the ``debrief-state-mcp`` tools answer: the success models (the seed's ``selectedIds``,
+``timeState``, ``viewportState`` at the top level), the failure payloads with their JSON-RPC
+code and ``nextAction``, and answers that carry images."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import mcp_types as types
+from pydantic import BaseModel, Field
+
+from debrief_calc.state.errors import RPC_CODES
+from llmem.envelope import error_envelope
+from llmem.errors import SuiteError
+
+__all__ = [
+    "ApplyAnswer",
+    "CloseAnswer",
+    "FeaturesAnswer",
+    "OpenAnswer",
+    "PlotList",
+    "PlotRef",
+    "RenderAnswer",
+    "SelectionAnswer",
+    "TimeAnswer",
+    "TimeState",
+    "UndoAnswer",
+    "ViewportAnswer",
+    "ViewportState",
+    "envelope_error",
+    "state_error",
+    "with_images",
+]
+
+_RPC_OTHER = {"INTERNAL": -32603, "TIMEOUT": -32603}
+_NEXT = {
+    "MULTIPLE_PLOTS": "Call again with filename set to one of error.details.available_plots.",
+    "PLOT_NOT_FOUND": "Pass one of error.details.plot_files as filename, or open it with debrief_open_plot.",
+    "FEATURE_NOT_FOUND": "Look up the plot's ids with debrief_get_features and call again with ids it has.",
+    "INVALID_FILENAME": "Give the name of a .plot.json file relative to the workspace (debrief_list_plots).",
+    "INVALID_COMMAND": "Fix the command where error.details.at says; nothing was changed.",
+    "CONFLICT": "Read the plot again (error.details.revision is its revision now) and retry.",
+    "PLOT_UNREADABLE": "Fix or restore the file error.details.filename names; the other plots still work.",
+    "VALIDATION_FAILED": "Correct what error.details.field names and call again; nothing was changed.",
+}
+
+
+class _Ok(BaseModel):
+    success: bool = True
+
+
+class _OnPlot(_Ok):
+    filename: str
+    revision: str
+
+
+class PlotRef(BaseModel):
+    filename: str
+    title: str
+
+
+class PlotList(_Ok):
+    open_plots: list[PlotRef]
+    other_plots: list[str] = []
+    more_plots: int = 0
+    closed_missing: list[str] = []
+
+
+class OpenAnswer(_OnPlot):
+    title: str = ""
+    open_plots: list[str] = []
+
+
+class CloseAnswer(_Ok):
+    filename: str
+    was_open: bool = False
+    open_plots: list[str] = []
+
+
+class FeaturesAnswer(_OnPlot):
+    features: list[dict[str, Any]]
+    detail: str = "summary"
+    total: int = 0
+    count: int = 0
+    next_cursor: str | None = None
+    omitted: list[dict[str, Any]] = []
+
+
+class SelectionAnswer(_OnPlot):
+    selectedIds: list[str]
+    count: int = 0
+    truncated: bool = False
+    missing_ids: list[str] = []
+
+
+class TimeState(BaseModel):
+    current: str = Field(max_length=64)
+    start: str = Field(max_length=64)
+    end: str = Field(max_length=64)
+
+
+class ViewportState(BaseModel):
+    bounds: Annotated[list[float], Field(min_length=4, max_length=4, description="[west, south, east, north]")]
+
+
+class TimeAnswer(_OnPlot):
+    timeState: TimeState | None = None
+    message: str | None = None
+
+
+class ViewportAnswer(_OnPlot):
+    viewportState: ViewportState | None = None
+    message: str | None = None
+    selectedIds: list[str] | None = None
+
+
+class ApplyAnswer(_OnPlot):
+    changed: bool
+    message: str = ""
+    added_ids: list[str] = []
+    updated_ids: list[str] = []
+    deleted_ids: list[str] = []
+    selectedIds: list[str] | None = None
+    display: list[dict[str, Any]] = []
+
+
+class UndoAnswer(_OnPlot):
+    undone: str
+    remaining: int = 0
+    selectedIds: list[str] | None = None
+
+
+class RenderAnswer(_OnPlot):
+    mediaType: str
+    width: int = 0
+    height: int = 0
+    bytes: int = 0
+    time: str | None = None
+    selectedIds: list[str] = []
+
+
+def _rpc(err: SuiteError) -> SuiteError:
+    """The error with its JSON-RPC number in ``details.rpc_code`` and its details bounded."""
+    details: dict[str, Any] = {}
+    for key, value in err.details.items():
+        if isinstance(value, list) and len(value) > 50:
+            details[f"{key}_count"] = len(value)
+            details[key] = value[:50]
+        elif isinstance(value, str) and len(value) > 2_000:
+            details[key] = value[:2_000] + "…"
+        else:
+            details[key] = value
+    details.setdefault("rpc_code", RPC_CODES.get(err.code, _RPC_OTHER.get(err.code, -32602)))
+    err.details = details
+    if len(err.message) > 2_000:
+        err.message = err.message[:2_000] + "…"
+    return err
+
+
+def state_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
+    """The state tools' failure: ``{success: false, error: {code, message, details}, nextAction}``."""
+    return {
+        "success": False,
+        "error": _rpc(err).to_dict(),
+        "nextAction": err.next_action or _NEXT.get(err.code, "Read error.message, correct the call and try again."),
+    }
+
+
+def envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
+    """The callback pair's failure: the suite's envelope (status "error")."""
+    return error_envelope(_rpc(err)).model_dump(mode="json")
+
+
+def with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallToolResult:
+    payload = answer.model_dump(mode="json")
+    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))]
+    blocks += [types.ImageContent(type="image", data=i["data"], mime_type=i["mediaType"]) for i in images]
+    return types.CallToolResult(content=blocks, structured_content=payload)
