@@ -16,39 +16,34 @@ exception (its type and message, with absolute paths scrubbed; the traceback goe
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import math
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from debrief_calc.errors import (
-    ExecutionError,
-    InvalidContext,
-    KindMismatch,
-    ValidationFailed,
+from debrief_calc._input_checks import (
+    check_context,
+    check_kinds,
+    safe_value,
+    source_of,
+    validate_bounds,
+    validate_features,
+    validate_parameters,
 )
-from debrief_calc.features import feature_kind, iso
-from debrief_calc.registry import CONTEXT_MEANING, Registry, ToolInput, ToolOutput, ToolSpec
+from debrief_calc._output_checks import output_error, provenance_value, stamp_features, validate_commands
+from debrief_calc.errors import ExecutionError
+from debrief_calc.features import iso
+from debrief_calc.registry import Registry, ToolInput, ToolOutput, ToolSpec
 from llmem.errors import SuiteError
 
 __all__ = ["RunResult", "run", "validate_parameters"]
 
 log = logging.getLogger("debrief_calc.executor")
 
-_GEOMETRY_TYPES: Final = frozenset(
-    {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon", "GeometryCollection"}
-)
-_FEATURE_COMMANDS: Final = frozenset({"addFeatures", "updateFeatures"})
-# Parameter strings longer than this (import-rep's inline REP text) are recorded in
-# provenance by digest and length rather than copied onto every result feature.
-_PROVENANCE_STRING_MAX: Final = 256
 _PATH_RE: Final = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\]+[/\\])+[^\s'\"/\\]*")
 
 
@@ -133,11 +128,11 @@ def _run(
     clock: Callable[[], datetime] | None,
 ) -> tuple[ToolOutput, list[dict[str, Any]], list[dict[str, Any]]]:
     params = validate_parameters(spec, parameters)
-    feats = _validate_features(features)
-    box = _validate_bounds(bounds)
-    _check_context(spec, feats, box)
-    _check_kinds(spec, feats)
-    sources = [_source(f, i) for i, f in enumerate(feats)]
+    feats = validate_features(features)
+    box = validate_bounds(bounds)
+    check_context(spec, feats, box)
+    check_kinds(spec, feats)
+    sources = [source_of(f, i) for i, f in enumerate(feats)]
 
     try:
         output = spec.handler(ToolInput(features=tuple(feats), parameters=params, bounds=box, read_text=read_text))
@@ -151,16 +146,16 @@ def _run(
         ) from None
 
     if not isinstance(output, ToolOutput):
-        raise _output_error(spec, "result", f"the handler returned {type(output).__name__}, not a ToolOutput")
+        raise output_error(spec, "result", f"the handler returned {type(output).__name__}, not a ToolOutput")
     now = (clock or _utc_now)()
     provenance_base = {
         "tool": spec.name,
         "version": spec.version,
         "timestamp": iso(now.timestamp()),
-        "parameters": {k: _provenance_value(v) for k, v in params.items()},
+        "parameters": {k: provenance_value(v) for k, v in params.items()},
     }
-    stamped = _stamp_features(spec, output, sources, provenance_base)
-    commands = _validate_commands(
+    stamped = stamp_features(spec, output, sources, provenance_base)
+    commands = validate_commands(
         spec, output.commands, {id(f): s for f, s in zip(output.features, stamped, strict=True)}
     )
     return output, stamped, commands
@@ -170,23 +165,9 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-# --- errors --------------------------------------------------------------------------------
-
-
 def _scrub(text: str) -> str:
     """An exception message without absolute paths, capped."""
     return _PATH_RE.sub("<path>", text)[:500]
-
-
-def _safe(value: Any) -> Any:
-    """``value`` when it is a JSON scalar (strings capped), else its capped repr."""
-    if value is None or isinstance(value, bool) or (isinstance(value, int) and abs(value) < 2**63):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, str):
-        return value[:100]
-    return repr(value)[:100]
 
 
 def _error_dict(exc: SuiteError) -> dict[str, Any]:
@@ -194,264 +175,5 @@ def _error_dict(exc: SuiteError) -> dict[str, Any]:
     try:
         json.dumps(details, allow_nan=False)
     except (TypeError, ValueError):
-        details = {k: _safe(v) for k, v in details.items()}
+        details = {k: safe_value(v) for k, v in details.items()}
     return {"code": exc.code, "message": str(exc.message), "details": details}
-
-
-def _output_error(spec: ToolSpec, field_name: str, message: str, **extra: Any) -> ValidationFailed:
-    return ValidationFailed(
-        f"tool {spec.name!r} produced an invalid result: {field_name}: {message}",
-        details={"field": field_name, "rule": "output", "tool": spec.name, **extra},
-    )
-
-
-# --- input ---------------------------------------------------------------------------------
-
-
-def validate_parameters(spec: ToolSpec, parameters: object) -> dict[str, Any]:
-    """``parameters`` checked against the tool's declarations, defaults filled in.
-
-    A null value counts as not given. String choices compare case-insensitively and come
-    back as declared; a whole number given for an integer parameter comes back as an int.
-    """
-    if parameters is None:
-        parameters = {}
-    if not isinstance(parameters, Mapping):
-        raise ValidationFailed(
-            f"parameters must be an object, got {type(parameters).__name__}",
-            details={"field": "parameters", "rule": "type"},
-        )
-    allowed = [p.name for p in spec.parameters]
-    unknown = [k for k in parameters if k not in allowed]
-    if unknown:
-        listed = ", ".join(repr(str(k)) for k in unknown)
-        raise ValidationFailed(
-            f"unknown parameter{'s' if len(unknown) > 1 else ''} {listed} for tool {spec.name!r}; "
-            f"allowed: {', '.join(allowed) or '(none)'}",
-            details={
-                "field": "parameters",
-                "rule": "unknown",
-                "unknown": [_safe(k) for k in unknown],
-                "allowed": allowed,
-            },
-        )
-    out: dict[str, Any] = {}
-    for p in spec.parameters:
-        value = parameters.get(p.name)
-        if value is None:
-            if p.required:
-                raise ValidationFailed(
-                    f"parameter {p.name!r} of tool {spec.name!r} is required: give {p.rule_text()}",
-                    details={"field": p.name, "parameter": p.name, "rule": "required", "expected": p.rule_text()},
-                )
-            out[p.name] = p.default
-            continue
-        rule = p.check(value)
-        if rule is not None:
-            raise ValidationFailed(
-                f"parameter {p.name!r} of tool {spec.name!r} must be {p.rule_text()}, got {_safe(value)!r} "
-                f"(breaks rule: {rule})",
-                details={
-                    "field": p.name,
-                    "parameter": p.name,
-                    "rule": rule,
-                    "value": _safe(value),
-                    "expected": p.rule_text(),
-                },
-            )
-        if p.choices is not None:
-            value = p.coerce_choice(value)
-        elif p.type == "integer":
-            value = int(value)
-        out[p.name] = value
-    return out
-
-
-def _validate_features(features: object) -> list[Mapping[str, Any]]:
-    if features is None:
-        return []
-    if not isinstance(features, list | tuple):
-        raise ValidationFailed(
-            f"features must be a list of GeoJSON Features, got {type(features).__name__}",
-            details={"field": "features", "rule": "type"},
-        )
-    for i, f in enumerate(features):
-        problem = None
-        if not isinstance(f, Mapping):
-            problem = f"is a {type(f).__name__}, not an object"
-        elif f.get("type") != "Feature":
-            problem = f"has type {_safe(f.get('type'))!r}: a GeoJSON Feature has type 'Feature'"
-        elif f.get("properties") is not None and not isinstance(f.get("properties"), Mapping):
-            problem = "has properties that are not an object"
-        elif f.get("geometry") is not None and not isinstance(f.get("geometry"), Mapping):
-            problem = "has a geometry that is not an object"
-        if problem:
-            raise ValidationFailed(
-                f"features[{i}] {problem}",
-                details={"field": f"features[{i}]", "index": i, "rule": "feature"},
-            )
-    return list(features)
-
-
-def _validate_bounds(bounds: object) -> tuple[float, float, float, float] | None:
-    if bounds is None:
-        return None
-
-    def fail(message: str) -> ValidationFailed:
-        return ValidationFailed(
-            f"bounds {message}: give [west, south, east, north] in degrees",
-            details={"field": "bounds", "rule": "bounds", "value": _safe(bounds)},
-        )
-
-    if not isinstance(bounds, list | tuple) or len(bounds) != 4:
-        raise fail("must be a list of 4 numbers")
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in bounds):
-        raise fail("must hold finite numbers")
-    w, s, e, n = (float(v) for v in bounds)
-    if not (-180 <= w < e <= 180):
-        raise fail("need -180 <= west < east <= 180")
-    if not (-90 <= s < n <= 90):
-        raise fail("need -90 <= south < north <= 90")
-    return (w, s, e, n)
-
-
-def _context_ok(context: str, count: int, bounds: object) -> bool:
-    if context == "single":
-        return count == 1
-    if context == "multi":
-        return count >= 2
-    if context == "region":
-        return count == 1 or (count == 0 and bounds is not None)
-    return count == 0
-
-
-def _check_context(spec: ToolSpec, feats: list[Mapping[str, Any]], bounds: object) -> None:
-    if any(_context_ok(ctx, len(feats), bounds) for ctx in spec.contexts):
-        return
-    expected = " or ".join(f"{ctx} ({CONTEXT_MEANING[ctx]})" for ctx in spec.contexts)
-    received = f"{len(feats)} feature{'s' if len(feats) != 1 else ''}"
-    if "region" in spec.contexts:
-        received += " and bounds" if bounds is not None else " and no bounds"
-    raise InvalidContext(
-        f"tool {spec.name!r} expects {expected}, received {received}",
-        details={
-            "expected": spec.context_type,
-            "accepted": list(spec.contexts),
-            "received_count": len(feats),
-            "bounds_given": bounds is not None,
-        },
-        next_action="change the selection to fit, or call list_tools with context_type for the tools that fit it",
-    )
-
-
-def _check_kinds(spec: ToolSpec, feats: list[Mapping[str, Any]]) -> None:
-    for i, f in enumerate(feats):
-        kind = feature_kind(f)
-        if not spec.accepts_kind(kind):
-            fid = _raw_id(f)
-            expected = ", ".join(repr(k) for k in spec.input_kinds) or "no features"
-            raise KindMismatch(
-                f"tool {spec.name!r} requires features of kind {expected}, got {kind!r} (features[{i}], id {fid!r})",
-                details={
-                    "expected_kinds": list(spec.input_kinds),
-                    "received_kind": kind,
-                    "feature_id": fid,
-                    "index": i,
-                },
-                next_action=f"leave that feature out, or call list_tools with kinds=[{kind!r}] for tools that take it",
-            )
-
-
-def _raw_id(f: Mapping[str, Any]) -> str | None:
-    fid = f.get("id")
-    if isinstance(fid, bool) or not isinstance(fid, str | int | float) or fid == "":
-        return None
-    return str(fid)
-
-
-def _source(f: Mapping[str, Any], index: int) -> dict[str, Any]:
-    return {"id": _raw_id(f) or f"#{index}", "kind": feature_kind(f)}
-
-
-# --- output --------------------------------------------------------------------------------
-
-
-def _provenance_value(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > _PROVENANCE_STRING_MAX:
-        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-        return {"sha256": digest, "chars": len(value)}
-    return value
-
-
-def _stamp_features(
-    spec: ToolSpec, output: ToolOutput, sources: list[dict[str, Any]], base: dict[str, Any]
-) -> list[dict[str, Any]]:
-    results = output.features
-    if not isinstance(results, list):
-        raise _output_error(spec, "features", "must be a list")
-    per_feature = output.feature_sources
-    if per_feature is not None and (not isinstance(per_feature, list) or len(per_feature) != len(results)):
-        raise _output_error(spec, "feature_sources", "must list the sources of each result feature")
-    if results and spec.output_kind is None:
-        raise _output_error(spec, "features", f"the tool declares no output kind but returned {len(results)}")
-    stamped = []
-    for i, f in enumerate(results):
-        where = f"features[{i}]"
-        if not isinstance(f, dict) or f.get("type") != "Feature":
-            raise _output_error(spec, where, "is not a GeoJSON Feature", index=i)
-        geometry = f.get("geometry")
-        if geometry is not None and (not isinstance(geometry, dict) or geometry.get("type") not in _GEOMETRY_TYPES):
-            raise _output_error(spec, f"{where}.geometry", "is not a GeoJSON geometry", index=i)
-        props = f.get("properties")
-        if not isinstance(props, dict):
-            raise _output_error(spec, f"{where}.properties", "must be an object", index=i)
-        kind = feature_kind(f)
-        if kind not in spec.output_kinds:
-            raise _output_error(
-                spec,
-                f"{where}.properties.kind",
-                f"is {kind!r}, the tool's output kind is {' or '.join(map(repr, spec.output_kinds))}",
-                index=i,
-            )
-        try:
-            json.dumps(props, allow_nan=False, check_circular=False)
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise _output_error(spec, f"{where}.properties", f"is not plain JSON ({exc})", index=i) from None
-        fid = f.get("id")
-        if _raw_id(f) is None:
-            fid = f"result-{uuid.uuid4().hex[:12]}"
-        provenance = {**base, "sources": per_feature[i] if per_feature is not None else sources}
-        rest = {k: v for k, v in f.items() if k not in ("type", "id", "properties")}
-        stamped.append({"type": "Feature", "id": fid, **rest, "properties": {**props, "provenance": provenance}})
-    return stamped
-
-
-def _validate_commands(
-    spec: ToolSpec, commands: object, stamped_by_identity: dict[int, dict[str, Any]]
-) -> list[dict[str, Any]]:
-    if not isinstance(commands, list):
-        raise _output_error(spec, "commands", "must be a list")
-    out = []
-    for i, cmd in enumerate(commands):
-        where = f"commands[{i}]"
-        if not isinstance(cmd, dict) or not isinstance(cmd.get("command"), str) or not cmd["command"]:
-            raise _output_error(spec, where, "must be {command: string, payload}", index=i)
-        if "payload" not in cmd:
-            raise _output_error(spec, f"{where}.payload", "is missing", index=i)
-        payload = cmd["payload"]
-        if cmd["command"] in _FEATURE_COMMANDS and isinstance(payload, dict) and "features" in payload:
-            carried = payload["features"]
-            if not isinstance(carried, list) or any(id(f) not in stamped_by_identity for f in carried):
-                raise _output_error(
-                    spec, f"{where}.payload.features", "a command may only carry the tool's result features", index=i
-                )
-            rest = {k: v for k, v in payload.items() if k != "features"}
-            payload = {**rest, "features": [stamped_by_identity[id(f)] for f in carried]}
-        else:
-            rest = payload
-        try:
-            json.dumps(rest, allow_nan=False, check_circular=False)
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise _output_error(spec, f"{where}.payload", f"is not plain JSON ({exc})", index=i) from None
-        out.append({**cmd, "payload": payload})
-    return out
