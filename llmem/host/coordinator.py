@@ -1,38 +1,4 @@
-"""The host's MCP coordinator (seed 004, §2.4): many stdio servers behind one registry of tools.
-
-A chat host reads an ``mcp_config.json``, starts every server over stdio, lists their tools
-under qualified names ``server:tool``, reads each server's ``tool-descriptions`` prompt (or
-writes a fallback guide from ``tools/list`` when a server has none), and calls tools with the
-arguments checked against each tool's JSON Schema first, a timeout on every call and a circuit
-breaker per server. No server module imports this one: it is the client side of the suite.
-
-Usage::
-
-    specs = load_config("mcp_config.json", {"${workspaceFolder}": "/home/me/project"})
-    async with Coordinator(specs) as host:
-        print(host.descriptions("llmem"))
-        result = await host.call("llmem:generate_artifact", {"path": "."}, timeout_s=60)
-
-Errors (all raised by the coordinator derive from ``HostError``)::
-
-    HostError
-    ├── ConfigError    the config file is missing, unreadable or malformed; an unresolved placeholder
-    ├── NameConflict   two servers with one name; two tools with one qualified name; a bare tool
-    │                  name that several servers offer (``candidates`` lists the qualified names)
-    ├── UnknownTool    no tool of that name (``suggestions`` lists close names)
-    ├── ArgumentError  the arguments break the tool's schema (``path``, ``rule``); nothing was sent
-    ├── CallTimeout    no answer within the call's timeout; the request was cancelled
-    ├── CircuitOpen    the server failed too often; calls fail fast until ``retry_at``
-    └── ServerFailed   the server could not start, its transport broke, or it answered a
-                       JSON-RPC error that says it is unwell (internal error, connection closed)
-
-What trips the breaker: a broken transport, a JSON-RPC internal error and a timeout: signs that
-the server is unwell. A result with ``isError`` is a proper answer (a domain error the server
-explained), and a JSON-RPC error refusing the request (−32602, −32601) is the caller's mistake:
-both count as the server working. After ``failure_threshold`` consecutive failures the breaker
-opens; calls then fail fast with ``CircuitOpen`` until ``cooldown_s`` has passed on the injected
-clock; then it is half-open and lets one call through: success closes it, failure re-opens it.
-"""
+"""The coordinator: servers started over stdio, tools under qualified names, checked and timed calls."""
 
 from __future__ import annotations
 
@@ -40,20 +6,18 @@ import difflib
 import json
 import logging
 import math
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
 from mcp.client import Transport
 from mcp.client.stdio import stdio_client
 from mcp.server import Server
@@ -70,257 +34,23 @@ from mcp_types import (
     Tool,
 )
 
-__all__ = [
-    "ArgumentError",
-    "Attached",
-    "CallTimeout",
-    "CircuitBreaker",
-    "CircuitOpen",
-    "ConfigError",
-    "Coordinator",
-    "HostError",
-    "NameConflict",
-    "ServerFailed",
-    "ServerSpec",
-    "ToolEntry",
-    "ToolResult",
-    "UnknownTool",
-    "load_config",
-    "parse_config",
-]
+from llmem.host.breaker import CircuitBreaker
+from llmem.host.config import ServerSpec
+from llmem.host.errors import (
+    ArgumentError,
+    CallTimeout,
+    ConfigError,
+    HostError,
+    NameConflict,
+    ServerFailed,
+    UnknownTool,
+)
+
+__all__ = ["Attached", "Coordinator", "ToolEntry", "ToolResult"]
 
 log = logging.getLogger("llmem.host")
 
-_PLACEHOLDER = re.compile(r"\$\{[^}]+\}|/absolute/path/to/[\w./-]*")
 _MAX_PAGES = 100
-
-
-# -- errors ---------------------------------------------------------------------------------
-
-
-class HostError(Exception):
-    """Anything the coordinator refuses or cannot do; the message says what and what to do."""
-
-
-class ConfigError(HostError):
-    """The configuration cannot be used."""
-
-
-class NameConflict(HostError):
-    """Two things share a name; ``candidates`` are the qualified names to choose from."""
-
-    def __init__(self, message: str, candidates: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.candidates = tuple(candidates)
-
-
-class UnknownTool(HostError):
-    """No tool of that name; ``suggestions`` are the closest qualified names."""
-
-    def __init__(self, message: str, name: str, suggestions: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.name = name
-        self.suggestions = tuple(suggestions)
-
-
-class ArgumentError(HostError):
-    """Arguments that break the tool's JSON Schema: ``path`` (JSON path) and ``rule`` (keyword)."""
-
-    def __init__(self, message: str, tool: str, path: str, rule: str, errors: Sequence[dict[str, str]] = ()) -> None:
-        super().__init__(message)
-        self.tool, self.path, self.rule = tool, path, rule
-        self.errors = list(errors)
-
-
-class CallTimeout(HostError):
-    """The call did not finish within ``timeout_s``."""
-
-    def __init__(self, message: str, tool: str, timeout_s: float) -> None:
-        super().__init__(message)
-        self.tool, self.timeout_s = tool, timeout_s
-
-
-class CircuitOpen(HostError):
-    """The server's breaker is open: ``retry_at`` (on the coordinator's clock) is when it half-opens."""
-
-    def __init__(self, message: str, server: str, failures: int, retry_at: float, retry_in_s: float) -> None:
-        super().__init__(message)
-        self.server, self.failures, self.retry_at, self.retry_in_s = server, failures, retry_at, retry_in_s
-
-
-class ServerFailed(HostError):
-    """The server could not start, its transport broke, or it answered that it is unwell."""
-
-    def __init__(self, message: str, server: str, rpc_code: int | None = None) -> None:
-        super().__init__(message)
-        self.server, self.rpc_code = server, rpc_code
-
-
-# -- configuration --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServerSpec:
-    """One stdio server of a client configuration."""
-
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] | None = None
-    cwd: str | None = None
-    timeout_s: float | None = None  # the seed's per-server ``timeoutMs``, when the config gives one
-
-    def parameters(self) -> StdioServerParameters:
-        return StdioServerParameters(
-            command=self.command, args=list(self.args), env=dict(self.env) if self.env else None, cwd=self.cwd
-        )
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise NameConflict(f"the key {key!r} appears twice in one object of the config; names must be unique")
-        seen[key] = value
-    return seen
-
-
-def load_config(path: str | Path, substitutions: Mapping[str, str] | None = None) -> list[ServerSpec]:
-    """Read a client configuration: the ``mcpServers`` form (Claude Desktop, Cursor, Antigravity)
-    or the VS Code ``servers`` form, replacing each key of ``substitutions`` by its value."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the config {str(file)!r}: {exc.strerror or exc}") from exc
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{file.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
-    return parse_config(data, substitutions, source=file.name)
-
-
-def parse_config(
-    data: Any, substitutions: Mapping[str, str] | None = None, *, source: str = "config"
-) -> list[ServerSpec]:
-    """The servers of an already-parsed configuration (see :func:`load_config`)."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the top level must be a JSON object")
-    key = "mcpServers" if "mcpServers" in data else "servers" if "servers" in data else None
-    if key is None or not isinstance(data[key], dict):
-        raise ConfigError(
-            f"{source}: expected an object under 'mcpServers' (Claude Desktop, Cursor) or 'servers' (VS Code)"
-        )
-    subs = sorted((substitutions or {}).items(), key=lambda kv: -len(kv[0]))  # longest placeholder first
-
-    def sub(value: Any, where: str) -> str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{source}: {where} must be a string, not {type(value).__name__}")
-        text: str = value
-        for old, new in subs:
-            text = text.replace(old, new)
-        left = _PLACEHOLDER.search(text)
-        if left:
-            raise ConfigError(
-                f"{source}: {where} still holds the placeholder {left.group(0)!r}; pass a substitution for it"
-            )
-        return text
-
-    specs = []
-    for name, entry in data[key].items():
-        where = f"{key}.{name}"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{source}: {where} must be an object")
-        kind = entry.get("type", "stdio")
-        if kind != "stdio" or "url" in entry:
-            raise ConfigError(f"{source}: {where} is a {kind!r} server; this host launches stdio servers only")
-        if "command" not in entry:
-            raise ConfigError(f"{source}: {where} has no 'command'")
-        args = entry.get("args", [])
-        env = entry.get("env")
-        if not isinstance(args, list):
-            raise ConfigError(f"{source}: {where}.args must be a list of strings")
-        if env is not None and not isinstance(env, dict):
-            raise ConfigError(f"{source}: {where}.env must be an object of strings")
-        timeout = entry.get("timeoutMs")
-        if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
-            raise ConfigError(f"{source}: {where}.timeoutMs must be a positive number")
-        specs.append(
-            ServerSpec(
-                name=name,
-                command=sub(entry["command"], f"{where}.command"),
-                args=tuple(sub(a, f"{where}.args[{i}]") for i, a in enumerate(args)),
-                env={k: sub(v, f"{where}.env.{k}") for k, v in env.items()} if env else None,
-                cwd=sub(entry["cwd"], f"{where}.cwd") if entry.get("cwd") is not None else None,
-                timeout_s=timeout / 1000.0 if timeout is not None else None,
-            )
-        )
-    return specs
-
-
-# -- the circuit breaker --------------------------------------------------------------------
-
-
-class CircuitBreaker:
-    """Consecutive-failure breaker: closed → open (fail fast) → half-open (one trial) → closed."""
-
-    def __init__(self, server: str, threshold: int, cooldown_s: float, clock: Callable[[], float]) -> None:
-        if threshold < 1 or cooldown_s < 0:
-            raise ValueError("threshold must be ≥ 1 and cooldown_s ≥ 0")
-        self.server, self.threshold, self.cooldown_s, self.clock = server, threshold, cooldown_s, clock
-        self.failures = 0
-        self.last_failure = ""
-        self._opened_at: float | None = None
-        self._trial = False
-
-    @property
-    def state(self) -> Literal["closed", "open", "half-open"]:
-        if self._opened_at is None:
-            return "closed"
-        return "half-open" if self.clock() >= self._opened_at + self.cooldown_s else "open"
-
-    def acquire(self) -> None:
-        """Let a call through, or raise ``CircuitOpen``; in half-open only one trial at a time."""
-        state = self.state
-        if state == "closed":
-            return
-        assert self._opened_at is not None
-        retry_at = self._opened_at + self.cooldown_s
-        if state == "half-open" and not self._trial:
-            self._trial = True
-            return
-        wait = max(0.0, retry_at - self.clock())
-        if state == "half-open":
-            why, when = "half-open: a trial call is in flight", "retry once it has answered"
-        else:
-            why, when = f"after {self.failures} consecutive failures", f"the next call is let through in {wait:.1f} s"
-        raise CircuitOpen(
-            f"the circuit of server {self.server!r} is open ({why}; last: {self.last_failure}); calls fail fast, {when}",
-            self.server,
-            self.failures,
-            retry_at,
-            wait,
-        )
-
-    def success(self) -> None:
-        if self._opened_at is not None:
-            log.info("circuit of %s closed again", self.server)
-        self.failures, self._opened_at, self._trial = 0, None, False
-
-    def failure(self, what: str) -> None:
-        self.failures += 1
-        self.last_failure = what
-        if self._trial or self.failures >= self.threshold:
-            self._opened_at = self.clock()
-            log.warning("circuit of %s opened after %d failures (%s)", self.server, self.failures, what)
-        self._trial = False
-
-    def release(self) -> None:
-        """The trial ended without a verdict (cancelled): let another call try."""
-        self._trial = False
-
-
-# -- the registry ---------------------------------------------------------------------------
 
 
 @dataclass
