@@ -100,3 +100,63 @@ async def test_a_large_calc_result_applied_by_reference(plot_ws: Path) -> None:
                 {"tool": "track-stats", "plot": {"filename": "exercise.plot.json", "feature_ids": [track["id"]]}},
             )
             assert stats["features"][0]["properties"]["statistics"]["point_count"] == 402
+
+
+async def err_of(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert result.is_error and result.structured_content is not None, (tool, result)
+    return dict(result.structured_content["error"])
+
+
+async def test_scenarios_2_to_5_across_both_servers(plot_ws: Path) -> None:
+    file = plot_ws / "exercise.plot.json"
+    shutil.copy(file, plot_ws / "mission2.plot.json")
+    doc = json.loads(file.read_text(encoding="utf-8"))
+    points = [f for f in doc["features"] if f["properties"].get("dataType") == "reference-point"][:2]
+    ids = [str(p["id"]) for p in points]
+    with anyio.fail_after(120):
+        async with two_servers(plot_ws, "legacy") as (state, calc):
+            await sc(state, "debrief_open_plot", {"filename": "exercise.plot.json"})
+            by_ref = {"tool": "delete-features", "plot": {"filename": "exercise.plot.json", "selection": True}}
+
+            # 2: nothing selected — a clear error from the calc server, nothing changes
+            before = file.read_bytes()
+            assert (await sc(state, "debrief_get_selection", {}))["selectedIds"] == []
+            error = await err_of(calc, "run_tool", by_ref)
+            assert error["code"] == "INVALID_CONTEXT" and "nothing is selected" in error["message"]
+            assert file.read_bytes() == before
+
+            # 3: several selected — all of them deleted, the selection emptied
+            await sc(state, "debrief_set_selection", {"selectedIds": ids})
+            run = await sc(calc, "run_tool", by_ref)
+            applied = await sc(state, "debrief_apply_command", {"command": run["commands"][0]})
+            assert sorted(applied["deleted_ids"]) == sorted(ids)
+            assert (await sc(state, "debrief_get_selection", {}))["selectedIds"] == []
+
+            # 4: several plots open — MULTIPLE_PLOTS, then the retry with the filename works
+            await sc(state, "debrief_open_plot", {"filename": "mission2.plot.json"})
+            error = await err_of(state, "debrief_get_selection", {})
+            assert error["code"] == "MULTIPLE_PLOTS" and error["details"]["rpc_code"] == -32001
+            assert {p["filename"] for p in error["details"]["available_plots"]} == {
+                "exercise.plot.json",
+                "mission2.plot.json",
+            }
+            await sc(state, "debrief_set_selection", {"selectedIds": [ids[0]], "filename": "mission2.plot.json"})
+            run = await sc(calc, "run_tool", {**by_ref, "plot": {"filename": "mission2.plot.json", "selection": True}})
+            await sc(state, "debrief_apply_command", {"command": run["commands"][0], "filename": "mission2.plot.json"})
+            mission2 = json.loads((plot_ws / "mission2.plot.json").read_text(encoding="utf-8"))
+            assert ids[0] not in {str(f["id"]) for f in mission2["features"]}
+
+            # 5: the plot removed, then corrupted, underneath both servers — clear errors, both keep serving
+            (plot_ws / "mission2.plot.json").unlink()
+            error = await err_of(state, "debrief_get_selection", {"filename": "mission2.plot.json"})
+            assert error["code"] == "PLOT_NOT_FOUND" and error["details"]["rpc_code"] == -32002
+            error = await err_of(calc, "run_tool", {**by_ref, "plot": {"filename": "mission2.plot.json"}})
+            assert error["code"] == "PLOT_NOT_FOUND"
+            file.write_text('{"type": "FeatureCollection", "features": [', encoding="utf-8")
+            error = await err_of(state, "debrief_get_features", {"filename": "exercise.plot.json"})
+            assert error["code"] == "PLOT_UNREADABLE" and "exercise.plot.json" in error["message"]
+            error = await err_of(calc, "run_tool", by_ref)
+            assert error["code"] == "PLOT_UNREADABLE"
+            assert (await sc(state, "debrief_list_plots", {}))["success"] is True
+            assert (await sc(calc, "list_tools", {}))["tools"]
