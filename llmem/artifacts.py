@@ -38,7 +38,14 @@ class Llmem:
 
     def _existing(self, path: str) -> ResolvedPath:
         rp = self.resolve(path)
-        if not rp.abs.exists():
+        try:
+            exists = rp.abs.exists()
+        except OSError as exc:  # a name the file system refuses (too long, say)
+            raise InvalidArgument(
+                f"{rp.key[:200]!r} cannot be looked up: {exc.strerror or exc}",
+                details={"field": "path", "rule": "os"},
+            ) from None
+        if not exists:
             raise SourceNotFound(
                 f"{rp.key!r} does not exist in the workspace {str(self.ws)!r}",
                 details={"path": rp.key},

@@ -13,9 +13,12 @@ from pathlib import Path, PurePosixPath
 
 from llmem.errors import InvalidArgument, PathOutsideWorkspace
 
-__all__ = ["MAX_PATH_CHARS", "ResolvedPath", "relative_key", "resolve_in_workspace"]
+__all__ = ["MAX_DEPTH", "MAX_PATH_CHARS", "NAME_MAX", "ResolvedPath", "relative_key", "resolve_in_workspace"]
 
 MAX_PATH_CHARS = 4096
+#: the longest file name POSIX systems and Windows allow (bytes / UTF-16 units)
+NAME_MAX = 255
+MAX_DEPTH = 256
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -66,6 +69,16 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
         raise _refuse(path, "Windows drive paths are outside the workspace")
     text = text.replace("\\", "/")
     candidate = PurePosixPath(text)
+    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in candidate.parts):
+        raise InvalidArgument(
+            f"{field} has a segment over {NAME_MAX} bytes, longer than any file name can be",
+            details={"field": field, "rule": "name_max", "limit": NAME_MAX},
+        )
+    if len(candidate.parts) > MAX_DEPTH:
+        raise InvalidArgument(
+            f"{field} is {len(candidate.parts)} segments deep; at most {MAX_DEPTH} are accepted",
+            details={"field": field, "rule": "max_depth", "limit": MAX_DEPTH},
+        )
     if candidate.is_absolute() or Path(text).is_absolute():
         target = Path(text)
     else:

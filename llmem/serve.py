@@ -151,6 +151,7 @@ class SuiteServer(MCPServer[Any]):
 
     def error_result(self, err: SuiteError, started: float, shape: ErrorPayload | None = None) -> CallToolResult:
         payload = (shape or self._error_payload)(err, round((time.perf_counter() - started) * 1000, 3))
+        payload = _within(payload, self.limits.answer_chars)
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
             structured_content=payload,
@@ -221,10 +222,11 @@ class SuiteServer(MCPServer[Any]):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
             # The MCP specification answers an unknown tool with a protocol error, not a tool result.
+            shown = name if len(name) <= 100 else name[:100] + "…"
             raise MCPError(
                 code=INVALID_PARAMS,
-                message=f"Unknown tool: {name!r}. Available: {', '.join(n for n, _ in self._tool_order)}",
-                data={"tool": name},
+                message=f"Unknown tool: {shown!r}. Available: {', '.join(n for n, _ in self._tool_order)}",
+                data={"tool": shown},
             )
         started = time.perf_counter()
         size = len(json.dumps(arguments, default=str))
@@ -251,6 +253,24 @@ class SuiteServer(MCPServer[Any]):
                 )
                 return self.error_result(err, started, self._payload_for.get(name))
             raise
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        # The SDK answers an unknown prompt or bad prompt arguments with code 0 and an error log;
+        # both are the caller's mistake: invalid params, as for an unknown tool.
+        prompts = {p.name: p for p in await self.list_prompts()}
+        shown = name if len(name) <= 100 else name[:100] + "…"
+        if name not in prompts:
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"Unknown prompt: {shown!r}. Available: {', '.join(sorted(prompts))}"
+            )
+        allowed = {a.name for a in prompts[name].arguments or []}
+        extra = sorted(set(arguments or {}) - allowed)
+        if extra:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"prompt {shown!r} takes no argument(s) {', '.join(a[:40] for a in extra[:10])}",
+            )
+        return await super().get_prompt(name, arguments, context)
 
     # -- the tool-descriptions prompt ------------------------------------------------------
 
@@ -301,10 +321,38 @@ class SuiteServer(MCPServer[Any]):
             return
         anyio.run(self.serve_http)
 
+    async def run_stdio_async(self) -> None:
+        from llmem.stdio import run_stdio
+
+        await run_stdio(self._lowlevel_server)
+
     async def serve_http(self) -> None:
         from llmem.http import serve_http
 
         await serve_http(self)
+
+
+def _within(payload: dict[str, Any], cap: int) -> dict[str, Any]:
+    """An error answer cut to the cap: errors echo client input (ids, names), which may be huge."""
+    if len(json.dumps(payload, ensure_ascii=False)) <= cap:
+        return payload
+    for text_max, list_max in ((2_000, 50), (300, 10), (80, 3)):
+        cut: dict[str, Any] = _shorten(payload, text_max, list_max)
+        if len(json.dumps(cut, ensure_ascii=False)) <= cap:
+            return cut
+    last: dict[str, Any] = _shorten(payload, 80, 0)
+    return {k: v for k, v in last.items() if k != "details"}
+
+
+def _shorten(value: Any, text_max: int, list_max: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= text_max else value[:text_max] + f"… ({len(value)} characters)"
+    if isinstance(value, list):
+        head = [_shorten(v, text_max, list_max) for v in value[:list_max]]
+        return [*head, f"… and {len(value) - list_max} more"] if len(value) > list_max else head
+    if isinstance(value, dict):
+        return {k: _shorten(v, text_max, list_max) for k, v in value.items()}
+    return value
 
 
 def _find_ctx(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Context[Any, Any] | None:

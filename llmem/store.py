@@ -234,13 +234,17 @@ class ArtifactStore:
         """Delete one kind, all kinds of ``key``, or (``recursive``) everything below it; count files."""
         if kind is not None:
             file = self.artifact_file(namespace, key, kind)
-            with locked(file):
-                try:
-                    file.unlink()
-                except FileNotFoundError:
-                    return 0
-            self._remove_lock(file)
-            self._prune(file.parent, namespace)
+            if not file.is_file():
+                return 0  # nothing to delete: take no lock, make no folder
+            try:
+                with locked(file):
+                    try:
+                        file.unlink()
+                    except FileNotFoundError:
+                        return 0
+            finally:
+                self._remove_lock(file)
+                self._prune(file.parent, namespace)
             return 1
         count = 0
         for k, kinds in list(self.iter_keys(namespace, key)) if recursive else [(key, self.kinds(namespace, key))]:

@@ -19,14 +19,14 @@ plot-changing call of the fuzz carries a defect it must be refused for).
 Malformed lines the SDK drops without an answer (JSON-RPC would answer them with an error of
 id ``null``) are not required to be answered here.
 
-Known bugs, each pinned by a strict-xfail test below (so CI turns red when one is fixed, and
-its tolerance here can go): the fuzz keeps nesting under the SDK parser's limit
-(``test_deeply_nested_request_is_answered``); it tolerates error answers over the cap
-(``test_error_answers_stay_under_the_cap``), ``INTERNAL`` for paths with a segment over
-NAME_MAX or hundreds of segments deep (``test_extreme_paths_are_refused_not_internal``), and
-the lock file (and folders) a refused write to a missing plot leaves in the workspace
-(``test_refused_plot_write_leaves_the_workspace_alone``). Also pinned, outside the fuzz's
-checks: ``test_prompt_errors_are_invalid_params``, ``test_refused_delete_leaves_the_store_alone``.
+Bugs the fuzz found, each fixed and pinned by its own test below: a request nested deeper than
+the SDK parser's limit went unanswered (``test_deeply_nested_request_is_answered``); error
+answers were not held to the cap (``test_error_answers_stay_under_the_cap``); paths with a
+segment over NAME_MAX or hundreds of segments deep gave ``INTERNAL``
+(``test_extreme_paths_are_refused_not_internal``); a refused write to a missing plot left a
+lock file and folders (``test_refused_plot_write_leaves_the_workspace_alone``); prompt errors
+answered code 0 (``test_prompt_errors_are_invalid_params``); a refused delete left folders in
+the store (``test_refused_delete_leaves_the_store_alone``).
 
 Reproduce a run with ``HARDENING_SEED=<n>``; ``HARDENING_FUZZ_MESSAGES`` sets the count.
 """
@@ -138,23 +138,17 @@ def workspace_changes(
     """``(changed, by_design, known_bug)``: what differs, split by what may differ.
 
     By design: the empty lock file debrief-state keeps next to a plot it writes (or refuses to
-    write) under its lock. Known bug (``test_refused_plot_write_leaves_the_workspace_alone``):
-    a refused write to a plot that does not exist leaves its lock file, and the folders the
-    name asks for, behind.
+    write) under its lock. Nothing else may change: a refused write to a plot that does not exist
+    leaves no lock file and no folder behind.
     """
     changed: list[str] = []
     by_design: list[str] = []
     known: list[str] = []
     new = {rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel)}
-    bug_locks = {
-        rel for rel in new if _plot_lock_of(rel) and after.get(rel) == b"" and _plot_lock_of(rel) not in before
-    }
     for rel in sorted(new):
         plot = _plot_lock_of(rel)
         if plot is not None and after.get(rel) == b"" and rel not in before:
-            (by_design if plot in before else known).append(rel)
-        elif rel not in before and after.get(rel) == "dir" and any(b.startswith(rel + "/") for b in bug_locks):
-            known.append(rel)
+            (by_design if plot in before else changed).append(rel)
         else:
             changed.append(rel)
     return changed, by_design, known
@@ -272,7 +266,7 @@ class Fuzzer:
             keys = [random_text(rng), "path", "id", "type", "command", "payload", "filename", "ref", "__proto__"]
             return {rng.choice(keys): self.value(depth + 1) for _ in range(rng.randint(0, 5))}
         if r < 0.93 and depth == 0:
-            return deep(rng, rng.randint(10, 90), self.string())  # well below the parser's limit
+            return deep(rng, rng.randint(10, 260), self.string())  # on both sides of the SDK parser's limit
         return rng.choice([[], {}, "", [[]], {"": ""}, [None], {"type": "FeatureCollection", "features": None}])
 
     def arguments(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -773,27 +767,21 @@ def check_tool_answer(
         return None  # arguments that are not an object: a JSON-RPC error or a tool error, both fine
     if kind not in ("tool", "state_writer"):
         return None
+    if ans.get("error", {}).get("code") == -32600 and "recursion limit" in ans["error"].get("message", ""):
+        return None  # nested past the parser's limit: refused as an invalid request, as it should be
     result = ans.get("result")
     if not isinstance(result, dict) or not isinstance(result.get("content"), list):
         return f"{name} (id {key[1]!r}) answered without a tool result: {str(ans)[:300]}"
     for block in result["content"]:
         if block.get("type") == "text" and len(block.get("text", "")) > ANSWER_CAP:
-            over = f"{name} (id {key[1]!r}) answered {len(block['text'])} characters, over the cap"
-            if not result.get("isError"):
-                return over
-            # Known bug (test_error_answers_stay_under_the_cap): error answers are not capped.
-            known.append(over)
+            return f"{name} (id {key[1]!r}) answered {len(block['text'])} characters, over the cap"
     if result.get("isError"):
         error = (result.get("structuredContent") or {}).get("error") or {}
         code = error.get("code")
         if not isinstance(code, str) or not ERROR_CODE.match(code):
             return f"{name} (id {key[1]!r}) failed without a structured error code: {str(result)[:300]}"
         if code == "INTERNAL":
-            internal = f"{name} (id {key[1]!r}) failed with INTERNAL: {str(result)[:300]}"
-            if not extreme:
-                return internal
-            # Known bug (test_extreme_paths_are_refused_not_internal): ENAMETOOLONG, RecursionError.
-            known.append(internal)
+            return f"{name} (id {key[1]!r}) failed with INTERNAL: {str(result)[:300]}"
     elif kind == "state_writer":
         return f"{name} (id {key[1]!r}) accepted a call with a defect: {str(result)[:400]}"
     return None
@@ -883,18 +871,9 @@ def test_fuzz_over_stdio(script: str, workspace: Path, tmp_path: Path) -> None:
     )
 
 
-# -- known bugs the fuzz found, pinned (strict xfail: CI goes red once they are fixed) ----------
+# -- bugs the fuzz found, each fixed and pinned by a test ------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a well-formed request whose params nest deeper than ~200 levels is dropped without an answer "
-        "(the SDK's stdio reader fails pydantic-core's JSON recursion limit and only logs at debug level), "
-        "so the client waits for ever. Fix in llmem/serve.py: install the dispatcher's on_stream_exception "
-        "observer (or wrap stdin) to recover the id with json.loads and answer -32600/-32700."
-    ),
-)
 def test_deeply_nested_request_is_answered(workspace: Path, tmp_path: Path) -> None:
     with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log") as server:
         server.initialize()
@@ -912,14 +891,6 @@ LONG = "a" * 15_000
 MANY_UNKNOWN = [f"{'x' * 400}{i}" for i in range(200)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: error answers are not held to the 20,000-character answer cap: SuiteServer.error_result "
-        "(llmem/serve.py) serialises the error as given, and errors echo client input (ids, names) unbounded; "
-        "debrief-state's _rpc bounds lists to 50 items and strings to 2,000 characters, not the total."
-    ),
-)
 @pytest.mark.parametrize(
     ("script", "tool", "arguments"),
     [
@@ -954,15 +925,6 @@ def test_error_answers_stay_under_the_cap(
     assert size <= ANSWER_CAP, f"the error answer is {size} characters"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a refused write to a plot that does not exist creates the folders its name asks for and a "
-        "hidden .<name>.lock file in the workspace: StateService.write → modify_plot → plot_lock → "
-        "llmem.fsutil.locked (mkdir parents=True, then FileLock creates the file) runs before the plot is "
-        "found missing (PlotCache.get raises PlotNotFound inside the lock)."
-    ),
-)
 def test_refused_plot_write_leaves_the_workspace_alone(workspace: Path, tmp_path: Path) -> None:
     shutil.copy(DATA / "plots" / SAMPLE, workspace / SAMPLE)
     before = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*"))
@@ -984,15 +946,6 @@ def test_refused_plot_write_leaves_the_workspace_alone(workspace: Path, tmp_path
     assert after == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: prompts/get of an unknown prompt (or with arguments the prompt does not take) answers JSON-RPC "
-        "error code 0, not -32602 as the MCP specification says, and logs an ERROR with a traceback for a "
-        "client's mistake: MCPServer.get_prompt raises ValueError, which the SDK's dispatcher maps to code 0; "
-        "SuiteServer (llmem/serve.py) does not override get_prompt."
-    ),
-)
 @pytest.mark.parametrize(
     "params",
     [{"name": "nope"}, {"name": "tool-descriptions", "arguments": {"a": "b"}}],
@@ -1007,17 +960,6 @@ def test_prompt_errors_are_invalid_params(params: dict[str, Any], workspace: Pat
     assert server.answer(id_)["error"]["code"] == -32602
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a path segment longer than the OS allows (NAME_MAX, 255 bytes) makes os.stat/open raise "
-        "OSError ENAMETOOLONG, which escapes as INTERNAL: llmem's Llmem._existing (llmem/artifacts.py, "
-        "Path.exists() re-raises ENAMETOOLONG) and delete_artifact; debrief-state's plot_lock → "
-        "llmem.fsutil.locked (the lock name '.<name>.lock' is 6 bytes longer than the plot's). A path "
-        "1,500 folders deep makes delete_artifact's llmem.fsutil.locked → Path.mkdir(parents=True) "
-        "recurse past Python's limit (RecursionError → INTERNAL)."
-    ),
-)
 @pytest.mark.parametrize(
     ("script", "tool", "arguments"),
     [
@@ -1049,14 +991,6 @@ def test_extreme_paths_are_refused_not_internal(
     assert result["structuredContent"]["error"]["code"] != "INTERNAL"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: delete_artifact(path, kind) of an artifact that does not exist leaves the folders of its path "
-        "and a .lock file in the store: ArtifactStore.delete (llmem/store.py) returns 0 from inside "
-        "'with locked(file)' (whose mkdir(parents=True) made the folders) before _remove_lock and _prune run."
-    ),
-)
 def test_refused_delete_leaves_the_store_alone(workspace: Path, tmp_path: Path) -> None:
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text("X = 1\n", encoding="utf-8")

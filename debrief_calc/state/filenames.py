@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from debrief_calc.state.errors import InvalidFilename
+from llmem.paths import MAX_DEPTH, NAME_MAX
 
 __all__ = ["PLOT_SUFFIX", "list_plot_files", "relative_name", "validate_plot_filename"]
 
@@ -55,6 +56,11 @@ def validate_plot_filename(workspace: Path, filename: str) -> Path:
         raise _refuse(filename, "empty_segment", "it has an empty or '.' segment")
     if any(p.startswith(".") for p in parts):
         raise _refuse(filename, "hidden", "hidden (dot) files and folders are not plots")
+    # The lock file's name (".<name>.lock") must fit the file system's name limit too.
+    if any(len(p.encode("utf-8", "surrogatepass")) > NAME_MAX - 6 for p in parts):
+        raise _refuse(filename, "name_max", f"a segment is over {NAME_MAX - 6} bytes, too long for a file name")
+    if len(parts) > MAX_DEPTH:
+        raise _refuse(filename, "max_depth", f"it is more than {MAX_DEPTH} folders deep")
     if not parts[-1].endswith(PLOT_SUFFIX) or parts[-1] == PLOT_SUFFIX:
         raise _refuse(filename, "extension", f"only {PLOT_SUFFIX} files are plots")
     root = workspace.resolve()

@@ -241,6 +241,9 @@ def modify_plot(
     """
     cache = cache or PLOT_CACHE
     name = name or path.name
+    # A missing or unreadable plot is refused before its lock file is made: a refused write
+    # must leave the workspace as it was.
+    cache.get(path, name=name)
     with plot_lock(path):
         base = cache.get(path, name=name)
         if expected_revision is not None and expected_revision != base.revision:
