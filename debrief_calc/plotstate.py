@@ -15,7 +15,9 @@ state they share lives in the store under agreed names:
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from typing import Any
 
 from debrief_calc.errors import FeatureNotFound, ValidationFailed
@@ -27,6 +29,7 @@ __all__ = [
     "REF_PREFIX",
     "STATE_NS",
     "load_result",
+    "prune_runs",
     "read_selection",
     "resolve_ref",
     "stash_payload",
@@ -89,10 +92,34 @@ def load_result(store: ArtifactStore, result_id: str) -> dict[str, Any]:
     return content
 
 
+#: how long a stashed payload stays resolvable; older runs are pruned when new ones are stashed
+RUNS_TTL_S = 7 * 24 * 3600
+
+
 def stash_payload(store: ArtifactStore, run_id: str, index: int, payload: Any) -> dict[str, str]:
     key = f"runs/{safe_segment(run_id)}/{index}"
     store.put(CALC_NS, key, "payload", content=payload, fmt="json", provenance={"producer": "debrief-calc-mcp"})
+    if index == 0:
+        prune_runs(store)
     return {"ref": REF_PREFIX + key}
+
+
+def prune_runs(store: ArtifactStore, max_age_s: float = RUNS_TTL_S) -> int:
+    """Delete stashed runs older than ``max_age_s``, so the store does not grow without end."""
+    folder = store.artifact_file(CALC_NS, "runs", "payload").parent
+    cutoff = time.time() - max_age_s
+    pruned = 0
+    try:
+        runs = [e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return 0
+    for run in runs:
+        try:
+            if run.stat(follow_symlinks=False).st_mtime < cutoff:
+                pruned += store.delete(CALC_NS, f"runs/{run.name}", None, recursive=True)
+        except OSError:
+            continue
+    return pruned
 
 
 def resolve_ref(store: ArtifactStore, value: dict[str, Any]) -> Any:

@@ -266,3 +266,18 @@ async def test_narrate_and_summarize_results(client: Client, calc_ws: Path) -> N
     assert err and bad["error"]["code"] == "FEATURE_NOT_FOUND"
     err, bad = await call(client, "generate_prompt", target=ids, task="narrate-result")
     assert err and bad["status"] == "error"
+
+
+def test_old_stashed_runs_are_pruned(calc_ws: Path) -> None:
+    import os
+    import time
+
+    store = ArtifactStore(calc_ws / ".llmem", calc_ws)
+    old = plotstate.stash_payload(store, "old-run", 0, {"features": []})
+    old_dir = store.artifact_file(plotstate.CALC_NS, "runs/old-run", "payload").parent
+    week_ago = time.time() - plotstate.RUNS_TTL_S - 60
+    os.utime(old_dir, (week_ago, week_ago))
+    fresh = plotstate.stash_payload(store, "new-run", 0, {"features": [1]})
+    assert plotstate.resolve_ref(store, fresh) == {"features": [1]}
+    with pytest.raises(Exception, match="points to nothing"):
+        plotstate.resolve_ref(store, old)
