@@ -20,6 +20,7 @@ the time a write takes). After each kill:
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 import random
@@ -66,30 +67,34 @@ def ok(result: dict[str, Any]) -> dict[str, Any]:
     return structured
 
 
-class Target:
+class Target(abc.ABC):
     """One server under test: how to write, what an answered write promises, how to check."""
 
     script = ""
     ws = Path()
 
-    def setup(self, ws: Path) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def setup(self, ws: Path) -> None: ...
 
+    @abc.abstractmethod
     def send(self, server: RawServer, rnd: int, i: int) -> tuple[Any, Any]:
         """Send one write (doing any read it needs first); return (request id, token)."""
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def confirm(self, answer: dict[str, Any], token: Any) -> None:
         """The write was answered: record what it promises."""
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def verify(self, ws: Path, in_flight: Any | None) -> None:
         """After a kill: the files hold every confirmed write (``in_flight`` may or may not be there)."""
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def fresh(self, server: RawServer) -> None:
         """A new process answers reads on what the killed one left."""
-        raise NotImplementedError
+        ...
 
     def adopt(self, ws: Path, in_flight: Any) -> bool:
         """An unanswered write may have landed: take the files' word for it; say whether it did."""

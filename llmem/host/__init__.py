@@ -10,7 +10,7 @@ Usage::
 
     specs = load_config("mcp_config.json", {"${workspaceFolder}": "/home/me/project"})
     async with Coordinator(specs) as host:
-        print(host.descriptions("llmem"))
+        guide = host.descriptions("llmem")
         result = await host.call("llmem:generate_artifact", {"path": "."}, timeout_s=60)
 
 Errors (all raised by the coordinator derive from ``HostError``)::
