@@ -261,3 +261,43 @@ class RawServer:
 
     def stderr_text(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+
+def exchange(
+    script: str, workspace: Path, lines: list[str], wanted: set[Any], timeout: float = 60
+) -> tuple[dict[Any, dict[str, Any]], str]:
+    """Send ``lines`` to a fresh server as a client would and collect the answers to ``wanted``.
+
+    stdin stays open until every wanted id is answered (a real client waits for its answers;
+    EOF ends the server and cancels what is in flight), then closes. Asserts what stdio owes a
+    client: every stdout line is JSON-RPC, nothing follows the last answer, and the server exits
+    0 on EOF. Returns the answers by id and the server's stderr.
+    """
+    import concurrent.futures
+    import subprocess
+
+    from tests.conftest import console_script, subprocess_env
+
+    proc = subprocess.Popen(
+        [console_script(script), "--workspace", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()
+    out: list[dict[str, Any]] = []
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        while not wanted <= {m.get("id") for m in out}:
+            line = pool.submit(proc.stdout.readline).result(timeout=timeout)
+            assert line, "the server closed stdout early: " + proc.stderr.read()
+            out.append(json.loads(line))  # every stdout line is JSON
+        proc.stdin.close()
+        rest = pool.submit(proc.stdout.read).result(timeout=timeout)
+    assert proc.wait(timeout=30) == 0, "no clean exit on stdin EOF"
+    assert rest.strip() == ""
+    assert all(m.get("jsonrpc") == "2.0" for m in out)
+    return {m["id"]: m for m in out if "id" in m}, proc.stderr.read()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests._stdio import exchange
 from tests.conftest import DATA, MODES, console_script, subprocess_env
 
 pytestmark = pytest.mark.anyio
@@ -46,27 +45,7 @@ def test_stdout_carries_only_json_rpc(calc_ws: Path) -> None:
         rpc(5, "tools/call", {"name": "missing", "arguments": {}}),
         rpc(6, "prompts/get", {"name": "tool-descriptions"}),
     ]
-    proc = subprocess.Popen(
-        [console_script("debrief-calc-mcp"), "--workspace", str(calc_ws)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(),
-    )
-    assert proc.stdin and proc.stdout and proc.stderr
-    proc.stdin.write("\n".join(lines) + "\n")
-    proc.stdin.flush()
-    out: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(1) as pool:
-        while not {1, 2, 3, 4, 5, 6} <= {m.get("id") for m in out}:
-            line = pool.submit(proc.stdout.readline).result(timeout=60)
-            assert line, proc.stderr.read()
-            out.append(json.loads(line))
-        proc.stdin.close()
-        assert pool.submit(proc.stdout.read).result(timeout=60).strip() == ""
-    assert proc.wait(timeout=30) == 0
-    by_id = {m["id"]: m for m in out if "id" in m}
+    by_id, _ = exchange("debrief-calc-mcp", calc_ws, lines, {1, 2, 3, 4, 5, 6})
     assert by_id[3]["result"]["structuredContent"]["success"] is True
     assert by_id[4]["result"]["isError"] is True
     assert by_id[4]["result"]["structuredContent"]["error"]["code"] == "TOOL_NOT_FOUND"

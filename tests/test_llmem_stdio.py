@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from tests._stdio import exchange
 from tests.conftest import MODES, console_script, subprocess_env
 
 pytestmark = pytest.mark.anyio
@@ -58,32 +58,7 @@ def test_stdout_carries_only_json_rpc(sample_project: Path) -> None:
         "this line is not JSON",
         rpc(8, "tools/call", {"name": "list_artifacts", "arguments": {}}),
     ]
-    proc = subprocess.Popen(
-        [console_script("llmem-mcp"), "--workspace", str(sample_project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(),
-    )
-    assert proc.stdin and proc.stdout and proc.stderr
-    # A real client keeps stdin open until its answers are in; EOF then ends the server.
-    proc.stdin.write("\n".join(lines) + "\n")
-    proc.stdin.flush()
-    out: list[dict[str, Any]] = []
-    wanted = {1, 2, 3, 4, 5, 6, 7, 8}
-    with ThreadPoolExecutor(1) as pool:
-        while not wanted <= {m.get("id") for m in out}:
-            line = pool.submit(proc.stdout.readline).result(timeout=60)
-            assert line, "the server closed stdout early: " + proc.stderr.read()
-            out.append(json.loads(line))  # every stdout line is JSON
-        proc.stdin.close()
-        rest = pool.submit(proc.stdout.read).result(timeout=60)
-    assert proc.wait(timeout=30) == 0  # exits cleanly on stdin EOF
-    assert rest.strip() == ""
-    stderr = proc.stderr.read()
-    assert all(m.get("jsonrpc") == "2.0" for m in out)
-    by_id = {m["id"]: m for m in out if "id" in m}
+    by_id, stderr = exchange("llmem-mcp", sample_project, lines, {1, 2, 3, 4, 5, 6, 7, 8})
     assert {1, 2, 3, 4, 5, 6, 7, 8} <= set(by_id)
     assert by_id[5]["error"]["code"] == -32602
     assert by_id[6]["result"]["isError"] is True

@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from tests._stdio import exchange
 from tests.conftest import MODES, console_script, subprocess_env
 
 pytestmark = pytest.mark.anyio
@@ -78,32 +78,7 @@ def test_stdout_carries_only_json_rpc(plots: Path) -> None:
         tool(10, "debrief_apply_command", filename=LARGE, command={"command": "explode", "payload": 1}),
         tool(11, "debrief_list_plots"),
     ]
-    proc = subprocess.Popen(
-        [console_script("debrief-state-mcp"), "--workspace", str(plots)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(),
-    )
-    assert proc.stdin and proc.stdout and proc.stderr
-    # A real client keeps stdin open until its answers are in; EOF then ends the server.
-    proc.stdin.write("\n".join(lines) + "\n")
-    proc.stdin.flush()
-    out: list[dict[str, Any]] = []
-    wanted = set(range(1, 12))
-    with ThreadPoolExecutor(1) as pool:
-        while not wanted <= {m.get("id") for m in out}:
-            line = pool.submit(proc.stdout.readline).result(timeout=60)
-            assert line, "the server closed stdout early: " + proc.stderr.read()
-            out.append(json.loads(line))  # every stdout line is JSON
-        proc.stdin.close()
-        rest = pool.submit(proc.stdout.read).result(timeout=60)
-    assert proc.wait(timeout=30) == 0  # exits cleanly on stdin EOF
-    assert rest.strip() == ""
-    stderr = proc.stderr.read()
-    assert all(m.get("jsonrpc") == "2.0" for m in out)
-    by_id = {m["id"]: m for m in out if "id" in m}
+    by_id, stderr = exchange("debrief-state-mcp", plots, lines, set(range(1, 12)))
     assert len(by_id[2]["result"]["tools"]) == 16
     assert by_id[3]["result"]["structuredContent"]["open_plots"] == [LARGE]
     assert by_id[4]["result"]["structuredContent"]["selectedIds"] == []
