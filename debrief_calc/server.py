@@ -98,12 +98,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
         error_payload=_contract_error,
         argument_error_code="VALIDATION_FAILED",
     )
-    held: dict[str, CalcService] = {}
 
     def svc() -> CalcService:
-        if "s" not in held:
-            held["s"] = CalcService(runtime.store, runtime.limits)
-        return held["s"]
+        return runtime.service(CalcService)
 
     def list_tools(context_type: ContextType | None = None, kinds: list[str] | None = None) -> ToolList:
         return ToolList(tools=svc().list_tools(context_type, kinds))

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context
 
-from llmem.config import ServerConfig
+from llmem.config import Limits, ServerConfig
 from llmem.errors import SuiteError
 from llmem.store import ArtifactStore
 
 __all__ = ["Runtime"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("llmem.serve")
 
@@ -27,6 +30,7 @@ class Runtime:
         self.limits = config.limits
         self._workspace: Path | None = None
         self._store: ArtifactStore | None = None
+        self._services: dict[Callable[..., Any], Any] = {}
         self.workspace_source = "unset"
         if config.workspace is not None:
             self._settle(config.workspace, "--workspace / LLMEM_WORKSPACE")
@@ -41,6 +45,13 @@ class Runtime:
         self._store = ArtifactStore(resolve_store_root(self.config.store, ws), ws)
         self.workspace_source = source
         log.info("workspace chosen", extra={"workspace": str(ws), "source": source, "store": str(self._store.root)})
+
+    def service(self, factory: Callable[[ArtifactStore, Limits], T]) -> T:
+        """The one ``factory(store, limits)`` of this server, made at first use (after the workspace)."""
+        made = self._services.get(factory)
+        if made is None:
+            made = self._services[factory] = factory(self.store, self.limits)
+        return made
 
     @property
     def ready(self) -> bool:

@@ -78,14 +78,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         protocol_notes=PROTOCOL,
         error_payload=_llmem_error,
     )
-    service: dict[str, Llmem] = {}
 
     def svc() -> Llmem:
-        if "s" not in service:
-            from llmem.artifacts import Llmem  # the domain (outlines, tasks) loads at first use
+        from llmem.artifacts import Llmem  # the domain (outlines, tasks) loads at first use
 
-            service["s"] = Llmem(runtime.store, runtime.limits)
-        return service["s"]
+        return runtime.service(Llmem)
 
     def ok(data: dict[str, Any], next_action: str) -> Envelope:
         return Envelope(status="success", data=data, nextAction=next_action)

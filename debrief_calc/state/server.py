@@ -42,9 +42,10 @@ from debrief_calc.state.answers import (
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
 from llmem import __version__
-from llmem.config import ServerConfig
+from llmem.config import Limits, ServerConfig
 from llmem.envelope import Envelope
 from llmem.serve import Runtime, SuiteServer, tool_annotations
+from llmem.store import ArtifactStore
 
 __all__ = ["build_server"]
 
@@ -91,19 +92,15 @@ def build_server(config: ServerConfig) -> SuiteServer:
     low = server._lowlevel_server
     low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribers.subscribe)
     low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, subscribers.unsubscribe)
-    cache: dict[str, Any] = {}
 
     def svc() -> StateService:
-        if "s" not in cache:
-            cache["s"] = StateService(runtime.store, runtime.limits)
-        service: StateService = cache["s"]
-        return service
+        return runtime.service(StateService)
+
+    def make_tasks(_store: ArtifactStore, _limits: Limits) -> PlotTasks:
+        return PlotTasks(svc())
 
     def tasks() -> PlotTasks:
-        if "t" not in cache:
-            cache["t"] = PlotTasks(svc())
-        plot_tasks: PlotTasks = cache["t"]
-        return plot_tasks
+        return runtime.service(make_tasks)
 
     async def run(fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(functools.partial(fn, *args))
