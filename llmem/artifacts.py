@@ -103,31 +103,26 @@ class Llmem:
             # The file holds the content plus metadata, so it bounds the answer: no need to measure.
             return {**out, "content": content}
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        if offset == 0 and (limit is None or len(text) <= limit):
+        if offset == 0 and len(text) <= cap and (limit is None or len(text) <= limit):
             whole = {**out, "content": content, "total_chars": len(text)}
-            if len(json.dumps(whole, ensure_ascii=False, separators=(",", ":"))) <= cap:
+            if _wire_len(whole) <= cap:
                 return whole
         if offset > len(text):
             raise InvalidArgument(
                 f"offset {offset} is past the end of the content ({len(text)} characters)",
                 details={"field": "offset", "rule": "within content", "total_chars": len(text)},
             )
+        paged = {**out, "content_page": "", "offset": offset, "total_chars": len(text), "next_offset": len(text)}
+        overhead = _wire_len(paged)  # the answer around an empty page
         page = min(limit or len(text), len(text) - offset) or 1
         while True:
             chunk = text[offset : offset + page]
-            end = offset + len(chunk)
-            paged = {
-                **out,
-                "content_page": chunk,
-                "offset": offset,
-                "total_chars": len(text),
-                "next_offset": end if end < len(text) else None,
-            }
-            size = len(json.dumps(paged, ensure_ascii=False, separators=(",", ":")))
-            if size <= cap or page == 1:
-                return paged
             # Escaping (quotes, newlines) makes a page longer on the wire than in the text: every
             # character dropped shrinks the answer by at least one, so this ends within a few rounds.
+            size = overhead + _wire_len(chunk) - 2
+            if size <= cap or page == 1:
+                end = offset + len(chunk)
+                return {**paged, "content_page": chunk, "next_offset": end if end < len(text) else None}
             page = max(1, len(chunk) - (size - cap))
 
     def _split_notes(self, rp: ResolvedPath, content: dict[str, Any], status: str) -> dict[str, Any]:
@@ -231,6 +226,10 @@ class Llmem:
         return {"path": rp.key, "kind": kind, "deleted": deleted}
 
     # -- callback tasks -------------------------------------------------------------------------
+
+
+def _wire_len(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _parts(key: str) -> tuple[str, ...]:
