@@ -17,7 +17,8 @@
 4. ``closest-approach`` between two 100,000-fix tracks of another plot, the same way (the
    GeographicLib baseline is a brute-force range scan at a sample of the fix times, extrapolated).
 5. accuracy: worst and p99 distance error of ``debrief_calc.geodesy.inverse`` against
-   ``Geodesic.WGS84.Inverse`` over 10,000 random pairs uniform on the sphere.
+   ``Geodesic.WGS84.Inverse`` over 10,000 random pairs uniform on the sphere
+   (``bench_geodesy.uniform_accuracy``: the same seeded pairs as ``bench_geodesy.py``).
 
 The plots are realistic: a ship at 12 kn (and one at 10 kn for the CPA) on a box patrol with
 GPS-like noise, 1 s fixes, ``properties.dataType: "track"``, ISO-8601 ``properties.timestamps``,
@@ -35,110 +36,49 @@ import argparse
 import cProfile
 import io
 import json
-import os
 import pstats
-import shutil
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from geographiclib.geodesic import Geodesic
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _harness import (
-    CLIENT_MODE,
-    Row,
-    cold_start_interleaved,
-    machine_line,
-    percentiles,
-    print_table,
-    warm_roundtrips,
-)
+import _harness as harness
+from _harness import Section, ms, ratio, s
 from bench_calc_domain import glib_legs, glib_scan, patrol
+from bench_geodesy import uniform_accuracy
 
-from debrief_calc import geodesy
 from debrief_calc.features import track_data
 from debrief_calc.service import CalcService
 from llmem.config import Limits
 from llmem.store import ArtifactStore
 
-HERE = Path(__file__).resolve().parent
-BASELINE = HERE / "baseline_server.py"
-GEOD = Geodesic.WGS84
 T0 = 1_731_618_413.0  # 2024-11-14T21:06:53Z, the day of the shared sample plot
+BIG_PLOT, CPA_PLOT = "patrol.plot.json", "exercise.plot.json"
+BIG_REF = {"filename": BIG_PLOT, "feature_ids": ["ship-1"]}  # ids as bench_calc_domain.patrol names them
+CPA_REF = {"filename": CPA_PLOT, "feature_ids": ["ship-2", "ship-3"]}
 
-TARGETS = {
-    "cold": 1.10,
-    "warm": 1.5,
-    "track_stats_s": 1.0,
-    "cpa_s": 1.0,
-    "accuracy_m": 0.5,
-}
+TARGETS = {"track_stats_s": 1.0, "cpa_s": 1.0, "accuracy_m": 0.5}
 
 
 @dataclass(frozen=True)
 class Sizes:
-    cold_runs: int
-    warm_calls: int
-    track_points: int
-    cpa_points: int
-    run_calls: int  # warm run_tool calls timed after the first
-    glib_sample: int  # legs (and, quartered, fix times) timed for the GeographicLib baselines
-    pairs: int
+    """A full run's sizes, the spec's (``QUICK`` shrinks them for a smoke run)."""
+
+    quick: bool = False
+    track_points: int = 1_000_000
+    cpa_points: int = 100_000
+    run_calls: int = 7  # warm run_tool calls timed after the first
+    glib_sample: int = 20_000  # legs (and, quartered, fix times) timed for the GeographicLib baselines
+    pairs: int = 10_000
 
 
-FULL = Sizes(
-    cold_runs=20,
-    warm_calls=500,
-    track_points=1_000_000,
-    cpa_points=100_000,
-    run_calls=7,
-    glib_sample=20_000,
-    pairs=10_000,
-)
-QUICK = Sizes(
-    cold_runs=2,
-    warm_calls=30,
-    track_points=20_000,
-    cpa_points=5_000,
-    run_calls=2,
-    glib_sample=1_000,
-    pairs=500,
-)
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f} ms"
-
-
-def _s(seconds: float) -> str:
-    return f"{seconds:.3f} s" if seconds < 100 else f"{seconds:.0f} s"
-
-
-def _ratio(ours: float, base: float) -> str:
-    if base <= 0:
-        return "n/a"
-    r = ours / base
-    return f"{r:.2f}x" if r < 100 else f"{r:,.0f}x"
-
-
-def _verdict(name: str, ok: bool, detail: str) -> str:
-    return f"  [{'met ' if ok else 'MISS'}] {name}: {detail}"
-
-
-def _calc_cmd(workspace: Path) -> list[str]:
-    script = Path(sys.executable).with_name("debrief-calc-mcp")
-    if script.exists():
-        return [str(script), "--workspace", str(workspace)]
-    return [sys.executable, "-c", "from debrief_calc.cli import main_calc; main_calc()", "--workspace", str(workspace)]
+FULL = Sizes()
+QUICK = Sizes(True, track_points=20_000, cpa_points=5_000, run_calls=2, glib_sample=1_000, pairs=500)
 
 
 def _service(workspace: Path, store_root: Path) -> CalcService:
@@ -189,12 +129,8 @@ def _write_plot(path: Path, tracks: list[dict[str, Any]], lat0: float, lon0: flo
 @dataclass
 class Plots:
     ws: Path
-    big_name: str
     big_bytes: int
-    big_id: str
-    cpa_name: str
     cpa_bytes: int
-    cpa_ids: list[str]
     glib_legs_s: float  # extrapolated GeographicLib leg loop over the big track
     glib_scan_s: float  # extrapolated GeographicLib brute-force CPA scan
     scan_times: int
@@ -204,84 +140,30 @@ def make_plots(tmp: Path, sizes: Sizes) -> Plots:
     ws = tmp / "ws_plots"
     ws.mkdir()
     big = patrol(sizes.track_points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=1)
-    big_bytes = _write_plot(ws / "patrol.plot.json", [big], 50.0, -4.0)
+    big_bytes = _write_plot(ws / BIG_PLOT, [big], 50.0, -4.0)
     base_legs = glib_legs(track_data(big), sizes.glib_sample)
     del big
     ship_a = patrol(sizes.cpa_points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=2, box_s=3600)
     ship_b = patrol(sizes.cpa_points, 10.0, lat0=50.05, lon0=-3.95, t0=T0 + 0.5, seed=3, box_s=5400)
-    cpa_bytes = _write_plot(ws / "exercise.plot.json", [ship_a, ship_b], 50.0, -4.0)
+    cpa_bytes = _write_plot(ws / CPA_PLOT, [ship_a, ship_b], 50.0, -4.0)
     base_scan, scan_times = glib_scan(track_data(ship_a), track_data(ship_b), max(1, sizes.glib_sample // 4))
-    return Plots(
-        ws=ws,
-        big_name="patrol.plot.json",
-        big_bytes=big_bytes,
-        big_id=_track_id(1),
-        cpa_name="exercise.plot.json",
-        cpa_bytes=cpa_bytes,
-        cpa_ids=[_track_id(2), _track_id(3)],
-        glib_legs_s=base_legs,
-        glib_scan_s=base_scan,
-        scan_times=scan_times,
-    )
-
-
-def _track_id(seed: int) -> str:
-    return f"ship-{seed}"  # as bench_calc_domain.patrol names its tracks
+    return Plots(ws, big_bytes, cpa_bytes, base_legs, base_scan, scan_times)
 
 
 # -- 1 and 2: cold start and warm list_tools -------------------------------------------------
 
 
-def bench_server(tmp: Path, sizes: Sizes, env: dict[str, str], rows: list[Row], verdicts: list[str]) -> None:
+def bench_server(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_server"
     ws.mkdir()
-    ours = _calc_cmd(ws)
-    base = [sys.executable, str(BASELINE)]
-
-    cold_ours, cold_base = cold_start_interleaved([ours, base], sizes.cold_runs, env=env)
-    m_ours, m_base = statistics.median(cold_ours), statistics.median(cold_base)
-    rows.append(
-        (
-            f"cold start, median of {sizes.cold_runs} interleaved (<= 1.10x)",
-            _ms(m_ours),
-            _ms(m_base),
-            _ratio(m_ours, m_base),
-        )
-    )
-    paired = statistics.median(o / b for o, b in zip(cold_ours, cold_base, strict=True))
-    p95_ours, p95_base = percentiles(cold_ours)[1], percentiles(cold_base)[1]
-    rows.append(("  cold start p95 / median of per-run ratios", _ms(p95_ours), _ms(p95_base), f"{paired:.2f}x"))
-    verdicts.append(
-        _verdict(
-            "cold start",
-            m_ours / m_base <= TARGETS["cold"],
-            f"{m_ours / m_base:.2f}x (median of per-run ratios {paired:.2f}x)",
-        )
-    )
-
     svc = _service(ws, tmp / "store_inproc_list")
     answer_chars = len(json.dumps({"tools": svc.list_tools(None, None)}, ensure_ascii=False))
-    list_ours, echo_base, echo_same = warm_roundtrips(
-        [
-            (ours, "list_tools", {}),
-            (base, "echo", {"text": "ping"}),
-            (base, "echo", {"text": "x" * answer_chars}),
-        ],
-        sizes.warm_calls,
-        env=env,
-    )
-    (o50, o95), (b50, b95), (s50, s95) = percentiles(list_ours), percentiles(echo_base), percentiles(echo_same)
-    n = sizes.warm_calls
-    rows.append((f"warm list_tools p50, {n} calls (<= 1.5x)", _ms(o50), _ms(b50), _ratio(o50, b50)))
-    rows.append((f"warm list_tools p95, {n} calls (<= 1.5x)", _ms(o95), _ms(b95), _ratio(o95, b95)))
-    rows.append((f"  same, vs echo of {answer_chars:,} chars: p50", _ms(o50), _ms(s50), _ratio(o50, s50)))
-    rows.append((f"  same, vs echo of {answer_chars:,} chars: p95", _ms(o95), _ms(s95), _ratio(o95, s95)))
-    verdicts.append(
-        _verdict(
-            "warm list_tools round trip",
-            o50 / b50 <= TARGETS["warm"],
-            f"p50 {o50 / b50:.2f}x, p95 {o95 / b95:.2f}x vs 'ping' echo",
-        )
+    harness.add_server_figures(
+        section,
+        harness.server_cmd("debrief-calc-mcp", ws),
+        warm=[("list_tools", "list_tools", {})],
+        quick=sizes.quick,
+        echo_chars=answer_chars,
     )
 
 
@@ -296,56 +178,34 @@ class RunTimes:
     answer: dict[str, Any]
 
 
-def _structured(result: Any, what: str) -> dict[str, Any]:
-    if getattr(result, "is_error", False) or getattr(result, "isError", False):
-        raise RuntimeError(f"{what} failed: {result}")
-    content = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
-    if not isinstance(content, dict) or content.get("success") is not True:
-        raise RuntimeError(f"{what} did not succeed: {content or result}")
-    return content
+def _succeeded(answer: dict[str, Any], what: str) -> dict[str, Any]:
+    if answer.get("success") is not True:
+        raise RuntimeError(f"{what} did not succeed: {answer}")
+    return answer
 
 
-async def _plot_runs_async(
-    calc_cmd: list[str], base_cmd: list[str], env: dict[str, str], calls: list[tuple[str, dict[str, Any]]], n: int
-) -> list[RunTimes]:
-    from contextlib import AsyncExitStack
-
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    async with AsyncExitStack() as stack:
-        errlog = stack.enter_context(Path(os.devnull).open("w"))  # noqa: SIM115
-        full_env = {**os.environ, **env}
-
-        async def connect(cmd: list[str]) -> Any:
-            params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=full_env)
-            client = Client(stdio_client(params, errlog=errlog), mode=CLIENT_MODE, cache=None)
-            return await stack.enter_async_context(client)
-
-        calc, base = await connect(calc_cmd), await connect(base_cmd)
+async def _plot_runs_async(ws: Path, calls: list[tuple[str, dict[str, Any]]], n: int) -> list[RunTimes]:
+    async with harness.connected([harness.server_cmd("debrief-calc-mcp", ws), harness.BASELINE_CMD]) as (calc, base):
         # Warm the server's lazy imports (registry, numpy, the analysis tools) on a tiny inline
         # track, so the first timed call is the plot's read + parse + the work, not imports.
         tiny = patrol(50, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=9)
-        for _ in range(3):
-            _structured(await calc.call_tool("run_tool", {"tool": "track-stats", "features": [tiny]}), "warm-up")
-            await calc.call_tool("list_tools", {})
-            await base.call_tool("echo", {"text": "ping"})
-        clock = time.perf_counter
+        warm_up = await harness.timed_rounds(
+            [
+                (calc, "run_tool", {"tool": "track-stats", "features": [tiny]}),
+                (calc, "list_tools", {}),
+                (base, "echo", {"text": "ping"}),
+            ],
+            3,
+        )
+        _succeeded(warm_up.last[0], "warm-up")
         out = []
         for tool, plot in calls:
             args = {"tool": tool, "plot": plot}
-            start = clock()
-            answer = _structured(await calc.call_tool("run_tool", args), f"{tool} (first)")
-            first = clock() - start
-            warm, echo = [], []
-            for _ in range(n):
-                start = clock()
-                answer = _structured(await calc.call_tool("run_tool", args), tool)
-                warm.append(clock() - start)
-                start = clock()
-                await base.call_tool("echo", {"text": "ping"})
-                echo.append(clock() - start)
-            out.append(RunTimes(first, warm, echo, answer))
+            start = time.perf_counter()
+            _succeeded(harness.checked(await calc.call_tool("run_tool", args), tool), f"{tool} (first)")
+            first = time.perf_counter() - start
+            rounds = await harness.timed_rounds([(calc, "run_tool", args), (base, "echo", {"text": "ping"})], n)
+            out.append(RunTimes(first, rounds.times[0], rounds.times[1], _succeeded(rounds.last[0], tool)))
         return out
 
 
@@ -362,26 +222,16 @@ def _inprocess_runs(svc: CalcService, tool: str, plot: dict[str, Any], n: int) -
     return times
 
 
-def bench_plots(
-    tmp: Path, sizes: Sizes, env: dict[str, str], plots: Plots, rows: list[Row], verdicts: list[str], notes: list[str]
-) -> None:
+def bench_plots(tmp: Path, sizes: Sizes, plots: Plots, section: Section) -> None:
     import anyio
 
-    ws = plots.ws
-    big_ref = {"filename": plots.big_name, "feature_ids": [plots.big_id]}
-    cpa_ref = {"filename": plots.cpa_name, "feature_ids": plots.cpa_ids}
     n = sizes.run_calls
     stats_run, cpa_run = anyio.run(
-        _plot_runs_async,
-        _calc_cmd(ws),
-        [sys.executable, str(BASELINE)],
-        env,
-        [("track-stats", big_ref), ("closest-approach", cpa_ref)],
-        n,
+        _plot_runs_async, plots.ws, [("track-stats", BIG_REF), ("closest-approach", CPA_REF)], n
     )
-    svc = _service(ws, tmp / "store_inproc_plots")
-    stats_inproc = _inprocess_runs(svc, "track-stats", big_ref, n)
-    cpa_inproc = _inprocess_runs(svc, "closest-approach", cpa_ref, n)
+    svc = _service(plots.ws, tmp / "store_inproc_plots")
+    stats_inproc = _inprocess_runs(svc, "track-stats", BIG_REF, n)
+    cpa_inproc = _inprocess_runs(svc, "closest-approach", CPA_REF, n)
 
     for label, run, inproc, glib, target_key, glib_note in (
         (
@@ -404,34 +254,31 @@ def bench_plots(
         echo50 = statistics.median(run.echo)
         w50 = statistics.median(run.warm)
         i50 = statistics.median(inproc)
-        rows.append(
-            (f"{label}: first call (read+parse), vs echo", _s(run.first), _ms(echo50), _ratio(run.first, echo50))
-        )
-        rows.append((f"{label}: warm p50 of {n} (< 1 s), vs echo", _s(w50), _ms(echo50), _ratio(w50, echo50)))
-        rows.append((f"  same warm p50, vs {glib_note}", _s(w50), _s(glib), _ratio(w50, glib)))
-        rows.append(("  same warm p50, vs CalcService.run in process", _s(w50), _s(i50), _ratio(w50, i50)))
-        verdicts.append(
-            _verdict(
-                label.split(" (")[0] + " warm, through run_tool over stdio",
-                w50 < TARGETS[target_key],
-                f"p50 {w50:.3f} s (max {max(run.warm):.3f} s; first call {run.first:.2f} s; "
-                f"in process {i50:.3f} s; server-reported duration_ms {run.answer.get('duration_ms')})",
-            )
+        section.add(f"{label}: first call (read+parse), vs echo", s(run.first), ms(echo50), ratio(run.first, echo50))
+        section.add(f"{label}: warm p50 of {n} (< 1 s), vs echo", s(w50), ms(echo50), ratio(w50, echo50))
+        section.add(f"  same warm p50, vs {glib_note}", s(w50), s(glib), ratio(w50, glib))
+        section.add("  same warm p50, vs CalcService.run in process", s(w50), s(i50), ratio(w50, i50))
+        section.target(
+            label.split(" (")[0] + " warm, through run_tool over stdio",
+            w50 < TARGETS[target_key],
+            f"p50 {w50:.3f} s (max {max(run.warm):.3f} s; first call {run.first:.2f} s; "
+            f"in process {i50:.3f} s; server-reported duration_ms {run.answer.get('duration_ms')})",
         )
 
     st = stats_run.answer["features"][0]["properties"]["statistics"]
     cpa = cpa_run.answer["features"][0]["properties"]
-    notes.append(
+    section.notes.append(
         f"results: track-stats {st['point_count']:,} fixes, {st['distance_nm']:.2f} nm, mean "
-        f"{st['mean_speed_kn']} kn, max {st['max_speed_kn']} kn; closest-approach "
-        + json.dumps({k: v for k, v in cpa.items() if k not in ("provenance", "kind", "name")}, default=str)[:300]
+        f"{st['mean_speed_kn']} kn, max {st['max_speed_kn']} kn; closest-approach {cpa.get('first_id')} / "
+        f"{cpa.get('second_id')}: {cpa.get('range')} {cpa.get('distance_unit')} at {cpa.get('time')}, "
+        f"bearing {cpa.get('bearing')}"
     )
-    notes.append(
+    section.notes.append(
         f"*1 Geodesic.WGS84.Inverse in a Python loop over {min(sizes.glib_sample, sizes.track_points - 1):,} evenly "
         f"spread legs, EXTRAPOLATED to all {sizes.track_points - 1:,} legs (distance only: no times, speeds, "
         "course or bbox, and no reading of the plot)"
     )
-    notes.append(
+    section.notes.append(
         "*2 GeographicLib brute force (both ships interpolated on their geodesic legs + Inverse) at "
         f"{min(max(1, sizes.glib_sample // 4), plots.scan_times):,} of the {plots.scan_times:,} fix times of either "
         "track, EXTRAPOLATED to all of them (and it finds the CPA only at fix times)"
@@ -441,64 +288,34 @@ def bench_plots(
 # -- 5: accuracy ----------------------------------------------------------------------------------
 
 
-def bench_accuracy(sizes: Sizes, rows: list[Row], verdicts: list[str]) -> None:
-    rng = np.random.default_rng(20240115)
-
-    def on_sphere(n: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        return np.degrees(np.arcsin(rng.uniform(-1, 1, n))), rng.uniform(-180, 180, n)
-
-    lat1, lon1 = on_sphere(sizes.pairs)
-    lat2, lon2 = on_sphere(sizes.pairs)
-    fallbacks = 0
-    real_inverse = GEOD.Inverse
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal fallbacks
-        fallbacks += 1
-        return real_inverse(*args, **kwargs)
-
-    geodesy.inverse(lat1[:10], lon1[:10], lat2[:10], lon2[:10])  # warm
-    GEOD.Inverse = counting  # type: ignore[method-assign]
-    try:
-        start = time.perf_counter()
-        ours = geodesy.inverse(lat1, lon1, lat2, lon2)[0]
-        ours_s = time.perf_counter() - start
-    finally:
-        del GEOD.Inverse
-    pairs = list(zip(lat1.tolist(), lon1.tolist(), lat2.tolist(), lon2.tolist(), strict=True))
-    start = time.perf_counter()
-    ref = np.array([real_inverse(a, b, c, d, Geodesic.DISTANCE)["s12"] for a, b, c, d in pairs])
-    ref_s = time.perf_counter() - start
-    err = np.abs(ours - ref)
-    worst, p99 = float(err.max()), float(np.percentile(err, 99))
-    n = sizes.pairs
-    rows.append(
-        (f"accuracy: worst distance error, {n:,} pairs (<= 0.5 m)", f"{worst * 1000:.4f} mm", "GeographicLib", "-")
+def bench_accuracy(sizes: Sizes, section: Section) -> None:
+    acc = uniform_accuracy(sizes.pairs)  # bench_geodesy's figure, the same seeded pairs
+    n = acc.n
+    section.add(
+        f"accuracy: worst distance error, {n:,} pairs (<= 0.5 m)", f"{acc.worst * 1000:.4f} mm", "GeographicLib", "-"
     )
-    rows.append((f"accuracy: p99 distance error, {n:,} pairs", f"{p99 * 1000:.4f} mm", "GeographicLib", "-"))
-    rows.append(
-        (f"  inverse of the {n:,} pairs: ours vs GeographicLib loop", _ms(ours_s), _ms(ref_s), _ratio(ours_s, ref_s))
+    section.add(f"accuracy: p99 distance error, {n:,} pairs", f"{acc.p99 * 1000:.4f} mm", "GeographicLib", "-")
+    section.add(
+        f"  inverse of the {n:,} pairs: ours vs GeographicLib loop",
+        ms(acc.ours_s),
+        ms(acc.ref_s),
+        ratio(acc.ours_s, acc.ref_s),
     )
-    rows.append(("  pairs ours handed to GeographicLib (no convergence)", str(fallbacks), "-", "-"))
-    verdicts.append(
-        _verdict(
-            "geodesic accuracy",
-            worst <= TARGETS["accuracy_m"],
-            f"worst {worst * 1000:.4f} mm, p99 {p99 * 1000:.4f} mm over {n:,} pairs uniform on the sphere "
-            f"({fallbacks} solved by the GeographicLib fallback)",
-        )
+    section.add("  pairs ours handed to GeographicLib (no convergence)", str(acc.fallbacks), "-", "-")
+    section.target(
+        "geodesic accuracy",
+        acc.worst <= TARGETS["accuracy_m"],
+        f"worst {acc.worst * 1000:.4f} mm, p99 {acc.p99 * 1000:.4f} mm over {n:,} pairs uniform on the sphere "
+        f"({acc.fallbacks} solved by the GeographicLib fallback)",
     )
 
 
 # -- --profile: where the warm run_tool time goes -----------------------------------------------
 
 
-def profile_runs(tmp: Path, sizes: Sizes, plots: Plots) -> None:
-    svc = _service(plots.ws, tmp / "store_profile")
-    for tool, plot in (
-        ("track-stats", {"filename": plots.big_name, "feature_ids": [plots.big_id]}),
-        ("closest-approach", {"filename": plots.cpa_name, "feature_ids": plots.cpa_ids}),
-    ):
+def profile_runs(tmp: Path, sizes: Sizes) -> None:
+    svc = _service(tmp / "ws_plots", tmp / "store_profile")
+    for tool, plot in (("track-stats", BIG_REF), ("closest-approach", CPA_REF)):
         svc.run(tool, None, plot, None, None)  # the plot is parsed and cached: profile the warm calls
         prof = cProfile.Profile()
         calls = max(1, sizes.run_calls // 2)
@@ -512,59 +329,31 @@ def profile_runs(tmp: Path, sizes: Sizes, plots: Plots) -> None:
         print("\n".join(line for line in buf.getvalue().splitlines() if line.strip())[:6000])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run (figures mean nothing)")
+def collect(tmp: Path, quick: bool) -> Section:
+    """debrief-calc-mcp's figures, each beside its baseline; workspaces and plots under ``tmp``."""
+    sizes = QUICK if quick else FULL
+    section = Section("debrief-calc-mcp")
+    section.stage("server", lambda: bench_server(tmp, sizes, section))
+    plots: Plots = section.stage("plots", lambda: make_plots(tmp, sizes))
+    section.stage("run_tool", lambda: bench_plots(tmp, sizes, plots, section))
+    section.stage("accuracy", lambda: bench_accuracy(sizes, section))
+    return section
+
+
+def _add_profile(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile", action="store_true", help="cProfile the warm CalcService.run calls after the table"
     )
-    parser.add_argument("--tmp", type=Path, default=None, help="where the temporary workspaces go")
-    args = parser.parse_args()
-    sizes = QUICK if args.quick else FULL
 
-    print("debrief-calc-mcp benchmarks" + (" (--quick: smoke sizes, figures mean nothing)" if args.quick else ""))
-    print(machine_line())
-    print(
-        f"client: mcp Client over stdio, mode={CLIENT_MODE!r} (initialize handshake); "
-        "ratio = ours / baseline time (lower is better)"
-    )
-    print(flush=True)
-    rows: list[Row] = []
-    verdicts: list[str] = []
-    notes: list[str] = []
-    took: list[str] = []
-    tmp = Path(tempfile.mkdtemp(prefix="calc-bench-", dir=args.tmp)).resolve()
-    # The servers' logs and user-level data go to the temp folder, never the user's home.
-    env = {"LLMEM_LOG_DIR": str(tmp / "logs"), "LLMEM_DATA_DIR": str(tmp / "data")}
-    os.environ.update(env)  # and this process's in-process CalcService, the same way
 
-    def stage(name: str, fn: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
-        value = fn()
-        took.append(f"{name} {time.perf_counter() - start:.1f} s")
-        print(f"  ({took[-1]})", file=sys.stderr, flush=True)
-        return value
+def _after(args: argparse.Namespace, tmp: Path) -> None:
+    if args.profile:
+        took, _ = harness.timed(lambda: profile_runs(tmp, QUICK if args.quick else FULL))
+        print(f"profile {took:.1f} s")
 
-    try:
-        stage("server", lambda: bench_server(tmp, sizes, env, rows, verdicts))
-        plots: Plots = stage("plots", lambda: make_plots(tmp, sizes))
-        stage("run_tool", lambda: bench_plots(tmp, sizes, env, plots, rows, verdicts, notes))
-        stage("accuracy", lambda: bench_accuracy(sizes, rows, verdicts))
-        print_table(rows)
-        print()
-        for note in notes:
-            print(note)
-        print()
-        print("targets:")
-        for line in verdicts:
-            print(line)
-        if args.profile:
-            stage("profile", lambda: profile_runs(tmp, sizes, plots))
-    finally:
-        start = time.perf_counter()
-        shutil.rmtree(tmp, ignore_errors=True)
-        took.append(f"cleanup {time.perf_counter() - start:.1f} s")
-    print(f"stages: {', '.join(took)}")
+
+def main() -> None:
+    harness.script_main("debrief-calc-mcp", __doc__, collect, add_args=_add_profile, after=_after)
 
 
 if __name__ == "__main__":

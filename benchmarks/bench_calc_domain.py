@@ -29,9 +29,11 @@ from typing import Any
 import numpy as np
 from geographiclib.geodesic import Geodesic
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._harness import machine_line, print_table
+from _harness import machine_line, print_table
+
 from debrief_calc.analysis.cpa import closest_approach
 from debrief_calc.analysis.track_stats import statistics
 from debrief_calc.executor import run

@@ -1,15 +1,16 @@
 """llmem-mcp's figures (llmem.md "Figures to reach"), each beside its baseline in the same run.
 
-    python benchmarks/bench_llmem.py [--quick]
+    python benchmarks/bench_llmem.py [--quick] [--tmp DIR]
 
 1. cold start: ``llmem-mcp --workspace <tmp>`` vs ``benchmarks/baseline_server.py`` (spawn →
    ``initialize`` answer), interleaved run by run, medians.
 2. warm round trip over stdio (real MCP client): ``get_artifact`` of a stored outline vs the
    baseline's ``echo``, the servers alive side by side and called alternately; p50 and p95.
-3. parse throughput over a real Python tree (the installed ``mcp`` package plus the stdlib's
-   ``json``, ``email``, ``asyncio`` and ``logging``, copied into a temporary workspace):
-   ``build_outline`` and the end-to-end ``Llmem.parse`` (walk + outline + store) vs a bare
-   ``ast.parse`` + ``ast.walk`` of the same files.
+3. parse throughput over a real Python tree (``bench_parse.python_roots``: the installed ``mcp``
+   package plus the stdlib's ``json``, ``email``, ``asyncio`` and ``logging``): ``build_outline``
+   of the files' bytes, and the end-to-end ``Llmem.parse`` (walk + read + outline + store) of a
+   workspace holding a copy of them, vs a bare ``ast.parse`` + ``ast.walk`` of the same bytes;
+   interleaved run by run (``bench_parse.compare``).
 4. incremental re-run of ``Llmem.parse('.')`` over an unchanged tree of 10,000 files vs a bare
    ``os.walk`` + ``stat`` of the same tree.
 5. ``Llmem.list`` over a store of 50,000 outline artifacts (500 folders × 100 real source
@@ -22,15 +23,12 @@ shrinks every size for a smoke run; its figures mean nothing.
 
 from __future__ import annotations
 
-import argparse
-import ast
 import hashlib
 import json
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,65 +36,34 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import (
-    CLIENT_MODE,
-    Row,
-    cold_start_interleaved,
-    machine_line,
-    percentiles,
-    print_table,
-    warm_roundtrips,
-)
+import _harness as harness
+from _harness import Section, ms, percentiles, ratio, s
+from bench_parse import PY_TARGET, bare_ast, compare, lines_of, load, outlines, python_roots
 
-from llmem.artifacts import NAMESPACE, OUTLINE, PRODUCER, Llmem
+from llmem.artifacts import Llmem
 from llmem.config import Limits
 from llmem.outline import build_outline
+from llmem.parsing import NAMESPACE, OUTLINE, PRODUCER
 from llmem.store import SCHEMA_VERSION, ArtifactStore, Fingerprint, now_iso
 
-HERE = Path(__file__).resolve().parent
-BASELINE = HERE / "baseline_server.py"
-
-TARGETS = {
-    "cold": 1.10,
-    "warm": 1.5,
-    "outline": 1.5,
-    "rerun_s": 1.0,
-    "list_ms": 50.0,
-}
+TARGETS = {"rerun_s": 1.0, "list_ms": 50.0}
 
 
 @dataclass(frozen=True)
 class Sizes:
-    cold_runs: int
-    warm_calls: int
-    parse_runs: int
-    inc_shape: tuple[int, int, int]  # top folders × sub folders × files
-    inc_reruns: int
-    list_folders: int
-    list_files: int
-    list_calls: int
+    """A full run's sizes, the specs' (``QUICK`` shrinks them for a smoke run)."""
+
+    quick: bool = False
+    parse_runs: int = 5
+    inc_shape: tuple[int, int, int] = (10, 10, 100)  # top folders × sub folders × files: 10,000
+    inc_reruns: int = 3
+    list_folders: int = 500  # × list_files: 50,000 artifacts
+    list_files: int = 100
+    list_calls: int = 100
 
 
-FULL = Sizes(
-    cold_runs=20,
-    warm_calls=500,
-    parse_runs=5,
-    inc_shape=(10, 10, 100),
-    inc_reruns=3,
-    list_folders=500,
-    list_files=100,
-    list_calls=100,
-)
-QUICK = Sizes(
-    cold_runs=2,
-    warm_calls=30,
-    parse_runs=1,
-    inc_shape=(3, 4, 25),
-    inc_reruns=1,
-    list_folders=20,
-    list_files=60,
-    list_calls=5,
-)
+FULL = Sizes()
+QUICK = Sizes(True, parse_runs=1, inc_shape=(3, 4, 25), inc_reruns=1, list_folders=20, list_files=60, list_calls=5)
 
 SMALL_MODULE = '''\
 """Module {n}: a small piece of a larger package."""
@@ -126,29 +93,6 @@ def load_{n}(path: str) -> list[Record{n}]:
 '''
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f} ms"
-
-
-def _s(seconds: float) -> str:
-    return f"{seconds:.3f} s"
-
-
-def _ratio(ours: float, base: float) -> str:
-    return f"{ours / base:.2f}x" if base > 0 else "n/a"
-
-
-def _verdict(name: str, ok: bool, detail: str) -> str:
-    return f"  [{'met ' if ok else 'MISS'}] {name}: {detail}"
-
-
-def _llmem_cmd(workspace: Path) -> list[str]:
-    script = Path(sys.executable).with_name("llmem-mcp")
-    if script.exists():
-        return [str(script), "--workspace", str(workspace)]
-    return [sys.executable, "-m", "llmem", "--workspace", str(workspace)]
-
-
 def _service(workspace: Path, store_root: Path | None = None) -> Llmem:
     ws = workspace.resolve()
     return Llmem(ArtifactStore(store_root or ws / ".llmem", ws), Limits())
@@ -157,7 +101,7 @@ def _service(workspace: Path, store_root: Path | None = None) -> Llmem:
 # -- 1 and 2: the server over stdio -----------------------------------------------------
 
 
-def bench_server(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[str]) -> None:
+def bench_server(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_server"
     ws.mkdir()
     target = "pkg/decoder.py"
@@ -168,145 +112,57 @@ def bench_server(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[str]) 
     assert parsed["parsed"] == 1, parsed
     answer_chars = len(json.dumps(svc.get(target, OUTLINE, 0, None), ensure_ascii=False))
 
-    ours = _llmem_cmd(ws)
-    base = [sys.executable, str(BASELINE)]
     # The server's own log file (written on every call, a real cost) goes to the temp folder.
-    env = {"LLMEM_LOG_DIR": str(tmp / "logs")}
-
-    cold_ours, cold_base = cold_start_interleaved([ours, base], sizes.cold_runs, env=env)
-    m_ours, m_base = statistics.median(cold_ours), statistics.median(cold_base)
-    rows.append(
-        (
-            f"cold start, median of {sizes.cold_runs} interleaved (<= 1.10x)",
-            _ms(m_ours),
-            _ms(m_base),
-            _ratio(m_ours, m_base),
-        )
-    )
-    # Each run's pair was spawned back to back: the median of their ratios cancels slow drifts.
-    paired = statistics.median(o / b for o, b in zip(cold_ours, cold_base, strict=True))
-    p95_ours, p95_base = percentiles(cold_ours)[1], percentiles(cold_base)[1]
-    rows.append(("  cold start p95 / median of per-run ratios", _ms(p95_ours), _ms(p95_base), f"{paired:.2f}x"))
-    verdicts.append(
-        _verdict(
-            "cold start",
-            m_ours / m_base <= TARGETS["cold"],
-            f"{m_ours / m_base:.2f}x (median of per-run ratios {paired:.2f}x)",
-        )
-    )
-
-    get_ours, echo_base, echo_same = warm_roundtrips(
-        [
-            (ours, "get_artifact", {"path": target}),
-            (base, "echo", {"text": "ping"}),
-            (base, "echo", {"text": "x" * answer_chars}),
-        ],
-        sizes.warm_calls,
-        env=env,
-    )
-    (o50, o95), (b50, b95), (s50, s95) = percentiles(get_ours), percentiles(echo_base), percentiles(echo_same)
-    n = sizes.warm_calls
-    rows.append((f"warm get_artifact p50, {n} calls (<= 1.5x)", _ms(o50), _ms(b50), _ratio(o50, b50)))
-    rows.append((f"warm get_artifact p95, {n} calls (<= 1.5x)", _ms(o95), _ms(b95), _ratio(o95, b95)))
-    rows.append((f"  same, vs echo of {answer_chars:,} chars: p50", _ms(o50), _ms(s50), _ratio(o50, s50)))
-    rows.append((f"  same, vs echo of {answer_chars:,} chars: p95", _ms(o95), _ms(s95), _ratio(o95, s95)))
-    verdicts.append(
-        _verdict(
-            "warm round trip",
-            o50 / b50 <= TARGETS["warm"],
-            f"p50 {o50 / b50:.2f}x, p95 {o95 / b95:.2f}x vs 'ping' echo",
-        )
+    harness.add_server_figures(
+        section,
+        harness.server_cmd("llmem-mcp", ws),
+        warm=[("get_artifact", "get_artifact", {"path": target})],
+        quick=sizes.quick,
+        echo_chars=answer_chars,
     )
 
 
 # -- 3: parse throughput ----------------------------------------------------------------
 
 
-def _python_roots() -> list[Path]:
-    import asyncio
-    import email
-    import logging
-
-    import mcp
-
-    return [Path(m.__file__).parent for m in (mcp, json, email, asyncio, logging) if m.__file__]
-
-
-def _copy_python_tree(dest: Path) -> list[str]:
-    rels: list[str] = []
-    for root in _python_roots():
-        for src in sorted(root.rglob("*.py")):
-            if "__pycache__" in src.parts or not src.is_file():
-                continue
-            rel = Path(root.name, src.relative_to(root))
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest / rel)
-            rels.append(rel.as_posix())
-    return sorted(rels)
-
-
-def _bare_ast(ws: Path, rels: list[str]) -> None:
-    for rel in rels:
-        for _node in ast.walk(ast.parse((ws / rel).read_bytes())):
-            pass
-
-
-def _outlines(ws: Path, rels: list[str]) -> None:
-    for rel in rels:
-        build_outline(rel, (ws / rel).read_bytes())
-
-
-def bench_parse(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[str]) -> None:
+def bench_parse(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_parse"
-    ws.mkdir()
-    rels = _copy_python_tree(ws)
-    nfiles = len(rels)
-    nlines = sum((ws / r).read_bytes().count(b"\n") for r in rels)
-    _outlines(ws, rels)  # warm imports and the page cache
-    _bare_ast(ws, rels)
-    bare: list[float] = []
-    outl: list[float] = []
-    e2e: list[float] = []
+    files = load(python_roots(), ".py")
+    for rel, data in files:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_bytes(data)
+    nfiles, nlines = len(files), lines_of(files)
+    outlines(files)  # warm imports and caches
+    bare_ast(files)
     result: dict[str, Any] = {}
-    for _ in range(sizes.parse_runs):  # interleaved: baseline, outline, end-to-end, run by run
-        start = time.perf_counter()
-        _bare_ast(ws, rels)
-        bare.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        _outlines(ws, rels)
-        outl.append(time.perf_counter() - start)
+
+    def end_to_end() -> None:
+        nonlocal result
         shutil.rmtree(ws / ".llmem", ignore_errors=True)
-        svc = _service(ws)  # a fresh store every run
-        start = time.perf_counter()
-        result = svc.parse(".")
-        e2e.append(time.perf_counter() - start)
+        result = _service(ws).parse(".")  # a fresh store every run
+
+    # Interleaved run by run: baseline, outline, end-to-end (walk + read + outline + store).
+    bare, outl, e2e = compare(lambda: bare_ast(files), lambda: outlines(files), end_to_end, runs=sizes.parse_runs)
     if result.get("parsed") != nfiles:
         raise RuntimeError(f"Llmem.parse outlined {result.get('parsed')} of the {nfiles} files: {result}")
-    b, o, e = statistics.median(bare), statistics.median(outl), statistics.median(e2e)
+    b, o, e = bare.wall, outl.wall, e2e.wall
     label = f"{nfiles} files, {nlines:,} lines"
-    rows.append(
-        (
-            f"parse outline, files/s ({label}) (<= 1.5x)",
-            f"{nfiles / o:,.0f}/s",
-            f"{nfiles / b:,.0f}/s",
-            _ratio(o, b),
-        )
+    section.add(
+        f"parse outline, files/s ({label}) (<= {PY_TARGET}x)",
+        f"{nfiles / o:,.0f}/s",
+        f"{nfiles / b:,.0f}/s",
+        ratio(o, b),
     )
-    rows.append(
-        (
-            f"parse end-to-end parse+store, files/s ({label})",
-            f"{nfiles / e:,.0f}/s",
-            f"{nfiles / b:,.0f}/s",
-            _ratio(e, b),
-        )
+    section.add(
+        f"parse end-to-end parse+store, files/s ({label})", f"{nfiles / e:,.0f}/s", f"{nfiles / b:,.0f}/s", ratio(e, b)
     )
-    verdicts.append(_verdict("parse throughput (outline)", o / b <= TARGETS["outline"], f"{o / b:.2f}x"))
-    verdicts.append(
-        _verdict(
-            "parse throughput (end-to-end, parse+store)",
-            e / b <= TARGETS["outline"],
-            f"{e / b:.2f}x (informative)",
-        )
+    section.target(
+        "parse throughput (outline)", o / b <= PY_TARGET, f"{o / b:.2f}x wall, {outl.cpu / bare.cpu:.2f}x cpu"
+    )
+    section.target(
+        "parse throughput (end-to-end, parse+store)",
+        e / b <= PY_TARGET,
+        f"{e / b:.2f}x wall, {e2e.cpu / bare.cpu:.2f}x cpu (informative)",
     )
 
 
@@ -341,7 +197,7 @@ def _walk_stat(folder: str) -> int:
     return count
 
 
-def bench_incremental(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[str]) -> None:
+def bench_incremental(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_inc"
     ws.mkdir()
     total = _generate_tree(ws, sizes.inc_shape)
@@ -362,22 +218,18 @@ def bench_incremental(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[s
         _walk_stat(str(ws))
         base.append(time.perf_counter() - start)
     o, b = statistics.median(ours), statistics.median(base)
-    rows.append((f"re-run unchanged {total:,} files, median of {len(ours)} (< 1 s)", _s(o), _s(b), _ratio(o, b)))
-    rows.append(
-        (
-            "  re-run counts parsed/unchanged/skipped/failed",
-            f"{second['parsed']}/{second['unchanged']}/{second['skipped']}/{second['failed']}",
-            f"first run {first_s:.1f} s",
-            "",
-        )
+    section.add(f"re-run unchanged {total:,} files, median of {len(ours)} (< 1 s)", s(o), s(b), ratio(o, b))
+    section.add(
+        "  re-run counts parsed/unchanged/skipped/failed",
+        f"{second['parsed']}/{second['unchanged']}/{second['skipped']}/{second['failed']}",
+        f"first run {first_s:.1f} s",
+        "",
     )
     nothing_redone = second["parsed"] == 0 and second["unchanged"] == total
-    verdicts.append(
-        _verdict(
-            "incremental re-run",
-            o < TARGETS["rerun_s"] and nothing_redone,
-            f"{o:.3f} s, parsed {second['parsed']}, unchanged {second['unchanged']} of {total}",
-        )
+    section.target(
+        "incremental re-run",
+        o < TARGETS["rerun_s"] and nothing_redone,
+        f"{o:.3f} s, parsed {second['parsed']}, unchanged {second['unchanged']} of {total}",
     )
 
 
@@ -433,7 +285,7 @@ def _page_floor(store: ArtifactStore, page: dict[str, Any]) -> None:
             (store.workspace / entry["path"]).stat()
 
 
-def bench_list(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[str]) -> None:
+def bench_list(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_list"
     ws.mkdir()
     store, total = _populate_store(ws, sizes.list_folders, sizes.list_files)
@@ -467,52 +319,32 @@ def bench_list(tmp: Path, sizes: Sizes, rows: list[Row], verdicts: list[str]) ->
     for name in queries:
         (o50, o95), (b50, b95) = percentiles(times[name]), percentiles(floors[name])
         worst = max(worst, o50)
-        rows.append((f"{name} p50 (< 50 ms)", _ms(o50), _ms(b50), _ratio(o50, b50)))
-        rows.append((f"{name} p95", _ms(o95), _ms(b95), _ratio(o95, b95)))
+        section.add(f"{name} p50 (< 50 ms)", ms(o50), ms(b50), ratio(o50, b50))
+        section.add(f"{name} p95", ms(o95), ms(b95), ratio(o95, b95))
     folder_p50 = percentiles(times[next(iter(queries))])[0]
-    verdicts.append(
-        _verdict(
-            f"list_artifacts over {total:,} artifacts",
-            folder_p50 * 1000 < TARGETS["list_ms"],
-            f"folder page p50 {folder_p50 * 1000:.1f} ms; worst p50 of the three {worst * 1000:.1f} ms",
-        )
+    section.target(
+        f"list_artifacts over {total:,} artifacts",
+        folder_p50 * 1000 < TARGETS["list_ms"],
+        f"folder page p50 {folder_p50 * 1000:.1f} ms; worst p50 of the three {worst * 1000:.1f} ms",
     )
+
+
+def collect(tmp: Path, quick: bool) -> Section:
+    """llmem-mcp's figures, each beside its baseline; workspaces under ``tmp``."""
+    sizes = QUICK if quick else FULL
+    section = Section("llmem-mcp")
+    for name, stage in (
+        ("server", bench_server),
+        ("parse", bench_parse),
+        ("incremental", bench_incremental),
+        ("list", bench_list),
+    ):
+        section.stage(name, lambda stage=stage: stage(tmp, sizes, section))
+    return section
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run (figures mean nothing)")
-    parser.add_argument("--tmp", type=Path, default=None, help="where the temporary workspaces go")
-    args = parser.parse_args()
-    sizes = QUICK if args.quick else FULL
-
-    print("llmem-mcp benchmarks" + (" (--quick: smoke sizes, figures mean nothing)" if args.quick else ""))
-    print(machine_line())
-    print(
-        f"client: mcp Client over stdio, mode={CLIENT_MODE!r} (initialize handshake); "
-        "ratio = ours / baseline time (lower is better)"
-    )
-    print(flush=True)
-    rows: list[Row] = []
-    verdicts: list[str] = []
-    took: list[str] = []
-    tmp = Path(tempfile.mkdtemp(prefix="llmem-bench-", dir=args.tmp)).resolve()
-    try:
-        for stage in (bench_server, bench_parse, bench_incremental, bench_list):
-            start = time.perf_counter()
-            stage(tmp, sizes, rows, verdicts)
-            took.append(f"{stage.__name__} {time.perf_counter() - start:.1f} s")
-            print(f"  ({took[-1]})", file=sys.stderr, flush=True)
-    finally:
-        start = time.perf_counter()
-        shutil.rmtree(tmp, ignore_errors=True)
-        took.append(f"cleanup {time.perf_counter() - start:.1f} s")
-    print_table(rows)
-    print()
-    print("targets:")
-    for line in verdicts:
-        print(line)
-    print(f"stages: {', '.join(took)}")
+    harness.script_main("llmem-mcp", __doc__, collect)
 
 
 if __name__ == "__main__":

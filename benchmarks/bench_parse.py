@@ -3,12 +3,15 @@
     python benchmarks/bench_parse.py [--root DIR] [--runs N] [--ts-lines N]
 
 Python: ``build_outline`` over every ``.py`` file under the roots (default: the installed
-``mcp`` package and the standard library's ``json``, ``email`` and ``asyncio``) against a bare
+``mcp`` package and the standard library's ``json``, ``email``, ``asyncio`` and ``logging``) against a bare
 ``ast.parse`` + ``ast.walk`` of the same bytes. TypeScript: a synthetic corpus of realistic
 modules (services, components, interfaces, enums, arrow functions, JSDoc) written to a temporary
 folder, ``build_outline`` against a bare tree-sitter ``parser.parse``. Files are read into
 memory first, so only parsing is timed; each figure is the median of several runs, in wall-clock
 and in CPU time (``time.process_time``, which other work on a shared machine does not inflate).
+
+``bench_llmem.py`` times the Python figure (and the end-to-end parse) with these functions;
+``run_all.py`` takes the TypeScript figure from :func:`typescript_section`.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import ast
 import json
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _harness import Section
 
 from llmem.outline import build_outline
 from llmem.outline.treesitter import parser_for
@@ -145,6 +150,11 @@ export default ItemService{i};
 """
 
 
+Files = list[tuple[str, bytes]]
+TS_TARGET = 100_000  # TypeScript outline lines/s (llmem.md)
+PY_TARGET = 1.5  # Python outlines within 1.5x of a bare ast walk (llmem.md)
+
+
 class Timing:
     """Median wall-clock and CPU seconds of several runs (CPU time shrugs off a busy machine)."""
 
@@ -167,42 +177,91 @@ class Timing:
         return statistics.median(self.cpus)
 
 
-def compare(bare: Callable[[], object], ours: Callable[[], object], runs: int) -> tuple[Timing, Timing]:
-    """Alternate the two so that a burst of load elsewhere hits both alike."""
-    bare_t, ours_t = Timing(), Timing()
+def compare(*fns: Callable[[], object], runs: int) -> list[Timing]:
+    """Alternate the functions run by run, so that a burst of load elsewhere hits all alike."""
+    timings = [Timing() for _ in fns]
     for _ in range(runs):
-        bare_t.measure(bare)
-        ours_t.measure(ours)
-    return bare_t, ours_t
+        for timing, fn in zip(timings, fns, strict=True):
+            timing.measure(fn)
+    return timings
 
 
-def _load(roots: list[Path], suffix: str) -> list[tuple[str, bytes]]:
-    files: list[tuple[str, bytes]] = []
+def load(roots: list[Path], suffix: str) -> Files:
+    """``(path relative to the root's parent, bytes)`` of every ``suffix`` file under ``roots``."""
+    files: Files = []
     for root in roots:
         for path in sorted(root.rglob(f"*{suffix}")):
-            if path.is_file():
+            if path.is_file() and "__pycache__" not in path.parts:
                 files.append((path.relative_to(root.parent).as_posix(), path.read_bytes()))
     return files
 
 
-def _bare_ast(files: list[tuple[str, bytes]]) -> None:
+def lines_of(files: Files) -> int:
+    return sum(data.count(b"\n") for _, data in files)
+
+
+def bare_ast(files: Files) -> None:
     for _, data in files:
         for _node in ast.walk(ast.parse(data)):
             pass
 
 
-def _outlines(files: list[tuple[str, bytes]]) -> None:
+def outlines(files: Files) -> None:
     for rel, data in files:
         build_outline(rel, data)
 
 
-def _default_roots() -> list[Path]:
+def python_roots() -> list[Path]:
+    """A real Python tree: the installed ``mcp`` package and four packages of the stdlib."""
     import asyncio
     import email
+    import logging
 
     import mcp
 
-    return [Path(m.__file__).parent for m in (mcp, json, email, asyncio) if m.__file__]
+    return [Path(m.__file__).parent for m in (mcp, json, email, asyncio, logging) if m.__file__]
+
+
+def typescript_files(lines: int) -> Files:
+    """A synthetic corpus of realistic TypeScript modules, about ``lines`` lines."""
+    one_module = TS_MODULE.format(i=0).count("\n")
+    return [(f"ts/item_service_{i}.ts", TS_MODULE.format(i=i).encode()) for i in range(max(1, lines // one_module))]
+
+
+def compare_typescript(files: Files, runs: int) -> tuple[Timing, Timing]:
+    """(bare tree-sitter ``parser.parse``, ``build_outline``) over ``files``, alternated."""
+    ts_parser = parser_for("typescript")
+    outlines(files[:1])  # warm up imports and the grammar
+    bare, ours = compare(lambda: [ts_parser.parse(data) for _, data in files], lambda: outlines(files), runs=runs)
+    return bare, ours
+
+
+def typescript_section(quick: bool) -> Section:
+    """llmem.md's TypeScript figure: outline lines/s beside a bare tree-sitter parse."""
+    section = Section("llmem-mcp")
+    files = typescript_files(5_000 if quick else 150_000)
+    runs = 1 if quick else 5
+    bare, ours = section.stage("typescript", lambda: compare_typescript(files, runs))
+    lines = lines_of(files)
+    section.add(
+        f"typescript outline lines/s, {len(files)} files, {lines:,} lines (>= {TS_TARGET:,}/s)",
+        f"{lines / ours.wall:,.0f}/s",
+        f"{lines / bare.wall:,.0f}/s",
+        f"{ours.wall / bare.wall:.2f}x",
+    )
+    section.add(
+        "  same in CPU time (process_time)",
+        f"{lines / ours.cpu:,.0f}/s",
+        f"{lines / bare.cpu:,.0f}/s",
+        f"{ours.cpu / bare.cpu:.2f}x",
+    )
+    section.target(
+        "typescript outline throughput",
+        lines / ours.wall >= TS_TARGET,
+        f"{lines / ours.wall:,.0f} lines/s wall, {lines / ours.cpu:,.0f} cpu "
+        f"(bare tree-sitter parse {lines / bare.wall:,.0f} lines/s; median of {runs})",
+    )
+    return section
 
 
 def _row(name: str, files: int, lines: int, t: Timing) -> str:
@@ -218,24 +277,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--ts-lines", type=int, default=150_000, help="size of the synthetic TS corpus")
     args = parser.parse_args()
-    roots = [r.resolve() for r in args.root] if args.root else _default_roots()
+    roots = [r.resolve() for r in args.root] if args.root else python_roots()
 
-    py_files = _load(roots, ".py")
-    py_lines = sum(data.count(b"\n") for _, data in py_files)
-    _outlines(py_files)  # warm up imports and caches
-    bare_py, ours_py = compare(lambda: _bare_ast(py_files), lambda: _outlines(py_files), args.runs)
+    py_files = load(roots, ".py")
+    py_lines = lines_of(py_files)
+    outlines(py_files)  # warm up imports and caches
+    bare_py, ours_py = compare(lambda: bare_ast(py_files), lambda: outlines(py_files), runs=args.runs)
 
-    one_module = TS_MODULE.format(i=0).count("\n")
-    with tempfile.TemporaryDirectory(prefix="llmem-bench-ts-") as tmp:
-        for i in range(max(1, args.ts_lines // one_module)):
-            (Path(tmp) / f"item_service_{i}.ts").write_text(TS_MODULE.format(i=i), encoding="utf-8")
-        ts_files = _load([Path(tmp)], ".ts")
-    ts_lines = sum(data.count(b"\n") for _, data in ts_files)
-    ts_parser = parser_for("typescript")
-    _outlines(ts_files[:1])
-    bare_ts, ours_ts = compare(
-        lambda: [ts_parser.parse(data) for _, data in ts_files], lambda: _outlines(ts_files), args.runs
-    )
+    ts_files = typescript_files(args.ts_lines)
+    ts_lines = lines_of(ts_files)
+    bare_ts, ours_ts = compare_typescript(ts_files, args.runs)
 
     print(f"Python roots: {', '.join(str(r) for r in roots)}")
     print(f"TypeScript: {len(ts_files)} generated modules; median of {args.runs} runs\n")
@@ -248,10 +299,12 @@ def main() -> None:
     print(_row("typescript: build_outline", len(ts_files), ts_lines, ours_ts))
     print()
     print("ratio = our time / bare time   wall    cpu")
-    print(f"python (target <= 1.5)          {ours_py.wall / bare_py.wall:4.2f}   {ours_py.cpu / bare_py.cpu:4.2f}")
+    print(
+        f"python (target <= {PY_TARGET})          {ours_py.wall / bare_py.wall:4.2f}   {ours_py.cpu / bare_py.cpu:4.2f}"
+    )
     print(f"typescript                      {ours_ts.wall / bare_ts.wall:4.2f}   {ours_ts.cpu / bare_ts.cpu:4.2f}")
     print(
-        f"typescript outline lines/s (target >= 100,000): "
+        f"typescript outline lines/s (target >= {TS_TARGET:,}): "
         f"{ts_lines / ours_ts.wall:,.0f} wall, {ts_lines / ours_ts.cpu:,.0f} cpu"
     )
 

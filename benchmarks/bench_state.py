@@ -9,8 +9,16 @@
    ``large-sample.plot.json`` (577 KB) and on a 50 MB plot made by replicating its tracks.
 3. ``debrief_apply_command`` over stdio on ``large-sample.plot.json``: ``setSelection`` (alternating
    selections: the store, no plot write) and ``updateFeatures`` of one zone (alternating values:
-   a real plot write — lock, re-read, encode, atomic write with fsync — and its undo record).
-4. ``debrief_render_plot`` at 1024×768 on ``large-sample.plot.json`` over stdio.
+   a real plot write — lock, re-read, encode, atomic write with fsync — and its undo record),
+   called alternately with the baseline's ``echo``.
+4. the proof-of-concept workflow "delete the selected feature" end to end over stdio, warm, with
+   ``debrief-calc-mcp`` alive beside it: ``debrief_get_selection`` → ``run_tool delete-features``
+   (the calc server reads the selection from the shared store and the plot from the file) →
+   ``debrief_apply_command`` with its command → ``debrief_get_selection``; an untimed
+   ``debrief_undo`` puts the feature (and its selection) back for the next round. Baseline: the
+   same four round trips to the echo, in the same rounds.
+5. ``debrief_render_plot`` at 1024×768 on ``large-sample.plot.json`` over stdio, alternately with
+   the echo.
 
 Results are ratios to the echo round trip measured in the same run: these machines are shared
 and noisy. ``--quick`` shrinks every size (and the big plot to 5 MB) for a smoke run.
@@ -18,14 +26,11 @@ and noisy. ``--quick`` shrinks every size (and the big plot to 5 MB) for a smoke
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
-import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,41 +38,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import (
-    CLIENT_MODE,
-    Row,
-    cold_start_interleaved,
-    machine_line,
-    percentiles,
-    print_table,
-    warm_roundtrips,
-)
+import _harness as harness
+from _harness import BASELINE_CMD, Section, checked, ms, ratio, server_cmd
 
 HERE = Path(__file__).resolve().parent
-BASELINE = HERE / "baseline_server.py"
 PLOTS = HERE.parents[1] / "shared" / "data" / "plots"
 LARGE = "large-sample.plot.json"
 BIG = "big.plot.json"
-TARGETS = {"cold": 1.10, "warm": 1.5, "apply_ms": 20.0, "render_ms": 300.0}
+POC = "poc.plot.json"
+TARGETS = {"apply_ms": 20.0, "poc_ms": 50.0, "render_ms": 300.0}
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.2f} ms"
-
-
-def _ratio(ours: float, base: float) -> str:
-    return f"{ours / base:.2f}x" if base > 0 else "n/a"
-
-
-def _verdict(name: str, ok: bool, detail: str) -> str:
-    return f"  [{'met ' if ok else 'MISS'}] {name}: {detail}"
-
-
-def _state_cmd(workspace: Path) -> list[str]:
-    script = Path(sys.executable).with_name("debrief-state-mcp")
-    if script.exists():
-        return [str(script), "--workspace", str(workspace)]
-    return [sys.executable, "-m", "debrief_calc.state", "--workspace", str(workspace)]
+#: apply_command calls, workflow rounds, render calls, MB of the big plot: full, and --quick.
+SIZES = {False: (100, 50, 20, 50), True: (10, 3, 3, 5)}
 
 
 def make_big_plot(target: Path, megabytes: int) -> int:
@@ -90,81 +73,8 @@ def make_big_plot(target: Path, megabytes: int) -> int:
     return len(raw)
 
 
-async def _timed_calls(
-    cmd: list[str], env: dict[str, str], calls: list[tuple[str, Callable[[int], dict[str, Any]]]], n: int
-) -> list[list[float]]:
-    """``n`` timed rounds of each ``(tool, args_for_round)`` over one live stdio server."""
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env={**os.environ, **env})
-    with Path(os.devnull).open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), mode=CLIENT_MODE, cache=None) as client:
-            out: list[list[float]] = [[] for _ in calls]
-            for i in range(-3, n):  # three unrecorded warm-up rounds
-                for k, (tool, args) in enumerate(calls):
-                    start = time.perf_counter()
-                    result = await client.call_tool(tool, args(i))
-                    elapsed = time.perf_counter() - start
-                    if result.is_error:
-                        raise RuntimeError(f"{tool} failed: {result.structured_content}")
-                    if i >= 0:
-                        out[k].append(elapsed)
-            return out
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run, figures meaningless")
-    parser.add_argument("--tmp", type=Path, help="work folder (default: a fresh temporary folder)")
-    opts = parser.parse_args()
-    cold_runs, warm_calls, apply_calls, render_calls, big_mb = (
-        (2, 30, 10, 3, 5) if opts.quick else (20, 500, 100, 20, 50)
-    )
-    tmp = Path(tempfile.mkdtemp(prefix="bench-state-", dir=opts.tmp))
-    try:
-        run(tmp, cold_runs, warm_calls, apply_calls, render_calls, big_mb)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def run(tmp: Path, cold_runs: int, warm_calls: int, apply_calls: int, render_calls: int, big_mb: int) -> None:
-    import anyio
-
-    print(machine_line())
-    ws = tmp / "ws"
-    ws.mkdir()
-    shutil.copy(PLOTS / LARGE, ws / LARGE)
-    big_bytes = make_big_plot(ws / BIG, big_mb)
-    env = {"LLMEM_LOG_DIR": str(tmp / "logs"), "LLMEM_DATA_DIR": str(tmp / "data")}
-    ours, base = _state_cmd(ws), [sys.executable, str(BASELINE)]
-    rows: list[Row] = []
-    verdicts: list[str] = []
-
-    cold_ours, cold_base = cold_start_interleaved([ours, base], cold_runs, env=env)
-    m_ours, m_base = statistics.median(cold_ours), statistics.median(cold_base)
-    rows.append((f"cold start, median of {cold_runs} interleaved", _ms(m_ours), _ms(m_base), _ratio(m_ours, m_base)))
-    verdicts.append(_verdict("cold start <= 1.10x", m_ours / m_base <= TARGETS["cold"], _ratio(m_ours, m_base)))
-
-    sel_large, sel_big, echo = warm_roundtrips(
-        [
-            (ours, "debrief_get_selection", {"filename": LARGE}),
-            (ours, "debrief_get_selection", {"filename": BIG}),
-            (base, "echo", {"text": "hello"}),
-        ],
-        warm_calls,
-        env=env,
-    )
-    e50, e95 = percentiles(echo)
-    for label, xs in ((f"577 KB plot, {warm_calls} calls", sel_large), (f"{big_bytes / 1e6:.0f} MB plot", sel_big)):
-        p50, p95 = percentiles(xs)
-        rows.append((f"warm get_selection p50, {label}", _ms(p50), _ms(e50), _ratio(p50, e50)))
-        rows.append((f"warm get_selection p95, {label}", _ms(p95), _ms(e95), _ratio(p95, e95)))
-        verdicts.append(
-            _verdict(f"get_selection {label} p50 <= 1.5x echo", p50 / e50 <= TARGETS["warm"], _ratio(p50, e50))
-        )
-
-    zone = next(f for f in json.loads((ws / LARGE).read_bytes())["features"] if f.get("id") == "z-3")
+async def _commands_async(ws: Path, zone: dict[str, Any], apply_calls: int, render_calls: int) -> list[list[float]]:
+    """apply_command (setSelection, updateFeatures) and render, each alternating with the echo."""
 
     def select(i: int) -> dict[str, Any]:
         return {"filename": LARGE, "command": {"command": "setSelection", "payload": ["f-1"] if i % 2 else ["z-1"]}}
@@ -174,36 +84,130 @@ def run(tmp: Path, cold_runs: int, warm_calls: int, apply_calls: int, render_cal
         changed["properties"]["name"] = f"SAP 2 rev {i}"
         return {"filename": LARGE, "command": {"command": "updateFeatures", "payload": [changed]}}
 
-    def render(_i: int) -> dict[str, Any]:
-        return {"filename": LARGE, "width": 1024, "height": 768}
+    render = {"filename": LARGE, "width": 1024, "height": 768}
+    echo = {"text": "ping"}
+    async with harness.connected([server_cmd("debrief-state-mcp", ws), BASELINE_CMD]) as (state, base):
+        applied = await harness.timed_rounds(
+            [
+                (state, "debrief_apply_command", select),
+                (state, "debrief_apply_command", update),
+                (base, "echo", echo),
+            ],
+            apply_calls,
+            warmup=3,
+        )
+        rendered = await harness.timed_rounds(
+            [(state, "debrief_render_plot", render), (base, "echo", echo)], render_calls, warmup=3
+        )
+    return [*applied.times, *rendered.times]
 
-    sel_t, upd_t, echo_t = anyio.run(
-        _timed_calls,
-        ours,
-        env,
-        [
-            ("debrief_apply_command", select),
-            ("debrief_apply_command", update),
-            ("debrief_get_selection", lambda i: {"filename": LARGE}),
-        ],
-        apply_calls,
+
+POC_STEPS = ("get_selection", "run_tool delete-features", "apply_command", "get_selection")
+
+
+async def _poc_async(ws: Path, victim: str, rounds: int) -> tuple[list[list[float]], list[float]]:
+    """The proof of concept, warm, ``rounds`` times (after one untimed): each step's seconds, and
+    four echoes per round."""
+    cmds = [server_cmd("debrief-state-mcp", ws), server_cmd("debrief-calc-mcp", ws), BASELINE_CMD]
+    async with harness.connected(cmds) as (state, calc, base):
+        checked(await state.call_tool("debrief_set_selection", {"filename": POC, "selectedIds": [victim]}), "select")
+        clock = time.perf_counter
+        steps: list[list[float]] = [[] for _ in POC_STEPS]
+        echoes: list[float] = []
+        flow: list[tuple[Any, str, Callable[[list[dict[str, Any]]], dict[str, Any]]]] = [
+            (state, "debrief_get_selection", lambda _: {"filename": POC}),
+            (calc, "run_tool", lambda _: {"tool": "delete-features", "plot": {"filename": POC, "selection": True}}),
+            (state, "debrief_apply_command", lambda got: {"filename": POC, "command": got[1]["commands"][0]}),
+            (state, "debrief_get_selection", lambda _: {"filename": POC}),
+        ]
+        for i in range(-1, rounds):
+            answers: list[dict[str, Any]] = []
+            for k, (client, tool, args) in enumerate(flow):
+                start = clock()
+                answers.append(checked(await client.call_tool(tool, args(answers)), POC_STEPS[k]))
+                if i >= 0:
+                    steps[k].append(clock() - start)
+            selection, _run, applied, after = answers
+            if selection["selectedIds"] != [victim] or applied["deleted_ids"] != [victim] or after["selectedIds"]:
+                raise RuntimeError(f"the workflow went wrong: {selection}, {applied}, {after}")
+            checked(await state.call_tool("debrief_undo", {"filename": POC}), "undo")  # the feature comes back
+            start = clock()
+            for _ in range(4):
+                await base.call_tool("echo", {"text": "ping"})
+            if i >= 0:
+                echoes.append(clock() - start)
+    return steps, echoes
+
+
+def collect(tmp: Path, quick: bool) -> Section:
+    """debrief-state-mcp's figures, each beside its baseline; the workspace under ``tmp``."""
+    import anyio
+
+    apply_calls, poc_rounds, render_calls, big_mb = SIZES[quick]
+    section = Section("debrief-state-mcp")
+    ws = tmp / "ws"
+    ws.mkdir()
+    shutil.copy(PLOTS / LARGE, ws / LARGE)
+    shutil.copy(PLOTS / LARGE, ws / POC)
+    big_bytes = section.stage("big plot", lambda: make_big_plot(ws / BIG, big_mb))
+    large_kb = (ws / LARGE).stat().st_size / 1e3
+    section.stage(
+        "server",
+        lambda: harness.add_server_figures(
+            section,
+            server_cmd("debrief-state-mcp", ws),
+            warm=[
+                (f"get_selection ({large_kb:.0f} KB plot)", "debrief_get_selection", {"filename": LARGE}),
+                (f"get_selection ({big_bytes / 1e6:.0f} MB plot)", "debrief_get_selection", {"filename": BIG}),
+            ],
+            quick=quick,
+        ),
     )
-    g50 = statistics.median(echo_t)
+
+    features = json.loads((ws / LARGE).read_bytes())["features"]
+    zone = next(f for f in features if f.get("id") == "z-3")
+    sel_t, upd_t, echo_t, render_t, echo_r = section.stage(
+        "commands", lambda: anyio.run(_commands_async, ws, zone, apply_calls, render_calls)
+    )
+    e50 = statistics.median(echo_t)
+    n = apply_calls
     for label, xs in (("setSelection", sel_t), ("updateFeatures (plot write)", upd_t)):
         p50 = statistics.median(xs)
-        rows.append((f"apply_command {label} p50, {apply_calls} calls", _ms(p50), _ms(e50), _ratio(p50, e50)))
-        verdicts.append(_verdict(f"apply_command {label} p50 < 20 ms", p50 * 1000 < TARGETS["apply_ms"], _ms(p50)))
-    (render_t,) = anyio.run(_timed_calls, ours, env, [("debrief_render_plot", render)], render_calls)
-    r50 = statistics.median(render_t)
-    rows.append((f"render_plot 1024x768 p50, {render_calls} calls", _ms(r50), _ms(g50), _ratio(r50, g50)))
-    verdicts.append(_verdict("render 1024x768 p50 < 300 ms", r50 * 1000 < TARGETS["render_ms"], _ms(r50)))
+        section.add(f"apply_command {label} p50, {n} calls (< 20 ms), vs echo", ms(p50), ms(e50), ratio(p50, e50))
+        section.target(f"apply_command {label} p50 < 20 ms", p50 * 1000 < TARGETS["apply_ms"], ms(p50))
 
-    print()
-    print_table(rows, header=("figure", "debrief-state-mcp", "baseline", "ratio"))
-    print("\nbaselines: the bare MCPServer (cold start, echo round trip); render is compared with a warm get_selection")
-    print("targets:")
-    for line in verdicts:
-        print(line)
+    victim = next(str(f["id"]) for f in features if (f.get("properties") or {}).get("dataType") == "reference-point")
+    steps, echoes = section.stage("workflow", lambda: anyio.run(_poc_async, ws, victim, poc_rounds))
+    flow = [sum(round_) for round_ in zip(*steps, strict=True)]
+    f50, fe50 = statistics.median(flow), statistics.median(echoes)
+    section.add(
+        f"proof-of-concept workflow warm p50, {poc_rounds} rounds (< 50 ms), vs 4 echoes",
+        ms(f50),
+        ms(fe50),
+        ratio(f50, fe50),
+    )
+    section.target(
+        "proof-of-concept workflow warm p50 < 50 ms",
+        f50 * 1000 < TARGETS["poc_ms"],
+        f"{ms(f50)} (max {ms(max(flow))}; step p50s: "
+        + ", ".join(f"{name} {ms(statistics.median(xs))}" for name, xs in zip(POC_STEPS, steps, strict=True))
+        + ")",
+    )
+
+    r50, re50 = statistics.median(render_t), statistics.median(echo_r)
+    section.add(
+        f"render_plot 1024x768 p50, {render_calls} calls (< 300 ms), vs echo", ms(r50), ms(re50), ratio(r50, re50)
+    )
+    section.target("render 1024x768 p50 < 300 ms", r50 * 1000 < TARGETS["render_ms"], ms(r50))
+    section.notes.append(
+        "baselines: the bare MCPServer (cold start; echo round trips called alternately with ours); "
+        "the workflow against four echoes, its number of round trips"
+    )
+    return section
+
+
+def main() -> None:
+    harness.script_main("debrief-state-mcp", __doc__, collect)
 
 
 if __name__ == "__main__":

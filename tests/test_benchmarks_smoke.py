@@ -1,87 +1,136 @@
-"""Smoke run of ``benchmarks/bench_llmem.py --quick``: it runs and prints every figure (timings unchecked)."""
+"""Smoke run of ``benchmarks/run_all.py --quick``: it runs and prints every figure and every target.
+
+Timings are not checked (the figures of a ``--quick`` run mean nothing): only that each figure
+row of each server and each target line is there, and the report's frame around them.
+"""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+LLMEM, CALC, STATE = "llmem-mcp", "debrief-calc-mcp", "debrief-state-mcp"
 
+# (server, how the figure starts, how many rows start so)
 FIGURE_ROWS = [
-    "| cold start, median of",
-    "|   cold start p95 / median of per-run ratios",
-    "| warm get_artifact p50,",
-    "| warm get_artifact p95,",
-    "|   same, vs echo of",
-    "| parse outline, files/s",
-    "| parse end-to-end parse+store, files/s",
-    "| re-run unchanged",
-    "|   re-run counts parsed/unchanged/skipped/failed",
-    "| list folder page",
-    "| list root first page (50) p50",
-    "| list root first page (50) p95",
-    "| list root page deep via cursor",
+    *((server, "cold start, median of", 1) for server in (LLMEM, CALC, STATE)),
+    *((server, "cold start p95 / median of per-run ratios", 1) for server in (LLMEM, CALC, STATE)),
+    (LLMEM, "warm get_artifact p50,", 1),
+    (LLMEM, "warm get_artifact p95,", 1),
+    (LLMEM, "same, vs echo of", 2),
+    (LLMEM, "parse outline, files/s", 1),
+    (LLMEM, "parse end-to-end parse+store, files/s", 1),
+    (LLMEM, "re-run unchanged", 1),
+    (LLMEM, "re-run counts parsed/unchanged/skipped/failed", 1),
+    (LLMEM, "list folder page", 2),
+    (LLMEM, "list root first page (50) p50", 1),
+    (LLMEM, "list root first page (50) p95", 1),
+    (LLMEM, "list root page deep via cursor", 2),
+    (LLMEM, "typescript outline lines/s", 1),
+    (LLMEM, "same in CPU time", 1),
+    (CALC, "warm list_tools p50,", 1),
+    (CALC, "warm list_tools p95,", 1),
+    (CALC, "same, vs echo of", 2),
+    (CALC, "track-stats 20,000 fixes", 2),  # the first call and the warm p50
+    (CALC, "closest-approach 2 x 5,000 fixes", 2),
+    (CALC, "same warm p50, vs GeographicLib leg loop *1", 1),
+    (CALC, "same warm p50, vs GeographicLib CPA scan *2", 1),
+    (CALC, "same warm p50, vs CalcService.run in process", 2),
+    (CALC, "accuracy: worst distance error,", 1),
+    (CALC, "accuracy: p99 distance error,", 1),
+    (CALC, "inverse of the", 1),
+    (CALC, "pairs ours handed to GeographicLib", 1),
+    (STATE, "warm get_selection (", 4),  # p50 and p95, on large-sample and on the big plot
+    (STATE, "apply_command setSelection p50,", 1),
+    (STATE, "apply_command updateFeatures (plot write) p50,", 1),
+    (STATE, "proof-of-concept workflow warm p50,", 1),
+    (STATE, "render_plot 1024x768 p50,", 1),
 ]
+
+# (server, how the target's name starts, how many)
+TARGETS = [
+    *((server, "cold start:", 1) for server in (LLMEM, CALC, STATE)),
+    (LLMEM, "warm get_artifact round trip:", 1),
+    (LLMEM, "parse throughput (outline):", 1),
+    (LLMEM, "parse throughput (end-to-end, parse+store):", 1),
+    (LLMEM, "incremental re-run:", 1),
+    (LLMEM, "list_artifacts over", 1),
+    (LLMEM, "typescript outline throughput:", 1),
+    (CALC, "warm list_tools round trip:", 1),
+    (CALC, "track-stats 20,000 fixes warm, through run_tool over stdio:", 1),
+    (CALC, "closest-approach 2 x 5,000 fixes warm, through run_tool over stdio:", 1),
+    (CALC, "geodesic accuracy:", 1),
+    (STATE, "warm get_selection (", 2),
+    (STATE, "apply_command setSelection p50 < 20 ms:", 1),
+    (STATE, "apply_command updateFeatures (plot write) p50 < 20 ms:", 1),
+    (STATE, "proof-of-concept workflow warm p50 < 50 ms:", 1),
+    (STATE, "render 1024x768 p50 < 300 ms:", 1),
+]
+
+TARGET_LINE = re.compile(r"^- \[(?:met |MISS)\] (?P<server>[\w-]+): (?P<rest>.+)$")
+
+
+def _table_rows(out: str) -> list[list[str]]:
+    cells = [
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in out.splitlines() if line.startswith("|")
+    ]
+    assert cells, out
+    assert cells[0] == ["server", "figure", "ours", "baseline", "ratio"], cells[0]
+    return [row for row in cells[2:] if len(row) == 5]  # past the header and its rule
+
+
+def _count(rows: list[tuple[str, str]], server: str, prefix: str) -> int:
+    return sum(1 for s, text in rows if s == server and text.startswith(prefix))
 
 
 @pytest.mark.slow
-def test_bench_llmem_quick_prints_every_figure(tmp_path: Path) -> None:
+def test_run_all_quick_prints_every_figure_and_target(tmp_path: Path) -> None:
+    markdown = tmp_path / "report.md"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_llmem.py"), "--quick", "--tmp", str(tmp_path)],
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run_all.py"),
+            "--quick",
+            "--tmp",
+            str(tmp_path),
+            "--markdown",
+            str(markdown),
+        ],
         cwd=ROOT,
         check=False,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = proc.stdout
-    assert "machine:" in out
-    for row in FIGURE_ROWS:
-        assert row in out, f"missing figure row {row!r} in:\n{out}"
-    assert out.count("| list folder page") == 2  # p50 and p95
-    assert out.count("| list root page deep via cursor") == 2
-    assert "targets:" in out
+    lines = out.splitlines()
+    assert lines[0].startswith("machine: ") and "cpus" in lines[0] and "Python" in lines[0], lines[0]
+    assert "load average" in lines[0] and "load average at end" in lines[1], lines[:2]
 
+    rows = _table_rows(out)
+    figures = [(server, figure) for server, figure, *_ in rows]
+    for server, prefix, count in FIGURE_ROWS:
+        assert _count(figures, server, prefix) == count, f"{count} row(s) of {server} {prefix!r} expected in:\n{out}"
+    assert Counter(server for server, _ in figures).keys() == {LLMEM, CALC, STATE}
 
-CALC_FIGURE_ROWS = [
-    "| cold start, median of",
-    "|   cold start p95 / median of per-run ratios",
-    "| warm list_tools p50,",
-    "| warm list_tools p95,",
-    "|   same, vs echo of",
-    "| track-stats 20,000 fixes",
-    "| closest-approach 2 x 5,000 fixes",
-    "|   same warm p50, vs GeographicLib leg loop *1",
-    "|   same warm p50, vs GeographicLib CPA scan *2",
-    "|   same warm p50, vs CalcService.run in process",
-    "| accuracy: worst distance error,",
-    "| accuracy: p99 distance error,",
-    "|   inverse of the",
-    "|   pairs ours handed to GeographicLib",
-]
-
-
-@pytest.mark.slow
-def test_bench_calc_quick_prints_every_figure(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_calc.py"), "--quick", "--tmp", str(tmp_path)],
-        cwd=ROOT,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    out = proc.stdout
-    assert "machine:" in out
-    for row in CALC_FIGURE_ROWS:
-        assert row in out, f"missing figure row {row!r} in:\n{out}"
-    for tool in ("| track-stats 20,000 fixes", "| closest-approach 2 x 5,000 fixes"):
-        assert out.count(tool) == 2  # the first call and the warm p50
-    assert out.count("|   same warm p50, vs CalcService.run in process") == 2
+    targets = [(m["server"], m["rest"]) for m in map(TARGET_LINE.match, lines) if m]
+    for server, prefix, count in TARGETS:
+        assert _count(targets, server, prefix) == count, f"{count} target(s) of {server} {prefix!r} expected in:\n{out}"
+    assert len(targets) == sum(count for *_, count in TARGETS), targets
+    counted = re.search(r"^targets: (\d+) met, (\d+) missed$", out, re.MULTILINE)
+    assert counted and int(counted[1]) + int(counted[2]) == len(targets), out
+    assert "FAILED" not in out
     assert "EXTRAPOLATED" in out  # the GeographicLib baselines say they are extrapolated
-    assert "targets:" in out
+
+    report = markdown.read_text(encoding="utf-8")
+    assert report.startswith("- machine: ")
+    assert [line for line in report.splitlines() if line.startswith("|")] == [
+        line for line in lines if line.startswith("|")
+    ]
