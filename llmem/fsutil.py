@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "dumps_readable", "locked", "read_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "dumps_readable", "loads_json", "locked", "read_json"]
 
 #: How long a writer waits for another process's lock before giving up.
 LOCK_TIMEOUT_S = 30.0
@@ -65,8 +65,19 @@ def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_bytes(path, dumps_readable(value).encode("utf-8"))
 
 
+def loads_json(raw: bytes) -> Any:
+    """Parse a stored JSON document: pydantic-core's parser (about twice as fast as ``json``),
+    with ``json`` as the judge of what it refuses (lone surrogate escapes, say)."""
+    from pydantic_core import from_json
+
+    try:
+        return from_json(raw)
+    except ValueError:
+        return json.loads(raw)
+
+
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_bytes())
+    return loads_json(path.read_bytes())
 
 
 @contextlib.contextmanager

@@ -58,6 +58,12 @@ def setup_logging(server: str, level: str = "info") -> Path | None:
     import time
 
     logging.Formatter.converter = time.gmtime
+    # The logging HOWTO's "Optimization" switches: the JSON lines carry none of these fields,
+    # and gathering them (the caller's frame above all) is most of the cost of a call's line.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)

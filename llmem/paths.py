@@ -8,6 +8,8 @@ opened or read before the check passes.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from pathlib import Path, PurePosixPath
 
@@ -79,18 +81,44 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
             f"{field} is {len(candidate.parts)} segments deep; at most {MAX_DEPTH} are accepted",
             details={"field": field, "rule": "max_depth", "limit": MAX_DEPTH},
         )
-    if candidate.is_absolute() or Path(text).is_absolute():
-        target = Path(text)
+    # Strings and os.path from here: this runs on every call, and each Path built costs more
+    # than the system call it wraps.
+    ws = str(workspace)
+    if candidate.is_absolute() or os.path.isabs(text):  # noqa: PTH117
+        target = text
     else:
-        target = workspace / Path(*candidate.parts) if candidate.parts else workspace
+        target = os.path.join(ws, *candidate.parts) if candidate.parts else ws  # noqa: PTH118
     try:
-        resolved = target.resolve(strict=False)
-    except (OSError, RuntimeError) as exc:  # symlink loops, over-long names
+        resolved_text = os.path.realpath(target)
+        _refuse_symlink_loop(resolved_text)
+    except (OSError, RuntimeError, ValueError) as exc:  # symlink loops, over-long names
         raise _refuse(path, f"it cannot be resolved ({exc.__class__.__name__})") from None
+    resolved = Path(resolved_text)
     if not resolved.is_relative_to(workspace):
         if ".." in candidate.parts:
             raise _refuse(path, "'..' leads outside the workspace")
         if candidate.is_absolute():
             raise _refuse(path, "absolute paths must lie inside the workspace")
         raise _refuse(path, "it resolves (through a symlink) to a place outside the workspace")
-    return ResolvedPath(resolved, relative_key(workspace, resolved))
+    return ResolvedPath(resolved, _key_within(ws, resolved_text))
+
+
+def _refuse_symlink_loop(resolved: str) -> None:
+    """Raise on a symlink loop, which ``realpath`` leaves in place without a word (as pathlib does)."""
+    try:
+        os.stat(resolved)  # noqa: PTH116
+    except OSError as exc:
+        # ELOOP on POSIX; Windows says ERROR_CANT_RESOLVE_FILENAME (1921)
+        if exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == 1921:
+            raise RuntimeError(f"symlink loop at {resolved!r}") from None
+
+
+def _key_within(workspace: str, resolved: str) -> str:
+    """The POSIX key of ``resolved``, already known to lie inside ``workspace`` (both resolved)."""
+    if len(resolved) == len(workspace):
+        return "."
+    # Containment was checked by parts, so the workspace is a prefix of the same length here
+    # (up to case on Windows); skip it and the separator after it (none after a root like "/").
+    start = len(workspace) if workspace.endswith(os.sep) else len(workspace) + 1
+    rel = resolved[start:]
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel

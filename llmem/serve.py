@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from llmem.errors import InvalidArgument, SuiteError
 from llmem.runtime import Runtime
@@ -176,7 +177,8 @@ class SuiteServer(MCPServer[Any]):
             return result
         if isinstance(result, BaseModel):
             payload = result.model_dump(mode="json")
-            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            # pydantic-core's encoder: compact, UTF-8 as is, and several times faster than ``json``.
+            text = to_json(payload).decode()
             size = len(text)
             if size > self.limits.answer_chars:
                 raise SuiteError(

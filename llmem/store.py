@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
-from llmem.fsutil import atomic_write_json, locked, read_json
+from llmem.fsutil import atomic_write_json, loads_json, locked, read_json
 
 __all__ = [
     "ArtifactStore",
@@ -81,7 +82,7 @@ def source_status(path: Path, fp: Fingerprint) -> Status:
         return "orphaned"
     except OSError:
         return "stale"
-    if not path.is_file():
+    if not stat.S_ISREG(st.st_mode):
         return "orphaned"
     if st.st_size == fp.size and st.st_mtime_ns == fp.mtime_ns:
         return "fresh"
@@ -191,7 +192,7 @@ class ArtifactStore:
         file = self.artifact_file(namespace, key, kind)
         try:
             raw = file.read_bytes()
-            doc = json.loads(raw)
+            doc = loads_json(raw)
         except FileNotFoundError:
             raise ArtifactNotFound(
                 f"no {kind!r} artifact for {key!r}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,18 @@ def test_stdout_carries_only_json_rpc(sample_project: Path) -> None:
     assert by_id[6]["result"]["structuredContent"]["error"]["code"] == "PATH_OUTSIDE_WORKSPACE"
     assert by_id[3]["result"]["structuredContent"]["data"]["parsed"] == 2
     assert by_id[8]["result"]["isError"] is False
-    assert '"tool": "get_artifact"' in stderr  # one structured log line per call on stderr
+    # One structured log line per call, on stderr and in the rotating file alike.
+    calls = [json.loads(line) for line in stderr.splitlines() if '"msg": "tool call"' in line]
+    # (requests 3 to 8 were all in flight at once: their lines come in any order)
+    assert sorted(c["tool"] for c in calls) == ["generate_artifact", "get_artifact", "get_artifact", "list_artifacts"]
+    assert all(c["level"] == "info" and c["server"] == "llmem-mcp" and c["duration_ms"] >= 0 for c in calls)
+    assert ("get_artifact", False, "PATH_OUTSIDE_WORKSPACE") in {
+        (c["tool"], c["success"], c["error_code"]) for c in calls
+    }
+    assert ("list_artifacts", True, None) in {(c["tool"], c["success"], c["error_code"]) for c in calls}
+    log_file = Path(os.environ["LLMEM_LOG_DIR"]) / "llmem-mcp.log"
+    logged = log_file.read_text(encoding="utf-8").splitlines()
+    assert all(json.dumps(c, ensure_ascii=False) in logged for c in calls)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -90,6 +90,17 @@ def test_corrupt_artifact_is_reported_not_crashed(store: ArtifactStore) -> None:
     assert info.value.details["reason"] == "unreadable"
 
 
+def test_reads_whatever_json_accepts(store: ArtifactStore) -> None:
+    # The fast parser refuses some documents Python's json reads (a lone surrogate escape, as
+    # a file name that is not valid UTF-8 leaves behind): those are read all the same.
+    _put(store, "x.py")
+    file = store.artifact_file("llmem", "x.py", "outline")
+    doc = json.loads(file.read_text())
+    doc["content"] = {"name": "bad\udcff.py", "big": 10**30, "ratio": 0.1}
+    file.write_text(json.dumps(doc))  # ensure_ascii: the surrogate is written as an escape
+    assert store.get("llmem", "x.py", "outline").doc["content"] == doc["content"]
+
+
 @pytest.mark.parametrize("key", ["../x", "/abs", "a/../b", "a\\b", "a\x00b"])
 def test_bad_keys_are_refused(store: ArtifactStore, key: str) -> None:
     with pytest.raises(InvalidArgument):
