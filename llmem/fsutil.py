@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import from_json
+
 __all__ = ["atomic_write_bytes", "atomic_write_json", "dumps_readable", "loads_json", "locked", "read_json"]
 
 #: How long a writer waits for another process's lock before giving up.
@@ -68,8 +70,6 @@ def atomic_write_json(path: Path, value: Any) -> None:
 def loads_json(raw: bytes) -> Any:
     """Parse a stored JSON document: pydantic-core's parser (about twice as fast as ``json``),
     with ``json`` as the judge of what it refuses (lone surrogate escapes, say)."""
-    from pydantic_core import from_json
-
     try:
         return from_json(raw)
     except ValueError:

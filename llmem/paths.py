@@ -44,9 +44,16 @@ def _refuse(path: str, rule: str) -> PathOutsideWorkspace:
     )
 
 
-def relative_key(workspace: Path, resolved: Path) -> str:
-    rel = resolved.relative_to(workspace)
-    return rel.as_posix() if rel.parts else "."
+def relative_key(workspace: Path | str, resolved: Path | str) -> str:
+    """The POSIX key of ``resolved``, known to lie inside ``workspace`` (both resolved); "." for itself."""
+    ws, target = str(workspace), str(resolved)
+    if len(target) == len(ws):
+        return "."
+    # Containment was checked by parts, so the workspace is a prefix of the same length here
+    # (up to case on Windows); skip it and the separator after it (none after a root like "/").
+    start = len(ws) if ws.endswith(os.sep) else len(ws) + 1
+    rel = target[start:]
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
 
 def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> ResolvedPath:
@@ -100,7 +107,7 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
         if candidate.is_absolute():
             raise _refuse(path, "absolute paths must lie inside the workspace")
         raise _refuse(path, "it resolves (through a symlink) to a place outside the workspace")
-    return ResolvedPath(resolved, _key_within(ws, resolved_text))
+    return ResolvedPath(resolved, relative_key(ws, resolved_text))
 
 
 def _refuse_symlink_loop(resolved: str) -> None:
@@ -111,14 +118,3 @@ def _refuse_symlink_loop(resolved: str) -> None:
         # ELOOP on POSIX; Windows says ERROR_CANT_RESOLVE_FILENAME (1921)
         if exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == 1921:
             raise RuntimeError(f"symlink loop at {resolved!r}") from None
-
-
-def _key_within(workspace: str, resolved: str) -> str:
-    """The POSIX key of ``resolved``, already known to lie inside ``workspace`` (both resolved)."""
-    if len(resolved) == len(workspace):
-        return "."
-    # Containment was checked by parts, so the workspace is a prefix of the same length here
-    # (up to case on Windows); skip it and the separator after it (none after a root like "/").
-    start = len(workspace) if workspace.endswith(os.sep) else len(workspace) + 1
-    rel = resolved[start:]
-    return rel.replace(os.sep, "/") if os.sep != "/" else rel
