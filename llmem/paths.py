@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 
 from llmem.errors import InvalidArgument, PathOutsideWorkspace
@@ -94,6 +95,9 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
     if candidate.is_absolute() or os.path.isabs(text):  # noqa: PTH117
         target = text
     else:
+        plain = _plain_below(ws, candidate.parts)
+        if plain is not None:
+            return ResolvedPath(Path(plain), relative_key(ws, plain))
         target = os.path.join(ws, *candidate.parts) if candidate.parts else ws  # noqa: PTH118
     try:
         resolved_text = os.path.realpath(target)
@@ -108,6 +112,30 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
             raise _refuse(path, "absolute paths must lie inside the workspace")
         raise _refuse(path, "it resolves (through a symlink) to a place outside the workspace")
     return ResolvedPath(resolved, relative_key(ws, resolved_text))
+
+
+def _plain_below(ws: str, parts: tuple[str, ...]) -> str | None:
+    """``parts`` joined below the resolved workspace when each is an existing entry that is no symlink.
+
+    Such a path is its own real path and lies inside the workspace by construction, so the common
+    case costs one ``lstat`` per segment instead of ``realpath``'s walk from the root. Anything
+    else (a symlink, ``..``, a missing entry, another OS's separators) returns None and goes the
+    long way.
+    """
+    if os.name != "posix" or not parts:
+        return None
+    path = ws.rstrip("/")
+    for part in parts:
+        if part == "..":
+            return None
+        path = f"{path}/{part}"
+        try:
+            mode = os.lstat(path).st_mode
+        except (OSError, ValueError):
+            return None
+        if stat.S_ISLNK(mode):
+            return None
+    return path
 
 
 def _refuse_symlink_loop(resolved: str) -> None:
