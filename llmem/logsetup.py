@@ -9,11 +9,13 @@ import json
 import logging
 import logging.handlers
 import os
+import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonFormatter", "log_dir", "setup_logging"]
+__all__ = ["JsonFormatter", "SizeRotatingFileHandler", "log_dir", "setup_logging"]
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
 
@@ -22,6 +24,16 @@ class JsonFormatter(logging.Formatter):
     def __init__(self, server: str):
         super().__init__()
         self.server = server
+        # (second, its "YYYY-mm-ddTHH:MM:SS"): strftime once a second, not once a record. One
+        # tuple, replaced whole, so threads formatting at once never see half an update.
+        self._second: tuple[int, str] = (-1, "")
+
+    def _timestamp(self, created: float) -> str:
+        second = int(created)
+        cached = self._second
+        if cached[0] != second:
+            cached = self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        return f"{cached[1]}.{int((created - second) * 1000):03d}Z"
 
     def format(self, record: logging.LogRecord) -> str:
         # Both handlers (stderr, file) format the same record: do the work once.
@@ -29,7 +41,7 @@ class JsonFormatter(logging.Formatter):
         if isinstance(cached, str):
             return cached
         line: dict[str, Any] = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "ts": self._timestamp(record.created),
             "level": record.levelname.lower(),
             "server": self.server,
             "logger": record.name,
@@ -41,6 +53,48 @@ class JsonFormatter(logging.Formatter):
         text = json.dumps(line, default=str, ensure_ascii=False)
         record.__dict__["_llmem_json"] = text
         return text
+
+
+class SizeRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """``RotatingFileHandler`` that counts what it writes instead of asking the file each record.
+
+    The standard handler makes two ``stat`` calls and a seek before every record to decide on a
+    rollover; a call's log line is on every tool call's path, so here the size is counted, and
+    read back from the file (``fstat``) when the file is opened and every ``SYNC_EVERY`` records,
+    so that lines other processes append to the same file are counted too. Files that are not
+    regular (``/dev/null``, a FIFO) are never rolled over, as the standard handler ensures.
+    """
+
+    SYNC_EVERY = 100
+
+    def __init__(self, filename: str | os.PathLike[str], **kwargs: Any):
+        super().__init__(filename, **kwargs)
+        self._size: int | None = None  # None: read it from the file at the next record
+        self._unsynced = 0
+        self._regular = True
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:
+        if self.stream is None:  # delay=True: opened at the first record
+            self.stream = self._open()
+        if self.maxBytes <= 0:
+            return False
+        if self._size is None or self._unsynced >= self.SYNC_EVERY:
+            self.stream.flush()
+            st = os.fstat(self.stream.fileno())
+            self._regular = stat.S_ISREG(st.st_mode)
+            self._size = st.st_size
+            self._unsynced = 0
+        if not self._regular:
+            return False
+        self._unsynced += 1
+        # Characters, not bytes: exact for the ASCII the lines mostly are, and the next sync
+        # corrects the rest.
+        self._size += len(self.format(record)) + 1
+        return self._size >= self.maxBytes
+
+    def doRollover(self) -> None:
+        super().doRollover()
+        self._size = None
 
 
 def log_dir() -> Path:
@@ -55,8 +109,6 @@ def log_dir() -> Path:
 
 def setup_logging(server: str, level: str = "info") -> Path | None:
     """Send every log record to stderr and to ``<log dir>/<server>.log``; return the file's path."""
-    import time
-
     logging.Formatter.converter = time.gmtime
     # The logging HOWTO's "Optimization" switches: the JSON lines carry none of these fields,
     # and gathering them (the caller's frame above all) is most of the cost of a call's line.
@@ -76,9 +128,7 @@ def setup_logging(server: str, level: str = "info") -> Path | None:
     try:
         assert path is not None
         path.parent.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=5_000_000, backupCount=3, encoding="utf-8", delay=True
-        )
+        file_handler = SizeRotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8", delay=True)
         file_handler.setFormatter(formatter)
         root.addHandler(file_handler)
     except OSError as exc:  # a read-only home must not stop the server

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,3 +62,45 @@ def test_the_file_rotates_at_its_size_limit(logging_to: Path, monkeypatch: pytes
     assert all(size <= 2_000 for size in sizes)
     last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
     assert last["msg"] == "line 99 " + "x" * 50
+
+
+def test_timestamps_are_the_records_own_in_utc_to_the_millisecond(logging_to: Path) -> None:
+    import time
+
+    formatter = logsetup.JsonFormatter("llmem-mcp")
+    for created in (0.0, 1_795_000_000.0009, 1_795_000_000.9999, 1_795_000_001.5):
+        record = logging.LogRecord("llmem.test", logging.INFO, "", 0, "m", (), None)
+        record.created = created
+        expected = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(created)))
+        expected += f".{int((created - int(created)) * 1000):03d}Z"
+        assert json.loads(formatter.format(record))["ts"] == expected
+
+
+def test_lines_other_processes_append_count_toward_the_rollover(
+    logging_to: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = logsetup.setup_logging("llmem-mcp", "info")
+    assert path is not None
+    handler = next(h for h in logging.getLogger().handlers if isinstance(h, logsetup.SizeRotatingFileHandler))
+    monkeypatch.setattr(handler, "maxBytes", 50_000)
+    log = logging.getLogger("llmem.test")
+    log.info("first")
+    with path.open("a", encoding="utf-8") as other:  # another server process sharing the file
+        other.write(json.dumps({"msg": "x" * 60_000}) + "\n")
+    for i in range(handler.SYNC_EVERY + 1):
+        log.info("line %d", i)
+    rotated = path.with_name(path.name + ".1")
+    assert rotated.exists(), "the file past its limit was not rolled over"
+    assert "x" * 100 in rotated.read_text(encoding="utf-8")
+
+
+def test_a_log_file_that_is_not_a_regular_file_is_never_rolled(tmp_path: Path) -> None:
+    handler = logsetup.SizeRotatingFileHandler(os.devnull, maxBytes=10, backupCount=1, delay=True)
+    handler.setFormatter(logsetup.JsonFormatter("llmem-mcp"))
+    try:
+        for _ in range(5):
+            record = logging.LogRecord("llmem.test", logging.INFO, "", 0, "x" * 100, (), None)
+            assert handler.shouldRollover(record) is False
+            handler.emit(record)
+    finally:
+        handler.close()
