@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,15 @@ from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, source_statu
 
 __all__ = ["NAMESPACE", "Llmem", "Progress", "ProgressSink"]
 
+#: What the answer adds to what the artifact file holds: its ``status``.
+_STATUS_ROOM = len(', "status": "orphaned"')
+
 
 class Llmem:
     def __init__(self, store: ArtifactStore, limits: Limits):
         self.store = store
         self.ws = store.workspace
+        self._ws = str(store.workspace)
         self.limits = limits
         self.parser = Parser(store, limits)
         self.notes = Notes(store, limits)
@@ -78,11 +83,12 @@ class Llmem:
             if not folder.is_dir():
                 return "orphaned"
             return "fresh" if self.notes.folder_fingerprint(folder).sha256 == src.get("sha256") else "stale"
-        return source_status(self.ws / record.key, Fingerprint.from_dict(src))
+        return source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
 
     def get(self, path: str, kind: str, offset: int, limit: int | None) -> dict[str, Any]:
         rp = self.resolve(path)
-        record = self.store.get(NAMESPACE, rp.key, kind)
+        # Shared with other reads of the same unchanged file: everything below only reads it.
+        record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
         status = self.status(record)
         doc = record.doc
         out: dict[str, Any] = {
@@ -99,8 +105,9 @@ class Llmem:
         if kind == "annotate" and status != "fresh" and isinstance(content, dict):
             content = self._split_notes(rp, content, status)
         cap = self.limits.answer_chars - 300  # room for the envelope around data
-        if offset == 0 and limit is None and record.size + len(json.dumps(out)) <= cap:
-            # The file holds the content plus metadata, so it bounds the answer: no need to measure.
+        if offset == 0 and limit is None and record.size + _STATUS_ROOM <= cap and content is doc.get("content"):
+            # The file holds the content and this metadata, written with spaces the answer does
+            # not have, so its size bounds the answer: no need to measure.
             return {**out, "content": content}
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         if offset == 0 and len(text) <= cap and (limit is None or len(text) <= limit):

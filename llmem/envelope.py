@@ -33,6 +33,23 @@ class Envelope(BaseModel):
         kwargs.setdefault("exclude_none", True)
         return super().model_dump(**kwargs)
 
+    def wire_content(self) -> dict[str, Any]:
+        """What ``model_dump(mode="json")`` gives, without copying ``data`` and ``callbackArgs``.
+
+        The answer is serialised for the wire right after, so a deep copy of what the tool built
+        would be one more walk of it on every call. The dicts are shared: do not change them.
+        """
+        out: dict[str, Any] = {"status": self.status}
+        if self.data is not None:
+            out["data"] = self.data
+        if self.error is not None:
+            out["error"] = self.error.model_dump(mode="json")
+        for name in ("promptForHostLLM", "callbackTool", "callbackArgs", "nextAction"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
 
 def error_envelope(err: SuiteError) -> Envelope:
     return Envelope(

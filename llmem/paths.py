@@ -12,7 +12,7 @@ import errno
 import os
 import re
 import stat
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from llmem.errors import InvalidArgument, PathOutsideWorkspace
 
@@ -28,11 +28,19 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 class ResolvedPath:
     """An absolute path known to lie inside the workspace, with its workspace-relative key."""
 
-    __slots__ = ("abs", "key")
+    __slots__ = ("_abs", "abs_text", "key")
 
-    def __init__(self, abs_path: Path, key: str):
-        self.abs = abs_path
+    def __init__(self, abs_path: Path | str, key: str):
+        self.abs_text = str(abs_path)
+        self._abs = abs_path if isinstance(abs_path, Path) else None
         self.key = key  # POSIX, relative to the workspace; "." for the workspace itself
+
+    @property
+    def abs(self) -> Path:
+        # Made when first asked for: a read that needs only the key never pays for the Path.
+        if self._abs is None:
+            self._abs = Path(self.abs_text)
+        return self._abs
 
     def __repr__(self) -> str:
         return f"ResolvedPath({self.key!r})"
@@ -78,27 +86,28 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
     if _DRIVE.match(text) and not (Path(text).is_absolute() and Path(text).drive):
         raise _refuse(path, "Windows drive paths are outside the workspace")
     text = text.replace("\\", "/")
-    candidate = PurePosixPath(text)
-    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in candidate.parts):
+    # Split by hand, as PurePosixPath would ("a//b/./c" is a, b, c): parsing a path object costs
+    # more than the system calls below, and this runs on every call.
+    absolute = text.startswith("/")
+    parts = tuple(p for p in text.split("/") if p and p != ".")
+    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in parts):
         raise InvalidArgument(
             f"{field} has a segment over {NAME_MAX} bytes, longer than any file name can be",
             details={"field": field, "rule": "name_max", "limit": NAME_MAX},
         )
-    if len(candidate.parts) > MAX_DEPTH:
+    if len(parts) + absolute > MAX_DEPTH:
         raise InvalidArgument(
-            f"{field} is {len(candidate.parts)} segments deep; at most {MAX_DEPTH} are accepted",
+            f"{field} is {len(parts) + absolute} segments deep; at most {MAX_DEPTH} are accepted",
             details={"field": field, "rule": "max_depth", "limit": MAX_DEPTH},
         )
-    # Strings and os.path from here: this runs on every call, and each Path built costs more
-    # than the system call it wraps.
     ws = str(workspace)
-    if candidate.is_absolute() or os.path.isabs(text):  # noqa: PTH117
+    if absolute or os.path.isabs(text):  # noqa: PTH117
         target = text
     else:
-        plain = _plain_below(ws, candidate.parts)
+        plain = _plain_below(ws, parts)
         if plain is not None:
-            return ResolvedPath(Path(plain), relative_key(ws, plain))
-        target = os.path.join(ws, *candidate.parts) if candidate.parts else ws  # noqa: PTH118
+            return ResolvedPath(plain, relative_key(ws, plain))
+        target = os.path.join(ws, *parts) if parts else ws  # noqa: PTH118
     try:
         resolved_text = os.path.realpath(target)
         _refuse_symlink_loop(resolved_text)
@@ -106,9 +115,9 @@ def resolve_in_workspace(workspace: Path, path: str, *, field: str = "path") -> 
         raise _refuse(path, f"it cannot be resolved ({exc.__class__.__name__})") from None
     resolved = Path(resolved_text)
     if not resolved.is_relative_to(workspace):
-        if ".." in candidate.parts:
+        if ".." in parts:
             raise _refuse(path, "'..' leads outside the workspace")
-        if candidate.is_absolute():
+        if absolute:
             raise _refuse(path, "absolute paths must lie inside the workspace")
         raise _refuse(path, "it resolves (through a symlink) to a place outside the workspace")
     return ResolvedPath(resolved, relative_key(ws, resolved_text))

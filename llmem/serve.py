@@ -26,6 +26,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotatio
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
+from llmem.envelope import Envelope
 from llmem.errors import InvalidArgument, SuiteError
 from llmem.runtime import Runtime
 from llmem.schema import compact_schema, tool_annotations
@@ -96,7 +97,8 @@ class SuiteServer(MCPServer[Any]):
             corr = kwargs.get(correlation) if correlation else None
             step: Any = None
             try:
-                await self.runtime.settle_from_client(_find_ctx(args, kwargs))
+                if not self.runtime.ready:
+                    await self.runtime.settle_from_client(_find_ctx(args, kwargs))
                 with anyio.fail_after(self.limits.tool_timeout_s):
                     if is_async:
                         result = await fn(*args, **kwargs)
@@ -176,7 +178,7 @@ class SuiteServer(MCPServer[Any]):
                 )
             return result
         if isinstance(result, BaseModel):
-            payload = result.model_dump(mode="json")
+            payload = result.wire_content() if isinstance(result, Envelope) else result.model_dump(mode="json")
             # pydantic-core's encoder: compact, UTF-8 as is, and several times faster than ``json``.
             text = to_json(payload).decode()
             size = len(text)

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from llmem._readcache import ReadCache
 from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
 from llmem.fsutil import atomic_write_json, loads_json, locked, read_json
 
@@ -74,10 +75,10 @@ def fingerprint_file(path: Path, data: bytes | None = None) -> Fingerprint:
     return Fingerprint(st.st_size, st.st_mtime_ns, sha)
 
 
-def source_status(path: Path, fp: Fingerprint) -> Status:
+def source_status(path: str | Path, fp: Fingerprint) -> Status:
     """Cheap first (size and mtime), sha256 only when they moved."""
     try:
-        st = path.stat()
+        st = os.stat(path)  # noqa: PTH116 - a string path is cheaper than building a Path per read
     except FileNotFoundError:
         return "orphaned"
     except OSError:
@@ -89,7 +90,7 @@ def source_status(path: Path, fp: Fingerprint) -> Status:
     if st.st_size != fp.size:
         return "stale"
     try:
-        return "fresh" if sha256_file(path) == fp.sha256 else "stale"
+        return "fresh" if sha256_file(Path(path)) == fp.sha256 else "stale"
     except OSError:
         return "stale"
 
@@ -137,6 +138,8 @@ class ArtifactStore:
     def __init__(self, root: Path, workspace: Path):
         self.root = root
         self.workspace = workspace
+        self._read_cache = ReadCache()
+        self._artifacts = str(root / "artifacts")
 
     # -- artifacts -----------------------------------------------------------------------
 
@@ -146,7 +149,9 @@ class ArtifactStore:
 
     def artifact_file(self, namespace: str, key: str, kind: str) -> Path:
         _check_name(kind, "kind")
-        return self._dir(namespace, key) / f"{kind}.json"
+        _check_name(namespace, "namespace")
+        # One join of strings and one Path: this is on every read's path.
+        return Path(os.path.join(self._artifacts, namespace, *_key_parts(key), f"{kind}.json"))  # noqa: PTH118
 
     def put(
         self,
@@ -188,11 +193,17 @@ class ArtifactStore:
             atomic_write_json(file, doc)
         return ArtifactRecord(namespace, key, kind, doc, file)
 
-    def get(self, namespace: str, key: str, kind: str) -> ArtifactRecord:
+    def get(self, namespace: str, key: str, kind: str, *, shared: bool = False) -> ArtifactRecord:
+        """One artifact. With ``shared``, its document may be the one other readers of the same
+        unchanged file get too (a warm read is then one ``stat``): the caller must not change it.
+        """
         file = self.artifact_file(namespace, key, kind)
         try:
-            raw = file.read_bytes()
-            doc = loads_json(raw)
+            if shared:
+                doc, size = self._read_cache.read(str(file), loads_json)
+            else:
+                raw = file.read_bytes()
+                doc, size = loads_json(raw), len(raw)
         except FileNotFoundError:
             raise ArtifactNotFound(
                 f"no {kind!r} artifact for {key!r}",
@@ -205,7 +216,7 @@ class ArtifactStore:
             ) from None
         if not isinstance(doc, dict):
             raise ArtifactNotFound(f"the {kind!r} artifact for {key!r} is not a JSON object")
-        return ArtifactRecord(namespace, key, kind, doc, file, len(raw))
+        return ArtifactRecord(namespace, key, kind, doc, file, size)
 
     def get_or_none(self, namespace: str, key: str, kind: str) -> ArtifactRecord | None:
         try:
