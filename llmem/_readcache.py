@@ -17,12 +17,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RACY_NS", "ReadCache"]
+__all__ = ["RACY_NS", "ReadCache", "Signature"]
 
 #: How long after its last change a file's stat signature is trusted to tell every later change.
 RACY_NS = 1_000_000_000
 
-_Signature = tuple[int, int, int, int, int]
+#: (device, inode, size, mtime_ns, ctime_ns)
+Signature = tuple[int, int, int, int, int]
 
 
 class ReadCache:
@@ -34,12 +35,16 @@ class ReadCache:
     def __init__(self, max_entries: int = 256, max_bytes: int = 64 << 20):
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, tuple[_Signature, int, Any]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[Signature, int, Any]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()  # tools run in worker threads, several at once
 
-    def read(self, path: str, parse: Callable[[bytes], Any]) -> tuple[Any, int]:
-        """``(parse(content of path), its size in bytes)``; ``OSError`` as ``open`` raises it."""
+    def read(self, path: str, parse: Callable[[bytes], Any]) -> tuple[Any, int, Signature | None]:
+        """``(parse(content of path), its size in bytes, its version)``; ``OSError`` as ``open`` raises it.
+
+        The version is the stat signature the content is known to match, or None for a file
+        that changed too recently to be told apart from its next change by its signature.
+        """
         observed = time.time_ns()  # before the stat: the signature is at least this recent
         st = os.stat(path)  # noqa: PTH116 - a string path, on the hot path
         signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -47,15 +52,16 @@ class ReadCache:
             entry = self._entries.get(path)
             if entry is not None and entry[0] == signature:
                 self._entries.move_to_end(path)
-                return entry[2], entry[1]
+                return entry[2], entry[1], signature
         with open(path, "rb") as handle:  # noqa: PTH123 - a string path, on the hot path
             raw = handle.read()
         value = parse(raw)
         if observed - st.st_ctime_ns > RACY_NS and len(raw) == st.st_size:
             self._keep(path, signature, len(raw), value)
-        return value, len(raw)
+            return value, len(raw), signature
+        return value, len(raw), None
 
-    def _keep(self, path: str, signature: _Signature, size: int, value: Any) -> None:
+    def _keep(self, path: str, signature: Signature, size: int, value: Any) -> None:
         if size > self.max_bytes // 4:
             return
         with self._lock:

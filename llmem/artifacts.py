@@ -10,9 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from llmem._readcache import Signature
 from llmem.config import Limits
 from llmem.envelope import Envelope
 from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound
@@ -35,6 +38,7 @@ class Llmem:
         self.limits = limits
         self.parser = Parser(store, limits)
         self.notes = Notes(store, limits)
+        self._answers = _AnswerMemo()
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -90,10 +94,25 @@ class Llmem:
         # Shared with other reads of the same unchanged file: everything below only reads it.
         record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
         status = self.status(record)
+        content = record.doc.get("content")
+        if kind == "annotate" and status != "fresh" and isinstance(content, dict):
+            # Depends on the source as it is now, not only on the artifact: never memoised.
+            return self._answer(rp.key, record, status, self._split_notes(rp, content, status), offset, limit)
+        memo_key = (rp.key, kind, offset, limit)
+        found = self._answers.get(memo_key, record.version, status)
+        if found is not None:
+            return found
+        answer = self._answer(rp.key, record, status, content, offset, limit)
+        self._answers.put(memo_key, record.version, status, answer)
+        return answer
+
+    def _answer(
+        self, key: str, record: ArtifactRecord, status: str, content: Any, offset: int, limit: int | None
+    ) -> dict[str, Any]:
         doc = record.doc
         out: dict[str, Any] = {
-            "path": rp.key,
-            "kind": kind,
+            "path": key,
+            "kind": record.kind,
             "status": status,
             "format": doc.get("format"),
             "created_at": doc.get("created_at"),
@@ -101,9 +120,6 @@ class Llmem:
             "provenance": doc.get("provenance"),
             "source": doc.get("source"),
         }
-        content = doc.get("content")
-        if kind == "annotate" and status != "fresh" and isinstance(content, dict):
-            content = self._split_notes(rp, content, status)
         cap = self.limits.answer_chars - 300  # room for the envelope around data
         if offset == 0 and limit is None and record.size + _STATUS_ROOM <= cap and content is doc.get("content"):
             # The file holds the content and this metadata, written with spaces the answer does
@@ -121,7 +137,8 @@ class Llmem:
             )
         paged = {**out, "content_page": "", "offset": offset, "total_chars": len(text), "next_offset": len(text)}
         overhead = _wire_len(paged)  # the answer around an empty page
-        page = min(limit or len(text), len(text) - offset) or 1
+        # Every character takes at least one on the wire: no page longer than the room left fits.
+        page = min(limit or len(text), len(text) - offset, max(1, cap - overhead + 2)) or 1
         while True:
             chunk = text[offset : offset + page]
             # Escaping (quotes, newlines) makes a page longer on the wire than in the text: every
@@ -233,6 +250,44 @@ class Llmem:
         return {"path": rp.key, "kind": kind, "deleted": deleted}
 
     # -- callback tasks -------------------------------------------------------------------------
+
+
+class _AnswerMemo:
+    """The last answers of ``get``, each reused while its artifact file and its status are unchanged.
+
+    An answer is only kept for a file version the store can tell apart from any later one (its
+    ``version``); what the answer holds is bounded by the answer cap, so the memo stays small.
+    """
+
+    def __init__(self, size: int = 128):
+        self.size = size
+        self._items: OrderedDict[tuple[str, str, int, int | None], tuple[Signature, str, dict[str, Any]]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()  # tools run in worker threads, several at once
+
+    def get(
+        self, key: tuple[str, str, int, int | None], version: Signature | None, status: str
+    ) -> dict[str, Any] | None:
+        if version is None:
+            return None
+        with self._lock:
+            item = self._items.get(key)
+            if item is None or item[0] != version or item[1] != status:
+                return None
+            self._items.move_to_end(key)
+        return dict(item[2])  # a copy of the top level: the caller may add to it
+
+    def put(
+        self, key: tuple[str, str, int, int | None], version: Signature | None, status: str, answer: dict[str, Any]
+    ) -> None:
+        if version is None:
+            return
+        with self._lock:
+            self._items[key] = (version, status, dict(answer))
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
 
 
 def _wire_len(value: Any) -> int:

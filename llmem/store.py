@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from llmem._readcache import ReadCache
+from llmem._readcache import ReadCache, Signature
 from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
 from llmem.fsutil import atomic_write_json, loads_json, locked, read_json
 
@@ -125,6 +125,8 @@ class ArtifactRecord:
     doc: dict[str, Any]
     file: Path
     size: int = 0  # bytes of the artifact file as read (an upper bound of its content's JSON)
+    #: the file's stat signature when it is known to tell this version from any later one
+    version: Signature | None = None
 
     @property
     def source(self) -> Fingerprint | None:
@@ -199,8 +201,9 @@ class ArtifactStore:
         """
         file = self.artifact_file(namespace, key, kind)
         try:
+            version = None
             if shared:
-                doc, size = self._read_cache.read(str(file), loads_json)
+                doc, size, version = self._read_cache.read(str(file), loads_json)
             else:
                 raw = file.read_bytes()
                 doc, size = loads_json(raw), len(raw)
@@ -216,7 +219,7 @@ class ArtifactStore:
             ) from None
         if not isinstance(doc, dict):
             raise ArtifactNotFound(f"the {kind!r} artifact for {key!r} is not a JSON object")
-        return ArtifactRecord(namespace, key, kind, doc, file, size)
+        return ArtifactRecord(namespace, key, kind, doc, file, size, version)
 
     def get_or_none(self, namespace: str, key: str, kind: str) -> ArtifactRecord | None:
         try:

@@ -32,10 +32,11 @@ def test_an_unchanged_old_file_is_parsed_once(tmp_path: Path, monkeypatch: pytes
         parsed.append(raw)
         return loads_json(raw)
 
-    first, size = cache.read(str(path), parse)
-    second, _ = cache.read(str(path), parse)
+    first, size, version = cache.read(str(path), parse)
+    second, _, again = cache.read(str(path), parse)
     assert first == {"v": 1} and size == path.stat().st_size
     assert second is first and len(parsed) == 1
+    assert version is not None and again == version
 
 
 def test_an_atomic_replace_is_seen_at_once_even_at_the_same_size(
@@ -61,7 +62,7 @@ def test_a_file_changed_just_before_the_read_is_not_trusted(tmp_path: Path) -> N
         calls.append(1)
         return loads_json(raw)
 
-    cache.read(str(path), parse)
+    assert cache.read(str(path), parse)[2] is None  # no version: its signature proves nothing yet
     cache.read(str(path), parse)
     assert len(calls) == 2  # racily clean: read again until the file has aged
 

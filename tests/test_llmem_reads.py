@@ -1,0 +1,87 @@
+"""Warm reads of artifacts (``Llmem.get``): parsed files and answers reused, never stale.
+
+Files written a moment ago are never trusted on their stat signature (see llmem/_readcache.py),
+so these tests make every signature trusted at once: the memo and the read cache are then on
+every read, and each change must still be seen by the very next read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from llmem import _readcache
+from llmem.artifacts import Llmem
+from llmem.config import Limits
+from llmem.errors import ArtifactNotFound
+from llmem.store import ArtifactStore
+
+
+@pytest.fixture
+def llmem(sample_project: Path, monkeypatch: pytest.MonkeyPatch) -> Llmem:
+    monkeypatch.setattr(_readcache, "RACY_NS", -(10**12))
+    svc = Llmem(ArtifactStore(sample_project / ".llmem", sample_project), Limits())
+    assert svc.parse(".")["parsed"] >= 2
+    return svc
+
+
+def _bump(path: Path, text: str) -> None:
+    """Rewrite ``path`` in place with the same size: only the mtime (or nothing) tells."""
+    st = path.stat()
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+
+def test_a_repeated_read_is_the_same_answer_and_its_own_copy(llmem: Llmem) -> None:
+    first = llmem.get("src/app.py", "outline", 0, None)
+    second = llmem.get("src/app.py", "outline", 0, None)
+    assert first == second and first is not second
+    assert first["status"] == "fresh"
+    second["status"] = "changed by the caller"
+    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "fresh"
+
+
+def test_an_edited_source_is_stale_at_the_next_read(llmem: Llmem, sample_project: Path) -> None:
+    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "fresh"
+    src = sample_project / "src" / "app.py"
+    _bump(src, src.read_text(encoding="utf-8").replace("MAX_ITEMS = 3", "MAX_ITEMS = 4"))
+    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "stale"
+    src.unlink()
+    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "orphaned"
+
+
+def test_a_reparse_is_seen_at_the_next_read(llmem: Llmem, sample_project: Path) -> None:
+    before = llmem.get("src/app.py", "outline", 0, None)
+    src = sample_project / "src" / "app.py"
+    src.write_text(src.read_text(encoding="utf-8") + "\n\ndef added() -> None:\n    pass\n", encoding="utf-8")
+    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "stale"
+    llmem.parse("src/app.py")
+    after = llmem.get("src/app.py", "outline", 0, None)
+    assert after["status"] == "fresh"
+    names = [s["name"] for s in after["content"]["symbols"]]
+    assert "added" in names and "added" not in [s["name"] for s in before["content"]["symbols"]]
+
+
+def test_a_deleted_artifact_is_gone_at_the_next_read(llmem: Llmem) -> None:
+    llmem.get("src/app.py", "outline", 0, None)
+    llmem.delete("src/app.py", None)
+    with pytest.raises(ArtifactNotFound):
+        llmem.get("src/app.py", "outline", 0, None)
+
+
+def test_pages_read_twice_join_into_the_content(llmem: Llmem, sample_project: Path) -> None:
+    body = "".join(f'def f{i}(x: int) -> int:\n    """Doc "{i}" with quotes."""\n    return x\n\n' for i in range(600))
+    (sample_project / "src" / "big.py").write_text(body, encoding="utf-8")
+    llmem.parse("src/big.py")
+    for _round in range(2):  # the second time every page comes from the memo
+        pages, offset = [], 0
+        while offset is not None:
+            answer = llmem.get("src/big.py", "outline", offset, None)
+            assert len(json.dumps(answer, ensure_ascii=False)) <= llmem.limits.answer_chars
+            pages.append(answer["content_page"])
+            offset = answer["next_offset"]
+        outline = json.loads("".join(pages))
+        assert [s["name"] for s in outline["symbols"]] == [f"f{i}" for i in range(600)]
