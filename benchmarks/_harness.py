@@ -318,8 +318,8 @@ def checked(result: Any, what: str) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def connected(cmds: Sequence[Sequence[str]]) -> AsyncIterator[list[Any]]:
-    """One live MCP client per command over stdio, with the ``CLIENT_MODE`` handshake.
+async def connected(cmds: Sequence[Sequence[str]], mode: str = CLIENT_MODE) -> AsyncIterator[list[Any]]:
+    """One live MCP client per command over stdio, with the ``mode`` handshake (:data:`CLIENT_MODE`).
 
     A server gets the SDK's default environment plus :data:`ENV_VARS` from this process's; its
     stderr (its logs) goes nowhere: it is not what is measured.
@@ -332,7 +332,7 @@ async def connected(cmds: Sequence[Sequence[str]]) -> AsyncIterator[list[Any]]:
         clients = []
         for cmd in cmds:
             params = StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=_server_env())
-            client = Client(stdio_client(params, errlog=errlog), mode=CLIENT_MODE, cache=None)
+            client = Client(stdio_client(params, errlog=errlog), mode=mode, cache=None)  # type: ignore[arg-type]
             clients.append(await stack.enter_async_context(client))
         yield clients
 
@@ -371,22 +371,24 @@ async def timed_rounds(calls: Sequence[Call], n: int, *, warmup: int = 0) -> Rou
 RoundTripSpec = tuple[Sequence[str], str, dict[str, Any]]
 
 
-async def _roundtrips_async(specs: Sequence[RoundTripSpec], n: int, warmup: int) -> list[list[float]]:
-    async with connected([cmd for cmd, _tool, _args in specs]) as clients:
+async def _roundtrips_async(specs: Sequence[RoundTripSpec], n: int, warmup: int, mode: str) -> list[list[float]]:
+    async with connected([cmd for cmd, _tool, _args in specs], mode) as clients:
         calls = [(client, tool, args) for client, (_cmd, tool, args) in zip(clients, specs, strict=True)]
         return (await timed_rounds(calls, n, warmup=warmup)).times
 
 
-def warm_roundtrips(specs: Sequence[RoundTripSpec], n: int = 500, *, warmup: int = 20) -> list[list[float]]:
+def warm_roundtrips(
+    specs: Sequence[RoundTripSpec], n: int = 500, *, warmup: int = 20, mode: str = CLIENT_MODE
+) -> list[list[float]]:
     """Round trips of ``(cmd, tool, args)`` for each spec, the servers alive side by side.
 
     Each server is spawned once and connected with the real MCP client over stdio
-    (:func:`connected`); after ``warmup`` checked rounds, ``n`` calls per server are timed,
-    alternating call by call.
+    (:func:`connected`, in ``mode``); after ``warmup`` checked rounds, ``n`` calls per server
+    are timed, alternating call by call.
     """
     import anyio
 
-    return anyio.run(_roundtrips_async, specs, n, warmup)
+    return anyio.run(_roundtrips_async, specs, n, warmup, mode)
 
 
 # -- the standard figures of every server -------------------------------------------------------

@@ -5,7 +5,10 @@
 1. cold start: ``llmem-mcp --workspace <tmp>`` vs ``benchmarks/baseline_server.py`` (spawn →
    ``initialize`` answer), interleaved run by run, medians.
 2. warm round trip over stdio (real MCP client): ``get_artifact`` of a stored outline vs the
-   baseline's ``echo``, the servers alive side by side and called alternately; p50 and p95.
+   baseline's ``echo``, the servers alive side by side and called alternately; p50 and p95. Then
+   the same beside ``baseline_answer_server.py`` returning the very same answer (what the answer's
+   size costs the SDK and the client), for that outline and one near the answer cap, and the
+   standard outline again in the stateless era (the Python client's default mode).
 3. parse throughput over a real Python tree (``bench_parse.python_roots``: the installed ``mcp``
    package plus the stdlib's ``json``, ``email``, ``asyncio`` and ``logging``): ``build_outline``
    of the files' bytes, and the end-to-end ``Llmem.parse`` (walk + read + outline + store) of a
@@ -23,6 +26,7 @@ shrinks every size for a smoke run; its figures mean nothing.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -42,6 +46,7 @@ from bench_parse import PY_TARGET, bare_ast, compare, lines_of, load, outlines, 
 
 from llmem.artifacts import Llmem
 from llmem.config import Limits
+from llmem.envelope import Envelope
 from llmem.outline import build_outline
 from llmem.parsing import NAMESPACE, OUTLINE, PRODUCER
 from llmem.store import SCHEMA_VERSION, ArtifactStore, Fingerprint, now_iso
@@ -101,15 +106,26 @@ def _service(workspace: Path, store_root: Path | None = None) -> Llmem:
 # -- 1 and 2: the server over stdio -----------------------------------------------------
 
 
+#: A real module whose outline answer is near the 20,000-character cap (about 17,000).
+LARGE_SOURCE = Path(asyncio.__file__).with_name("streams.py")
+LARGE_TARGET = "pkg/streams.py"
+
+
+#: The answer baseline: a bare ``MCPServer`` returning a fixed answer (its JSON file comes last).
+ANSWER_CMD = [sys.executable, str(Path(__file__).resolve().parent / "baseline_answer_server.py")]
+
+
 def bench_server(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_server"
     ws.mkdir()
     target = "pkg/decoder.py"
     (ws / "pkg").mkdir()
     shutil.copyfile(Path(json.__file__).with_name("decoder.py"), ws / target)
+    shutil.copyfile(LARGE_SOURCE, ws / LARGE_TARGET)
     svc = _service(ws)
-    parsed = svc.parse(target)
-    assert parsed["parsed"] == 1, parsed
+    # Parsed before the cold starts, so that by the warm calls the artifacts are as old as a
+    # user's usually are (a file changed in the last seconds is re-read on every call).
+    assert svc.parse("pkg")["parsed"] == 2
     answer_chars = len(json.dumps(svc.get(target, OUTLINE, 0, None), ensure_ascii=False))
 
     # The server's own log file (written on every call, a real cost) goes to the temp folder.
@@ -119,6 +135,56 @@ def bench_server(tmp: Path, sizes: Sizes, section: Section) -> None:
         warm=[("get_artifact", "get_artifact", {"path": target})],
         quick=sizes.quick,
         echo_chars=answer_chars,
+    )
+    bench_answer_sizes(tmp, ws, svc, section, sizes)
+
+
+def bench_answer_sizes(tmp: Path, ws: Path, svc: Llmem, section: Section, sizes: Sizes) -> None:
+    """Warm ``get_artifact`` beside a bare ``MCPServer`` returning the very same answer.
+
+    What the SDK and the client pay grows with the answer (the structured content is validated
+    and serialised on both sides); the answer server pays just that, so the ratio to it is the
+    server's own work. Done for the standard outline and for one near the answer cap, then the
+    standard one again in the stateless era (the Python client's default mode).
+    """
+    targets = {"json/decoder.py": "pkg/decoder.py", "asyncio/streams.py": LARGE_TARGET}
+    ours = harness.server_cmd("llmem-mcp", ws)
+    specs: list[harness.RoundTripSpec] = []
+    answer_chars = {}
+    for name, target in targets.items():
+        answer = Envelope(status="success", data=svc.get(target, OUTLINE, 0, None), nextAction="Done.")
+        file = tmp / f"answer-{Path(target).stem}.json"
+        file.write_text(answer.model_dump_json(exclude_none=True), encoding="utf-8")
+        answer_chars[name] = len(file.read_text(encoding="utf-8"))
+        specs += [(ours, "get_artifact", {"path": target}), ([*ANSWER_CMD, str(file)], "answer", {"text": target})]
+    specs.append((harness.BASELINE_CMD, "echo", {"text": "ping"}))
+    n = harness.WARM_CALLS[sizes.quick]
+    times = harness.warm_roundtrips(specs, n)
+    echo50 = percentiles(times[-1])[0]
+    for i, name in enumerate(targets):
+        o50, a50 = percentiles(times[2 * i])[0], percentiles(times[2 * i + 1])[0]
+        label = f"warm get_artifact p50, {answer_chars[name]:,}-char answer ({name})"
+        section.add(f"{label}, vs bare MCPServer with the same answer", ms(o50), ms(a50), ratio(o50, a50))
+        section.add("  same, vs 'ping' echo", ms(o50), ms(echo50), ratio(o50, echo50))
+
+    era = harness.warm_roundtrips(
+        [
+            (ours, "get_artifact", {"path": targets["json/decoder.py"]}),
+            (harness.BASELINE_CMD, "echo", {"text": "ping"}),
+        ],
+        n,
+        mode="auto",
+    )
+    (o50, o95), (b50, b95) = percentiles(era[0]), percentiles(era[1])
+    target_x = harness.WARM_TARGET
+    section.add(
+        f"warm get_artifact p50, stateless era (mode='auto') (<= {target_x}x)", ms(o50), ms(b50), ratio(o50, b50)
+    )
+    section.add(
+        f"warm get_artifact p95, stateless era (mode='auto') (<= {target_x}x)", ms(o95), ms(b95), ratio(o95, b95)
+    )
+    section.target(
+        "warm get_artifact round trip, stateless era", o50 / b50 <= target_x, f"p50 {o50 / b50:.2f}x vs 'ping' echo"
     )
 
 

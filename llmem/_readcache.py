@@ -19,8 +19,9 @@ from typing import Any
 
 __all__ = ["RACY_NS", "ReadCache", "Signature"]
 
-#: How long after its last change a file's stat signature is trusted to tell every later change.
-RACY_NS = 1_000_000_000
+#: How long after its last change a file's stat signature is trusted to tell every later change:
+#: longer than the coarsest timestamps in use (FAT's two seconds), far shorter than a session.
+RACY_NS = 3_000_000_000
 
 #: (device, inode, size, mtime_ns, ctime_ns)
 Signature = tuple[int, int, int, int, int]

@@ -21,9 +21,10 @@ LLMEM, CALC, STATE = "llmem-mcp", "debrief-calc-mcp", "debrief-state-mcp"
 FIGURE_ROWS = [
     *((server, "cold start, median of", 1) for server in (LLMEM, CALC, STATE)),
     *((server, "cold start p95 / median of per-run ratios", 1) for server in (LLMEM, CALC, STATE)),
-    (LLMEM, "warm get_artifact p50,", 1),
-    (LLMEM, "warm get_artifact p95,", 1),
+    (LLMEM, "warm get_artifact p50,", 4),  # the standard one, two beside the same answer, the stateless era
+    (LLMEM, "warm get_artifact p95,", 2),
     (LLMEM, "same, vs echo of", 2),
+    (LLMEM, "same, vs 'ping' echo", 2),
     (LLMEM, "parse outline, files/s", 1),
     (LLMEM, "parse end-to-end parse+store, files/s", 1),
     (LLMEM, "re-run unchanged", 1),
@@ -57,6 +58,7 @@ FIGURE_ROWS = [
 TARGETS = [
     *((server, "cold start:", 1) for server in (LLMEM, CALC, STATE)),
     (LLMEM, "warm get_artifact round trip:", 1),
+    (LLMEM, "warm get_artifact round trip, stateless era:", 1),
     (LLMEM, "parse throughput (outline):", 1),
     (LLMEM, "parse throughput (end-to-end, parse+store):", 1),
     (LLMEM, "incremental re-run:", 1),
