@@ -51,6 +51,7 @@ __all__ = [
     "bench_env",
     "checked",
     "cold_start_interleaved",
+    "compile_bytecode",
     "connected",
     "format_table",
     "load_average",
@@ -227,6 +228,29 @@ def server_cmd(server: str, workspace: Path) -> list[str]:
 
 
 # -- cold start -----------------------------------------------------------------------------
+
+
+def compile_bytecode() -> str:
+    """Write the ``.pyc`` files of the suite and of this environment's packages, as pip does.
+
+    A server's start-up is mostly imports. ``pip install`` leaves every module compiled, but an
+    environment made with ``uv`` (without ``--compile-bytecode``) and run with
+    ``PYTHONDONTWRITEBYTECODE`` set compiles modules from source on every start, ours and the
+    SDK's alike, which measures the compiler rather than the servers. Returns what it did, for
+    the report's machine line.
+    """
+    import compileall
+    import contextlib
+    import io
+    import sysconfig
+
+    import debrief_calc
+    import llmem
+
+    folders = [Path(llmem.__file__).parent, Path(debrief_calc.__file__).parent, Path(sysconfig.get_paths()["purelib"])]
+    with contextlib.redirect_stdout(io.StringIO()):
+        ok = all(compileall.compile_dir(folder, quiet=2, workers=0) for folder in folders)
+    return "bytecode compiled for the suite and site-packages" + ("" if ok else " (some files failed to compile)")
 
 
 def _initialize_line() -> bytes:
@@ -528,7 +552,7 @@ def script_main(
         add_args(parser)
     args = parser.parse_args()
     print(f"{server} benchmarks" + (" (--quick: smoke sizes, figures mean nothing)" if args.quick else ""))
-    print(machine_line())
+    print(machine_line() + "; " + compile_bytecode())
     print(CLIENT_LINE)
     print(flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="suite-bench-", dir=args.tmp)).resolve()

@@ -33,7 +33,16 @@ import bench_calc
 import bench_llmem
 import bench_parse
 import bench_state
-from _harness import CLIENT_LINE, Section, bench_env, format_table, load_average, machine_line, patched_environ
+from _harness import (
+    CLIENT_LINE,
+    Section,
+    bench_env,
+    compile_bytecode,
+    format_table,
+    load_average,
+    machine_line,
+    patched_environ,
+)
 
 PARTS: list[tuple[str, str, Callable[[Path, bool], Section]]] = [
     ("llmem", "llmem-mcp", bench_llmem.collect),
@@ -88,7 +97,7 @@ def main() -> None:
     parser.add_argument("--tmp", type=Path, default=None, help="where the temporary workspaces go")
     args = parser.parse_args()
 
-    machine, started = machine_line(), time.strftime("%Y-%m-%d %H:%M %Z")
+    machine, started = machine_line() + "; " + compile_bytecode(), time.strftime("%Y-%m-%d %H:%M %Z")
     start = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="suite-bench-all-", dir=args.tmp)).resolve()
     try:
