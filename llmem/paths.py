@@ -28,10 +28,10 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 class ResolvedPath:
     """An absolute path known to lie inside the workspace, with its workspace-relative key."""
 
-    __slots__ = ("_abs", "abs_text", "key")
+    __slots__ = ("_abs", "_text", "key")
 
     def __init__(self, abs_path: Path | str, key: str):
-        self.abs_text = str(abs_path)
+        self._text = str(abs_path)
         self._abs = abs_path if isinstance(abs_path, Path) else None
         self.key = key  # POSIX, relative to the workspace; "." for the workspace itself
 
@@ -39,7 +39,7 @@ class ResolvedPath:
     def abs(self) -> Path:
         # Made when first asked for: a read that needs only the key never pays for the Path.
         if self._abs is None:
-            self._abs = Path(self.abs_text)
+            self._abs = Path(self._text)
         return self._abs
 
     def __repr__(self) -> str:

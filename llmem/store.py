@@ -145,15 +145,17 @@ class ArtifactStore:
 
     # -- artifacts -----------------------------------------------------------------------
 
-    def _dir(self, namespace: str, key: str) -> Path:
+    def _dir_text(self, namespace: str, key: str) -> str:
+        # Strings joined once: building Paths part by part costs more than the read they lead to.
         _check_name(namespace, "namespace")
-        return self.root.joinpath("artifacts", namespace, *_key_parts(key))
+        return os.path.join(self._artifacts, namespace, *_key_parts(key))  # noqa: PTH118
+
+    def _dir(self, namespace: str, key: str) -> Path:
+        return Path(self._dir_text(namespace, key))
 
     def artifact_file(self, namespace: str, key: str, kind: str) -> Path:
         _check_name(kind, "kind")
-        _check_name(namespace, "namespace")
-        # One join of strings and one Path: this is on every read's path.
-        return Path(os.path.join(self._artifacts, namespace, *_key_parts(key), f"{kind}.json"))  # noqa: PTH118
+        return Path(os.path.join(self._dir_text(namespace, key), f"{kind}.json"))  # noqa: PTH118
 
     def put(
         self,
