@@ -52,8 +52,8 @@ from _harness import Section, ms, ratio, s
 from bench_calc_domain import glib_legs, glib_scan, patrol
 from bench_geodesy import uniform_accuracy
 
+from debrief_calc.calc.service import CalcService
 from debrief_calc.features import track_data
-from debrief_calc.service import CalcService
 from llmem.config import Limits
 from llmem.store import ArtifactStore
 

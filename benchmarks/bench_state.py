@@ -42,7 +42,7 @@ import _harness as harness
 from _harness import BASELINE_CMD, Section, checked, ms, ratio, server_cmd
 
 HERE = Path(__file__).resolve().parent
-PLOTS = HERE.parents[1] / "shared" / "data" / "plots"
+PLOTS = HERE.parent / "tests" / "data" / "plots"
 LARGE = "large-sample.plot.json"
 BIG = "big.plot.json"
 POC = "poc.plot.json"

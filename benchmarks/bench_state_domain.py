@@ -33,7 +33,7 @@ from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 from debrief_calc.state.render import render_plot_png
 from llmem.fsutil import atomic_write_bytes
 
-DEFAULT_PLOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "plots" / "large-sample.plot.json"
+DEFAULT_PLOT = Path(__file__).resolve().parents[1] / "tests" / "data" / "plots" / "large-sample.plot.json"
 
 
 def measure(fn: Callable[[int], Any], runs: int) -> list[float]:

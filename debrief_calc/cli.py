@@ -10,7 +10,7 @@ __all__ = ["main_calc", "main_state"]
 
 
 def _calc_factory() -> ServerFactory:
-    from debrief_calc.server import build_server
+    from debrief_calc.calc.server import build_server
 
     return build_server
 

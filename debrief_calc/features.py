@@ -2,7 +2,7 @@
 
 Features stay plain GeoJSON dicts, so nothing a tool does not know about is ever dropped and a
 plot round-trips unchanged; the functions here only read them. They understand every shape the
-real files use (see ``shared/spec/domain.md``):
+real files use (the spec's ``domain.md``; samples in ``tests/data/``):
 
 * the kind of a feature from ``properties.kind`` (``TRACK`` / ``track``, ``POINT``, ``zone``)
   or, in ``.plot.json`` files, ``properties.dataType`` (``reference-point`` is a point, an

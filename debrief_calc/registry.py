@@ -3,9 +3,9 @@
 Pure domain code: no MCP here. A :class:`ToolSpec` holds a tool's metadata (seed 002's
 contract: name, description, version, input kinds, output kind, context type, parameters) and
 its handler, a function from :class:`ToolInput` to :class:`ToolOutput`. :class:`Registry`
-looks tools up and filters them the way ``list_tools`` does; :func:`default_registry` holds
-the nine built-in tools. Running a tool, with every check of the contract, is
-:func:`debrief_calc.executor.run`.
+looks tools up and filters them the way ``list_tools`` does. The built-in tools live in
+:mod:`debrief_calc.analysis` (its ``default_registry``); this module imports none of them.
+Running a tool, with every check of the contract, is :func:`debrief_calc.executor.run`.
 
 Contexts: ``single`` (exactly one feature), ``multi`` (two or more), ``region`` (bounds, or
 one zone), ``none`` (no features). A tool that accepts more than one (``delete-features``
@@ -16,7 +16,6 @@ takes one feature or several) names its first in ``context_type`` and the others
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ __all__ = [
     "ToolInput",
     "ToolOutput",
     "ToolSpec",
-    "default_registry",
     "normalise_kind",
 ]
 
@@ -306,11 +304,3 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._tools)
-
-
-@functools.lru_cache(maxsize=1)
-def default_registry() -> Registry:
-    """The nine built-in analysis tools (built once)."""
-    from debrief_calc.analysis import builtin_specs
-
-    return Registry(builtin_specs())

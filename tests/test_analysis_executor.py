@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from debrief_calc.analysis import default_registry
 from debrief_calc.errors import PayloadTooLarge
 from debrief_calc.executor import RunResult, run
-from debrief_calc.registry import Parameter, Registry, ToolInput, ToolOutput, ToolSpec, default_registry
+from debrief_calc.registry import Parameter, Registry, ToolInput, ToolOutput, ToolSpec
 from tests.test_analysis_support import boats, load_json, plot_tracks, props, run_err, run_ok, track_feature
 
 FIXED = datetime(2026, 1, 15, 10, 30, tzinfo=UTC)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from debrief_calc.registry import default_registry
+from debrief_calc.analysis import default_registry
 from llmem.errors import PathOutsideWorkspace
 from tests.test_analysis_support import DATA, props, rep_text, run_err, run_ok
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from geographiclib.geodesic import Geodesic
 
+from debrief_calc.analysis import default_registry
 from debrief_calc.executor import RunResult, run
 from debrief_calc.features import iso_many
-from debrief_calc.registry import default_registry
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 GEOD = Geodesic.WGS84
 
 

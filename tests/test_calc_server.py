@@ -15,8 +15,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from debrief_calc import plotstate
+from debrief_calc.calc.server import build_server
 from debrief_calc.rep import parse_rep
-from debrief_calc.server import build_server
 from llmem.config import ServerConfig
 from llmem.store import ArtifactStore
 from tests.conftest import DATA, MODES, call

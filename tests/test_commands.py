@@ -16,7 +16,7 @@ from debrief_calc.state.commands import ALIASES, COMMANDS, CommandOutcome, apply
 from debrief_calc.state.errors import InvalidCommand
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "plots"
+DATA = Path(__file__).resolve().parent / "data" / "plots"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 

@@ -31,7 +31,7 @@ from debrief_calc.features import (
     zone_rings,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 ALL_FILES = sorted([*DATA.glob("*.geojson"), *(DATA / "plots").glob("*.json")])
 
 

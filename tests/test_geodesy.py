@@ -34,7 +34,7 @@ from debrief_calc.units import (
     to_mps,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 GEOD = Geodesic.WGS84
 SPEC_TOLERANCE_M = 0.5  # debrief-calc.md: within 0.5 m of GeographicLib for any pair
 AZIMUTH_TOLERANCE_DEG = 1e-5

@@ -33,7 +33,7 @@ from debrief_calc.state.plotfile import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "plots"
+DATA = REPO / "tests" / "data" / "plots"
 REAL_PLOTS = ["large-sample.plot.json", "sample.plot.json", "featurecollection-sample.json"]
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from debrief_calc.analysis import default_registry
 from debrief_calc.errors import ToolNotFound, ValidationFailed
 from debrief_calc.registry import (
     PARAMETER_TYPES,
@@ -14,7 +15,6 @@ from debrief_calc.registry import (
     ToolInput,
     ToolOutput,
     ToolSpec,
-    default_registry,
 )
 
 NINE = [

@@ -18,7 +18,7 @@ from debrief_calc.features import parse_iso
 from debrief_calc.state.render import HIGHLIGHT, render_plot_png
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "plots"
+DATA = REPO / "tests" / "data" / "plots"
 BLUE = (0, 0, 255)  # the stroke of track f-2 in large-sample
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from debrief_calc.rep import MAX_ISSUE_TEXT, LineIssue, RepResult, parse_rep
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 REP = DATA / "rep"
 
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 FACTORIES = {
     "llmem-mcp": "llmem.server",
-    "debrief-calc-mcp": "debrief_calc.server",
+    "debrief-calc-mcp": "debrief_calc.calc.server",
     "debrief-state-mcp": "debrief_calc.state.server",
 }
 

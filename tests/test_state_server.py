@@ -26,7 +26,7 @@ from tests.conftest import call as call_tool
 
 pytestmark = pytest.mark.anyio
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "plots"
+DATA = Path(__file__).resolve().parent / "data" / "plots"
 LARGE = "large-sample.plot.json"
 SAMPLE = "sample.plot.json"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

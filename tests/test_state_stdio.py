@@ -22,7 +22,7 @@ from tests.conftest import MODES, console_script, subprocess_env
 
 pytestmark = pytest.mark.anyio
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "plots"
+DATA = Path(__file__).resolve().parent / "data" / "plots"
 LARGE = "large-sample.plot.json"
 SAMPLE = "sample.plot.json"
 

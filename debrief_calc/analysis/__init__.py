@@ -1,8 +1,15 @@
-"""The built-in analysis tools, one module per tool or family; each exposes its ToolSpec."""
+"""The built-in analysis tools, one module per tool or family; each exposes its ToolSpec.
+
+The arrows run one way: the tools import :mod:`debrief_calc.registry`, never the reverse.
+"""
 
 from __future__ import annotations
 
-from debrief_calc.registry import ToolSpec
+import functools
+
+from debrief_calc.registry import Registry, ToolSpec
+
+__all__ = ["builtin_specs", "default_registry"]
 
 
 def builtin_specs() -> tuple[ToolSpec, ...]:
@@ -29,3 +36,9 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         commands.SPEC,
         import_rep.SPEC,
     )
+
+
+@functools.lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The nine built-in analysis tools (built once)."""
+    return Registry(builtin_specs())

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from debrief_calc import plotstate
+from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
-from debrief_calc.registry import Registry, default_registry
+from debrief_calc.registry import Registry
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
 from llmem.envelope import Envelope

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from debrief_calc.service import CalcService
+from debrief_calc.calc.service import CalcService
 from llmem import __version__
 from llmem.config import ServerConfig
 from llmem.envelope import Envelope, error_envelope

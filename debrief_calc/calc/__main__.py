@@ -1,0 +1,3 @@
+from debrief_calc.cli import main_calc
+
+main_calc()
