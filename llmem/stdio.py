@@ -13,7 +13,9 @@ descriptors, and keeps everything else the SDK does:
   JSON-RPC message, and a line that fails goes to the server as the exception, as the SDK does;
 - each message is written as ``model_dump_json(by_alias=True, exclude_unset=True)`` plus a
   newline, one message at a time, waiting while the client's pipe is full;
-- stdin EOF ends the session cleanly, and a client that closed its end ends it quietly.
+- stdin EOF ends the session cleanly once the requests already read are answered (bounded by
+  :data:`EOF_ANSWER_WAIT_S`: ``printf '<requests>' | server`` gets every answer, where the SDK
+  ends the session at once and drops them), and a client that closed its end ends it quietly.
 
 Anything else (a terminal, a regular file, Windows, another event loop than asyncio) is served
 by the SDK's own ``stdio_server``.
@@ -54,6 +56,8 @@ log = logging.getLogger("llmem.stdio")
 READ_CHUNK = 1 << 16
 #: How long pending answers may take to reach the client once the session has ended.
 DRAIN_TIMEOUT_S = 5.0
+#: How long requests read before stdin's EOF may take to be answered before the session ends.
+EOF_ANSWER_WAIT_S = 30.0
 
 
 def answer_for_refused_line(exc: Exception) -> JSONRPCError | None:
@@ -177,6 +181,7 @@ async def _event_loop_stdio() -> AsyncIterator[tuple[Any, Any]]:
         read_send, read_recv = create_context_streams[SessionMessage | Exception](0)
         write_send, write_recv = create_context_streams[SessionMessage](0)
         writer_done = anyio.Event()
+        unanswered = _Unanswered()
 
         async def stdin_reader() -> None:
             async with read_send:
@@ -184,13 +189,19 @@ async def _event_loop_stdio() -> AsyncIterator[tuple[Any, Any]]:
                     item = _message(line)
                     if isinstance(item, Exception) and (reply := _refused_reply(item)) is not None:
                         await out.send(reply)
+                    if not isinstance(item, Exception):
+                        unanswered.read(item.message)
                     await read_send.send(item)
+                # The client is done sending, maybe not reading: answer what it asked first.
+                with anyio.move_on_after(EOF_ANSWER_WAIT_S):
+                    await unanswered.all_answered()
 
         async def stdout_writer() -> None:
             try:
                 async with write_recv:
                     async for message in write_recv:
                         await out.send(message)
+                        unanswered.written(message.message)
             finally:
                 writer_done.set()
 
@@ -206,6 +217,39 @@ async def _event_loop_stdio() -> AsyncIterator[tuple[Any, Any]]:
                     await writer_done.wait()
                     await out.close()
                 tg.cancel_scope.cancel()
+
+
+class _Unanswered:
+    """The ids of the client's requests that have no answer yet (cancelled ones excluded)."""
+
+    def __init__(self) -> None:
+        self.ids: set[str | int] = set()
+        self.empty = anyio.Event()
+        self.empty.set()
+
+    def read(self, message: Any) -> None:
+        import mcp_types as types
+
+        if isinstance(message, types.JSONRPCRequest):
+            self.ids.add(message.id)
+            if self.empty.is_set():
+                self.empty = anyio.Event()
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._drop((message.params or {}).get("requestId"))
+
+    def written(self, message: Any) -> None:
+        import mcp_types as types
+
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._drop(message.id)
+
+    def _drop(self, request_id: Any) -> None:
+        self.ids.discard(request_id)
+        if not self.ids:
+            self.empty.set()
+
+    async def all_answered(self) -> None:
+        await self.empty.wait()
 
 
 def _close(transport: asyncio.BaseTransport, *, abort: bool = False) -> None:

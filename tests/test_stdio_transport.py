@@ -203,3 +203,29 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(workspace: Path, tm
     log = stderr.read_text(encoding="utf-8")
     assert "Traceback" not in log
     assert "closed its end of stdout" in log
+
+
+@pytest.mark.parametrize("script", ["llmem-mcp", "debrief-state-mcp", "debrief-calc-mcp"])
+def test_requests_piped_before_eof_are_all_answered(script: str, workspace: Path) -> None:
+    """``printf '<requests>' | server``: stdin ends right after the requests; every one is answered."""
+    lines = [
+        rpc_line(
+            1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": INIT["clientInfo"]}
+        ),
+        rpc_line(None, "notifications/initialized", notification=True),
+        rpc_line(2, "tools/list"),
+        rpc_line(3, "prompts/get", {"name": "tool-descriptions"}),
+        rpc_line(4, "tools/list"),
+    ]
+    out = subprocess.run(
+        [console_script(script), "--workspace", str(workspace)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    answers = {m["id"]: m for m in map(json.loads, out.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3, 4]
+    assert answers[2]["result"]["tools"] and answers[4]["result"] == answers[2]["result"]
