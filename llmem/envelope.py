@@ -18,8 +18,13 @@ class ErrorInfo(BaseModel):
 
 
 class Envelope(BaseModel):
-    """``status`` says which of the other fields are set; ``nextAction`` always says what to do next."""
+    """``status`` says which of the other fields are set; ``nextAction`` always says what to do next.
 
+    ``success`` is set only by servers whose other tools answer ``{success: ...}`` (the Debrief
+    servers), so that their callback pair answers in the same shape: see :meth:`with_success`.
+    """
+
+    success: bool | None = None
     status: Literal["success", "error", "prompt_ready"]
     data: dict[str, Any] | None = None
     error: ErrorInfo | None = None
@@ -39,7 +44,8 @@ class Envelope(BaseModel):
         The answer is serialised for the wire right after, so a deep copy of what the tool built
         would be one more walk of it on every call. The dicts are shared: do not change them.
         """
-        out: dict[str, Any] = {"status": self.status}
+        out: dict[str, Any] = {} if self.success is None else {"success": self.success}
+        out["status"] = self.status
         if self.data is not None:
             out["data"] = self.data
         if self.error is not None:
@@ -49,6 +55,10 @@ class Envelope(BaseModel):
             if value is not None:
                 out[name] = value
         return out
+
+    def with_success(self) -> Envelope:
+        """This envelope with ``success`` set from ``status`` (false only for an error)."""
+        return self.model_copy(update={"success": self.status != "error"})
 
 
 def error_envelope(err: SuiteError) -> Envelope:

@@ -30,11 +30,13 @@ maybe_text = st.none() | st.text(max_size=10)
     tool=maybe_text,
     args=maybe_dict,
     hint=maybe_text,
+    success=st.none() | st.booleans(),
 )
 def test_wire_content_is_the_json_dump_without_the_copy(
-    status: Any, data: Any, error: Any, prompt: Any, tool: Any, args: Any, hint: Any
+    status: Any, data: Any, error: Any, prompt: Any, tool: Any, args: Any, hint: Any, success: Any
 ) -> None:
     env = Envelope(
+        success=success,
         status=status,
         data=data,
         error=error,
@@ -57,3 +59,10 @@ def test_unset_members_stay_off_the_wire() -> None:
         "error": {"code": "BOOM", "message": "boom", "details": {"field": "path"}},
         "nextAction": "Fix it.",
     }
+
+
+def test_with_success_says_false_only_for_errors() -> None:
+    assert Envelope(status="prompt_ready").with_success().wire_content() == {"success": True, "status": "prompt_ready"}
+    assert Envelope(status="success").with_success().success is True
+    err = error_envelope(SuiteError("boom", code="BOOM")).with_success().wire_content()
+    assert list(err)[:2] == ["success", "status"] and err["success"] is False

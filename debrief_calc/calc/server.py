@@ -83,7 +83,8 @@ def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def _envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    return error_envelope(err).model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, …}`` like the other tools, in the envelope."""
+    return error_envelope(err).with_success().model_dump(mode="json")
 
 
 def build_server(config: ServerConfig) -> SuiteServer:
@@ -125,7 +126,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         target: Annotated[str | list[str], Field(description="A result id, or several")],
         task: Literal["narrate-result", "summarize-analysis"],
     ) -> Envelope:
-        return svc().prompt(target, task)
+        return svc().prompt(target, task).with_success()
 
     def store_llm_result(
         ticket: Annotated[str, Field(max_length=64)],
@@ -134,7 +135,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         result: str,
         model: Annotated[str | None, Field(max_length=200)] = None,
     ) -> Envelope:
-        return svc().store_result(ticket, target, task, result, model)
+        return svc().store_result(ticket, target, task, result, model).with_success()
 
     read = tool_annotations(read_only=True)
     server.add_suite_tool(

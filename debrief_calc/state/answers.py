@@ -168,8 +168,10 @@ def state_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: the suite's envelope (status "error")."""
-    return error_envelope(_rpc(err)).model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, …}`` as every other tool of the server
+    answers, inside the suite's envelope (``status: "error"``, ``nextAction``, and for a retryable
+    answer ``callbackArgs``)."""
+    return error_envelope(_rpc(err)).with_success().model_dump(mode="json")
 
 
 def with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallToolResult:

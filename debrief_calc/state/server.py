@@ -213,7 +213,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return UndoAnswer(**data)
 
     def generate_prompt(task: Task, target: Filename = None) -> Envelope:
-        return tasks().prompt(target, task)
+        return tasks().prompt(target, task).with_success()
 
     async def store_llm_result(
         ticket: Annotated[str, Field(max_length=64)],
@@ -226,7 +226,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         env, aspects = await run(tasks().store, ticket, target, task, result, model, add_annotation)
         await notify(ctx, target, aspects)
-        return env
+        return env.with_success()
 
     read, write = tool_annotations(read_only=True), tool_annotations(read_only=False, idempotent=True)
     change = tool_annotations(read_only=False, destructive=True, idempotent=True)
