@@ -24,7 +24,16 @@ from typing import Any
 import numpy as np
 
 from debrief_calc._coordinates import bounds_of, feature_bounds, feature_positions, point_lonlat, zone_rings
-from debrief_calc._feature_parts import KINDS, Kind, feature_id, feature_kind, feature_name, properties_of, raw_id
+from debrief_calc._feature_parts import (
+    KINDS,
+    Kind,
+    feature_id,
+    feature_kind,
+    feature_name,
+    geometry_of,
+    properties_of,
+    raw_id,
+)
 from debrief_calc._times import iso, iso_many, parse_iso, parse_times
 from debrief_calc._track_data import TrackData, read_track, track_data
 from debrief_calc.errors import ValidationFailed
@@ -43,6 +52,7 @@ __all__ = [
     "parse_iso",
     "parse_times",
     "point_lonlat",
+    "time_span",
     "track_data",
     "zone_rings",
 ]
@@ -94,3 +104,52 @@ def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
     summary["point_count"] = len(xy)
     summary["bounds"] = list(bounds) if bounds is not None else None
     return summary
+
+
+def _ends(values: object) -> list[Any] | None:
+    return [values[0], values[-1]] if isinstance(values, list) and values else None
+
+
+def _track_time_ends(feature: Mapping[str, Any]) -> list[Any] | None:
+    """A track's first and last time as given, from the first of the four forms it carries."""
+    props = properties_of(feature)
+    if ends := _ends(props.get("timestamps")):
+        return ends
+    positions = props.get("positions")
+    if (ends := _ends(positions)) and all(isinstance(p, Mapping) and "time" in p for p in ends):
+        return [p["time"] for p in ends]
+    if ends := _ends(props.get("times")):
+        return ends
+    geom = geometry_of(feature) or {}
+    coords = geom.get("coordinates")
+    if geom.get("type") == "MultiLineString" and isinstance(coords, list):
+        coords = [p for line in coords if isinstance(line, list) for p in line[:1] + line[-1:]]
+    if (ends := _ends(coords)) and all(isinstance(p, list) and len(p) >= 4 for p in ends):
+        return [p[3] for p in ends]
+    return None
+
+
+def time_span(feature: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The period a feature covers, or None when it carries no usable time.
+
+    Cheap on purpose (it runs on every feature a command adds): a track's first and last times
+    only, in any of the four forms (a track's times never decrease, which reading it checks);
+    other features ``properties.time`` to ``timeEnd`` (``time`` alone is an instant).
+    """
+    try:
+        if feature_kind(feature) == "track":
+            ends = _track_time_ends(feature)
+            if ends is None:
+                return None
+            first, last = (float(v) for v in parse_times(ends))
+            return (first, last) if first <= last else None
+        props = properties_of(feature)
+        start = props.get("time")
+        if not isinstance(start, str):
+            return None
+        end = props.get("timeEnd")
+        t0 = parse_iso(start)
+        t1 = parse_iso(end) if isinstance(end, str) else t0
+        return (t0, t1) if t0 <= t1 else None
+    except (ValidationFailed, TypeError, ValueError):
+        return None

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from debrief_calc.errors import FeatureNotFound, ValidationFailed
-from debrief_calc.state.commands import ALIASES, COMMANDS, CommandOutcome, apply_command, apply_to_plot
+from debrief_calc.state.commands import ALIASES, COMMANDS, CommandOutcome, apply_command, apply_to_plot, merge_patch
 from debrief_calc.state.errors import InvalidCommand
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 
@@ -116,11 +116,51 @@ def test_add_features_refuses_malformed_features(sample: dict[str, Any], bad: An
 
 def test_update_features_replaces_in_place(large: dict[str, Any]) -> None:
     position = ids(large).index("z-3")
-    new = {"type": "Feature", "id": "z-3", "geometry": None, "properties": {"name": "gone zone"}}
+    new = {
+        "type": "Feature",
+        "id": "z-3",
+        "geometry": {"type": "Point", "coordinates": [-4, 36]},
+        "properties": {"name": "now a point"},
+    }
     out = apply_command(large, {"command": "updateFeatures", "payload": [new]})
     assert ids(large).index("z-3") == position
     assert large["features"][position] == new
     assert out.updated_ids == ["z-3"]
+
+
+@pytest.mark.parametrize(
+    ("given", "field"),
+    [
+        ({"type": "Feature", "id": "z-3", "properties": {"name": "renamed"}}, "command.payload[0].geometry"),
+        (
+            {"type": "Feature", "id": "z-3", "geometry": None, "properties": {"name": "x"}},
+            "command.payload[0].geometry",
+        ),
+        (
+            {"type": "Feature", "id": "z-3", "geometry": {"type": "Point", "coordinates": [0, 0]}},
+            "command.payload[0].properties",
+        ),
+    ],
+)
+def test_update_refuses_a_feature_that_would_erase_the_stored_one(
+    large: dict[str, Any], given: dict[str, Any], field: str
+) -> None:
+    """A properties-only update wiped a zone's shape and styling: it is refused, nothing changes."""
+    err = unchanged_after(large, {"command": "updateFeatures", "payload": [given]}, ValidationFailed)
+    assert err.details["field"] == field  # type: ignore[attr-defined]
+    assert "debrief_set_properties" in str(err)
+
+
+def test_merge_patch_merges_replaces_and_deletes() -> None:
+    target = {"name": "SIR 1", "stroke": "#f00", "specifics": {"type": "circle", "radiusM": 5}, "visible": True}
+    patch = {"name": "SIR one", "stroke": "#808080", "specifics": {"radiusM": 7}, "visible": None}
+    assert merge_patch(target, patch) == {
+        "name": "SIR one",
+        "stroke": "#808080",
+        "specifics": {"type": "circle", "radiusM": 7},
+    }
+    assert target["visible"] is True  # neither argument is changed
+    assert merge_patch({"a": 1}, {"a": {"b": None, "c": 2}}) == {"a": {"c": 2}}
 
 
 def test_update_and_delete_list_every_missing_id(large: dict[str, Any]) -> None:

@@ -4,7 +4,9 @@
 references through the caller's resolver, refuses unknown names (listing the valid ones and
 the aliases), payloads of the wrong shape and composites nested deeper than :data:`MAX_DEPTH`,
 and flattens it into :class:`Step` objects with normalised payloads, each with the place
-(``command.payload[2]``) it came from. Nothing here looks at a plot.
+(``command.payload[2]``) it came from. A reference may stand for a whole command, a payload, or
+an item of a features payload. Every refusal names the place and, in ``details.expected``, the
+payload the command takes (:data:`PAYLOAD_SHAPES`). Nothing here looks at a plot.
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ from debrief_calc.errors import ValidationFailed
 from debrief_calc.state import metadata
 from debrief_calc.state.errors import InvalidCommand
 
-__all__ = ["ALIASES", "COMMANDS", "MAX_DEPTH", "REF_KEYS", "Resolver", "Step", "bad", "parse_command"]
+__all__ = [
+    "ALIASES",
+    "COMMANDS",
+    "MAX_DEPTH",
+    "PAYLOAD_SHAPES",
+    "REF_KEYS",
+    "Resolver",
+    "Step",
+    "bad",
+    "parse_command",
+]
 
 COMMANDS = (
     "addFeatures",
@@ -38,6 +50,22 @@ COMMANDS = (
 )
 ALIASES = {"highlightFeatures": "setSelection", "updateViewport": "setViewport"}
 MAX_DEPTH = 10
+#: Each command's payload, as a model needs to write it (in the tool's guide and in every
+#: INVALID_COMMAND answer about that command).
+PAYLOAD_SHAPES: dict[str, str] = {
+    "addFeatures": "[Feature, …] or a FeatureCollection; items may be {ref} from debrief-calc; ids generated where missing",
+    "updateFeatures": "[Feature with id, …]: each replaces the whole stored feature (geometry and properties)",
+    "deleteFeatures": "[id, …] or {ids: [...]}",
+    "setFeatureCollection": "{type: 'FeatureCollection', features: [...]} (time and viewport features kept)",
+    "setViewport": "{bounds: [west, south, east, north]} (degrees)",
+    "setSelection": "{selectedIds: [id, …]}",
+    "setTimeState": "{current, start, end} as ISO-8601 UTC times, start ≤ current ≤ end",
+    "showText": '"text"',
+    "showData": "{shape, axes, values} or any object",
+    "showImage": "{mediaType: 'image/png' | 'image/svg+xml', data: <base64>, title?}",
+    "logMessage": '"text" or {message, level: debug|info|warn|error, timestamp?}',
+    "composite": f"[command, …] run in order, all or nothing (nested at most {MAX_DEPTH} deep)",
+}
 REF_KEYS = ("ref", "$ref", "resultRef")
 IMAGE_TYPES = ("image/png", "image/svg+xml")
 LOG_LEVELS = ("debug", "info", "warn", "error")
@@ -83,18 +111,24 @@ def _parse(command: Any, at: str, depth: int, resolver: Resolver | None, out: li
         raise bad(at, "a DebriefCommand is an object {command, payload}", got=type(command).__name__)
     name = command.get("command")
     if not isinstance(name, str):
-        raise bad(at, 'a DebriefCommand needs a "command" name', valid_commands=list(COMMANDS))
+        raise bad(
+            at,
+            f'a DebriefCommand needs a "command" name, one of {", ".join(COMMANDS)}',
+            valid_commands=list(COMMANDS),
+            payloads=PAYLOAD_SHAPES,
+        )
     canonical = ALIASES.get(name, name)
     if canonical not in COMMANDS:
         raise bad(
             at,
             f"unknown command {name!r}; valid commands are {', '.join(COMMANDS)} "
-            f"(aliases: {', '.join(f'{a} = {c}' for a, c in ALIASES.items())})",
+            f"(aliases: {', '.join(f'{a} = {c}' for a, c in ALIASES.items())}); details.payloads gives each payload",
             valid_commands=list(COMMANDS),
             aliases=ALIASES,
+            payloads=PAYLOAD_SHAPES,
         )
     if "payload" not in command:
-        raise bad(at, f"{name} needs a payload")
+        raise bad(at, f"{name} needs a payload: {PAYLOAD_SHAPES[canonical]}", expected=PAYLOAD_SHAPES[canonical])
     payload = command["payload"]
     if _is_ref(payload):
         payload = _resolve(payload, f"{at}.payload", resolver)
@@ -108,8 +142,37 @@ def _parse(command: Any, at: str, depth: int, resolver: Resolver | None, out: li
             _parse(step, f"{at}.payload[{i}]", depth + 1, resolver, out)
         return
     if canonical in _ADOPTED:
-        payload = _clone(payload)
-    out.append(Step(canonical, _CHECKS[canonical](payload, f"{at}.payload"), at))
+        payload = _clone(_expand_refs(payload, f"{at}.payload", resolver))
+    try:
+        checked = _CHECKS[canonical](payload, f"{at}.payload")
+    except (InvalidCommand, ValidationFailed) as err:
+        err.details.setdefault("command", canonical)
+        err.details.setdefault("expected", PAYLOAD_SHAPES[canonical])
+        raise
+    out.append(Step(canonical, checked, at))
+
+
+def _expand_refs(payload: Any, at: str, resolver: Resolver | None) -> Any:
+    """A features payload with each reference item replaced by the features it stands for, so
+    that stored results mix with inline features (``[{"ref": …}, {...Feature...}]``)."""
+    items = payload.get("features") if isinstance(payload, dict) and payload.get("type") != "Feature" else payload
+    if not isinstance(items, list) or not any(_is_ref(i) for i in items):
+        return payload
+    expanded: list[Any] = []
+    for i, item in enumerate(items):
+        if not _is_ref(item):
+            expanded.append(item)
+            continue
+        value = _resolve(item, f"{at}[{i}]", resolver)
+        if isinstance(value, dict) and value.get("type") == "Feature":
+            expanded.append(value)
+        elif isinstance(value, dict) and isinstance(value.get("features"), list):
+            expanded += value["features"]
+        elif isinstance(value, list):
+            expanded += value
+        else:
+            raise bad(f"{at}[{i}]", "the reference does not hold features")
+    return {**payload, "features": expanded} if isinstance(payload, dict) else expanded
 
 
 #: Commands whose payload objects end up inside the plot: they get their own copy, so that the

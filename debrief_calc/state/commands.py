@@ -12,7 +12,14 @@ missing ids are generated as ``feature-<n>``. ``deleteFeatures``/``updateFeature
 ``setSelection`` with unknown ids raise ``FEATURE_NOT_FOUND`` listing them.
 ``setFeatureCollection`` keeps the file's other top-level members (``bbox``, ``properties``,
 foreign members) unless the payload gives them, and keeps the plot's time and viewport
-metadata features unless the payload has its own. A payload (or a whole command) may be a
+metadata features unless the payload has its own. ``updateFeatures`` replaces whole features,
+so it refuses one that would drop the stored feature's geometry or properties
+(``VALIDATION_FAILED``; a change of properties alone is a merge patch, :func:`merge_patch`).
+
+The saved time window and viewport follow added features (:func:`_follow_added`): a plot
+without them gets the period and the (padded) bounds of its features, and one whose window or
+viewport showed all of the plot's data before is widened to show what was added; an analyst's
+narrower choice is kept, and so is an explicit ``setTimeState``/``setViewport`` in the command. A payload (or a whole command) may be a
 stored-result reference ``{"ref": "<opaque>"}`` (also ``$ref``/``resultRef``): it is passed to
 ``resolve_reference`` and the answer used in its place.
 """
@@ -24,12 +31,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from debrief_calc.errors import ValidationFailed
 from debrief_calc.state import metadata
 from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, MAX_DEPTH, Resolver, Step, bad, parse_command
-from debrief_calc.state.errors import feature_not_found
+from debrief_calc.state.errors import feature_not_found, validation_failed
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 
-__all__ = ["ALIASES", "COMMANDS", "MAX_DEPTH", "CommandOutcome", "Resolver", "apply_command", "apply_to_plot"]
+__all__ = [
+    "ALIASES",
+    "COMMANDS",
+    "MAX_DEPTH",
+    "CommandOutcome",
+    "Resolver",
+    "apply_command",
+    "apply_to_plot",
+    "merge_patch",
+]
 
 _STATE_IDS = (metadata.TIME_ID, metadata.VIEWPORT_ID)
 
@@ -59,6 +76,9 @@ class _Work:
         self.selection_changed = False
         self._index: dict[str, int] | None = None
         self.out = CommandOutcome()
+        self.before = self.features
+        self.added: list[dict[str, Any]] = []
+        self.explicit: set[str] = set()  # "time", "viewport": set by a step of this command
 
     def index(self) -> dict[str, int]:
         if self._index is None:
@@ -132,6 +152,7 @@ def _add(work: _Work, step: Step) -> None:
         seen.add(fid)
         added.append(f)
         work.out.added_ids.append(fid)
+    work.added += added
     work.replace_features(work.features + added)
     work.out.summary.append(f"added {len(added)} feature{'s' if len(added) != 1 else ''}")
 
@@ -139,12 +160,44 @@ def _add(work: _Work, step: Step) -> None:
 def _update(work: _Work, step: Step) -> None:
     index = work.require([str(f["id"]) for f in step.payload], step)
     features = list(work.features)
-    for f in step.payload:
+    for i, f in enumerate(step.payload):
+        _check_whole(f, features[index[str(f["id"])]], f"{step.at}.payload[{i}]")
         features[index[str(f["id"])]] = f
         work.out.updated_ids.append(str(f["id"]))
     work.replace_features(features)
     n = len(step.payload)
     work.out.summary.append(f"updated {n} feature{'s' if n != 1 else ''}")
+
+
+def _check_whole(new: dict[str, Any], old: dict[str, Any], at: str) -> None:
+    """An update replaces the whole feature: refuse one that would silently drop what the stored
+    feature has (a model sending ``{id, properties: {name}}`` meant to rename, not to erase)."""
+    fid = new.get("id")
+    hint = (
+        "updateFeatures replaces the whole feature: send it complete (read it with "
+        "debrief_get_features(ids, detail='full')), or change properties alone with debrief_set_properties"
+    )
+    if new.get("geometry") is None and old.get("geometry") is not None:
+        missing = "has no geometry" if "geometry" not in new else "has a null geometry"
+        raise validation_failed(f"{at}.geometry", f"feature {fid!r} {missing}, which would erase its shape; {hint}")
+    if not new.get("properties") and old.get("properties"):
+        raise validation_failed(
+            f"{at}.properties", f"feature {fid!r} has no properties, which would erase its own; {hint}"
+        )
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """``patch`` applied to ``target`` as a JSON merge patch (RFC 7396): objects merge key by
+    key, ``null`` deletes a key, anything else replaces. Neither argument is changed."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
 
 
 def _delete(work: _Work, step: Step) -> None:
@@ -167,6 +220,7 @@ def _set_collection(work: _Work, step: Step) -> None:
             features.append(work.features[old])
     taken, counter = set(present), [0]
     features = [f if f.get("id") is not None else _with_id(f, _new_id(taken, counter)) for f in features]
+    work.before, work.added = [], [f for f in features if str(f.get("id")) not in _STATE_IDS]
     for key, value in payload.items():
         if key != "features":
             work.top[key] = value
@@ -199,9 +253,11 @@ def _apply_step(work: _Work, step: Step) -> None:
         _set_collection(work, step)
     elif name == "setViewport":
         _set_meta(work, metadata.VIEWPORT_ID, lambda old: metadata.viewport_feature(payload, old))
+        work.explicit.add("viewport")
         out.summary.append(f"viewport set to {payload}")
     elif name == "setTimeState":
         _set_meta(work, metadata.TIME_ID, lambda old: metadata.time_feature(payload, old))
+        work.explicit.add("time")
         out.summary.append(f"time set to {payload['current']} in {payload['start']} .. {payload['end']}")
     elif name == "setSelection":
         work.require(payload, step)
@@ -217,6 +273,63 @@ def _apply_step(work: _Work, step: Step) -> None:
         out.display.append({"type": "log", **payload})
     else:  # pragma: no cover - _parse admits only the names handled above
         raise bad(step.at, f"unhandled command {name!r}")
+
+
+def _follow_added(work: _Work) -> None:
+    """The time window and viewport follow added features (see the module docstring)."""
+    from debrief_calc.features import iso, parse_iso
+
+    added = metadata.data_features(work.added)
+    if not added:
+        return
+    new_span = metadata.data_time_span(added)
+    time_at = work.index().get(metadata.TIME_ID)
+    if new_span is not None and "time" not in work.explicit:
+        old = metadata.get_time_state({"features": [work.features[time_at]]}) if time_at is not None else None
+        before = metadata.data_time_span(metadata.data_features(work.before))
+        if old is None:
+            start, end = (min(new_span[0], before[0]), max(new_span[1], before[1])) if before else new_span
+            current = start
+        else:
+            try:
+                t0, t1, now = (parse_iso(old[k]) for k in ("start", "end", "current"))
+            except ValidationFailed:  # a window the file holds but nobody can read: leave it be
+                return _follow_view(work, added)
+            showed_all = before is None or (t0 <= before[0] and t1 >= before[1])
+            if not showed_all or (t0 <= new_span[0] and t1 >= new_span[1]):
+                start = None
+            else:
+                start, end, current = min(t0, new_span[0]), max(t1, new_span[1]), now
+        if start is not None:
+            state = {"current": iso(current), "start": iso(start), "end": iso(end)}
+            _set_meta(work, metadata.TIME_ID, lambda prior: metadata.time_feature(state, prior))
+            work.out.summary.append(
+                f"time window {'set' if old is None else 'widened'} to {state['start']} .. {state['end']}"
+            )
+    _follow_view(work, added)
+
+
+def _follow_view(work: _Work, added: list[dict[str, Any]]) -> None:
+    if "viewport" in work.explicit:
+        return
+    new_box = metadata.data_bounds(added)
+    view_at = work.index().get(metadata.VIEWPORT_ID)
+    view = metadata.get_viewport({"features": [work.features[view_at]]}) if view_at is not None else None
+    if new_box is None or (
+        view is not None and (view["bounds"][0] > view["bounds"][2] or metadata.covers(view["bounds"], new_box))
+    ):
+        return  # nothing to show, a view across 180° (left alone), or the new features are in view already
+    before_box = metadata.data_bounds(metadata.data_features(work.before))
+    if view is not None and before_box is not None and not metadata.covers(view["bounds"], before_box):
+        return  # the analyst zoomed in: keep their view
+    box = (
+        new_box
+        if before_box is None
+        else [*map(min, before_box[:2], new_box[:2]), *map(max, before_box[2:], new_box[2:])]
+    )
+    bounds = metadata.padded(box)
+    _set_meta(work, metadata.VIEWPORT_ID, lambda prior: metadata.viewport_feature(bounds, prior))
+    work.out.summary.append(f"viewport {'set' if view is None else 'widened'} to show all features")
 
 
 def apply_command(
@@ -236,6 +349,7 @@ def apply_command(
     work = _Work(doc_data, selection)
     for step in steps:
         _apply_step(work, step)
+    _follow_added(work)
     out = work.out
     if work.selection_changed:
         out.selection = work.selection

@@ -28,8 +28,13 @@ __all__ = [
     "VIEWPORT_ID",
     "check_bounds",
     "check_time_state",
+    "covers",
+    "data_bounds",
+    "data_features",
+    "data_time_span",
     "get_time_state",
     "get_viewport",
+    "padded",
     "put_feature",
     "time_feature",
     "viewport_feature",
@@ -158,3 +163,43 @@ def viewport_feature(bounds: list[float], old: dict[str, Any] | None = None) -> 
     if "bounds" in props:
         props["bounds"] = [w, s, e, n]
     return {**old, "geometry": {**(old.get("geometry") or {}), **geometry}, "properties": props}
+
+
+# -- what a plot's data spans: the time window and viewport that show all of it ---------------
+
+
+def data_features(features: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The features that hold data: metadata and backdrops left out."""
+    from debrief_calc.features import feature_kind
+
+    return [f for f in features if feature_kind(f) not in ("metadata", "backdrop")]
+
+
+def data_time_span(features: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """The period the features cover (first to last time), or None when none has a time."""
+    from debrief_calc.features import time_span
+
+    spans = [s for f in features if (s := time_span(f)) is not None]
+    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
+
+
+def data_bounds(features: list[dict[str, Any]]) -> list[float] | None:
+    """``[west, south, east, north]`` over every position of the features, or None."""
+    from debrief_calc.features import feature_bounds
+
+    boxes = [b for f in features if (b := feature_bounds(f)) is not None]
+    if not boxes:
+        return None
+    return [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
+
+
+def covers(outer: list[float], inner: list[float] | tuple[float, ...]) -> bool:
+    """Whether the bounds ``outer`` contain the bounds ``inner``."""
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and outer[2] >= inner[2] and outer[3] >= inner[3]
+
+
+def padded(bounds: list[float], fraction: float = 0.05) -> list[float]:
+    """``bounds`` with ``fraction`` of its span (at least 0.01°) added on each side, within the globe."""
+    w, s, e, n = bounds
+    dx, dy = max(e - w, 0.01) * fraction, max(n - s, 0.01) * fraction
+    return [max(w - dx, -180.0), max(s - dy, -90.0), min(e + dx, 180.0), min(n + dy, 90.0)]
