@@ -8,16 +8,36 @@ state they share lives in the store under agreed names:
 - analysis results: every result feature ``run_tool`` returns is kept as the artifact
   ``results/<feature id>`` (kind ``result``) of the ``debrief-calc`` namespace, which the
   narrate/summarize callback tasks read;
-- payloads too large for an answer: kept as ``runs/<run id>/<n>`` (kind ``payload``) and handed
-  out as ``{"ref": "debrief-calc:runs/<run id>/<n>"}``, which ``debrief_apply_command`` accepts
-  in place of the payload.
+- a run's result features, when its answer would pass the size cap: kept once as ``runs/<run id>``
+  (kind ``features``, a FeatureCollection) and handed out as one reference; a command payload
+  that is not those features and is large is kept as ``runs/<run id>/<n>`` (kind ``payload``);
+- the narratives of the callback tasks: ``results/<id>`` kind ``narrative`` and
+  ``analyses/<hash>`` kind ``summary`` (text).
+
+References are ``{"ref": "debrief-calc:<form>"}`` (``$ref`` and ``resultRef`` read too), and
+both servers accept them wherever they take features or a payload:
+
+==========================================  =============================================
+``debrief-calc:runs/<run id>``              all of a run's result features, in order
+``debrief-calc:runs/<run id>/<n>``          one stored command payload (also the form
+                                            every earlier version issued, features too)
+``debrief-calc:results/<result id>``        one result feature (a bare result id works too)
+``debrief-calc:results/<result id>/narrative``  the narrative of that result (text)
+``debrief-calc:analyses/<hash>/summary``    a summary of several results (text)
+==========================================  =============================================
+
+:func:`features_of_ref` expands one into features, :func:`resolve_ref` into the payload it
+stands for; both give the caller its own copy.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from debrief_calc.errors import FeatureNotFound, ValidationFailed
@@ -26,14 +46,27 @@ from llmem.store import ArtifactStore
 
 __all__ = [
     "CALC_NS",
+    "REF_KEYS",
     "REF_PREFIX",
     "STATE_NS",
+    "TEXT_KINDS",
+    "Ref",
+    "features_in",
+    "features_of_ref",
+    "is_ref",
+    "load_ref",
     "load_result",
+    "parse_ref",
     "prune_runs",
     "read_selection",
     "resolve_ref",
+    "result_ref",
+    "run_ref",
+    "stash_features",
     "stash_payload",
     "store_result",
+    "stored_features",
+    "text_ref",
     "update_selection",
 ]
 
@@ -96,7 +129,17 @@ def load_result(store: ArtifactStore, result_id: str) -> dict[str, Any]:
 RUNS_TTL_S = 7 * 24 * 3600
 
 
+def stash_features(store: ArtifactStore, run_id: str, features: list[dict[str, Any]]) -> dict[str, str]:
+    """Keep a run's result features once; ``{"ref": "debrief-calc:runs/<run id>"}``."""
+    key = f"runs/{safe_segment(run_id)}"
+    collection = {"type": "FeatureCollection", "features": features}
+    store.put(CALC_NS, key, "features", content=collection, fmt="geojson", provenance={"producer": "debrief-calc-mcp"})
+    prune_runs(store)
+    return run_ref(run_id)
+
+
 def stash_payload(store: ArtifactStore, run_id: str, index: int, payload: Any) -> dict[str, str]:
+    """Keep command ``index``'s payload of a run; ``{"ref": "debrief-calc:runs/<run id>/<index>"}``."""
     key = f"runs/{safe_segment(run_id)}/{index}"
     store.put(CALC_NS, key, "payload", content=payload, fmt="json", provenance={"producer": "debrief-calc-mcp"})
     if index == 0:
@@ -122,22 +165,153 @@ def prune_runs(store: ArtifactStore, max_age_s: float = RUNS_TTL_S) -> int:
     return pruned
 
 
-def resolve_ref(store: ArtifactStore, value: dict[str, Any]) -> Any:
-    """The payload a ``{"ref": "debrief-calc:runs/…"}`` stands for."""
-    ref = value.get("ref", value.get("$ref", value.get("resultRef")))
-    if not isinstance(ref, str) or not ref.startswith(REF_PREFIX + "runs/"):
-        raise ValidationFailed(
-            f"reference {ref!r} is not one debrief-calc issued (expected '{REF_PREFIX}runs/<run>/<n>')",
-            details={"field": "ref", "rule": "issued reference"},
-        )
-    key = ref[len(REF_PREFIX) :]
+@dataclass(frozen=True)
+class Ref:
+    """A parsed reference: its canonical text and the artifact (key, kind) it names."""
+
+    text: str
+    key: str
+    kind: str  # features | payload | result | narrative | summary
+
+    @property
+    def holds_text(self) -> bool:
+        return self.kind in TEXT_KINDS
+
+
+TEXT_KINDS = ("narrative", "summary")
+REF_KEYS = ("ref", "$ref", "resultRef")
+_REF_FORMS = (
+    "debrief-calc:runs/<run id>, debrief-calc:results/<result id> (or the bare result id), "
+    "debrief-calc:results/<result id>/narrative, debrief-calc:analyses/<hash>/summary"
+)
+_AS_GIVEN = "pass a reference exactly as a run_tool or store_llm_result answer gave it"
+
+
+def is_ref(value: object) -> bool:
+    """``value`` is a reference object (and not a GeoJSON feature that happens to have a ``ref``)."""
+    return isinstance(value, Mapping) and value.get("type") != "Feature" and any(k in value for k in REF_KEYS)
+
+
+def run_ref(run_id: str) -> dict[str, str]:
+    return {"ref": f"{REF_PREFIX}runs/{safe_segment(run_id)}"}
+
+
+def result_ref(result_id: str) -> dict[str, str]:
+    return {"ref": f"{REF_PREFIX}results/{safe_segment(result_id)}"}
+
+
+def text_ref(key: str, kind: str) -> str:
+    """The reference of a narrative stored under ``key`` (``results/<id>``, ``analyses/<hash>``)."""
+    return f"{REF_PREFIX}{key}/{kind}"
+
+
+def _bad(ref: object, field: str, message: str, rule: str) -> ValidationFailed:
+    shown = ref[:200] if isinstance(ref, str) else repr(ref)[:200]
+    return ValidationFailed(
+        f"{field}: {message}", details={"field": field, "rule": rule, "ref": shown, "forms": _REF_FORMS}
+    )
+
+
+def _segments_ok(parts: list[str]) -> bool:
+    return all(p and safe_segment(p) == p for p in parts)
+
+
+def parse_ref(ref: object, *, field: str = "ref") -> Ref:
+    """The reference a string (or a ``{"ref": …}`` object) names; ValidationFailed naming
+    ``field`` when it is not one of the forms this module hands out."""
+    if isinstance(ref, Mapping):
+        ref = next((ref[k] for k in REF_KEYS if k in ref), None)
+    if not isinstance(ref, str) or not ref.strip():
+        raise _bad(ref, field, f"a reference is a string, one of {_REF_FORMS}; {_AS_GIVEN}", "type")
+    text = ref.strip()
+    if text.startswith("{"):  # a reference object passed as its JSON text
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, Mapping) and any(isinstance(value.get(k), str) for k in REF_KEYS):
+            return parse_ref(value, field=field)
+    key = text[len(REF_PREFIX) :] if text.startswith(REF_PREFIX) else text
     parts = key.split("/")
-    if len(parts) != 3 or any(safe_segment(p) != p for p in parts[1:]):
-        raise ValidationFailed(f"reference {ref!r} is malformed", details={"field": "ref", "rule": "format"})
+    head = parts[0]
+    if len(parts) == 1 and not text.startswith(REF_PREFIX):
+        return Ref(f"{REF_PREFIX}results/{safe_segment(key)}", "results/" + safe_segment(key), "result")
+    if _segments_ok(parts[1:]):
+        if head == "runs" and len(parts) == 2:
+            return Ref(REF_PREFIX + key, key, "features")
+        if head == "runs" and len(parts) == 3:
+            return Ref(REF_PREFIX + key, key, "payload")
+        if head == "results" and len(parts) == 2:
+            return Ref(REF_PREFIX + key, key, "result")
+        if head == "results" and len(parts) == 3 and parts[2] == "narrative":
+            return Ref(REF_PREFIX + key, "/".join(parts[:2]), "narrative")
+        if head == "analyses" and len(parts) == 3 and parts[2] == "summary":
+            return Ref(REF_PREFIX + key, "/".join(parts[:2]), "summary")
+    raise _bad(text, field, f"{text[:120]!r} is not a debrief-calc reference ({_REF_FORMS}); {_AS_GIVEN}", "format")
+
+
+def load_ref(store: ArtifactStore, ref: Ref, *, field: str = "ref", shared: bool = False) -> Any:
+    """The stored content a reference names. With ``shared`` it may be the object other
+    readers get too (a warm read is one ``stat``): the caller must not change it."""
     try:
-        return store.get(CALC_NS, key, "payload").doc.get("content")
+        return store.get(CALC_NS, ref.key, ref.kind, shared=shared).doc.get("content")
     except ArtifactNotFound:
-        raise ValidationFailed(
-            f"reference {ref!r} points to nothing in this workspace's store (deleted, or another store?)",
-            details={"field": "ref", "rule": "exists"},
-        ) from None
+        if ref.kind == "result":
+            why = "no stored result has that id: use a result id or reference from a run_tool answer"
+        elif ref.holds_text:
+            why = f"no {ref.kind} is stored there yet: generate_prompt then store_llm_result make one"
+        else:
+            why = (
+                "it points to nothing in this workspace's store (runs are kept "
+                f"{RUNS_TTL_S // 86400} days; another workspace has another store): run the tool again"
+            )
+        raise _bad(ref.text, field, f"{ref.text!r}: {why}", "exists") from None
+
+
+def features_in(content: Any) -> list[dict[str, Any]] | None:
+    """The features a stored content holds (a Feature, a FeatureCollection, ``{features}``, a
+    list of Features), or None when it holds something else."""
+    if isinstance(content, dict) and content.get("type") == "Feature":
+        return [content]
+    if isinstance(content, dict) and isinstance(content.get("features"), list):
+        content = content["features"]
+    if isinstance(content, list) and all(isinstance(f, dict) and f.get("type") == "Feature" for f in content):
+        return content
+    return None
+
+
+def stored_features(
+    store: ArtifactStore, ref: Ref, *, field: str = "ref", shared: bool = False
+) -> list[dict[str, Any]]:
+    """The features a parsed reference stands for (see :func:`load_ref` for ``shared``)."""
+    if ref.holds_text:
+        raise _bad(
+            ref.text,
+            field,
+            f"{ref.text!r} holds a {ref.kind} (text), not features: read it with get_result",
+            "features",
+        )
+    found = features_in(load_ref(store, ref, field=field, shared=shared))
+    if found is None:
+        raise _bad(ref.text, field, f"{ref.text!r} holds a command payload, not features", "features")
+    return found
+
+
+def features_of_ref(store: ArtifactStore, value: object, *, field: str = "ref") -> list[dict[str, Any]]:
+    """The features a reference stands for, in order, as the caller's own copy: a run's all,
+    a result's one, an old ``runs/<run>/<n>`` payload's features. ``value`` is ``{"ref": …}``
+    (or the bare string). ValidationFailed naming ``field`` (e.g. ``features[2].ref``) and
+    what to pass instead when it is malformed, unknown, or holds no features."""
+    return stored_features(store, parse_ref(value, field=field), field=field)
+
+
+def resolve_ref(store: ArtifactStore, value: object, *, field: str = "ref") -> Any:
+    """The payload a reference stands for, as the caller's own copy: a run's features as a
+    FeatureCollection, a stored payload as it was stored, a result as its Feature, a
+    narrative or summary as its text (a ``showText`` payload)."""
+    ref = parse_ref(value, field=field)
+    content = load_ref(store, ref, field=field)
+    if ref.kind == "features":
+        features = features_in(content)
+        return {"type": "FeatureCollection", "features": features if features is not None else []}
+    return content

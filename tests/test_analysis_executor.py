@@ -65,7 +65,7 @@ def test_tool_not_found() -> None:
 @pytest.mark.parametrize(
     ("tool", "count", "expected"),
     [
-        ("track-stats", 2, "single"),
+        ("track-stats", 0, "single"),
         ("range-bearing", 1, "multi"),
         ("import-rep", 1, "none"),
         ("delete-features", 0, "single"),

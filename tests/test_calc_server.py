@@ -23,7 +23,7 @@ from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio
 
-CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "generate_prompt", "store_llm_result"}
+CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "get_result", "generate_prompt", "store_llm_result"}
 ANALYSIS = {
     "track-stats",
     "range-bearing",
@@ -69,6 +69,7 @@ async def test_tools_annotations_and_lean_listing(client: Client) -> None:
     for t in tools.values():
         assert t.annotations and t.annotations.open_world_hint is False and t.description
     assert tools["run_tool"].annotations.read_only_hint is True  # type: ignore[union-attr]
+    assert tools["get_result"].annotations.read_only_hint is True  # type: ignore[union-attr]
     assert tools["store_llm_result"].annotations.read_only_hint is False  # type: ignore[union-attr]
     size = sum(len(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"))) for t in tools.values())
     assert size / len(tools) <= 700
@@ -139,8 +140,10 @@ async def test_large_results_come_back_as_references(client: Client, calc_ws: Pa
     err, out = await call(client, "run_tool", tool="import-rep", parameters={"path": "valid_boat1.rep"})
     assert not err and "stored" in out
     ref = out["commands"][0]["payload"]
+    assert ref == {"ref": out["stored"]["ref"]}  # one reference for the one stored thing
     store = ArtifactStore(calc_ws / ".llmem", calc_ws)
     payload = plotstate.resolve_ref(store, ref)
+    assert payload["type"] == "FeatureCollection"
     assert len(payload["features"][0]["geometry"]["coordinates"]) == 402
     assert len(json.dumps(out)) < 20_000
 
@@ -250,6 +253,7 @@ async def test_narrate_and_summarize_results(client: Client, calc_ws: Path) -> N
     assert "coordinates" not in ready["promptForHostLLM"]
     err, ok = await call(client, "store_llm_result", **ready["callbackArgs"], result="The first track ran 152 nm.")
     assert not err and ok["status"] == "success"
+    assert ok["data"]["ref"] == f"debrief-calc:results/{ids[0]}/narrative" and "get_result" in ok["nextAction"]
     doc = json.loads(
         (calc_ws / ".llmem" / "artifacts" / "debrief-calc" / "results" / ids[0] / "narrative.json").read_text()
     )

@@ -49,7 +49,7 @@ def test_default_registry_holds_the_nine_tools_once() -> None:
     ("context", "expected"),
     [
         ("single", {"track-stats", "speed-filter", "resample-track", "delete-features"}),
-        ("multi", {"range-bearing", "closest-approach", "zone-transits", "delete-features"}),
+        ("multi", {"track-stats", "range-bearing", "closest-approach", "zone-transits", "delete-features"}),
         ("region", {"area-summary"}),
         ("none", {"import-rep"}),
     ],

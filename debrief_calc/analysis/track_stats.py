@@ -1,4 +1,4 @@
-"""``track-stats``: the statistics of one track, from its positions and times."""
+"""``track-stats``: the statistics of each track given, from its positions and times."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from debrief_calc.analysis.common import (
     num,
     num_list,
     result_feature,
+    source_ref,
 )
 from debrief_calc.features import TrackData, iso, iso_many, track_data
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
@@ -93,33 +94,40 @@ def statistics(
 
 
 def handle(inp: ToolInput) -> ToolOutput:
-    track = track_data(inp.features[0], index=0)
+    """One result per track given, each naming its own track as its source."""
     params = inp.parameters
-    stats, warnings = statistics(
-        track,
-        params["distance_unit"],
-        include_segments=params["include_segments"],
-        max_segments=params["max_segments"],
-    )
-    name = track.name or track.id
-    geometry = {"type": "Point", "coordinates": [float(track.lon[-1]), float(track.lat[-1])]}
-    props = {"track_id": track.id, "track_name": track.name, "statistics": stats}
-    return ToolOutput(features=[result_feature(f"Statistics of {name}", geometry, props)], warnings=warnings)
+    features, sources, warnings = [], [], []
+    for i, feature in enumerate(inp.features):
+        track = track_data(feature, index=i)
+        stats, notes = statistics(
+            track,
+            params["distance_unit"],
+            include_segments=params["include_segments"],
+            max_segments=params["max_segments"],
+        )
+        name = track.name or track.id
+        geometry = {"type": "Point", "coordinates": [float(track.lon[-1]), float(track.lat[-1])]}
+        props = {"track_id": track.id, "track_name": track.name, "statistics": stats}
+        features.append(result_feature(f"Statistics of {name}", geometry, props))
+        sources.append([source_ref(feature, i)])
+        warnings += notes
+    return ToolOutput(features=features, feature_sources=sources, warnings=warnings)
 
 
 SPEC = ToolSpec(
     name="track-stats",
     description=(
-        "Statistics of one track from its positions and times (stored speeds and courses are "
-        "ignored): point count, start, end, duration, geodesic distance, mean speed "
+        "Statistics of each track given (one result per track) from its positions and times (stored "
+        "speeds and courses are ignored): point count, start, end, duration, geodesic distance, mean speed "
         "(distance / duration), max leg speed (legs taking no time are ignored and counted), "
         "length-weighted circular mean course, bounding box [w, s, e, n]; optional per-leg "
-        "segments. The result is a Point at the track's last fix."
+        "segments. Each result is a Point at its track's last fix."
     ),
     version="1.0.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="single",
+    also_accepts=("multi",),
     parameters=(
         DISTANCE_UNIT_PARAM,
         Parameter(

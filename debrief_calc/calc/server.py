@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from debrief_calc.calc.service import CalcService
 from llmem import __version__
-from llmem.config import ServerConfig
+from llmem.config import Limits, ServerConfig
 from llmem.envelope import Envelope, error_envelope
 from llmem.errors import SuiteError
 from llmem.serve import Runtime, SuiteServer, tool_annotations
@@ -18,25 +18,54 @@ __all__ = ["build_server"]
 INSTRUCTIONS = (
     "debrief-calc runs maritime analysis tools (track statistics, range and bearing, closest approach, zone "
     "transits, speed filter, area summary, resampling, deletion, REP import) on Debrief GeoJSON features given "
-    "inline or by plot reference. Discover tools with list_tools/describe_tool and run them with run_tool; "
-    "changes to plots come back as DebriefCommands for debrief-state-mcp to apply."
+    'inline, as {"ref"} items from earlier answers, or by plot reference. Discover tools with '
+    "list_tools/describe_tool, run them with run_tool, read stored results with get_result; changes to plots "
+    "come back as DebriefCommands for debrief-state-mcp to apply."
 )
 
-PURPOSE = (
-    "Maritime analysis for analysts replaying exercises, on WGS84 geodesy (within 0.5 m of GeographicLib). "
-    "Units: distances in nautical miles unless distance_unit says otherwise (m, km, yd, kyd, mi), speeds in "
-    "knots, bearings in true degrees, times ISO-8601 UTC. Features come inline (features) or from a .plot.json "
-    "of the workspace (plot: {filename, feature_ids} or {filename, selection: true}, the selection being the "
-    "one debrief-state-mcp keeps). Tools that change a plot return commands instead of writing it. Every "
-    "result feature carries properties.provenance and is kept in the store for narration."
-)
 
-PROTOCOL = (
-    "The server never calls a model. generate_prompt(target=<result id or ids>, task='narrate-result' or "
-    "'summarize-analysis') answers 'prompt_ready' with promptForHostLLM and callbackArgs; run the prompt with "
-    "your model and call store_llm_result(**callbackArgs, result=<Markdown>). A bad answer can be retried on the "
-    "same ticket (MAX_STEPS times); if the results changed meanwhile it is refused with SOURCE_CHANGED."
-)
+def _purpose(limits: Limits) -> str:
+    return f"""Maritime analysis for analysts replaying exercises, on WGS84 geodesy (within 0.5 m of GeographicLib). \
+Units: distances in nautical miles unless parameters.distance_unit says m, km, yd (yards), kyd or mi; speeds in \
+knots; bearings in true degrees; times ISO-8601 UTC.
+
+Where features come from (run_tool takes one of them):
+- features: a list of GeoJSON Features and/or references {{"ref": "debrief-calc:runs/<run id>"}} (all the \
+features of an earlier run) or {{"ref": "debrief-calc:results/<result id>"}} (one result), mixed freely;
+- plot: {{"filename": "x.plot.json", "feature_ids": [...]}} or {{"filename": ..., "selection": true}} (the selection \
+debrief-state-mcp keeps), read from the workspace.
+
+From REP files: run_tool(tool="import-rep", parameters={{"path": "boat1.rep"}}) answers one track per platform. \
+A result over the answer cap ({limits.answer_chars} characters; a track of a few hundred fixes is) comes as \
+summaries, each with the ref of its one result, and stored: {{"ref": "debrief-calc:runs/<run id>", "use": ...}}, \
+the reference of the whole run, which its addFeatures command carries too. Then either analyse at once, e.g. \
+run_tool(tool="closest-approach", features=[{{"ref": <boat1 ref>}}, {{"ref": <boat2 ref>}}], \
+parameters={{"distance_unit": "yd"}}), or make a plot on debrief-state-mcp with \
+debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_command(<the import's addFeatures \
+command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_ids": [...]}}).
+
+Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (CPA time, \
+range and bearing of each pair), range-bearing, speed-filter (periods above or below threshold_kn), \
+zone-transits, area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
+parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
+
+Results: every result feature carries properties.provenance and is kept in the store as \
+{{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
+in pages within the cap; a feature too big for one answer comes in parts of its points \
+(part: {{"points": [a, b], "of": N}}), to be concatenated in order."""
+
+
+def _protocol(limits: Limits) -> str:
+    return (
+        "The server never calls a model. generate_prompt(target=<a result id, or a list of ids>, "
+        "task='narrate-result' (one result) or 'summarize-analysis' (several)) answers 'prompt_ready' with "
+        "promptForHostLLM (the results' figures, summarised) and callbackArgs; run the prompt with your model and "
+        "call store_llm_result(**callbackArgs, result=<Markdown>). A rejected answer can be corrected and sent again "
+        f"on the same ticket, {limits.max_steps} attempts in all, within {limits.ticket_ttl_s} s; if the results "
+        "changed meanwhile it is refused with SOURCE_CHANGED. store_llm_result answers the narrative's ref "
+        "(debrief-calc:results/<id>/narrative, or debrief-calc:analyses/<hash>/summary); get_result(ref) reads it back."
+    )
+
 
 ContextType = Literal["single", "multi", "region", "none"]
 
@@ -72,6 +101,26 @@ class RunAnswer(BaseModel):
         return super().model_dump(**kwargs)
 
 
+class StoredAnswer(BaseModel):
+    success: bool
+    ref: str = ""
+    kind: str = ""
+    total: int | None = None
+    features: list[dict[str, Any]] | None = None
+    format: str | None = None
+    chars: int | None = None
+    text: str | None = None
+    next_cursor: str | None = None
+    note: str | None = None
+    narrative: dict[str, str] | None = None
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("exclude_none", True)
+        out = super().model_dump(**kwargs)
+        out["next_cursor"] = self.next_cursor  # null says "that was the last page"
+        return out
+
+
 class PlotRef(BaseModel):
     filename: str
     feature_ids: list[str | int] | None = None
@@ -94,8 +143,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         name="debrief-calc-mcp",
         version=__version__,
         instructions=INSTRUCTIONS,
-        purpose=PURPOSE,
-        protocol_notes=PROTOCOL,
+        purpose=_purpose(runtime.limits),
+        protocol_notes=_protocol(runtime.limits),
         error_payload=_contract_error,
         argument_error_code="VALIDATION_FAILED",
     )
@@ -111,7 +160,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def run_tool(
         tool: Annotated[str, Field(max_length=200)],
-        features: list[dict[str, Any]] | None = None,
+        features: Annotated[
+            list[dict[str, Any]] | None, Field(description='GeoJSON Features and/or {"ref": ...} items')
+        ] = None,
         plot: PlotRef | None = None,
         bounds: Annotated[list[float] | None, Field(min_length=4, max_length=4)] = None,
         parameters: dict[str, Any] | None = None,
@@ -122,8 +173,16 @@ def build_server(config: ServerConfig) -> SuiteServer:
             raise SuiteError(error["message"], code=error["code"], details=error.get("details"))
         return RunAnswer(**answer)
 
+    def get_result(
+        ref: Annotated[str, Field(max_length=300, description="A reference from an answer, or a result id")],
+        cursor: Annotated[str | None, Field(max_length=1000)] = None,
+    ) -> StoredAnswer:
+        return StoredAnswer(**svc().get_result(ref, cursor))
+
     def generate_prompt(
-        target: Annotated[str | list[str], Field(description="A result id, or several")],
+        target: Annotated[
+            str | list[str], Field(description="A result id or ref (a run ref: all its results), or several")
+        ],
         task: Literal["narrate-result", "summarize-analysis"],
     ) -> Envelope:
         return svc().prompt(target, task).with_success()
@@ -154,8 +213,15 @@ def build_server(config: ServerConfig) -> SuiteServer:
         run_tool,
         name="run_tool",
         annotations=read,
-        description="Run an analysis tool on inline features or a plot reference; returns result features "
-        "and DebriefCommands (never edits a plot).",
+        description="Run an analysis tool on features (inline, or {ref} items from earlier answers) or a plot "
+        "reference; returns result features and DebriefCommands (never edits a plot).",
+    )
+    server.add_suite_tool(
+        get_result,
+        name="get_result",
+        annotations=read,
+        description="Read a stored result back, paged: any ref an answer gave (a run, one result, a narrative) "
+        "or a result id; pass next_cursor for the next page.",
     )
     server.add_suite_tool(
         generate_prompt,

@@ -1,10 +1,12 @@
 """The calc server's operations: the registry served, plot references read, results kept.
 
 Plain functions of a workspace and a store, knowing nothing about MCP. ``run`` reads its
-features inline or from a ``.plot.json`` of the workspace (by ids or by the plot's current
-selection, which the plot-state server keeps in the store), keeps every result feature in the
-store for the narrate/summarize tasks, and, when the answer would pass the size cap, stores the
-heavy parts and returns references that ``debrief_apply_command`` accepts.
+features inline, from references to stored results (``{"ref": …}`` items, mixed with inline
+ones) or from a ``.plot.json`` of the workspace (by ids or by the plot's current selection,
+which the plot-state server keeps in the store), keeps every result feature in the store for
+the narrate/summarize tasks, and, when the answer would pass the size cap, stores the run's
+features once and answers summaries and one reference, which ``run_tool``,
+``debrief_create_plot`` and ``debrief_apply_command`` accept and ``get_result`` reads back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from debrief_calc import plotstate
+from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
 from debrief_calc.registry import Registry
@@ -30,6 +33,8 @@ __all__ = ["TASKS", "CalcService"]
 
 TASKS = ("narrate-result", "summarize-analysis")
 MAX_SUMMARY_TARGETS = 20
+#: features summarised in an answer over the cap (the rest are read with get_result)
+_SUMMARIES = 50
 _NARRATIVE_MAX = 20_000
 
 
@@ -48,7 +53,7 @@ class CalcService:
             ticket_ttl_s=limits.ticket_ttl_s,
             result_chars=limits.result_chars,
             prompt_chars=max(2_000, limits.answer_chars - 3_000),
-            read_hint="the store artifact {key!r} (kind {kind!r}) of the debrief-calc namespace",
+            read_hint="get_result(ref='" + plotstate.REF_PREFIX + "{key}/{kind}')",
         )
 
     # -- registry ---------------------------------------------------------------------------
@@ -125,51 +130,75 @@ class CalcService:
 
         if features is not None and plot is not None:
             raise ValidationFailed(
-                "give the features inline (features) or by reference (plot), not both",
+                "give features (inline features or {ref} items) or plot (features of a .plot.json), not both",
                 details={"field": "features", "rule": "one of features, plot"},
             )
-        if plot is not None:
-            try:
+        expanded = False
+        try:
+            if plot is not None:
                 features = self.plot_features(plot)
-            except SuiteError as err:
-                return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
+            elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
+                features, expanded = self.expand_refs(features), True
+        except SuiteError as err:
+            return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
         result = executor.run(self.registry, tool, features, parameters, bounds=bounds, read_text=self.read_text)
-        answer = result.to_dict()
         if not result.success:
-            return answer
+            if expanded and result.error and "features[" in str(result.error.get("message")):
+                # the executor counts the features after the references were expanded
+                result.error["message"] += f" (features counted after expanding the references: {len(features or [])})"
+            return result.to_dict()
+        answer = result.to_dict()
         for feature in result.features:
             plotstate.store_result(self.store, feature, result.tool)
         return self._within_cap(answer)
+
+    def expand_refs(self, features: Sequence[Any]) -> list[Any]:
+        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for."""
+        out: list[Any] = []
+        for i, item in enumerate(features):
+            if plotstate.is_ref(item):
+                out += plotstate.features_of_ref(self.store, item, field=f"features[{i}].ref")
+            else:
+                out.append(item)
+        return out
 
     def _within_cap(self, answer: dict[str, Any]) -> dict[str, Any]:
         size = len(json.dumps(answer, separators=(",", ":"), default=str))
         if size <= self.limits.answer_chars - 500:
             return answer
-        from debrief_calc.features import feature_summary
-
         run_id = uuid.uuid4().hex[:12]
-        commands = []
+        features = answer.get("features", [])
+        ref = plotstate.stash_features(self.store, run_id, features) if features else None
+        commands, carried = [], False
         for n, command in enumerate(answer.get("commands", [])):
             payload = command.get("payload")
-            if len(json.dumps(payload, default=str)) > 2_000:
+            if ref is not None and _carries(payload, features):
+                payload, carried = ref, True
+            elif len(json.dumps(payload, default=str)) > 2_000:
                 payload = plotstate.stash_payload(self.store, run_id, n, payload)
             commands.append({**command, "payload": payload})
-        features = answer.get("features", [])
-        stored = plotstate.stash_payload(self.store, run_id, len(commands), {"features": features})
-        slim = {
-            **answer,
-            "features": [feature_summary(f) for f in features[:50]],
-            "commands": commands,
-            "stored": {
-                "features_ref": stored,
-                "feature_count": len(features),
-                "note": "the full result was over the answer cap: the features are stored; pass the refs to "
-                "debrief_apply_command (as an addFeatures payload) or read single results by id",
-            },
-        }
+        summaries = [_summary(f) for f in features[:_SUMMARIES]]
+        slim = {**answer, "features": summaries, "commands": commands}
+        if ref is not None:
+            slim["stored"] = _stored_note(ref["ref"], features, carried, "summaries")
+        elif commands:
+            slim["stored"] = {
+                "commands": "large command payloads are stored: pass each command as it is to debrief_apply_command"
+            }
         if len(json.dumps(slim, separators=(",", ":"), default=str)) > self.limits.answer_chars - 200:
-            slim["features"] = [{"id": f.get("id")} for f in features[:200]]
+            slim["features"] = [{"id": f.get("id"), **plotstate.result_ref(str(f.get("id")))} for f in features[:100]]
+            if ref is not None:
+                slim["stored"] = _stored_note(ref["ref"], features, carried, "ids")
+            if isinstance(slim.get("report"), dict):
+                slim["report"] = _trimmed(slim["report"])
         return slim
+
+    # -- stored results ---------------------------------------------------------------------------
+
+    def get_result(self, ref: str, cursor: str | None) -> dict[str, Any]:
+        from debrief_calc.calc.results import read_stored
+
+        return read_stored(self.store, ref, cursor, budget=self.limits.answer_chars - 1_500)
 
     # -- callback tasks ---------------------------------------------------------------------------
 
@@ -184,7 +213,7 @@ class CalcService:
             raise UnsupportedTask(
                 f"task {task!r} is not one of {', '.join(TASKS)}", details={"field": "task", "allowed": list(TASKS)}
             )
-        ids = [target] if isinstance(target, str) else list(target)
+        ids = [rid for t in ([target] if isinstance(target, str) else list(target)) for rid in self._result_ids(t)]
         if not ids or len(ids) > MAX_SUMMARY_TARGETS or not all(isinstance(i, str) and i for i in ids):
             raise ValidationFailed(
                 f"target must be a result id or a list of 1–{MAX_SUMMARY_TARGETS} result ids",
@@ -198,7 +227,9 @@ class CalcService:
         results = [plotstate.load_result(self.store, rid) for rid in ids]
         key = self._key(task, ids)
         per = max(400, (self.limits.answer_chars - 6_000) // len(results))
-        blocks = [_result_text(r, per) for r in results]
+        from debrief_calc.calc.figures import result_text
+
+        blocks = [result_text(r, per) for r in results]
         if task == "narrate-result":
             ask = (
                 "Explain this maritime analysis result for an exercise report: what was computed, on which "
@@ -224,6 +255,16 @@ class CalcService:
         )
         return self.callback.issue(prepared)
 
+    def _result_ids(self, target: object) -> list[Any]:
+        """The result ids a target names: a result id, its reference, or a run reference (all
+        the results of that run)."""
+        if not isinstance(target, str) or not target.startswith(plotstate.REF_PREFIX):
+            return [target]
+        ref = plotstate.parse_ref(target, field="target")
+        if ref.kind == "result":
+            return [ref.key.split("/", 1)[1]]
+        return [str(f.get("id")) for f in plotstate.stored_features(self.store, ref, field="target")]
+
     @staticmethod
     def _key(task: str, ids: list[str]) -> str:
         if task == "narrate-result":
@@ -248,7 +289,10 @@ class CalcService:
                     f"the narrative is {len(text)} characters; keep it under {_NARRATIVE_MAX}",
                     details={"field": "result", "rule": "max_length"},
                 )
-            return Validated(text, "markdown", extra={"results": doc["context"]["ids"]}, data={"text": text[:4000]})
+            ref = plotstate.text_ref(str(doc["path"]), str(doc["kind"]))
+            return Validated(
+                text, "markdown", extra={"results": doc["context"]["ids"]}, data={"ref": ref, "text": text[:4000]}
+            )
 
         return self.callback.accept(
             ticket=ticket,
@@ -262,15 +306,53 @@ class CalcService:
         )
 
 
-def _result_text(feature: Mapping[str, Any], limit: int) -> str:
-    props = dict(feature.get("properties") or {})
-    prov = props.pop("provenance", {}) or {}
-    sources = ", ".join(f"{s.get('kind')} {s.get('id')}" for s in prov.get("sources", []))
-    body = json.dumps(props, default=str, ensure_ascii=False)
-    if len(body) > limit:
-        body = body[: limit - 40] + " … (truncated)"
-    return (
-        f"### Result {feature.get('id')} — tool {prov.get('tool')} v{prov.get('version')} at {prov.get('timestamp')}\n"
-        f"Sources: {sources or 'none'}\nParameters: {json.dumps(prov.get('parameters', {}), default=str)}\n"
-        f"Figures: {body}"
-    )
+def _carries(payload: object, features: list[dict[str, Any]]) -> bool:
+    """The payload is the run's features themselves (import-rep's, resample-track's addFeatures)."""
+    carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
+    return isinstance(carried, list) and carried == features
+
+
+_PLOTTABLE = ("track", "zone", "point", "annotation")
+
+
+def _summary(feature: dict[str, Any]) -> dict[str, Any]:
+    """A result feature in brief: where and when for what goes on a plot, the figures (long
+    lists left out) for an analysis result; with the reference of that one result."""
+    from debrief_calc.calc.figures import elided
+    from debrief_calc.features import feature_summary
+
+    ref = plotstate.result_ref(str(feature.get("id")))
+    if feature_kind(feature) in _PLOTTABLE:
+        return {**feature_summary(feature), **ref}
+    props = feature.get("properties")
+    return {"id": feature.get("id"), "properties": elided(props if isinstance(props, dict) else {}), **ref}
+
+
+def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed: str) -> dict[str, Any]:
+    """The answer's ``stored`` member: the run's one reference and, in words, where it goes."""
+    uses = ""
+    if any(feature_kind(f) in _PLOTTABLE for f in features):
+        command = (
+            "the addFeatures payload (the command above already carries it)" if carried else "an addFeatures payload"
+        )
+        uses = (
+            f'pass {{"ref": "{ref}"}} as an item of run_tool features, as debrief_create_plot\'s features '
+            f"(debrief-state), or as {command}; "
+        )
+    shown = min(len(features), _SUMMARIES if listed == "summaries" else 100)
+    return {
+        "ref": ref,
+        "feature_count": len(features),
+        "features": f"the features above are {listed} ({shown} of {len(features)}), each with the ref of that one "
+        "result; the full features are stored under this ref",
+        "use": uses + "read the features whole with get_result(ref)",
+    }
+
+
+def _trimmed(report: dict[str, Any]) -> dict[str, Any]:
+    out = dict(report)
+    for key, value in report.items():
+        if isinstance(value, list) and len(value) > 20:
+            out[key] = value[:20]
+            out[f"{key}_total"] = len(value)
+    return out

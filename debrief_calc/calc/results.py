@@ -1,0 +1,131 @@
+"""Stored results read back in pages: what ``get_result`` answers, without MCP.
+
+Any reference the calc server hands out (:mod:`debrief_calc.plotstate` lists the forms) or a
+bare result id is read here. Features come in pages within the answer budget, a feature too
+big for one answer in parts of its points (:mod:`debrief_calc.paging`); a narrative or summary
+comes as text, and a stored command payload that is not features as its JSON text, in slices
+when it is long. Cursors are opaque to the caller: URL-safe base64
+of ``{"r": ref, "f": feature, "p": point}`` (or ``"c"``: a character offset of a text), tied to
+the reference they were made for.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Final
+
+from debrief_calc import paging, plotstate
+from debrief_calc.errors import ValidationFailed
+from llmem.store import ArtifactStore
+
+__all__ = ["PAGE_LIMIT", "decode_cursor", "encode_cursor", "read_stored"]
+
+#: most items (features or parts) one page holds
+PAGE_LIMIT: Final = 500
+
+_PARTS_NOTE: Final = (
+    "A feature too big for one answer comes in parts, each with part: {points: [a, b], of: N}: "
+    "concatenate the parts' coordinates and the properties named in part.arrays, in order, to get it whole."
+)
+_NESTED_NOTE: Final = " In a nested geometry, part.first is the line or ring ([polygon, ring]) point a lies in."
+_ITEMS_NOTE: Final = (
+    "A feature too big for one answer comes in parts, each with part: {items: [a, b], of: N, at: path}: "
+    "concatenate the lists at part.at, in order, to get it whole."
+)
+
+
+def encode_cursor(ref: str, position: dict[str, int]) -> str:
+    raw = json.dumps({"r": ref, **position}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, ref: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """The position a cursor of ``ref`` holds; ValidationFailed when it is not one we made."""
+
+    def bad(why: str) -> ValidationFailed:
+        return ValidationFailed(
+            f"cursor {cursor[:60]!r} {why}: pass next_cursor from the previous get_result answer unchanged, "
+            "with the same ref, or leave cursor out to start from the first page",
+            details={"field": "cursor", "rule": "format"},
+        )
+
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        value = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (binascii.Error, ValueError, UnicodeError):
+        raise bad("is not a get_result cursor") from None
+    if not isinstance(value, dict) or not isinstance(value.get("r"), str):
+        raise bad("is not a get_result cursor")
+    if value["r"] != ref:
+        raise bad(f"belongs to {value['r'][:100]!r}, not {ref!r}")
+    position = {k: value.get(k) for k in keys}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in position.values()):
+        raise bad("is not a get_result cursor")
+    return position  # type: ignore[return-value]
+
+
+def read_stored(store: ArtifactStore, ref: str, cursor: str | None, *, budget: int) -> dict[str, Any]:
+    """One page of what ``ref`` names: ``{success, ref, kind, total, features | text, next_cursor}``."""
+    parsed = plotstate.parse_ref(ref, field="ref")
+    if parsed.holds_text:
+        return _text_page(parsed, plotstate.load_ref(store, parsed, shared=True), cursor, budget)
+    if parsed.kind == "payload":  # a stored command payload: features, or any JSON a command takes
+        content = plotstate.load_ref(store, parsed, shared=True)
+        found = plotstate.features_in(content)
+        if found is None:
+            return _text_page(parsed, content, cursor, budget)
+    features = plotstate.stored_features(store, parsed, shared=True)
+    start = (0, 0)
+    if cursor:
+        pos = decode_cursor(cursor, parsed.text, ("f", "p"))
+        start = (pos["f"], pos["p"])
+        if start[0] >= len(features):
+            raise ValidationFailed(
+                f"cursor points past the {len(features)} feature(s) of {parsed.text!r}: "
+                "leave cursor out to start again from the first page",
+                details={"field": "cursor", "rule": "range"},
+            )
+    items, following = paging.page_features(features, start, budget=budget, limit=PAGE_LIMIT)
+    answer: dict[str, Any] = {
+        "success": True,
+        "ref": parsed.text,
+        "kind": "features",
+        "total": len(features),
+        "features": items,
+        "next_cursor": encode_cursor(parsed.text, {"f": following[0], "p": following[1]}) if following else None,
+    }
+    markers = [f["part"] for f in items if isinstance(f.get("part"), dict)]
+    if markers:
+        nested = any("first" in m for m in markers)
+        answer["note"] = _ITEMS_NOTE if "items" in markers[0] else _PARTS_NOTE + (_NESTED_NOTE if nested else "")
+    if parsed.kind == "result":
+        narrative = plotstate.text_ref(parsed.key, "narrative")
+        if store.artifact_file(plotstate.CALC_NS, parsed.key, "narrative").is_file():
+            answer["narrative"] = {"ref": narrative}
+    return answer
+
+
+def _text_page(ref: plotstate.Ref, content: Any, cursor: str | None, budget: int) -> dict[str, Any]:
+    """A narrative, a summary, or a stored payload as compact JSON text, in slices."""
+    is_text = isinstance(content, str)
+    text = content if is_text else json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+    start = decode_cursor(cursor, ref.text, ("c",))["c"] if cursor else 0
+    if start > len(text):
+        raise ValidationFailed(
+            f"cursor points past the end of {ref.text!r}", details={"field": "cursor", "rule": "range"}
+        )
+    end = min(len(text), start + budget)
+    while end > start and paging.compact_size(text[start:end]) > budget:  # escapes take room
+        end = start + (end - start) * 9 // 10
+    following = end if end < len(text) else None
+    return {
+        "success": True,
+        "ref": ref.text,
+        "kind": ref.kind,
+        "format": "markdown" if is_text else "json",
+        "chars": len(text),
+        "text": text[start:end],
+        "next_cursor": encode_cursor(ref.text, {"c": following}) if following is not None else None,
+    }

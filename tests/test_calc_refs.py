@@ -1,0 +1,385 @@
+"""References wherever features are taken, stored results read back, bounded narration: the
+analyst's whole job from two real REP files, through the real protocol in both eras."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from debrief_calc import plotstate
+from debrief_calc.calc.server import build_server
+from debrief_calc.features import parse_iso
+from debrief_calc.paging import join_parts
+from debrief_calc.rep import parse_rep
+from llmem.config import ServerConfig
+from llmem.store import ArtifactStore
+from tests.conftest import DATA, MODES, call
+
+pytestmark = pytest.mark.anyio
+
+CAP = 20_000
+
+
+@pytest.fixture
+def calc_ws(workspace: Path) -> Path:
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        shutil.copy(DATA / "rep" / name, workspace / name)
+    whole = "".join(
+        (DATA / "rep" / n).read_text() for n in ("valid_boat1.rep", "valid_boat2.rep", "valid_narrative.rep")
+    )
+    (workspace / "exercise.rep").write_text(whole, encoding="utf-8")
+    return workspace
+
+
+@pytest.fixture(params=MODES)
+async def client(request: pytest.FixtureRequest, calc_ws: Path) -> AsyncIterator[Client]:
+    async with Client(build_server(ServerConfig("debrief-calc-mcp", calc_ws)), mode=request.param) as c:
+        yield c
+
+
+def store_of(ws: Path) -> ArtifactStore:
+    return ArtifactStore(ws / ".llmem", ws)
+
+
+async def run(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    err, out = await call(client, "run_tool", tool=tool, **args)
+    assert not err and out["success"] is True, out
+    return out
+
+
+async def imported(client: Client, path: str) -> dict[str, Any]:
+    return await run(client, "import-rep", parameters={"path": path})
+
+
+async def read_whole(client: Client, ref: str) -> list[dict[str, Any]]:
+    """Every page of a reference, parts joined back into features."""
+    items: list[dict[str, Any]] = []
+    cursor = None
+    for _ in range(1_000):
+        args = {"ref": ref} | ({"cursor": cursor} if cursor else {})
+        err, page = await call(client, "get_result", **args)
+        assert not err and page["success"] is True and page["ref"].startswith("debrief-calc:"), page
+        items += page["features"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    features: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for item in items:
+        if "part" not in item:
+            features.append(item)
+            continue
+        parts.append(item)
+        if item["part"]["points"][1] == item["part"]["of"]:
+            features.append(join_parts(parts))
+            parts = []
+    assert not parts
+    return features
+
+
+# -- one reference per stored thing ---------------------------------------------------------------------
+
+
+async def test_an_import_over_the_cap_answers_one_reference_and_says_where_it_goes(client: Client) -> None:
+    out = await imported(client, "valid_boat1.rep")
+    stored = out["stored"]
+    ref = stored["ref"]
+    assert re.fullmatch(r"debrief-calc:runs/[0-9a-f]{12}", ref)
+    assert out["commands"] == [{"command": "addFeatures", "payload": {"ref": ref}}]
+    assert stored["feature_count"] == 1
+    for where in ("run_tool features", "debrief_create_plot", "addFeatures", "already carries it", "get_result(ref)"):
+        assert where in stored["use"], where
+    [summary] = out["features"]
+    assert summary["name"] == "NELSON" and summary["point_count"] == 402
+    assert summary["ref"] == "debrief-calc:results/rep-nelson"
+    assert "coordinates" not in json.dumps(out)
+    assert len(json.dumps(out, separators=(",", ":"))) <= CAP
+
+
+async def test_the_runs_features_are_stored_once(client: Client, calc_ws: Path) -> None:
+    out = await imported(client, "valid_boat2.rep")
+    run_dir = calc_ws / ".llmem" / "artifacts" / "debrief-calc" / "runs" / out["stored"]["ref"].rsplit("/", 1)[1]
+    assert sorted(p.name for p in run_dir.iterdir() if not p.name.endswith(".lock")) == ["features.json"]
+    features = plotstate.features_of_ref(store_of(calc_ws), out["stored"])  # the stored member is a ref too
+    assert [f["properties"]["name"] for f in features] == ["COLLINGWOOD"]
+
+
+async def test_resample_commands_carry_the_same_reference(client: Client) -> None:
+    ref = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    out = await run(client, "resample-track", features=[{"ref": ref}], parameters={"interval_s": 20})
+    assert out["commands"] == [{"command": "addFeatures", "payload": {"ref": out["stored"]["ref"]}}]
+    [track] = await read_whole(client, out["stored"]["ref"])
+    assert len(track["geometry"]["coordinates"]) == len(track["properties"]["timestamps"]) == 1204
+
+
+# -- the analyst's questions on references ----------------------------------------------------------------
+
+
+async def test_closest_approach_of_the_two_imports_in_yards(client: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    out = await run(client, "closest-approach", features=[{"ref": r1}, {"ref": r2}], parameters={"distance_unit": "yd"})
+    [cpa] = out["features"]
+    props = cpa["properties"]
+    assert props["distance_unit"] == "yd"
+    assert props["range"] == pytest.approx(119.5, abs=0.5)
+    assert abs(parse_iso(props["time"]) - parse_iso("1995-12-12T10:45:09Z")) <= 1.0
+    assert [s["id"] for s in props["provenance"]["sources"]] == ["rep-nelson", "rep-collingwood"]
+
+
+async def test_track_stats_on_two_tracks_answers_one_result_each(client: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    out = await run(client, "track-stats", features=[{"ref": r1}, {"ref": r2}])
+    first, second = out["features"]
+    assert first["properties"]["track_name"] == "NELSON" and second["properties"]["track_name"] == "COLLINGWOOD"
+    assert first["properties"]["provenance"]["sources"] == [{"id": "rep-nelson", "kind": "track"}]
+    assert second["properties"]["provenance"]["sources"] == [{"id": "rep-collingwood", "kind": "track"}]
+    for result in (first, second):
+        stats = result["properties"]["statistics"]
+        assert stats["mean_speed_kn"] > 0 and stats["distance_unit"] == "nm"
+
+
+async def test_speed_filter_on_collingwood_agrees_with_its_max_speed(client: Client) -> None:
+    summary = (await imported(client, "valid_boat2.rep"))["features"][0]
+    collingwood = {"ref": summary["ref"]}
+    out = await run(client, "speed-filter", features=[collingwood], parameters={"threshold_kn": 12})
+    filtered = out["features"][0]["properties"]
+    stats = (await run(client, "track-stats", features=[collingwood]))["features"][0]["properties"]["statistics"]
+    assert filtered["threshold_kn"] == 12 and filtered["track_id"] == "rep-collingwood"
+    assert (filtered["period_count"] > 0) == (stats["max_speed_kn"] > 12)
+
+
+async def test_references_mix_with_inline_features(client: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    boat2 = parse_rep((DATA / "rep" / "valid_boat2.rep").read_text(encoding="utf-8")).features[0]
+    mixed = await run(client, "closest-approach", features=[{"ref": r1}, boat2], parameters={"distance_unit": "yd"})
+    by_result = await run(
+        client,
+        "closest-approach",
+        features=[{"ref": "debrief-calc:results/rep-nelson"}, boat2],
+        parameters={"distance_unit": "yd"},
+    )
+    assert mixed["features"][0]["properties"]["range"] == by_result["features"][0]["properties"]["range"]
+    assert mixed["features"][0]["properties"]["range"] == pytest.approx(119.5, abs=0.5)
+
+
+BAD_REFS: list[tuple[Any, str]] = [
+    ({"ref": "debrief-calc:nowhere/x"}, "is not a debrief-calc reference"),
+    ({"ref": "debrief-calc:runs/000000000000"}, "run the tool again"),
+    ({"ref": "debrief-calc:results/result-000000000000"}, "no stored result"),
+    ({"ref": "debrief-calc:runs/../../secrets"}, "is not a debrief-calc reference"),
+    ({"ref": 42}, "a reference is a string"),
+    ({"ref": "debrief-calc:results/rep-nelson/narrative"}, "not features"),
+]
+
+
+@pytest.mark.parametrize(("bad", "says"), BAD_REFS)
+async def test_bad_references_name_the_item_and_what_to_pass(
+    client: Client, calc_ws: Path, bad: Any, says: str
+) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    before = sorted(p.name for p in calc_ws.iterdir())
+    err, out = await call(client, "run_tool", tool="closest-approach", features=[{"ref": r1}, bad])
+    assert err and out["success"] is False
+    error = out["error"]
+    assert error["code"] == "VALIDATION_FAILED"
+    assert error["details"]["field"] == "features[1].ref" and error["message"].startswith("features[1].ref: ")
+    assert says in error["message"]
+    assert "debrief-calc:runs/<run id>" in json.dumps(error)  # the forms it takes
+    assert sorted(p.name for p in calc_ws.iterdir()) == before
+
+
+# -- get_result ---------------------------------------------------------------------------------------------
+
+
+async def test_get_result_pages_a_whole_import_exactly(client: Client, calc_ws: Path) -> None:
+    out = await imported(client, "exercise.rep")
+    ref = out["stored"]["ref"]
+    assert out["stored"]["feature_count"] == len(out["features"]) > 3  # two tracks and the narratives
+    read = await read_whole(client, ref)
+    assert read == plotstate.features_of_ref(store_of(calc_ws), {"ref": ref})
+    assert [f["properties"]["name"] for f in read[:2]] == ["NELSON", "COLLINGWOOD"]
+    # a result reference, and the bare result id, read the one feature
+    assert await read_whole(client, "debrief-calc:results/rep-nelson") == read[:1]
+    assert await read_whole(client, "rep-nelson") == read[:1]
+
+
+async def test_get_result_parts_say_how_to_join_them(client: Client) -> None:
+    ref = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    err, page = await call(client, "get_result", ref=ref)
+    assert not err and page["total"] == 1 and page["next_cursor"]
+    part = page["features"][0]["part"]
+    assert part["points"][0] == 0 and part["of"] == 402 and "timestamps" in part["arrays"]
+    assert "concatenate" in page["note"]
+
+
+async def test_get_result_refuses_bad_cursors_and_refs(client: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    _, first = await call(client, "get_result", ref=r1)
+    for cursor, says in (
+        ("not a cursor!", "not a get_result cursor"),
+        ("eyJ4IjoxfQ", "not a get_result cursor"),
+        (first["next_cursor"] + "x", "not a get_result cursor"),
+    ):
+        err, out = await call(client, "get_result", ref=r1, cursor=cursor)
+        assert err and out["error"]["code"] == "VALIDATION_FAILED" and out["error"]["details"]["field"] == "cursor"
+        assert says in out["error"]["message"] and "next_cursor" in out["error"]["message"]
+    err, out = await call(client, "get_result", ref=r2, cursor=first["next_cursor"])
+    assert err and "belongs to" in out["error"]["message"]
+    err, out = await call(client, "get_result", ref="debrief-calc:runs/000000000000")
+    assert err and out["error"]["details"]["field"] == "ref"
+    err, out = await call(client, "get_result", ref="/etc/passwd")
+    assert err and out["error"]["code"] == "VALIDATION_FAILED"
+
+
+async def test_old_payload_references_still_work(client: Client, calc_ws: Path) -> None:
+    """Stores written by the previous version hold ``runs/<run>/<n>`` payloads."""
+    store = store_of(calc_ws)
+    boats = parse_rep((DATA / "rep" / "valid_boat1.rep").read_text(encoding="utf-8")).features
+    old = plotstate.stash_payload(store, "0ld-run", 1, {"features": boats})
+    assert old == {"ref": "debrief-calc:runs/0ld-run/1"}
+    out = await run(client, "track-stats", features=[old])
+    assert out["features"][0]["properties"]["track_id"] == "rep-nelson"
+    assert plotstate.resolve_ref(store, old) == {"features": boats}
+    assert await read_whole(client, old["ref"]) == boats
+
+
+async def test_get_result_reads_a_stored_command_payload_as_json(client: Client, calc_ws: Path) -> None:
+    ids = {"ids": [f"feature-{i}" for i in range(3_000)]}
+    ref = plotstate.stash_payload(store_of(calc_ws), "big-delete", 0, ids)["ref"]
+    pieces, cursor = [], None
+    while True:
+        err, page = await call(client, "get_result", ref=ref, **({"cursor": cursor} if cursor else {}))
+        assert not err and page["kind"] == "payload" and page["format"] == "json"
+        pieces.append(page["text"])
+        if (cursor := page["next_cursor"]) is None:
+            break
+    assert len(pieces) > 1 and json.loads("".join(pieces)) == ids
+
+
+async def test_errors_after_expansion_say_how_features_were_counted(client: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    zone = {
+        "type": "Feature",
+        "id": "z",
+        "properties": {"kind": "zone"},
+        "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]},
+    }
+    err, out = await call(client, "run_tool", tool="closest-approach", features=[{"ref": r1}, zone])
+    assert err and out["error"]["code"] == "KIND_MISMATCH"
+    assert "counted after expanding the references: 2" in out["error"]["message"]
+
+
+def test_resolve_ref_forms(calc_ws: Path) -> None:
+    store = store_of(calc_ws)
+    boats = parse_rep((DATA / "rep" / "valid_boat1.rep").read_text(encoding="utf-8")).features
+    for f in boats:
+        plotstate.store_result(store, f, "import-rep")
+    ref = plotstate.stash_features(store, "abc123", boats)
+    assert plotstate.resolve_ref(store, ref) == {"type": "FeatureCollection", "features": boats}
+    assert plotstate.resolve_ref(store, {"ref": "debrief-calc:results/rep-nelson"}) == boats[0]
+    assert plotstate.features_of_ref(store, {"$ref": "rep-nelson"}) == boats[:1]
+    copy = plotstate.features_of_ref(store, ref)
+    copy[0]["properties"]["name"] = "changed"  # the caller's own copy
+    assert plotstate.features_of_ref(store, ref)[0]["properties"]["name"] == "NELSON"
+
+
+# -- narratives and bounded prompts ---------------------------------------------------------------------------
+
+_NUMBER_RUN = re.compile(r"(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[\s,;\]\[]+){21}")
+
+
+def assert_bounded(prompt: str, limit: int) -> None:
+    assert len(prompt) <= limit
+    assert not _NUMBER_RUN.search(prompt), _NUMBER_RUN.search(prompt)
+    assert "prompt truncated" not in prompt and "(truncated)" not in prompt
+
+
+async def test_narration_prompts_are_bounded_figures(client: Client) -> None:
+    ref = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    stats = await run(
+        client, "track-stats", features=[{"ref": ref}], parameters={"include_segments": True, "distance_unit": "yd"}
+    )
+    assert stats["stored"]["use"] == "read the features whole with get_result(ref)"  # not for plots
+    figures = stats["features"][0]["properties"]["statistics"]  # the figures, without the long lists
+    assert figures["segments"] == "401 items: read them with get_result" and figures["mean_speed_kn"] > 0
+    err, ready = await call(client, "generate_prompt", target=stats["features"][0]["id"], task="narrate-result")
+    assert not err
+    prompt = ready["promptForHostLLM"]
+    assert_bounded(prompt, CAP - 3_000)
+    for figure in ("mean_speed_kn: ", "max_speed_kn: ", "distance: ", "duration_s: ", "segments: 401 entries"):
+        assert figure in prompt, figure
+    assert f"mean_speed_kn: {figures['mean_speed_kn']}" in prompt  # figures exactly as the tool gave them
+    resampled = await run(client, "resample-track", features=[{"ref": ref}], parameters={"interval_s": 10})
+    rid = resampled["features"][0]["id"]
+    err, ready = await call(client, "generate_prompt", target=f"debrief-calc:results/{rid}", task="narrate-result")
+    assert not err
+    prompt = ready["promptForHostLLM"]
+    assert_bounded(prompt, CAP - 3_000)
+    assert "LineString of 2407 positions" in prompt and "timestamps: 2407 times from 1995-12-12T05:00:00Z" in prompt
+
+
+async def test_narratives_are_read_back_through_get_result(client: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    ids = [f["id"] for f in (await run(client, "track-stats", features=[{"ref": r1}, {"ref": r2}]))["features"]]
+    err, ready = await call(client, "generate_prompt", target=ids[0], task="narrate-result")
+    assert not err
+    err, ok = await call(client, "store_llm_result", **ready["callbackArgs"], result="NELSON ran 67 nm.")
+    assert not err and ok["success"] is True
+    ref = ok["data"]["ref"]
+    assert ref == f"debrief-calc:results/{ids[0]}/narrative"
+    assert f"get_result(ref='{ref}')" in ok["nextAction"] and ".json" not in json.dumps(ok)
+    err, text = await call(client, "get_result", ref=ref)
+    assert not err and text["kind"] == "narrative" and text["text"] == "NELSON ran 67 nm."
+    assert text["next_cursor"] is None
+    err, result = await call(client, "get_result", ref=ids[0])
+    assert not err and result["narrative"] == {"ref": ref}
+    err, ready = await call(client, "generate_prompt", target=ids, task="summarize-analysis")
+    assert not err
+    summary = "Both ships: " + "x" * 19_000  # long: read back in pages
+    err, ok = await call(client, "store_llm_result", **ready["callbackArgs"], result=summary)
+    assert not err and re.fullmatch(r"debrief-calc:analyses/[0-9a-f]{16}/summary", ok["data"]["ref"])
+    pieces, cursor = [], None
+    while True:
+        args = {"ref": ok["data"]["ref"]} | ({"cursor": cursor} if cursor else {})
+        err, page = await call(client, "get_result", **args)
+        assert not err and page["kind"] == "summary"
+        pieces.append(page["text"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(pieces) == 2 and "".join(pieces) == summary
+    err, out = await call(client, "get_result", ref=f"debrief-calc:results/{ids[1]}/narrative")
+    assert err and "generate_prompt" in out["error"]["message"]
+    # a run reference as the target: all of that run's results
+    many = await run(client, "track-stats", features=[{"ref": r1}], parameters={"include_segments": True})
+    err, ready = await call(client, "generate_prompt", target=many["stored"]["ref"], task="summarize-analysis")
+    assert not err and ready["data"]["results"] == [many["features"][0]["id"]]
+    err, ready = await call(client, "get_result", ref=json.dumps({"ref": many["stored"]["ref"]}))
+    assert not err and ready["total"] == 1  # a reference object passed as its JSON text
+
+
+async def test_guide_names_the_next_calls(client: Client) -> None:
+    prompt = await client.get_prompt("tool-descriptions")
+    guide = prompt.messages[0].content.text  # type: ignore[union-attr]
+    for needed in (
+        'run_tool(tool="import-rep", parameters={"path": "boat1.rep"})',
+        "debrief_create_plot(filename, features=[",
+        "debrief_apply_command(",
+        "get_result(ref, cursor?)",
+        '"distance_unit": "yd"',
+        '"ref": "debrief-calc:runs/<run id>"',
+        "3 attempts",
+    ):
+        assert needed in guide, needed
+    assert "MAX_STEPS" not in guide and "<placeholder>" not in guide
