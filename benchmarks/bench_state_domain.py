@@ -66,6 +66,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.plot.json"
         base_path = Path(tmp) / "baseline.plot.json"
+        scratch = Path(tmp) / ".llmem" / "scratch" / "plots"
         shutil.copyfile(args.plot, path)
         shutil.copyfile(args.plot, base_path)
         cache = PlotCache()
@@ -78,7 +79,7 @@ def main() -> None:
 
         def shallow(command: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
             def run(i: int) -> None:
-                apply_to_plot(path, command(i), cache=cache)
+                apply_to_plot(path, command(i), scratch_dir=scratch, cache=cache)
 
             return run
 
@@ -89,7 +90,7 @@ def main() -> None:
                 def fn(doc: PlotDoc) -> Any:
                     return apply_command(doc.data, cmd)
 
-                modify_plot(path, fn, cache=cache)
+                modify_plot(path, fn, scratch_dir=scratch, cache=cache)
 
             return run
 

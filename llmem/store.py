@@ -5,6 +5,8 @@ Layout under the store root::
     artifacts/<namespace>/<workspace-relative path>/<kind>.json   one artifact per file
     pending/<ticket>.json                                          open prompt tickets
     docs/<namespace>/<name>.json                                   small shared state documents
+    scratch/<name>/                                                lock and temporary files of
+                                                                   files outside the store (plots)
 
 Listing walks the files themselves (sorted, lazily, resuming after a cursor), so there is no
 index that could drift. Every write is atomic; every read-modify-write holds a cross-process
@@ -41,6 +43,8 @@ Status = Literal["fresh", "stale", "orphaned"]
 T = TypeVar("T")
 SCHEMA_VERSION = 1
 _HASH_CHUNK = 1 << 20
+#: How often a write retries after a concurrent delete pruned the folder it was writing into.
+_PRUNE_RACE_RETRIES = 5
 
 
 def now_iso(ts: float | None = None) -> str:
@@ -176,25 +180,33 @@ class ArtifactStore:
                 f"cannot store kind {kind!r} for {key!r}: {file} is a folder of another artifact path",
                 details={"key": key, "kind": kind},
             )
-        with locked(file):
-            created = now_iso()
-            if file.exists():
-                with contextlib.suppress(OSError, ValueError):
-                    created = str(read_json(file).get("created_at", created))
-            doc: dict[str, Any] = {
-                "schema": SCHEMA_VERSION,
-                "namespace": namespace,
-                "path": key,
-                "kind": kind,
-                "format": fmt,
-                "created_at": created,
-                "updated_at": now_iso(),
-                "provenance": provenance,
-                "source": source.to_dict() if source else None,
-                **(extra or {}),
-                "content": content,
-            }
-            atomic_write_json(file, doc)
+        for attempt in range(_PRUNE_RACE_RETRIES):
+            try:
+                with locked(file):
+                    created = now_iso()
+                    if file.exists():
+                        with contextlib.suppress(OSError, ValueError):
+                            created = str(read_json(file).get("created_at", created))
+                    doc: dict[str, Any] = {
+                        "schema": SCHEMA_VERSION,
+                        "namespace": namespace,
+                        "path": key,
+                        "kind": kind,
+                        "format": fmt,
+                        "created_at": created,
+                        "updated_at": now_iso(),
+                        "provenance": provenance,
+                        "source": source.to_dict() if source else None,
+                        **(extra or {}),
+                        "content": content,
+                    }
+                    atomic_write_json(file, doc)
+                break
+            except FileNotFoundError:
+                # A delete in another thread or process pruned the folder, now empty, between its
+                # making and the lock or temporary file landing in it: make it again and retry.
+                if attempt == _PRUNE_RACE_RETRIES - 1:
+                    raise
         return ArtifactRecord(namespace, key, kind, doc, file)
 
     def get(self, namespace: str, key: str, kind: str, *, shared: bool = False) -> ArtifactRecord:
@@ -255,10 +267,10 @@ class ArtifactStore:
                 return 0  # nothing to delete: take no lock, make no folder
             try:
                 with locked(file):
-                    try:
-                        file.unlink()
-                    except FileNotFoundError:
-                        return 0
+                    file.unlink()
+            except FileNotFoundError:
+                # Deleted meanwhile, or its folder pruned (empty, so without it) by another delete.
+                return 0
             finally:
                 self._remove_lock(file)
                 self._prune(file.parent, namespace)
@@ -306,6 +318,15 @@ class ArtifactStore:
             if cursor is not None and cursor[: len(child)] > child:
                 continue  # the whole subtree lies before the cursor
             yield from self._walk(folder / name, child, cursor if cursor and cursor[: len(child)] == child else None)
+
+    # -- scratch -------------------------------------------------------------------------
+
+    def scratch_dir(self, name: str) -> Path:
+        """``scratch/<name>``: where writers of files outside the store (the analyst's plots) keep
+        their lock and temporary files, so that nothing is made beside those files and every
+        process of the workspace shares the locks. Made by its first user."""
+        _check_name(name, "scratch")
+        return self.root / "scratch" / name
 
     # -- tickets ------------------------------------------------------------------------
 

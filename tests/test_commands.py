@@ -401,7 +401,7 @@ def test_failing_third_step_leaves_the_file_byte_identical(tmp_path: Path) -> No
         return apply_command(doc.data, composite)
 
     with pytest.raises(FeatureNotFound):
-        modify_plot(path, run, cache=cache)
+        modify_plot(path, run, scratch_dir=tmp_path / "scratch", cache=cache)
     assert path.read_bytes() == before
     assert cache.get(path) is cached and "f-1" in cached.index_by_id()
 
@@ -415,11 +415,17 @@ def test_apply_to_plot_all_or_nothing_and_no_aliasing(tmp_path: Path) -> None:
     before = path.read_bytes()
     bad = [{"command": "deleteFeatures", "payload": ["f-1"]}, {"command": "setSelection", "payload": ["f-1"]}]
     with pytest.raises(FeatureNotFound):
-        apply_to_plot(path, bad, cache=cache)
+        apply_to_plot(path, bad, scratch_dir=tmp_path / "scratch", cache=cache)
     assert path.read_bytes() == before and cache.get(path) is cached and cached.data == snapshot
 
     mine = point("mine")
-    doc, out = apply_to_plot(path, {"command": "addFeatures", "payload": [mine]}, cache=cache, selection=["f-1"])
+    doc, out = apply_to_plot(
+        path,
+        {"command": "addFeatures", "payload": [mine]},
+        scratch_dir=tmp_path / "scratch",
+        cache=cache,
+        selection=["f-1"],
+    )
     assert out.added_ids == ["mine"] and out.selection is None
     mine["properties"]["name"] = "changed afterwards"
     assert cache.get(path) is doc

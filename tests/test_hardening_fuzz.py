@@ -124,34 +124,10 @@ def snapshot(root: Path, *skip: Path) -> dict[str, bytes | str]:
     return out
 
 
-def _plot_lock_of(rel: str) -> str | None:
-    """The plot whose hidden sibling lock file ``rel`` is (``dir/.x.plot.json.lock`` → ``dir/x.plot.json``)."""
-    folder, _, name = rel.rpartition("/")
-    if not (name.startswith(".") and name.endswith(".plot.json.lock")):
-        return None
-    return (folder + "/" if folder else "") + name[1 : -len(".lock")]
-
-
-def workspace_changes(
-    before: dict[str, bytes | str], after: dict[str, bytes | str]
-) -> tuple[list[str], list[str], list[str]]:
-    """``(changed, by_design, known_bug)``: what differs, split by what may differ.
-
-    By design: the empty lock file debrief-state keeps next to a plot it writes (or refuses to
-    write) under its lock. Nothing else may change: a refused write to a plot that does not exist
-    leaves no lock file and no folder behind.
-    """
-    changed: list[str] = []
-    by_design: list[str] = []
-    known: list[str] = []
-    new = {rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel)}
-    for rel in sorted(new):
-        plot = _plot_lock_of(rel)
-        if plot is not None and after.get(rel) == b"" and rel not in before:
-            (by_design if plot in before else changed).append(rel)
-        else:
-            changed.append(rel)
-    return changed, by_design, known
+def workspace_changes(before: dict[str, bytes | str], after: dict[str, bytes | str]) -> list[str]:
+    """What differs outside the store. Nothing may: plots' lock and temporary files live in the
+    store, and a refused write to a plot that does not exist leaves no folder behind."""
+    return sorted(rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel))
 
 
 # -- what the fuzz sends -----------------------------------------------------------------------
@@ -861,13 +837,12 @@ def test_fuzz_over_stdio(script: str, workspace: Path, tmp_path: Path) -> None:
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems[:40])
 
     after = snapshot(tmp_path, store, logs)
-    changed, by_design, known_files = workspace_changes(before, after)
+    changed = workspace_changes(before, after)
     assert not changed, f"the fuzz changed the workspace outside .llmem/: {changed[:20]}"
     print(
         f"{script}: {len(plan.lines)} lines, {len(plan.must)} requests answered once each, "
         f"{sum(k in server.answers for k in plan.maybe)} of {len(plan.maybe)} malformed ones answered; "
-        f"plot lock files by design: {by_design}; known bugs seen: {len(known)} (over-cap errors, INTERNAL on extreme paths), "
-        f"{len(known_files)} lock files or folders left by refused writes"
+        f"known bugs seen: {len(known)} (over-cap errors, INTERNAL on extreme paths)"
     )
 
 

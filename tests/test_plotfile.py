@@ -43,6 +43,11 @@ def copy_plot(tmp_path: Path, name: str = "large-sample.plot.json", as_name: str
     return target
 
 
+def scratch_of(plot: Path) -> Path:
+    """The scratch folder of a store in the plot's folder (``.llmem/scratch/plots``)."""
+    return plot.parent / ".llmem" / "scratch" / "plots"
+
+
 def key_orders(value: Any) -> Any:
     """The value with every object replaced by its (keys, children) so key order is compared."""
     if isinstance(value, dict):
@@ -61,7 +66,7 @@ def test_load_and_save_of_a_real_plot_keeps_value_key_order_and_odd_geometry(tmp
     original = path.read_bytes()
     doc = load_plot(path)
     cache = PlotCache()
-    new = save_plot(path, doc.data, fmt=doc.fmt, cache=cache)
+    new = save_plot(path, doc.data, fmt=doc.fmt, scratch_dir=scratch_of(path), cache=cache)
     doc.data["features"].clear()  # the caller's value, not the cached one
     assert cache.get(path) is new and new.features
     written = path.read_bytes()
@@ -74,7 +79,9 @@ def test_load_and_save_of_a_real_plot_keeps_value_key_order_and_odd_geometry(tmp
 
 def test_large_sample_keeps_empty_polygon_and_unknown_members(tmp_path: Path) -> None:
     path = copy_plot(tmp_path)
-    modify_plot(path, lambda d: d.set_viewport([-6.0, 35.0, -1.0, 37.0]), cache=PlotCache())
+    modify_plot(
+        path, lambda d: d.set_viewport([-6.0, 35.0, -1.0, 37.0]), scratch_dir=scratch_of(path), cache=PlotCache()
+    )
     data = json.loads(path.read_bytes())
     time_meta = next(f for f in data["features"] if f["id"] == "debrief-time-metadata")
     assert time_meta["geometry"] == {"type": "Polygon", "coordinates": [[]]}
@@ -90,7 +97,7 @@ def test_large_sample_keeps_empty_polygon_and_unknown_members(tmp_path: Path) ->
 def test_no_op_modify_does_not_write(tmp_path: Path) -> None:
     path = copy_plot(tmp_path)
     before = path.stat()
-    doc, result = modify_plot(path, lambda d: "nothing", cache=PlotCache())
+    doc, result = modify_plot(path, lambda d: "nothing", scratch_dir=scratch_of(path), cache=PlotCache())
     after = path.stat()
     assert result == "nothing"
     assert (before.st_ino, before.st_mtime_ns) == (after.st_ino, after.st_mtime_ns)
@@ -121,7 +128,7 @@ def test_detected_layout_is_kept_through_a_change(tmp_path: Path, layout: dict[s
     def rename(doc: PlotDoc) -> None:
         doc.features[1]["properties"]["name"] = "Paris, France"
 
-    modify_plot(path, rename, cache=PlotCache())
+    modify_plot(path, rename, scratch_dir=scratch_of(path), cache=PlotCache())
     data["features"][1]["properties"]["name"] = "Paris, France"
     assert path.read_bytes() == (json.dumps(data, **kwargs) + newline).encode()
 
@@ -129,7 +136,7 @@ def test_detected_layout_is_kept_through_a_change(tmp_path: Path, layout: dict[s
 def test_numbers_keep_their_json_type(tmp_path: Path) -> None:
     path = tmp_path / "n.plot.json"
     path.write_text('{"type": "FeatureCollection", "features": [], "a": [1, 1.0, -0.0, 0.1, 1e-07, 1e+300, 3]}')
-    modify_plot(path, lambda d: d.data.__setitem__("b", True), cache=PlotCache())
+    modify_plot(path, lambda d: d.data.__setitem__("b", True), scratch_dir=scratch_of(path), cache=PlotCache())
     assert path.read_text() == (
         '{"type": "FeatureCollection", "features": [], "a": [1, 1.0, -0.0, 0.1, 1e-07, 1e+300, 3], "b": true}'
     )
@@ -139,7 +146,7 @@ def test_crlf_and_bom_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "win.plot.json"
     text = json.dumps({"type": "FeatureCollection", "features": [{"type": "Feature", "id": 1}]}, indent=2)
     path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode() + b"\r\n")
-    modify_plot(path, lambda d: d.features[0].__setitem__("id", 2), cache=PlotCache())
+    modify_plot(path, lambda d: d.features[0].__setitem__("id", 2), scratch_dir=scratch_of(path), cache=PlotCache())
     assert (
         path.read_bytes()
         == b"\xef\xbb\xbf" + text.replace('"id": 1', '"id": 2').replace("\n", "\r\n").encode() + b"\r\n"
@@ -327,7 +334,7 @@ def test_failed_change_touches_neither_file_nor_cache(tmp_path: Path) -> None:
         raise ValueError("boom")
 
     with pytest.raises(ValueError, match="boom"):
-        modify_plot(path, break_then_fail, cache=cache)
+        modify_plot(path, break_then_fail, scratch_dir=scratch_of(path), cache=cache)
     assert path.read_bytes() == before_bytes
     assert cache.get(path) is before_doc
     assert before_doc.data == snapshot
@@ -340,7 +347,7 @@ def test_in_place_change_of_a_feature_is_written_and_cached(tmp_path: Path) -> N
     def rename(doc: PlotDoc) -> None:
         doc.features[2]["properties"]["name"] = "LEOPOLD II"
 
-    new, _ = modify_plot(path, rename, cache=cache)
+    new, _ = modify_plot(path, rename, scratch_dir=scratch_of(path), cache=cache)
     assert json.loads(path.read_bytes())["features"][2]["properties"]["name"] == "LEOPOLD II"
     assert cache.get(path) is new
     assert cache.parse_count == 1
@@ -357,12 +364,12 @@ def test_shallow_draft_replaces_features_and_reuses_the_rest(tmp_path: Path) -> 
         i = doc.index_by_id()["z-2"]
         doc.features[i] = {**doc.features[i], "properties": {"name": "renamed"}}
 
-    new, _ = modify_plot(path, replace_zone, cache=cache, shallow=True)
+    new, _ = modify_plot(path, replace_zone, scratch_dir=scratch_of(path), cache=cache, shallow=True)
     assert base.data == snapshot  # the shared doc was not touched
     assert new.features[0] is base.features[0]
     snapshot["features"][5]["properties"] = {"name": "renamed"}
     assert json.loads(path.read_bytes()) == snapshot
-    again, _ = modify_plot(path, lambda d: None, cache=cache, shallow=True)
+    again, _ = modify_plot(path, lambda d: None, scratch_dir=scratch_of(path), cache=cache, shallow=True)
     assert again is new
 
 
@@ -370,10 +377,22 @@ def test_expected_revision_conflict(tmp_path: Path) -> None:
     path = copy_plot(tmp_path)
     cache = PlotCache()
     rev = cache.get(path).revision
-    new, _ = modify_plot(path, lambda d: d.set_viewport([-6, 35, -2, 37]), expected_revision=rev, cache=cache)
+    new, _ = modify_plot(
+        path,
+        lambda d: d.set_viewport([-6, 35, -2, 37]),
+        expected_revision=rev,
+        scratch_dir=scratch_of(path),
+        cache=cache,
+    )
     before = path.read_bytes()
     with pytest.raises(Conflict) as info:
-        modify_plot(path, lambda d: d.set_viewport([-7, 35, -2, 37]), expected_revision=rev, cache=cache)
+        modify_plot(
+            path,
+            lambda d: d.set_viewport([-7, 35, -2, 37]),
+            expected_revision=rev,
+            scratch_dir=scratch_of(path),
+            cache=cache,
+        )
     assert info.value.details["revision"] == new.revision
     assert info.value.details["rpc_code"] == -32009
     assert path.read_bytes() == before
@@ -395,7 +414,7 @@ def test_time_and_viewport_state_round_trip(tmp_path: Path) -> None:
 
     path = copy_plot(tmp_path, "sample.plot.json")
     state = {"current": "2024-01-01T12:00:00Z", "start": "2024-01-01T00:00:00Z", "end": "2024-01-02T00:00:00Z"}
-    doc, _ = modify_plot(path, lambda d: d.set_time_state(state), cache=PlotCache())
+    doc, _ = modify_plot(path, lambda d: d.set_time_state(state), scratch_dir=scratch_of(path), cache=PlotCache())
     assert doc.get_time_state() == state
     written = json.loads(path.read_bytes())["features"][-1]
     assert written == {
@@ -404,9 +423,13 @@ def test_time_and_viewport_state_round_trip(tmp_path: Path) -> None:
         "geometry": {"type": "Polygon", "coordinates": [[]]},
         "properties": {"dataType": "metadata", "metadataType": "time", **state},
     }
-    doc, _ = modify_plot(path, lambda d: d.set_time_state(**{**state, "current": "2024-01-01T13:00:00Z"}))
+    doc, _ = modify_plot(
+        path, lambda d: d.set_time_state(**{**state, "current": "2024-01-01T13:00:00Z"}), scratch_dir=scratch_of(path)
+    )
     assert doc.get_time_state() == {**state, "current": "2024-01-01T13:00:00Z"}
-    doc, _ = modify_plot(path, lambda d: d.set_viewport({"bounds": [1, 2, 3, 4]}), cache=PlotCache())
+    doc, _ = modify_plot(
+        path, lambda d: d.set_viewport({"bounds": [1, 2, 3, 4]}), scratch_dir=scratch_of(path), cache=PlotCache()
+    )
     vp_feature = doc.get_feature("debrief-viewport-metadata")
     assert vp_feature is not None
     assert vp_feature["geometry"]["coordinates"] == [[[1, 2], [3, 2], [3, 4], [1, 4], [1, 2]]]
@@ -421,15 +444,15 @@ import sys
 from pathlib import Path
 from debrief_calc.state.plotfile import modify_plot
 from debrief_calc.state.commands import apply_command, apply_to_plot
-path, tag, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+path, tag, n, scratch = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
 for i in range(n):
     feature = {"type": "Feature", "id": f"{tag}-{i}", "geometry": {"type": "Point", "coordinates": [i, 1]},
                "properties": {"dataType": "reference-point", "name": f"{tag} {i}"}}
     command = {"command": "addFeatures", "payload": [feature]}
     if i % 2:  # both the deep-copy and the shallow draft
-        modify_plot(path, lambda d: apply_command(d.data, command))
+        modify_plot(path, lambda d: apply_command(d.data, command), scratch_dir=scratch)
     else:
-        apply_to_plot(path, command)
+        apply_to_plot(path, command, scratch_dir=scratch)
 """
 
 
@@ -437,7 +460,11 @@ for i in range(n):
 def test_eight_processes_lose_no_write(tmp_path: Path) -> None:
     path = copy_plot(tmp_path)
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, str(path), f"w{k}", "25"], cwd=REPO, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path), f"w{k}", "25", str(scratch_of(path))],
+            cwd=REPO,
+            stderr=subprocess.PIPE,
+        )
         for k in range(8)
     ]
     for proc in procs:
@@ -454,14 +481,14 @@ KILLABLE = """
 import sys
 from pathlib import Path
 from debrief_calc.state.commands import apply_to_plot
-path = Path(sys.argv[1])
+path, scratch = Path(sys.argv[1]), Path(sys.argv[2])
 i = 0
 while True:
     i += 1
     name = "x" * (i % 7000)  # the file changes size too
     cmd = {"command": "updateFeatures", "payload": [{"type": "Feature", "id": "p-3",
            "geometry": {"type": "Point", "coordinates": [i % 180, 1]}, "properties": {"name": name}}]}
-    apply_to_plot(path, cmd)
+    apply_to_plot(path, cmd, scratch_dir=scratch)
     print(i, flush=True)
 """
 
@@ -480,7 +507,9 @@ def _read_lines(proc: subprocess.Popen[bytes], count: int, timeout: float) -> No
 def test_writer_killed_mid_write_leaves_a_valid_file(tmp_path: Path) -> None:
     path = copy_plot(tmp_path)
     for round_ in range(6):
-        proc = subprocess.Popen([sys.executable, "-c", KILLABLE, str(path)], cwd=REPO, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLABLE, str(path), str(scratch_of(path))], cwd=REPO, stdout=subprocess.PIPE
+        )
         try:
             _read_lines(proc, 3 + round_ * 4, timeout=60)
         finally:
@@ -491,7 +520,7 @@ def test_writer_killed_mid_write_leaves_a_valid_file(tmp_path: Path) -> None:
         doc = load_plot(path)  # raises if the file were half written
         assert len(doc.features) == 17
     # the dead writer's lock is gone with it
-    modify_plot(path, lambda d: d.set_viewport([-6, 35, -2, 37]), cache=PlotCache())
+    modify_plot(path, lambda d: d.set_viewport([-6, 35, -2, 37]), scratch_dir=scratch_of(path), cache=PlotCache())
 
 
 # ---------------------------------------------------------------- the encoder against the stdlib's

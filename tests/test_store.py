@@ -205,3 +205,33 @@ def test_sigkill_mid_write_leaves_a_readable_store(workspace: Path) -> None:
     leftovers = list((workspace / ".llmem").rglob("*.tmp"))
     # A killed writer may leave its temporary file behind, but never in place of the artifact.
     assert all(p.name.startswith(".") for p in leftovers)
+
+
+def test_writes_and_deletes_racing_in_one_folder_never_fail(store: ArtifactStore) -> None:
+    """A delete prunes an emptied folder while another thread is about to write into it (the fuzz
+    caught delete_artifact answering INTERNAL): the write makes it again, the delete counts 0."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def put() -> None:
+        for i in range(600):
+            try:
+                store.put("llmem", "a/b/c.py", "outline", content={"i": i}, fmt="json", provenance={})
+            except BaseException as exc:
+                errors.append(exc)
+
+    def delete() -> None:
+        for _ in range(600):
+            try:
+                store.delete("llmem", "a", None, recursive=True)
+            except BaseException as exc:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=fn) for fn in (put, delete, put, delete, put, delete)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []

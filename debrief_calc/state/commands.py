@@ -180,7 +180,7 @@ def _check_whole(new: dict[str, Any], old: dict[str, Any], at: str) -> None:
     if new.get("geometry") is None and old.get("geometry") is not None:
         missing = "has no geometry" if "geometry" not in new else "has a null geometry"
         raise validation_failed(f"{at}.geometry", f"feature {fid!r} {missing}, which would erase its shape; {hint}")
-    if not new.get("properties") and old.get("properties"):
+    if new.get("properties") is None and old.get("properties"):
         raise validation_failed(
             f"{at}.properties", f"feature {fid!r} has no properties, which would erase its own; {hint}"
         )
@@ -366,6 +366,7 @@ def apply_to_plot(
     path: Path,
     command: Any,
     *,
+    scratch_dir: Path,
     expected_revision: str | None = None,
     resolve_reference: Resolver | None = None,
     selection: Sequence[str] | None = None,
@@ -376,9 +377,10 @@ def apply_to_plot(
 
     Returns the plot as now written (its ``revision``) and the outcome. Commands replace features
     and never alter them, so the cheap shallow draft of :func:`modify_plot` is safe here.
+    ``scratch_dir`` holds the plot's lock and temporary files (:mod:`.plotfile`).
     """
 
     def run(doc: PlotDoc) -> CommandOutcome:
         return apply_command(doc.data, command, resolve_reference=resolve_reference, selection=selection)
 
-    return modify_plot(path, run, expected_revision, name=name, cache=cache, shallow=True)
+    return modify_plot(path, run, expected_revision, scratch_dir=scratch_dir, name=name, cache=cache, shallow=True)

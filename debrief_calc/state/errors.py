@@ -10,6 +10,7 @@ Codes and JSON-RPC numbers (seed 000 gives the first three; the rest are ours)::
     VALIDATION_FAILED   -32602   a value broke a rule (debrief_calc.errors.ValidationFailed)
     CONFLICT            -32009   expected_revision no longer matches the file
     PLOT_UNREADABLE     -32010   the file exists but cannot be read as a FeatureCollection
+    PLOT_EXISTS         -32011   a new plot's file name is taken (nothing was written)
 
 Errors defined elsewhere are built through the helpers here so they carry the code too.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidCommand",
     "InvalidFilename",
     "MultiplePlots",
+    "PlotExists",
     "PlotUnreadable",
     "StateError",
     "feature_not_found",
@@ -43,6 +45,7 @@ RPC_CODES: dict[str, int] = {
     "VALIDATION_FAILED": -32602,
     "CONFLICT": -32009,
     "PLOT_UNREADABLE": -32010,
+    "PLOT_EXISTS": -32011,
 }
 
 
@@ -83,6 +86,10 @@ class PlotUnreadable(StateError):
 
 class MultiplePlots(StateError):
     code = "MULTIPLE_PLOTS"
+
+
+class PlotExists(StateError):
+    code = "PLOT_EXISTS"
 
 
 def plot_not_found(filename: str, message: str | None = None, **details: Any) -> PlotNotFound:

@@ -24,6 +24,7 @@ PLOT_SUFFIX = ".plot.json"
 MAX_FILENAME_CHARS = 1024
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SKIP_DIRS = {"node_modules", "__pycache__"}
+_TEMP_EXTRA = len(".") + len(".12345678.tmp")  # what a temporary file's name adds to the plot's
 _EXAMPLE = "e.g. 'mission1.plot.json' or 'exercise/run.plot.json'"
 
 
@@ -56,9 +57,14 @@ def validate_plot_filename(workspace: Path, filename: str) -> Path:
         raise _refuse(filename, "empty_segment", "it has an empty or '.' segment")
     if any(p.startswith(".") for p in parts):
         raise _refuse(filename, "hidden", "hidden (dot) files and folders are not plots")
-    # The lock file's name (".<name>.lock") must fit the file system's name limit too.
-    if any(len(p.encode("utf-8", "surrogatepass")) > NAME_MAX - 6 for p in parts):
-        raise _refuse(filename, "name_max", f"a segment is over {NAME_MAX - 6} bytes, too long for a file name")
+    # Folders need only fit the file system's name limit; the file's own name leaves room for the
+    # hidden temporary file a rewrite makes beside it when the store is on another device
+    # (".<name>.<8 random characters>.tmp"). Lock files live in the store, named by a hash.
+    sizes = [len(p.encode("utf-8", "surrogatepass")) for p in parts]
+    if max(sizes[:-1], default=0) > NAME_MAX:
+        raise _refuse(filename, "name_max", f"a folder name is over {NAME_MAX} bytes, too long for a file name")
+    if sizes[-1] > NAME_MAX - _TEMP_EXTRA:
+        raise _refuse(filename, "name_max", f"the file name is over {NAME_MAX - _TEMP_EXTRA} bytes, too long")
     if len(parts) > MAX_DEPTH:
         raise _refuse(filename, "max_depth", f"it is more than {MAX_DEPTH} folders deep")
     if not parts[-1].endswith(PLOT_SUFFIX) or parts[-1] == PLOT_SUFFIX:

@@ -18,6 +18,13 @@ helpers refuse) and callers must not change its ``data``. :func:`modify_plot` gi
 private draft (a pickle deep copy, ~1 ms for 577 KB, or a shallow one for commands) and
 re-encodes only the features whose value changed, so a failed change never touches the cache
 or the file.
+
+The analyst's files stay theirs: every writer takes a ``scratch_dir`` (the store's
+``scratch/plots``, the same for every process of the workspace), which holds the plots' lock
+files (``locks/<sha256 of the plot's resolved path>.lock``) and the temporary files of their
+rewrites (``tmp/``), so nothing is left beside a plot, and a rewrite keeps the file's permission
+bits (:func:`llmem.fsutil.atomic_write_user_file`; the one exception, a scratch folder on
+another device, is described there). :func:`create_plot_file` never replaces a file.
 """
 
 from __future__ import annotations
@@ -34,18 +41,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from debrief_calc.state.errors import Conflict, PlotUnreadable, plot_not_found
+from debrief_calc.state.errors import Conflict, PlotExists, PlotUnreadable, plot_not_found
 from debrief_calc.state.filenames import PLOT_SUFFIX, list_plot_files, relative_name, validate_plot_filename
 from debrief_calc.state.jsonfmt import DEFAULT_FORMAT, JsonFormat, detect_format
 from debrief_calc.state.plotdoc import PlotDoc, no_gc
 from llmem.errors import SuiteError
-from llmem.fsutil import atomic_write_bytes, locked
+from llmem.fsutil import atomic_create_user_file, atomic_write_user_file, locked
 
 __all__ = [
     "PLOT_CACHE",
     "PLOT_SUFFIX",
     "PlotCache",
     "PlotDoc",
+    "create_plot_file",
     "list_plot_files",
     "load_plot",
     "modify_plot",
@@ -218,9 +226,9 @@ class PlotCache:
 PLOT_CACHE = PlotCache()
 
 
-def plot_lock(path: Path) -> contextlib.AbstractContextManager[None]:
-    """The cross-process lock of a plot (a hidden sibling lock file, so listings stay clean)."""
-    return locked(path.with_name("." + path.name))
+def plot_lock(path: Path, *, scratch_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """The cross-process lock of a plot, a file in ``scratch_dir/locks`` (see the module docstring)."""
+    return locked(path, lock_dir=scratch_dir / "locks")
 
 
 def modify_plot(
@@ -228,6 +236,7 @@ def modify_plot(
     fn: Callable[[PlotDoc], R],
     expected_revision: str | None = None,
     *,
+    scratch_dir: Path,
     name: str | None = None,
     cache: PlotCache | None = None,
     shallow: bool = False,
@@ -241,10 +250,10 @@ def modify_plot(
     """
     cache = cache or PLOT_CACHE
     name = name or path.name
-    # A missing or unreadable plot is refused before its lock file is made: a refused write
-    # must leave the workspace as it was.
+    # A missing or unreadable plot is refused before a lock file is made for its name, so a
+    # refused write leaves the store as it was too.
     cache.get(path, name=name)
-    with plot_lock(path):
+    with plot_lock(path, scratch_dir=scratch_dir):
         base = cache.get(path, name=name)
         if expected_revision is not None and expected_revision != base.revision:
             raise Conflict(
@@ -260,24 +269,70 @@ def modify_plot(
         revision = revision_of(raw)
         if len(raw) == base.size and revision == base.revision:
             return base, result
-        atomic_write_bytes(path, raw)
+        atomic_write_user_file(path, raw, temp_dir=scratch_dir / "tmp")
         new = PlotDoc(path, draft.data, revision=revision, fmt=base.fmt, size=len(raw), texts=texts)
         cache.put(path, new)
         return new, result
 
 
+def _whole(path: Path, data: dict[str, Any], fmt: JsonFormat) -> PlotDoc:
+    """An unfrozen doc of a private copy of ``data`` (the cache keeps it, out of the caller's reach)."""
+    with no_gc():
+        own = pickle.loads(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
+    return PlotDoc(path, own, revision="", fmt=fmt, frozen=False)
+
+
 def save_plot(
-    path: Path, data: dict[str, Any], *, fmt: JsonFormat | None = None, cache: PlotCache | None = None
+    path: Path,
+    data: dict[str, Any],
+    *,
+    scratch_dir: Path,
+    fmt: JsonFormat | None = None,
+    cache: PlotCache | None = None,
 ) -> PlotDoc:
     """Write a whole plot (a new one, or a replacement) atomically under its lock."""
     cache = cache or PLOT_CACHE
     fmt = fmt or DEFAULT_FORMAT
-    with no_gc():  # the cache keeps its own copy, out of the caller's reach
-        own = pickle.loads(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
-    with plot_lock(path):
-        raw, texts = PlotDoc(path, own, revision="", fmt=fmt, frozen=False).to_bytes()
-        atomic_write_bytes(path, raw)
-        new = PlotDoc(path, own, revision=revision_of(raw), fmt=fmt, size=len(raw), texts=texts)
+    draft = _whole(path, data, fmt)
+    with plot_lock(path, scratch_dir=scratch_dir):
+        raw, texts = draft.to_bytes()
+        atomic_write_user_file(path, raw, temp_dir=scratch_dir / "tmp")
+        new = PlotDoc(path, draft.data, revision=revision_of(raw), fmt=fmt, size=len(raw), texts=texts)
+        cache.put(path, new)
+        return new
+
+
+def create_plot_file(
+    path: Path,
+    data: dict[str, Any],
+    *,
+    scratch_dir: Path,
+    name: str | None = None,
+    fmt: JsonFormat | None = None,
+    cache: PlotCache | None = None,
+) -> PlotDoc:
+    """Write a new plot atomically, or raise :class:`PlotExists` and change nothing if ``path``
+    exists, whoever made it (:func:`llmem.fsutil.atomic_create_user_file`).
+
+    ``path`` must be validated (:func:`validate_plot_filename`): missing parent folders are made.
+    The file gets the mode any new file gets (``0o666 & ~umask``). ``name`` is the plot's name
+    for the error (default: the file name).
+    """
+    cache = cache or PLOT_CACHE
+    fmt = fmt or DEFAULT_FORMAT
+    name = name or path.name
+    draft = _whole(path, data, fmt)
+    raw, texts = draft.to_bytes()
+    with plot_lock(path, scratch_dir=scratch_dir):
+        try:
+            atomic_create_user_file(path, raw, temp_dir=scratch_dir / "tmp")
+        except FileExistsError:
+            raise PlotExists(
+                f"plot file {name!r} already exists; nothing was changed. Choose another name, "
+                "or change the plot with debrief_apply_command",
+                details={"filename": name},
+            ) from None
+        new = PlotDoc(path, draft.data, revision=revision_of(raw), fmt=fmt, size=len(raw), texts=texts)
         cache.put(path, new)
         return new
 
