@@ -17,12 +17,14 @@ Write methods return ``(answer, aspects)``: the aspects (``list``, ``features``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.plotstate import read_selection
 from debrief_calc.state import metadata
 from debrief_calc.state._answer_budget import Answer, fit_prefix
 from debrief_calc.state._plot_aspects import PlotAspects
-from debrief_calc.state.errors import validation_failed
+from debrief_calc.state.errors import feature_not_found, validation_failed
 from debrief_calc.state.plotfile import plot_title
 
 __all__ = ["Answer", "StateService"]
@@ -34,9 +36,20 @@ class StateService(PlotAspects):
     (:class:`~debrief_calc.state._plot_commands.PlotCommands`), features, selection, time and
     viewport (:class:`~debrief_calc.state._plot_aspects.PlotAspects`), and rendering."""
 
-    def render(self, filename: str | None, width: int, height: int, time: str | None) -> tuple[Answer, bytes]:
+    def render(
+        self,
+        filename: str | None,
+        width: int,
+        height: int,
+        time: str | None,
+        fit: str | Sequence[float] = "viewport",
+        show_future: bool = True,
+        cpa: Sequence[str] | None = None,
+    ) -> tuple[Answer, bytes]:
+        """The plot as a PNG of at most ``width`` × ``height``, at ``time`` (default the plot's
+        current), showing ``fit``; the saved viewport is read, never changed."""
         from debrief_calc.features import parse_iso
-        from debrief_calc.state.render import render_plot_png
+        from debrief_calc.state.render import render_plot
 
         name, path, doc = self.load(filename)
         state = doc.get_time_state()
@@ -51,24 +64,37 @@ class StateService(PlotAspects):
                 metadata.check_bounds(viewport, "viewport")
         except ValidationFailed:
             viewport = None  # a broken viewport in the file: fit the data instead
+        pair: tuple[str, str] | None = None
+        if cpa is not None:
+            if len(cpa) != 2:
+                raise validation_failed("cpa", "give the ids of two tracks", value=list(cpa))
+            pair = (str(cpa[0]), str(cpa[1]))
+            known = {str(f.get("id")) for f in doc.data.get("features") or [] if isinstance(f, dict)}
+            if missing := [i for i in pair if i not in known]:
+                raise feature_not_found(missing, filename=name)
         selection = read_selection(self.store, name)
-        png = render_plot_png(
+        rendered = render_plot(
             doc.data,
-            width=width,
-            height=height,
+            max_width=width,
+            max_height=height,
             selection=selection,
             current_time=seconds,
+            fit=fit,
             viewport=viewport,
             title=plot_title(path, cache=self.cache),
+            show_future=show_future,
+            cpa=pair,
         )
         answer = {
             "filename": name,
             "revision": doc.revision,
             "mediaType": "image/png",
-            "width": max(width, 64),
-            "height": max(height, 64),
-            "bytes": len(png),
+            "width": rendered.width,
+            "height": rendered.height,
+            "bytes": len(rendered.png),
             "time": shown,
+            "fit": rendered.fit,
+            "bounds": rendered.bounds,
             "selectedIds": fit_prefix(selection, 2_000)[0],
         }
-        return answer, png
+        return answer, rendered.png

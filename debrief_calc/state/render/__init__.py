@@ -1,0 +1,94 @@
+"""A PNG picture of a plot that reads like legacy Debrief's, for the analyst and the model to look at.
+
+What it shows: zones filled half-transparent in their colours and named; tracks in their
+``stroke`` colour with chevrons showing the direction of travel and ticks labelled with
+Debrief's DTG (``DDHHMMZ``) at an interval that suits the zoom; with a current time, each
+track's past solid and its future faint (or hidden), each ship's marker at its interpolated
+position pointing the way it moves and labelled with its name, and the zones, buoy fields
+and reference points that are active then; optionally the range line between two tracks.
+The selection gets a cyan halo. A legend of the tracks, a graticule, the title, the time and
+a scale bar in nautical miles frame it. Labels stay inside the map and clear of each other.
+Land is filled in where the optional ``land`` extra (GSHHS coastlines) is installed.
+
+Which area: the saved viewport, all the data, the selection or explicit bounds (``fit``); the
+image takes that area's shape within the maximum size. Rendering never changes the plot.
+Backdrops, metadata and features with ``visible: false`` are not drawn. Pillow and numpy are
+imported on the first render, so importing this package costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from debrief_calc.state.render._common import HIGHLIGHT, Rendered
+
+__all__ = ["HIGHLIGHT", "Rendered", "render_plot", "render_plot_png"]
+
+
+def render_plot(
+    doc_data: dict[str, Any],
+    *,
+    max_width: int = 1024,
+    max_height: int = 768,
+    selection: Iterable[str] = (),
+    current_time: float | None = None,
+    fit: str | Sequence[float] = "viewport",
+    viewport: Any = None,
+    title: str | None = None,
+    show_future: bool = True,
+    cpa: tuple[str, str] | tuple[str, str, float] | None = None,
+) -> Rendered:
+    """The plot as a PNG no larger than ``max_width`` × ``max_height``.
+
+    ``fit``: ``"viewport"`` (``viewport``, the plot's saved ``[w, s, e, n]`` or ``{bounds}``;
+    all the data when it is None), ``"all"`` (everything drawable, whatever the time),
+    ``"selection"`` (the features whose ids are in ``selection``) or ``[w, s, e, n]``.
+    ``current_time`` in epoch seconds. ``cpa``: two track ids, and optionally a time (epoch
+    seconds; default the current time), to draw the range line between them.
+
+    Raises ``ValidationFailed`` naming ``fit``, ``viewport`` or ``cpa`` when that cannot be
+    used (bad bounds, nothing selected, not tracks, no position at the time).
+    """
+    from debrief_calc.state.render._plot import draw_plot
+
+    return draw_plot(
+        doc_data,
+        max_width=max_width,
+        max_height=max_height,
+        selection=selection,
+        current_time=current_time,
+        fit=fit,
+        viewport=viewport,
+        title=_title_of(doc_data) if title is None else title,
+        show_future=show_future,
+        cpa=cpa,
+    )
+
+
+def render_plot_png(
+    doc_data: dict[str, Any],
+    *,
+    width: int = 1024,
+    height: int = 768,
+    selection: Iterable[str] = (),
+    current_time: float | None = None,
+    viewport: Any = None,
+    title: str | None = None,
+) -> bytes:
+    """The PNG bytes of :func:`render_plot` fitted to ``viewport`` (all the data without one)."""
+    return render_plot(
+        doc_data,
+        max_width=width,
+        max_height=height,
+        selection=selection,
+        current_time=current_time,
+        viewport=viewport,
+        title=title,
+    ).png
+
+
+def _title_of(doc_data: dict[str, Any]) -> str:
+    props = doc_data.get("properties")
+    name = props.get("name") if isinstance(props, dict) else None
+    return name if isinstance(name, str) else ""

@@ -1,0 +1,108 @@
+"""The line between two ships at one time, labelled with the range in yards (as Debrief's tote
+gives it, measured on the ellipsoid), so that a closest approach can be shown."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from debrief_calc.features import iso
+from debrief_calc.geodesy import interpolate_track, inverse
+from debrief_calc.state.errors import validation_failed
+from debrief_calc.state.render._common import TEXT, Box, Item, Lonlat
+from debrief_calc.state.render._labels import Label
+from debrief_calc.state.render._tracks import dtg
+from debrief_calc.state.render._view import Projection
+
+__all__ = ["RangeLine", "draw_range", "range_line"]
+
+_YARD_M = 0.9144
+
+
+@dataclass(frozen=True)
+class RangeLine:
+    ends: tuple[Lonlat, Lonlat]
+    t: float
+    yards: float
+
+
+def range_line(items: Sequence[Item], cpa: Sequence[Any], current_time: float | None) -> RangeLine:
+    """The two tracks' positions at the time asked (``(id_a, id_b)`` at the current time,
+    ``(id_a, id_b, t)`` at ``t``) and the geodesic range between them."""
+    if len(cpa) not in (2, 3):
+        raise validation_failed("cpa", "give two track ids, and optionally a time")
+    t = float(cpa[2]) if len(cpa) == 3 else current_time
+    if t is None:
+        raise validation_failed("cpa", "needs a time and the plot has none: give time (ISO-8601)")
+    tracks = {it.id: it for it in items if it.kind == "track"}
+    ends: list[Lonlat] = []
+    for fid in (str(cpa[0]), str(cpa[1])):
+        it = tracks.get(fid)
+        if it is None or it.track is None:
+            raise validation_failed("cpa", f"{fid!r} is not a shown track with times; give the ids of two tracks")
+        lat, lon = interpolate_track(it.track.t, it.track.lat, it.track.lon, t)
+        if math.isnan(float(lat)):
+            span = f"{iso(float(it.track.t[0]))} to {iso(float(it.track.t[-1]))}"
+            raise validation_failed("cpa", f"track {it.name or fid!r} has no position at {iso(t)}: it runs {span}")
+        ends.append((float(lon), float(lat)))
+    metres, _, _ = inverse(ends[0][1], ends[0][0], ends[1][1], ends[1][0])
+    return RangeLine((ends[0], ends[1]), t, float(metres) / _YARD_M)
+
+
+def _dashed(draw: Any, a: tuple[float, float], b: tuple[float, float], fill: tuple[int, int, int]) -> None:
+    length = math.hypot(b[0] - a[0], b[1] - a[1])
+
+    def at(s: float) -> tuple[float, float]:
+        return a[0] + (b[0] - a[0]) * s / length, a[1] + (b[1] - a[1]) * s / length
+
+    dash, gap, s = 8.0, 5.0, 0.0
+    while s < length:
+        draw.line((at(s), at(min(s + dash, length))), fill=fill, width=2)
+        s += dash + gap
+
+
+def _clipped(
+    a: tuple[float, float], b: tuple[float, float], box: Box
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The part of the segment inside the box (Liang–Barsky), or None: a ship far off a close
+    view would otherwise cost a dash every 13 pixels all the way to it."""
+    t0, t1 = 0.0, 1.0
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    for p, q in ((-dx, a[0] - box[0]), (dx, box[2] - a[0]), (-dy, a[1] - box[1]), (dy, box[3] - a[1])):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+    if t0 > t1:
+        return None
+    return (a[0] + t0 * dx, a[1] + t0 * dy), (a[0] + t1 * dx, a[1] + t1 * dy)
+
+
+def draw_range(
+    draw: Any, proj: Projection, line: RangeLine, current_time: float | None, labels: list[Label]
+) -> list[Box]:
+    """A dashed line between the ships and its range at its middle. At a time other than the
+    current one the ships' markers are elsewhere, so rings mark the line's ends. Returns their boxes."""
+    a, b = (proj.xy(*end) for end in line.ends)
+    shown = _clipped(a, b, proj.box)
+    if shown is not None:
+        _dashed(draw, *shown, TEXT)
+    text = f"{line.yards:,.0f} yd"
+    boxes: list[Box] = []
+    if line.t != current_time:
+        text += f" at {dtg(line.t)}"
+        for x, y in (a, b):
+            draw.ellipse((x - 5, y - 5, x + 5, y + 5), outline=TEXT, width=2)
+            boxes.append((x - 5, y - 5, x + 5, y + 5))
+    d = math.hypot(b[0] - a[0], b[1] - a[1])
+    along = ((b[0] - a[0]) / d, (b[1] - a[1]) / d) if d > 1e-9 else None
+    middle = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    labels.append(Label(text, middle, TEXT, rank=1, clear=3, along=along, required=True))
+    return boxes

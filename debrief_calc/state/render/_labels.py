@@ -1,0 +1,155 @@
+"""Labels kept inside the map and clear of each other and of the markers.
+
+Greedy, in order of importance (ship names first, time labels last): each label tries the
+positions around its anchor (right, left, above, below, then the diagonals; the sides across
+the track's direction first when it has one, so a label does not lie along its own track) and
+takes the first that stays inside the map and overlaps nothing placed before. Failing that it
+is pushed inside the map at the first position that is free. A required label (a ship's name,
+a range) then looks further out, joined to its anchor by a leader line, and as a last resort
+takes its first position anyway; any other label is dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from debrief_calc.state.render._common import RGB, Box
+
+__all__ = ["Label", "Placer", "font"]
+
+_HALO = 2  # the white outline around label text, so it reads over lines and fills
+_REACHES = (2.0, 18.0, 36.0)  # pixels between the marker and the label: beside it, then further out
+_SIDES = (
+    (1.0, 0.0),
+    (-1.0, 0.0),
+    (0.0, -1.0),
+    (0.0, 1.0),
+    (math.sqrt(0.5), -math.sqrt(0.5)),
+    (-math.sqrt(0.5), -math.sqrt(0.5)),
+    (math.sqrt(0.5), math.sqrt(0.5)),
+    (-math.sqrt(0.5), math.sqrt(0.5)),
+)
+
+
+@functools.cache
+def font(size: int) -> Any:
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=size)
+
+
+@dataclass(frozen=True)
+class Label:
+    """A text to place near ``anchor``, keeping ``clear`` pixels around the anchor free (the
+    marker drawn there). ``along`` is the direction of the track at the anchor, if any."""
+
+    text: str
+    anchor: tuple[float, float]
+    fill: RGB
+    rank: int  # placement order: 0 first
+    size: int = 12
+    clear: float = 4.0
+    along: tuple[float, float] | None = None
+    centred: bool = False
+    required: bool = False
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+class Placer:
+    """The boxes taken so far (markers, the legend, labels), bucketed on a coarse grid so that
+    each test looks at the few boxes nearby."""
+
+    def __init__(self, frame: Box, cell: int = 64):
+        self.frame = frame
+        self.cell = cell
+        self.grid: dict[tuple[int, int], list[Box]] = {}
+        self.placed: list[tuple[Box, Label, bool]] = []  # box, label, drawn with a leader line
+
+    def _cells(self, box: Box) -> list[tuple[int, int]]:
+        c = self.cell
+        return [
+            (i, j)
+            for i in range(math.floor(box[0] / c), math.floor(box[2] / c) + 1)
+            for j in range(math.floor(box[1] / c), math.floor(box[3] / c) + 1)
+        ]
+
+    def occupy(self, box: Box) -> None:
+        for key in self._cells(box):
+            self.grid.setdefault(key, []).append(box)
+
+    def is_free(self, box: Box) -> bool:
+        return not any(_overlap(box, other) for key in self._cells(box) for other in self.grid.get(key, ()))
+
+    def inside(self, box: Box) -> bool:
+        f = self.frame
+        return f[0] <= box[0] and f[1] <= box[1] and box[2] <= f[2] and box[3] <= f[3]
+
+    def _pushed_in(self, box: Box) -> Box:
+        f = self.frame
+        dx = max(f[0] - box[0], 0.0) - max(box[2] - f[2], 0.0)
+        dy = max(f[1] - box[1], 0.0) - max(box[3] - f[3], 0.0)
+        return box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy
+
+    def _candidates(self, label: Label, w: float, h: float, g: float) -> list[Box]:
+        """The boxes of size w × h touching the circle of radius g around the anchor, side by side."""
+        x, y = label.anchor
+        sides = list(_SIDES)
+        if label.along is not None:
+            ux, uy = label.along
+            sides.sort(key=lambda s: abs(s[0] * ux + s[1] * uy))  # across the track first
+        tops = [(x - w / 2, y - h / 2)] if label.centred else []
+        for sx, sy in sides:
+            left = x + sx * g - (w if sx < -0.1 else w / 2 if abs(sx) <= 0.1 else 0)
+            top = y + sy * g - (h if sy < -0.1 else h / 2 if abs(sy) <= 0.1 else 0)
+            tops.append((left, top))
+        return [(left, top, left + w, top + h) for left, top in tops]
+
+    def place(self, label: Label) -> Box | None:
+        """Where the label goes (now taken), or None when it is dropped (always when its anchor is
+        off the map). A required label that
+        finds no room beside its anchor looks further out, and is drawn with a leader line."""
+        ax, ay = label.anchor
+        if not (self.frame[0] <= ax <= self.frame[2] and self.frame[1] <= ay <= self.frame[3]):
+            return None  # what it names is off the map
+        left, top, right, bottom = font(label.size).getbbox(label.text, stroke_width=_HALO, anchor="lt")
+        w, h = right - left, bottom - top
+        reaches = _REACHES if label.required else _REACHES[:1]
+        for reach in reaches:
+            boxes = self._candidates(label, w, h, label.clear + reach)
+            chosen = next((b for b in boxes if self.inside(b) and self.is_free(b)), None)
+            if chosen is None:
+                chosen = next((p for p in map(self._pushed_in, boxes) if self.is_free(p)), None)
+            if chosen is not None:
+                return self._take(chosen, label, leader=reach > _REACHES[0])
+        if label.required:
+            return self._take(self._pushed_in(self._candidates(label, w, h, label.clear + 2)[0]), label, leader=False)
+        return None
+
+    def _take(self, box: Box, label: Label, *, leader: bool) -> Box:
+        self.occupy(box)
+        self.placed.append((box, label, leader))
+        return box
+
+    def draw(self, draw: Any) -> None:
+        for box, label, leader in self.placed:
+            if leader:
+                ax, ay = label.anchor
+                nearest = (min(max(ax, box[0]), box[2]), min(max(ay, box[1]), box[3]))
+                draw.line((label.anchor, nearest), fill=(110, 110, 120), width=1)
+            f = font(label.size)
+            left, top, *_ = f.getbbox(label.text, stroke_width=_HALO, anchor="lt")
+            draw.text(
+                (box[0] - left, box[1] - top),
+                label.text,
+                fill=label.fill,
+                font=f,
+                anchor="lt",
+                stroke_width=_HALO,
+                stroke_fill=(255, 255, 255),
+            )
