@@ -53,8 +53,10 @@ class SuiteServer(MCPServer[Any]):
         protocol_notes: str,
         error_payload: ErrorPayload,
         argument_error_code: str = "INVALID_ARGUMENT",
+        guide_sections: list[tuple[str, str]] | None = None,
     ):
         super().__init__(name=name, version=version, instructions=instructions)
+        self._guide_sections = list(guide_sections or [])
         self.runtime = runtime
         self.limits = runtime.limits
         self._purpose = purpose
@@ -307,6 +309,8 @@ class SuiteServer(MCPServer[Any]):
             "## Tools, in the order a host uses them",
         ]
         lines += [f"- `{n}`: {d}" for n, d in self._tool_order]
+        for heading, body in self._guide_sections:
+            lines += ["", f"## {heading}", body]
         lines += ["", "## The callback protocol", self._protocol_notes, "", "## Limits"]
         lim = self.limits
         lines.append(

@@ -10,6 +10,7 @@ import tomllib
 
 import pytest
 
+import debrief_calc
 import llmem
 from llmem.config import ServerConfig
 from tests.conftest import ROOT
@@ -49,8 +50,10 @@ def test_every_console_script_is_in_the_readme_and_config() -> None:
 
 
 def _modules() -> list[str]:
-    names = ["llmem"]
-    names += [m.name for m in pkgutil.walk_packages(llmem.__path__, "llmem.") if not m.name.endswith("__main__")]
+    names = ["llmem", "debrief_calc"]
+    for package in (llmem, debrief_calc):
+        prefix = package.__name__ + "."
+        names += [m.name for m in pkgutil.walk_packages(package.__path__, prefix) if not m.name.endswith("__main__")]
     return names
 
 

@@ -32,6 +32,8 @@ SAMPLE = "sample.plot.json"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 TOOLS = {
     "debrief_list_plots",
+    "debrief_create_plot",
+    "debrief_set_properties",
     "debrief_open_plot",
     "debrief_close_plot",
     "debrief_get_features",
@@ -313,7 +315,8 @@ async def test_time_is_read_from_and_written_into_the_real_format(client: Client
     assert "start ≤ current ≤ end" in error["message"]
     error = await fails(client, "debrief_set_time", "VALIDATION_FAILED", timeState={**TIME, "start": "yesterday"})
     assert error["details"]["field"] == "timeState.start"
-    await fails(client, "debrief_set_time", "VALIDATION_FAILED", timeState={"current": TIME["current"]})
+    await fails(client, "debrief_set_time", "VALIDATION_FAILED", timeState={"current": "soon"})
+    await fails(client, "debrief_set_time", "VALIDATION_FAILED", timeState={})
     assert snapshot(plots) == before
     none = await ok(client, "debrief_get_time", filename=SAMPLE)
     assert none["timeState"] is None and "debrief_set_time" in none["message"]
@@ -390,12 +393,10 @@ async def test_features_summary_full_filters_and_pages(client: Client, plots: Pa
         if not cursor:
             break
     assert seen == [str(f["id"]) for f in plot_json(plots)["features"]]
+    # A feature larger than an answer comes in parts of its points, never left out.
     full = await ok(client, "debrief_get_features", filename=LARGE, detail="full", ids=["f-1", "z-1", "p-2"])
-    assert [f["id"] for f in full["features"]] == ["z-1", "p-2"]
-    assert full["features"][0] == feature(plot_json(plots), "z-1")
-    assert full["omitted"] == [
-        {"id": "f-1", "chars": full["omitted"][0]["chars"], "reason": "larger than the answer cap"}
-    ]
+    assert full["features"][0]["id"] == "f-1" and full["features"][0]["part"]["points"][0] == 0
+    assert "part.points" in full["note"] and full["next_cursor"]
     error = await fails(
         client, "debrief_get_features", "FEATURE_NOT_FOUND", -32003, filename=LARGE, ids=["z-1", "nope"]
     )
@@ -619,7 +620,9 @@ async def test_render_returns_png_image_content(client: Client, plots: Path) -> 
     assert len(images) == 1 and images[0].mime_type == "image/png"
     png = base64.b64decode(images[0].data)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) == summary["bytes"]
-    assert Image.open(io.BytesIO(png)).size == (640, 480)
+    # The image takes the shape of the area shown, within the maxima asked for.
+    assert Image.open(io.BytesIO(png)).size == (summary["width"], summary["height"])
+    assert summary["width"] == 640 and summary["height"] <= 480 and summary["fit"] == "viewport"
     await fails(client, "debrief_render_plot", "VALIDATION_FAILED", filename=LARGE, time="teatime")
     await fails(client, "debrief_render_plot", "VALIDATION_FAILED", filename=LARGE, width=10)
 

@@ -21,6 +21,11 @@ from llmem.store import ArtifactStore
 __all__ = ["MAX_OPEN", "OPEN_DOC", "SHOWN_FILES", "OpenPlots"]
 
 OPEN_DOC = "open"
+#: What PLOT_NOT_FOUND says when the workspace has no plot at all: how to make one.
+CREATE_HINT = (
+    "create one with debrief_create_plot(filename, title?, features?); from REP files, first run "
+    "debrief-calc's run_tool(tool='import-rep', parameters={path}) and pass the {ref} it answers as features"
+)
 MAX_OPEN = 50
 SHOWN_FILES = 50
 
@@ -34,9 +39,12 @@ class OpenPlots:
         self.workspace = store.workspace
         self.limits = limits
         self.cache = cache
+        self.scratch = store.scratch_dir("plots")  # the plots' lock and temporary files
         self.history = History(store)
         self.budget = max(limits.answer_chars - 2_000, 1_000)  # room for the envelope around a list
         self._summaries: OrderedDict[str, tuple[str, list[dict[str, Any]]]] = OrderedDict()
+        #: (plot, revision, time window) → [(position, the feature cut to the window)]
+        self._windows: OrderedDict[tuple[str, str, Any], list[tuple[int, dict[str, Any]]]] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- the open set and which plot ------------------------------------------------------
@@ -96,23 +104,32 @@ class OpenPlots:
             why = f"the open plot file{'s' if len(gone) > 1 else ''} {', '.join(map(repr, gone))} disappeared from the workspace and {'were' if len(gone) > 1 else 'was'} closed"
         else:
             why = "no plot is open"
+        files = self._files()
+        if not files:
+            raise PlotNotFound(
+                f"{why}, and the workspace has no .plot.json files yet; {CREATE_HINT}",
+                details={"rpc_code": RPC_CODES["PLOT_NOT_FOUND"], "plot_files": [], "closed": gone},
+                next_action=CREATE_HINT,
+            )
         raise PlotNotFound(
             f"{why}; pass filename, or open a plot with debrief_open_plot(filename) (plot_files lists them)",
-            details={"rpc_code": RPC_CODES["PLOT_NOT_FOUND"], "plot_files": self._files(), "closed": gone},
+            details={"rpc_code": RPC_CODES["PLOT_NOT_FOUND"], "plot_files": files, "closed": gone},
         )
 
     def _missing(self, name: str) -> PlotNotFound:
         was_open = name in self.open_names()
         if was_open:
             self._drop_open([name])
+        files = self._files()
         return PlotNotFound(
             f"plot file {name!r} does not exist in the workspace"
             + (" (it was open and has been closed)" if was_open else "")
-            + "; plot_files lists the plots there are",
+            + ("; plot_files lists the plots there are" if files else f"; there are no plot files yet: {CREATE_HINT}"),
+            next_action=None if files else CREATE_HINT,
             details={
                 "rpc_code": RPC_CODES["PLOT_NOT_FOUND"],
                 "filename": name,
-                "plot_files": self._files(),
+                "plot_files": files,
                 "closed": [name] if was_open else [],
             },
         )

@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+from debrief_calc.errors import ValidationFailed
 from debrief_calc.plotstate import read_selection, update_selection
 from debrief_calc.state import metadata
 from debrief_calc.state._answer_budget import Answer, compact_json, fit_prefix
@@ -46,8 +47,15 @@ class PlotAspects(PlotCommands):
         detail: str,
         limit: int | None,
         cursor: str | None,
+        time_start: str | None = None,
+        time_end: str | None = None,
     ) -> Answer:
+        """A page of a plot's features (summaries or whole GeoJSON), optionally within a time
+        window (tracks cut to the points inside it, other timed features kept while active).
+        Nothing is ever left out: a feature larger than an answer comes in parts of its points
+        (:mod:`debrief_calc.paging`), and the cursor can stop in the middle of one."""
         from debrief_calc.features import KINDS
+        from debrief_calc.paging import page_features
 
         name, _path, doc = self.load(filename)
         positions = list(range(len(doc.features)))
@@ -58,42 +66,58 @@ class PlotAspects(PlotCommands):
             if missing:
                 raise feature_not_found(missing, filename=name)
             positions = [index[i] for i in wanted]
-        summaries = self.summaries(doc) if detail == "summary" or kinds else None
         if kinds:
             unknown = sorted(set(kinds) - set(KINDS))
             if unknown:
                 raise validation_failed("kinds", f"unknown kind(s) {unknown}; valid kinds are {', '.join(KINDS)}")
-            assert summaries is not None
+            summaries = self.summaries(doc)
             positions = [p for p in positions if summaries[p]["kind"] in kinds]
-        query = hashlib.sha256(compact_json([ids, kinds, detail]).encode()).hexdigest()[:8]
-        start = _read_cursor(cursor, doc.revision, query) if cursor else 0
+        window = _window(time_start, time_end)
+        items = self._items(doc, positions, detail, window)
+        query = hashlib.sha256(compact_json([ids, kinds, detail, time_start, time_end]).encode()).hexdigest()[:8]
+        start = _read_cursor(cursor, doc.revision, query) if cursor else (0, 0)
         limit = limit or (100 if detail == "summary" else 20)
-        page: list[dict[str, Any]] = []
-        omitted: list[dict[str, Any]] = []
-        used, i = 0, start
-        while i < len(positions) and len(page) < limit:
-            p = positions[i]
-            item = summaries[p] if summaries is not None and detail == "summary" else doc.features[p]
-            size = len(compact_json(item)) + 1
-            if size > self.budget:  # one feature larger than a whole answer: say so, never cut it
-                omitted.append({"id": doc.features[p].get("id"), "chars": size, "reason": "larger than the answer cap"})
-                i += 1
-                continue
-            if used + size > self.budget:
-                break
-            page.append(item)
-            used += size
-            i += 1
-        return {
+        page, after = page_features(items, start, budget=self.budget, limit=limit)
+        answer: Answer = {
             "filename": name,
             "revision": doc.revision,
             "detail": detail,
-            "total": len(positions),
+            "total": len(items),
             "count": len(page),
             "features": page,
-            "next_cursor": _make_cursor(i, doc.revision, query) if i < len(positions) else None,
-            "omitted": omitted,
+            "next_cursor": _make_cursor(after, doc.revision, query) if after is not None else None,
         }
+        if any("part" in f for f in page):
+            answer["note"] = PARTS_NOTE
+        return answer
+
+    def _items(
+        self, doc: PlotDoc, positions: list[int], detail: str, window: tuple[float | None, float | None] | None
+    ) -> list[dict[str, Any]]:
+        """The features (or summaries) at ``positions``, cut to ``window``; computed once per
+        plot revision and window, so that paging through them costs a slice per page."""
+        from debrief_calc.features import feature_summary
+        from debrief_calc.paging import clip_to_time
+
+        if window is None:
+            if detail == "summary":
+                summaries = self.summaries(doc)
+                return [summaries[p] for p in positions]
+            return [doc.features[p] for p in positions]
+        key = (str(doc.path), doc.revision, window)
+        with self._lock:
+            clipped = self._windows.get(key)
+        if clipped is None:
+            clipped = [
+                (p, c) for p in range(len(doc.features)) if (c := clip_to_time(doc.features[p], *window)) is not None
+            ]
+            with self._lock:
+                self._windows[key] = clipped
+                while len(self._windows) > 4:
+                    self._windows.popitem(last=False)
+        by_position = dict(clipped)
+        kept = [by_position[p] for p in positions if p in by_position]
+        return [feature_summary(c) for c in kept] if detail == "summary" else kept
 
     def get_selection(self, filename: str | None) -> Answer:
         name, _path, doc = self.load(filename)
@@ -133,16 +157,47 @@ class PlotAspects(PlotCommands):
         return answer, ["selection"] if changed else []
 
     def get_time(self, filename: str | None) -> Answer:
+        """The saved time window, or else the period of the plot's timed features (``derived``)."""
         name, _path, doc = self.load(filename)
         state = doc.get_time_state()
-        note = None if state else "This plot has no time state yet; set one with debrief_set_time."
-        return {"filename": name, "revision": doc.revision, "timeState": state, "message": note}
+        answer = {"filename": name, "revision": doc.revision, "timeState": state, "derived": False, "message": None}
+        if state is None:
+            state = _window_of(doc.data)
+            answer.update(timeState=state, derived=state is not None)
+            answer["message"] = (
+                "This plot has no saved time window; this is the period of its timed features. "
+                "debrief_set_time saves one (current alone is enough)."
+                if state
+                else "This plot has no saved time window and no timed features; debrief_set_time saves one."
+            )
+        return answer
 
     def set_time(self, state: dict[str, Any], filename: str | None, expected: str | None) -> tuple[Answer, list[str]]:
-        clean = metadata.check_time_state(state, "timeState")
+        """Save ``{current, start, end}``; a missing ``start``/``end`` is the saved window's (or the
+        features' period), a missing ``current`` the saved one kept inside the window (or ``start``)."""
+        given = {k: v for k, v in state.items() if v is not None}
+        if not given:
+            raise validation_failed("timeState", "give current, and start and end to change the window (ISO-8601)")
         name, path = self.resolve(filename)
-        doc, _out, aspects = self.write(name, path, {"command": "setTimeState", "payload": clean}, expected)
-        return {"filename": name, "revision": doc.revision, "timeState": clean}, aspects
+        chosen: dict[str, dict[str, str]] = {}
+
+        def command(data: dict[str, Any]) -> dict[str, Any]:
+            saved = metadata.get_time_state(data) or _window_of(data) or {}
+            full = {**{k: v for k, v in saved.items() if k in ("start", "end")}, **given}
+            if "current" not in full and "current" in saved:
+                full["current"] = _clamp(saved["current"], full.get("start"), full.get("end"))
+            full.setdefault("current", full.get("start", ""))
+            for key in ("start", "end"):
+                if key not in full:
+                    raise validation_failed(
+                        f"timeState.{key}",
+                        "is required: this plot has no saved time window and no timed features to take it from",
+                    )
+            chosen["state"] = metadata.check_time_state(full, "timeState")
+            return {"command": "setTimeState", "payload": chosen["state"]}
+
+        doc, _out, aspects = self.write(name, path, command, expected)
+        return {"filename": name, "revision": doc.revision, "timeState": chosen["state"]}, aspects
 
     def get_viewport(self, filename: str | None) -> Answer:
         name, _path, doc = self.load(filename)
@@ -170,10 +225,8 @@ class PlotAspects(PlotCommands):
         boxes = [b for i in selected if (b := feature_bounds(doc.features[doc.index_by_id()[i]])) is not None]
         if not boxes:
             raise validation_failed("selection", "the selected features have no positions to zoom to")
-        w, s = min(b[0] for b in boxes), min(b[1] for b in boxes)
-        e, n = max(b[2] for b in boxes), max(b[3] for b in boxes)
-        dx, dy = max(e - w, 0.01) * padding, max(n - s, 0.01) * padding
-        bounds = [max(w - dx, -180.0), max(s - dy, -90.0), min(e + dx, 180.0), min(n + dy, 90.0)]
+        box = [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
+        bounds = metadata.padded(box, padding)
         doc, _out, aspects = self.write(name, path, {"command": "setViewport", "payload": bounds}, expected)
         answer = {
             "filename": name,
@@ -184,16 +237,40 @@ class PlotAspects(PlotCommands):
         return answer, aspects
 
 
-def _make_cursor(offset: int, revision: str, query: str) -> str:
-    raw = compact_json({"o": offset, "r": revision, "q": query}).encode()
+#: How a model puts a feature sent in parts back together.
+PARTS_NOTE = (
+    "Features too large for one answer come in parts, in order, with the same id: part.points [a, b) of N "
+    "says which of the feature's points a part holds; join the parts' coordinates (and the per-point arrays "
+    "part.arrays names) in order to get the whole feature."
+)
+
+
+def _window(start: str | None, end: str | None) -> tuple[float | None, float | None] | None:
+    from debrief_calc.features import parse_iso
+
+    if start is None and end is None:
+        return None
+    out: list[float | None] = []
+    for field, value in (("time_start", start), ("time_end", end)):
+        try:
+            out.append(parse_iso(value) if value is not None else None)
+        except (ValidationFailed, ValueError):
+            raise validation_failed(field, f"{value!r} is not an ISO-8601 time; e.g. '1995-12-12T10:45:00Z'") from None
+    if out[0] is not None and out[1] is not None and out[0] > out[1]:
+        raise validation_failed("time_end", "must not be before time_start")
+    return out[0], out[1]
+
+
+def _make_cursor(at: tuple[int, int], revision: str, query: str) -> str:
+    raw = compact_json({"o": at[0], "p": at[1], "r": revision, "q": query}).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _read_cursor(cursor: str, revision: str, query: str) -> int:
+def _read_cursor(cursor: str, revision: str, query: str) -> tuple[int, int]:
     try:
         raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        offset, rev, q = int(raw["o"]), str(raw["r"]), str(raw["q"])
-    except (ValueError, TypeError, KeyError, binascii.Error):
+        offset, point, rev, q = int(raw["o"]), int(raw.get("p", 0)), str(raw["r"]), str(raw["q"])
+    except (ValueError, TypeError, KeyError, AttributeError, binascii.Error):
         raise validation_failed("cursor", "is not a cursor this server issued; call again without it") from None
     if q != query:
         raise validation_failed("cursor", "belongs to another query (ids, kinds or detail differ); pass the same ones")
@@ -202,4 +279,29 @@ def _read_cursor(cursor: str, revision: str, query: str) -> int:
             f"the plot changed since this cursor was issued (revision {rev}, now {revision}); start again without cursor",
             details={"expected_revision": rev, "revision": revision},
         )
-    return max(offset, 0)
+    return max(offset, 0), max(point, 0)
+
+
+def _window_of(data: dict[str, Any]) -> dict[str, str] | None:
+    """The period of a plot's timed features as a time state (current at the start), or None."""
+    from debrief_calc.features import iso
+
+    span = metadata.data_time_span(metadata.data_features(data.get("features") or []))
+    if span is None:
+        return None
+    return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
+
+
+def _clamp(current: str, start: str | None, end: str | None) -> str:
+    """``current`` moved inside ``[start, end]`` (times that cannot be read are left to the check)."""
+    from debrief_calc.features import parse_iso
+
+    try:
+        t = parse_iso(current)
+        if start is not None and t < parse_iso(start):
+            return start
+        if end is not None and t > parse_iso(end):
+            return end
+    except (ValueError, ValidationFailed):
+        pass
+    return current

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +11,10 @@ from debrief_calc.plotstate import read_selection, resolve_ref, update_selection
 from debrief_calc.state import metadata
 from debrief_calc.state._answer_budget import Answer, fit_prefix, split_display
 from debrief_calc.state._open_plots import OpenPlots
-from debrief_calc.state.commands import CommandOutcome, apply_command
-from debrief_calc.state.errors import validation_failed
+from debrief_calc.state.commands import CommandOutcome, apply_command, merge_patch
+from debrief_calc.state.errors import PlotExists, feature_not_found, validation_failed
 from debrief_calc.state.history import FileChange, restore_data
-from debrief_calc.state.plotfile import PlotDoc, modify_plot
+from debrief_calc.state.plotfile import PlotDoc, create_plot_file, modify_plot
 
 __all__ = ["PlotCommands"]
 
@@ -24,7 +25,10 @@ class PlotCommands(OpenPlots):
     def write(
         self, name: str, path: Path, command: Any, expected: str | None
     ) -> tuple[PlotDoc, CommandOutcome, list[str]]:
-        """Apply a DebriefCommand under the plot's lock, record it for undo, store the selection."""
+        """Apply a DebriefCommand under the plot's lock, record it for undo, store the selection.
+
+        ``command`` may be a function of the plot's data as read under the lock that returns the
+        command, for a change that depends on what the plot holds (a merge of properties)."""
         seen: dict[str, Any] = {}
 
         def resolver(ref: dict[str, Any]) -> Any:
@@ -33,10 +37,13 @@ class PlotCommands(OpenPlots):
         def run(draft: PlotDoc) -> CommandOutcome:
             seen.update(top=dict(draft.data), features=list(draft.features), revision=draft.revision)
             seen["selection"] = read_selection(self.store, name)
-            return apply_command(draft.data, command, resolve_reference=resolver, selection=seen["selection"])
+            step = command(draft.data) if callable(command) else command
+            return apply_command(draft.data, step, resolve_reference=resolver, selection=seen["selection"])
 
         try:
-            doc, outcome = modify_plot(path, run, expected, name=name, cache=self.cache, shallow=True)
+            doc, outcome = modify_plot(
+                path, run, expected, scratch_dir=self.scratch, name=name, cache=self.cache, shallow=True
+            )
         except PlotNotFound:
             raise self._missing(name) from None
         aspects: list[str] = []
@@ -71,6 +78,89 @@ class PlotCommands(OpenPlots):
         }
         return answer, aspects
 
+    def create_plot(self, filename: str, title: str | None, features: Any) -> tuple[Answer, list[str]]:
+        """A new plot file holding ``features`` (inline, or references the calc server handed out),
+        with the metadata real files carry, opened for every client; ``PLOT_EXISTS`` if the file
+        exists. Its time window and viewport are the period and bounds of its features."""
+        from debrief_calc.features import iso
+
+        path = self._path(filename)
+        if path.exists():
+            raise PlotExists(
+                f"plot file {filename!r} already exists; nothing was changed. Choose another name, "
+                "or add features to it with debrief_apply_command (addFeatures)",
+                details={"filename": filename},
+            )
+        name = filename.rsplit("/", 1)[-1][: -len(".plot.json")]
+        shown = (title or "").strip() or name
+        data: dict[str, Any] = {
+            "type": "FeatureCollection",
+            "properties": {"name": shown, "created": iso(time.time())},
+            "features": [],
+        }
+        out = CommandOutcome()
+        if features:
+            command = {"command": "addFeatures", "payload": features}
+            out = apply_command(data, command, resolve_reference=lambda ref: resolve_ref(self.store, ref))
+        doc = create_plot_file(path, data, scratch_dir=self.scratch, name=filename, cache=self.cache)
+        opened, _ = self.open_plot(filename)
+        answer = {
+            "filename": filename,
+            "revision": doc.revision,
+            "title": shown,
+            "open_plots": opened["open_plots"],
+            "added_ids": fit_prefix(out.added_ids, self.budget // 4)[0],
+            "timeState": doc.get_time_state(),
+            "viewportState": doc.get_viewport(),
+            "message": f"created {filename} with {len(out.added_ids)} feature(s) and opened it"
+            + ("; " + "; ".join(out.summary[1:]) if len(out.summary) > 1 else ""),
+        }
+        return answer, ["list", "features", "time", "viewport"]
+
+    def set_properties(
+        self, ids: list[str], properties: dict[str, Any], filename: str | None, expected: str | None
+    ) -> tuple[Answer, list[str]]:
+        """Merge ``properties`` into each feature's properties (a JSON merge patch: null deletes a
+        key, objects merge), as one undoable change."""
+        if not isinstance(properties, dict) or not properties:
+            raise validation_failed(
+                "properties", 'give the properties to change, e.g. {"name": "SIR one", "stroke": "#808080"}'
+            )
+        wanted = list(dict.fromkeys(str(i) for i in ids))
+        if not wanted:
+            raise validation_failed("ids", "give the ids of the features to change (debrief_get_features lists them)")
+        name, path = self.resolve(filename)
+
+        def patched(data: dict[str, Any]) -> dict[str, Any]:
+            by_id = {str(f.get("id")): f for f in data["features"] if f.get("id") is not None}
+            missing = [i for i in wanted if i not in by_id]
+            if missing:
+                raise feature_not_found(missing, filename=name)
+            features = []
+            for fid in wanted:
+                old = by_id[fid]
+                new = merge_patch(old.get("properties") or {}, properties)
+                if new != (old.get("properties") or {}):
+                    features.append({**old, "properties": new})
+            return (
+                {"command": "updateFeatures", "payload": features}
+                if features
+                else {"command": "composite", "payload": []}
+            )
+
+        doc, out, aspects = self.write(name, path, patched, expected)
+        changed = out.updated_ids
+        answer = {
+            "filename": name,
+            "revision": doc.revision,
+            "changed": bool(changed),
+            "message": f"set properties of {len(changed)} feature(s)"
+            if changed
+            else "the features already had those properties",
+            "updated_ids": changed,
+        }
+        return answer, aspects
+
     def undo(self, filename: str | None) -> tuple[Answer, list[str]]:
         name, path, doc = self.load(filename)
         entry = self.history.pick(name, doc.revision, read_selection(self.store, name))
@@ -85,7 +175,9 @@ class PlotCommands(OpenPlots):
                 except (ValueError, TypeError, KeyError, IndexError) as exc:
                     raise validation_failed("history", f"the recorded change cannot be replayed ({exc})") from None
 
-            new, _ = modify_plot(path, run, str(file["after"]), name=name, cache=self.cache, shallow=True)
+            new, _ = modify_plot(
+                path, run, str(file["after"]), scratch_dir=self.scratch, name=name, cache=self.cache, shallow=True
+            )
             aspects += ["features", *_meta_changes(doc.features, new.features)]
         selected = None
         if sel:

@@ -17,13 +17,16 @@ from llmem.errors import SuiteError
 __all__ = [
     "ApplyAnswer",
     "CloseAnswer",
+    "CreateAnswer",
     "FeaturesAnswer",
     "OpenAnswer",
     "PlotList",
     "PlotRef",
+    "PropertiesAnswer",
     "RenderAnswer",
     "SelectionAnswer",
     "TimeAnswer",
+    "TimeChange",
     "TimeState",
     "UndoAnswer",
     "ViewportAnswer",
@@ -84,7 +87,7 @@ class FeaturesAnswer(_OnPlot):
     total: int = 0
     count: int = 0
     next_cursor: str | None = None
-    omitted: list[dict[str, Any]] = []
+    note: str | None = None
 
 
 class SelectionAnswer(_OnPlot):
@@ -100,12 +103,21 @@ class TimeState(BaseModel):
     end: str = Field(max_length=64)
 
 
+class TimeChange(BaseModel):
+    """What ``debrief_set_time`` takes: any of the three; the rest comes from the saved window."""
+
+    current: str | None = Field(default=None, max_length=64)
+    start: str | None = Field(default=None, max_length=64)
+    end: str | None = Field(default=None, max_length=64)
+
+
 class ViewportState(BaseModel):
     bounds: Annotated[list[float], Field(min_length=4, max_length=4, description="[west, south, east, north]")]
 
 
 class TimeAnswer(_OnPlot):
     timeState: TimeState | None = None
+    derived: bool = False
     message: str | None = None
 
 
@@ -125,6 +137,21 @@ class ApplyAnswer(_OnPlot):
     display: list[dict[str, Any]] = []
 
 
+class PropertiesAnswer(_OnPlot):
+    changed: bool
+    message: str = ""
+    updated_ids: list[str] = []
+
+
+class CreateAnswer(_OnPlot):
+    title: str
+    open_plots: list[str] = []
+    added_ids: list[str] = []
+    timeState: TimeState | None = None
+    viewportState: ViewportState | None = None
+    message: str = ""
+
+
 class UndoAnswer(_OnPlot):
     undone: str
     remaining: int = 0
@@ -137,6 +164,8 @@ class RenderAnswer(_OnPlot):
     height: int = 0
     bytes: int = 0
     time: str | None = None
+    fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, bounds
+    bounds: list[float]  # [west, south, east, north] of the area shown
     selectedIds: list[str] = []
 
 

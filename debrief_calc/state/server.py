@@ -19,19 +19,21 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.mcpserver import Context
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from debrief_calc.state._resources import LegacySubscribers, add_resources, plot_uri
 from debrief_calc.state.answers import (
     ApplyAnswer,
     CloseAnswer,
+    CreateAnswer,
     FeaturesAnswer,
     OpenAnswer,
     PlotList,
+    PropertiesAnswer,
     RenderAnswer,
     SelectionAnswer,
     TimeAnswer,
-    TimeState,
+    TimeChange,
     UndoAnswer,
     ViewportAnswer,
     ViewportState,
@@ -39,6 +41,7 @@ from debrief_calc.state.answers import (
     state_error,
     with_images,
 )
+from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
 from llmem import __version__
@@ -52,28 +55,81 @@ __all__ = ["build_server"]
 T = TypeVar("T")
 
 INSTRUCTIONS = (
-    "debrief-state keeps the state of the Debrief .plot.json plots of one workspace (features, selection, "
-    "time, viewport) in files shared by every client and process. Open a plot (or pass filename), read it "
-    "with the debrief_get_* tools, and change it with debrief_apply_command or the debrief_set_* tools."
+    "debrief-state keeps the Debrief .plot.json plots of one workspace (features, selection, time, viewport) "
+    "in files shared by every client and process; create one with debrief_create_plot (from features or "
+    "debrief-calc import-rep references) or open one. Read a plot with the debrief_get_* tools and debrief_render_plot, and "
+    "change it with debrief_set_* or debrief_apply_command."
 )
 PURPOSE = (
-    "For an agent helping a naval analyst: the plots of the workspace, which are open, what is selected, "
-    "the time window and the viewport, and one way to change a plot, the DebriefCommand (from debrief-calc's "
+    "For an agent helping a naval analyst: the plots of the workspace, which are open, what is selected, the "
+    "time window and the viewport, and one way to change a plot, the DebriefCommand (from debrief-calc's "
     "run_tool or written by you). Without filename a call uses the one open plot; with several open it answers "
     "MULTIPLE_PLOTS listing them. Every write answers the plot's new revision; pass it as expected_revision to "
     "fail with CONFLICT if someone changed the plot meanwhile. debrief_undo reverts the last change made here."
 )
+START = (
+    "From REP files: on debrief-calc-mcp, run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for "
+    "each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
+    "debrief_create_plot(filename='exercise.plot.json', features=[{'ref': …}, {'ref': …}]) makes the plot, "
+    "opens it and sets its time window and viewport to the tracks' period and bounds (or add them to an existing "
+    "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
+    "with run_tool(tool, plot={'filename': …, 'feature_ids': [...]}) (ids from debrief_get_features), look with "
+    "debrief_render_plot (fit='all' shows everything without changing the saved viewport), and keep a "
+    "narrative with generate_prompt + store_llm_result(add_annotation=true)."
+)
+CONVENTIONS = (
+    "Times are ISO-8601 UTC; bounds are [west, south, east, north] in degrees. Colours are properties: "
+    "`stroke` for tracks and zone outlines, `fill` and `fill-opacity` for zone fill, `marker_color` for points "
+    "and buoy fields; `name` is the label. debrief_set_properties changes them (a merge patch) without touching "
+    "geometry. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
+    "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
+)
 PROTOCOL = (
     "The server never calls a model. generate_prompt(task, target?) answers status 'prompt_ready' with "
-    "promptForHostLLM (feature summaries, time window, selection; never coordinates) and callbackArgs. Run the "
-    "prompt with your model, then call store_llm_result(**callbackArgs, result=<Markdown>) (add_annotation=true "
-    "also puts the text into the plot). If the plot (or, for describe-selection, the selection) changed "
-    "meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
+    "promptForHostLLM (a summary of the plot: each feature's kind, name, point count, time span and bounding box, "
+    "the time window and the selection; never the features' coordinates) and callbackArgs. Run the prompt with "
+    "your model, then call store_llm_result(**callbackArgs, result=<Markdown>); add_annotation=true also puts "
+    "the text into the plot as an annotation feature. If the plot (or, for describe-selection, the selection) "
+    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
 )
+
+
+def _commands_section() -> str:
+    lines = [f"- `{name}`: {shape}" for name, shape in PAYLOAD_SHAPES.items()]
+    aliases = ", ".join(f"`{a}` = `{c}`" for a, c in ALIASES.items())
+    return (
+        "debrief_apply_command takes {command, payload}, a list of them (run in order, all or nothing), or a "
+        "debrief-calc {ref}. Payloads:\n" + "\n".join(lines) + f"\nAliases: {aliases}."
+    )
+
 
 Filename = Annotated[str | None, Field(description="Plot file; default: the open plot")]
 Revision = Annotated[str | None, Field(max_length=64, description="CONFLICT if the plot is not at it")]
 Ids = list[Annotated[str, Field(max_length=512)] | int]
+#: The command's schema names every type and alias, so a model never has to guess one; the
+#: payloads are in the guide and in every INVALID_COMMAND answer (``details.expected``).
+CommandArg = Annotated[
+    dict[str, Any] | list[Any],
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"command": {"enum": [*COMMANDS, *ALIASES]}, "payload": {}},
+                    "required": ["command"],
+                },
+                {"type": "array", "items": {"type": "object"}},
+                {"type": "object", "properties": {"ref": {"type": "string"}}, "required": ["ref"]},
+            ],
+            "description": "{command, payload}, a list of them (run in order), or a debrief-calc {ref}; "
+            "payloads: the guide's Commands, or details.expected of an INVALID_COMMAND answer",
+        }
+    ),
+]
+FeaturesArg = Annotated[
+    list[dict[str, Any]] | dict[str, Any] | None,
+    Field(description="GeoJSON Features and/or debrief-calc {ref} items (e.g. import-rep's), or one {ref}"),
+]
 
 
 def build_server(config: ServerConfig) -> SuiteServer:
@@ -87,6 +143,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         protocol_notes=PROTOCOL,
         error_payload=state_error,
         argument_error_code="VALIDATION_FAILED",
+        guide_sections=[
+            ("Starting from REP files", START),
+            ("Commands", _commands_section()),
+            ("Conventions", CONVENTIONS),
+        ],
     )
     subscribers = LegacySubscribers()
     low = server._lowlevel_server
@@ -117,6 +178,16 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def debrief_list_plots() -> PlotList:
         return PlotList(**svc().list_plots())
 
+    async def debrief_create_plot(
+        filename: Annotated[str, Field(description="New .plot.json path in the workspace, e.g. 'exercise.plot.json'")],
+        title: Annotated[str | None, Field(max_length=200)] = None,
+        features: FeaturesArg = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> CreateAnswer:
+        data, aspects = await run(svc().create_plot, filename, title, features)
+        await notify(ctx, filename, aspects)
+        return CreateAnswer(**data)
+
     async def debrief_open_plot(filename: str, ctx: Context[Any, Any] | None = None) -> OpenAnswer:
         data, aspects = await run(svc().open_plot, filename)
         await notify(ctx, filename, aspects)
@@ -134,9 +205,14 @@ def build_server(config: ServerConfig) -> SuiteServer:
         detail: Literal["summary", "full"] = "summary",
         limit: Annotated[int | None, Field(ge=1, le=1000)] = None,
         cursor: Annotated[str | None, Field(max_length=512)] = None,
+        time_start: Annotated[
+            str | None, Field(max_length=64, description="ISO-8601: tracks cut to this window")
+        ] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> FeaturesAnswer:
         id_list = [str(i) for i in ids] if ids is not None else None
-        return FeaturesAnswer(**svc().get_features(filename, id_list, kinds, detail, limit, cursor))
+        answer = svc().get_features(filename, id_list, kinds, detail, limit, cursor, time_start, time_end)
+        return FeaturesAnswer(**answer)
 
     def debrief_get_selection(filename: Filename = None) -> SelectionAnswer:
         return SelectionAnswer(**svc().get_selection(filename))
@@ -152,12 +228,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return TimeAnswer(**svc().get_time(filename))
 
     async def debrief_set_time(
-        timeState: TimeState,
+        timeState: TimeChange,
         filename: Filename = None,
         expected_revision: Revision = None,
         ctx: Context[Any, Any] | None = None,
     ) -> TimeAnswer:
-        data, aspects = await run(svc().set_time, timeState.model_dump(), filename, expected_revision)
+        data, aspects = await run(svc().set_time, timeState.model_dump(exclude_none=True), filename, expected_revision)
         await notify(ctx, data["filename"], aspects)
         return TimeAnswer(**data)
 
@@ -184,11 +260,19 @@ def build_server(config: ServerConfig) -> SuiteServer:
         await notify(ctx, data["filename"], aspects)
         return ViewportAnswer(**data)
 
+    async def debrief_set_properties(
+        ids: Ids,
+        properties: Annotated[dict[str, Any], Field(description="Merged into each feature's properties; null deletes")],
+        filename: Filename = None,
+        expected_revision: Revision = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> PropertiesAnswer:
+        data, aspects = await run(svc().set_properties, [str(i) for i in ids], properties, filename, expected_revision)
+        await notify(ctx, data["filename"], aspects)
+        return PropertiesAnswer(**data)
+
     async def debrief_apply_command(
-        command: Annotated[
-            dict[str, Any] | list[Any],
-            Field(description="{command, payload}, a list of them, or a debrief-calc reference {ref}"),
-        ],
+        command: CommandArg,
         filename: Filename = None,
         expected_revision: Revision = None,
         ctx: Context[Any, Any] | None = None,
@@ -200,11 +284,20 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def debrief_render_plot(
         filename: Filename = None,
-        width: Annotated[int, Field(ge=64, le=2048)] = 1024,
-        height: Annotated[int, Field(ge=64, le=2048)] = 768,
+        width: Annotated[int, Field(ge=64, le=2048, description="Max")] = 1024,
+        height: Annotated[int, Field(ge=64, le=2048, description="Max")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
+        fit: Annotated[
+            Literal["viewport", "all", "selection"] | Annotated[list[float], Field(min_length=4, max_length=4)],
+            Field(description="Area shown, or [w,s,e,n]; the saved viewport is unchanged"),
+        ] = "viewport",
+        show_future: Annotated[bool, Field(description="Tracks after time, faint")] = True,
+        cpa: Annotated[
+            list[Annotated[str, Field(max_length=512)]] | None,
+            Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
+        ] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
-        data, png = svc().render(filename, width, height, time)
+        data, png = svc().render(filename, width, height, time, fit, show_future, cpa)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
 
     async def debrief_undo(filename: Filename = None, ctx: Context[Any, Any] | None = None) -> UndoAnswer:
@@ -233,26 +326,44 @@ def build_server(config: ServerConfig) -> SuiteServer:
     once = tool_annotations(read_only=False, destructive=True, idempotent=False)
     tools: list[tuple[Callable[..., Any], types.ToolAnnotations, str]] = [
         (debrief_list_plots, read, "List the open plots (filename, title) and the other .plot.json files."),
+        (
+            debrief_create_plot,
+            once,
+            "Create a plot file from features or debrief-calc refs and open it; its time and view fit them.",
+        ),
         (debrief_open_plot, write, "Mark a plot open for every client; calls without filename then use it."),
         (debrief_close_plot, write, "Mark a plot closed (the file is untouched)."),
         (
             debrief_get_features,
             read,
-            "A plot's features: summaries (id, kind, name, points, time span, bounds) or full GeoJSON; paged.",
+            "A plot's features: summaries (id, kind, name, points, time span, bounds) or whole GeoJSON; paged.",
         ),
         (debrief_get_selection, read, "The selected feature ids of a plot."),
         (debrief_set_selection, change, "Select features by id, replacing the selection ([] clears it)."),
         (debrief_get_time, read, "The plot's time state {current, start, end}, ISO-8601."),
-        (debrief_set_time, change, "Set the plot's time state (start ≤ current ≤ end), written into the file."),
+        (
+            debrief_set_time,
+            change,
+            "Set the plot's time: current alone moves it within the window; start/end change the window.",
+        ),
         (debrief_get_viewport, read, "The plot's viewport {bounds: [west, south, east, north]}."),
         (debrief_set_viewport, change, "Set the plot's viewport bounds, written into the file."),
         (debrief_zoom_to_selection, change, "Set the viewport to the bounds of the selected features, padded."),
+        (
+            debrief_set_properties,
+            change,
+            "Change features' properties (rename, recolour): a merge patch, null deletes; undoable.",
+        ),
         (
             debrief_apply_command,
             once,
             "Apply a DebriefCommand (or a list) to a plot, all or nothing; show*/logMessage come back in display.",
         ),
-        (debrief_render_plot, read, "A PNG picture of the plot with the selection highlighted and the time marked."),
+        (
+            debrief_render_plot,
+            read,
+            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones); fit picks the area.",
+        ),
         (debrief_undo, once, "Undo the last change made through this server (refused if the plot changed since)."),
         (
             generate_prompt,

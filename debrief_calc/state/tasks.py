@@ -101,7 +101,10 @@ class PlotTasks:
             ticket_ttl_s=lim.ticket_ttl_s,
             result_chars=lim.result_chars,
             prompt_chars=min(16_000, lim.answer_chars - 3_000),
-            read_hint="the store file artifacts/debrief-state/{key}/{kind}.json",
+            read_hint=(
+                "data.text (kept in the store as the plot's {kind}); to show it in the plot, add it as an "
+                "annotation with debrief_apply_command (addFeatures), or pass add_annotation=true next time"
+            ),
         )
 
     def _fingerprint(self, name: str, task: str, file: Fingerprint | None = None) -> Fingerprint | None:
@@ -188,7 +191,8 @@ class PlotTasks:
         self.svc.resolve(target)  # the filename rules first: a hostile target reads nothing
 
         def validate(text: str, _ticket: dict[str, Any]) -> Validated:
-            return Validated(content=_clean_answer(text), fmt="markdown")
+            clean = _clean_answer(text)
+            return Validated(content=clean, fmt="markdown", data={"text": clean[:4_000]})
 
         env = self.protocol.accept(
             ticket=ticket,
@@ -214,6 +218,10 @@ class PlotTasks:
             env.nextAction = "Stored, but the annotation could not be added to the plot: see data.annotation.error."
             return env, []
         env.data["annotation"] = {"added": True, "id": fid, "revision": answer["revision"]}
+        env.nextAction = (
+            f"Stored, and added to the plot as the annotation {fid!r} (revision {answer['revision']}): "
+            f"debrief_get_features(ids=[{fid!r}], detail='full') reads it back; debrief_undo takes it out again."
+        )
         return env, aspects
 
     def _annotation(
