@@ -19,6 +19,23 @@
    same four round trips to the echo, in the same rounds.
 5. ``debrief_render_plot`` at 1024×768 on ``large-sample.plot.json`` over stdio, alternately with
    the echo.
+6. ``debrief_create_plot`` with two imported tracks, as the analyst's first step: each round
+   ``run_tool import-rep`` of the two REP files of ``tests/data/rep`` on ``debrief-calc-mcp`` (their
+   refs), then ``debrief_create_plot`` with both refs under a new filename (timed: the refs resolved
+   from the store, the plot built, locked and written atomically, opened for every client); an
+   untimed ``debrief_close_plot`` keeps the open set the same size for the next round. Baselines
+   in the same rounds: the echo (and three echoes for the imports and the create together);
+   ``baseline_answer_server.py`` returning the very same answer (what the SDK pays for its size);
+   and the domain's floor in process: ``json`` load of the plot just made, the ``json.dumps`` the
+   plot is written with, and a bare atomic write (temporary file, fsync, rename, fsync of the
+   folder).
+7. a full read of a 100,000-point timed track in pages over stdio: a plot holding
+   ``bench_paging.synthetic_track`` (deterministic), read whole with ``debrief_get_features(ids=[
+   track], detail="full")`` following ``next_cursor``, the parts checked to join back into the track
+   exactly (``debrief_calc.paging.join_parts``): pages, total and ms per page (median of a few
+   whole reads, after one untimed read that also parses the plot). Baselines: as many round trips
+   to ``baseline_answer_server.py`` returning a page of the median size, alternated page by page
+   with ours; and one compact ``json.dumps`` of the whole track.
 
 Results are ratios to the echo round trip measured in the same run: these machines are shared
 and noisy. ``--quick`` shrinks every size (and the big plot to 5 MB) for a smoke run.
@@ -28,9 +45,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +62,9 @@ from _harness import BASELINE_CMD, Section, checked, ms, ratio, server_cmd
 
 HERE = Path(__file__).resolve().parent
 PLOTS = HERE.parent / "tests" / "data" / "plots"
+REPS = HERE.parent / "tests" / "data" / "rep"
+REP_FILES = ("valid_boat1.rep", "valid_boat2.rep")  # NELSON (402 fixes), COLLINGWOOD (403)
+ANSWER_CMD = [sys.executable, str(HERE / "baseline_answer_server.py")]
 LARGE = "large-sample.plot.json"
 BIG = "big.plot.json"
 POC = "poc.plot.json"
@@ -51,6 +73,8 @@ TARGETS = {"apply_ms": 20.0, "poc_ms": 50.0, "render_ms": 300.0}
 
 #: apply_command calls, workflow rounds, render calls, MB of the big plot: full, and --quick.
 SIZES = {False: (100, 50, 20, 50), True: (10, 3, 3, 5)}
+#: create_plot rounds, points of the paged track, whole reads of it: full, and --quick.
+MORE_SIZES = {False: (50, 100_000, 3), True: (3, 5_000, 1)}
 
 
 def make_big_plot(target: Path, megabytes: int) -> int:
@@ -139,6 +163,220 @@ async def _poc_async(ws: Path, victim: str, rounds: int) -> tuple[list[list[floa
     return steps, echoes
 
 
+def bare_atomic_write(path: Path, data: bytes) -> None:
+    """The least a safe write does: a temporary file beside, fsync, rename over, fsync the folder."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def domain_floor_of_create(plot: Path, out: Path) -> float:
+    """Seconds to load the features of ``plot`` (the one just made), encode them as plots are
+    written (``indent=2``) and write them atomically to ``out``: what making that file costs at least."""
+    start = time.perf_counter()
+    data = json.loads(plot.read_bytes())
+    bare_atomic_write(out, json.dumps(data, indent=2, ensure_ascii=False).encode())
+    return time.perf_counter() - start
+
+
+CREATE_SERIES = ("imports + create", "create", "echo", "3 echoes", "same answer", "in process")
+
+
+async def _create_async(ws: Path, scratch: Path, rounds: int, warmup: int = 2) -> tuple[dict[str, list[float]], int]:
+    """``rounds`` timed rounds (after ``warmup``): import both REP files, create a plot from their
+    refs, close it (untimed); the echo, the answer server and the in-process floor in the same
+    rounds. Returns each series' seconds and the tracks' point count."""
+    clock = time.perf_counter
+    series: dict[str, list[float]] = {key: [] for key in CREATE_SERIES}
+    answer_file = scratch / "create-answer.json"
+    cmds = [server_cmd("debrief-state-mcp", ws), server_cmd("debrief-calc-mcp", ws), BASELINE_CMD]
+    async with harness.connected(cmds) as (state, calc, base):
+        points = 0
+
+        async def one_round(i: int, answer: Any) -> None:
+            nonlocal points
+            start = clock()
+            refs = []
+            for rep in REP_FILES:
+                run = {"tool": "import-rep", "parameters": {"path": rep}}
+                refs.append({"ref": checked(await calc.call_tool("run_tool", run), "import-rep")["stored"]["ref"]})
+            middle = clock()
+            name = f"created-{i + warmup}.plot.json"
+            result = await state.call_tool("debrief_create_plot", {"filename": name, "features": refs})
+            end = clock()
+            made = checked(result, "debrief_create_plot")
+            if len(made["added_ids"]) != len(REP_FILES) or made["open_plots"] != [name]:
+                raise RuntimeError(f"debrief_create_plot went wrong: {made}")
+            checked(await state.call_tool("debrief_close_plot", {"filename": name}), "debrief_close_plot")
+            if answer is None:  # a warm-up round: the answer the answer server will give
+                answer_file.write_text(result.content[0].text, encoding="utf-8")
+                points = sum(
+                    f["point_count"]
+                    for f in checked(
+                        await state.call_tool("debrief_get_features", {"filename": name}), "debrief_get_features"
+                    )["features"]
+                    if f["kind"] == "track"
+                )
+                return
+            echoes = []
+            for _ in range(3):
+                e0 = clock()
+                checked(await base.call_tool("echo", {"text": "ping"}), "echo")
+                echoes.append(clock() - e0)
+            a0 = clock()
+            checked(await answer.call_tool("answer", {"text": name}), "answer")
+            same = clock() - a0
+            floor = domain_floor_of_create(ws / name, scratch / "floor.plot.json")
+            if i >= 0:
+                for key, value in zip(
+                    CREATE_SERIES, (end - start, end - middle, echoes[0], sum(echoes), same, floor), strict=True
+                ):
+                    series[key].append(value)
+
+        for i in range(-warmup, -1):
+            await one_round(i, None)
+        async with harness.connected([[*ANSWER_CMD, str(answer_file)]]) as (answer,):
+            for i in range(-1, rounds):
+                await one_round(i, answer)
+    return series, points
+
+
+async def _paged_read_async(ws: Path, scratch: Path, plot: str, track: dict[str, Any], reads: int) -> dict[str, Any]:
+    """Whole reads of ``track`` from ``plot`` in pages, each page alternated with a round trip to the
+    answer server (a page of the median size); the first read untimed."""
+    from debrief_calc.paging import join_parts
+
+    first = {"filename": plot, "ids": [track["id"]], "detail": "full"}
+    clock = time.perf_counter
+    async with harness.connected([server_cmd("debrief-state-mcp", ws)]) as (state,):
+
+        async def read_whole(answer: Any) -> tuple[float, float, list[str]]:
+            parts: list[dict[str, Any]] = []
+            texts: list[str] = []
+            ours = base = 0.0
+            cursor: str | None = None
+            while True:
+                start = clock()
+                result = await state.call_tool("debrief_get_features", first | ({"cursor": cursor} if cursor else {}))
+                ours += clock() - start
+                page = checked(result, "debrief_get_features")
+                parts += page["features"]
+                texts.append(result.content[0].text)
+                if answer is not None:
+                    start = clock()
+                    await answer.call_tool("answer", {"text": "page"})
+                    base += clock() - start
+                cursor = page["next_cursor"]
+                if cursor is None:
+                    break
+            if join_parts(parts) != track:
+                raise RuntimeError(f"the {len(texts)} pages of {plot} do not join back into its track")
+            return ours, base, texts
+
+        _, _, texts = await read_whole(None)
+        median_page = sorted(texts, key=len)[len(texts) // 2]
+        (scratch / "page-answer.json").write_text(median_page, encoding="utf-8")
+        totals: list[tuple[float, float]] = []
+        async with harness.connected([[*ANSWER_CMD, str(scratch / "page-answer.json")]]) as (answer,):
+            await answer.call_tool("answer", {"text": "warm"})
+            for _ in range(reads):
+                ours, base, again = await read_whole(answer)
+                if len(again) != len(texts):
+                    raise RuntimeError(f"{len(again)} pages, then {len(texts)}")
+                totals.append((ours, base))
+    return {
+        "pages": len(texts),
+        "page_chars": len(median_page),
+        "largest": max(map(len, texts)),
+        "ours": statistics.median(o for o, _ in totals),
+        "base": statistics.median(b for _, b in totals),
+    }
+
+
+def add_create_figures(section: Section, tmp: Path, rounds: int) -> None:
+    """Figure 6: ``debrief_create_plot`` with two imported tracks, beside its three baselines."""
+    import anyio
+
+    ws, scratch = tmp / "ws-create", tmp / "create-scratch"
+    ws.mkdir()
+    scratch.mkdir()
+    for rep in REP_FILES:
+        shutil.copy(REPS / rep, ws / rep)
+    series, points = anyio.run(_create_async, ws, scratch, rounds)
+    p50 = {key: statistics.median(xs) for key, xs in series.items()}
+    head = f"create_plot, 2 imported tracks ({points:,} fixes) p50, {rounds} rounds"
+    section.add(f"{head}, vs echo", ms(p50["create"]), ms(p50["echo"]), ratio(p50["create"], p50["echo"]))
+    section.add(
+        "  same, vs bare MCPServer returning the same answer",
+        ms(p50["create"]),
+        ms(p50["same answer"]),
+        ratio(p50["create"], p50["same answer"]),
+    )
+    section.add(
+        "  same, vs json load+dump+atomic write in process",
+        ms(p50["create"]),
+        ms(p50["in process"]),
+        ratio(p50["create"], p50["in process"]),
+    )
+    section.add(
+        "  import-rep x2 + create_plot p50, vs 3 echoes",
+        ms(p50["imports + create"]),
+        ms(p50["3 echoes"]),
+        ratio(p50["imports + create"], p50["3 echoes"]),
+    )
+    section.notes.append(
+        "create_plot: each round imports valid_boat1.rep and valid_boat2.rep (run_tool import-rep on "
+        "debrief-calc-mcp) and creates a new plot from their two refs; the in-process floor loads the "
+        "plot just made, encodes it with indent 2 and writes it atomically (fsync of file and folder); "
+        "the server also resolves the refs from the store, takes the plot's lock and opens the plot "
+        "for every client (a store write with fsync)"
+    )
+
+
+def add_paging_figures(section: Section, tmp: Path, points: int, reads: int) -> None:
+    """Figure 7: a full paged read of a ``points``-point track, beside its two baselines."""
+    import anyio
+    from bench_paging import synthetic_track
+
+    ws, scratch = tmp / "ws-paging", tmp / "paging-scratch"
+    ws.mkdir()
+    scratch.mkdir()
+    track = synthetic_track(points)
+    plot = "long-track.plot.json"
+    (ws / plot).write_text(
+        json.dumps({"type": "FeatureCollection", "features": [track]}, indent=2, ensure_ascii=False), encoding="utf-8"
+    )
+    dumps = []
+    for _ in range(3):
+        took, _text = harness.timed(lambda: json.dumps(track, separators=(",", ":"), ensure_ascii=False))
+        dumps.append(took)
+    got = anyio.run(_paged_read_async, ws, scratch, plot, track, reads)
+    pages, ours, base, once = got["pages"], got["ours"], got["base"], statistics.median(dumps)
+    head = f"get_features full read, {points:,}-point track ({pages} pages), median of {reads}"
+    section.add(f"{head}, vs answer echoes", harness.s(ours), harness.s(base), ratio(ours, base))
+    section.add(
+        f"  same, ms per page, vs an answer of {got['page_chars']:,} chars",
+        ms(ours / pages),
+        ms(base / pages),
+        ratio(ours, base),
+    )
+    section.add("  same total, vs one json.dumps of the track", harness.s(ours), ms(once), ratio(ours, once))
+    section.notes.append(
+        f"get_features full read: bench_paging.synthetic_track({points:,}) (ISO time and speed per point) in a "
+        f"plot of {(ws / plot).stat().st_size / 1e6:.0f} MB; pages of up to {got['largest']:,} characters joined back "
+        "exactly (join_parts); baseline: baseline_answer_server.py returning a page of the median size, called "
+        "after each of our pages, and one compact json.dumps of the track (median of 3)"
+    )
+
+
 def collect(tmp: Path, quick: bool) -> Section:
     """debrief-state-mcp's figures, each beside its baseline; the workspace under ``tmp``."""
     import anyio
@@ -203,6 +441,9 @@ def collect(tmp: Path, quick: bool) -> Section:
         "baselines: the bare MCPServer (cold start; echo round trips called alternately with ours); "
         "the workflow against four echoes, its number of round trips"
     )
+    create_rounds, track_points, whole_reads = MORE_SIZES[quick]
+    section.stage("create", lambda: add_create_figures(section, tmp, create_rounds))
+    section.stage("paging", lambda: add_paging_figures(section, tmp, track_points, whole_reads))
     return section
 
 

@@ -7,19 +7,29 @@ Run from the repository root (or import :func:`make_workspace`)::
 ``DIR`` receives two folders:
 
 ``plots/``
-    ``exercise.plot.json``: a Debrief plot in the format of real ``.plot.json`` files (tracks
-    with ``dataType``, ``timestamps``, ``stroke`` and ``name``; reference points; a circular
-    exercise area drawn as a Polygon annotation with ``specifics``; the
-    ``debrief-time-metadata`` and ``debrief-viewport-metadata`` features). Two ships on timed
-    tracks, one fix a minute over four hours at 12 to 16 knots, pass within a few hundred metres
-    of each other at a known time; one of them crosses the exercise area.
-    ``cormorant.rep``: a fishing vessel's track in the legacy REP format, with narrative lines.
+    Three legacy REP files, the raw material of an analyst's debrief (there is no plot yet: the
+    tour makes one from them with ``debrief_create_plot``):
+
+    ``argonaut.rep``
+        ARGONAUT, one fix a minute over four hours at 16 then 14 knots, with ``;NARRATIVE:``
+        lines; the exercise area EXAREA KILO as a ``;CIRCLE:`` line (centre and radius in
+        yards, as Debrief writes it) and three reference marks as ``;TEXT:`` labels.
+    ``blue_heron.rep``
+        BLUE HERON (a quoted name with a space, as REP allows), one fix a minute at 12 knots,
+        with narratives. She passes ARGONAUT 420 m away at a designed time between two fixes,
+        then crosses EXAREA KILO.
+    ``cormorant.rep``
+        CORMORANT, a trawler working to the west on shifting headings, with narratives.
+
+    Every file is CRLF-terminated ASCII, as legacy files are, and imports without a bad line.
 
 ``project/``
     A small code project (Python and TypeScript) for ``llmem-mcp``, with a ``.gitignore``.
 
 Everything is computed here (WGS84 geodesy through GeographicLib, seeded randomness), nothing
-is copied, and two runs with the same seed write byte-identical files.
+is copied, and two runs with the same seed write byte-identical files. :func:`make_workspace`
+returns what was made and the design to check the analysis against: the closest approach of
+ARGONAUT and BLUE HERON (time, range) and BLUE HERON's transit of the exercise area.
 """
 
 from __future__ import annotations
@@ -37,19 +47,27 @@ from typing import Any
 
 from geographiclib.geodesic import Geodesic
 
-__all__ = ["make_workspace"]
+__all__ = ["PLOT_NAME", "make_workspace"]
 
 WGS84 = Geodesic.WGS84
 KNOT = 1852.0 / 3600.0  # metres per second
+YARD = 0.9144  # metres
 DAY = datetime(2025, 3, 14, tzinfo=UTC)
-PLOT_NAME = "exercise.plot.json"
-REP_NAME = "cormorant.rep"
+PLOT_NAME = "exercise.plot.json"  # the plot the tour creates from the REP files (not written here)
 
-# The designed encounter: the two plot ships are CPA_RANGE_M apart at CPA_TIME, their relative
+# The designed encounter: the two warships are CPA_RANGE_M apart at CPA_TIME, their relative
 # motion square to the line between them, so that instant is their closest approach.
 CPA_TIME = DAY + timedelta(hours=10, minutes=42, seconds=30)  # between two fixes, on purpose
 CPA_RANGE_M = 420.0
 CPA_POSITION = (-4.95, 49.82)  # ARGONAUT's position then (lon, lat): south of the Lizard
+
+# The exercise area: a circle, radius in whole yards as a REP ;CIRCLE: line gives it.
+ZONE_NAME = "EXAREA KILO"
+ZONE_RADIUS_YD = 5000
+# How debrief-calc's REP importer draws a ;CIRCLE: (a sphere of this radius, 72 vertices), so that
+# the designed transit is the one the zone tools can find in the imported ring.
+_REP_EARTH_RADIUS_M = 6_371_008.8
+_REP_CIRCLE_VERTICES = 72
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,19 @@ class Leg:
     end: datetime
     course: float  # degrees true
     speed_kn: float
+
+
+@dataclass(frozen=True)
+class Ship:
+    """One platform of a REP file: its fixes and the legs that made them."""
+
+    name: str
+    file: str
+    symbol: str
+    times: list[datetime]
+    positions: list[tuple[float, float]]
+    legs: list[Leg]
+    narratives: dict[datetime, str]
 
 
 def _iso(t: datetime) -> str:
@@ -104,22 +135,23 @@ def dead_reckon(
     return times, [pos[i] for i in range(len(times))]
 
 
-def _motion(positions: list[tuple[float, float]], times: list[datetime]) -> tuple[list[float], list[float]]:
-    """Course and speed at each fix, from the positions (the last fix repeats the last leg)."""
-    courses, speeds = [], []
-    for i in range(len(positions)):
-        a, b = (i, i + 1) if i + 1 < len(positions) else (i - 1, i)
-        g = WGS84.Inverse(positions[a][1], positions[a][0], positions[b][1], positions[b][0])
-        dt = (times[b] - times[a]).total_seconds()
-        courses.append(round(g["azi1"] % 360.0, 2))
-        speeds.append(round(g["s12"] / dt / KNOT, 2))
-    return courses, speeds
+def _as_written(value: float) -> float:
+    """A coordinate as a REP line keeps it: to the hundredth of an arc-second."""
+    return math.copysign(round(abs(value) * 360000) / 360000, value)
 
 
-def _circle_ring(origin: tuple[float, float], radius_m: float, vertices: int = 72) -> list[list[float]]:
-    ring = [
-        [round(c, 7) for c in _direct(*origin, 360.0 * k / vertices, radius_m)] for k in range(vertices)
-    ]  # clockwise from north, as Debrief draws circles
+def _rep_circle_ring(origin: tuple[float, float], radius_m: float) -> list[list[float]]:
+    """The closed ring debrief-calc's REP importer draws for a ``;CIRCLE:`` (on a sphere)."""
+    lon, lat = origin
+    phi1, lam1, delta = math.radians(lat), math.radians(lon), radius_m / _REP_EARTH_RADIUS_M
+    ring = []
+    for k in range(_REP_CIRCLE_VERTICES):
+        theta = 2 * math.pi * k / _REP_CIRCLE_VERTICES
+        phi2 = math.asin(math.sin(phi1) * math.cos(delta) + math.cos(phi1) * math.sin(delta) * math.cos(theta))
+        lam2 = lam1 + math.atan2(
+            math.sin(theta) * math.sin(delta) * math.cos(phi1), math.cos(delta) - math.sin(phi1) * math.sin(phi2)
+        )
+        ring.append([math.degrees(lam2), math.degrees(phi2)])
     return [*ring, ring[0]]
 
 
@@ -157,43 +189,8 @@ def _transits(
     return found
 
 
-def _track_feature(
-    fid: str, name: str, short: str, stroke: str, times: list[datetime], positions: list[tuple[float, float]]
-) -> dict[str, Any]:
-    courses, speeds = _motion(positions, times)
-    return {
-        "type": "Feature",
-        "id": fid,
-        "geometry": {"type": "LineString", "coordinates": [[round(x, 7), round(y, 7)] for x, y in positions]},
-        "properties": {
-            "dataType": "track",
-            "stroke": stroke,
-            "name": name,
-            "shortName": short,
-            "timestamps": [_iso(t) for t in times],
-            "courses": courses,
-            "speeds": speeds,
-            "visible": True,
-        },
-    }
-
-
-def _point_feature(
-    fid: str, name: str, colour: str, lonlat: tuple[float, float], time: datetime | None
-) -> dict[str, Any]:
-    props: dict[str, Any] = {"name": name, "dataType": "reference-point", "marker_color": colour, "visible": True}
-    if time is not None:
-        props["time"] = _iso(time)
-    return {
-        "type": "Feature",
-        "id": fid,
-        "geometry": {"type": "Point", "coordinates": [round(lonlat[0], 7), round(lonlat[1], 7)]},
-        "properties": props,
-    }
-
-
 # --------------------------------------------------------------------------------------------
-# the REP file
+# the REP files
 # --------------------------------------------------------------------------------------------
 
 
@@ -205,12 +202,34 @@ def _dms(value: float, positive: str, negative: str) -> str:
     return f"{degrees:2d} {minutes:2d} {centi / 100:5.2f} {hemisphere}"
 
 
+def _position(lon: float, lat: float) -> str:
+    return f"{_dms(lat, 'N', 'S')} {_dms(lon, 'E', 'W')}"
+
+
+def _stamp(t: datetime) -> str:
+    return t.strftime("%y%m%d %H%M%S.") + f"{t.microsecond // 1000:03d}"
+
+
+def _rep_name(name: str) -> str:
+    return f'"{name}"' if " " in name else name  # REP quotes a name with a space
+
+
 def _rep_fix(t: datetime, name: str, symbol: str, lon: float, lat: float, course: float, speed: float) -> str:
-    stamp = t.strftime("%y%m%d %H%M%S.") + f"{t.microsecond // 1000:03d}"
+    name = _rep_name(name)
     gap = " " * max(2, 9 - len(name))  # NELSON then 3 spaces, COLLINGWOOD then 2, as real files have
-    return (
-        f"{stamp} {name}{gap}{symbol}   {_dms(lat, 'N', 'S')} {_dms(lon, 'E', 'W')} {course:5.1f} {speed:5.1f}      0 "
-    )
+    return f"{_stamp(t)} {name}{gap}{symbol}   {_position(lon, lat)} {course:5.1f} {speed:5.1f}      0 "
+
+
+def _rep_text(ship: Ship, header: str, extra: tuple[str, ...] = ()) -> str:
+    """A REP file of one ship: a comment, any shape lines, then fixes with narratives in time order."""
+    lines = [f";; {header}", *extra]
+    name = _rep_name(ship.name)
+    for i, (t, (lon, lat)) in enumerate(zip(ship.times, ship.positions, strict=True)):
+        if t in ship.narratives:
+            lines.append(f";NARRATIVE: {_stamp(t)} {name}   {ship.narratives[t]}")
+        leg = _leg_at(ship.legs, t, t) if i + 1 == len(ship.times) else _leg_at(ship.legs, t, ship.times[i + 1])
+        lines.append(_rep_fix(t, ship.name, ship.symbol, lon, lat, leg.course, leg.speed_kn))
+    return "\r\n".join(lines) + "\r\n"  # legacy REP files come from Windows machines
 
 
 def _fishing_track(rng: random.Random) -> tuple[list[datetime], list[tuple[float, float]], list[Leg]]:
@@ -227,23 +246,6 @@ def _fishing_track(rng: random.Random) -> tuple[list[datetime], list[tuple[float
     anchor = (-5.18, 49.86)
     times, positions = dead_reckon(anchor, start, legs, start, end)
     return times, positions, legs
-
-
-def _rep_text(times: list[datetime], positions: list[tuple[float, float]], legs: list[Leg]) -> str:
-    name = "CORMORANT"
-    narratives = {
-        times[0]: "NETS SHOT, COMMENCE TOW TO THE SOUTHWEST",
-        times[len(times) // 2]: "WARSHIP SIGHTED TO THE EAST, HOLDING TOW",
-        times[-1]: "HAULING, TOW COMPLETE",
-    }
-    lines = [";; CORMORANT fishing vessel, positions from the skipper's plotter, generated example"]
-    for i, (t, (lon, lat)) in enumerate(zip(times, positions, strict=True)):
-        if t in narratives:
-            stamp = t.strftime("%y%m%d %H%M%S.") + f"{t.microsecond // 1000:03d}"
-            lines.append(f";NARRATIVE: {stamp} {name}   {narratives[t]}")
-        leg = _leg_at(legs, t, t) if i + 1 == len(times) else _leg_at(legs, t, times[i + 1])
-        lines.append(_rep_fix(t, name, "@F", lon, lat, leg.course, leg.speed_kn))
-    return "\r\n".join(lines) + "\r\n"  # legacy REP files come from Windows machines
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,12 +412,19 @@ def _encounter() -> tuple[list[Leg], list[Leg], tuple[float, float]]:
     return argonaut, heron, _direct(*CPA_POSITION, square, CPA_RANGE_M)
 
 
+def _at(hours: int, minutes: int) -> datetime:
+    return DAY + timedelta(hours=hours, minutes=minutes)
+
+
 def make_workspace(directory: str | Path, *, seed: int = 1805) -> dict[str, Any]:
     """Write the example workspace into ``directory`` and say what it holds.
 
-    Returns the folders and files made, the ships with their feature ids, the designed closest
-    approach of the two plot ships (time, range in metres and nautical miles), the exercise
-    area and when the crossing ship is inside it.
+    Returns the folders and files made (``rep_files``: one per ship, in import order), the name
+    of the plot to create from them (``plot_name``), the ships by name (file, fix count, time
+    span, narratives, the legs that made the track), the designed closest approach of ARGONAUT
+    and BLUE HERON (time, range in metres, yards and nautical miles), the exercise area (the file
+    that draws it, centre, radius, and each ship's transits of it, to the second) and the
+    reference marks' labels. Feature ids are not known here: the importer gives them.
     """
     rng = random.Random(seed)
     root = Path(directory)
@@ -424,92 +433,81 @@ def make_workspace(directory: str | Path, *, seed: int = 1805) -> dict[str, Any]
     project.mkdir(parents=True, exist_ok=True)
 
     argonaut_legs, heron_legs, heron_at_cpa = _encounter()
-    a_times, a_pos = dead_reckon(
-        CPA_POSITION, CPA_TIME, argonaut_legs, DAY + timedelta(hours=8), DAY + timedelta(hours=12)
-    )
-    b_times, b_pos = dead_reckon(
-        heron_at_cpa, CPA_TIME, heron_legs, DAY + timedelta(hours=8, minutes=30), DAY + timedelta(hours=12, minutes=30)
-    )
+    a_times, a_pos = dead_reckon(CPA_POSITION, CPA_TIME, argonaut_legs, _at(8, 0), _at(12, 0))
+    b_times, b_pos = dead_reckon(heron_at_cpa, CPA_TIME, heron_legs, _at(8, 30), _at(12, 30))
+
     # the exercise area: a circle BLUE HERON's track cuts through a chord of, 35 minutes after CPA
     k = b_times.index(CPA_TIME + timedelta(seconds=30) + timedelta(minutes=35))
     zone_origin = _direct(*b_pos[k], heron_legs[0].course + 90.0, 0.8 * 1852.0)
-    zone_radius_m = 2.5 * 1852.0
-    ring = _circle_ring(zone_origin, zone_radius_m)
-
-    tracks = [
-        _track_feature("t-argonaut", "ARGONAUT", "ARGO", "#F00", a_times, a_pos),
-        _track_feature("t-blue-heron", "BLUE HERON", "BLUH", "#00F", b_times, b_pos),
-    ]
-    zone = {
-        "type": "Feature",
-        "id": "z-kilo",
-        "geometry": {"type": "Polygon", "coordinates": [ring]},
-        "properties": {
-            "name": "EXAREA KILO",
-            "stroke": "#F0F",
-            "fill": "#F0F",
-            "fill-opacity": 0.2,
-            "dataType": "annotation",
-            "visible": True,
-            "time": _iso(DAY + timedelta(hours=8)),
-            "timeEnd": _iso(DAY + timedelta(hours=13)),
-            "specifics": {
-                "shapeType": "circle",
-                "origin": [round(zone_origin[0], 7), round(zone_origin[1], 7)],
-                "radiusM": zone_radius_m,
-            },
-        },
+    zone_origin = (_as_written(zone_origin[0]), _as_written(zone_origin[1]))
+    zone_radius_m = ZONE_RADIUS_YD * YARD
+    ring = _rep_circle_ring(zone_origin, zone_radius_m)
+    marks = {
+        "DATUM ALPHA": _direct(*a_pos[0], rng.uniform(150.0, 210.0), rng.uniform(3.0, 5.0) * 1852.0),
+        "WRECK (CHARTED)": _direct(*CPA_POSITION, rng.uniform(280.0, 320.0), rng.uniform(6.0, 8.0) * 1852.0),
+        "BUOY E1 (OFF STATION)": _direct(*zone_origin, rng.uniform(20.0, 60.0), zone_radius_m + 1852.0),
     }
-    datum = _direct(*a_pos[0], rng.uniform(150.0, 210.0), rng.uniform(3.0, 5.0) * 1852.0)
-    wreck = _direct(*CPA_POSITION, rng.uniform(280.0, 320.0), rng.uniform(6.0, 8.0) * 1852.0)
-    buoy = _direct(*zone_origin, rng.uniform(20.0, 60.0), zone_radius_m + 1852.0)
-    points = [
-        _point_feature("p-datum", "DATUM ALPHA", "#FF0", datum, DAY + timedelta(hours=8)),
-        _point_feature("p-wreck", "WRECK (CHARTED)", "#888", wreck, None),
-        _point_feature("p-buoy", "BUOY E1 (OFF STATION)", "#0F0", buoy, DAY + timedelta(hours=9, minutes=15)),
-    ]
-    every = [c for f in tracks for c in f["geometry"]["coordinates"]] + ring
-    west, east = min(c[0] for c in every), max(c[0] for c in every)
-    south, north = min(c[1] for c in every), max(c[1] for c in every)
-    pad_x, pad_y = (east - west) * 0.1, (north - south) * 0.1
-    view = [round(west - pad_x, 6), round(south - pad_y, 6), round(east + pad_x, 6), round(north + pad_y, 6)]
-    start, end = min(a_times[0], b_times[0]), max(a_times[-1], b_times[-1])
-    metadata = [
-        {
-            "type": "Feature",
-            "id": "debrief-time-metadata",
-            "geometry": {"type": "Polygon", "coordinates": [[]]},
-            "properties": {
-                "dataType": "metadata",
-                "metadataType": "time",
-                "current": _iso(CPA_TIME),
-                "start": _iso(start),
-                "end": _iso(end),
-            },
-        },
-        {
-            "type": "Feature",
-            "id": "debrief-viewport-metadata",
-            "geometry": {
-                "type": "Polygon",
-                "coordinates": [
-                    [[view[0], view[1]], [view[2], view[1]], [view[2], view[3]], [view[0], view[3]], [view[0], view[1]]]
-                ],
-            },
-            "properties": {"dataType": "metadata", "metadataType": "viewport"},
-        },
-    ]
-    plot = {
-        "type": "FeatureCollection",
-        "bbox": [round(west, 7), round(south, 7), round(east, 7), round(north, 7)],
-        "features": [*tracks, zone, *points, *metadata],
-    }
-    plot_file = plots / PLOT_NAME
-    plot_file.write_text(json.dumps(plot, indent=2) + "\n", encoding="utf-8")
+    c_times, c_pos, c_legs = _fishing_track(rng)  # after the marks: the seed's draws in their old order
+    briefed = (
+        f";CIRCLE: @E {_position(*zone_origin)} {ZONE_RADIUS_YD} {ZONE_NAME}",
+        *(f";TEXT: @E {_position(*where)} {label}" for label, where in marks.items()),
+    )
 
-    c_times, c_pos, c_legs = _fishing_track(rng)
-    rep_file = plots / REP_NAME
-    rep_file.write_bytes(_rep_text(c_times, c_pos, c_legs).encode("ascii"))
+    ships = [
+        Ship(
+            "ARGONAUT",
+            "argonaut.rep",
+            "@C",
+            a_times,
+            a_pos,
+            argonaut_legs,
+            {
+                _at(8, 0): "COMEX, PROCEEDING EAST NORTH EAST AT 16 KTS",
+                _at(9, 20): "ALTER COURSE 108, SPEED 14, FOR EXAREA KILO",
+                _at(10, 30): "CONTACT BLUE HERON BEARING 065, 4 NM, CLOSING",
+                _at(10, 43): "CPA BLUE HERON, CLOSE QUARTERS SITUATION REPORTED",
+                _at(12, 0): "FINEX",
+            },
+        ),
+        Ship(
+            "BLUE HERON",
+            "blue_heron.rep",
+            "@A",
+            b_times,
+            b_pos,
+            heron_legs,
+            {
+                _at(8, 30): "ON TASK, SOUTH SOUTH WEST AT 12 KTS",
+                _at(10, 38): "ARGONAUT CLOSING ON THE STARBOARD BOW, HOLDING COURSE",
+                _at(11, 6): "ENTERING EXAREA KILO",
+                _at(12, 30): "OFF TASK",
+            },
+        ),
+        Ship(
+            "CORMORANT",
+            "cormorant.rep",
+            "@F",
+            c_times,
+            c_pos,
+            c_legs,
+            {
+                c_times[0]: "NETS SHOT, COMMENCE TOW TO THE SOUTHWEST",
+                c_times[len(c_times) // 2]: "WARSHIP SIGHTED TO THE EAST, HOLDING TOW",
+                c_times[-1]: "HAULING, TOW COMPLETE",
+            },
+        ),
+    ]
+    headers = {
+        "ARGONAUT": "ARGONAUT, from the ship's navigation record; exercise area and reference marks as briefed",
+        "BLUE HERON": "BLUE HERON, from the ship's navigation record",
+        "CORMORANT": "CORMORANT fishing vessel, positions from the skipper's plotter",
+    }
+    rep_files = []
+    for ship in ships:
+        text = _rep_text(ship, f"{headers[ship.name]}, generated example", briefed if ship.name == "ARGONAUT" else ())
+        path = plots / ship.file
+        path.write_bytes(text.encode("ascii"))
+        rep_files.append(path)
 
     code_files = []
     for rel, text in PROJECT_FILES.items():
@@ -522,37 +520,43 @@ def make_workspace(directory: str | Path, *, seed: int = 1805) -> dict[str, Any]
         "root": root,
         "plots_dir": plots,
         "project_dir": project,
-        "plot_file": plot_file,
-        "rep_file": rep_file,
+        "rep_files": rep_files,
+        "plot_name": PLOT_NAME,
         "code_files": code_files,
         "ships": {
-            "ARGONAUT": {
-                "id": "t-argonaut",
-                "fixes": len(a_times),
-                "start": _iso(a_times[0]),
-                "end": _iso(a_times[-1]),
-            },
-            "BLUE HERON": {
-                "id": "t-blue-heron",
-                "fixes": len(b_times),
-                "start": _iso(b_times[0]),
-                "end": _iso(b_times[-1]),
-            },
-            "CORMORANT": {"file": REP_NAME, "fixes": len(c_times), "start": _iso(c_times[0]), "end": _iso(c_times[-1])},
+            s.name: {
+                "file": s.file,
+                "fixes": len(s.times),
+                "start": _iso(s.times[0]),
+                "end": _iso(s.times[-1]),
+                "narratives": len(s.narratives),
+                "legs": [
+                    {"start": _iso(leg.start), "end": _iso(leg.end), "course": leg.course, "speed_kn": leg.speed_kn}
+                    for leg in s.legs
+                ],
+            }
+            for s in ships
         },
         "cpa": {
-            "ships": ["t-argonaut", "t-blue-heron"],
+            "ships": ["ARGONAUT", "BLUE HERON"],
             "time": _iso(CPA_TIME),
             "range_m": CPA_RANGE_M,
+            "range_yd": CPA_RANGE_M / YARD,
             "range_nm": CPA_RANGE_M / 1852.0,
         },
         "zone": {
-            "id": "z-kilo",
-            "name": "EXAREA KILO",
-            "crossed_by": "t-blue-heron",
-            "transits": _transits(b_times, b_pos, ring),
+            "name": ZONE_NAME,
+            "file": "argonaut.rep",
+            "origin": list(zone_origin),
+            "radius_yd": ZONE_RADIUS_YD,
+            "crossed_by": "BLUE HERON",
+            # per ship, as the zone tools see the imported tracks: positions as written in the files
+            "transits": {
+                s.name: _transits(s.times, [(_as_written(x), _as_written(y)) for x, y in s.positions], ring)
+                for s in ships
+            },
         },
-        "reference_points": [p["id"] for p in points],
+        "reference_points": list(marks),
         "seed": seed,
     }
 

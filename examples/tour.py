@@ -6,19 +6,31 @@ Run from the repository root after installing the package::
     python examples/tour.py --keep DIR   # keep the workspace, the artifact stores and the PNG in DIR
 
 What it does, as the chat host of seed 004 would: it generates an example workspace
-(``examples/make_workspace.py``: a Debrief plot with two ships that pass close and a zone one
-of them crosses, a legacy REP file of a third ship, a small code project) into a folder with a
-space in its name; reads ``mcp_config.example.json`` and fills in its placeholders; starts the
-three servers with the coordinator (``llmem/host.py``), which lists their tools under qualified
-names and reads each server's ``tool-descriptions`` prompt; then walks through
+(``examples/make_workspace.py``: three legacy REP files, two ships that pass close with
+narratives, the exercise area as a ``;CIRCLE:`` line and reference marks as ``;TEXT:`` labels, a
+trawler nearby; no plot yet; and a small code project) into a folder with a space in its name;
+reads ``mcp_config.example.json`` and fills in its placeholders; starts the three servers with
+the coordinator (``llmem/host/``), which lists their tools under qualified names and reads each
+server's ``tool-descriptions`` prompt; then does an analyst's job as a model would, reading each
+answer for the next call (``stored.ref``, ``stored.use``, ``nextAction``, feature summaries):
 
   (a) llmem: parse the project, annotate a file through generate_prompt → store_llm_result,
       one malformed answer refused and retried on the same ticket;
-  (b) debrief-calc import-rep of the REP file → debrief-state applies its addFeatures command;
-  (c) analysis by plot reference: track-stats, closest-approach, zone-transits;
-  (d) the seed's "delete the selected feature" across the two Debrief servers;
-  (e) a PNG of the plot, saved to disk;
-  (f) a narrated summary of the analysis through the calc server's callback.
+  (b) debrief-calc import-rep of each REP file (each answer too big for the cap comes back as a
+      stored ``{"ref": …}``) → debrief-state debrief_create_plot from those refs: a new plot,
+      opened, its time window and viewport fitted to the tracks; the ships recoloured. (While
+      import-rep numbers every file's features from 1, the three runs clash in one plot: the tour
+      shows the refusal and recovers as a model could from the answers, marked WORKAROUND);
+  (c) analysis by plot reference, ids from debrief_get_features: closest-approach in yards
+      (checked against the designed encounter), track-stats of the three tracks in one call,
+      speed-filter and zone-transits (checked against the design too);
+  (d) the seed's "delete the selected feature": select a stale reference mark, delete-features
+      on the plot selection, debrief_apply_command with its command;
+  (e) the two ships selected, the plot's time moved to the CPA, a PNG rendered with the CPA
+      line and saved to disk;
+  (f) the calc server's summarize-analysis of the results through the callback, read back with
+      get_result by the ref store_llm_result answers; and a plot summary through the state
+      server's callback, kept in the plot as an annotation.
 
 The host's model is played by ``stand_in_llm``: a clearly labelled, DETERMINISTIC STAND-IN that
 answers from the prompt's own text; no model is called. The tour exits non-zero if any step fails.
@@ -37,6 +49,7 @@ import struct
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +60,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))  # make_workspace, next to this file
 sys.path.insert(1, str(ROOT))  # the coordinator, when run from a checkout without an install
 
-from make_workspace import PLOT_NAME, REP_NAME, make_workspace  # noqa: E402
+from make_workspace import make_workspace  # noqa: E402
 
 from llmem.host import (  # noqa: E402
     ArgumentError,
@@ -61,15 +74,112 @@ from llmem.host import (  # noqa: E402
 
 CONFIG = ROOT / "mcp_config.example.json"
 SCRIPTS = ("llmem-mcp", "debrief-calc-mcp", "debrief-state-mcp")
+YARD_M = 0.9144
 
 
 class StepFailed(Exception):
-    """A tool answered with an error where the tour expected success."""
+    """A tool answered with an error where the tour expected success, or a figure was wrong."""
 
 
 # --------------------------------------------------------------------------------------------
 # the host's model: a deterministic stand-in
 # --------------------------------------------------------------------------------------------
+
+_NOTICE = "(written by the deterministic stand-in, not a model)"
+
+
+def _figures(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
+    """The indented ``key: value`` block of a calc prompt's "Figures:" as a dict (lists of
+    ``[n]:`` entries under ``key: N entries:``; values are JSON, else kept as text)."""
+    found: dict[str, Any] = {}
+    while i < len(lines):
+        line = lines[i]
+        here = len(line) - len(line.lstrip())
+        if not line.strip() or here < indent or line.lstrip().startswith("["):
+            break
+        key, _, value = line.strip().partition(":")
+        value = value.strip()
+        i += 1
+        if re.fullmatch(r"\d+ entries:", value):
+            items = []
+            while i < len(lines) and lines[i].strip().startswith("[") and len(lines[i]) - len(lines[i].lstrip()) > here:
+                item, i = _figures(lines, i + 1, len(lines[i]) - len(lines[i].lstrip()) + 1)
+                items.append(item)
+            found[key] = items
+        elif not value:
+            found[key], i = _figures(lines, i, here + 1)
+        else:
+            try:
+                found[key] = json.loads(value)
+            except ValueError:
+                found[key] = value
+    return found, i
+
+
+def _results_in(prompt: str) -> list[tuple[str, dict[str, Any]]]:
+    """(tool, figures) of each ``### Result … — tool NAME`` block of a summarize-analysis prompt."""
+    out = []
+    for block in prompt.split("\n### Result ")[1:]:
+        tool = re.search(r"— tool (\S+)", block)
+        lines = block.split("\nFigures:\n", 1)[-1].splitlines()
+        if tool:
+            out.append((tool.group(1), _figures(lines, 0, 1)[0]))
+    return out
+
+
+def _summarize_analysis(prompt: str) -> str:
+    lines = [f"# Analysis summary {_NOTICE}", ""]
+    for tool, f in _results_in(prompt):
+        if tool == "closest-approach":
+            lines.append(
+                f"- **{f['name']}**: {f['range']:.1f} {f['distance_unit']} at {f['time']}, "
+                f"bearing {f['bearing']:.1f}° from {f['name'].split()[1]}."
+            )
+        elif tool == "track-stats":
+            s = f["statistics"]
+            lines.append(
+                f"- **{f['track_name']}**: {s['point_count']} fixes from {s['start']} to {s['end']}, "
+                f"{s['distance_nm']:.2f} nm at a mean {s['mean_speed_kn']:.1f} kn (max {s['max_speed_kn']:.1f} kn)."
+            )
+        elif tool == "speed-filter":
+            for p in f["periods"]:
+                lines.append(
+                    f"- **{f['name']}**: {p['start']} to {p['end']} ({p['duration_s'] / 60:.0f} min, "
+                    f"mean {p['mean_speed_kn']:.1f} kn)."
+                )
+        elif tool == "zone-transits":
+            for t in f["transits"]:
+                lines.append(
+                    f"- **{f['name']}**: entered {t['entry_time']}, left {t['exit_time']} "
+                    f"({t['duration_s'] / 60:.1f} min inside)."
+                )
+            if not f["transits"]:
+                lines.append(f"- **{f['name']}**: never inside.")
+    return "\n".join(lines) + "\n"
+
+
+def _summarize_plot(prompt: str) -> str:
+    window = re.search(r"^Time window: ([^,\s]+) \.\. ([^,\s]+)", prompt, re.M)
+    rows = re.findall(
+        r"^- \[(\w+)\] id=(\S+)(?: name=(.+?))? points=(\d+)(?: time=(\S+?)\.\.(\S+))?(?: bounds=|$)", prompt, re.M
+    )
+    tracks = [(name, start, end, points) for kind, _, name, points, start, end in rows if kind == "track"]
+    zones = [name for kind, _, name, *_ in rows if kind == "zone"]
+    marks = [name for kind, _, name, *_ in rows if kind in ("annotation", "point") and name]
+    notes = sum(1 for kind, _, name, *_ in rows if kind == "annotation" and not name)
+    lines = [f"# Plot summary {_NOTICE}", ""]
+    if window:
+        lines.append(f"Covers {window.group(1)} to {window.group(2)}.")
+        lines.append("")
+    for name, start, end, points in tracks:
+        lines.append(f"- **{name}**: track of {points} fixes, {start} to {end}.")
+    if zones:
+        lines.append(f"- Zones: {', '.join(zones)}.")
+    if marks:
+        lines.append(f"- Reference marks: {', '.join(marks)}.")
+    if notes:
+        lines.append(f"- {notes} narrative entries from the ships' logs.")
+    return "\n".join(lines) + "\n"
 
 
 def stand_in_llm(prompt: str, task: str) -> str:
@@ -87,30 +197,10 @@ def stand_in_llm(prompt: str, task: str) -> str:
             }
         )
     if task == "summarize-analysis":
-        lines = ["# Analysis summary (written by the deterministic stand-in, not a model)", ""]
-        for tool, figures in re.findall(
-            r"^### Result \S+ — tool (\S+) [^\n]*\n(?:[^\n]*\n)*?Figures: (\{[^\n]*\})$", prompt, re.M
-        ):
-            f = json.loads(figures)
-            if tool == "track-stats":
-                s = f["statistics"]
-                lines.append(
-                    f"- **{f['track_name']}**: {s['point_count']} fixes from {s['start']} to {s['end']}, "
-                    f"{s['distance_nm']:.2f} nm at a mean {s['mean_speed_kn']:.1f} kn (max {s['max_speed_kn']:.1f} kn)."
-                )
-            elif tool == "closest-approach":
-                lines.append(
-                    f"- **{f['name']}**: {f['range']:.3f} {f['distance_unit']} at {f['time']}, "
-                    f"bearing {f['bearing']:.1f}° from the first ship."
-                )
-            elif tool == "zone-transits":
-                for t in f["transits"]:
-                    lines.append(
-                        f"- **{f['name']}**: entered {t['entry_time']}, left {t['exit_time']} "
-                        f"({t['duration_s'] / 60:.1f} min inside)."
-                    )
-        return "\n".join(lines) + "\n"
-    return f"# {task} (written by the deterministic stand-in, not a model)\n"
+        return _summarize_analysis(prompt)
+    if task == "summarize-plot":
+        return _summarize_plot(prompt)
+    return f"# {task} {_NOTICE}\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,9 +218,15 @@ def section(title: str) -> None:
 
 
 def error_of(result: ToolResult) -> str:
-    data = result.structured
-    err = data.get("error") if isinstance(data.get("error"), dict) else {}
+    found = result.structured.get("error")
+    err: dict[str, Any] = found if isinstance(found, dict) else {}
     return f"{err.get('code', 'ERROR')}: {err.get('message', result.text[:300])}"
+
+
+def error_details(result: ToolResult) -> dict[str, Any]:
+    found = result.structured.get("error") if result.is_error else None
+    details = found.get("details") if isinstance(found, dict) else None
+    return details if isinstance(details, dict) else {}
 
 
 def ok(result: ToolResult, what: str) -> dict[str, Any]:
@@ -144,6 +240,16 @@ def hm(iso: str) -> str:
     hh, mm, ss = iso[11:13], iso[14:16], float(iso[17:].rstrip("Z"))
     total = int(hh) * 3600 + int(mm) * 60 + round(ss)
     return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}Z"
+
+
+def seconds(iso: str) -> float:
+    """Seconds into the day of an ISO-8601 time (the tour's times are all on one day)."""
+    return int(iso[11:13]) * 3600 + int(iso[14:16]) * 60 + float(iso[17:].rstrip("Z"))
+
+
+def check(condition: bool, what: str) -> None:
+    if not condition:
+        raise StepFailed(what)
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,13 +316,15 @@ async def tour(base: Path, use_uvx: bool) -> None:
     ws = make_workspace(base / "workspace")
     plots, project = ws["plots_dir"], ws["project_dir"]
     say((time.perf_counter() - t) * 1000, f"generated the example workspace: {ws['root']}")
-    ships = ws["ships"]
-    say(
-        None,
-        f"plots/{PLOT_NAME}: ARGONAUT ({ships['ARGONAUT']['fixes']} fixes), BLUE HERON "
-        f"({ships['BLUE HERON']['fixes']} fixes), zone {ws['zone']['name']}, {len(ws['reference_points'])} reference points",
-    )
-    say(None, f"plots/{REP_NAME}: CORMORANT, {ships['CORMORANT']['fixes']} fixes in legacy REP with narratives")
+    for name, ship in ws["ships"].items():
+        extra = ""
+        if ship["file"] == ws["zone"]["file"]:
+            extra = (
+                f", the exercise area {ws['zone']['name']} as a ;CIRCLE: line, "
+                f"{len(ws['reference_points'])} reference marks as ;TEXT: lines"
+            )
+        say(None, f"plots/{ship['file']}: {name}, {ship['fixes']} fixes, {ship['narratives']} narratives{extra}")
+    say(None, f"plots/: legacy REP files only (CRLF); no plot yet: the tour makes {ws['plot_name']} from them")
     sources = [p for p in ws["code_files"] if p.suffix in (".py", ".ts") and "build" not in p.parts]
     say(None, f"project/: {len(sources)} Python and TypeScript files, a .gitignore and an ignored build/ folder")
     specs, how = servers_from_config(plots, project, base / "logs", use_uvx)
@@ -239,11 +347,11 @@ async def tour(base: Path, use_uvx: bool) -> None:
         await host_checks(host)
 
         await step_a(host)
-        cormorant = await step_b(host)
-        results = await step_c(host, ws, cormorant)
-        await step_d(host)
-        await step_e(host, plots)
-        await step_f(host, results)
+        plot = await step_b(host, ws)
+        results, cpa = await step_c(host, ws, plot)
+        await step_d(host, plot)
+        await step_e(host, plot, cpa, plots)
+        await step_f(host, plot, results)
         t = time.perf_counter()
     say((time.perf_counter() - t) * 1000, "servers stopped (stdin closed, each exited)")
 
@@ -311,80 +419,243 @@ async def step_a(host: Coordinator) -> None:
     )
 
 
-async def step_b(host: Coordinator) -> str:
-    section("(b) debrief-calc import-rep → debrief-state applies its addFeatures command")
-    r = await host.call("debrief-state:debrief_open_plot", {"filename": PLOT_NAME})
-    ok(r, "open plot")
-    say(r.duration_ms, f"debrief-state:debrief_open_plot {PLOT_NAME} → open")
-    r = await host.call("debrief-calc:run_tool", {"tool": "import-rep", "parameters": {"path": REP_NAME}})
-    run = ok(r, "import-rep")
-    rep = run["report"]
-    command = run["commands"][0]
-    payload = command["payload"]
-    carried = f"by reference {payload['ref']}" if "ref" in payload else "inline"
+class Plot:
+    """What the tour learnt about the plot it made, from the answers: its name and feature ids."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.ids: dict[str, str] = {}  # feature name → id, from debrief_get_features summaries
+
+    def ref(self, *names: str) -> dict[str, Any]:
+        return {"filename": self.filename, "feature_ids": [self.ids[n] for n in names]}
+
+
+async def _import_rep(host: Coordinator, ws: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each REP file through import-rep; the answers, each with the ref of its stored run."""
+    runs: list[dict[str, Any]] = []
+    for path in ws["rep_files"]:
+        r = await host.call("debrief-calc:run_tool", {"tool": "import-rep", "parameters": {"path": path.name}})
+        run = ok(r, f"import-rep {path.name}")
+        rep, stored = run["report"], run.get("stored")
+        if not stored or "ref" not in stored:
+            raise StepFailed(f"import-rep {path.name}: the answer fits the cap, expected a stored ref")
+        kinds = Counter(str(f["kind"]) for f in run["features"])
+        say(
+            r.duration_ms,
+            f"debrief-calc:run_tool import-rep {path.name} → {rep['fix_count']} fixes, {rep['narrative_count']} narratives, "
+            f"{len(rep['errors'])} bad lines, {len(rep['skipped'])} skipped; features "
+            f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))} as summaries; stored.ref {stored['ref']}",
+        )
+        check(not rep["errors"] and not rep["skipped"], f"{path.name} has lines the importer could not read")
+        if not runs:
+            say(None, f"  stored.use: {stored['use']}")
+        runs.append(run)
+    return runs
+
+
+async def _create_plot(host: Coordinator, plot: Plot, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """debrief_create_plot from the imports' refs, as the guides say (and, while import-rep
+    numbers every file's features alike, the recovery a model can make from the answers)."""
+    refs = [{"ref": run["stored"]["ref"]} for run in runs]
+    args = {"filename": plot.filename, "title": "Exercise KILO, 14 March 2025", "features": refs}
+    r = await host.call("debrief-state:debrief_create_plot", args)
+    details = error_details(r)
+    if not r.is_error or "conflicting_id" not in details:
+        created = ok(r, "create plot")
+        say(
+            r.duration_ms,
+            f"debrief-state:debrief_create_plot {plot.filename} features=[{len(refs)} refs] → {created['message']}",
+        )
+        return created
     say(
         r.duration_ms,
-        f"debrief-calc:run_tool import-rep {REP_NAME} → {rep['fix_count']} fixes, {rep['narrative_count']} narratives, "
-        f"{len(rep['errors'])} bad lines; {command['command']} command {carried}",
+        f"debrief-state:debrief_create_plot {plot.filename} features=[{len(refs)} refs] → refused, {error_of(r)}",
     )
-    r = await host.call("debrief-state:debrief_apply_command", {"command": command})
-    applied = ok(r, "apply addFeatures")
-    say(r.duration_ms, f"debrief-state:debrief_apply_command → added {', '.join(applied['added_ids'])}")
-    track = next(str(f["id"]) for f in run["features"] if f["kind"] == "track")
-    if track not in applied["added_ids"]:
-        raise StepFailed(f"the imported track {track} is not in the plot")
-    return track
-
-
-async def step_c(host: Coordinator, ws: dict[str, Any], cormorant: str) -> list[str]:
-    section("(c) analysis by plot reference: track-stats, closest-approach, zone-transits")
-    ids: list[str] = []
-
-    async def run(tool: str, feature_ids: list[str]) -> tuple[dict[str, Any], float]:
-        r = await host.call(
-            "debrief-calc:run_tool", {"tool": tool, "plot": {"filename": PLOT_NAME, "feature_ids": feature_ids}}
-        )
-        feature = ok(r, tool)["features"][0]
-        ids.append(feature["id"])
-        return feature["properties"], r.duration_ms
-
-    for track in ("t-argonaut", cormorant):
-        props, ms = await run("track-stats", [track])
-        s = props["statistics"]
+    # WORKAROUND: import-rep ids are per file (rep-narrative-1 in every file with narratives), so
+    # the runs cannot go into one plot whole. From the answers alone: the first run whole; of
+    # the others, each track by the ref of its own result (a track's id comes from its platform's
+    # name, so those differ) and the other features read back with get_result, sent without their
+    # ids so that the plot gives them new ones.
+    say(
+        None,
+        "WORKAROUND (a server gap, reported): every REP import numbers its features from 1 (rep-narrative-1…), so "
+        "the three runs clash; the first run whole, the others' tracks by their result refs, their other features "
+        "read back with debrief-calc:get_result and sent without ids",
+    )
+    features: list[dict[str, Any]] = [refs[0]]
+    for run in runs[1:]:
+        features += [{"ref": f["ref"]} for f in run["features"] if f["kind"] == "track"]
+        cursor, pages, others = None, 0, []
+        while True:
+            r = await host.call("debrief-calc:get_result", {"ref": run["stored"]["ref"], "cursor": cursor})
+            page = ok(r, "get_result")
+            pages += 1
+            others += [
+                {k: v for k, v in f.items() if k != "id"}
+                for f in page["features"]
+                if "part" not in f and f.get("properties", {}).get("kind") != "track"
+            ]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
         say(
-            ms,
-            f"debrief-calc:run_tool track-stats {props['track_name']}: {s['distance_nm']:.2f} nm in {s['duration_hours']:.2f} h, "
-            f"mean {s['mean_speed_kn']:.1f} kn, max {s['max_speed_kn']:.1f} kn, mean course {s['mean_course']:.0f}°",
+            None,
+            f"  debrief-calc:get_result {run['stored']['ref']}: {pages} page(s), {len(others)} features besides the track",
         )
-    cpa, ms = await run("closest-approach", list(ws["cpa"]["ships"]))
+        features += others
+    r = await host.call("debrief-state:debrief_create_plot", {**args, "features": features})
+    created = ok(r, "create plot")
+    say(
+        r.duration_ms,
+        f"debrief-state:debrief_create_plot {plot.filename} ({len(features)} items) → {created['message']}",
+    )
+    return created
+
+
+async def step_b(host: Coordinator, ws: dict[str, Any]) -> Plot:
+    section("(b) from REP files to a new plot: debrief-calc import-rep → debrief-state debrief_create_plot")
+    plot = Plot(ws["plot_name"])
+    runs = await _import_rep(host, ws)
+    created = await _create_plot(host, plot, runs)
+    window = created["timeState"]
+    starts = [s["start"] for s in ws["ships"].values()]
+    ends = [s["end"] for s in ws["ships"].values()]
+    check(
+        seconds(window["start"]) == min(map(seconds, starts)) and seconds(window["end"]) == max(map(seconds, ends)),
+        f"the new plot's time window {window} is not the tracks' period",
+    )
+    say(
+        None,
+        f"  time window {hm(window['start'])}..{hm(window['end'])} (the tracks' period), "
+        f"viewport {[round(b, 3) for b in created['viewportState']['bounds']]}",
+    )
+    r = await host.call("debrief-state:debrief_get_features", {"filename": plot.filename})
+    summaries = ok(r, "get features")["features"]
+    plot.ids = {str(f["name"]): str(f["id"]) for f in summaries if f.get("name")}
+    kinds = Counter(str(f["kind"]) for f in summaries)
+    tracks = [f"{f['name']} {f['id']}" for f in summaries if f["kind"] == "track"]
+    zones = [f"{f['name']} {f['id']}" for f in summaries if f["kind"] == "zone"]
+    say(
+        r.duration_ms,
+        f"debrief-state:debrief_get_features (summaries) → {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}; "
+        f"tracks {', '.join(tracks)}; zone {', '.join(zones)}",
+    )
+    narratives = sum(s["narratives"] for s in ws["ships"].values())
+    check(
+        sorted(ws["ships"]) == sorted(f["name"] for f in summaries if f["kind"] == "track")
+        and kinds["zone"] == 1
+        and kinds["annotation"] == narratives + len(ws["reference_points"]),
+        "the plot does not hold every track, zone, narrative and reference mark of the REP files",
+    )
+    # REP symbols carry no colour the importer keeps: the analyst's colours, as properties
+    for name, colour in (("ARGONAUT", "#E00000"), ("BLUE HERON", "#0050FF")):
+        r = await host.call(
+            "debrief-state:debrief_set_properties", {"ids": [plot.ids[name]], "properties": {"stroke": colour}}
+        )
+        ok(r, "set properties")
+        say(r.duration_ms, f"debrief-state:debrief_set_properties {plot.ids[name]} stroke {colour}")
+    return plot
+
+
+async def step_c(host: Coordinator, ws: dict[str, Any], plot: Plot) -> tuple[list[str], dict[str, Any]]:
+    section("(c) analysis by plot reference: closest-approach, track-stats, speed-filter, zone-transits")
+    results: list[str] = []
+
+    async def run(
+        tool: str, names: list[str], parameters: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], float]:
+        args: dict[str, Any] = {"tool": tool, "plot": plot.ref(*names)}
+        if parameters:
+            args["parameters"] = parameters
+        r = await host.call("debrief-calc:run_tool", args)
+        features = ok(r, tool)["features"]
+        results.extend(str(f["id"]) for f in features)
+        return [f["properties"] for f in features], r.duration_ms
+
     designed = ws["cpa"]
+    (cpa,), ms = await run("closest-approach", designed["ships"], {"distance_unit": "yd"})
+    metres = cpa["range"] * YARD_M
     say(
         ms,
-        f"debrief-calc:run_tool closest-approach {cpa['name']}: {cpa['range']:.4f} nm ({cpa['range'] * 1852:.1f} m) at {hm(cpa['time'])}, "
-        f"bearing {cpa['bearing']:.1f}°; designed by make_workspace: {designed['range_nm']:.4f} nm at {hm(designed['time'])}",
+        f"debrief-calc:run_tool closest-approach {cpa['name']} (distance_unit yd): {cpa['range']:.1f} {cpa['distance_unit']} "
+        f"({metres:.1f} m) at {hm(cpa['time'])}, bearing {cpa['bearing']:.1f}°, between fixes: {cpa['between_fixes']}",
     )
-    if abs(cpa["range"] * 1852 - designed["range_m"]) > 5 or hm(cpa["time"]) != hm(designed["time"]):
-        raise StepFailed("the CPA found differs from the designed one")
-    zone, ms = await run("zone-transits", [ws["zone"]["crossed_by"], ws["zone"]["id"]])
-    for transit in zone["transits"]:
+    say(
+        None,
+        f"  designed by make_workspace: {designed['range_yd']:.1f} yd ({designed['range_m']:.1f} m) at {hm(designed['time'])}",
+    )
+    check(
+        cpa["distance_unit"] == "yd"
+        and abs(metres - designed["range_m"]) < 5
+        and hm(cpa["time"]) == hm(designed["time"]),
+        "the CPA found differs from the designed one",
+    )
+
+    stats, ms = await run("track-stats", list(ws["ships"]))
+    say(ms, f"debrief-calc:run_tool track-stats of {len(ws['ships'])} tracks in one call → {len(stats)} results")
+    for props in stats:
+        s = props["statistics"]
         say(
-            ms,
-            f"debrief-calc:run_tool zone-transits {zone['name']}: entry {hm(transit['entry_time'])}, exit {hm(transit['exit_time'])}, "
-            f"{transit['duration_s'] / 60:.1f} min inside",
+            None,
+            f"  {props['track_name']}: {s['point_count']} fixes, {s['distance_nm']:.2f} nm in {s['duration_hours']:.2f} h, "
+            f"mean {s['mean_speed_kn']:.1f} kn, max {s['max_speed_kn']:.1f} kn, mean course {s['mean_course']:.0f}°",
         )
-    return ids
+    check(sorted(p["track_name"] for p in stats) == sorted(ws["ships"]), "track-stats did not answer once per track")
+
+    (fast,), ms = await run("speed-filter", ["ARGONAUT"], {"threshold_kn": 15})
+    periods = ", ".join(
+        f"{hm(p['start'])}–{hm(p['end'])} ({p['duration_s'] / 60:.0f} min, mean {p['mean_speed_kn']:.1f} kn)"
+        for p in fast["periods"]
+    )
+    legs = [leg for leg in ws["ships"]["ARGONAUT"]["legs"] if leg["speed_kn"] > 15]
+    say(ms, f"debrief-calc:run_tool speed-filter {fast['name']}: {fast['period_count']} period, {periods}")
+    say(
+        None,
+        "  designed: " + ", ".join(f"{leg['speed_kn']:.0f} kn leg {hm(leg['start'])}–{hm(leg['end'])}" for leg in legs),
+    )
+    check(
+        [(hm(p["start"]), hm(p["end"])) for p in fast["periods"]] == [(hm(g["start"]), hm(g["end"])) for g in legs],
+        "speed-filter's periods differ from the designed legs",
+    )
+
+    zone = ws["zone"]["name"]
+    transits, ms = await run("zone-transits", [*ws["ships"], zone])
+    say(ms, f"debrief-calc:run_tool zone-transits of {len(ws['ships'])} tracks and {zone} → {len(transits)} results")
+    for props in transits:
+        found = "; ".join(
+            f"entry {hm(t['entry_time'])}, exit {hm(t['exit_time'])}, {t['duration_s'] / 60:.1f} min inside"
+            for t in props["transits"]
+        )
+        say(None, f"  {props['name']}: {found or 'never inside'}")
+        design = ws["zone"]["transits"][props["name"].split(" in ")[0]]
+        check(
+            len(design) == len(props["transits"])
+            and all(
+                abs(seconds(t["entry_time"]) - seconds(d["entry"])) <= 2
+                and abs(seconds(t["exit_time"]) - seconds(d["exit"])) <= 2
+                for t, d in zip(props["transits"], design, strict=True)
+            ),
+            f"{props['name']}: the transits differ from the designed ones {design}",
+        )
+    crossed = ws["zone"]["transits"][ws["zone"]["crossed_by"]][0]
+    say(
+        None,
+        f"  designed: {ws['zone']['crossed_by']} inside {hm(crossed['entry'])}–{hm(crossed['exit'])}, the others never",
+    )
+    return results, cpa
 
 
-async def step_d(host: Coordinator) -> None:
+async def step_d(host: Coordinator, plot: Plot) -> None:
     section("(d) delete the selected feature: state selection → calc delete-features → state applies")
-    victim = "p-buoy"
+    name = "BUOY E1 (OFF STATION)"  # a reference mark the analyst finds stale
+    victim = plot.ids[name]
     r = await host.call("debrief-state:debrief_set_selection", {"selectedIds": [victim]})
     ok(r, "set selection")
-    say(r.duration_ms, f"debrief-state:debrief_set_selection [{victim}]")
+    say(r.duration_ms, f"debrief-state:debrief_set_selection [{victim}] ({name}, a stale reference mark)")
     r = await host.call("debrief-state:debrief_get_selection", {})
     say(r.duration_ms, f"debrief-state:debrief_get_selection → {ok(r, 'get selection')['selectedIds']}")
     r = await host.call(
-        "debrief-calc:run_tool", {"tool": "delete-features", "plot": {"filename": PLOT_NAME, "selection": True}}
+        "debrief-calc:run_tool", {"tool": "delete-features", "plot": {"filename": plot.filename, "selection": True}}
     )
     command = ok(r, "delete-features")["commands"][0]
     say(r.duration_ms, f"debrief-calc:run_tool delete-features (plot selection) → {json.dumps(command)}")
@@ -394,28 +665,53 @@ async def step_d(host: Coordinator) -> None:
     r = await host.call("debrief-state:debrief_get_selection", {})
     left = ok(r, "get selection")["selectedIds"]
     say(r.duration_ms, f"debrief-state:debrief_get_selection → {left} (the deleted feature left the selection)")
-    if left or applied["deleted_ids"] != [victim]:
-        raise StepFailed("the selected feature was not deleted")
+    check(not left and applied["deleted_ids"] == [victim], "the selected feature was not deleted")
 
 
-async def step_e(host: Coordinator, plots: Path) -> None:
-    section("(e) render the plot to a PNG")
-    r = await host.call("debrief-state:debrief_render_plot", {"width": 1024, "height": 768})
-    ok(r, "render")
-    if not r.images:
-        raise StepFailed("debrief_render_plot returned no image")
-    png = base64.b64decode(r.images[0].data)
-    width, height = struct.unpack(">II", png[16:24])
-    out = plots / "exercise.png"
-    out.write_bytes(png)
+async def step_e(host: Coordinator, plot: Plot, cpa: dict[str, Any], folder: Path) -> None:
+    section("(e) the two ships at their CPA: select, set the time, render a PNG with the CPA line")
+    ships = [cpa["first_id"], cpa["second_id"]]
+    r = await host.call("debrief-state:debrief_set_selection", {"selectedIds": ships})
+    ok(r, "set selection")
+    say(r.duration_ms, f"debrief-state:debrief_set_selection {ships}")
+    r = await host.call("debrief-state:debrief_set_time", {"timeState": {"current": cpa["time"]}})
+    state = ok(r, "set time")["timeState"]
     say(
-        r.duration_ms, f"debrief-state:debrief_render_plot → {r.images[0].mime_type} {width}×{height}, {len(png)} bytes"
+        r.duration_ms,
+        f"debrief-state:debrief_set_time current={cpa['time']} (the CPA, current alone) → "
+        f"{hm(state['current'])} in {hm(state['start'])}..{hm(state['end'])}",
     )
-    say(None, f"PNG saved: {out}")
+    check(hm(state["current"]) == hm(cpa["time"]), "the plot's time is not the CPA")
+    # the whole exercise, then (as a model does once it has looked: 420 m is a dot at that scale)
+    # a box of about 2 nm around the two positions the closest-approach result gave
+    lons, lats = zip(cpa["first_position"], cpa["second_position"], strict=True)
+    box = [
+        round(min(lons) - 0.05, 4),
+        round(min(lats) - 0.025, 4),
+        round(max(lons) + 0.05, 4),
+        round(max(lats) + 0.025, 4),
+    ]
+    for fit, name in (("all", "exercise.png"), (box, "exercise-cpa.png")):
+        r = await host.call(
+            "debrief-state:debrief_render_plot", {"width": 1024, "height": 768, "fit": fit, "cpa": ships}
+        )
+        answer = ok(r, "render")
+        if not r.images:
+            raise StepFailed("debrief_render_plot returned no image")
+        png = base64.b64decode(r.images[0].data)
+        width, height = struct.unpack(">II", png[16:24])
+        out = folder / name
+        out.write_bytes(png)
+        say(
+            r.duration_ms,
+            f"debrief-state:debrief_render_plot fit={fit} cpa={ships} → {r.images[0].mime_type} {width}×{height}, "
+            f"at {hm(answer.get('time', cpa['time']))}, selected {answer.get('selectedIds')}",
+        )
+        say(None, f"PNG saved: {out} ({len(png)} bytes)")
 
 
-async def step_f(host: Coordinator, results: list[str]) -> None:
-    section("(f) a narrated summary through the calc server's callback")
+async def step_f(host: Coordinator, plot: Plot, results: list[str]) -> None:
+    section("(f) narratives through the callbacks: the analysis summarised, the plot summarised into it")
     r = await host.call("debrief-calc:generate_prompt", {"target": results, "task": "summarize-analysis"})
     ready = ok(r, "generate_prompt")
     say(
@@ -429,10 +725,47 @@ async def step_f(host: Coordinator, results: list[str]) -> None:
     r = await host.call(
         "debrief-calc:store_llm_result", {**ready["callbackArgs"], "result": summary, "model": "stand-in"}
     )
-    stored = ok(r, "store_llm_result")["data"]
-    where = stored.get("path") or stored.get("target") or ready["callbackArgs"]["target"]
-    say(r.duration_ms, f"debrief-calc:store_llm_result → stored {where} at step {stored.get('step')}")
+    stored = ok(r, "store_llm_result")
+    ref = stored["data"]["ref"]
+    say(r.duration_ms, f"debrief-calc:store_llm_result → stored at step {stored['data']['step']}, ref {ref}")
+    say(None, f"  nextAction: {stored.get('nextAction')}")
+    r = await host.call("debrief-calc:get_result", {"ref": ref})
+    back = ok(r, "get_result")
+    check(str(back.get("text", "")).strip() == summary.strip(), "get_result did not give back the stored summary")
+    say(r.duration_ms, f"debrief-calc:get_result {ref} → {back['kind']}, {back['chars']} chars, the same text:")
     for line in summary.splitlines():
+        if line:
+            say(None, f"  | {line}")
+
+    r = await host.call("debrief-state:generate_prompt", {"task": "summarize-plot"})
+    ready = ok(r, "generate_prompt")
+    say(
+        r.duration_ms,
+        f"debrief-state:generate_prompt summarize-plot → {ready['status']} for {ready['callbackArgs']['target']}, "
+        f"{len(ready['promptForHostLLM'])}-char prompt (feature summaries, no coordinates)",
+    )
+    t = time.perf_counter()
+    text = stand_in_llm(ready["promptForHostLLM"], "summarize-plot")
+    say((time.perf_counter() - t) * 1000, f"STAND-IN LLM: {len(text.splitlines())}-line plot summary")
+    r = await host.call(
+        "debrief-state:store_llm_result",
+        {**ready["callbackArgs"], "result": text, "model": "stand-in", "add_annotation": True},
+    )
+    stored = ok(r, "store_llm_result")
+    note = stored["data"]["annotation"]
+    say(
+        r.duration_ms,
+        f"debrief-state:store_llm_result add_annotation=true → annotation {note['id']} added: {note['added']}",
+    )
+    r = await host.call("debrief-state:debrief_get_features", {"ids": [note["id"]], "detail": "full"})
+    (feature,) = ok(r, "read the annotation")["features"]
+    check(str(feature["properties"].get("text", "")).strip() == text.strip(), "the plot summary is not in the plot")
+    say(
+        r.duration_ms,
+        f"debrief-state:debrief_get_features {note['id']} (full) → in {plot.filename}: "
+        f"'{feature['properties'].get('name')}', {len(text)} chars:",
+    )
+    for line in text.splitlines():
         if line:
             say(None, f"  | {line}")
 

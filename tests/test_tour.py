@@ -1,9 +1,11 @@
 """The tour (examples/tour.py) end to end over real stdio, and the workspace it generates.
 
-The tour runs as a user runs it, in a subprocess; its transcript must show every step and its
-PNG must be on disk. The workspace generator is checked on its own: the plot loads as the
-servers load it, the REP file parses without a bad line, and the closest approach of the two
-close ships is what ``make_workspace`` says it is, computed independently with GeographicLib.
+The tour runs as a user runs it, in a subprocess; its transcript must say what each step found
+(the imports, the new plot, the CPA in yards against the design, one track-stats result per
+track, the transits, the deleted mark, the PNGs, the narratives) and the plot it made must hold
+what the transcript says. The workspace generator is checked on its own: each REP file imports
+without a bad line, and the closest approach and the zone transit are what ``make_workspace``
+says they are, computed independently (GeographicLib on the imported tracks, the imported ring).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 import subprocess
 import sys
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,8 +31,9 @@ from debrief_calc.state.plotfile import load_plot
 from tests.conftest import ROOT, subprocess_env
 
 EXAMPLES = ROOT / "examples"
-STEPS = ["── setup", "── start", "── (a) llmem", "── (b) debrief-calc import-rep", "── (c) analysis", "── (d) delete"]
-STEPS += ["── (e) render", "── (f) a narrated summary", "Tour complete"]
+STEPS = ["── setup", "── start", "── (a) llmem", "── (b) from REP files to a new plot", "── (c) analysis"]
+STEPS += ["── (d) delete", "── (e) the two ships at their CPA", "── (f) narratives", "Tour complete"]
+SHIPS = ("ARGONAUT", "BLUE HERON", "CORMORANT")
 
 
 def _load(name: str) -> ModuleType:
@@ -52,11 +56,27 @@ def made(mw: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     return made
 
 
+@pytest.fixture(scope="module")
+def imported(made: dict[str, Any]) -> dict[str, Any]:
+    """Each REP file as the importer reads it, by file name."""
+    return {p.name: parse_rep(p.read_bytes().decode("ascii"), source_name=p.name) for p in made["rep_files"]}
+
+
+def _track(imported: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(f for r in imported.values() for f in r.features if f["properties"].get("name") == name)
+
+
 # -- the tour --------------------------------------------------------------------------------
 
 
+def _one(pattern: str, transcript: str) -> re.Match[str]:
+    found = re.search(pattern, transcript, re.M)
+    assert found is not None, f"not in the transcript: {pattern}\n{transcript}"
+    return found
+
+
 @pytest.mark.slow
-def test_the_tour_runs_every_step_and_saves_the_png(tmp_path: Path) -> None:
+def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None:
     keep = tmp_path / "kept"
     out = subprocess.run(
         [sys.executable, str(EXAMPLES / "tour.py"), "--keep", str(keep)],
@@ -71,22 +91,88 @@ def test_the_tour_runs_every_step_and_saves_the_png(tmp_path: Path) -> None:
     positions = [transcript.find(marker) for marker in STEPS]
     assert -1 not in positions, [m for m, p in zip(STEPS, positions, strict=True) if p == -1]
     assert positions == sorted(positions)  # in order
-    assert "DETERMINISTIC STAND-IN" in transcript
+    assert "DETERMINISTIC STAND-IN" in transcript and "TOUR FAILED" not in transcript
+    assert "console scripts next to this Python instead" in transcript  # it says how it launched them
+
+    # (a) llmem, through the callback, one malformed answer refused
     assert "STAND-IN LLM (malformed on purpose" in transcript and "refused, RESULT_INVALID" in transcript
     assert "(same ticket) → stored at step 2" in transcript
-    assert "console scripts next to this Python instead" in transcript  # it says how it launched them
-    assert re.search(r"addFeatures command by reference debrief-calc:runs/", transcript)
-    assert "closest-approach CPA ARGONAUT / BLUE HERON: 0.2268 nm (420.0 m) at 10:42:30Z" in transcript
-    assert re.search(r"zone-transits BLUE HERON in EXAREA KILO: entry 11:06:1\dZ, exit 11:29:[45]\dZ", transcript)
-    assert "deleted ['p-buoy']" in transcript
+
+    # (b) three imports, each stored behind a ref, then a new plot fitted to the tracks
+    for file, fixes, narratives in (("argonaut.rep", 241, 5), ("blue_heron.rep", 241, 4), ("cormorant.rep", 151, 3)):
+        _one(
+            rf"import-rep {file} → {fixes} fixes, {narratives} narratives, 0 bad lines, 0 skipped; .* "
+            r"stored\.ref debrief-calc:runs/\w+$",
+            transcript,
+        )
+    assert 'stored.use: pass {"ref": "debrief-calc:runs/' in transcript
+    _one(
+        r"debrief_create_plot exercise\.plot\.json .*→ created exercise\.plot\.json with \d+ feature\(s\) and opened it; "
+        r"time window set to 2025-03-14T08:00:00Z \.\. 2025-03-14T12:30:00Z; viewport set to show all features",
+        transcript,
+    )
+    _one(
+        r"debrief_get_features \(summaries\) → annotation 15, metadata 2, track 3, zone 1; tracks ARGONAUT ", transcript
+    )
+
+    # (c) the CPA in yards, as designed; track-stats answers once per track; the transits
+    cpa = _one(
+        r"closest-approach CPA ARGONAUT / BLUE HERON \(distance_unit yd\): ([\d.]+) yd \(([\d.]+) m\) at (\S+),",
+        transcript,
+    )
+    assert float(cpa.group(1)) == pytest.approx(420 / 0.9144, abs=2) and cpa.group(3) == "10:42:30Z"
+    assert "designed by make_workspace: 459.3 yd (420.0 m) at 10:42:30Z" in transcript
+    assert "track-stats of 3 tracks in one call → 3 results" in transcript
+    for name, fixes in (("ARGONAUT", 241), ("BLUE HERON", 241), ("CORMORANT", 151)):
+        _one(rf"^ +{name}: {fixes} fixes, [\d.]+ nm in [\d.]+ h, mean [\d.]+ kn", transcript)
+    assert "speed-filter ARGONAUT: above 15 kn: 1 period, 08:00:00Z–09:20:00Z (80 min, mean 16.0 kn)" in transcript
+    _one(r"BLUE HERON in EXAREA KILO: entry 11:06:1\dZ, exit 11:29:[34]\dZ, 23\.\d min inside", transcript)
+    assert (
+        "ARGONAUT in EXAREA KILO: never inside" in transcript and "CORMORANT in EXAREA KILO: never inside" in transcript
+    )
+
+    # (d) the stale mark selected, deleted through the calc server's command
+    victim = _one(r"debrief_set_selection \[(\S+)\] \(BUOY E1 \(OFF STATION\)", transcript).group(1)
+    assert f"deleted ['{victim}']" in transcript
+    assert "(the deleted feature left the selection)" in transcript
+
+    # (e) the time moved to the CPA, two PNGs on disk
+    assert "(the CPA, current alone) → 10:42:30Z in 08:00:00Z..12:30:00Z" in transcript
+    saved = re.findall(r"PNG saved: (.+) \((\d+) bytes\)$", transcript, re.M)
+    assert [Path(p).name for p, _ in saved] == ["exercise.png", "exercise-cpa.png"]
+    for path, size in saved:
+        png = Path(path)
+        assert png.is_file() and " " in str(png) and png.is_relative_to(keep)
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) == int(size) > 10_000
+    assert re.search(r"debrief_render_plot fit=all cpa=\[.*\] → image/png \d+×768", transcript)
+
+    # (f) the analysis summary stored and read back by its ref; the plot summary kept in the plot
+    ref = _one(
+        r"debrief-calc:store_llm_result → stored at step 1, ref (debrief-calc:analyses/\w+/summary)$", transcript
+    )
+    _one(rf"debrief-calc:get_result {re.escape(ref.group(1))} → summary, \d+ chars, the same text:", transcript)
+    assert "| - **CPA ARGONAUT / BLUE HERON**: 459.4 yd at 2025-03-14T10:42:30" in transcript
+    note = _one(r"add_annotation=true → annotation (\S+) added: True", transcript).group(1)
+    _one(rf"debrief_get_features {re.escape(note)} \(full\) → in exercise\.plot\.json: 'Plot summary'", transcript)
+
     # every tool call line carries its timing
     calls = [line for line in transcript.splitlines() if re.match(r"\[\s*[\d.]+ ms\] (llmem|debrief)", line)]
-    assert len(calls) >= 20
-    png = Path(re.search(r"PNG saved: (.+)$", transcript, re.M).group(1))  # type: ignore[union-attr]
-    assert png.is_file() and " " in str(png) and png.is_relative_to(keep)
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(calls) >= 30
     # the servers' logs stay out of the transcript
     assert '"tool call"' not in transcript and "INFO" not in transcript
+
+    # the plot the tour made holds what the transcript says
+    plot = load_plot(Path(saved[0][0]).parent / "exercise.plot.json").data
+    features = {str(f["id"]): f for f in plot["features"]}
+    tracks = {f["properties"]["name"]: f for f in features.values() if feature_kind(f) == "track"}
+    assert sorted(tracks) == sorted(SHIPS)
+    assert tracks["ARGONAUT"]["properties"]["stroke"] == "#E00000"
+    assert victim not in features and note in features
+    assert features[note]["properties"]["text"].startswith("# Plot summary (written by the deterministic stand-in")
+    narratives = [f for f in features.values() if f["properties"].get("annotationType") == "comment"]
+    assert len(narratives) == 12 + 1  # every ship's narratives, and the plot summary
+    assert features["debrief-time-metadata"]["properties"]["current"].startswith("2025-03-14T10:42:30")
 
 
 def test_the_tour_exits_non_zero_when_a_step_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,42 +182,80 @@ def test_the_tour_exits_non_zero_when_a_step_fails(tmp_path: Path, capsys: pytes
     assert "TOUR FAILED: ConfigError: cannot read the config" in capsys.readouterr().out
 
 
+def test_the_stand_in_reads_the_calc_prompts_figures() -> None:
+    tour = _load("tour")
+    prompt = (
+        "Summarise.\n\n### Result result-1 — tool zone-transits v1.0.0 at 2025-03-14T00:00:00Z\n"
+        "Sources: track a, zone z\nFigures:\n"
+        '  name: "A in Z"\n  transit_count: 1\n  transits: 1 entries:\n    [0]:\n'
+        '      entry_time: "2025-03-14T11:06:18.347Z"\n      exit_time: "2025-03-14T11:29:40.153Z"\n'
+        "      duration_s: 1401.806\n      entry_position: [-4.99, 49.74]\n"
+        "### Result result-2 — tool track-stats v1.0.0 at 2025-03-14T00:00:00Z\nFigures:\n"
+        '  track_name: "A"\n  statistics:\n    point_count: 3\n    start: "s"\n    end: "e"\n'
+        "    distance_nm: 1.5\n    mean_speed_kn: 9.0\n    max_speed_kn: 9.5\n"
+    )
+    text = tour.stand_in_llm(prompt, "summarize-analysis")
+    assert "- **A in Z**: entered 2025-03-14T11:06:18.347Z, left 2025-03-14T11:29:40.153Z (23.4 min inside)." in text
+    assert "- **A**: 3 fixes from s to e, 1.50 nm at a mean 9.0 kn (max 9.5 kn)." in text
+
+
 # -- the workspace ---------------------------------------------------------------------------
 
 
-def test_the_plot_loads_as_the_servers_load_it(made: dict[str, Any]) -> None:
-    doc = load_plot(made["plot_file"])
-    kinds = {str(f["id"]): feature_kind(f) for f in doc.data["features"]}
-    assert kinds["t-argonaut"] == kinds["t-blue-heron"] == "track"
-    assert kinds["z-kilo"] == "zone"
-    assert [kinds[p] for p in made["reference_points"]] == ["point"] * 3
-    assert {"debrief-time-metadata", "debrief-viewport-metadata"} <= set(kinds)
-    features = {str(f["id"]): f for f in doc.data["features"]}
-    for fid in ("t-argonaut", "t-blue-heron"):
-        props = features[fid]["properties"]
-        assert props["dataType"] == "track" and props["name"] and props["stroke"].startswith("#")
-        assert len(props["timestamps"]) == len(features[fid]["geometry"]["coordinates"]) == 241
-    zone = features["z-kilo"]
-    assert zone["geometry"]["type"] == "Polygon" and zone["properties"]["specifics"]["shapeType"] == "circle"
-    time_meta = features["debrief-time-metadata"]["properties"]
-    assert time_meta["start"] <= time_meta["current"] <= time_meta["end"]
-    assert time_meta["current"] == made["cpa"]["time"]
+def test_there_is_no_prepared_plot_only_rep_files(made: dict[str, Any]) -> None:
+    assert sorted(p.name for p in made["plots_dir"].iterdir()) == ["argonaut.rep", "blue_heron.rep", "cormorant.rep"]
+    assert made["rep_files"] == [made["plots_dir"] / made["ships"][s]["file"] for s in SHIPS]
+    assert made["plot_name"] == "exercise.plot.json"
 
 
-def test_the_ships_move_at_realistic_speeds(made: dict[str, Any]) -> None:
-    doc = load_plot(made["plot_file"])
-    for feature in doc.data["features"]:
-        if feature["id"] in ("t-argonaut", "t-blue-heron"):
-            track = track_data(feature)
-            legs = [
-                Geodesic.WGS84.Inverse(track.lat[i], track.lon[i], track.lat[i + 1], track.lon[i + 1])["s12"]
-                / (track.t[i + 1] - track.t[i])
-                * 3600
-                / 1852
-                for i in range(len(track.t) - 1)
-            ]
-            assert min(legs) >= 8.0 and max(legs) <= 20.0, feature["id"]
-            assert set(track.t[1:] - track.t[:-1]) == {60.0}  # one fix a minute
+def test_each_rep_file_imports_cleanly_with_narratives(made: dict[str, Any], imported: dict[str, Any]) -> None:
+    for ship in SHIPS:
+        facts = made["ships"][ship]
+        raw = (made["plots_dir"] / facts["file"]).read_bytes()
+        assert raw.count(b"\r\n") == raw.count(b"\n")  # CRLF, as legacy files are
+        result = imported[facts["file"]]
+        assert result.errors == [] and result.skipped == []
+        assert result.fix_count == facts["fixes"] and result.narrative_count == facts["narratives"] >= 3
+        track = _track(imported, ship)
+        assert track["properties"]["timestamps"][0] == facts["start"].replace(".000Z", "Z")
+        narratives = [f for f in result.features if f["properties"].get("annotationType") == "comment"]
+        assert {f["properties"]["track"] for f in narratives} == {ship}
+        assert all(f["geometry"]["type"] == "Point" for f in narratives)  # placed on the ship's own fixes
+    fix = next(line for line in (made["plots_dir"] / "cormorant.rep").read_text().splitlines() if line[:1].isdigit())
+    assert re.fullmatch(
+        r"\d{6} \d{6}\.\d{3} CORMORANT  @F   \d\d [ \d]\d [ \d]\d\.\d\d N [ \d]\d [ \d]\d [ \d]\d\.\d\d W "
+        r"[ \d]{3}\.\d [ \d]{3}\.\d      0 ",
+        fix,
+    ), fix
+    heron = next(line for line in (made["plots_dir"] / "blue_heron.rep").read_text().splitlines() if line[:1].isdigit())
+    assert re.match(r'\d{6} \d{6}\.\d{3} "BLUE HERON"  @A   ', heron), heron  # a quoted name with a space
+
+
+def test_the_exercise_area_and_marks_are_rep_shapes(made: dict[str, Any], imported: dict[str, Any]) -> None:
+    features = imported[made["zone"]["file"]].features
+    (zone,) = [f for f in features if feature_kind(f) == "zone"]
+    props = zone["properties"]
+    assert props["name"] == made["zone"]["name"] and props["specifics"]["shapeType"] == "circle"
+    assert props["specifics"]["radiusM"] == pytest.approx(made["zone"]["radius_yd"] * 0.9144)
+    assert props["specifics"]["origin"] == pytest.approx(made["zone"]["origin"])
+    labels = [f["properties"]["name"] for f in features if f["properties"].get("annotationType") == "label"]
+    assert labels == made["reference_points"]
+    text = (made["plots_dir"] / made["zone"]["file"]).read_text()
+    assert re.search(r"^;CIRCLE: @E [\d .]+ N [\d .]+ W 5000 EXAREA KILO\r?$", text, re.M)
+
+
+def test_the_ships_move_at_realistic_speeds(imported: dict[str, Any]) -> None:
+    for name in ("ARGONAUT", "BLUE HERON"):
+        track = track_data(_track(imported, name))
+        legs = [
+            Geodesic.WGS84.Inverse(track.lat[i], track.lon[i], track.lat[i + 1], track.lon[i + 1])["s12"]
+            / (track.t[i + 1] - track.t[i])
+            * 3600
+            / 1852
+            for i in range(len(track.t) - 1)
+        ]
+        assert min(legs) >= 8.0 and max(legs) <= 20.0, name
+        assert set(track.t[1:] - track.t[:-1]) == {60.0}  # one fix a minute
 
 
 def _series(feature: dict[str, Any]) -> tuple[list[float], list[list[float]]]:
@@ -147,10 +271,12 @@ def _at(series: tuple[list[float], list[list[float]]], t: float) -> tuple[float,
     return x0 + f * (x1 - x0), y0 + f * (y1 - y0)
 
 
-def test_the_cpa_is_what_make_workspace_says(made: dict[str, Any]) -> None:
-    plot = json.loads(made["plot_file"].read_text(encoding="utf-8"))
-    by_id = {f["id"]: f for f in plot["features"]}
-    a, b = (_series(by_id[i]) for i in made["cpa"]["ships"])
+def _stamp(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def test_the_cpa_is_what_make_workspace_says(made: dict[str, Any], imported: dict[str, Any]) -> None:
+    a, b = (_series(_track(imported, name)) for name in made["cpa"]["ships"])
     start, end = max(a[0][0], b[0][0]), min(a[0][-1], b[0][-1])
 
     def rng(t: float) -> float:
@@ -160,25 +286,37 @@ def test_the_cpa_is_what_make_workspace_says(made: dict[str, Any]) -> None:
     # a coarse scan over the whole overlap, then every second around its minimum
     coarse = min((rng(start + k * 30.0), start + k * 30.0) for k in range(int((end - start) // 30) + 1))
     fine = min((rng(t), t) for t in (coarse[1] + s for s in range(-60, 61)))
-    claimed = datetime.fromisoformat(made["cpa"]["time"].replace("Z", "+00:00")).timestamp()
-    assert fine[0] == pytest.approx(made["cpa"]["range_m"], abs=1.0)
-    assert abs(fine[1] - claimed) <= 1.0
+    assert fine[0] == pytest.approx(made["cpa"]["range_m"], abs=1.0)  # the files keep 0.01" of arc
+    assert abs(fine[1] - _stamp(made["cpa"]["time"])) <= 1.0
     assert made["cpa"]["range_nm"] == pytest.approx(made["cpa"]["range_m"] / 1852)
+    assert made["cpa"]["range_yd"] == pytest.approx(made["cpa"]["range_m"] / 0.9144)
     assert 100 < fine[0] < 1000  # a few hundred metres: a close pass
 
 
-def test_the_rep_file_parses_cleanly_with_narratives(made: dict[str, Any]) -> None:
-    raw = made["rep_file"].read_bytes()
-    assert raw.count(b"\r\n") == raw.count(b"\n")  # CRLF, as legacy files are
-    result = parse_rep(raw.decode("ascii"))
-    assert result.errors == [] and result.skipped == []
-    assert result.fix_count == made["ships"]["CORMORANT"]["fixes"] and result.narrative_count >= 2
-    fix = next(line for line in raw.decode().splitlines() if line[:1].isdigit())
-    assert re.fullmatch(
-        r"\d{6} \d{6}\.\d{3} CORMORANT  @F   \d\d [ \d]\d [ \d]\d\.\d\d N [ \d]\d [ \d]\d [ \d]\d\.\d\d W "
-        r"[ \d]{3}\.\d [ \d]{3}\.\d      0 ",
-        fix,
-    ), fix
+def _inside(lon: float, lat: float, ring: list[list[float]]) -> bool:
+    inside = False
+    for (x1, y1), (x2, y2) in pairwise(ring):
+        if (y1 > lat) != (y2 > lat) and lon < x1 + (lat - y1) * (x2 - x1) / (y2 - y1):
+            inside = not inside
+    return inside
+
+
+def test_the_transits_are_what_make_workspace_says(made: dict[str, Any], imported: dict[str, Any]) -> None:
+    """On the ring the importer draws for the ;CIRCLE: line, sampled every 10 s along each track."""
+    (zone,) = [f for f in imported[made["zone"]["file"]].features if feature_kind(f) == "zone"]
+    ring = zone["geometry"]["coordinates"][0]
+    for ship, designed in made["zone"]["transits"].items():
+        series = _series(_track(imported, ship))
+        times = series[0]
+        samples = [times[0] + 10.0 * k for k in range(int((times[-1] - times[0]) // 10) + 1)]
+        inside = [_inside(*_at(series, t), ring) for t in samples]
+        steps = list(zip(samples[1:], pairwise(inside), strict=True))
+        entries = [t for t, (was, now) in steps if now and not was]
+        exits = [t for t, (was, now) in steps if was and not now]
+        assert len(entries) == len(exits) == len(designed), ship
+        for entry, exit_, d in zip(entries, exits, designed, strict=True):
+            assert 0 <= entry - _stamp(d["entry"]) < 11 and 0 <= exit_ - _stamp(d["exit"]) < 11
+    assert [s for s, t in made["zone"]["transits"].items() if t] == [made["zone"]["crossed_by"]]
 
 
 def test_the_code_project_has_python_and_typescript(made: dict[str, Any]) -> None:
@@ -189,11 +327,13 @@ def test_the_code_project_has_python_and_typescript(made: dict[str, Any]) -> Non
 
 def test_make_workspace_is_deterministic(mw: ModuleType, tmp_path: Path) -> None:
     first, second = mw.make_workspace(tmp_path / "one"), mw.make_workspace(tmp_path / "two")
-    for name in ("plot_file", "rep_file"):
-        assert first[name].read_bytes() == second[name].read_bytes()
+    for a, b in zip(first["rep_files"], second["rep_files"], strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
     assert first["cpa"] == second["cpa"] and first["zone"] == second["zone"]
     other = mw.make_workspace(tmp_path / "three", seed=7)
-    assert other["rep_file"].read_bytes() != first["rep_file"].read_bytes()  # the seed drives the trawler
+    files = {p.name: p.read_bytes() for p in first["rep_files"]}
+    changed = {p.name for p in other["rep_files"] if p.read_bytes() != files[p.name]}
+    assert changed == {"cormorant.rep", "argonaut.rep"}  # the seed drives the trawler and the reference marks
     assert other["cpa"] == first["cpa"]  # the designed encounter does not depend on it
 
 
@@ -206,4 +346,5 @@ def test_make_workspace_from_the_command_line(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     said = json.loads(out.stdout)
-    assert Path(said["plot_file"]).is_file() and said["cpa"]["range_m"] == 420.0
+    assert [Path(p).name for p in said["rep_files"]] == ["argonaut.rep", "blue_heron.rep", "cormorant.rep"]
+    assert all(Path(p).is_file() for p in said["rep_files"]) and said["cpa"]["range_m"] == 420.0
