@@ -179,7 +179,11 @@ class CallbackProtocol:
                     f"ticket {ticket!r} was already used: its result is stored",
                     code="TICKET_UNKNOWN",
                     details={"ticket": ticket, "state": "used"},
-                    next_action=f"Read the stored artifact, or call {regenerate_hint} for a new ticket.",
+                    next_action=(
+                        "Its answer is stored: read it with "
+                        + self.read_hint.format(key=doc.get("path"), kind=doc.get("kind"))
+                        + f", or call {regenerate_hint} for a new ticket."
+                    ),
                 )
             if doc.get("state") == "closed":
                 raise TicketError(

@@ -38,14 +38,19 @@ __all__ = [
 
 _RPC_OTHER = {"INTERNAL": -32603, "TIMEOUT": -32603}
 _NEXT = {
-    "MULTIPLE_PLOTS": "Call again with filename set to one of error.details.available_plots.",
+    "MULTIPLE_PLOTS": "Call the same tool again with filename set to one of error.details.available_plots.",
     "PLOT_NOT_FOUND": "Pass one of error.details.plot_files as filename, or open it with debrief_open_plot.",
     "FEATURE_NOT_FOUND": "Look up the plot's ids with debrief_get_features and call again with ids it has.",
-    "INVALID_FILENAME": "Give the name of a .plot.json file relative to the workspace (debrief_list_plots).",
-    "INVALID_COMMAND": "Fix the command where error.details.at says; nothing was changed.",
-    "CONFLICT": "Read the plot again (error.details.revision is its revision now) and retry.",
-    "PLOT_UNREADABLE": "Fix or restore the file error.details.filename names; the other plots still work.",
-    "VALIDATION_FAILED": "Correct what error.details.field names and call again; nothing was changed.",
+    "INVALID_FILENAME": "Give the name of a .plot.json file relative to the workspace (debrief_list_plots lists them).",
+    "INVALID_COMMAND": "Fix the command where error.details.at says (error.details.expected is the payload it "
+    "takes) and call debrief_apply_command again; nothing was changed.",
+    "CONFLICT": "Read the plot again (debrief_get_features; error.details.revision is its revision now) and retry "
+    "with that expected_revision.",
+    "PLOT_UNREADABLE": "Fix or restore the file error.details.filename names; debrief_list_plots lists the plots "
+    "that still work.",
+    "PLOT_EXISTS": "Call debrief_create_plot with another filename, or add to this plot with debrief_apply_command "
+    "(addFeatures).",
+    "VALIDATION_FAILED": "Correct what error.details.field names and call the tool again; nothing was changed.",
 }
 
 
