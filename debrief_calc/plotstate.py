@@ -12,7 +12,9 @@ state they share lives in the store under agreed names:
   (kind ``features``, a FeatureCollection) and handed out as one reference; a command payload
   that is not those features and is large is kept as ``runs/<run id>/<n>`` (kind ``payload``);
 - the narratives of the callback tasks: ``results/<id>`` kind ``narrative`` and
-  ``analyses/<hash>`` kind ``summary`` (text).
+  ``analyses/<hash>`` kind ``summary`` (text);
+- the plot-state server's prompts read the newest results computed from a plot's features
+  (:func:`results_about`), so a narrative kept in the plot can tell its analyses.
 
 References are ``{"ref": "debrief-calc:<form>"}`` (``$ref`` and ``resultRef`` read too), and
 both servers accept them wherever they take features or a payload:
@@ -61,6 +63,7 @@ __all__ = [
     "read_selection",
     "resolve_ref",
     "result_ref",
+    "results_about",
     "run_ref",
     "stash_features",
     "stash_payload",
@@ -315,3 +318,48 @@ def resolve_ref(store: ArtifactStore, value: object, *, field: str = "ref") -> A
         features = features_in(content)
         return {"type": "FeatureCollection", "features": features if features is not None else []}
     return content
+
+
+#: How many of the newest stored results :func:`results_about` reads at most, whatever it keeps.
+RESULTS_SCANNED = 300
+
+
+def results_about(store: ArtifactStore, feature_ids: set[str], *, limit: int = 10) -> list[dict[str, Any]]:
+    """The newest analysis results computed from features of ``feature_ids`` only, one per
+    (tool, sources, parameters), newest first: what the plot-state server's prompts tell the
+    host's model about a plot's analyses. Bounded: only the newest :data:`RESULTS_SCANNED`
+    stored results are read, and unreadable ones are skipped."""
+    folder = store.artifact_file(CALC_NS, "results", "result").parent
+    try:
+        entries = [e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    dated: list[tuple[float, str]] = []
+    for entry in entries:
+        try:
+            dated.append((os.stat(os.path.join(entry.path, "result.json")).st_mtime, entry.name))  # noqa: PTH116, PTH118
+        except OSError:
+            continue
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for _mtime, name in sorted(dated, reverse=True)[:RESULTS_SCANNED]:
+        try:
+            feature = store.get(CALC_NS, f"results/{name}", "result", shared=True).doc.get("content")
+        except (ArtifactNotFound, ValueError, OSError):
+            continue
+        if not isinstance(feature, dict) or not isinstance(props := feature.get("properties"), dict):
+            continue
+        prov = props.get("provenance")
+        if not isinstance(prov, dict) or props.get("kind") != "analysis-result":
+            continue
+        sources = sorted(str(s.get("id")) for s in prov.get("sources") or [] if isinstance(s, dict))
+        if not sources or not set(sources) <= feature_ids:
+            continue
+        key = json.dumps([prov.get("tool"), sources, prov.get("parameters")], sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(feature)
+        if len(out) >= limit:
+            break
+    return out

@@ -357,3 +357,40 @@ async def test_a_time_window_cuts_tracks_and_keeps_what_is_active(client: Client
         time_start="2024-11-15T00:00:00Z",
         time_end="2024-11-14T00:00:00Z",
     )
+
+
+# -- a narrative that can tell the analyses ---------------------------------------------------
+
+
+async def test_plot_prompts_carry_the_analyses_of_its_features_and_the_note_has_no_geometry(
+    client: Client, plots: Path
+) -> None:
+    from debrief_calc.calc.service import CalcService
+    from llmem.store import ArtifactStore
+
+    calc = CalcService(ArtifactStore(plots / ".llmem", plots), Limits())
+    cpa = calc.run(
+        "closest-approach", None, {"filename": LARGE, "feature_ids": ["f-2", "f-3"]}, None, {"distance_unit": "nm"}
+    )
+    assert cpa["success"], cpa
+    other = [timed_track("elsewhere")]  # a result about features this plot does not hold is left out
+    assert calc.run("track-stats", other, None, None, None)["success"]
+    prompt = await ok(client, "generate_prompt", task="narrate-timeline", target=LARGE)
+    text = prompt["promptForHostLLM"]
+    assert "Analyses of these features by debrief-calc" in text
+    assert "closest-approach" in text and str(cpa["features"][0]["properties"]["range"])[:5] in text
+    assert "ELSEWHERE" not in text
+    assert "Features without times" in text and "SIR 1" in text  # untimed zones are part of the story
+    assert "metadata" not in text.split("Kinds: ", 1)[1].splitlines()[0]
+    stored = await ok(
+        client,
+        "store_llm_result",
+        **prompt["callbackArgs"],
+        result="VAN AMSTEL and LEOPOLD I closed to …",
+        add_annotation=True,
+    )
+    note = feature(plot_json(plots), stored["data"]["annotation"]["id"])
+    assert note["geometry"] is None and note["properties"]["time"]
+    assert "debrief_get_features" in stored["nextAction"]
+    moved = await ok(client, "debrief_set_time", filename=LARGE, timeState={"current": "2024-11-14T23:00:00Z"})
+    assert "derived" not in moved and "message" not in moved  # only get_time has something to say there

@@ -721,7 +721,9 @@ async def test_callback_tasks_store_and_annotate(client: Client, plots: Path) ->
     assert doc["content"] == text and doc["provenance"]["model"] == "m"
     note = feature(plot_json(plots), stored["data"]["annotation"]["id"])
     assert note["properties"]["text"] == text and note["properties"]["dataType"] == "annotation"
-    assert note["geometry"]["type"] == "Point"
+    # about the plot as a whole: no geometry (a point would be drawn like a contact), at the plot's time
+    assert note["geometry"] is None
+    assert note["properties"]["time"] == feature(plot_json(plots), "debrief-time-metadata")["properties"]["current"]
     # the ticket is used; an answer about an older plot is refused
     err, again = await call(client, "store_llm_result", **out["callbackArgs"], result=text)
     assert err and again["error"]["code"] == "TICKET_UNKNOWN"

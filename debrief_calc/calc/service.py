@@ -227,7 +227,7 @@ class CalcService:
         results = [plotstate.load_result(self.store, rid) for rid in ids]
         key = self._key(task, ids)
         per = max(400, (self.limits.answer_chars - 6_000) // len(results))
-        from debrief_calc.calc.figures import result_text
+        from debrief_calc.figures import result_text
 
         blocks = [result_text(r, per) for r in results]
         if task == "narrate-result":
@@ -318,7 +318,7 @@ _PLOTTABLE = ("track", "zone", "point", "annotation")
 def _summary(feature: dict[str, Any]) -> dict[str, Any]:
     """A result feature in brief: where and when for what goes on a plot, the figures (long
     lists left out) for an analysis result; with the reference of that one result."""
-    from debrief_calc.calc.figures import elided
+    from debrief_calc.figures import elided
     from debrief_calc.features import feature_summary
 
     ref = plotstate.result_ref(str(feature.get("id")))

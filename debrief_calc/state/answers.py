@@ -5,7 +5,7 @@ code and ``nextAction``, and answers that carry images."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import mcp_types as types
 from pydantic import BaseModel, Field
@@ -56,6 +56,12 @@ _NEXT = {
 
 class _Ok(BaseModel):
     success: bool = True
+    #: members left out of the answer when they are null: they only say something when set
+    _if_set: ClassVar[frozenset[str]] = frozenset()
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        out = super().model_dump(**kwargs)
+        return {k: v for k, v in out.items() if v is not None or k not in self._if_set}
 
 
 class _OnPlot(_Ok):
@@ -109,7 +115,7 @@ class TimeState(BaseModel):
 
 
 class TimeChange(BaseModel):
-    """What ``debrief_set_time`` takes: any of the three; the rest comes from the saved window."""
+    """Any of current, start, end (ISO-8601); the others come from the saved window."""
 
     current: str | None = Field(default=None, max_length=64)
     start: str | None = Field(default=None, max_length=64)
@@ -121,18 +127,21 @@ class ViewportState(BaseModel):
 
 
 class TimeAnswer(_OnPlot):
+    _if_set = frozenset({"derived", "message"})
     timeState: TimeState | None = None
-    derived: bool = False
+    derived: bool | None = None
     message: str | None = None
 
 
 class ViewportAnswer(_OnPlot):
+    _if_set = frozenset({"message", "selectedIds"})
     viewportState: ViewportState | None = None
     message: str | None = None
     selectedIds: list[str] | None = None
 
 
 class ApplyAnswer(_OnPlot):
+    _if_set = frozenset({"selectedIds"})
     changed: bool
     message: str = ""
     added_ids: list[str] = []
@@ -158,6 +167,7 @@ class CreateAnswer(_OnPlot):
 
 
 class UndoAnswer(_OnPlot):
+    _if_set = frozenset({"selectedIds"})
     undone: str
     remaining: int = 0
     selectedIds: list[str] | None = None

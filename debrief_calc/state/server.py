@@ -65,7 +65,9 @@ PURPOSE = (
     "time window and the viewport, and one way to change a plot, the DebriefCommand (from debrief-calc's "
     "run_tool or written by you). Without filename a call uses the one open plot; with several open it answers "
     "MULTIPLE_PLOTS listing them. Every write answers the plot's new revision; pass it as expected_revision to "
-    "fail with CONFLICT if someone changed the plot meanwhile. debrief_undo reverts the last change made here."
+    "fail with CONFLICT if someone changed the plot meanwhile (the selection and the open set live in the "
+    "shared store, not in the file: changing them leaves the revision as it is). debrief_undo reverts the last "
+    "change made here, as one step however many features it touched."
 )
 START = (
     "From REP files: on debrief-calc-mcp, run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for "
@@ -74,20 +76,23 @@ START = (
     "opens it and sets its time window and viewport to the tracks' period and bounds (or add them to an existing "
     "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
     "with run_tool(tool, plot={'filename': …, 'feature_ids': [...]}) (ids from debrief_get_features), look with "
-    "debrief_render_plot (fit='all' shows everything without changing the saved viewport), and keep a "
-    "narrative with generate_prompt + store_llm_result(add_annotation=true)."
+    "debrief_render_plot (fit='all' shows everything without changing the saved viewport; cpa=[a, b] draws the "
+    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves), and "
+    "keep a narrative in the plot with generate_prompt (its prompt includes debrief-calc's analyses of the plot's "
+    "features) + store_llm_result(add_annotation=true)."
 )
 CONVENTIONS = (
-    "Times are ISO-8601 UTC; bounds are [west, south, east, north] in degrees. Colours are properties: "
-    "`stroke` for tracks and zone outlines, `fill` and `fill-opacity` for zone fill, `marker_color` for points "
-    "and buoy fields; `name` is the label. debrief_set_properties changes them (a merge patch) without touching "
+    "Times are ISO-8601 UTC; bounds are [west, south, east, north] in degrees. Colours are properties, CSS "
+    "colours such as '#808080' or 'grey': `stroke` for tracks and zone outlines, `fill` and `fill-opacity` for "
+    "zone fill, `marker_color` for points and buoy fields; `name` is the label. debrief_set_properties changes them (a merge patch) without touching "
     "geometry. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
     "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
 )
 PROTOCOL = (
     "The server never calls a model. generate_prompt(task, target?) answers status 'prompt_ready' with "
     "promptForHostLLM (a summary of the plot: each feature's kind, name, point count, time span and bounding box, "
-    "the time window and the selection; never the features' coordinates) and callbackArgs. Run the prompt with "
+    "the time window, the selection and the figures of debrief-calc's newest analyses of its features; never the "
+    "features' coordinates) and callbackArgs. Run the prompt with "
     "your model, then call store_llm_result(**callbackArgs, result=<Markdown>); add_annotation=true also puts "
     "the text into the plot as an annotation feature. If the plot (or, for describe-selection, the selection) "
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."

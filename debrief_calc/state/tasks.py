@@ -2,10 +2,12 @@
 
 ``summarize-plot``, ``describe-selection`` and ``narrate-timeline`` each build a bounded prompt
 from the plot's feature summaries (kind, name, point count, time span, bounding box), its time
-window and its selection — never its coordinates. Texts read from the file (names, notes) go in
+window, its selection and the figures of the newest debrief-calc analyses of its features
+(:func:`debrief_calc.plotstate.results_about`) — never its coordinates. Texts read from the file (names, notes) go in
 a fenced data block the prompt marks as data. The answer is Markdown, stored in the
 ``debrief-state`` namespace under the plot (kind = the task); ``add_annotation`` also puts it
-into the plot as an annotation feature through an ``addFeatures`` command.
+into the plot as an annotation feature (no geometry: it is about the plot as a whole) through an
+``addFeatures`` command.
 
 The source fingerprint is the plot file's (size, mtime, sha256); for ``describe-selection`` the
 selection is folded into the hash, so an answer about another selection is refused
@@ -20,7 +22,7 @@ import re
 from collections import Counter
 from typing import Any, Literal
 
-from debrief_calc.plotstate import STATE_NS, read_selection
+from debrief_calc.plotstate import STATE_NS, read_selection, results_about
 from debrief_calc.state.errors import validation_failed
 from debrief_calc.state.plotdoc import PlotDoc
 from debrief_calc.state.service import StateService
@@ -34,6 +36,8 @@ __all__ = ["TASKS", "PlotTasks", "Task"]
 Task = Literal["summarize-plot", "describe-selection", "narrate-timeline"]
 TASKS: tuple[str, ...] = ("summarize-plot", "describe-selection", "narrate-timeline")
 MAX_LINES = 80
+MAX_RESULTS = 8
+RESULTS_CHARS = 4_000  # of the prompt, for the figures of the plot's analyses
 TEXT_CHARS = 200
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*)\n```\s*$", re.S)
 _TITLES = {
@@ -146,8 +150,8 @@ class PlotTasks:
     def _context(self, name: str, doc: PlotDoc, task: str) -> str:
         summaries = self.svc.summaries(doc)
         shown = [s for s in summaries if s["kind"] not in ("metadata", "backdrop")]
-        lines = [f"Plot: {_short(self.svc.title(name))} ({name}), {len(doc.features)} features"]
-        counts = Counter(s["kind"] for s in summaries)
+        lines = [f"Plot: {_short(self.svc.title(name))} ({name}), {len(shown)} features"]
+        counts = Counter(s["kind"] for s in shown)
         lines.append("Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
         state = doc.get_time_state()
         if state:
@@ -171,6 +175,10 @@ class PlotTasks:
             timed = sorted((s for s in shown if s.get("time_start")), key=lambda s: str(s["time_start"]))
             lines.append("\nFeatures in time order:")
             lines += [_line(s) for s in timed[:MAX_LINES]]
+            untimed = [s for s in shown if not s.get("time_start") and s["kind"] != "annotation"]
+            if untimed:
+                lines.append("\nFeatures without times (present throughout):")
+                lines += [_line(s) for s in untimed[: MAX_LINES // 2]]
             notes = [f for f in doc.features if (f.get("properties") or {}).get("text")]
             if notes:
                 lines.append("\nNotes:")
@@ -183,7 +191,21 @@ class PlotTasks:
             lines += [_line(s) for s in shown[:MAX_LINES]]
         if task != "describe-selection" and len(shown) > MAX_LINES:
             lines.append(f"… and {len(shown) - MAX_LINES} more features")
+        lines += self._analyses(doc, selection if task == "describe-selection" else None)
         return "\n".join(lines)
+
+    def _analyses(self, doc: PlotDoc, selection: list[str] | None) -> list[str]:
+        """The newest debrief-calc results computed from this plot's features (for
+        describe-selection: from the selected ones), as bounded figures, so that a narrative kept
+        in the plot can tell what was found (closest approaches, speeds, transits)."""
+        from debrief_calc.figures import result_text
+
+        ids = set(selection) if selection is not None else set(doc.index_by_id())
+        results = results_about(self.svc.store, ids, limit=MAX_RESULTS)
+        if not results:
+            return []
+        per = max(300, RESULTS_CHARS // len(results))
+        return ["\nAnalyses of these features by debrief-calc (newest first):", *(result_text(r, per) for r in results)]
 
     def store(
         self, ticket: str, target: str, task: str, result: str, model: str | None, add_annotation: bool
@@ -227,26 +249,18 @@ class PlotTasks:
     def _annotation(
         self, fid: str, target: str, task: str, result: str, model: str | None, ticket: str
     ) -> dict[str, Any]:
+        """The text as an annotation feature with no geometry: it belongs to the plot as a whole,
+        and a point at some centre would be drawn as if it were a contact. It carries the plot's
+        current time, as Debrief's narrative entries carry theirs."""
         _name, _path, doc = self.svc.load(target)
-        boxes = [s["bounds"] for s in self.svc.summaries(doc) if s.get("bounds") and s["kind"] != "metadata"]
-        view = (doc.get_viewport() or {}).get("bounds")
-        box = view or (
-            [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
-            if boxes
-            else None
-        )
-        geometry = (
-            None if box is None else {"type": "Point", "coordinates": [(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]}
-        )
-        return {
-            "type": "Feature",
-            "id": fid,
-            "geometry": geometry,
-            "properties": {
-                "dataType": "annotation",
-                "annotationType": "comment",
-                "name": _TITLES[task],
-                "text": _clean_answer(result),
-                "provenance": {"producer": "debrief-state-mcp", "task": task, "model": model, "ticket": ticket},
-            },
+        props: dict[str, Any] = {
+            "dataType": "annotation",
+            "annotationType": "comment",
+            "name": _TITLES[task],
+            "text": _clean_answer(result),
         }
+        state = doc.get_time_state()
+        if state:
+            props["time"] = state["current"]
+        props["provenance"] = {"producer": "debrief-state-mcp", "task": task, "model": model, "ticket": ticket}
+        return {"type": "Feature", "id": fid, "geometry": None, "properties": props}
