@@ -268,12 +268,20 @@ STATE_PLOT_WRITERS = {
     "debrief_apply_command",
     "debrief_undo",
     "store_llm_result",
+    "debrief_create_plot",
+    "debrief_set_properties",
 }
 
 
 def state_defect(rng: random.Random, name: str, args: dict[str, Any], bad_plots: list[str]) -> None:
     choices = ["filename"]
-    if name in {"debrief_set_time", "debrief_set_viewport", "debrief_zoom_to_selection", "debrief_apply_command"}:
+    if name in {
+        "debrief_set_time",
+        "debrief_set_viewport",
+        "debrief_zoom_to_selection",
+        "debrief_apply_command",
+        "debrief_set_properties",
+    }:
         choices.append("revision")
     if name == "debrief_apply_command":
         choices += ["command"] * 3
@@ -285,6 +293,23 @@ def state_defect(rng: random.Random, name: str, args: dict[str, Any], bad_plots:
         args["ticket"] = rng.choice(["", "nope", "t" * 65, "../x", "0123456789abcdef", "a\x00b", "ticket-" * 3])
         args["add_annotation"] = True
         return
+    if name == "debrief_create_plot":  # an existing file, a name that is no new plot, or bad features
+        args["filename"] = rng.choice(
+            [LARGE, SAMPLE, "mission1.plot.json", *[b for b in bad_plots if b != "missing.plot.json"]]
+        )
+        if rng.random() < 0.5:
+            args["filename"] = "fresh.plot.json"
+            args["features"] = rng.choice(
+                [
+                    [{"type": "Point"}],
+                    "features",
+                    [{"ref": "debrief-calc:runs/nope"}],
+                    [{"type": "Feature", "id": 1, "geometry": 5}],
+                ]
+            )
+        return
+    if name == "debrief_set_properties":
+        choices += ["ids", "properties"]
     defect = rng.choice(choices)
     if defect == "filename":
         args["filename"] = rng.choice(bad_plots)
@@ -312,13 +337,18 @@ def state_defect(rng: random.Random, name: str, args: dict[str, Any], bad_plots:
                 {"command": "composite", "payload": [{"command": "explode"}]},
             ]
         )
+    elif defect == "ids":
+        args.update(filename=LARGE, ids=rng.choice([["no-such-id"], [], ["z-4", "nope"]]), properties={"name": "x"})
+    elif defect == "properties":
+        args.update(filename=LARGE, ids=["z-4"], properties=rng.choice([{}, "grey", [1], 5]))
     elif defect == "time":
         args["timeState"] = rng.choice(
             [
                 {"current": "2024-11-15T10:00:00Z", "start": "2024-11-16T00:00:00Z", "end": "2024-11-14T00:00:00Z"},
                 {"current": "not a time", "start": "2024-11-14T00:00:00Z", "end": "2024-11-15T00:00:00Z"},
                 {"current": "2030-01-01T00:00:00Z", "start": "2024-11-14T00:00:00Z", "end": "2024-11-15T00:00:00Z"},
-                {"start": "2024-11-14T00:00:00Z"},
+                {"current": "1999-01-01T00:00:00Z"},
+                {},
                 "now",
             ]
         )

@@ -288,11 +288,13 @@ class CalcTarget(Target):
         self.refs += found
 
     def verify(self, ws: Path, in_flight: Any | None) -> None:
-        runs = ws / ".llmem" / "artifacts" / "debrief-calc"
+        from debrief_calc.plotstate import parse_ref
+
+        stored = ws / ".llmem" / "artifacts" / "debrief-calc"
         for ref in self.refs:
-            key = ref.removeprefix("debrief-calc:")
-            doc = json.loads((runs / key / "payload.json").read_bytes())
-            assert doc["content"], f"the stored payload of {ref} is empty"
+            parsed = parse_ref(ref)  # every reference an answer gave names a whole stored file
+            doc = json.loads((stored / parsed.key / f"{parsed.kind}.json").read_bytes())
+            assert doc["content"], f"the stored content of {ref} is empty"
 
     def adopt(self, ws: Path, in_flight: Any) -> bool:
         runs = ws / ".llmem" / "artifacts" / "debrief-calc" / "runs"
