@@ -8,10 +8,12 @@ Binding any other address keeps the checks on: only the hosts and origins given 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from llmem.config import ServerConfig
 
 if TYPE_CHECKING:
-    from llmem.serve import SuiteServer
+    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["security_settings", "serve_http"]
 
@@ -28,11 +30,12 @@ def security_settings(host: str, port: int, extra_hosts: tuple[str, ...], extra_
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
-def build_app(server: SuiteServer):  # type: ignore[no-untyped-def]
+def build_app(server: MCPServer[Any], cfg: ServerConfig):  # type: ignore[no-untyped-def]
+    """The server's streamable-HTTP app with ``GET /health`` (any MCPServer: this module knows
+    nothing of the suite's bootstrap, which calls it)."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    cfg = server.runtime.config
     port = cfg.port or 0
 
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -43,10 +46,9 @@ def build_app(server: SuiteServer):  # type: ignore[no-untyped-def]
     return server.streamable_http_app(transport_security=settings, host=cfg.host)
 
 
-async def serve_http(server: SuiteServer) -> None:
+async def serve_http(server: MCPServer[Any], cfg: ServerConfig) -> None:
     import uvicorn
 
-    cfg = server.runtime.config
     if cfg.host not in LOOPBACK:
         log.warning(
             "serving HTTP on %s, beyond loopback: only the allowed hosts %s and origins %s are admitted",
@@ -54,6 +56,6 @@ async def serve_http(server: SuiteServer) -> None:
             list(cfg.allowed_hosts),
             list(cfg.allowed_origins),
         )
-    app = build_app(server)
+    app = build_app(server, cfg)
     config = uvicorn.Config(app, host=cfg.host, port=cfg.port or 0, log_level=cfg.log_level.lower(), log_config=None)
     await uvicorn.Server(config).serve()

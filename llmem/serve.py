@@ -337,7 +337,7 @@ class SuiteServer(MCPServer[Any]):
     async def serve_http(self) -> None:
         from llmem.http import serve_http
 
-        await serve_http(self)
+        await serve_http(self, self.runtime.config)
 
 
 def _within(payload: dict[str, Any], cap: int) -> dict[str, Any]:

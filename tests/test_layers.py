@@ -1,0 +1,135 @@
+"""The layers point one way (suite.md §1): no import cycle between the suite's modules, lazy
+imports and type-only imports included; the shared core (``llmem``) imports nothing of
+``debrief_calc``; domain modules import nothing of MCP."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PACKAGES = ("llmem", "debrief_calc")
+#: Modules that only wire domain functions to MCP (or are MCP themselves): the rest is domain.
+MCP_WIRING = {
+    "llmem.serve",
+    "llmem.server",
+    "llmem.stdio",
+    "llmem.http",
+    "llmem.cli",
+    "llmem.runtime",
+    "llmem.schema",
+    "llmem.host",
+    "debrief_calc.cli",
+    "debrief_calc.calc.server",
+    "debrief_calc.state.server",
+    "debrief_calc.state._resources",
+    "debrief_calc.state.answers",
+}
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every suite module ``name`` imports, anywhere in it (inside functions too)."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        else:
+            continue
+        for given in names:
+            target = given
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root, targets in graph.items():
+        if root in index:
+            continue
+        work = [(root, iter(sorted(targets)))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_no_import_cycles_and_the_core_imports_no_server() -> None:
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    assert _cycles(graph) == []
+    upward = sorted(
+        (a, b)
+        for a, targets in graph.items()
+        for b in targets
+        if a.startswith("llmem") and b.startswith("debrief_calc")
+    )
+    assert upward == []
+
+
+def test_domain_modules_know_nothing_about_mcp() -> None:
+    offenders = []
+    for name, path in _modules().items():
+        if any(name == w or name.startswith(w + ".") for w in MCP_WIRING) or name.startswith("llmem"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [module or ""]
+            if any(n == "mcp" or n.startswith(("mcp.", "mcp_types")) for n in names):
+                offenders.append(name)
+    assert offenders == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
