@@ -1,11 +1,14 @@
-"""The PNG picture of a plot, checked on its pixels: the area and size, the tracks and their
-ships, past and future, direction, time ticks, time-aware zones, labels, legend, range line."""
+"""The PNG picture of a plot, checked on its pixels: the area and size (padded to a readable
+shape), the tracks and their ships (both shown where they overlap), the selection's highlight,
+past and future, direction, time ticks, starts and ends, time-aware zones and what is hidden,
+labels (never overlapping, off the lines), legend and graticule, the range line and its inset."""
 
 from __future__ import annotations
 
 import copy
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,9 +24,26 @@ from debrief_calc.geodesy import interpolate_track, inverse
 from debrief_calc.rep import parse_rep
 from debrief_calc.state.metadata import get_viewport
 from debrief_calc.state.render import HIGHLIGHT, Rendered, render_plot, render_plot_png
-from debrief_calc.state.render._common import BACKGROUND, MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, TEXT, blend, ink
-from debrief_calc.state.render._labels import Label, Placer
-from debrief_calc.state.render._tracks import dtg
+from debrief_calc.state.render._common import (
+    BACKGROUND,
+    FAINT,
+    HALO_ALPHA,
+    HALO_FUTURE_ALPHA,
+    MARGIN_BOTTOM,
+    MARGIN_SIDE,
+    MARGIN_TOP,
+    PALETTE,
+    TEXT,
+    Box,
+    blend,
+    ink,
+    rgb,
+)
+from debrief_calc.state.render._cpa import range_text
+from debrief_calc.state.render._items import read_items
+from debrief_calc.state.render._labels import Label, Lines, Placer
+from debrief_calc.state.render._tracks import dtg, track_views
+from debrief_calc.state.render._view import data_bounds, frame_for
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -32,6 +52,9 @@ RED = (255, 0, 0)
 GREEN = (0, 255, 0)
 T0 = parse_iso("2024-03-01T00:00:00Z")
 MIDDLE = parse_iso("2024-11-14T23:00:00Z")
+EARLY = parse_iso("2024-11-14T16:17:00Z")  # before SAP 1-1, SAP 1-2, SONO 1-2 and the buoys are laid
+CPA = parse_iso("1995-12-12T10:45:09Z")  # NELSON and COLLINGWOOD 120 yd apart
+PAIR = ("rep-nelson", "rep-collingwood")
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +117,32 @@ def mask(r: Rendered, colour: tuple[int, int, int]) -> Any:
     return np.all(pixels(r.png) == colour, axis=-1)
 
 
+def near(r: Rendered, colour: tuple[int, int, int], tol: int = 1) -> Any:
+    """Where the picture has ``colour``, give or take ``tol`` per channel (blending rounds)."""
+    return np.all(np.abs(pixels(r.png).astype(int) - np.asarray(colour)) <= tol, axis=-1)
+
+
 def centre(r: Rendered) -> tuple[int, int]:
     """The pixel at the middle of the map (where the middle of the area shown falls)."""
     return round((MARGIN_SIDE + r.width - MARGIN_SIDE) / 2), round((MARGIN_TOP + r.height - MARGIN_BOTTOM) / 2)
+
+
+def map_size(r: Rendered) -> tuple[int, int]:
+    return r.width - 2 * MARGIN_SIDE, r.height - MARGIN_TOP - MARGIN_BOTTOM
+
+
+def overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def halo(alpha: int) -> tuple[int, int, int]:
+    """The selection's highlight as it shows over the background."""
+    return blend(BACKGROUND, HIGHLIGHT, alpha / 255)
+
+
+def colour_of(feature: dict[str, Any], n: int) -> tuple[int, int, int]:
+    """A track's colour as drawn: its stroke, else the palette's (by its place in the plot)."""
+    return rgb(feature["properties"].get("stroke"), PALETTE[n % len(PALETTE)])
 
 
 # ------------------------------------------------------------------ area and size
@@ -111,10 +157,28 @@ def test_png_sized_to_the_area_within_the_maxima(large: dict[str, Any]) -> None:
     w, s, e, n = r.bounds
     map_w, map_h = r.width - 2 * MARGIN_SIDE, r.height - MARGIN_TOP - MARGIN_BOTTOM
     assert map_w / map_h == pytest.approx((e - w) * np.cos(np.radians((s + n) / 2)) / (n - s), rel=0.01)
-    tall = render_plot(large, fit=[-4.2, 35.3, -4.0, 36.5])
-    assert tall.height == 768 and tall.width < 300  # a tall area: the full height, a narrow image
+    tall = render_plot(large, fit=[-4.2, 35.3, -4.0, 36.5])  # 1 : 7.4, padded east and west to 1 : 2
+    assert tall.height == 768 and tall.width < 400  # a tall area: the full height, a narrower image
+    assert map_size(tall)[1] / map_size(tall)[0] == pytest.approx(2.0, rel=0.02)
+    w, s, e, n = tall.bounds
+    assert w < -4.2 and e > -4.0 and (w + e) / 2 == pytest.approx(-4.1, abs=1e-3)  # centred on what was asked
+    assert (s, n) == pytest.approx((35.3, 36.5), abs=0.01)
     small = Image.open(io.BytesIO(render_plot_png(large, width=300, height=200))).size
     assert small[0] <= 300 and small[1] <= 200 and max(small[0] / 300, small[1] / 200) == 1
+
+
+def test_a_wide_area_is_padded_to_a_readable_shape(large: dict[str, Any]) -> None:
+    """All of large-sample is 3.8 : 1; shown 2 : 1, north and south padded about its middle,
+    rather than as a thin strip."""
+    r = render_plot(large, fit="all")
+    assert r.width == 1024 and r.height > 500
+    map_w, map_h = map_size(r)
+    assert map_w / map_h == pytest.approx(2.0, rel=0.02)
+    data = data_bounds(read_items(large["features"], set()))
+    assert data is not None
+    w, s, e, n = r.bounds
+    assert w == pytest.approx(data[0], abs=0.01) and e == pytest.approx(data[2], abs=0.01)
+    assert s < data[1] and n > data[3] and (s + n) / 2 == pytest.approx((data[1] + data[3]) / 2, abs=1e-3)
 
 
 def test_fit_viewport_all_selection_and_bounds(large: dict[str, Any]) -> None:
@@ -153,8 +217,17 @@ def test_across_the_date_line() -> None:
     everything = render_plot(data, fit="all")
     w, _, e, _ = everything.bounds
     assert w > e and 170 < w < 175 and -175 < e < -170  # the short way round, over 180°
-    assert everything.width > 2 * everything.height  # 10° wide, not 360°
-    assert count(everything.png, BLUE) > 1000
+    assert e + 360 - w < 15  # 10° wide (and padded to 2:1), not 360°
+    # one line through 180°: the part east of it drawn on the east side, none thrown to the west edge
+    blue = mask(everything, BLUE)
+    _, y = centre(everything)
+    row = blue[y - 1 : y + 2].any(axis=0)
+
+    def x_of(lon: float) -> int:
+        return round(MARGIN_SIDE + ((lon - w) % 360) / (e + 360 - w) * map_size(everything)[0])
+
+    assert row[x_of(175.5) : x_of(184.5)].mean() > 0.95
+    assert not row[: x_of(174.5)].any() and not row[x_of(185.5) :].any()
     framed = render_plot(data, fit=[170.0, -10.0, -170.0, 10.0])
     assert framed.fit == "bounds" and framed.bounds[0] == 170.0 and framed.bounds[2] == -170.0
     assert count(framed.png, BLUE) > 200
@@ -168,12 +241,39 @@ def test_tracks_are_drawn_in_their_colour(large: dict[str, Any]) -> None:
     assert count(render_plot_png(only(large, "f-1", "p-4")), BLUE) == 0
 
 
-def test_selection_is_highlighted(large: dict[str, Any]) -> None:
-    assert count(render_plot_png(large), HIGHLIGHT) == 0
-    assert count(render_plot_png(large, selection=["f-1"]), HIGHLIGHT) > 500
-    assert count(render_plot_png(large, selection=["p-3"]), HIGHLIGHT) > 50
-    marked = render_plot(large, selection=["f-2"], current_time=MIDDLE, fit="all")
-    assert count(marked.png, HIGHLIGHT) > count(render_plot(large, selection=["f-2"], fit="all").png, HIGHLIGHT)
+def test_selection_highlight_is_thin_translucent_and_follows_past_and_future() -> None:
+    """Under a selected track a band 3 pixels wide either side, half-strength under the past and
+    faint under the future (none where the future is hidden); the track's own colour untouched."""
+    data = plot(track("s", np.linspace(-1, 1, 121), np.zeros(121), stroke="#F00"))
+    fit, t = [-1.5, -0.5, 1.5, 0.5], T0 + 3600  # the ship in the middle
+    plain = render_plot(data, fit=fit, current_time=t)
+    chosen = render_plot(data, fit=fit, current_time=t, selection=["s"])
+    hidden = render_plot(data, fit=fit, current_time=t, selection=["s"], show_future=False)
+    assert count(plain.png, HIGHLIGHT) == count(chosen.png, HIGHLIGHT) == 0  # never at full strength
+    assert count(chosen.png, RED) >= 0.98 * count(plain.png, RED)  # the track's colour still reads
+    x, y = centre(chosen)
+    rows = slice(y - 8, y + 9)
+    past, future = slice(x - 200, x - 30), slice(x + 30, x + 200)
+    strong, faint = near(chosen, halo(HALO_ALPHA))[rows], near(chosen, halo(HALO_FUTURE_ALPHA))[rows]
+    across_past = strong[:, past].sum(axis=0)  # highlight pixels in each column, above and below the line
+    assert np.mean((across_past >= 5) & (across_past <= 7)) > 0.8
+    assert not faint[:, past].any()
+    across_future = faint[:, future].sum(axis=0)
+    assert np.mean((across_future >= 5) & (across_future <= 8)) > 0.8
+    assert not strong[:, future].any()
+    none = near(hidden, halo(HALO_ALPHA))[rows, future] | near(hidden, halo(HALO_FUTURE_ALPHA))[rows, future]
+    assert not none.any()
+    assert not near(plain, halo(HALO_ALPHA)).any()
+
+
+def test_selected_points_and_zones_are_highlighted_under_their_colour(large: dict[str, Any]) -> None:
+    strong = halo(HALO_ALPHA)
+    assert near(render_plot(large), strong).sum() == 0
+    assert near(render_plot(large, selection=["p-3"]), strong).sum() > 50
+    zone = only(large, "z-3")  # SAP 2, outlined in #0FF
+    plain, chosen = render_plot(zone, fit="all"), render_plot(zone, fit="all", selection=["z-3"])
+    assert near(chosen, strong).sum() > 300
+    assert count(chosen.png, (0, 255, 255)) >= count(plain.png, (0, 255, 255))  # its outline is still its own
 
 
 def _ship(heading_east: bool, courses: float) -> Rendered:
@@ -201,6 +301,21 @@ def test_ship_marker_at_its_position_pointing_its_way() -> None:
     assert count(parked.png, RED) < count(moving.png, RED)  # a ship that does not move is a disc
 
 
+def test_two_ships_at_one_spot_both_show() -> None:
+    """Two ships on the same course a few metres apart: the second is drawn smaller inside the
+    first, both outlined in white, so that the first still shows around it."""
+    lons = np.linspace(-1, 1, 121)
+    red, blue = track("a", lons, np.zeros(121), stroke="#F00"), track("b", lons, np.full(121, 1e-5), stroke="#00F")
+    fit, t = [-1.5, -0.5, 1.5, 0.5], T0 + 3600
+    both = render_plot(plot(red, blue), fit=fit, current_time=t, show_future=False)
+    alone = render_plot(plot(blue), fit=fit, current_time=t, show_future=False)
+    x, y = centre(both)
+    window = (slice(y - 16, y + 17), slice(x - 16, x + 17))
+    assert mask(both, RED)[window].sum() > 25  # the first ship, around the second
+    assert mask(both, BLUE)[window].sum() > 25
+    assert mask(both, (255, 255, 255))[window].sum() > mask(alone, (255, 255, 255))[window].sum()  # two outlines
+
+
 def test_ship_marker_follows_the_interpolated_position(boats: dict[str, Any]) -> None:
     """At a time between fixes the marker is centred where geodesic interpolation puts the ship."""
     t = parse_iso("1995-12-12T10:45:30Z")
@@ -212,7 +327,7 @@ def test_ship_marker_follows_the_interpolated_position(boats: dict[str, Any]) ->
     bounds = [float(lon) - 0.01, float(lat) - 0.01, float(lon) + 0.01, float(lat) + 0.01]
     timed = render_plot(plot(nelson), fit=bounds, current_time=t, show_future=False)
     untimed = render_plot(plot(nelson), fit=bounds)
-    colour = (31, 119, 180)  # the palette's first: the track has no stroke
+    colour = colour_of(nelson, 0)
     x, y = centre(timed)
     added = mask(timed, colour) & ~mask(untimed, colour)  # what the marker adds (labels are kept off it)
     ys, xs = np.nonzero(added[y - 16 : y + 17, x - 16 : x + 17])
@@ -277,6 +392,28 @@ def test_time_ticks_at_round_times_that_suit_the_zoom() -> None:
     assert steps[1] < steps[0]
 
 
+def test_start_and_end_of_each_track_marked_and_labelled() -> None:
+    """An open circle on the first fix and a bar across the last, each with its DTG; placed
+    before the interval labels. A track without times gets the marks, not the labels."""
+    data = plot(track("e", np.linspace(-0.5, 0.5, 61), np.zeros(61), stroke="#F00"))  # 00:00 to 01:00
+    r = render_plot(data, fit=[-1.0, -0.5, 1.0, 0.5])
+    texts = [text for text, _ in r.placed]
+    assert dtg(T0) in texts and dtg(T0 + 3600) in texts
+    assert texts.index(dtg(T0)) < min(i for i, t in enumerate(texts) if t not in (dtg(T0), dtg(T0 + 3600)) and "Z" in t)
+    red = mask(r, RED)
+    (map_w, _), (_, y) = map_size(r), centre(r)
+    x0, x1 = round(MARGIN_SIDE + 0.25 * map_w), round(MARGIN_SIDE + 0.75 * map_w)
+    assert red[y - 6 : y - 2, x0 - 1 : x0 + 2].any() and red[y + 3 : y + 7, x0 - 1 : x0 + 2].any()  # the ring
+    assert not red[y - 1 : y + 2, x0 - 1 : x0 + 2].any()  # open at its middle
+    assert red[y - 6 : y - 3, x1 - 2 : x1 + 3].any() and red[y + 4 : y + 7, x1 - 2 : x1 + 3].any()  # the bar
+    assert not red[y - 6 : y + 7, x1 + 6 : x1 + 20].any()  # and nothing beyond it
+    untimed = copy.deepcopy(data)
+    untimed["features"][0]["properties"].pop("timestamps")
+    bare = render_plot(untimed, fit=[-1.0, -0.5, 1.0, 0.5])
+    assert not any(re.fullmatch(r"\d{6}Z", text) for text, _ in bare.placed)
+    assert not mask(bare, RED)[y - 1 : y + 2, x0 - 1 : x0 + 2].any()
+
+
 def test_dtg_is_day_hours_minutes_zulu() -> None:
     assert dtg(parse_iso("1995-12-12T10:45:09Z")) == "121045Z"
     assert dtg(parse_iso("2024-11-05T03:07:00Z")) == "050307Z"
@@ -303,6 +440,23 @@ def test_zones_buoys_and_points_only_while_active(large: dict[str, Any]) -> None
         assert (count(render_plot(sono, fit=fit, current_time=t).png, GREEN) > 20) is p, t
     always = only(large, "z-3")  # SAP 2 has no times
     assert count(render_plot(always, fit="all", current_time=MIDDLE).png, (0, 255, 255)) > 100
+
+
+def test_what_is_not_active_is_listed_and_noted(large: dict[str, Any]) -> None:
+    """Zones, buoys and points in view but not active at the time are named in the answer and
+    counted in a line below the map; none without a time, nor those outside the view."""
+
+    def note(r: Rendered) -> int:  # the note's brown among the black and grey below the map
+        rgb_ = pixels(r.png)[r.height - MARGIN_BOTTOM :].astype(int)
+        return int((rgb_[..., 0] - rgb_[..., 1] > 40).sum())
+
+    early = render_plot(large, fit="all", current_time=EARLY)
+    assert sorted(early.hidden_inactive) == ["bf-1", "p-2", "z-1", "z-2"]
+    assert note(early) > 100
+    later = render_plot(large, fit="all", current_time=MIDDLE)
+    assert later.hidden_inactive == [] and note(later) == 0
+    assert render_plot(large, fit="all").hidden_inactive == []
+    assert render_plot(large, fit=[-7.2, 35.0, -6.6, 35.3], current_time=EARLY).hidden_inactive == []
 
 
 # ------------------------------------------------------------------ labels and legend
@@ -336,6 +490,84 @@ def test_labels_clear_of_each_other_and_required_ones_kept() -> None:
     assert placer.place(Label("OFF", (500, 150), TEXT, rank=0, required=True)) is None  # its anchor is off the map
 
 
+def _on_a_line(r: Rendered, data: dict[str, Any], box: Box) -> bool:
+    """Whether any track's line (as projected for this picture, sampled every half pixel) passes
+    through ``box`` less a pixel all round."""
+    proj, _, _ = frame_for(r.bounds, r.width, r.height)
+    x0, y0, x1, y1 = box[0] + 1, box[1] + 1, box[2] - 1, box[3] - 1
+    for v in track_views([it for it in read_items(data["features"], set()) if it.kind == "track"], proj):
+        along = np.concatenate(([0.0], np.cumsum(np.hypot(np.diff(v.x), np.diff(v.y)))))
+        s = np.arange(0.0, along[-1], 0.5)
+        x, y = np.interp(s, along, v.x), np.interp(s, along, v.y)
+        if np.any((x > x0) & (x < x1) & (y > y0) & (y < y1)):
+            return True
+    return False
+
+
+def test_labels_never_overlap_and_time_labels_keep_off_the_lines(boats: dict[str, Any]) -> None:
+    """The two REP ships looping round each other 10:40–11:25: the time labels that would cover a
+    line are dropped, and no two labels touch."""
+    closeup = [-21.7836, 22.1030, -21.7350, 22.1335]
+    r = render_plot(boats, fit=closeup, current_time=parse_iso("1995-12-12T11:05:00Z"))
+    boxes = [box for _, box in r.placed]
+    assert all(not overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    times = [box for text, box in r.placed if re.fullmatch(r"\d{6}Z", text)]
+    assert len(times) >= 8  # the labels that fit are kept
+    assert not any(_on_a_line(r, boats, box) for box in times)
+
+
+def test_zone_names_and_time_labels_clear_of_other_tracks(large: dict[str, Any]) -> None:
+    """At 23:00Z VAN GALEN crosses SAP 1-1 through its centre: in the saved viewport its 142200Z
+    is beside the zone's name, and in the whole plot the name would sit on the line."""
+    for fit in ("viewport", "all"):
+        r = render_plot(large, viewport=get_viewport(large), current_time=MIDDLE, fit=fit)
+        placed = dict(r.placed)
+        assert not _on_a_line(r, large, placed["SAP 1-1"]), fit
+        assert "142200Z" not in placed or not _on_a_line(r, large, placed["142200Z"]), fit
+        boxes = list(placed.values())
+        assert all(not overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]), fit
+
+
+def test_time_labels_are_dropped_rather_than_laid_over_a_line() -> None:
+    ink_ = np.zeros((300, 400), dtype=np.uint8)
+    ink_[:, 120:280] = 255  # lines all round the anchor
+    placer = Placer((0, 0, 400, 300), lines=Lines(ink_))
+    assert placer.place(Label("121000Z", (200, 150), TEXT, rank=5, off_lines=True)) is None
+    assert placer.place(Label("SAP 1-1", (200, 150), TEXT, rank=2, centred=True)) is not None  # a name may
+    beside = placer.place(Label("120900Z", (115, 150), TEXT, rank=5, off_lines=True))
+    assert beside is not None and beside[2] <= 120  # it takes the side off the lines
+
+
+def test_graticule_degrees_clear_of_the_legend(large: dict[str, Any]) -> None:
+    """The legend in the top left corner of the saved viewport would hide 36.6°: it goes to the right."""
+    r = render_plot(large, viewport=get_viewport(large), current_time=MIDDLE, selection=["f-1"])
+    legend = dict(r.placed)["legend"]
+    degrees = [(text, box) for text, box in r.placed if text.endswith("°")]
+    assert "36.6°" in dict(degrees) and dict(degrees)["36.6°"][0] > r.width / 2
+    assert not any(overlap(box, legend) for _, box in degrees)
+    assert sum(text.startswith("-") for text, _ in degrees) >= 8  # the longitudes along the bottom
+
+
+def test_legend_explains_the_conventions_shown() -> None:
+    data = plot(track("a", np.linspace(-0.5, 0.5, 61), np.zeros(61), stroke="#0F0", name="ALPHA"))
+    fit, t = [-1.0, -0.5, 1.0, 0.5], T0 + 1800
+    assert render_plot(data, fit=fit).legend == ["ALPHA", "start, end"]
+    chosen = render_plot(data, fit=fit, current_time=t, selection=["a"])
+    assert chosen.legend == ["ALPHA", "selected", f"after {dtg(t)}", "start, end"]
+    hidden = render_plot(data, fit=fit, current_time=t, show_future=False)
+    assert hidden.legend == ["ALPHA", f"after {dtg(t)}: hidden", "start, end"]
+    assert render_plot(data, fit=fit, current_time=T0 + 7200).legend == ["ALPHA", "start, end"]  # nothing after
+    legend = dict(chosen.placed)["legend"]
+    inside = (slice(round(legend[1]), round(legend[3])), slice(round(legend[0]), round(legend[2])))
+    assert near(chosen, blend(_legend_ground(), HIGHLIGHT, HALO_ALPHA / 255), tol=3)[inside].sum() > 20
+    assert near(chosen, blend((90, 90, 90), BACKGROUND, FAINT), tol=2)[inside].sum() > 10  # the faint swatch
+
+
+def _legend_ground() -> tuple[int, int, int]:
+    """The legend's ground: white at 225/255 over the background."""
+    return blend(BACKGROUND, (255, 255, 255), 225 / 255)
+
+
 def test_legend_in_the_emptiest_corner() -> None:
     lower_left = track("a", np.linspace(-0.98, -0.3, 30), np.linspace(-0.48, -0.1, 30), stroke="#0F0", name="ALPHA")
     upper_right = track("a", np.linspace(0.3, 0.98, 30), np.linspace(0.1, 0.48, 30), stroke="#0F0", name="ALPHA")
@@ -367,6 +599,45 @@ def test_range_line_between_two_tracks(boats: dict[str, Any]) -> None:
         render_plot(boats, fit="all", cpa=ids)  # no time to draw it at
     with pytest.raises(ValidationFailed):
         render_plot(boats, fit="all", current_time=t, cpa=("rep-nelson", "nobody"))
+
+
+def test_range_in_yards_when_close_else_nautical_miles(large: dict[str, Any]) -> None:
+    assert range_text(109.3117) == (119.5, "yd", "120 yd")
+    assert range_text(9_000 * 0.9144)[1:] == ("yd", "9,000 yd")
+    assert range_text(10_000 * 0.9144)[1:] == ("nm", "4.94 nm")
+    r = render_plot(large, viewport=get_viewport(large), current_time=MIDDLE, cpa=("f-1", "f-2"))
+    assert r.range is not None and (r.range.unit, r.range.text) == ("nm", "21.75 nm") and not r.range.inset
+    assert "21.75 nm" in dict(r.placed)
+
+
+def test_a_range_too_short_to_see_gets_an_inset(boats: dict[str, Any]) -> None:
+    """At the whole plot's scale the ships at the CPA are 3 pixels apart: a magnified box in a free
+    corner shows both ships, the dashed line and its range; the bounds to zoom to are given."""
+    r = render_plot(boats, fit="all", current_time=CPA, cpa=PAIR)
+    assert r.range is not None and r.range.inset and r.range.text == "120 yd"
+    box = dict(r.placed)["inset"]
+    inside = (slice(round(box[1]) + 1, round(box[3]) - 1), slice(round(box[0]) + 1, round(box[2]) - 1))
+    for n, feature in enumerate(boats["features"]):
+        assert mask(r, colour_of(feature, n))[inside].sum() > 60  # its track and its marker, magnified
+    assert mask(r, TEXT)[inside].sum() > 100  # the dashed line, the range, the time and the scale
+    proj, _, _ = frame_for(r.bounds, r.width, r.height)
+    lonlat = read_items(boats["features"], set())[0].track
+    assert lonlat is not None
+    sx, sy = proj.xy(*interpolate_track(lonlat.t, lonlat.lat, lonlat.lon, CPA)[::-1])
+    assert not (box[0] <= sx <= box[2] and box[1] <= sy <= box[3])  # never over the ships themselves
+    zoomed = render_plot(boats, fit=r.range.cpa_bounds, current_time=CPA, cpa=PAIR)
+    assert zoomed.range is not None and not zoomed.range.inset and "inset" not in dict(zoomed.placed)
+    w, s, e, n = r.range.cpa_bounds
+    for lon, lat in _ends(boats, CPA):
+        assert w < lon < e and s < lat < n
+    apart = render_plot(boats, fit="all", current_time=parse_iso("1995-12-12T09:00:00Z"), cpa=PAIR)
+    assert apart.range is not None and not apart.range.inset
+
+
+def _ends(data: dict[str, Any], t: float) -> list[tuple[float, float]]:
+    from debrief_calc.state.render._cpa import range_line
+
+    return list(range_line(read_items(data["features"], set()), PAIR, t).ends)
 
 
 def test_range_is_measured_on_the_ellipsoid(boats: dict[str, Any]) -> None:

@@ -1,5 +1,7 @@
-"""debrief_render_plot through the real protocol, in process: fit, size, the range line, and
-that rendering never changes the plot."""
+"""debrief_render_plot through the real protocol, in process: fit, size (a wide or tall area
+padded to 2:1 and the padded bounds answered), the range line and what the answer says of it
+(unit, inset, bounds to zoom to), the features left out as not active, and that rendering never
+changes the plot."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ pytestmark = pytest.mark.anyio
 DATA = Path(__file__).resolve().parent / "data" / "plots"
 LARGE = "large-sample.plot.json"
 MIDDLE = "2024-11-14T23:00:00Z"
+EARLY = "2024-11-14T16:17:00Z"
 
 
 @pytest.fixture
@@ -66,8 +69,11 @@ async def test_fit_and_size_reported_and_the_plot_untouched(client: Client, plot
     everything, size = await render(client, fit="all", width=800, height=800)
     assert everything["fit"] == "all" and size == (everything["width"], everything["height"]) == (800, size[1])
     assert everything["bounds"][0] < saved["bounds"][0] and everything["bounds"][2] > saved["bounds"][2]
+    assert (800 - 24) / (size[1] - 62) == pytest.approx(2.0, rel=0.02)  # 3.8:1 padded to 2:1, not a strip
     box, size = await render(client, fit=[-4.5, 35.4, -4.0, 36.4], show_future=False)
-    assert box["fit"] == "bounds" and box["bounds"] == pytest.approx([-4.5, 35.4, -4.0, 36.4], abs=0.01)
+    w, s, e, n = box["bounds"]  # 1:2.5, padded east and west about its middle
+    assert box["fit"] == "bounds" and w < -4.5 and e > -4.0 and (s, n) == pytest.approx((35.4, 36.4), abs=0.01)
+    assert (w + e) / 2 == pytest.approx(-4.25, abs=1e-3)
     assert size[1] == 768 and size[0] < 768  # a tall area, a tall picture
     assert (plots / LARGE).read_bytes() == before  # rendering never writes the viewport (or anything)
     viewport = await call_tool(client, "debrief_get_viewport", filename=LARGE)
@@ -89,9 +95,33 @@ async def test_fit_selection_needs_a_selection(client: Client) -> None:
 async def test_range_line_between_two_tracks(client: Client) -> None:
     drawn, _ = await render(client, time=MIDDLE, cpa=["f-1", "f-2"])
     assert drawn["time"] == MIDDLE
+    ranged = drawn["range"]
+    assert ranged["between"] == ["f-1", "f-2"] and ranged["time"] == MIDDLE
+    assert (ranged["unit"], ranged["text"], ranged["inset"]) == ("nm", "21.75 nm", False)  # 28 nm is not in yards
+    assert ranged["value"] == pytest.approx(21.752, abs=0.001)
+    w, s, e, n = ranged["cpa_bounds"]
+    assert w < e and s < n and (e - w) < 2 and (n - s) < 2
+    zoomed, _ = await render(client, time=MIDDLE, cpa=["f-1", "f-2"], fit=ranged["cpa_bounds"])
+    assert zoomed["range"]["text"] == "21.75 nm"
+    plain, _ = await render(client, time=MIDDLE)
+    assert "range" not in plain and "hidden_inactive" not in plain  # said only when there is something to say
     missing = await fails(client, "FEATURE_NOT_FOUND", time=MIDDLE, cpa=["f-1", "nobody"])
     assert missing["details"]["missing_ids"] == ["nobody"]
     not_tracks = await fails(client, "VALIDATION_FAILED", time=MIDDLE, cpa=["f-1", "p-4"])
     assert not_tracks["details"]["field"] == "cpa"
     too_early = await fails(client, "VALIDATION_FAILED", time="2024-11-14T17:00:00Z", cpa=["f-1", "f-2"])
     assert "no position" in too_early["message"]
+
+
+async def test_features_not_active_at_the_time_are_named(client: Client) -> None:
+    early, _ = await render(client, time=EARLY, fit="all")
+    assert sorted(early["hidden_inactive"]) == ["bf-1", "p-2", "z-1", "z-2"]
+    later, _ = await render(client, time=MIDDLE, fit="all")
+    assert "hidden_inactive" not in later
+
+
+async def test_size_parameters_say_the_image_takes_the_areas_shape(client: Client) -> None:
+    (tool,) = [t for t in (await client.list_tools()).tools if t.name == "debrief_render_plot"]
+    width = tool.input_schema["properties"]["width"]["description"]
+    assert "Max px" in width and "shape" in width
+    assert tool.input_schema["properties"]["height"]["description"].startswith("Max px")

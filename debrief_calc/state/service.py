@@ -47,8 +47,9 @@ class StateService(PlotAspects):
         cpa: Sequence[str] | None = None,
     ) -> tuple[Answer, bytes]:
         """The plot as a PNG of at most ``width`` × ``height``, at ``time`` (default the plot's
-        current), showing ``fit``; the saved viewport is read, never changed."""
-        from debrief_calc.features import parse_iso
+        current), showing ``fit``; the saved viewport is read, never changed. The answer adds the
+        range drawn for ``cpa`` and the zones and points in view left out as not active then."""
+        from debrief_calc.features import iso, parse_iso
         from debrief_calc.state.render import render_plot
 
         name, path, doc = self.load(filename)
@@ -97,4 +98,16 @@ class StateService(PlotAspects):
             "bounds": rendered.bounds,
             "selectedIds": fit_prefix(selection, 2_000)[0],
         }
+        if rendered.hidden_inactive:
+            answer["hidden_inactive"] = rendered.hidden_inactive[:100]
+        if (drawn := rendered.range) is not None:
+            answer["range"] = {
+                "between": list(drawn.ids),
+                "time": iso(drawn.t),
+                "value": drawn.value,
+                "unit": drawn.unit,
+                "text": drawn.text,
+                "inset": drawn.inset,
+                "cpa_bounds": drawn.cpa_bounds,
+            }
         return answer, rendered.png

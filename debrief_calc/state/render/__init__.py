@@ -1,19 +1,24 @@
 """A PNG picture of a plot that reads like legacy Debrief's, for the analyst and the model to look at.
 
 What it shows: zones filled half-transparent in their colours and named; tracks in their
-``stroke`` colour with chevrons showing the direction of travel and ticks labelled with
-Debrief's DTG (``DDHHMMZ``) at an interval that suits the zoom; with a current time, each
-track's past solid and its future faint (or hidden), each ship's marker at its interpolated
-position pointing the way it moves and labelled with its name, and the zones, buoy fields
-and reference points that are active then; optionally the range line between two tracks.
-The selection gets a cyan halo. A legend of the tracks, a graticule, the title, the time and
-a scale bar in nautical miles frame it. Labels stay inside the map and clear of each other.
-Land is filled in where the optional ``land`` extra (GSHHS coastlines) is installed.
+``stroke`` colour with chevrons showing the direction of travel, an open circle at the first fix
+and a bar at the last (with their DTGs), and ticks labelled with Debrief's DTG (``DDHHMMZ``) at an
+interval that suits the zoom; with a current time, each track's past solid and its future faint
+(or hidden), each ship's marker at its interpolated position pointing the way it moves and
+labelled with its name (white-outlined, the upper of two that overlap drawn smaller so both
+show), and the zones, buoy fields and reference points that are active then (those in view but
+not active are counted below the map and listed in ``hidden_inactive``); optionally the range
+line between two tracks, in yards up to 10,000 yd and in nautical miles beyond, with a magnified
+inset when it is too short to see. The selection gets a thin translucent cyan highlight under it,
+faint under the future. A legend of the tracks and of the conventions shown, a graticule, the
+title, the time and a scale bar in nautical miles frame it. Labels stay inside the map, clear of
+each other and of the legend; time labels are dropped rather than laid over a line. Land is
+filled in where the optional ``land`` extra (GSHHS coastlines) is installed.
 
-Which area: the saved viewport, all the data, the selection or explicit bounds (``fit``); the
-image takes that area's shape within the maximum size. Rendering never changes the plot.
-Backdrops, metadata and features with ``visible: false`` are not drawn. Pillow and numpy are
-imported on the first render, so importing this package costs nothing.
+Which area: the saved viewport, all the data, the selection or explicit bounds (``fit``), padded
+about its middle to at most 2:1 (or 1:2); the image takes that shape within the maximum size.
+Rendering never changes the plot. Backdrops, metadata and features with ``visible: false`` are
+not drawn. Pillow and numpy are imported on the first render, so importing this package costs nothing.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,9 @@ Lonlat = tuple[float, float]
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels
 
 HIGHLIGHT: RGB = (0, 229, 255)
+HALO_ALPHA, HALO_FUTURE_ALPHA = 150, 56  # the selection's highlight under the past, and the future (of 255)
+HALO_WIDTH = 9  # pixels across: 3 of highlight either side of a track's 3-pixel line
+FAINT = 0.6  # how far the future is blended towards the background
 BACKGROUND: RGB = (246, 248, 250)
 TEXT: RGB = (20, 20, 20)
 OUTLINE: RGB = (30, 30, 30)
@@ -23,13 +27,34 @@ MARGIN_TOP, MARGIN_BOTTOM, MARGIN_SIDE = 28, 34, 12
 @dataclass(frozen=True)
 class Rendered:
     """A picture of a plot: the PNG, its actual size, the area shown ``[w, s, e, n]`` (west > east
-    across 180°) and which fit was used (``"all"`` when ``"viewport"`` was asked of a plot without one)."""
+    across 180°; padded to a readable shape) and which fit was used (``"all"`` when ``"viewport"``
+    was asked of a plot without one)."""
 
     png: bytes
     width: int
     height: int
     bounds: list[float]
     fit: str
+    hidden_inactive: list[str] = field(default_factory=list)  # zones/points in view but not active then
+    range: RangeInfo | None = None
+    placed: list[tuple[str, Box]] = field(default_factory=list)  # texts, "legend" and "inset" with their boxes
+    legend: list[str] = field(default_factory=list)  # the legend's rows
+
+
+@dataclass(frozen=True)
+class RangeInfo:
+    """The range line drawn: between which tracks, when, how far (``text`` as labelled, in yards
+    below 10,000 yd, else nautical miles), whether an inset magnifies it, and the bounds that would
+    show both ships large enough to see the line."""
+
+    ids: tuple[str, str]
+    t: float
+    metres: float
+    value: float
+    unit: str
+    text: str
+    inset: bool
+    cpa_bounds: list[float]
 
 
 @dataclass
@@ -79,3 +104,11 @@ def ink(colour: RGB) -> RGB:
     k = 0.42 / luminance
     r, g, b = (round(c * k) for c in colour)
     return r, g, b
+
+
+def nice(x: float) -> float:
+    """The largest 1, 2 or 5 × 10^k not above ``x``."""
+    if x <= 0:
+        return 1.0
+    base = 10.0 ** math.floor(math.log10(x))
+    return next(float(m * base) for m in (5, 2, 1) if m * base <= x)

@@ -1,5 +1,6 @@
-"""The line between two ships at one time, labelled with the range in yards (as Debrief's tote
-gives it, measured on the ellipsoid), so that a closest approach can be shown."""
+"""The line between two ships at one time, labelled with the range measured on the ellipsoid: in
+yards up to 10,000 yd (as Debrief's tote gives a close range), beyond that in nautical miles to two
+decimals, so that a closest approach can be shown; and the bounds that would show it large."""
 
 from __future__ import annotations
 
@@ -16,16 +17,47 @@ from debrief_calc.state.render._labels import Label
 from debrief_calc.state.render._tracks import dtg
 from debrief_calc.state.render._view import Projection
 
-__all__ = ["RangeLine", "draw_range", "range_line"]
+__all__ = ["RangeLine", "clip_segment", "dashed_line", "draw_range", "range_line", "range_text"]
 
 _YARD_M = 0.9144
+_NM_M = 1852.0
+_YARDS_UP_TO = 10_000.0
+_M_PER_DEGREE = 60 * _NM_M  # of latitude: a nautical mile is a minute
 
 
 @dataclass(frozen=True)
 class RangeLine:
+    ids: tuple[str, str]
     ends: tuple[Lonlat, Lonlat]
     t: float
-    yards: float
+    metres: float
+
+    @property
+    def yards(self) -> float:
+        return self.metres / _YARD_M
+
+    def bounds(self) -> list[float]:
+        """``[w, s, e, n]`` about the middle of the line, 4:3, three times its length across
+        (at least 600 m): the area in which the two ships and the line between them read."""
+        (lon_a, lat_a), (lon_b, lat_b) = self.ends
+        if lon_b - lon_a > 180.0:
+            lon_b -= 360.0
+        elif lon_a - lon_b > 180.0:
+            lon_b += 360.0
+        lon, lat = (lon_a + lon_b) / 2, (lat_a + lat_b) / 2
+        half_y = max(1.5 * self.metres, 300.0) * 0.75 / _M_PER_DEGREE
+        half_x = half_y * 4 / 3 / max(math.cos(math.radians(lat)), 0.05)
+        west, east = ((v + 180.0) % 360.0 - 180.0 for v in (lon - half_x, lon + half_x))
+        return [round(v, 6) for v in (west, max(lat - half_y, -90.0), east, min(lat + half_y, 90.0))]
+
+
+def range_text(metres: float) -> tuple[float, str, str]:
+    """The range as labelled: its value, unit and text: ``"1,234 yd"`` up to 10,000 yd, else ``"28.04 nm"``."""
+    yards = metres / _YARD_M
+    if yards < _YARDS_UP_TO:
+        return round(yards, 1), "yd", f"{yards:,.0f} yd"
+    nm = metres / _NM_M
+    return round(nm, 3), "nm", f"{nm:,.2f} nm"
 
 
 def range_line(items: Sequence[Item], cpa: Sequence[Any], current_time: float | None) -> RangeLine:
@@ -48,10 +80,10 @@ def range_line(items: Sequence[Item], cpa: Sequence[Any], current_time: float | 
             raise validation_failed("cpa", f"track {it.name or fid!r} has no position at {iso(t)}: it runs {span}")
         ends.append((float(lon), float(lat)))
     metres, _, _ = inverse(ends[0][1], ends[0][0], ends[1][1], ends[1][0])
-    return RangeLine((ends[0], ends[1]), t, float(metres) / _YARD_M)
+    return RangeLine((str(cpa[0]), str(cpa[1])), (ends[0], ends[1]), t, float(metres))
 
 
-def _dashed(draw: Any, a: tuple[float, float], b: tuple[float, float], fill: tuple[int, int, int]) -> None:
+def dashed_line(draw: Any, a: tuple[float, float], b: tuple[float, float], fill: tuple[int, int, int]) -> None:
     length = math.hypot(b[0] - a[0], b[1] - a[1])
 
     def at(s: float) -> tuple[float, float]:
@@ -63,7 +95,7 @@ def _dashed(draw: Any, a: tuple[float, float], b: tuple[float, float], fill: tup
         s += dash + gap
 
 
-def _clipped(
+def clip_segment(
     a: tuple[float, float], b: tuple[float, float], box: Box
 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
     """The part of the segment inside the box (Liang–Barsky), or None: a ship far off a close
@@ -91,10 +123,10 @@ def draw_range(
     """A dashed line between the ships and its range at its middle. At a time other than the
     current one the ships' markers are elsewhere, so rings mark the line's ends. Returns their boxes."""
     a, b = (proj.xy(*end) for end in line.ends)
-    shown = _clipped(a, b, proj.box)
+    shown = clip_segment(a, b, proj.box)
     if shown is not None:
-        _dashed(draw, *shown, TEXT)
-    text = f"{line.yards:,.0f} yd"
+        dashed_line(draw, *shown, TEXT)
+    text = range_text(line.metres)[2]
     boxes: list[Box] = []
     if line.t != current_time:
         text += f" at {dtg(line.t)}"

@@ -1,12 +1,16 @@
-"""Labels kept inside the map and clear of each other and of the markers.
+"""Labels kept inside the map and clear of each other, of the markers and of the lines.
 
-Greedy, in order of importance (ship names first, time labels last): each label tries the
-positions around its anchor (right, left, above, below, then the diagonals; the sides across
-the track's direction first when it has one, so a label does not lie along its own track) and
-takes the first that stays inside the map and overlaps nothing placed before. Failing that it
-is pushed inside the map at the first position that is free. A required label (a ship's name,
-a range) then looks further out, joined to its anchor by a leader line, and as a last resort
-takes its first position anyway; any other label is dropped.
+Greedy, in order of importance (ship names first, then ranges and track names, zone names, points,
+graticule degrees, track starts and ends, and time labels last, the round times among them first):
+each label tries the positions around its anchor (right, left, above, below, then the diagonals;
+the sides across the track's direction first when it has one, so a label does not lie along its
+own track) and takes the first that stays inside the map, overlaps nothing placed before (with a
+pixel between labels) and covers no line drawn (``Lines``: the tracks, annotation lines and the
+range line). Failing that it is pushed inside the map at the first position that is free. A label
+that must stay off the lines (a time label) is dropped rather than cover one; the others take a
+free position over a line next. A required label (a ship's name, a range) then looks further out,
+joined to its anchor by a leader line, and as a last resort takes its first position anyway; any
+other label is dropped. Graticule degrees have fixed ``spots`` at the map's edges instead.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from typing import Any
 
 from debrief_calc.state.render._common import RGB, Box
 
-__all__ = ["Label", "Placer", "font"]
+__all__ = ["Label", "Lines", "Placer", "font"]
 
 _HALO = 2  # the white outline around label text, so it reads over lines and fills
-_REACHES = (2.0, 18.0, 36.0)  # pixels between the marker and the label: beside it, then further out
+_REACHES = (2.0, 18.0, 36.0, 60.0)  # pixels between the marker and the label: beside it, then further out
+_CENTRED_REACHES = (0.0, 8.0, 16.0)  # a zone's name: on its centre, else a little aside
+_GAP = 1.0  # pixels kept free between two labels
 _SIDES = (
     (1.0, 0.0),
     (-1.0, 0.0),
@@ -55,6 +61,27 @@ class Label:
     along: tuple[float, float] | None = None
     centred: bool = False
     required: bool = False
+    off_lines: bool = False  # dropped rather than laid over a line
+    order: tuple[float, float] = (0.0, 0.0)  # placement order within a rank: lower first
+    spots: tuple[tuple[float, float], ...] = ()  # fixed top-left corners to try instead of around the anchor
+    patch: RGB | None = None  # drawn on a patch of this colour instead of a white outline
+
+    @property
+    def key(self) -> tuple[int, float, float]:
+        return self.rank, *self.order
+
+
+class Lines:
+    """Which pixels the lines cover (an ``(h, w)`` array, non-zero where drawn)."""
+
+    def __init__(self, ink: Any):
+        self.ink = ink
+
+    def covers(self, box: Box) -> bool:
+        h, w = self.ink.shape
+        x0, y0 = min(max(math.ceil(box[0]), 0), w), min(max(math.ceil(box[1]), 0), h)
+        x1, y1 = min(max(math.floor(box[2]), 0), w), min(max(math.floor(box[3]), 0), h)
+        return x1 > x0 and y1 > y0 and bool(self.ink[y0:y1, x0:x1].any())
 
 
 def _overlap(a: Box, b: Box) -> bool:
@@ -65,9 +92,10 @@ class Placer:
     """The boxes taken so far (markers, the legend, labels), bucketed on a coarse grid so that
     each test looks at the few boxes nearby."""
 
-    def __init__(self, frame: Box, cell: int = 64):
+    def __init__(self, frame: Box, cell: int = 64, lines: Lines | None = None):
         self.frame = frame
         self.cell = cell
+        self.lines = lines
         self.grid: dict[tuple[int, int], list[Box]] = {}
         self.placed: list[tuple[Box, Label, bool]] = []  # box, label, drawn with a leader line
 
@@ -83,8 +111,12 @@ class Placer:
         for key in self._cells(box):
             self.grid.setdefault(key, []).append(box)
 
-    def is_free(self, box: Box) -> bool:
+    def is_free(self, box: Box, gap: float = 0.0) -> bool:
+        box = (box[0] - gap, box[1] - gap, box[2] + gap, box[3] + gap)
         return not any(_overlap(box, other) for key in self._cells(box) for other in self.grid.get(key, ()))
+
+    def _clear(self, box: Box) -> bool:
+        return self.lines is None or not self.lines.covers(box)
 
     def inside(self, box: Box) -> bool:
         f = self.frame
@@ -99,6 +131,8 @@ class Placer:
     def _candidates(self, label: Label, w: float, h: float, g: float) -> list[Box]:
         """The boxes of size w × h touching the circle of radius g around the anchor, side by side."""
         x, y = label.anchor
+        if label.spots:
+            return [(left, top, left + w, top + h) for left, top in label.spots]
         sides = list(_SIDES)
         if label.along is not None:
             ux, uy = label.along
@@ -112,24 +146,29 @@ class Placer:
 
     def place(self, label: Label) -> Box | None:
         """Where the label goes (now taken), or None when it is dropped (always when its anchor is
-        off the map). A required label that
-        finds no room beside its anchor looks further out, and is drawn with a leader line."""
+        off the map). A required label that finds no room beside its anchor looks further out,
+        and is drawn with a leader line."""
         ax, ay = label.anchor
         if not (self.frame[0] <= ax <= self.frame[2] and self.frame[1] <= ay <= self.frame[3]):
             return None  # what it names is off the map
         left, top, right, bottom = font(label.size).getbbox(label.text, stroke_width=_HALO, anchor="lt")
         w, h = right - left, bottom - top
-        reaches = _REACHES if label.required else _REACHES[:1]
-        for reach in reaches:
-            boxes = self._candidates(label, w, h, label.clear + reach)
-            chosen = next((b for b in boxes if self.inside(b) and self.is_free(b)), None)
-            if chosen is None:
-                chosen = next((p for p in map(self._pushed_in, boxes) if self.is_free(p)), None)
-            if chosen is not None:
-                return self._take(chosen, label, leader=reach > _REACHES[0])
+        reaches = _CENTRED_REACHES if label.centred else _REACHES if label.required else _REACHES[:1]
+        for over_lines in (False, True) if not label.off_lines else (False,):
+            for reach in reaches:
+                chosen = self._first(self._candidates(label, w, h, label.clear + reach), over_lines)
+                if chosen is not None:
+                    return self._take(chosen, label, leader=label.required and reach > _REACHES[0])
         if label.required:
             return self._take(self._pushed_in(self._candidates(label, w, h, label.clear + 2)[0]), label, leader=False)
         return None
+
+    def _first(self, boxes: list[Box], over_lines: bool) -> Box | None:
+        """The first box inside the map and free, else the first pushed inside the map and free;
+        off the lines unless ``over_lines``."""
+        pushed = [p for p in map(self._pushed_in, boxes) if p not in boxes]
+        free = (b for b in [*boxes, *pushed] if self.inside(b) and self.is_free(b, _GAP))
+        return next((b for b in free if over_lines or self._clear(b)), None)
 
     def _take(self, box: Box, label: Label, *, leader: bool) -> Box:
         self.occupy(box)
@@ -144,12 +183,14 @@ class Placer:
                 draw.line((label.anchor, nearest), fill=(110, 110, 120), width=1)
             f = font(label.size)
             left, top, *_ = f.getbbox(label.text, stroke_width=_HALO, anchor="lt")
+            if label.patch is not None:
+                draw.rectangle(box, fill=label.patch)
             draw.text(
                 (box[0] - left, box[1] - top),
                 label.text,
                 fill=label.fill,
                 font=f,
                 anchor="lt",
-                stroke_width=_HALO,
+                stroke_width=0 if label.patch is not None else _HALO,
                 stroke_fill=(255, 255, 255),
             )

@@ -2,7 +2,8 @@
 
 Zones are filled half-transparent (``fill`` / ``fill-opacity``, default a quarter) and outlined
 in their ``stroke``, with their name at their centre; points are discs and buoy fields small dots
-in their ``marker_color``, named beside them. The selection gets a cyan outline or halo.
+in their ``marker_color``, named beside them. The selection's highlight is drawn under them
+(:mod:`._halo`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from debrief_calc.state.render._common import HIGHLIGHT, OUTLINE, Box, Item, ink, rgb
+from debrief_calc.state.render._common import OUTLINE, Box, Item, ink, rgb
 from debrief_calc.state.render._labels import Label
 from debrief_calc.state.render._view import Projection
 
@@ -54,9 +55,7 @@ def draw_zones(draw: Any, proj: Projection, items: list[Item], labels: list[Labe
             flat = proj.flat(ring)
             areas.append((min(flat[0::2]), min(flat[1::2]), max(flat[0::2]), max(flat[1::2])))
             draw.polygon(flat, fill=(*fill, alpha))
-            draw.line(
-                [*flat, flat[0], flat[1]], fill=HIGHLIGHT if it.selected else it.colour, width=5 if it.selected else 2
-            )
+            draw.line([*flat, flat[0], flat[1]], fill=it.colour, width=3 if it.selected else 2)
         anchor = _zone_anchor(proj, rings[0]) if rings and it.name else None
         if anchor is not None:
             labels.append(Label(it.name, anchor, ink(it.colour), rank=2, size=11, clear=0, centred=True))
@@ -73,14 +72,10 @@ def draw_points(draw: Any, proj: Projection, items: list[Item], labels: list[Lab
     for it in items:
         for line in it.lines:
             if len(line) >= 2:
-                if it.selected:
-                    draw.line(proj.flat(line), fill=HIGHLIGHT, width=9, joint="curve")
                 draw.line(proj.flat(line), fill=it.colour, width=2)
         r = 3 if it.kind == "buoyfield" else 5
         for lon, lat in it.points:
             x, y = proj.xy(lon, lat)
-            if it.selected:
-                draw.ellipse((x - r - 5, y - r - 5, x + r + 5, y + r + 5), fill=HIGHLIGHT)
             draw.ellipse((x - r, y - r, x + r, y + r), fill=it.colour, outline=OUTLINE)
             markers.append((x - r, y - r, x + r, y + r))
         if it.name and (it.points or it.lines):

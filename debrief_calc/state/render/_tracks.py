@@ -3,9 +3,12 @@
 With a current time each track splits there: the past solid in its colour, the future faint
 (or hidden), and the ship's marker at its interpolated position, pointing the way it moves
 (from its positions a little before and after; the stored ``courses`` are not trusted) and
-labelled with its short name. Small chevrons along the line show the direction of travel, and
-ticks at regular times carry Debrief's DTG labels (``DDHHMMZ``) at an interval chosen so that
-on screen they fall about a label's width apart.
+labelled with its short name; a ship over another is drawn smaller, both outlined in white, so
+that both show. Small chevrons along the line show the direction of travel, and ticks at
+regular times carry Debrief's DTG labels (``DDHHMMZ``) at an interval chosen so that on screen
+they fall about a label's width apart (the round times kept first where they crowd). Each
+track's first fix is marked by an open circle and its last by a bar across it, both labelled
+with their DTG.
 """
 
 from __future__ import annotations
@@ -19,15 +22,17 @@ from typing import Any
 import numpy as np
 
 from debrief_calc._arrays import FloatArray
-from debrief_calc.state.render._common import BACKGROUND, HIGHLIGHT, OUTLINE, Box, Item, blend, ink
+from debrief_calc.state.render._common import BACKGROUND, FAINT, OUTLINE, Box, Item, blend, ink
 from debrief_calc.state.render._labels import Label
 from debrief_calc.state.render._view import Projection
 
-__all__ = ["TrackView", "draw_tracks", "dtg", "label_step", "step_text", "track_views"]
+__all__ = ["TrackView", "draw_tracks", "dtg", "flat_line", "label_step", "marker", "step_text", "track_views"]
 
 _STEPS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 _LABEL_SPACING = 110.0  # pixels between time labels along a track moving at the median speed on screen
 _CHEVRON_SPACING = 90.0
+_DART = ((13.0, 0.0), (-9.0, 8.0), (-4.0, 0.0), (-9.0, -8.0))  # tip, port quarter, notch, starboard quarter
+_BORDER = ((16.5, 0.0), (-11.5, 10.5), (-6.5, 0.0), (-11.5, -10.5))  # the white outline around it
 Line = tuple[FloatArray, FloatArray]
 
 
@@ -41,7 +46,7 @@ def step_text(step: float) -> str:
     return f"{step / 3600:g} h" if step >= 3600 else f"{step / 60:g} min"
 
 
-def _flat(x: FloatArray, y: FloatArray) -> list[float]:
+def flat_line(x: FloatArray, y: FloatArray) -> list[float]:
     """``[x0, y0, x1, y1, …]`` for Pillow, without the fixes that fall on the same pixel as the
     one before (a thousand-fix track zoomed out is mostly those, and each costs a joint)."""
     ix, iy = np.round(x), np.round(y)
@@ -136,21 +141,6 @@ def label_step(views: list[TrackView]) -> float | None:
     return float(_STEPS[i])
 
 
-def _halo(draw: Any, line: Line) -> None:
-    """The selection's cyan band under a track, with its corners rounded where the track turns
-    (Pillow's own round joints cost a pie slice at every one of a thousand fixes)."""
-    x, y = line
-    if x.size < 2:
-        return
-    draw.line(_flat(x, y), fill=HIGHLIGHT, width=9)
-    dx, dy = np.diff(x), np.diff(y)
-    turn = dx[:-1] * dy[1:] - dy[:-1] * dx[1:]
-    along = dx[:-1] * dx[1:] + dy[:-1] * dy[1:]
-    corners = np.flatnonzero(np.abs(np.arctan2(turn, along)) > 0.3) + 1
-    for cx, cy in zip(x[corners].tolist(), y[corners].tolist(), strict=True):
-        draw.ellipse((cx - 4, cy - 4, cx + 4, cy + 4), fill=HIGHLIGHT)
-
-
 def _chevrons(draw: Any, line: Line, colour: tuple[int, int, int], box: Box) -> None:
     """Small arrowheads along the line every ``_CHEVRON_SPACING`` pixels, pointing the way it runs."""
     x, y = line
@@ -177,9 +167,13 @@ def _chevrons(draw: Any, line: Line, colour: tuple[int, int, int], box: Box) -> 
 def _time_marks(
     draw: Any, v: TrackView, step: float, q: float | None, show_future: bool, box: Box, labels: list[Label]
 ) -> None:
-    """A tick across the track at every multiple of ``step`` (UTC) and a DTG label beside it."""
+    """A tick across the track at every multiple of ``step`` (UTC) and a DTG label beside it (not
+    at the track's first and last fix, which have their own marks); labels at multiples of four
+    steps, then two, are placed first. They are dropped rather than laid over a line."""
     assert v.t is not None
-    times = np.arange(math.ceil(float(v.t[0]) / step) * step, float(v.t[-1]) + 1e-6, step)
+    t0, t1 = float(v.t[0]), float(v.t[-1])
+    times = np.arange(math.ceil(t0 / step) * step, t1 + 1e-6, step)
+    times = times[(times - t0 >= 30.0) & (t1 - times >= 30.0)]
     if q is not None and not show_future:
         times = times[times <= q]
     xs, ys = v.at(times)
@@ -194,48 +188,76 @@ def _time_marks(
         ux, uy = ax / d, ay / d
         fill = solid if q is None or t <= q else blend(solid, BACKGROUND, 0.5)
         draw.line(((x - 5 * uy, y + 5 * ux), (x + 5 * uy, y - 5 * ux)), fill=fill, width=2)
-        labels.append(Label(dtg(t), (x, y), fill, rank=4, size=10, clear=6, along=(ux, uy)))
+        level = 0 if t % (4 * step) < 1 else 1 if t % (2 * step) < 1 else 2
+        labels.append(
+            Label(dtg(t), (x, y), fill, rank=5, size=10, clear=6, along=(ux, uy), off_lines=True, order=(level, t))
+        )
 
 
-def _marker(draw: Any, x: float, y: float, u: tuple[float, float] | None, it: Item) -> Box:
+def _ends(draw: Any, v: TrackView, q: float | None, show_future: bool, labels: list[Label]) -> None:
+    """An open circle on the track's first fix and a bar across its last, each labelled with its
+    DTG when the track has times; faint when still to come, left out when the future is hidden."""
+    if not v.parts:
+        return
+    first, last = v.parts[0].start, v.parts[-1].stop - 1
+    solid, colour = ink(v.item.colour), v.item.colour
+    for i, is_start in ((first, True), (last, False)):
+        t = None if v.t is None else float(v.t[i])
+        future = q is not None and t is not None and t > q
+        if future and not show_future:
+            continue
+        line = blend(colour, BACKGROUND, FAINT) if future else colour
+        x, y = float(v.x[i]), float(v.y[i])
+        if is_start:
+            draw.ellipse((x - 4.5, y - 4.5, x + 4.5, y + 4.5), fill=BACKGROUND, outline=line, width=2)
+        else:
+            j = max(i - 1, first)
+            d = math.hypot(x - float(v.x[j]), y - float(v.y[j]))
+            ux, uy = ((x - float(v.x[j])) / d, (y - float(v.y[j])) / d) if d > 1e-9 else (1.0, 0.0)
+            draw.line(((x - 6 * uy, y + 6 * ux), (x + 6 * uy, y - 6 * ux)), fill=line, width=3)
+        if t is not None:
+            fill = blend(solid, BACKGROUND, 0.5) if future else solid
+            labels.append(Label(dtg(t), (x, y), fill, rank=4, size=10, clear=6, order=(0.0 if is_start else 1.0, t)))
+
+
+def marker(draw: Any, x: float, y: float, u: tuple[float, float] | None, it: Item, scale: float) -> Box:
     """The ship: a dart pointing along ``u`` filled in the track's colour (a disc when it is not
-    moving); a cyan halo when selected. Returns the box it covers."""
-    if it.selected:
-        draw.ellipse((x - 15, y - 15, x + 15, y + 15), fill=HIGHLIGHT)
+    moving), outlined in white so that it stands out from a ship beside it. Returns the box it covers."""
     if u is None:
-        draw.ellipse((x - 7, y - 7, x + 7, y + 7), fill=it.colour, outline=OUTLINE, width=1)
+        r = 7 * scale
+        draw.ellipse((x - r - 2.5, y - r - 2.5, x + r + 2.5, y + r + 2.5), fill=(255, 255, 255))
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=it.colour, outline=OUTLINE, width=1)
     else:
         ux, uy = u
-        shape = [(13, 0), (-9, 8), (-4, 0), (-9, -8)]  # tip, port quarter, notch, starboard quarter
-        pts = [(x + a * ux - b * uy, y + a * uy + b * ux) for a, b in shape]
-        draw.polygon(pts, fill=it.colour, outline=OUTLINE, width=1)
+        for shape, fill in ((_BORDER, (255, 255, 255)), (_DART, it.colour)):
+            pts = [(x + scale * (a * ux - b * uy), y + scale * (a * uy + b * ux)) for a, b in shape]
+            draw.polygon(pts, fill=fill, outline=OUTLINE if fill == it.colour else None, width=1)
     return x - 13, y - 13, x + 13, y + 13
 
 
 def draw_tracks(
     draw: Any, views: list[TrackView], q: float | None, show_future: bool, box: Box, labels: list[Label]
-) -> tuple[list[Box], float | None]:
+) -> tuple[list[Box], float | None, list[Line]]:
     """Draw the tracks and their marks; add their labels to ``labels``. Returns the boxes of the
-    ship markers (to keep labels off them) and the time-label interval used (None: no times)."""
+    ship markers (to keep labels off them), the time-label interval used (None: no times) and
+    the lines drawn."""
     splits = [v.split(q) for v in views]
     shown = [past + future if show_future else past for past, future in splits]
-    for v, lines in zip(views, shown, strict=True):
-        if v.item.selected:
-            for line in lines:
-                _halo(draw, line)
     for v, (_, future) in zip(views, splits, strict=True):
         for x, y in future if show_future else ():
             if x.size >= 2:
-                draw.line(_flat(x, y), fill=blend(v.item.colour, BACKGROUND, 0.6), width=2)
+                draw.line(flat_line(x, y), fill=blend(v.item.colour, BACKGROUND, FAINT), width=2)
     for v, (past, _) in zip(views, splits, strict=True):
         for x, y in past:
             if x.size >= 2:
-                draw.line(_flat(x, y), fill=v.item.colour, width=3)
+                draw.line(flat_line(x, y), fill=v.item.colour, width=3)
     for v, (past, future) in zip(views, splits, strict=True):
         for line in past:
             _chevrons(draw, line, v.item.colour, box)
         for line in future if show_future else ():
-            _chevrons(draw, line, blend(v.item.colour, BACKGROUND, 0.6), box)
+            _chevrons(draw, line, blend(v.item.colour, BACKGROUND, FAINT), box)
+    for v in views:
+        _ends(draw, v, q, show_future, labels)
     step = label_step(views)
     if step is not None:
         for v in views:
@@ -247,13 +269,14 @@ def draw_tracks(
         if q is not None and v.covers(q):
             sx, sy = (float(c) for c in v.at(q))
             u = v.heading(q)
-            markers.append(_marker(draw, sx, sy, u, v.item))
+            over = any(abs(sx - (m[0] + 13)) < 12 and abs(sy - (m[1] + 13)) < 12 for m in markers)
+            markers.append(marker(draw, sx, sy, u, v.item, 0.6 if over else 1.0))
             if name:  # (a label whose anchor is off the map is dropped when placed)
                 labels.append(Label(name, (sx, sy), fill, rank=0, clear=13, along=u, required=True))
         elif name and lines and lines[0][0].size:
             # no ship to mark: name the track at its first fix shown, or its last once it has ended
             labels.append(Label(name, _end_of(lines, last=_ended(v, q)), fill, rank=1, clear=5))
-    return markers, step
+    return markers, step, [line for lines in shown for line in lines]
 
 
 def _ended(v: TrackView, q: float | None) -> bool:

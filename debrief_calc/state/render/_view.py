@@ -3,8 +3,8 @@
 Equirectangular projection corrected by cos(latitude) at the middle of the area, so that a
 degree of longitude and a nautical mile look as they do on a chart there. The image takes the
 area's aspect ratio within the maximum size asked for (plus the title and scale margins)
-instead of padding a fixed frame; only a very thin area is widened, so that the frame keeps
-room for its title and scale bar.
+instead of padding a fixed frame; but an area wider than 2:1 (or taller than 1:2) is padded
+about its middle to that, so that a long passage does not shrink into a thin strip.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = ["Projection", "data_bounds", "frame_for", "resolve_fit"]
 _WORLD = [-180.0, -80.0, 180.0, 80.0]
 _MIN_MAP = (200, 120)  # the narrowest map that still holds the title and the scale bar
 _MIN_SPAN = 0.002  # degrees (about 200 m): a closer view would put the world beyond Pillow's integers
+_MAX_ASPECT = 2.0  # the widest (and, inverted, the tallest) area shown; a longer one is padded
 
 
 class Projection:
@@ -32,9 +33,11 @@ class Projection:
 
     def __init__(self, bounds: Sequence[float], box: Box):
         w, s, e, n = (float(b) for b in bounds)
-        self.wrap = e < w
-        if self.wrap:
+        if e < w:
             e += 360.0
+        if w < -180.0:  # padded west of -180°: the same area counted from east of 0°
+            w, e = w + 360.0, e + 360.0
+        self.wrap = e > 180.0  # longitudes west of ``w`` are counted on past 180°
         self.w, self.n = w, n
         self.k = max(math.cos(math.radians((s + n) / 2)), 0.05)
         span_x, span_y = max((e - w) * self.k, 1e-9), max(n - s, 1e-9)
@@ -136,15 +139,21 @@ def resolve_fit(items: Sequence[Item], fit: str | Sequence[float], viewport: Any
 def frame_for(bounds: Sequence[float], max_width: int, max_height: int) -> tuple[Projection, int, int]:
     """The projection and the image size: the map takes the area's aspect ratio (corrected by
     cos(latitude)) as large as fits within the maxima less the margins. An area narrower than
-    ``_MIN_SPAN`` either way is widened about its middle."""
+    ``_MIN_SPAN`` either way is widened about its middle, and one wider than ``_MAX_ASPECT`` : 1
+    (or taller than 1 : ``_MAX_ASPECT``) is padded about its middle to that shape."""
     w, s, e, n = (float(b) for b in bounds)
     if e < w:
         e += 360.0
     if e - w < _MIN_SPAN:
         w, e = (w + e - _MIN_SPAN) / 2, (w + e + _MIN_SPAN) / 2
-    if n - s < _MIN_SPAN:
-        middle = min(max((s + n) / 2, -90.0 + _MIN_SPAN / 2), 90.0 - _MIN_SPAN / 2)
-        s, n = middle - _MIN_SPAN / 2, middle + _MIN_SPAN / 2
+    s, n = _widened(s, n, _MIN_SPAN)
+    k = max(math.cos(math.radians((s + n) / 2)), 0.05)
+    span_x, span_y = max((e - w) * k, 1e-9), max(n - s, 1e-9)
+    if span_x > _MAX_ASPECT * span_y:
+        s, n = _widened(s, n, span_x / _MAX_ASPECT)
+    elif span_y > _MAX_ASPECT * span_x and e - w < 360.0:
+        grow = min(span_y / _MAX_ASPECT / k, 360.0) - (e - w)
+        w, e = w - grow / 2, e + grow / 2
     bounds = [w, s, e, n]
     k = max(math.cos(math.radians((s + n) / 2)), 0.05)
     span_x, span_y = max((e - w) * k, 1e-9), max(n - s, 1e-9)
@@ -155,3 +164,12 @@ def frame_for(bounds: Sequence[float], max_width: int, max_height: int) -> tuple
     map_h = min(room_h, max(round(span_y * scale), _MIN_MAP[1]))
     box = (MARGIN_SIDE, MARGIN_TOP, MARGIN_SIDE + map_w, MARGIN_TOP + map_h)
     return Projection(bounds, box), map_w + 2 * MARGIN_SIDE, map_h + MARGIN_TOP + MARGIN_BOTTOM
+
+
+def _widened(s: float, n: float, span: float) -> tuple[float, float]:
+    """``s``–``n`` widened about its middle to at least ``span`` degrees, kept within ±90°."""
+    if n - s >= span:
+        return s, n
+    span = min(span, 180.0)
+    middle = min(max((s + n) / 2, -90.0 + span / 2), 90.0 - span / 2)
+    return middle - span / 2, middle + span / 2
