@@ -40,6 +40,7 @@ from debrief_calc.errors import ValidationFailed
 
 __all__ = [
     "KINDS",
+    "SUMMARY_NAME_CHARS",
     "Kind",
     "TrackData",
     "feature_bounds",
@@ -67,17 +68,40 @@ def _iso_or_none(value: object) -> str | None:
         return None
 
 
+#: longest name a summary makes from an annotation's text
+SUMMARY_NAME_CHARS = 60
+
+
+def _short_text(value: object, limit: int = SUMMARY_NAME_CHARS) -> str | None:
+    """``value`` on one line, cut at a word to at most ``limit`` characters with "…"."""
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    if len(text) <= limit:
+        return text or None
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
 def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
     """``{id, kind, name, point_count, time_start, time_end, bounds}`` without coordinates.
 
     Never raises: a track whose times cannot be read has ``time_start`` and ``time_end`` None.
-    Other features report ``properties.time`` and ``properties.timeEnd`` when present.
+    Other features report ``properties.time`` and ``properties.timeEnd`` when present. An
+    annotation with no name (a narrative entry) is named by its text, shortened to
+    :data:`SUMMARY_NAME_CHARS` characters.
     """
     kind = feature_kind(feature)
+    name = feature_name(feature)
+    if name is None and kind in ("annotation", "zone"):
+        name = _short_text(properties_of(feature).get("text"))
     summary: dict[str, Any] = {
         "id": raw_id(feature),
         "kind": kind,
-        "name": feature_name(feature),
+        "name": name,
         "point_count": 0,
         "time_start": None,
         "time_end": None,

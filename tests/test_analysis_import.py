@@ -160,3 +160,46 @@ def test_import_rep_is_declared_with_its_output_kinds() -> None:
     assert "report" in spec.description and spec.output_kinds == ("track", "annotation", "zone")
     assert props(run_ok("import-rep", params={"text": FIX}))["kind"] == "track"
     assert (DATA / "rep" / "valid_narrative.rep").is_file()
+
+
+def test_two_files_with_narratives_import_with_distinct_stable_ids() -> None:
+    files = {"day1.rep": rep_text("valid_narrative.rep"), "day2/narrative.rep": rep_text("valid_narrative.rep")}
+    ids = {}
+    for path in files:
+        result = run_ok("import-rep", params={"path": path}, read_text=files.__getitem__)
+        ids[path] = [f["id"] for f in result.features]
+        again = run_ok("import-rep", params={"path": path}, read_text=files.__getitem__)
+        assert [f["id"] for f in again.features] == ids[path]  # a re-import gives the same ids
+    assert ids["day1.rep"][0] == "rep-day1-narrative-1"
+    assert ids["day2/narrative.rep"][0] == "rep-day2-narrative-narrative-1"
+    assert not set(ids["day1.rep"]) & set(ids["day2/narrative.rep"])
+
+
+def test_a_speed_column_that_disagrees_with_the_positions_is_one_warning_per_track() -> None:
+    nelson = run_ok("import-rep", params={"text": rep_text("valid_boat1.rep")})
+    (warning,) = nelson.warnings
+    assert warning == (
+        "NELSON: the speed column (2.0 kn throughout) does not match the positions (median 10.8 kn): "
+        "analyses use positions and times"
+    )
+    both = run_ok("import-rep", params={"text": rep_text("valid_boat1.rep") + rep_text("valid_boat2.rep")})
+    assert [w.split(":")[0] for w in both.warnings] == ["NELSON", "COLLINGWOOD"]
+    assert "(3.5 kn throughout)" in both.warnings[1] and "median 5.3 kn" in both.warnings[1]
+    # the analyses agree with the positions, not the column
+    stats = props(run_ok("track-stats", [nelson.features[0]]))["statistics"]
+    assert 9.5 < stats["mean_speed_kn"] < 11.5
+
+
+def test_a_course_column_that_disagrees_is_named_and_an_honest_file_is_not() -> None:
+    lines = [line.split() for line in rep_text("valid_boat1.rep").splitlines()]
+    wrong_course = "\n".join(" ".join([*f[:12], "90.0", *f[13:]]) for f in lines)
+    (warning,) = run_ok("import-rep", params={"text": wrong_course}).warnings
+    assert warning.startswith("NELSON: the speed column (2.0 kn throughout) and the course column do not match")
+    assert "courses between fixes a median" in warning and warning.endswith("analyses use positions and times")
+    track = run_ok("import-rep", params={"text": rep_text("valid_boat1.rep")}).features[0]
+    stats = props(run_ok("track-stats", [track], {"include_segments": True}))["statistics"]
+    honest = "\n".join(
+        " ".join([*f[:12], f"{seg['course']:.1f}", f"{seg['speed_kn']:.1f}", *f[14:]])
+        for f, seg in zip(lines, [*stats["segments"], stats["segments"][-1]], strict=True)
+    )
+    assert run_ok("import-rep", params={"text": honest}).warnings == []

@@ -7,9 +7,11 @@ import time
 import numpy as np
 import pytest
 
+from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.cpa import closest_approach
 from debrief_calc.analysis.track_stats import statistics
 from debrief_calc.features import iso_many, parse_iso, track_data
+from debrief_calc.paging import slice_points
 from tests.test_analysis_support import (
     GEOD,
     boats,
@@ -56,6 +58,15 @@ def test_track_without_times_is_validation_failed_naming_the_field() -> None:
         assert error["code"] == "VALIDATION_FAILED"
         assert error["details"]["field"] == "properties.timestamps"
         assert "no times" in error["message"]
+
+
+def test_track_stats_says_it_takes_several_tracks() -> None:
+    spec = default_registry().get("track-stats")
+    assert spec.description.startswith("One track or several (one result per track):")
+    assert spec.summary()["context_type"] == "single" and spec.summary()["also_accepts"] == ["multi"]
+    assert spec.describe()["context_types"] == ["single", "multi"]
+    result = run_ok("track-stats", list(boats()))
+    assert [props(result, i)["track_name"] for i in range(2)] == ["NELSON", "COLLINGWOOD"]
 
 
 def test_track_stats_segments_and_zero_time_legs() -> None:
@@ -227,6 +238,31 @@ def test_cpa_at_the_edge_of_the_overlap_and_pairs() -> None:
     assert len(result.warnings) == 2
     error = run_err("closest-approach", [a, c])
     assert (error["code"], error["details"]["rule"]) == ("VALIDATION_FAILED", "overlap")
+
+
+def test_cpa_names_the_bearing_and_says_what_an_edge_means_on_the_real_ships() -> None:
+    nelson, collingwood = boats()
+    cpa = props(run_ok("closest-approach", [nelson, collingwood], {"distance_unit": "yd"}))
+    assert cpa["bearing_of"] == "COLLINGWOOD from NELSON"
+    assert cpa["range_trend"] == "closing, then opening" and not cpa["at_overlap_edge"] and "note" not in cpa
+    # the bearing runs from the first to the second: the other way round it is the reciprocal
+    back = props(run_ok("closest-approach", [collingwood, nelson], {"distance_unit": "yd"}))
+    assert back["bearing_of"] == "NELSON from COLLINGWOOD"
+    assert (back["bearing"] - cpa["bearing"]) % 360 == pytest.approx(180, abs=0.01)
+
+    times = collingwood["properties"]["timestamps"]
+    before = slice_points(collingwood, 0, times.index("1995-12-12T10:40:00Z") + 1)  # ends before the CPA
+    closing = props(run_ok("closest-approach", [nelson, before], {"distance_unit": "yd"}))
+    assert closing["at_overlap_edge"] and closing["time"] == "1995-12-12T10:40:00Z"
+    assert closing["range_trend"] == "closing"
+    assert closing["note"].startswith("closest at the end of the common period: the range was still closing then")
+    after = slice_points(collingwood, times.index("1995-12-12T10:46:00Z"), times.index("1995-12-12T10:56:00Z"))
+    opening = props(run_ok("closest-approach", [nelson, after], {"distance_unit": "yd"}))
+    assert opening["at_overlap_edge"] and opening["time"] == "1995-12-12T10:46:00Z"
+    assert opening["range_trend"] == "opening"
+    assert opening["note"].startswith("closest at the start of the common period: the range was opening from then on")
+    described = default_registry().get("closest-approach").description
+    assert "bearing_of" in described and "at_overlap_edge" in described and "note" in described
 
 
 def test_cpa_of_two_100k_point_tracks_is_quick() -> None:

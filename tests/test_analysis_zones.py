@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from debrief_calc.analysis.zones import TRANSITS_SPEC
 from debrief_calc.features import parse_iso
-from tests.test_analysis_support import GEOD, load_json, props, run_err, run_ok, track_feature
+from tests.test_analysis_support import GEOD, coords, load_json, props, run_err, run_ok, track_feature
 
 T0 = parse_iso("2024-05-01T00:00:00Z")
 
@@ -121,6 +122,78 @@ def test_a_bad_zone_is_named() -> None:
     }
     error = run_err("zone-transits", [along("a", [0, 1], [0, 0]), broken])
     assert error["code"] == "VALIDATION_FAILED" and error["details"]["feature_id"] == "zz"
+
+
+# --- active periods (properties.time / timeEnd) -------------------------------------------------
+
+
+def sap_1_1_and_van_galen() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The real plot's zone SAP 1-1 (active 2024-11-14T19:10Z to 2024-11-15T04:10Z) and the
+    track that crosses it, VAN GALEN3 (inside from about 21:50Z to 23:02Z)."""
+    doc = load_json("plots/large-sample.plot.json")
+    by_id = {f["id"]: f for f in doc["features"]}
+    return by_id["z-1"], by_id["f-1"]
+
+
+def with_period(z: dict[str, Any], start: str | None, end: str | None) -> dict[str, Any]:
+    properties = {k: v for k, v in z["properties"].items() if k not in ("time", "timeEnd")}
+    properties |= {k: v for k, v in (("time", start), ("timeEnd", end)) if v is not None}
+    return {**z, "properties": properties}
+
+
+def test_a_real_zone_reports_its_active_period_and_counts_inside_it() -> None:
+    sap, van_galen = sap_1_1_and_van_galen()
+    assert (sap["properties"]["time"], sap["properties"]["timeEnd"]) == (
+        "2024-11-14T19:10:00.000Z",
+        "2024-11-15T04:10:00.000Z",
+    )
+    result = run_ok("zone-transits", [van_galen, sap])
+    whole = props(result)
+    assert whole["zone_active"] == ["2024-11-14T19:10:00Z", "2024-11-15T04:10:00Z"]
+    (t,) = whole["transits"]  # wholly inside the active period: as if always active
+    always = props(run_ok("zone-transits", [van_galen, with_period(sap, None, None)]))
+    assert always["zone_active"] is None and always["transits"] == whole["transits"]
+    assert "only while active" in TRANSITS_SPEC.description and "zone_active" in TRANSITS_SPEC.description
+    entry, exit_ = parse_iso(t["entry_time"]), parse_iso(t["exit_time"])
+
+    # the zone stops being active mid-transit: only the time inside while active counts
+    ends = props(run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-14T19:10:00Z", "2024-11-14T22:30:00Z")]))
+    (cut,) = ends["transits"]
+    assert (cut["entry_time"], cut["exit_time"]) == (t["entry_time"], "2024-11-14T22:30:00Z")
+    assert cut["duration_s"] == pytest.approx(parse_iso("2024-11-14T22:30:00Z") - entry, abs=1e-3)
+    assert cut["note"] == "still inside when the zone stopped being active"
+    assert ends["total_inside_s"] == cut["duration_s"] and ends["zone_active"][1] == "2024-11-14T22:30:00Z"
+
+    # a zone with only a time is active from then on
+    starts = run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-14T22:00:00Z", None)])
+    (late,) = props(starts)["transits"]
+    assert props(starts)["zone_active"] == ["2024-11-14T22:00:00Z", None]
+    assert late["entry_time"] == "2024-11-14T22:00:00Z" and late["exit_time"] == t["exit_time"]
+    assert late["note"] == "inside when the zone became active"
+    assert late["duration_s"] == pytest.approx(exit_ - parse_iso("2024-11-14T22:00:00Z"), abs=1e-3)
+    # the stretch drawn starts where the track was when the zone became active, and ends at the exit
+    (stretch,) = starts.features[0]["geometry"]["coordinates"]
+    lats, lons = coords(van_galen)
+    stamps = van_galen["properties"]["timestamps"]
+    k = stamps.index("2024-11-14T21:59:58.277384Z")  # the fix before 22:00Z
+    f = (parse_iso("2024-11-14T22:00:00Z") - parse_iso(stamps[k])) / (parse_iso(stamps[k + 1]) - parse_iso(stamps[k]))
+    assert stretch[0] == pytest.approx([lons[k] + f * (lons[k + 1] - lons[k]), lats[k] + f * (lats[k + 1] - lats[k])])
+    assert stretch[0] == late["entry_position"] and stretch[1] == pytest.approx([lons[k + 1], lats[k + 1]])
+    assert stretch[-1] == t["exit_position"]
+
+    # not active during the transit at all
+    never = props(run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-15T00:00:00Z", None)]))
+    assert never["transit_count"] == 0 and never["total_inside_s"] == 0 and "note" not in never
+    off = props(run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-16T00:00:00Z", None)]))
+    assert off["note"] == "the zone is not active at any time of the track"
+
+
+def test_a_bad_active_period_is_named() -> None:
+    sap, van_galen = sap_1_1_and_van_galen()
+    error = run_err("zone-transits", [van_galen, with_period(sap, "tomorrow", None)])
+    assert error["details"] == {"feature_id": "z-1", "field": "properties.time", "rule": "iso-time"}
+    error = run_err("zone-transits", [van_galen, with_period(sap, "2024-11-15T00:00:00Z", "2024-11-14T00:00:00Z")])
+    assert error["details"]["rule"] == "order" and "SAP 1-1" in error["message"]
 
 
 # --- area-summary ----------------------------------------------------------------------------

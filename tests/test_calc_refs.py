@@ -383,3 +383,146 @@ async def test_guide_names_the_next_calls(client: Client) -> None:
     ):
         assert needed in guide, needed
     assert "MAX_STEPS" not in guide and "<placeholder>" not in guide
+
+
+# -- imports that meet in one plot, results kept in it ---------------------------------------------------
+
+
+@pytest.fixture
+async def state(calc_ws: Path) -> AsyncIterator[Client]:
+    """The plot-state server on the same workspace (and so the same store)."""
+    from debrief_calc.state.server import build_server as build_state
+
+    async with Client(build_state(ServerConfig("debrief-state-mcp", calc_ws))) as c:
+        yield c
+
+
+def keep_command(keep: str) -> dict[str, Any]:
+    """The command a ``keep`` hint spells out, read as a model would copy it."""
+    found = re.fullmatch(
+        r"to keep these results in a plot: debrief_apply_command\(command=(\{.*\})\) on debrief-state-mcp.*", keep
+    )
+    assert found, keep
+    command: dict[str, Any] = json.loads(found.group(1))
+    return command
+
+
+async def test_two_imports_with_narratives_make_one_plot(client: Client, state: Client, calc_ws: Path) -> None:
+    shutil.copy(DATA / "rep" / "valid_narrative.rep", calc_ws / "valid_narrative.rep")
+    whole = await imported(client, "exercise.rep")  # boat1 + boat2 + the narratives, over the cap
+    notes = await imported(client, "valid_narrative.rep")
+    summaries = whole["features"]
+    assert [s["id"] for s in summaries[:3]] == ["rep-nelson", "rep-collingwood", "rep-exercise-narrative-1"]
+    assert summaries[2]["name"] == "COMEX SERIAL 16D"  # a narrative is named by its text
+    assert notes["features"][0]["id"] == "rep-valid-narrative-narrative-1"
+    err, plot = await call(
+        state,
+        "debrief_create_plot",
+        filename="two.plot.json",
+        features=[
+            {"ref": whole["stored"]["ref"]},
+            *({"ref": f"debrief-calc:results/{f['id']}"} for f in notes["features"]),
+        ],
+    )
+    assert not err, plot
+    for rid in ("rep-exercise-narrative-1", "rep-valid-narrative-narrative-1"):  # both kept, neither replaced
+        err, page = await call(client, "get_result", ref=rid)
+        assert not err and page["features"][0]["properties"]["text"] == "COMEX SERIAL 16D"
+    again = await imported(client, "valid_narrative.rep")
+    assert [f["id"] for f in again["features"]] == [f["id"] for f in notes["features"]]  # stable
+
+
+async def test_the_same_platform_from_another_file_is_one_id_and_the_answer_says_so(
+    client: Client, state: Client, calc_ws: Path
+) -> None:
+    late = "".join((DATA / "rep" / "valid_boat1.rep").read_text().splitlines(keepends=True)[200:])
+    (calc_ws / "nelson_late.rep").write_text(late, encoding="utf-8")
+    first = await imported(client, "valid_boat1.rep")
+    again = await imported(client, "valid_boat1.rep")
+    assert not any("also imported" in w for w in again.get("warnings", []))  # the same file again
+    second = await imported(client, "nelson_late.rep")
+    (warning,) = [w for w in second["warnings"] if "also imported" in w]
+    assert warning.startswith("track 'rep-nelson' (NELSON) was also imported from 'valid_boat1.rep', with other fixes")
+    assert "a plot holds only one of the two" in warning and "debrief-calc:results/rep-nelson" in warning
+    err, out = await call(
+        state,
+        "debrief_create_plot",
+        filename="clash.plot.json",
+        features=[{"ref": first["stored"]["ref"]}, {"ref": second["stored"]["ref"]}],
+    )
+    assert err and "rep-nelson" in out["error"]["message"]
+
+
+async def test_analysis_answers_say_how_to_keep_their_results(client: Client, state: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    imported_again = await imported(client, "valid_boat2.rep")
+    assert "keep" not in imported_again  # its addFeatures command keeps it already
+    err, _ = await call(state, "debrief_create_plot", filename="kept.plot.json", features=[{"ref": r1}, {"ref": r2}])
+    assert not err
+    cpa = await run(client, "closest-approach", features=[{"ref": r1}, {"ref": r2}], parameters={"distance_unit": "yd"})
+    rid = cpa["features"][0]["id"]
+    command = keep_command(cpa["keep"])
+    assert command == {"command": "addFeatures", "payload": [{"ref": f"debrief-calc:results/{rid}"}]}
+    assert cpa["features"][0]["geometry"]["type"] == "LineString"  # drawable: the range line at the CPA
+    err, applied = await call(state, "debrief_apply_command", filename="kept.plot.json", command=command)
+    assert not err, applied
+    err, got = await call(state, "debrief_get_features", filename="kept.plot.json", ids=[rid])
+    assert not err and json.dumps(got).count(rid) >= 1
+    # a run over the cap: its one reference
+    stats = await run(client, "track-stats", features=[{"ref": r1}], parameters={"include_segments": True})
+    assert keep_command(stats["keep"])["payload"] == [{"ref": stats["stored"]["ref"]}]
+
+
+async def test_a_narrative_comes_with_the_command_that_keeps_it(client: Client, state: Client) -> None:
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    err, _ = await call(state, "debrief_create_plot", filename="told.plot.json", features=[{"ref": r1}, {"ref": r2}])
+    assert not err
+    cpa = await run(client, "closest-approach", features=[{"ref": r1}, {"ref": r2}], parameters={"distance_unit": "yd"})
+    rid = cpa["features"][0]["id"]
+    err, ready = await call(client, "generate_prompt", target=rid, task="narrate-result")
+    assert not err
+    text = "NELSON and COLLINGWOOD closed to 119.5 yd at 10:45Z."
+    err, ok = await call(client, "store_llm_result", **ready["callbackArgs"], result=text)
+    assert not err and ok["success"] is True
+    command = ok["data"]["command"]
+    (feature,) = command["payload"]
+    assert command["command"] == "addFeatures" and re.fullmatch(r"narrative-[0-9a-f]{10}", feature["id"])
+    assert feature["geometry"] is None
+    props = feature["properties"]
+    assert (props["dataType"], props["annotationType"], props["name"], props["text"]) == (
+        "annotation",
+        "comment",
+        "Analysis narrative",
+        text,
+    )
+    assert props["provenance"]["results"] == [rid] and props["provenance"]["ref"] == ok["data"]["ref"]
+    assert "debrief_apply_command(command=data.command) on debrief-state-mcp" in ok["nextAction"]
+    assert f"get_result(ref='{ok['data']['ref']}')" in ok["nextAction"]
+    err, applied = await call(state, "debrief_apply_command", filename="told.plot.json", command=command)
+    assert not err, applied
+    err, got = await call(state, "debrief_get_features", filename="told.plot.json", ids=[feature["id"]])
+    assert not err and "Analysis narrative" in json.dumps(got)
+
+
+async def test_get_result_reads_only_the_kinds_asked_for(client: Client) -> None:
+    whole = await imported(client, "exercise.rep")
+    ref = whole["stored"]["ref"]
+    err, notes = await call(client, "get_result", ref=ref, kinds=["annotation"])
+    assert not err and notes["total"] == 19 and notes["kinds"] == ["annotation"] and notes["next_cursor"] is None
+    assert {f["properties"]["annotationType"] for f in notes["features"]} == {"comment"}
+    err, none = await call(client, "get_result", ref=ref, kinds=["zone"])
+    assert not err and none["total"] == 0 and none["note"].endswith("its kinds: track (2), annotation (19)")
+    err, bad = await call(client, "get_result", ref=ref, kinds=["narrative"])
+    assert (
+        err
+        and bad["error"]["code"] == "VALIDATION_FAILED"
+        and "narratives and labels are annotation" in bad["error"]["message"]
+    )
+    err, tracks = await call(client, "get_result", ref=ref, kinds=["TRACK"])
+    assert not err and tracks["kinds"] == ["track"] and tracks["next_cursor"] and tracks["total"] == 2
+    err, out = await call(client, "get_result", ref=ref, cursor=tracks["next_cursor"])  # the filter goes with it
+    assert err and "?kinds=track" in out["error"]["message"]
+    err, more = await call(client, "get_result", ref=ref, cursor=tracks["next_cursor"], kinds=["track"])
+    assert not err and all(f["properties"]["kind"] == "track" for f in more["features"])

@@ -81,6 +81,12 @@ async def test_tools_annotations_and_lean_listing(client: Client) -> None:
 async def test_list_and_describe(client: Client) -> None:
     _, out = await call(client, "list_tools")
     assert {t["name"] for t in out["tools"]} == ANALYSIS
+    assert out["success"] is True  # as every other answer of both servers
+    stats = next(t for t in out["tools"] if t["name"] == "track-stats")
+    assert stats["description"].startswith("One track or several (one result per track):")
+    assert (stats["context_type"], stats["also_accepts"]) == ("single", ["multi"])
+    _, multi = await call(client, "list_tools", context_type="multi", kinds=["track"])
+    assert "track-stats" in {t["name"] for t in multi["tools"]}
     _, single = await call(client, "list_tools", context_type="single", kinds=["track"])
     assert "track-stats" in {t["name"] for t in single["tools"]}
     assert "closest-approach" not in {t["name"] for t in single["tools"]}
@@ -88,7 +94,7 @@ async def test_list_and_describe(client: Client) -> None:
     assert {"zone-transits", "area-summary"} <= {t["name"] for t in zones["tools"]}
     for name in ANALYSIS:
         err, d = await call(client, "describe_tool", name=name)
-        assert not err and d["name"] == name
+        assert not err and d["name"] == name and d["success"] is True
         for p in d["parameters"]:
             assert p["type"] and p["description"], (name, p)
     err, out = await call(client, "describe_tool", name="warp-drive")
@@ -270,6 +276,30 @@ async def test_narrate_and_summarize_results(client: Client, calc_ws: Path) -> N
     assert err and bad["error"]["code"] == "FEATURE_NOT_FOUND"
     err, bad = await call(client, "generate_prompt", target=ids, task="narrate-result")
     assert err and bad["status"] == "error"
+
+
+async def test_zone_transits_on_the_real_plot_honour_the_zone_period_and_say_how_to_keep_them(
+    client: Client,
+) -> None:
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="zone-transits",
+        plot={"filename": "large-sample.plot.json", "feature_ids": ["f-1", "f-2", "z-1"]},
+    )
+    assert not err, out
+    crossing, missing = out["features"]
+    assert crossing["properties"]["zone_active"] == ["2024-11-14T19:10:00Z", "2024-11-15T04:10:00Z"]
+    assert crossing["properties"]["transit_count"] == 1 and missing["properties"]["transit_count"] == 0
+    # only the result with something to draw is offered for the plot
+    assert f'"debrief-calc:results/{crossing["id"]}"' in out["keep"] and missing["id"] not in out["keep"]
+    err, none = await call(
+        client,
+        "run_tool",
+        tool="zone-transits",
+        plot={"filename": "large-sample.plot.json", "feature_ids": ["f-2", "z-1"]},
+    )
+    assert not err and "keep" not in none  # nothing drawable: no hint
 
 
 def test_old_stashed_runs_are_pruned(calc_ws: Path) -> None:

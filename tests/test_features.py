@@ -538,6 +538,34 @@ def test_feature_summary_values() -> None:
     assert summary["time_start"] is None and summary["time_end"] is None and summary["point_count"] == 3
 
 
+def test_a_narrative_without_a_name_is_summarised_by_its_text() -> None:
+    from debrief_calc.rep import parse_rep
+
+    text = (DATA / "rep" / "valid_narrative.rep").read_text(encoding="utf-8")
+    notes = parse_rep(text, source_name="valid_narrative.rep").features
+    assert all("name" not in n["properties"] for n in notes)
+    summaries = [feature_summary(n) for n in notes]
+    assert summaries[0]["name"] == "COMEX SERIAL 16D"
+    assert summaries[1]["name"] == "INTEND WIDE AREA SEARCH AS PREVIOUS SERIAL"
+    assert all(s["name"] and len(s["name"]) <= 60 for s in summaries)
+    long = {
+        "type": "Feature",
+        "id": "n",
+        "geometry": None,
+        "properties": {
+            "dataType": "annotation",
+            "text": "CONTACT  GAINED\nON TRACK 14, " + "CLASSIFIED POSSIBLE SUBMARINE " * 3,
+        },
+    }
+    name = feature_summary(long)["name"]
+    assert name.endswith("…") and len(name) <= 60 and "\n" not in name and "  " not in name
+    assert name.startswith("CONTACT GAINED ON TRACK 14, CLASSIFIED") and not name[:-1].endswith(" ")
+    named = {**long, "properties": {**long["properties"], "name": "Contact"}}
+    assert feature_summary(named)["name"] == "Contact"
+    untexted = {**long, "properties": {"dataType": "annotation"}}
+    assert feature_summary(untexted)["name"] is None
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
@@ -33,6 +34,12 @@ def tracks(result: RepResult) -> list[dict]:
 
 def annotations(result: RepResult) -> list[dict]:
     return [f for f in result.features if f["properties"]["dataType"] == "annotation"]
+
+
+def text_hash(text: str) -> str:
+    """What the ids of REP text given with no source name are scoped by: a hash of its lines."""
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").removesuffix("\n")
+    return hashlib.sha256(lines.encode()).hexdigest()[:8]
 
 
 def only_track(result: RepResult) -> dict:
@@ -140,7 +147,7 @@ def test_narrative_file_gives_one_comment_per_narrative_line() -> None:
     assert tracks(result) == []
     notes = annotations(result)
     assert len(notes) == 19
-    assert [n["id"] for n in notes] == [f"rep-narrative-{i}" for i in range(1, 20)]
+    assert [n["id"] for n in notes] == [f"rep-n-narrative-{i}" for i in range(1, 20)]  # source "n.rep"
     for note in notes:
         props = note["properties"]
         assert note["geometry"] is None  # no fixes in this file to place them by
@@ -371,6 +378,70 @@ def test_ids_are_deterministic_and_unique() -> None:
     assert parse_rep(text).features == first.features
 
 
+def test_ids_of_two_files_never_clash_and_stay_the_same_on_a_reimport() -> None:
+    narrative = read("valid_narrative.rep")
+    both = read("valid_boat1.rep") + read("valid_boat2.rep") + narrative
+    first = parse_rep(narrative, source_name="valid_narrative.rep")
+    second = parse_rep(both, source_name="exercise/whole day.REP")
+    ids_first = [f["id"] for f in first.features]
+    ids_second = [f["id"] for f in second.features]
+    assert ids_first[0] == "rep-valid-narrative-narrative-1"
+    assert ids_second[:3] == ["rep-nelson", "rep-collingwood", "rep-exercise-whole-day-narrative-1"]
+    assert not set(ids_first) & set(ids_second)
+    # stable: the same file gives the same ids, however its path is spelt
+    assert [f["id"] for f in parse_rep(narrative, source_name="./valid_narrative.rep").features] == ids_first
+    # text with no source: a short hash of the text, the same for the same text
+    inline = [f["id"] for f in parse_rep(narrative).features]
+    assert inline[0] == f"rep-{text_hash(narrative)}-narrative-1" and inline == [
+        f["id"] for f in parse_rep(narrative).features
+    ]
+    other = [f["id"] for f in parse_rep(narrative.replace("COMEX", "COMEX 2")).features]
+    assert not set(inline) & set(other)
+    # the same platform in two files is the same ship: the same track id
+    assert [t["id"] for t in tracks(parse_rep(read("valid_boat1.rep"), source_name="other.rep"))] == ["rep-nelson"]
+
+
+def test_long_source_paths_give_bounded_distinct_scopes() -> None:
+    deep = "a/" * 40 + "boat.rep"
+    ids = [f["id"] for f in parse_rep(";TEXT: @A 22 0 0 N 21 0 0 W x", source_name=deep).features]
+    other = [f["id"] for f in parse_rep(";TEXT: @A 22 0 0 N 21 0 0 W x", source_name="b/" + deep).features]
+    assert len(ids[0]) < 80 and ids != other and ids[0].endswith("-text-1")
+
+
+# --------------------------------------------------------------------------------------------
+# colours: legacy Debrief's ImportReplay colour letters
+# --------------------------------------------------------------------------------------------
+
+
+def test_track_colours_come_from_the_symbol_letter_as_in_legacy_debrief() -> None:
+    nelson = only_track(parse_rep(read("valid_boat1.rep")))
+    collingwood = only_track(parse_rep(read("valid_boat2.rep")))
+    assert nelson["properties"]["symbol"] == "@C" and nelson["properties"]["stroke"] == "#e01c3e"  # RED
+    assert collingwood["properties"]["symbol"] == "@A" and collingwood["properties"]["stroke"] == "#0064bd"  # BLUE
+    lower = only_track(parse_rep(FIX.replace("@C", "@g")))
+    assert lower["properties"]["stroke"] == "#a100e6"  # upper-cased: PURPLE
+    unknown = only_track(parse_rep(FIX.replace("@C", "@Z")))
+    assert unknown["properties"]["stroke"] == "#ff0000"  # "if label not found, make it RED"
+    layered = only_track(parse_rep(FIX.replace("@C", "@B[LAYER=Blue]")))
+    assert layered["properties"]["stroke"] == "#00800b" and layered["properties"]["layer"] == "Blue"
+
+
+def test_labels_and_zones_take_their_symbol_colour() -> None:
+    text = "\n".join(
+        [
+            ";TEXT: @D 22 11 10.63 S 21 41 52.37 E  Mid point",
+            ";CIRCLE: @H 21.8 0 0 N 21.0 0 0 W 2000 test circle",
+            ";RECT: @J 49.7303 0 0 N 4.16989 0 0 E 49.6405 0 0 N 4.39945 0 0 E box",
+        ]
+    )
+    label, circle, rect = parse_rep(text).features
+    assert label["properties"]["marker_color"] == label["properties"]["color"] == "#ffd700"  # YELLOW
+    assert circle["properties"]["stroke"] == circle["properties"]["fill"] == "#00ffff"  # CYAN
+    assert rect["properties"]["stroke"] == rect["properties"]["fill"] == "#58ff00"  # LIGHT_GREEN
+    narrative = parse_rep(read("valid_narrative.rep")).features[0]
+    assert not {"stroke", "fill", "marker_color", "color"} & set(narrative["properties"])
+
+
 # --------------------------------------------------------------------------------------------
 # precise reasons
 # --------------------------------------------------------------------------------------------
@@ -482,7 +553,7 @@ def test_text_label_is_a_point_annotation() -> None:
     result = parse_rep(";TEXT: @A 22 11 10.63 S 21 41 52.37 E  Mid  point")
     assert result.errors == []
     [label] = result.features
-    assert label["id"] == "rep-text-1"
+    assert label["id"] == f"rep-{text_hash(';TEXT: @A 22 11 10.63 S 21 41 52.37 E  Mid  point')}-text-1"
     assert label["geometry"]["type"] == "Point"
     assert label["geometry"]["coordinates"] == pytest.approx(
         [21 + 41 / 60 + 52.37 / 3600, -(22 + 11 / 60 + 10.63 / 3600)]
@@ -507,7 +578,8 @@ def test_circle_rect_and_poly_become_zones() -> None:
     result = parse_rep(text)
     assert result.errors == []
     circle, rect, poly = result.features
-    assert [f["id"] for f in result.features] == ["rep-circle-1", "rep-rect-1", "rep-poly-1"]
+    scope = text_hash(text)
+    assert [f["id"] for f in result.features] == [f"rep-{scope}-circle-1", f"rep-{scope}-rect-1", f"rep-{scope}-poly-1"]
     for zone in result.features:
         assert zone["properties"]["kind"] == "zone"
         assert zone["geometry"]["type"] == "Polygon"
@@ -560,6 +632,9 @@ def test_crlf_lf_and_cr_line_endings_read_the_same() -> None:
     results = [parse_rep(t) for t in (text, lf, cr)]
     assert all(r.features == results[0].features for r in results)
     assert [r.line_count for r in results] == [402, 402, 402]
+    narrative = read("valid_narrative.rep")
+    ids = {tuple(f["id"] for f in parse_rep(t).features) for t in (narrative, narrative.replace("\r\n", "\n"))}
+    assert len(ids) == 1  # inline text ids hash the lines, not the line endings
 
 
 def test_utf8_bom_is_ignored() -> None:

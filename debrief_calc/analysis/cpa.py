@@ -136,6 +136,8 @@ def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: st
     speed_b, course_b = motion_at(Legs(b), at)
     pos_a = [float(lon_a[0]), float(lat_a[0])]
     pos_b = [float(lon_b[0]), float(lat_b[0])]
+    first, second = a.name or a.id, b.name or b.id
+    at_start, at_end = t_cpa == span[0], t_cpa == span[1]
     props = {
         "first_id": a.id,
         "second_id": b.id,
@@ -143,6 +145,7 @@ def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: st
         "range": num(rng[0] / METRES_PER_UNIT[unit], distance_decimals(unit)),
         "distance_unit": unit,
         "bearing": num(bearing[0] if rng[0] > 0 else math.nan, 4),
+        "bearing_of": f"{second} from {first}",
         "first_position": pos_a,
         "second_position": pos_b,
         "first_speed_kn": num(speed_a[0] / KNOT_MPS, 4),
@@ -153,10 +156,34 @@ def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: st
         "overlap_end": iso(span[1]),
         "between_fixes": bool(t_cpa not in a.t and t_cpa not in b.t),
         # at an end of the shared span the platforms may still be closing: not a true CPA
-        "at_overlap_edge": bool(t_cpa in span),
+        "at_overlap_edge": bool(at_start or at_end),
+        "range_trend": _trend(at_start, at_end),
     }
-    title = f"CPA {a.name or a.id} / {b.name or b.id}"
-    return result_feature(title, {"type": "LineString", "coordinates": [pos_a, pos_b]}, props)
+    if at_start and at_end:
+        props["note"] = "the tracks share one instant only: the range there is all there is to compare"
+    elif at_start:
+        props["note"] = (
+            "closest at the start of the common period: the range was opening from then on "
+            "(before it, when only one track has fixes, they may have been closer)"
+        )
+    elif at_end:
+        props["note"] = (
+            "closest at the end of the common period: the range was still closing then "
+            "(after it, when only one track has fixes, they may have come closer)"
+        )
+    return result_feature(f"CPA {first} / {second}", {"type": "LineString", "coordinates": [pos_a, pos_b]}, props)
+
+
+def _trend(at_start: bool, at_end: bool) -> str:
+    """How the range runs at the CPA: opening after it (a CPA at the start of the common
+    period), closing up to it (at the end), or both."""
+    if at_start and at_end:
+        return "one instant"
+    if at_start:
+        return "opening"
+    if at_end:
+        return "closing"
+    return "closing, then opening"
 
 
 def handle(inp: ToolInput) -> ToolOutput:
@@ -190,9 +217,11 @@ SPEC = ToolSpec(
     description=(
         "Closest point of approach of each pair of tracks over the time they share, found "
         "between fixes (geodesic interpolation, refined to a millisecond): time, range, true "
-        "bearing from the first to the second, both positions, speeds and courses at that "
-        "moment. at_overlap_edge marks a CPA at the start or end of the shared time. The "
-        "geometry is the line between the two positions."
+        "bearing of the second from the first (bearing_of names them), both positions, speeds "
+        "and courses at that moment. range_trend is 'closing, then opening' for a true CPA; "
+        "at_overlap_edge marks a CPA at the start of the shared time (the range was opening from "
+        "then on) or at its end (still closing), and a note says which. The geometry is the line "
+        "between the two positions."
     ),
     version="1.0.0",
     input_kinds=("track",),

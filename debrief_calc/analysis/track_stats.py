@@ -117,7 +117,7 @@ def handle(inp: ToolInput) -> ToolOutput:
 SPEC = ToolSpec(
     name="track-stats",
     description=(
-        "Statistics of each track given (one result per track) from its positions and times (stored "
+        "One track or several (one result per track): statistics from positions and times (stored "
         "speeds and courses are ignored): point count, start, end, duration, geodesic distance, mean speed "
         "(distance / duration), max leg speed (legs taking no time are ignored and counted), "
         "length-weighted circular mean course, bounding box [w, s, e, n]; optional per-leg "

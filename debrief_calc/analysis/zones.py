@@ -15,6 +15,7 @@ from typing import Any, Final
 import numpy as np
 
 from debrief_calc import geodesy
+from debrief_calc._feature_parts import feature_label, field_failure, properties_of, raw_id
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     distance_decimals,
@@ -23,7 +24,16 @@ from debrief_calc.analysis.common import (
     source_ref,
 )
 from debrief_calc.errors import InvalidContext, ValidationFailed
-from debrief_calc.features import TrackData, feature_id, feature_kind, feature_name, iso, track_data, zone_rings
+from debrief_calc.features import (
+    TrackData,
+    feature_id,
+    feature_kind,
+    feature_name,
+    iso,
+    parse_iso,
+    track_data,
+    zone_rings,
+)
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.units import METRES_PER_UNIT
 
@@ -183,12 +193,91 @@ def _close(
     if where is not None:
         stretch.append(where)
     return {
-        **{k: v for k, v in current.items() if k != "_t0"},
+        **current,
         "exit_time": iso(when) if where is not None else None,
         "exit_position": where,
         "duration_s": num(when - current["_t0"], 3),
+        "_t1": when,
         "_stretch": stretch if len(stretch) >= 2 else stretch * 2,
     }
+
+
+def active_period(feature: Mapping[str, Any], index: int) -> tuple[float, float] | None:
+    """A zone's active period from ``properties.time`` / ``timeEnd`` (epoch seconds, either
+    side open: -inf / inf), or None when it has neither (always active)."""
+    props = properties_of(feature)
+    ends: list[float] = []
+    for key, open_end in (("time", -math.inf), ("timeEnd", math.inf)):
+        value = props.get(key)
+        if value is None:
+            ends.append(open_end)
+            continue
+        try:
+            ends.append(parse_iso(value) if isinstance(value, str) else math.nan)
+        except ValidationFailed:
+            ends.append(math.nan)
+        if math.isnan(ends[-1]):
+            raise field_failure(
+                feature_label(feature, index, "zone"),
+                raw_id(feature),
+                f"properties.{key}",
+                "iso-time",
+                f"properties.{key} {str(value)[:60]!r} is not an ISO-8601 time (the zone's active period)",
+            )
+    start, end = ends
+    if start == -math.inf and end == math.inf:
+        return None
+    if start > end:
+        raise field_failure(
+            feature_label(feature, index, "zone"),
+            raw_id(feature),
+            "properties.timeEnd",
+            "order",
+            f"the zone's active period ends ({props.get('timeEnd')}) before it starts ({props.get('time')})",
+        )
+    return start, end
+
+
+def _position_at(track: TrackData, when: float) -> list[float]:
+    """The track's position at ``when``, linear in longitude and latitude between fixes (as
+    the crossings are)."""
+    return [float(np.interp(when, track.t, track.lon)), float(np.interp(when, track.t, track.lat))]
+
+
+def _while_active(entry: dict[str, Any], track: TrackData, period: tuple[float, float]) -> dict[str, Any] | None:
+    """A transit cut to the zone's active period, or None when none of it falls inside."""
+    t0, t1 = entry["_t0"], entry["_t1"]
+    c0, c1 = max(t0, period[0]), min(t1, period[1])
+    if c0 > c1 or (c0 == c1 and t0 < t1):
+        return None
+    if (c0, c1) == (t0, t1):
+        return entry
+    out = dict(entry)
+    if c0 > t0:
+        out["entry_time"], out["entry_position"] = iso(c0), _position_at(track, c0)
+    if c1 < t1:
+        out["exit_time"], out["exit_position"] = iso(c1), _position_at(track, c1)
+    notes = []
+    if c0 > t0:
+        notes.append("inside when the zone became active")
+    elif out["entry_time"] is None:
+        notes.append("already inside at start")
+    if c1 < t1:
+        notes.append("still inside when the zone stopped being active")
+    elif out["exit_time"] is None:
+        notes.append("still inside at end")
+    out.pop("note", None)
+    if out["entry_time"] is None and out["exit_time"] is None:
+        out["note"] = "inside for the whole track"
+    elif notes:
+        out["note"] = "; ".join(notes)
+    inner = (track.t > c0) & (track.t < c1)
+    first = out["entry_position"] if out["entry_position"] is not None else _position_at(track, c0)
+    last = out["exit_position"] if out["exit_position"] is not None else _position_at(track, c1)
+    stretch = [first, *np.column_stack((track.lon[inner], track.lat[inner])).tolist(), last]
+    out["duration_s"] = num(c1 - c0, 3)
+    out["_t0"], out["_t1"], out["_stretch"] = c0, c1, stretch
+    return out
 
 
 def handle_transits(inp: ToolInput) -> ToolOutput:
@@ -203,14 +292,21 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
         )
     tracks = {i: track_data(inp.features[i], index=i) for i in track_idx}
     zones = {j: Zone(inp.features[j], j) for j in zone_idx}
+    periods = {j: active_period(inp.features[j], j) for j in zone_idx}
     features, sources = [], []
     for i, track in tracks.items():
         for j, zone in zones.items():
             found = transits(track, zone)
+            period = periods[j]
+            if period is not None:
+                found = [cut for entry in found if (cut := _while_active(entry, track, period)) is not None]
             stretches = [entry.pop("_stretch") for entry in found]
+            for entry in found:
+                del entry["_t0"], entry["_t1"]
             props = {
                 "track_id": track.id,
                 "zone_id": zone.id,
+                "zone_active": _period_text(period),
                 "transit_count": len(found),
                 "total_inside_s": num(sum(e["duration_s"] or 0.0 for e in found), 3),
                 "inside_at_start": bool(found and found[0]["entry_time"] is None),
@@ -219,10 +315,18 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
                 "track_end": iso(float(track.t[-1])),
                 "transits": found,
             }
+            if period is not None and (period[1] < track.t[0] or period[0] > track.t[-1]):
+                props["note"] = "the zone is not active at any time of the track"
             title = f"{track.name or track.id} in {zone.name or zone.id}"
             features.append(result_feature(title, {"type": "MultiLineString", "coordinates": stretches}, props))
             sources.append([source_ref(inp.features[i], i), source_ref(inp.features[j], j)])
     return ToolOutput(features=features, feature_sources=sources)
+
+
+def _period_text(period: tuple[float, float] | None) -> list[str | None] | None:
+    if period is None:
+        return None
+    return [iso(period[0]) if math.isfinite(period[0]) else None, iso(period[1]) if math.isfinite(period[1]) else None]
 
 
 def _centroid(polygons: list[list[FloatArray]]) -> tuple[float, float]:
@@ -302,6 +406,9 @@ TRANSITS_SPEC = ToolSpec(
         "track spends inside, with entry and exit times and positions (interpolated between the "
         "fixes on either side of the edge) and durations. A track inside at its first fix has "
         "entry_time null ('already inside at start'); inside at its last fix, exit_time null. "
+        "A zone with a time (and timeEnd) counts only while active: time inside before it "
+        "becomes active or after it ends is left out, and the result's zone_active gives the "
+        "period ([start, end], null for an open end; null when always active). "
         "Holes count (even-odd rule). One result per track and zone; its geometry is the "
         "stretches of track inside the zone."
     ),

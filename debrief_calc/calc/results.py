@@ -14,10 +14,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from debrief_calc import paging, plotstate
+from debrief_calc._feature_parts import KINDS, feature_kind
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.registry import normalise_kind
 from llmem.store import ArtifactStore
 
 __all__ = ["PAGE_LIMIT", "decode_cursor", "encode_cursor", "read_stored"]
@@ -66,20 +69,55 @@ def decode_cursor(cursor: str, ref: str, keys: tuple[str, ...]) -> dict[str, int
     return position  # type: ignore[return-value]
 
 
-def read_stored(store: ArtifactStore, ref: str, cursor: str | None, *, budget: int) -> dict[str, Any]:
-    """One page of what ``ref`` names: ``{success, ref, kind, total, features | text, next_cursor}``."""
+def _wanted_kinds(kinds: Sequence[object] | None) -> list[str] | None:
+    """The kinds a ``kinds`` filter names (spelt as :func:`feature_kind` spells them), or None
+    for no filter; ValidationFailed naming the kinds there are."""
+    if not kinds:
+        return None
+    wanted: list[str] = []
+    for value in kinds:
+        kind = normalise_kind(value) if isinstance(value, str) else None
+        if kind not in KINDS:
+            raise ValidationFailed(
+                f"kinds: {value!r} is not a feature kind; kinds are {', '.join(KINDS)} "
+                "(narratives and labels are annotation)",
+                details={"field": "kinds", "rule": "choices", "allowed": list(KINDS)},
+            )
+        if kind not in wanted:
+            wanted.append(kind)
+    return wanted
+
+
+def read_stored(
+    store: ArtifactStore, ref: str, cursor: str | None, *, budget: int, kinds: Sequence[object] | None = None
+) -> dict[str, Any]:
+    """One page of what ``ref`` names: ``{success, ref, kind, total, features | text, next_cursor}``.
+
+    ``kinds`` keeps only the features of those kinds (``total`` counts those); a cursor made
+    with a filter goes on with the same filter only. A text is not filtered (a note says so)."""
     parsed = plotstate.parse_ref(ref, field="ref")
+    wanted = _wanted_kinds(kinds)
+    ignored = f"kinds ignored: {parsed.text} holds text, not features"
     if parsed.holds_text:
-        return _text_page(parsed, plotstate.load_ref(store, parsed, shared=True), cursor, budget)
+        page = _text_page(parsed, plotstate.load_ref(store, parsed, shared=True), cursor, budget)
+        return page | ({"note": ignored} if wanted else {})
     if parsed.kind == "payload":  # a stored command payload: features, or any JSON a command takes
         content = plotstate.load_ref(store, parsed, shared=True)
         found = plotstate.features_in(content)
         if found is None:
-            return _text_page(parsed, content, cursor, budget)
+            page = _text_page(parsed, content, cursor, budget)
+            return page | ({"note": ignored} if wanted else {})
     features = plotstate.stored_features(store, parsed, shared=True)
+    tied = parsed.text  # what the cursors are tied to: the reference, and the filter if any
+    found_kinds: dict[str, int] = {}
+    if wanted is not None:
+        tied += "?kinds=" + ",".join(wanted)
+        for f in features:
+            found_kinds[feature_kind(f)] = found_kinds.get(feature_kind(f), 0) + 1
+        features = [f for f in features if feature_kind(f) in wanted]
     start = (0, 0)
     if cursor:
-        pos = decode_cursor(cursor, parsed.text, ("f", "p"))
+        pos = decode_cursor(cursor, tied, ("f", "p"))
         start = (pos["f"], pos["p"])
         if start[0] >= len(features):
             raise ValidationFailed(
@@ -94,8 +132,13 @@ def read_stored(store: ArtifactStore, ref: str, cursor: str | None, *, budget: i
         "kind": "features",
         "total": len(features),
         "features": items,
-        "next_cursor": encode_cursor(parsed.text, {"f": following[0], "p": following[1]}) if following else None,
+        "next_cursor": encode_cursor(tied, {"f": following[0], "p": following[1]}) if following else None,
     }
+    if wanted is not None:
+        answer["kinds"] = wanted
+        if not features:
+            there = ", ".join(f"{k} ({n})" for k, n in found_kinds.items()) or "none"
+            answer["note"] = f"no feature of {parsed.text} is of kinds {', '.join(wanted)}; its kinds: {there}"
     markers = [f["part"] for f in items if isinstance(f.get("part"), dict)]
     if markers:
         nested = any("first" in m for m in markers)

@@ -51,8 +51,9 @@ parameter. Tools that change a plot return DebriefCommands for debrief_apply_com
 
 Results: every result feature carries properties.provenance and is kept in the store as \
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
-in pages within the cap; a feature too big for one answer comes in parts of its points \
-(part: {{"points": [a, b], "of": N}}), to be concatenated in order."""
+in pages within the cap (kinds=["annotation"]: only annotations, such as an import's narratives); a feature \
+too big for one answer comes in parts of its points (part: {{"points": [a, b], "of": N}}), to be concatenated in \
+order. An analysis answer's keep spells out the debrief_apply_command call that adds its results to a plot."""
 
 
 def _protocol(limits: Limits) -> str:
@@ -71,10 +72,12 @@ ContextType = Literal["single", "multi", "region", "none"]
 
 
 class ToolList(BaseModel):
+    success: bool = True
     tools: list[dict[str, Any]]
 
 
 class ToolDescription(BaseModel):
+    success: bool = True
     name: str
     description: str = ""
     version: str = ""
@@ -95,6 +98,7 @@ class RunAnswer(BaseModel):
     warnings: list[str] | None = None
     report: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
+    keep: str | None = None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
@@ -113,6 +117,7 @@ class StoredAnswer(BaseModel):
     next_cursor: str | None = None
     note: str | None = None
     narrative: dict[str, str] | None = None
+    kinds: list[str] | None = None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
@@ -176,8 +181,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def get_result(
         ref: Annotated[str, Field(max_length=300, description="A reference from an answer, or a result id")],
         cursor: Annotated[str | None, Field(max_length=1000)] = None,
+        kinds: Annotated[
+            list[str] | None, Field(max_length=10, description="Only these kinds, e.g. [annotation]")
+        ] = None,
     ) -> StoredAnswer:
-        return StoredAnswer(**svc().get_result(ref, cursor))
+        return StoredAnswer(**svc().get_result(ref, cursor, kinds))
 
     def generate_prompt(
         target: Annotated[

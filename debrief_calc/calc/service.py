@@ -148,9 +148,43 @@ class CalcService:
                 result.error["message"] += f" (features counted after expanding the references: {len(features or [])})"
             return result.to_dict()
         answer = result.to_dict()
+        if result.tool == "import-rep" and (repeats := self._earlier_imports(result.features)):
+            answer["warnings"] = [*answer.get("warnings", []), *repeats]
         for feature in result.features:
             plotstate.store_result(self.store, feature, result.tool)
+        if keep := _keep(result.features, result.commands):
+            answer["keep"] = keep
         return self._within_cap(answer)
+
+    def _earlier_imports(self, features: list[dict[str, Any]]) -> list[str]:
+        """One sentence per imported track whose id an earlier import of other data already made
+        (the same platform in another file): a plot holds one feature per id, and the stored
+        result of that id is replaced by this one."""
+        notes: list[str] = []
+        for feature in features:
+            fid = str(feature.get("id"))
+            key = "results/" + plotstate.safe_segment(fid)
+            if (
+                feature_kind(feature) != "track"
+                or not self.store.artifact_file(plotstate.CALC_NS, key, "result").is_file()
+            ):
+                continue
+            try:
+                old = plotstate.load_result(self.store, fid)
+            except SuiteError:
+                continue
+            if old.get("geometry") == feature.get("geometry"):
+                continue  # the same data again (a re-import of the same file)
+            old_props = old.get("properties")
+            source = old_props.get("source") if isinstance(old_props, dict) else None
+            where = repr(source) if isinstance(source, str) else "other REP text"
+            name = (feature.get("properties") or {}).get("name") or fid
+            notes.append(
+                f"track {fid!r} ({name}) was also imported from {where}, with other fixes: one platform keeps one "
+                f"id, so a plot holds only one of the two (addFeatures refuses a repeated id), and "
+                f"{plotstate.REF_PREFIX}{key} now holds this import's track"
+            )
+        return notes
 
     def expand_refs(self, features: Sequence[Any]) -> list[Any]:
         """``features`` with each ``{"ref": …}`` item replaced by the features it stands for."""
@@ -179,6 +213,8 @@ class CalcService:
             commands.append({**command, "payload": payload})
         summaries = [_summary(f) for f in features[:_SUMMARIES]]
         slim = {**answer, "features": summaries, "commands": commands}
+        if ref is not None and "keep" in answer:
+            slim["keep"] = _keep_text([ref])
         if ref is not None:
             slim["stored"] = _stored_note(ref["ref"], features, carried, "summaries")
         elif commands:
@@ -195,10 +231,10 @@ class CalcService:
 
     # -- stored results ---------------------------------------------------------------------------
 
-    def get_result(self, ref: str, cursor: str | None) -> dict[str, Any]:
+    def get_result(self, ref: str, cursor: str | None, kinds: list[str] | None = None) -> dict[str, Any]:
         from debrief_calc.calc.results import read_stored
 
-        return read_stored(self.store, ref, cursor, budget=self.limits.answer_chars - 1_500)
+        return read_stored(self.store, ref, cursor, budget=self.limits.answer_chars - 1_500, kinds=kinds)
 
     # -- callback tasks ---------------------------------------------------------------------------
 
@@ -290,11 +326,15 @@ class CalcService:
                     details={"field": "result", "rule": "max_length"},
                 )
             ref = plotstate.text_ref(str(doc["path"]), str(doc["kind"]))
+            command = self._narrative_command(text, doc, ref, model, ticket)
             return Validated(
-                text, "markdown", extra={"results": doc["context"]["ids"]}, data={"ref": ref, "text": text[:4000]}
+                text,
+                "markdown",
+                extra={"results": doc["context"]["ids"]},
+                data={"ref": ref, "text": text[:4000], "command": command},
             )
 
-        return self.callback.accept(
+        env = self.callback.accept(
             ticket=ticket,
             target=target,
             task=task,
@@ -304,6 +344,74 @@ class CalcService:
             validate=validate,
             regenerate_hint=f"generate_prompt(target, {task!r})",
         )
+        if env.data is not None and "command" in env.data:
+            env.nextAction = (
+                "Stored. To keep it in a plot, call debrief_apply_command(command=data.command) on debrief-state-mcp "
+                "(updateFeatures instead when the plot has it already); read it back with "
+                f"get_result(ref={env.data['ref']!r})."
+            )
+        return env
+
+    def _narrative_command(
+        self, text: str, doc: dict[str, Any], ref: str, model: str | None, ticket: str
+    ) -> dict[str, Any]:
+        """The ``addFeatures`` command that keeps a narrative in a plot: an annotation with no
+        geometry (it is about results, not a place), one id per narrated target. A long text
+        travels as a stored payload, so that the answer stays within the cap."""
+        key = str(doc["path"])
+        feature = {
+            "type": "Feature",
+            "id": "narrative-" + hashlib.sha256(key.encode()).hexdigest()[:10],
+            "geometry": None,
+            "properties": {
+                "dataType": "annotation",
+                "annotationType": "comment",
+                "name": "Analysis narrative" if doc.get("task") == "narrate-result" else "Analysis summary",
+                "text": text,
+                "provenance": {
+                    "producer": "debrief-calc-mcp",
+                    "task": doc.get("task"),
+                    "results": doc["context"]["ids"],
+                    "ref": ref,
+                    "model": model,
+                    "ticket": ticket,
+                },
+            },
+        }
+        payload: Any = [feature]
+        if len(json.dumps(text)) > self.limits.answer_chars - 8_000:
+            payload = plotstate.stash_payload(self.store, "narrative-" + uuid.uuid4().hex[:12], 0, payload)
+        return {"command": "addFeatures", "payload": payload}
+
+
+#: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
+_KEEP_REFS = 20
+
+
+def _drawable(feature: dict[str, Any]) -> bool:
+    from debrief_calc.paging import point_count
+
+    return point_count(feature) > 0
+
+
+def _keep(features: list[dict[str, Any]], commands: list[dict[str, Any]]) -> str | None:
+    """How to keep a run's drawable results in a plot, with their references; None when no
+    result has a geometry to draw, or when a command of the run already adds its features
+    (import-rep, resample-track)."""
+    if any(c.get("command") == "addFeatures" for c in commands):
+        return None
+    refs = [plotstate.result_ref(str(f.get("id"))) for f in features if _drawable(f)]
+    if not refs:
+        return None
+    text = _keep_text(refs[:_KEEP_REFS])
+    if len(refs) > _KEEP_REFS:
+        text += f" (the first {_KEEP_REFS} of {len(refs)}: add the others' refs alike)"
+    return text
+
+
+def _keep_text(refs: list[dict[str, str]]) -> str:
+    command = json.dumps({"command": "addFeatures", "payload": refs}, separators=(", ", ": "))
+    return f"to keep these results in a plot: debrief_apply_command(command={command}) on debrief-state-mcp"
 
 
 def _carries(payload: object, features: list[dict[str, Any]]) -> bool:
@@ -318,8 +426,8 @@ _PLOTTABLE = ("track", "zone", "point", "annotation")
 def _summary(feature: dict[str, Any]) -> dict[str, Any]:
     """A result feature in brief: where and when for what goes on a plot, the figures (long
     lists left out) for an analysis result; with the reference of that one result."""
-    from debrief_calc.figures import elided
     from debrief_calc.features import feature_summary
+    from debrief_calc.figures import elided
 
     ref = plotstate.result_ref(str(feature.get("id")))
     if feature_kind(feature) in _PLOTTABLE:

@@ -17,6 +17,8 @@ A REP file is line based:
   decimal minutes and hemisphere (``DD MM.MMM H``), or decimal degrees and hemisphere; the
   latitude hemisphere may be glued to the longitude degrees (``N021``), as legacy Debrief
   allows. Course in degrees, speed in knots, depth in metres (``NaN`` or missing -> ``None``).
+  The symbol's colour letter gives the track its ``stroke`` as legacy Debrief's colour table does
+  (``_colours``); labels and shapes take theirs alike.
 * an annotation, a line starting with ``;TYPE:``. ``;NARRATIVE:``/``;NARRATIVE2:`` become
   comment annotations, ``;TEXT:`` a label at a point, ``;CIRCLE:``/``;RECT:``/``;POLY:`` zone
   annotations with a Polygon; every other type is reported in :attr:`RepResult.skipped`.

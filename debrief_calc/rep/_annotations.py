@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from debrief_calc.rep._colours import replay_colour
 from debrief_calc.rep._positions import read_position, read_symbol
 from debrief_calc.rep._results import LineError, NotImported
 from debrief_calc.rep._tokens import DATE_TOKEN_RE, TIME_TOKEN_RE, DateTimeReader, finite_number
@@ -112,6 +113,9 @@ def _zone(
         "symbol": symbol,
         "specifics": specifics,
     }
+    colour = replay_colour(symbol)
+    if colour is not None:  # legacy Debrief outlines a shape in its colour (and fills it in it)
+        properties["stroke"] = properties["fill"] = colour
     if layer:
         properties["layer"] = layer
     if times:
@@ -184,6 +188,9 @@ def parse_text(rest: str) -> dict[str, Any]:
         "text": text,
         "symbol": symbol,
     }
+    colour = replay_colour(symbol)
+    if colour is not None:  # marker_color as points have it; color, an annotation's colour, for renderers
+        properties["marker_color"] = properties["color"] = colour
     if layer:
         properties["layer"] = layer
     return {

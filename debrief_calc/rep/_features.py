@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import hashlib
+import posixpath
 import re
 from bisect import bisect_left
 from typing import Any
 
 from debrief_calc.rep._annotations import Narrative
+from debrief_calc.rep._colours import replay_colour
 from debrief_calc.rep._fixes import Track
 
-__all__ = ["FeatureIds", "narrative_feature", "slugify", "track_feature"]
+__all__ = ["FeatureIds", "narrative_feature", "slugify", "source_scope", "track_feature"]
 
 
 def slugify(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+_REP_SUFFIX = re.compile(r"\.(rep|dsf|dtf)\Z", re.IGNORECASE)
+_MAX_SCOPE = 48
+
+
+def source_scope(source_name: str | None, text: str) -> str:
+    """What makes a file's non-track ids its own: the source path without its REP suffix,
+    slugged (``./exercise/boat1.rep`` -> ``exercise-boat1``; a long path keeps its end and a hash
+    of the whole), or, with no source name, a short hash of the text."""
+    if source_name:
+        path = posixpath.normpath(source_name.replace("\\", "/"))
+        slug = slugify(_REP_SUFFIX.sub("", path))
+        if len(slug) > _MAX_SCOPE:
+            digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:6]
+            slug = slug[-(_MAX_SCOPE - 7) :].strip("-") + "-" + digest
+        if slug:
+            return slug
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 class FeatureIds:
@@ -50,6 +72,9 @@ def track_feature(track: Track, feature_id: str, source: str | None) -> dict[str
         "speeds": track.speeds,
         "depths": track.depths,
     }
+    colour = replay_colour(track.symbol)
+    if colour is not None:
+        properties["stroke"] = colour
     if any(label is not None for label in track.labels):
         properties["labels"] = track.labels
     if track.layer:

@@ -13,7 +13,7 @@ from debrief_calc.rep._annotations import (
     parse_rect,
     parse_text,
 )
-from debrief_calc.rep._features import FeatureIds, narrative_feature, slugify, track_feature
+from debrief_calc.rep._features import FeatureIds, narrative_feature, slugify, source_scope, track_feature
 from debrief_calc.rep._fixes import Track, fast_fix, field_counts, parse_fix
 from debrief_calc.rep._results import LineError, NotImported, RepResult, Truncated, line_issue
 from debrief_calc.rep._tokens import DateTimeReader
@@ -43,6 +43,12 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
     the nearest fix in time of their platform when that platform has fixes in the file),
     ``;TEXT:`` labels and ``;CIRCLE:``/``;RECT:``/``;POLY:`` zones. Lines that cannot be read are
     in ``errors``; recognised annotation types that are not imported are in ``skipped``.
+
+    Ids are stable across imports of the same file and unique across files: a track is
+    ``rep-<platform>`` (the same platform in two files is the same ship, so the same id); every
+    other feature is ``rep-<source>-<type>-<n>``, numbered per type in file order, where
+    ``<source>`` is ``source_name`` without its suffix, slugged (``exercise/boat1.rep`` ->
+    ``exercise-boat1``), or for text with no source name a short hash of the text.
     """
     result = RepResult()
     lines = _split_lines(text)
@@ -117,16 +123,17 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
         feature_id = ids.take(f"rep-{slug}" if slug else "rep-track")
         features.append(track_feature(track, feature_id, source_name))
 
+    scope = source_scope(source_name, "\n".join(lines))  # line endings and a BOM change no id
     counters: dict[str, int] = {}
     for item in annotations:
         if isinstance(item, Narrative):
             counters["narrative"] = counters.get("narrative", 0) + 1
-            feature_id = ids.take(f"rep-narrative-{counters['narrative']}")
+            feature_id = ids.take(f"rep-{scope}-narrative-{counters['narrative']}")
             feature = narrative_feature(item, feature_id, tracks.get(item.track))
         else:
             prefix, feature = item
             counters[prefix] = counters.get(prefix, 0) + 1
-            feature = {"type": "Feature", "id": ids.take(f"rep-{prefix}-{counters[prefix]}"), **feature}
+            feature = {"type": "Feature", "id": ids.take(f"rep-{scope}-{prefix}-{counters[prefix]}"), **feature}
         if source_name is not None:
             feature["properties"]["source"] = source_name
         features.append(feature)
