@@ -23,6 +23,7 @@ __all__ = [
     "PlotList",
     "PlotRef",
     "PropertiesAnswer",
+    "RangeDrawn",
     "RenderAnswer",
     "SelectionAnswer",
     "TimeAnswer",
@@ -173,15 +174,32 @@ class UndoAnswer(_OnPlot):
     selectedIds: list[str] | None = None
 
 
+class RangeDrawn(BaseModel):
+    """The range line of ``cpa``: between which tracks, when, how far as labelled (yd below
+    10,000 yd, else nm), whether an inset magnifies it (too short to see), and the bounds to
+    render as ``fit`` to see it large."""
+
+    between: list[str]
+    time: str
+    value: float
+    unit: str
+    text: str
+    inset: bool = False
+    cpa_bounds: list[float]
+
+
 class RenderAnswer(_OnPlot):
+    _if_set = frozenset({"range", "hidden_inactive"})
     mediaType: str
     width: int = 0
     height: int = 0
     bytes: int = 0
     time: str | None = None
     fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, bounds
-    bounds: list[float]  # [west, south, east, north] of the area shown
+    bounds: list[float]  # [west, south, east, north] of the area shown, padded to at most 2:1 (or 1:2)
     selectedIds: list[str] = []
+    range: RangeDrawn | None = None
+    hidden_inactive: list[str] | None = None  # zones/points in view but not active at time, so not drawn
 
 
 def _rpc(err: SuiteError) -> SuiteError:

@@ -289,8 +289,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def debrief_render_plot(
         filename: Filename = None,
-        width: Annotated[int, Field(ge=64, le=2048, description="Max")] = 1024,
-        height: Annotated[int, Field(ge=64, le=2048, description="Max")] = 768,
+        width: Annotated[int, Field(ge=64, le=2048, description="Max px; image takes the area's shape")] = 1024,
+        height: Annotated[int, Field(ge=64, le=2048, description="Max px")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
         fit: Annotated[
             Literal["viewport", "all", "selection"] | Annotated[list[float], Field(min_length=4, max_length=4)],

@@ -84,6 +84,16 @@ def _scalars(feature: dict[str, Any]) -> list[str]:
     return out[:25]
 
 
+_LONG_DECIMAL = re.compile(r"-?\d+\.\d{5,}")
+
+
+def _brief_figures(text: str) -> str:
+    """A result's figures for a plot summary: without its geometry line, numbers to 4 decimals (a
+    position to about 10 m), so the prompt holds figures to tell, not coordinates to copy."""
+    lines = [line for line in text.splitlines() if not line.startswith("Geometry:")]
+    return _LONG_DECIMAL.sub(lambda m: f"{float(m.group()):.4f}", "\n".join(lines))
+
+
 def _clean_answer(result: str) -> str:
     text = result.strip()
     fenced = _FENCE.match(text)
@@ -205,7 +215,8 @@ class PlotTasks:
         if not results:
             return []
         per = max(300, RESULTS_CHARS // len(results))
-        return ["\nAnalyses of these features by debrief-calc (newest first):", *(result_text(r, per) for r in results)]
+        texts = (_brief_figures(result_text(r, per)) for r in results)
+        return ["\nAnalyses of these features by debrief-calc (newest first):", *texts]
 
     def store(
         self, ticket: str, target: str, task: str, result: str, model: str | None, add_annotation: bool
