@@ -18,9 +18,8 @@ answer for the next call (``stored.ref``, ``stored.use``, ``nextAction``, featur
       one malformed answer refused and retried on the same ticket;
   (b) debrief-calc import-rep of each REP file (each answer too big for the cap comes back as a
       stored ``{"ref": …}``) → debrief-state debrief_create_plot from those refs: a new plot,
-      opened, its time window and viewport fitted to the tracks; the ships recoloured. (While
-      import-rep numbers every file's features from 1, the three runs clash in one plot: the tour
-      shows the refusal and recovers as a model could from the answers, marked WORKAROUND);
+      opened, its time window and viewport fitted to the tracks; the ships recoloured with
+      debrief_set_properties;
   (c) analysis by plot reference, ids from debrief_get_features: closest-approach in yards
       (checked against the designed encounter), track-stats of the three tracks in one call,
       speed-filter and zone-transits (checked against the design too);
@@ -221,12 +220,6 @@ def error_of(result: ToolResult) -> str:
     found = result.structured.get("error")
     err: dict[str, Any] = found if isinstance(found, dict) else {}
     return f"{err.get('code', 'ERROR')}: {err.get('message', result.text[:300])}"
-
-
-def error_details(result: ToolResult) -> dict[str, Any]:
-    found = result.structured.get("error") if result.is_error else None
-    details = found.get("details") if isinstance(found, dict) else None
-    return details if isinstance(details, dict) else {}
 
 
 def ok(result: ToolResult, what: str) -> dict[str, Any]:
@@ -454,60 +447,14 @@ async def _import_rep(host: Coordinator, ws: dict[str, Any]) -> list[dict[str, A
 
 
 async def _create_plot(host: Coordinator, plot: Plot, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """debrief_create_plot from the imports' refs, as the guides say (and, while import-rep
-    numbers every file's features alike, the recovery a model can make from the answers)."""
+    """debrief_create_plot from the imports' refs, as the guides and each answer's stored.use say."""
     refs = [{"ref": run["stored"]["ref"]} for run in runs]
     args = {"filename": plot.filename, "title": "Exercise KILO, 14 March 2025", "features": refs}
     r = await host.call("debrief-state:debrief_create_plot", args)
-    details = error_details(r)
-    if not r.is_error or "conflicting_id" not in details:
-        created = ok(r, "create plot")
-        say(
-            r.duration_ms,
-            f"debrief-state:debrief_create_plot {plot.filename} features=[{len(refs)} refs] → {created['message']}",
-        )
-        return created
-    say(
-        r.duration_ms,
-        f"debrief-state:debrief_create_plot {plot.filename} features=[{len(refs)} refs] → refused, {error_of(r)}",
-    )
-    # WORKAROUND: import-rep ids are per file (rep-narrative-1 in every file with narratives), so
-    # the runs cannot go into one plot whole. From the answers alone: the first run whole; of
-    # the others, each track by the ref of its own result (a track's id comes from its platform's
-    # name, so those differ) and the other features read back with get_result, sent without their
-    # ids so that the plot gives them new ones.
-    say(
-        None,
-        "WORKAROUND (a server gap, reported): every REP import numbers its features from 1 (rep-narrative-1…), so "
-        "the three runs clash; the first run whole, the others' tracks by their result refs, their other features "
-        "read back with debrief-calc:get_result and sent without ids",
-    )
-    features: list[dict[str, Any]] = [refs[0]]
-    for run in runs[1:]:
-        features += [{"ref": f["ref"]} for f in run["features"] if f["kind"] == "track"]
-        cursor, pages, others = None, 0, []
-        while True:
-            r = await host.call("debrief-calc:get_result", {"ref": run["stored"]["ref"], "cursor": cursor})
-            page = ok(r, "get_result")
-            pages += 1
-            others += [
-                {k: v for k, v in f.items() if k != "id"}
-                for f in page["features"]
-                if "part" not in f and f.get("properties", {}).get("kind") != "track"
-            ]
-            cursor = page.get("next_cursor")
-            if not cursor:
-                break
-        say(
-            None,
-            f"  debrief-calc:get_result {run['stored']['ref']}: {pages} page(s), {len(others)} features besides the track",
-        )
-        features += others
-    r = await host.call("debrief-state:debrief_create_plot", {**args, "features": features})
     created = ok(r, "create plot")
     say(
         r.duration_ms,
-        f"debrief-state:debrief_create_plot {plot.filename} ({len(features)} items) → {created['message']}",
+        f"debrief-state:debrief_create_plot {plot.filename} features=[{len(refs)} refs] → {created['message']}",
     )
     return created
 
