@@ -52,6 +52,11 @@ FIGURE_ROWS = [
     (STATE, "apply_command updateFeatures (plot write) p50,", 1),
     (STATE, "proof-of-concept workflow warm p50,", 1),
     (STATE, "render_plot 1024x768 p50,", 1),
+    (STATE, "create_plot, 2 imported tracks (", 1),
+    (STATE, "import-rep x2 + create_plot p50,", 1),
+    (STATE, "get_features full read,", 1),
+    (STATE, "same, ms per page,", 1),
+    (STATE, "same total, vs one json.dumps of the track", 1),
 ]
 
 # (server, how the target's name starts, how many)
