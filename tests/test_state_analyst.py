@@ -342,8 +342,15 @@ async def test_a_time_window_cuts_tracks_and_keeps_what_is_active(client: Client
     by_id = {s["id"]: s for s in summaries}
     assert by_id["f-1"]["time_start"] >= "2024-11-14T23:00:00" and by_id["f-1"]["time_end"] <= "2024-11-14T23:30:00.001"
     assert 0 < by_id["f-1"]["point_count"] < 781
-    assert "z-2" not in by_id  # a zone of 18:10 only
+    assert "z-2" in by_id  # a zone with a time alone (18:10) is active from then on
     assert "z-3" in by_id  # no time: always shown
+    early = {
+        s["id"]
+        for s in await read_all(
+            client, filename=LARGE, time_start="2024-11-14T16:30:00Z", time_end="2024-11-14T17:00:00Z"
+        )
+    }
+    assert {"bf-1", "z-1", "z-2", "p-2"}.isdisjoint(early) and {"z-3", "f-2", "f-3"} <= early  # not active yet
     full = joined(await read_all(client, filename=LARGE, detail="full", ids=["f-1"], **window))
     stamps = full[0]["properties"]["timestamps"]
     assert len(stamps) == len(full[0]["geometry"]["coordinates"]) == by_id["f-1"]["point_count"]
@@ -394,3 +401,24 @@ async def test_plot_prompts_carry_the_analyses_of_its_features_and_the_note_has_
     assert "debrief_get_features" in stored["nextAction"]
     moved = await ok(client, "debrief_set_time", filename=LARGE, timeState={"current": "2024-11-14T23:00:00Z"})
     assert "derived" not in moved and "message" not in moved  # only get_time has something to say there
+
+
+async def test_zoom_to_given_ids_leaves_the_selection_alone(client: Client, plots: Path) -> None:
+    await ok(client, "debrief_set_selection", filename=LARGE, selectedIds=["p-3"])
+    out = await ok(client, "debrief_zoom_to_selection", filename=LARGE, ids=["f-2", "z-4"], padding=0.1)
+    assert out["ids"] == ["f-2", "z-4"] and "selectedIds" not in out
+    w, _s, _e, n = out["viewportState"]["bounds"]
+    zone = feature(plot_json(plots), "z-4")["geometry"]["coordinates"][0]
+    assert w < min(p[0] for p in zone) and n > max(p[1] for p in zone)
+    assert (await ok(client, "debrief_get_selection", filename=LARGE))["selectedIds"] == ["p-3"]
+    await fails(client, "debrief_zoom_to_selection", "FEATURE_NOT_FOUND", filename=LARGE, ids=["nope"])
+
+
+async def test_narrative_entries_read_as_time_ship_and_text_in_the_prompt(client: Client, plots: Path) -> None:
+    from debrief_calc.rep import parse_rep
+
+    narratives = list(parse_rep((DATA / "rep" / "valid_narrative.rep").read_text(encoding="utf-8")).features)
+    await ok(client, "debrief_create_plot", filename="log.plot.json", features=narratives)
+    prompt = (await ok(client, "generate_prompt", task="narrate-timeline", target="log.plot.json"))["promptForHostLLM"]
+    assert "at 1995-12-12T05:00:00Z, logged by NELSON: COMEX SERIAL 16D" in prompt
+    assert "points=1" not in prompt and "..?" not in prompt

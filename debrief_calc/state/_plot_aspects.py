@@ -213,28 +213,36 @@ class PlotAspects(PlotCommands):
         doc, _out, aspects = self.write(name, path, {"command": "setViewport", "payload": bounds}, expected)
         return {"filename": name, "revision": doc.revision, "viewportState": {"bounds": bounds}}, aspects
 
-    def zoom_to_selection(self, filename: str | None, padding: float, expected: str | None) -> tuple[Answer, list[str]]:
+    def zoom_to_selection(
+        self, filename: str | None, padding: float, expected: str | None, ids: list[str] | None = None
+    ) -> tuple[Answer, list[str]]:
+        """The saved viewport becomes the padded bounds of ``ids`` (the selection when not given;
+        the selection itself is left as it is)."""
         from debrief_calc.features import feature_bounds
 
         name, path, doc = self.load(filename)
-        selected = [i for i in read_selection(self.store, name) if i in doc.index_by_id()]
-        if not selected:
-            raise validation_failed(
-                "selection", f"nothing is selected in {name!r}; select features first with debrief_set_selection"
-            )
-        boxes = [b for i in selected if (b := feature_bounds(doc.features[doc.index_by_id()[i]])) is not None]
+        index = doc.index_by_id()
+        if ids:
+            shown = list(dict.fromkeys(str(i) for i in ids))
+            if missing := [i for i in shown if i not in index]:
+                raise feature_not_found(missing, filename=name)
+            field = "ids"
+        else:
+            shown = [i for i in read_selection(self.store, name) if i in index]
+            field = "selection"
+            if not shown:
+                raise validation_failed(
+                    "selection",
+                    f"nothing is selected in {name!r}; pass ids, or select features first with debrief_set_selection",
+                )
+        boxes = [b for i in shown if (b := feature_bounds(doc.features[index[i]])) is not None]
         if not boxes:
-            raise validation_failed("selection", "the selected features have no positions to zoom to")
+            raise validation_failed(field, "these features have no positions to zoom to")
         box = [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
         bounds = metadata.padded(box, padding)
         doc, _out, aspects = self.write(name, path, {"command": "setViewport", "payload": bounds}, expected)
-        answer = {
-            "filename": name,
-            "revision": doc.revision,
-            "viewportState": {"bounds": bounds},
-            "selectedIds": selected,
-        }
-        return answer, aspects
+        answer = {"filename": name, "revision": doc.revision, "viewportState": {"bounds": bounds}}
+        return answer | ({"ids": shown} if ids else {"selectedIds": shown}), aspects
 
 
 #: How a model puts a feature sent in parts back together.

@@ -135,10 +135,11 @@ class TimeAnswer(_OnPlot):
 
 
 class ViewportAnswer(_OnPlot):
-    _if_set = frozenset({"message", "selectedIds"})
+    _if_set = frozenset({"message", "selectedIds", "ids"})
     viewportState: ViewportState | None = None
     message: str | None = None
     selectedIds: list[str] | None = None
+    ids: list[str] | None = None
 
 
 class ApplyAnswer(_OnPlot):

@@ -85,7 +85,10 @@ CONVENTIONS = (
     "Times are ISO-8601 UTC; bounds are [west, south, east, north] in degrees. Colours are properties, CSS "
     "colours such as '#808080' or 'grey': `stroke` for tracks and zone outlines, `fill` and `fill-opacity` for "
     "zone fill, `marker_color` for points and buoy fields; `name` is the label. debrief_set_properties changes them (a merge patch) without touching "
-    "geometry. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
+    "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
+    "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
+    "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
+    "debrief_undo's remaining counts the changes left to undo. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
     "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
 )
 PROTOCOL = (
@@ -259,9 +262,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         filename: Filename = None,
         padding: Annotated[float, Field(ge=0, le=10, description="Fraction of the span added on each side")] = 0.1,
         expected_revision: Revision = None,
+        ids: Annotated[Ids | None, Field(description="Zoom to these instead of the selection")] = None,
         ctx: Context[Any, Any] | None = None,
     ) -> ViewportAnswer:
-        data, aspects = await run(svc().zoom_to_selection, filename, padding, expected_revision)
+        id_list = [str(i) for i in ids] if ids else None
+        data, aspects = await run(svc().zoom_to_selection, filename, padding, expected_revision, id_list)
         await notify(ctx, data["filename"], aspects)
         return ViewportAnswer(**data)
 
@@ -353,7 +358,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         ),
         (debrief_get_viewport, read, "The plot's viewport {bounds: [west, south, east, north]}."),
         (debrief_set_viewport, change, "Set the plot's viewport bounds, written into the file."),
-        (debrief_zoom_to_selection, change, "Set the viewport to the bounds of the selected features, padded."),
+        (
+            debrief_zoom_to_selection,
+            change,
+            "Set the saved viewport to the padded bounds of the selected features (or of ids).",
+        ),
         (
             debrief_set_properties,
             change,

@@ -61,13 +61,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
 
-def _line(s: dict[str, Any]) -> str:
+def _line(s: dict[str, Any], props: dict[str, Any] | None = None) -> str:
+    """One feature's summary line; a narrative entry reads as what it is: a time, its ship, its text."""
+    props = props or {}
     parts = [f"[{s['kind']}] id={s['id']!s}"]
+    if props.get("track") and props.get("text"):
+        when = s.get("time_start") or "undated"
+        return f"- {parts[0]} at {when}, logged by {_short(props['track'])}: {_short(props['text'])}"
     if s.get("name"):
         parts.append(f"name={_short(s['name'])}")
-    parts.append(f"points={s['point_count']}")
-    if s.get("time_start") or s.get("time_end"):
-        parts.append(f"time={s.get('time_start') or '?'}..{s.get('time_end') or '?'}")
+    if s.get("point_count", 0) > 1 or s["kind"] == "track":
+        parts.append(f"points={s['point_count']}")
+    start, end = s.get("time_start"), s.get("time_end")
+    if start and (end is None or end == start):
+        parts.append(f"time={start}" if end else f"from {start}")
+    elif start or end:
+        parts.append(f"time={start or '?'}..{end or '?'}")
     if s.get("bounds"):
         parts.append("bounds=[" + ", ".join(f"{b:.3f}" for b in s["bounds"]) + "]")
     return "- " + " ".join(parts)
@@ -160,6 +169,11 @@ class PlotTasks:
     def _context(self, name: str, doc: PlotDoc, task: str) -> str:
         summaries = self.svc.summaries(doc)
         shown = [s for s in summaries if s["kind"] not in ("metadata", "backdrop")]
+
+        def line(s: dict[str, Any]) -> str:
+            feature = doc.get_feature(str(s["id"])) if s.get("id") is not None else None
+            return _line(s, (feature or {}).get("properties"))
+
         lines = [f"Plot: {_short(self.svc.title(name))} ({name}), {len(shown)} features"]
         counts = Counter(s["kind"] for s in shown)
         lines.append("Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
@@ -179,26 +193,27 @@ class PlotTasks:
             lines.append("\nSelected features:")
             for fid in selection[:30]:
                 i = doc.index_by_id()[fid]
-                lines.append(_line(summaries[i]))
+                lines.append(line(summaries[i]))
                 lines += [f"    {p}" for p in _scalars(doc.features[i])]
         elif task == "narrate-timeline":
             timed = sorted((s for s in shown if s.get("time_start")), key=lambda s: str(s["time_start"]))
             lines.append("\nFeatures in time order:")
-            lines += [_line(s) for s in timed[:MAX_LINES]]
+            lines += [line(s) for s in timed[:MAX_LINES]]
             untimed = [s for s in shown if not s.get("time_start") and s["kind"] != "annotation"]
             if untimed:
                 lines.append("\nFeatures without times (present throughout):")
-                lines += [_line(s) for s in untimed[: MAX_LINES // 2]]
-            notes = [f for f in doc.features if (f.get("properties") or {}).get("text")]
+                lines += [line(s) for s in untimed[: MAX_LINES // 2]]
+            notes = [
+                f
+                for f in doc.features
+                if (f.get("properties") or {}).get("text") and not (f.get("properties") or {}).get("time")
+            ]
             if notes:
-                lines.append("\nNotes:")
-                lines += [
-                    f"- {_short((f.get('properties') or {}).get('time') or 'undated')}: {_short(f['properties']['text'])}"
-                    for f in notes[:40]
-                ]
+                lines.append("\nUndated notes:")
+                lines += [f"- {_short(f['properties']['text'])}" for f in notes[:40]]
         else:
             lines.append("\nFeatures:")
-            lines += [_line(s) for s in shown[:MAX_LINES]]
+            lines += [line(s) for s in shown[:MAX_LINES]]
         if task != "describe-selection" and len(shown) > MAX_LINES:
             lines.append(f"… and {len(shown) - MAX_LINES} more features")
         lines += self._analyses(doc, selection if task == "describe-selection" else None)
@@ -253,7 +268,8 @@ class PlotTasks:
         env.data["annotation"] = {"added": True, "id": fid, "revision": answer["revision"]}
         env.nextAction = (
             f"Stored, and added to the plot as the annotation {fid!r} (revision {answer['revision']}): "
-            f"debrief_get_features(ids=[{fid!r}], detail='full') reads it back; debrief_undo takes it out again."
+            f"debrief_get_features(filename={target!r}, ids=[{fid!r}], detail='full') reads it back; "
+            f"debrief_undo(filename={target!r}) takes it out again."
         )
         return env, aspects
 
