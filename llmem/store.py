@@ -202,9 +202,10 @@ class ArtifactStore:
                     }
                     atomic_write_json(file, doc)
                 break
-            except FileNotFoundError:
+            except (FileNotFoundError, FileExistsError):
                 # A delete in another thread or process pruned the folder, now empty, between its
-                # making and the lock or temporary file landing in it: make it again and retry.
+                # making and the lock or temporary file landing in it (or while ``mkdir`` looked at
+                # it, which then reports it as existing but not a folder): make it again and retry.
                 if attempt == _PRUNE_RACE_RETRIES - 1:
                     raise
         return ArtifactRecord(namespace, key, kind, doc, file)
@@ -268,7 +269,7 @@ class ArtifactStore:
             try:
                 with locked(file):
                     file.unlink()
-            except FileNotFoundError:
+            except (FileNotFoundError, FileExistsError):
                 # Deleted meanwhile, or its folder pruned (empty, so without it) by another delete.
                 return 0
             finally:

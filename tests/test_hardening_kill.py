@@ -154,11 +154,10 @@ class LlmemTarget(Target):
 
     def adopt(self, ws: Path, in_flight: Any) -> bool:
         kind, rel, value = in_flight
-        doc = json.loads(
-            (
-                ws / ".llmem" / "artifacts" / "llmem" / rel / f"{'outline' if kind == 'outline' else 'summarize'}.json"
-            ).read_bytes()
-        )
+        path = ws / ".llmem" / "artifacts" / "llmem" / rel / f"{'outline' if kind == 'outline' else 'summarize'}.json"
+        if not path.exists():  # killed before the first write of this artifact landed: nothing to adopt
+            return False
+        doc = json.loads(path.read_bytes())
         if kind == "outline":
             landed = value in json.dumps(doc["content"])
             if landed:
