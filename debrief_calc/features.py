@@ -18,6 +18,7 @@ Times are float seconds since the Unix epoch, UTC. A track that cannot be analys
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +30,9 @@ from debrief_calc._feature_parts import (
     Kind,
     feature_id,
     feature_kind,
+    feature_label,
     feature_name,
+    field_failure,
     geometry_of,
     properties_of,
     raw_id,
@@ -43,6 +46,7 @@ __all__ = [
     "SUMMARY_NAME_CHARS",
     "Kind",
     "TrackData",
+    "active_period",
     "feature_bounds",
     "feature_id",
     "feature_kind",
@@ -154,11 +158,15 @@ def _track_time_ends(feature: Mapping[str, Any]) -> list[Any] | None:
 
 
 def time_span(feature: Mapping[str, Any]) -> tuple[float, float] | None:
-    """The period a feature covers, or None when it carries no usable time.
+    """The period a feature covers, or None when it carries no usable time: what a plot's
+    period is made of.
 
     Cheap on purpose (it runs on every feature a command adds): a track's first and last times
     only, in any of the four forms (a track's times never decrease, which reading it checks);
-    other features ``properties.time`` to ``timeEnd`` (``time`` alone is an instant).
+    other features ``properties.time`` to ``timeEnd`` (``time`` alone is an instant: a zone
+    that starts at 09:00 adds 09:00 to the plot's period, not the rest of time). Whether a
+    feature is *shown* or *counted* at a time is :func:`active_period`, where ``time`` alone
+    means "from then on".
     """
     try:
         if feature_kind(feature) == "track":
@@ -177,3 +185,62 @@ def time_span(feature: Mapping[str, Any]) -> tuple[float, float] | None:
         return (t0, t1) if t0 <= t1 else None
     except (ValidationFailed, TypeError, ValueError):
         return None
+
+
+def active_period(
+    feature: Mapping[str, Any], *, strict: bool = False, index: int | None = None
+) -> tuple[float, float] | None:
+    """When a zone, point, buoy field or annotation is active: ``(start, end)`` in epoch
+    seconds from ``properties.time`` / ``properties.timeEnd``, or None when it has neither
+    (always active). The one meaning of "active" that the picture, ``zone-transits`` and time
+    windows (:func:`debrief_calc.paging.clip_to_time`) share:
+
+    * ``time`` alone: from then on, ``(time, inf)``;
+    * ``timeEnd`` alone: until then, ``(-inf, timeEnd)``;
+    * both: ``(time, timeEnd)``, ends included.
+
+    Unlike :func:`time_span` (the period a feature adds to a plot's period, where ``time``
+    alone is an instant), an open side stays open. A track's fixes say when it is there
+    (clip it by them); this reads only the two properties, of any feature.
+
+    A value that is not an ISO-8601 time, or an end before the start, is a ValidationFailed
+    naming the field with ``strict`` (an analysis must not guess); otherwise an unreadable
+    value counts as absent and a reversed period as no period (always active), so that a
+    picture or a read never loses a feature over a typo.
+    """
+    props = properties_of(feature)
+    noun = feature_kind(feature)
+    ends: list[float] = []
+    for key, open_end in (("time", -math.inf), ("timeEnd", math.inf)):
+        value = props.get(key)
+        seconds = open_end
+        if value is not None:
+            try:
+                seconds = parse_iso(value) if isinstance(value, str) else math.nan
+            except ValidationFailed:
+                seconds = math.nan
+            if math.isnan(seconds):
+                if strict:
+                    raise field_failure(
+                        feature_label(feature, index, noun),
+                        raw_id(feature),
+                        f"properties.{key}",
+                        "iso-time",
+                        f"properties.{key} {str(value)[:60]!r} is not an ISO-8601 time (the {noun}'s active period)",
+                    )
+                seconds = open_end
+        ends.append(seconds)
+    start, end = ends
+    if start == -math.inf and end == math.inf:
+        return None
+    if start > end:
+        if strict:
+            raise field_failure(
+                feature_label(feature, index, noun),
+                raw_id(feature),
+                "properties.timeEnd",
+                "order",
+                f"the {noun}'s active period ends ({props.get('timeEnd')}) before it starts ({props.get('time')})",
+            )
+        return None
+    return start, end

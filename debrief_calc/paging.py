@@ -14,9 +14,13 @@ compact JSON, as the answer cap counts them). A feature over the budget comes in
   carries ``"part": {"points": [a, b], "of": N}``, plus ``"first"`` (nested geometries: the
   index of the line or ring, or ``[polygon, ring]``, that point ``a`` lies in) and ``"arrays"``
   (the names of the properties sliced), and nothing else changes;
-* by items otherwise (a Point result whose figures are one long list, such as per-leg
-  segments): each part is a copy whose largest list property holds items ``[a, b)``, with
-  ``"part": {"items": [a, b], "of": M, "at": ["properties", …]}``.
+* by items otherwise, or when what is left without the points would not fit half a page (a
+  result whose figures are long lists beside a short geometry, such as per-leg segments, or
+  range-bearing's ``series`` of columns beside its two-point line of sight): each part is a
+  copy whose largest list property holds items ``[a, b)``, with
+  ``"part": {"items": [a, b], "of": M, "at": ["properties", …]}``; when the largest is an
+  object of lists of one length (columns of one table) they are sliced alike, ``at`` naming
+  the object and ``"arrays"`` the lists.
 
 Concatenating the parts in order gives the feature back exactly (:func:`join_parts`). A
 :data:`Position` ``(feature index, first point or item of it not yet sent)`` says where a page
@@ -36,7 +40,7 @@ import numpy as np
 from debrief_calc._feature_parts import feature_kind, geometry_of, properties_of, raw_id
 from debrief_calc._track_data import read_track
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import time_span
+from debrief_calc.features import active_period
 
 __all__ = [
     "Position",
@@ -184,12 +188,20 @@ def slice_points(feature: Mapping[str, Any], a: int, b: int) -> dict[str, Any]:
 
 
 class _Splitter:
-    """Makes part ``[a, b)`` of one feature, by points or by the items of one list."""
+    """Makes part ``[a, b)`` of one feature, by points, by the items of one list, or by the
+    rows of an object of equal-length lists (``columns``: their names)."""
 
-    def __init__(self, feature: Mapping[str, Any], total: int, path: tuple[str, ...] | None) -> None:
+    def __init__(
+        self,
+        feature: Mapping[str, Any],
+        total: int,
+        path: tuple[str, ...] | None,
+        columns: tuple[str, ...] = (),
+    ) -> None:
         self.feature = feature
         self.total = total
         self.path = path  # None: by points
+        self.columns = columns
 
     def make(self, a: int, b: int) -> dict[str, Any]:
         if self.path is None:
@@ -200,8 +212,10 @@ class _Splitter:
             if names:
                 part["arrays"] = names
         else:
-            out = _replace_at(self.feature, self.path, a, b)
+            out = _replace_at(self.feature, self.path, a, b, self.columns)
             part = {"items": [a, b], "of": self.total, "at": list(self.path)}
+            if self.columns:
+                part["arrays"] = list(self.columns)
         out["part"] = part
         return out
 
@@ -249,44 +263,78 @@ class _Splitter:
         return part, compact_size(part), a + 1
 
 
-def _largest_list(props: Mapping[str, Any], prefix: tuple[str, ...], level: int) -> tuple[int, tuple[str, ...]] | None:
-    best: tuple[int, tuple[str, ...]] | None = None
+#: a candidate for splitting by items: (its size, the path of the list or of the object of
+#: columns, the columns' names: empty for one list)
+_Group = tuple[int, tuple[str, ...], tuple[str, ...]]
+
+
+def _largest_list(props: Mapping[str, Any], prefix: tuple[str, ...], level: int) -> _Group | None:
+    """The biggest list of more than one item among ``props`` and the objects below it, or
+    the biggest set of two or more lists of one length in one object (columns of a table,
+    cut alike), by compact size."""
+    best: _Group | None = None
+    by_length: dict[int, list[tuple[str, int]]] = {}
     for key, value in props.items():
-        found: tuple[int, tuple[str, ...]] | None = None
+        found: _Group | None = None
         if isinstance(value, list) and len(value) > 1:
-            found = (compact_size(value), (*prefix, key))
+            size = compact_size(value)
+            by_length.setdefault(len(value), []).append((key, size))
+            found = (size, (*prefix, key), ())
         elif isinstance(value, Mapping) and level < 4:
             found = _largest_list(value, (*prefix, key), level + 1)
         if found is not None and (best is None or found[0] > best[0]):
             best = found
+    for lists in by_length.values():
+        size = sum(n for _, n in lists)
+        if len(lists) > 1 and (best is None or size > best[0]):
+            best = (size, prefix, tuple(key for key, _ in lists))
     return best
 
 
-def _replace_at(feature: Mapping[str, Any], path: tuple[str, ...], a: int, b: int) -> dict[str, Any]:
-    """A copy of the feature whose list at ``path`` holds items ``[a, b)`` (dicts on the way copied)."""
+def _replace_at(
+    feature: Mapping[str, Any], path: tuple[str, ...], a: int, b: int, columns: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A copy of the feature whose list at ``path`` (or, with ``columns``, each of those lists
+    in the object at ``path``) holds items ``[a, b)``; dicts on the way copied."""
     out = dict(feature)
     node: dict[str, Any] = out
-    for key in path[:-1]:
+    walk = path if columns else path[:-1]
+    for key in walk:
         node[key] = dict(node[key])
         node = node[key]
-    node[path[-1]] = node[path[-1]][a:b]
+    for name in columns or path[-1:]:
+        node[name] = node[name][a:b]
     return out
 
 
-def _splitter(feature: Mapping[str, Any]) -> _Splitter | None:
+def _splitter(feature: Mapping[str, Any], budget: int | None = None) -> _Splitter | None:
+    """How to cut a feature: by points when its geometry has several and what remains without
+    them fits half of ``budget``; else by the items of its biggest list (or table of columns),
+    whichever leaves the smaller remainder; None when it cannot be cut at all. The choice
+    depends on the feature and the budget only, so every page of one feature cuts it alike."""
+    by_points: _Splitter | None = None
     split = _splittable(feature)
     if split is not None:
         n = _count(split[0], split[1])
         if n > 1:
-            return _Splitter(feature, n, None)
+            by_points = _Splitter(feature, n, None)
+    points_rest = 0
+    if by_points is not None:
+        points_rest = compact_size(by_points.make(0, 0))  # never the whole track: its points left out
+        if budget is None or points_rest <= budget // 2:
+            return by_points
     props = feature.get("properties")
     found = _largest_list(props, ("properties",), 0) if isinstance(props, Mapping) else None
     if found is None:
-        return None
+        return by_points
+    _, path, columns = found
     node: Any = feature
-    for key in found[1]:
+    for key in path:
         node = node[key]
-    return _Splitter(feature, len(node), found[1])
+    by_items = _Splitter(feature, len(node[columns[0]]) if columns else len(node), path, columns)
+    if by_points is None:
+        return by_items
+    return by_items if compact_size(by_items.make(0, 0)) < points_rest else by_points
 
 
 def _size_upto(feature: Mapping[str, Any], cap: int) -> int | None:
@@ -336,7 +384,7 @@ def page_features(
                 continue
             if whole is not None and out:
                 break  # it fits a page of its own: keep it whole
-        splitter = _splitter(feature)
+        splitter = _splitter(feature, budget)
         if splitter is None or p >= splitter.total:
             if out:
                 break
@@ -383,13 +431,19 @@ def join_parts(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return head
     if "items" in marker:
         path = list(marker["at"])
-        joined: list[Any] = []
+        columns = [str(c) for c in marker.get("arrays", [])]
+        joined: dict[str, list[Any]] = {name: [] for name in columns or [""]}
         for part in parts:
             node: Any = part
             for key in path:
                 node = node[key]
-            joined += node
-        return _set_at(head, tuple(path), joined)
+            for name in joined:
+                joined[name] += node[name] if name else node
+        if not columns:
+            return _set_at(head, tuple(path), joined[""])
+        for name in columns:
+            head = _set_at(head, (*path, name), joined[name])
+        return head
     names = list(marker.get("arrays", []))
     props = dict(properties_of(head))
     for name in names:
@@ -431,9 +485,11 @@ def clip_to_time(feature: Mapping[str, Any], start: float | None, end: float | N
     A track keeps the points whose times fall inside, read as :mod:`debrief_calc.features`
     reads them (``timestamps``, ``positions[].time``, ``times`` or a 4th coordinate in epoch
     ms), its per-point arrays sliced alike; None when no point falls inside. Another feature
-    with a time (``time``, ``timeEnd``) is kept whole when its period meets the window; a
-    feature with no time at all (a zone, a track without times) is kept whole. A track whose
-    times are there but unreadable is a ValidationFailed naming the field.
+    is kept whole when its active period (:func:`debrief_calc.features.active_period`, as the
+    picture and ``zone-transits`` read it: ``time`` alone is from then on, ``timeEnd`` alone
+    until then) meets the window; a feature with no time at all (a zone, a track without
+    times) is kept whole. A track whose times are there but unreadable is a ValidationFailed
+    naming the field.
     """
     if feature_kind(feature) == "track":
         try:
@@ -448,9 +504,9 @@ def clip_to_time(feature: Mapping[str, Any], start: float | None, end: float | N
         if a >= b:
             return None
         return dict(feature) if (a, b) == (0, len(t)) else _slice(feature, a, b, len(t))[0]
-    span = time_span(feature)
-    if span is None:
+    period = active_period(feature)
+    if period is None:
         return dict(feature)
-    if (start is not None and span[1] < start) or (end is not None and span[0] > end):
+    if (start is not None and period[1] < start) or (end is not None and period[0] > end):
         return None
     return dict(feature)

@@ -431,13 +431,18 @@ async def _import_rep(host: Coordinator, ws: dict[str, Any]) -> list[dict[str, A
         run = ok(r, f"import-rep {path.name}")
         rep, stored = run["report"], run.get("stored")
         if not stored or "ref" not in stored:
-            raise StepFailed(f"import-rep {path.name}: the answer fits the cap, expected a stored ref")
-        kinds = Counter(str(f["kind"]) for f in run["features"])
+            raise StepFailed(f"import-rep {path.name}: every import answer should hold a stored ref")
+        # summaries (over the cap) carry kind; whole features (under it) properties.kind or dataType
+        kinds = Counter(
+            str(f.get("kind") or f.get("properties", {}).get("kind") or f.get("properties", {}).get("dataType"))
+            for f in run["features"]
+        )
+        listed = "as summaries" if "features" in stored else "whole"
         say(
             r.duration_ms,
             f"debrief-calc:run_tool import-rep {path.name} → {rep['fix_count']} fixes, {rep['narrative_count']} narratives, "
             f"{len(rep['errors'])} bad lines, {len(rep['skipped'])} skipped; features "
-            f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))} as summaries; stored.ref {stored['ref']}",
+            f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))} {listed}; stored.ref {stored['ref']}",
         )
         check(not rep["errors"] and not rep["skipped"], f"{path.name} has lines the importer could not read")
         if not runs:

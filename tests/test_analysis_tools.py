@@ -108,6 +108,20 @@ def test_track_stats_mean_course_and_geometry() -> None:
     assert result.features[0]["geometry"] == {"type": "Point", "coordinates": [lon[-1], lat[-1]]}
 
 
+def test_track_stats_says_when_the_mean_course_of_a_turning_track_says_little() -> None:
+    b1, _ = boats()
+    result = run_ok("track-stats", [b1])
+    stats = props(result)["statistics"]
+    assert stats["mean_course"] == pytest.approx(225.4457) and stats["course_steadiness"] == pytest.approx(0.056315)
+    assert stats["mean_course_note"] == "the track turns a lot: its mean course says little"
+    assert list(stats).index("mean_course_note") == list(stats).index("course_steadiness") + 1
+    assert any("rep-nelson" in w and "course_steadiness 0.06" in w for w in result.warnings)
+    steady = run_ok("track-stats", [straight("s", 50, -4, 30, 12, 61, 60)])
+    assert "mean_course_note" not in props(steady)["statistics"] and not steady.warnings
+    description = default_registry().get("track-stats").description
+    assert "course_steadiness (resultant / distance: 1 is a straight line" in description
+
+
 def test_track_stats_bbox_across_the_antimeridian() -> None:
     feature = track_feature("am", [0, 600, 1200], [179.9, -179.95, -179.8], [10, 10.01, 10.02])
     stats = props(run_ok("track-stats", [feature]))["statistics"]
@@ -169,6 +183,19 @@ def test_range_bearing_sampling_modes_and_cap() -> None:
     assert interval["sample_count"] == 40 and interval["interval_s"] == 600
     times = [parse_iso(t) for t in interval["series"]["time"]]
     assert np.allclose(np.diff(times), 600)
+    # on round multiples of the interval, not on the overlap's start (05:03)
+    assert interval["overlap_start"] == "1995-12-12T05:03:00Z"
+    assert interval["series"]["time"][:2] == ["1995-12-12T05:10:00Z", "1995-12-12T05:20:00Z"]
+    assert interval["series"]["time"][-1] == "1995-12-12T11:40:00Z"
+    hourly = props(run_ok("range-bearing", [b1, b2], {"sample": "interval", "interval_s": 3600}))
+    assert hourly["series"]["time"] == [f"1995-12-12T{h:02d}:00:00Z" for h in range(6, 12)]
+    spec = default_registry().get("range-bearing").describe()
+    (param,) = [p for p in spec["parameters"] if p["name"] == "interval_s"]
+    assert "round multiples" in param["description"] and "round multiples" in spec["description"]
+    # a span shorter than the interval with no multiple inside: no samples, and a note says why
+    short = [slice_points(b, 4, 8) for b in (b1, b2)]  # 05:04 to 05:07 and 05:07 to 05:10 -> 05:07 only
+    none = props(run_ok("range-bearing", short, {"sample": "interval", "interval_s": 600}))
+    assert none["sample_count"] == 0 and "no multiple of interval_s=600 s" in none["note"]
     capped = props(run_ok("range-bearing", [b1, b2], {"max_samples": 10}))
     assert capped["sample_count"] == 10 and capped["samples_total"] == 399 and capped["samples_capped"]
     assert capped["series"]["time"][0] == every["series"]["time"][0]
@@ -345,6 +372,37 @@ def test_speed_filter_modes_and_zero_time_legs() -> None:
     assert len(result.features[0]["geometry"]["coordinates"][0]) == 5
 
 
+def test_speed_filter_merges_periods_split_by_short_dips() -> None:
+    b1, _ = boats()
+    split = props(run_ok("speed-filter", [b1], {"threshold_kn": 11}))
+    spans = [(p["start"][11:16], p["end"][11:16]) for p in split["periods"]]
+    assert split["period_count"] == 11 and ("07:59", "08:22") in spans and ("08:23", "08:38") in spans
+    assert split["min_gap_s"] == 0 and split["gaps_closed"] == 0
+    assert split["total_duration_s"] == pytest.approx(sum(p["duration_s"] for p in split["periods"]))
+    merged = props(run_ok("speed-filter", [b1], {"threshold_kn": 11, "min_gap_s": 90}))
+    assert merged["period_count"] == 10 and merged["gaps_closed"] == 1
+    (run,) = [p for p in merged["periods"] if p["start"].startswith("1995-12-12T07:59")]
+    assert run["end"].startswith("1995-12-12T08:38") and run["duration_s"] == 39 * 60
+    # the dip counts in the merged period: its distance, its mean speed, its fixes
+    first, second = (p for p in split["periods"] if p["start"][11:16] in ("07:59", "08:23"))
+    assert run["distance_nm"] > first["distance_nm"] + second["distance_nm"]
+    assert run["fix_count"] == first["fix_count"] + second["fix_count"]
+    assert run["max_speed_kn"] == max(first["max_speed_kn"], second["max_speed_kn"])
+    assert merged["total_duration_s"] == split["total_duration_s"] + 60
+    # a 2-minute gap (07:57 to 07:59) is not shorter than 120 s; 121 s closes it too
+    assert props(run_ok("speed-filter", [b1], {"threshold_kn": 11, "min_gap_s": 120}))["gaps_closed"] == 1
+    assert props(run_ok("speed-filter", [b1], {"threshold_kn": 11, "min_gap_s": 121}))["gaps_closed"] == 2
+    # merging comes before min_duration_s: the merged run is long enough where its halves were not
+    long = props(run_ok("speed-filter", [b1], {"threshold_kn": 11, "min_gap_s": 90, "min_duration_s": 1800}))
+    assert any(p["start"].startswith("1995-12-12T07:59") for p in long["periods"])
+    assert not any(
+        p["start"].startswith("1995-12-12T07:59")
+        for p in props(run_ok("speed-filter", [b1], {"threshold_kn": 11, "min_duration_s": 1800}))["periods"]
+    )
+    error = run_err("speed-filter", [b1], {"threshold_kn": 11, "min_gap_s": -1})
+    assert error["details"]["field"] == "min_gap_s"
+
+
 # --- resample-track --------------------------------------------------------------------------
 
 
@@ -352,7 +410,7 @@ def test_resample_counts_names_and_command() -> None:
     b1, _ = boats()
     result = run_ok("resample-track", [b1], {"interval_s": 60})
     (track,) = result.features
-    assert track["id"] == "rep-nelson-resampled-60" and track["properties"]["name"] == "NELSON (resampled 60 s)"
+    assert track["id"] == "rep-nelson-resampled-60" and track["properties"]["name"] == "NELSON (every 1 min)"
     assert track["properties"]["kind"] == track["properties"]["dataType"] == "track"
     assert len(track["geometry"]["coordinates"]) == len(track["properties"]["timestamps"]) == 402
     assert "speeds" not in track["properties"] and "courses" not in track["properties"]
@@ -363,18 +421,50 @@ def test_resample_counts_names_and_command() -> None:
     assert len(odd["properties"]["timestamps"]) == 24060 // 7 + 1
     assert np.allclose(np.diff([parse_iso(s) for s in odd["properties"]["timestamps"]]), 7)
     half = run_ok("resample-track", [b1], {"interval_s": 0.5}).features[0]
-    assert half["id"] == "rep-nelson-resampled-0.5" and half["properties"]["name"] == "NELSON (resampled 0.5 s)"
+    assert half["id"] == "rep-nelson-resampled-0.5" and half["properties"]["name"] == "NELSON (every 0.5 s)"
 
 
 def test_resample_methods_and_style() -> None:
     track = plot_tracks()[0]
     geo = run_ok("resample-track", [track], {"interval_s": 100}).features[0]
     lin = run_ok("resample-track", [track], {"interval_s": 100, "method": "linear"}).features[0]
-    assert geo["properties"]["stroke"] == track["properties"]["stroke"]
+    assert geo["properties"]["stroke"] == "#ff7373"  # VAN GALEN's #F00, lightened to tell them apart
     assert geo["properties"]["resample_method"] == "geodesic" and lin["properties"]["resample_method"] == "linear"
     a, b = np.array(geo["geometry"]["coordinates"]), np.array(lin["geometry"]["coordinates"])
     assert a.shape == b.shape and np.max(np.abs(a - b)) < 1e-5  # ~1 m apart on short legs
     assert np.max(np.abs(a - b)) > 0  # but not the same computation
+
+
+def test_a_resampled_track_is_told_apart_from_its_original() -> None:
+    """LEOPOLD I resampled every 5 minutes: on the picture the two tracks coincide, so the new
+    one says what it is in its name and label and is drawn in a noticeably other shade."""
+    leopold = next(t for t in plot_tracks() if t["properties"]["name"] == "LEOPOLD I")
+    (new,) = run_ok("resample-track", [leopold], {"interval_s": 300}).features
+    before, after = leopold["properties"], new["properties"]
+    assert after["name"] == "LEOPOLD I (every 5 min)" and after["shortName"] == "LEOP 5m"
+    assert before["stroke"] == "#0F0" and after["stroke"] == "#008c00"  # bright green darkened
+    changed = {k for k in after if after.get(k) != before.get(k)}
+    assert changed <= {
+        "name",
+        "shortName",
+        "stroke",
+        "timestamps",
+        "kind",
+        "resampled_from",
+        "resample_interval_s",
+        "resample_method",
+        "provenance",
+    }, changed
+    assert set(before) - set(after) <= {"timestamps", "times", "positions", "courses", "speeds", "labels"}
+    # dark colours are lightened, words for hours and odd intervals, a track with no short name
+    b1, _ = boats()
+    assert b1["properties"]["stroke"] == "#e01c3e"  # REP symbol C: a dark red
+    hourly = run_ok("resample-track", [b1], {"interval_s": 3600}).features[0]["properties"]
+    assert (hourly["name"], hourly["shortName"], hourly["stroke"]) == ("NELSON (every 1 h)", "NELSON 1h", "#ee8295")
+    odd = run_ok("resample-track", [b1], {"interval_s": 90}).features[0]["properties"]
+    assert (odd["name"], odd["shortName"]) == ("NELSON (every 90 s)", "NELSON 90s")
+    unstyled = {**b1, "properties": {k: v for k, v in b1["properties"].items() if k != "stroke"}}
+    assert "stroke" not in run_ok("resample-track", [unstyled], {"interval_s": 60}).features[0]["properties"]
 
 
 def test_resample_limits() -> None:

@@ -59,13 +59,14 @@ async def imported(client: Client, path: str) -> dict[str, Any]:
 
 
 async def read_whole(client: Client, ref: str) -> list[dict[str, Any]]:
-    """Every page of a reference, parts joined back into features."""
+    """Every page of a reference (each within the cap), parts joined back into features."""
     items: list[dict[str, Any]] = []
     cursor = None
     for _ in range(1_000):
         args = {"ref": ref} | ({"cursor": cursor} if cursor else {})
         err, page = await call(client, "get_result", **args)
         assert not err and page["success"] is True and page["ref"].startswith("debrief-calc:"), page
+        assert len(json.dumps(page, separators=(",", ":"))) <= CAP
         items += page["features"]
         cursor = page["next_cursor"]
         if cursor is None:
@@ -77,7 +78,7 @@ async def read_whole(client: Client, ref: str) -> list[dict[str, Any]]:
             features.append(item)
             continue
         parts.append(item)
-        if item["part"]["points"][1] == item["part"]["of"]:
+        if item["part"].get("points", item["part"].get("items"))[1] == item["part"]["of"]:
             features.append(join_parts(parts))
             parts = []
     assert not parts
@@ -101,6 +102,34 @@ async def test_an_import_over_the_cap_answers_one_reference_and_says_where_it_go
     assert summary["ref"] == "debrief-calc:results/rep-nelson"
     assert "coordinates" not in json.dumps(out)
     assert len(json.dumps(out, separators=(",", ":"))) <= CAP
+
+
+async def test_an_import_under_the_cap_answers_its_reference_too(client: Client, state: Client, calc_ws: Path) -> None:
+    """The ops log (18 narratives and a metadata feature) fits the cap: its features come whole,
+    and the answer still holds the one reference the guides tell to pass to debrief_create_plot."""
+    shutil.copy(DATA / "rep" / "valid_narrative.rep", calc_ws / "valid_narrative.rep")
+    out = await imported(client, "valid_narrative.rep")
+    assert len(json.dumps(out, separators=(",", ":"))) <= CAP
+    stored = out["stored"]
+    ref = stored["ref"]
+    assert re.fullmatch(r"debrief-calc:runs/[0-9a-f]{12}", ref)
+    assert set(stored) == {"ref", "feature_count", "use"} and stored["feature_count"] == 19
+    for where in ("run_tool features", "debrief_create_plot", "addFeatures", "already carries it", "get_result(ref)"):
+        assert where in stored["use"], where
+    assert out["commands"] == [{"command": "addFeatures", "payload": {"ref": ref}}]
+    assert len(out["features"]) == 19 and all(f["type"] == "Feature" for f in out["features"])  # whole, inline
+    assert plotstate.features_of_ref(store_of(calc_ws), stored) == out["features"]
+    err, plot = await call(state, "debrief_create_plot", filename="ops.plot.json", features=[{"ref": ref}])
+    assert not err, plot
+    # a small resample is kept the same way
+    nelson = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    hourly = await run(client, "resample-track", features=[{"ref": nelson}], parameters={"interval_s": 3600})
+    assert hourly["features"][0]["properties"]["name"] == "NELSON (every 1 h)"  # whole, inline
+    assert hourly["commands"] == [{"command": "addFeatures", "payload": {"ref": hourly["stored"]["ref"]}}]
+    assert hourly["stored"]["feature_count"] == 1 and "keep" not in hourly
+    # an analysis whose results are not plot features keeps its answer as it was
+    stats = await run(client, "track-stats", features=[{"ref": nelson}])
+    assert "stored" not in stats and stats["commands"] == []
 
 
 async def test_the_runs_features_are_stored_once(client: Client, calc_ws: Path) -> None:
@@ -219,6 +248,28 @@ async def test_get_result_parts_say_how_to_join_them(client: Client) -> None:
     part = page["features"][0]["part"]
     assert part["points"][0] == 0 and part["of"] == 402 and "timestamps" in part["arrays"]
     assert "concatenate" in page["note"]
+
+
+async def test_get_result_reads_a_range_bearing_series_whole_in_parts(client: Client, calc_ws: Path) -> None:
+    """range-bearing NELSON to COLLINGWOOD at every fix: 399 samples in ten columns, about 41 kB.
+    The answer elides the columns; get_result reads them in parts of rows, each page within the
+    cap, by the result's ref and by the run's, and the parts join back into the stored result."""
+    r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
+    r2 = (await imported(client, "valid_boat2.rep"))["stored"]["ref"]
+    out = await run(client, "range-bearing", features=[{"ref": r1}, {"ref": r2}], parameters={"sample": "all"})
+    assert len(json.dumps(out, separators=(",", ":"))) <= CAP
+    [summary] = out["features"]
+    assert summary["properties"]["sample_count"] == 399
+    assert summary["properties"]["series"]["range"] == "399 items: read them with get_result"
+    stored = plotstate.load_result(store_of(calc_ws), summary["id"])
+    assert len(json.dumps(stored, separators=(",", ":"))) > 2 * CAP
+    err, page = await call(client, "get_result", ref=summary["ref"])
+    assert not err and page["next_cursor"] and "part.arrays" in page["note"]
+    part = page["features"][0]["part"]
+    assert part["at"] == ["properties", "series"] and part["of"] == 399 and "bearing" in part["arrays"]
+    for ref in (summary["ref"], out["stored"]["ref"]):
+        [whole] = await read_whole(client, ref)
+        assert whole == stored and len(whole["properties"]["series"]["time"]) == 399
 
 
 async def test_get_result_refuses_bad_cursors_and_refs(client: Client) -> None:

@@ -302,6 +302,77 @@ async def test_zone_transits_on_the_real_plot_honour_the_zone_period_and_say_how
     assert not err and "keep" not in none  # nothing drawable: no hint
 
 
+async def test_a_plot_reference_with_a_time_window(client: Client, calc_ws: Path) -> None:
+    """ "NELSON to COLLINGWOOD every 10 minutes between 09:00 and 10:00": the plot's tracks cut to
+    the window, samples on the round ten minutes, and the results say which window they saw."""
+    (calc_ws / "boats.plot.json").write_text(json.dumps({"type": "FeatureCollection", "features": boats()}))
+    window = {"time_start": "1995-12-12T09:00:00Z", "time_end": "1995-12-12T10:00:00Z"}
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="range-bearing",
+        plot={"filename": "boats.plot.json", **window},
+        parameters={"sample": "interval", "interval_s": 600},
+    )
+    assert not err, out
+    result = out["features"][0]["properties"]
+    assert result["series"]["time"] == [f"1995-12-12T09:{m}0:00Z" for m in range(6)] + ["1995-12-12T10:00:00Z"]
+    assert (result["overlap_start"], result["overlap_end"]) == (window["time_start"], window["time_end"])
+    assert result["provenance"]["window"] == [window["time_start"], window["time_end"]]
+    err, stored = await call(client, "get_result", ref=out["features"][0]["id"])
+    assert not err and stored["features"][0]["properties"]["provenance"]["window"] == result["provenance"]["window"]
+    # an open side; without a window no window is said
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="track-stats",
+        plot={"filename": "boats.plot.json", "feature_ids": ["rep-nelson"], "time_end": "1995-12-12T06:00:00Z"},
+    )
+    assert not err and out["features"][0]["properties"]["statistics"]["end"] == "1995-12-12T06:00:00Z"
+    assert out["features"][0]["properties"]["provenance"]["window"] == [None, "1995-12-12T06:00:00Z"]
+    err, out = await call(client, "run_tool", tool="track-stats", plot={"filename": "boats.plot.json"})
+    assert not err and "window" not in out["features"][0]["properties"]["provenance"]
+
+    # the real plot: SAP 1-2 (time only) is active in a window the next morning, SAP 1-1 is over by then
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="zone-transits",
+        plot={
+            "filename": "large-sample.plot.json",
+            "feature_ids": ["f-3", "z-2", "z-1"],
+            "time_start": "2024-11-15T08:00:00Z",
+            "time_end": "2024-11-15T10:00:00Z",
+        },
+    )
+    assert not err, out
+    (crossing,) = out["features"]
+    assert crossing["properties"]["zone_id"] == "z-2" and crossing["properties"]["transit_count"] == 1
+    assert out["warnings"] == [
+        "1 feature(s) with nothing in the window 2024-11-15T08:00:00Z to 2024-11-15T10:00:00Z left out: z-1"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("window", "code", "field"),
+    [
+        ({"time_start": "tomorrow"}, "VALIDATION_FAILED", "plot.time_start"),
+        (
+            {"time_start": "1995-12-12T10:00:00Z", "time_end": "1995-12-12T09:00:00Z"},
+            "VALIDATION_FAILED",
+            "plot.time_end",
+        ),
+        ({"time_start": "2030-01-01T00:00:00Z"}, "INVALID_CONTEXT", "plot.time_start"),
+    ],
+)
+async def test_a_bad_time_window_is_named(
+    client: Client, calc_ws: Path, window: dict[str, str], code: str, field: str
+) -> None:
+    (calc_ws / "boats.plot.json").write_text(json.dumps({"type": "FeatureCollection", "features": boats()}))
+    err, out = await call(client, "run_tool", tool="track-stats", plot={"filename": "boats.plot.json", **window})
+    assert err and out["error"]["code"] == code and out["error"]["details"]["field"] == field, out
+
+
 def test_old_stashed_runs_are_pruned(calc_ws: Path) -> None:
     import os
     import time

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.features import (
     KINDS,
+    active_period,
     feature_bounds,
     feature_id,
     feature_kind,
@@ -27,6 +28,7 @@ from debrief_calc.features import (
     parse_iso,
     parse_times,
     point_lonlat,
+    time_span,
     track_data,
     zone_rings,
 )
@@ -609,3 +611,69 @@ def test_kind_bounds_and_summary_never_raise(feature: dict[str, Any]) -> None:
         track_data(feature)
     except ValidationFailed:
         pass
+
+
+# -- when a timed feature is active ----------------------------------------------------------------------
+
+
+def _sample_by_id() -> dict[str, dict[str, Any]]:
+    return {str(f["id"]): f for f in load(DATA / "plots" / "large-sample.plot.json")}
+
+
+def test_active_period_and_time_span_read_time_alone_differently() -> None:
+    """SAP 1-2 (a zone) and SONO 1-2 (a reference point) carry a time and no timeEnd: active from
+    then on, while for the plot's period that time is an instant."""
+    by_id = _sample_by_id()
+    t = parse_iso("2024-11-14T18:10:00Z")
+    zone = by_id["z-2"]
+    assert active_period(zone) == (t, np.inf)
+    assert time_span(zone) == (t, t)
+    sono = by_id["p-2"]
+    assert active_period(sono) == (parse_iso("2024-11-14T21:10:00Z"), np.inf)
+    both = by_id["z-1"]
+    assert (
+        active_period(both)
+        == time_span(both)
+        == (
+            parse_iso("2024-11-14T19:10:00.000Z"),
+            parse_iso("2024-11-15T04:10:00.000Z"),
+        )
+    )
+    assert active_period(by_id["z-3"]) is None and time_span(by_id["z-3"]) is None  # no time: always
+    until = {**zone, "properties": {**zone["properties"], "timeEnd": "2024-11-14T20:00:00Z"}}
+    del until["properties"]["time"]
+    assert active_period(until) == (-np.inf, parse_iso("2024-11-14T20:00:00Z"))
+    assert "time`` alone is an instant" in (time_span.__doc__ or "")
+    assert "from then on" in (active_period.__doc__ or "") and "time_span" in (active_period.__doc__ or "")
+
+
+def test_active_period_is_lenient_unless_strict() -> None:
+    zone = _sample_by_id()["z-2"]
+    typo = {**zone, "properties": {**zone["properties"], "timeEnd": "soon"}}
+    assert active_period(typo) == (parse_iso("2024-11-14T18:10:00Z"), np.inf)  # the bad end counts as absent
+    with pytest.raises(ValidationFailed) as info:
+        active_period(typo, strict=True, index=4)
+    assert info.value.details == {"feature_id": "z-2", "field": "properties.timeEnd", "rule": "iso-time"}
+    reversed_ = {**zone, "properties": {**zone["properties"], "timeEnd": "2024-11-14T00:00:00Z"}}
+    assert active_period(reversed_) is None
+    with pytest.raises(ValidationFailed) as info:
+        active_period(reversed_, strict=True)
+    assert info.value.details["rule"] == "order" and "SAP 1-2" in str(info.value)
+
+
+def test_windows_zone_transits_and_the_picture_agree_on_a_start_only_zone() -> None:
+    """One meaning of active: a time window after SAP 1-2's start keeps it (it used to be left
+    out), the picture shows it then, and zone-transits counts it then."""
+    from debrief_calc.paging import clip_to_time
+    from debrief_calc.state.render._items import is_active, read_items
+
+    by_id = _sample_by_id()
+    zone, sono = by_id["z-2"], by_id["p-2"]
+    later = parse_iso("2024-11-15T02:00:00Z"), parse_iso("2024-11-15T03:00:00Z")
+    earlier = parse_iso("2024-11-14T12:00:00Z"), parse_iso("2024-11-14T13:00:00Z")
+    for feature in (zone, sono):
+        assert clip_to_time(feature, *later) == feature
+        assert clip_to_time(feature, *earlier) is None
+    items = {i.id: i for i in read_items([zone, sono], set())}
+    assert is_active(items["z-2"], later[0]) and not is_active(items["z-2"], earlier[0])
+    assert is_active(items["p-2"], later[1]) and not is_active(items["p-2"], earlier[1])

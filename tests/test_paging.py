@@ -202,6 +202,37 @@ def test_a_point_result_over_the_budget_comes_in_parts_of_its_longest_list() -> 
     assert join_parts(parts) == original and result == original
 
 
+def test_columns_beside_a_short_geometry_are_cut_by_rows() -> None:
+    """range-bearing's shape: a two-point line of sight and properties.series, ten columns of
+    one length. Cutting the two points would leave every page over the budget, and cutting one
+    column would leave the other nine: the rows of all ten are cut alike."""
+    n = 400
+    columns = ["time", "range", "bearing", "relative_bearing", "angle_on_bow", "bearing_rate"]
+    series: dict[str, Any] = {"time": [iso(T0 + 60 * i) for i in range(n)]}
+    series |= {name: [round(i * 1.2345 + k, 4) for i in range(n)] for k, name in enumerate(columns[1:])}
+    result = {
+        "type": "Feature",
+        "id": "rb",
+        "geometry": {"type": "LineString", "coordinates": [[-21.7, 22.18], [-21.6, 21.9]]},
+        "properties": {"kind": "analysis-result", "sample_count": n, "min_range": 0.06, "series": series},
+    }
+    original = copy.deepcopy(result)
+    budget = 5_000
+    pages = read_all([result], budget)
+    parts = [item for page in pages for item in page]
+    assert len(parts) > 3 and all(compact_size(page) <= budget for page in pages)
+    check_parts(parts)
+    for part in parts:
+        a, b = part["part"]["items"]
+        assert part["part"]["at"] == ["properties", "series"] and part["part"]["arrays"] == columns
+        assert all(part["properties"]["series"][c] == series[c][a:b] for c in columns)
+        assert part["geometry"] == result["geometry"] and part["properties"]["min_range"] == 0.06
+    assert join_parts(parts) == original and result == original
+    # a long track is still cut by its points: what is left without them is small
+    big = track(2_000)
+    assert "points" in page_features([big], (0, 0), budget=budget, limit=10)[0][0]["part"]
+
+
 def test_per_point_arrays_are_sliced_alike_and_other_lists_kept() -> None:
     feature = track(500)
     feature["properties"]["positions"] = [{"time": t, "speed": 3.0} for t in feature["properties"]["timestamps"]]
@@ -287,6 +318,12 @@ def test_clip_to_time_of_other_features() -> None:
     assert clip_to_time(point, T0 + 601, None) is None
     zone = {"type": "Feature", "geometry": GEOMETRIES["Polygon"], "properties": {"kind": "zone"}}
     assert clip_to_time(zone, T0, T0 + 1) == zone  # timeless: always in the window
+    # time alone: active from then on (as the picture and zone-transits read it), not an instant
+    starts = {**zone, "properties": {"kind": "zone", "time": iso(T0)}}
+    assert clip_to_time(starts, T0 + 86_400, T0 + 90_000) == starts
+    assert clip_to_time(starts, T0 + 60, None) == starts and clip_to_time(starts, None, T0 - 1) is None
+    ends = {**zone, "properties": {"kind": "zone", "timeEnd": iso(T0)}}
+    assert clip_to_time(ends, T0 - 86_400, T0 - 80_000) == ends and clip_to_time(ends, T0 + 1, None) is None
     timeless = track(5, form="none")
     assert clip_to_time(timeless, T0, T0 + 1) == timeless
     broken = track(5)

@@ -3,6 +3,7 @@ track over the time they share, as legacy Debrief's tote shows them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -64,17 +65,27 @@ def _thin(total: int, cap: int) -> NDArray[np.int64]:
     return np.unique(np.round(np.linspace(0, total - 1, cap)).astype(np.int64))
 
 
+#: seconds within which a time counts as on a multiple of the interval (float rounding)
+_ALIGN_SLACK_S = 1e-6
+
+
 def sample_times(
     primary: TrackData, span: tuple[float, float], mode: str, interval: float, cap: int
 ) -> tuple[FloatArray, int]:
-    """The sample times (at most ``cap``, thinned evenly) and how many there were in all."""
+    """The sample times (at most ``cap``, thinned evenly) and how many there were in all.
+
+    ``interval`` samples fall on round multiples of the interval in UTC (600 s: 09:00, 09:10 …;
+    3600 s: on the hour), not on the span's start: an analyst asks for "every 10 minutes", and
+    two runs over different spans sample the same instants. None may fall inside a span
+    shorter than the interval."""
     start, end = span
     if mode == "endpoints":
         times: FloatArray = np.unique(np.array([start, end]))
     elif mode == "interval":
-        total = int(np.floor((end - start) / interval + 1e-9)) + 1
+        first = math.ceil((start - _ALIGN_SLACK_S) / interval)  # in intervals since the epoch
+        total = max(0, math.floor((end + _ALIGN_SLACK_S) / interval) - first + 1)
         index = _thin(total, cap) if total > cap else np.arange(total)
-        return start + interval * index.astype(np.float64), total
+        return (first + index.astype(np.float64)) * interval, total
     else:
         t = primary.t
         times = np.unique(t[(t >= start) & (t <= end)])
@@ -188,6 +199,10 @@ def handle(inp: ToolInput) -> ToolOutput:
                 series, geometry, summary = _series(primary, p_legs, secondary, times, unit)
                 props.update(summary)
                 props["series"] = series
+            elif mode == "interval":
+                props["note"] = (
+                    f"no multiple of interval_s={interval:g} s falls inside the overlap: use a shorter interval_s"
+                )
             else:
                 props["note"] = "the primary has no fix inside the overlap: use sample='interval'"
         title = f"Range and bearing {primary.name or primary.id} to {secondary.name or secondary.id}"
@@ -203,7 +218,7 @@ SPEC = ToolSpec(
         "bearing rate (deg/min, positive drawing right) from a primary track (the first, or "
         "'primary') to each other track, with both platforms' courses and speeds derived from "
         "their positions. The secondary is interpolated along the geodesic at the primary's "
-        "times, at a fixed interval or at the ends of the shared time span. One result per "
+        "times, at round multiples of an interval or at the ends of the shared time span. One result per "
         "secondary, with the values as columns in properties.series; its geometry is the line "
         "of sight at the first sample."
     ),
@@ -224,7 +239,8 @@ SPEC = ToolSpec(
         Parameter(
             "interval_s",
             "number",
-            "Sampling interval in seconds for sample='interval' (60 when not given); only with that mode.",
+            "Sampling interval in seconds for sample='interval' (60 when not given); samples fall on round "
+            "multiples of it in UTC (600: 09:00, 09:10 …), not on the overlap's start. Only with that mode.",
             unit="s",
             minimum=0,
             exclusive_minimum=True,

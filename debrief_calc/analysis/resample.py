@@ -20,6 +20,39 @@ def _interval_text(interval: float) -> str:
     return f"{interval:g}" if interval != int(interval) else str(int(interval))
 
 
+def _every(interval: float) -> tuple[str, str]:
+    """The interval in words (``"every 5 min"``) and as a short-name suffix (``"5m"``): whole
+    hours in h, whole minutes in min, anything else in s."""
+    for size, word, mark in ((3600.0, "h", "h"), (60.0, "min", "m")):
+        if interval >= size and interval % size == 0:
+            n = _interval_text(interval / size)
+            return f"every {n} {word}", f"{n}{mark}"
+    n = _interval_text(interval)
+    return f"every {n} s", f"{n}s"
+
+
+#: how far the resampled track's stroke moves towards white (a dark colour) or black (a light one)
+_SHADE: Final = 0.45
+
+
+def _shaded(colour: object) -> str | None:
+    """A CSS colour lightened (when dark) or darkened (when light) noticeably, as ``#rrggbb``:
+    the resampled track drawn beside its original, told apart. None when ``colour`` is not a
+    CSS colour (the picture then gives the new track a colour of its own)."""
+    from PIL import ImageColor
+
+    if not isinstance(colour, str):
+        return None
+    try:
+        rgb = ImageColor.getrgb(colour.strip())[:3]
+    except ValueError:
+        return None
+    luminance = (0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]) / 255
+    target = 255 if luminance < 0.5 else 0
+    r, g, b = (round(c + (target - c) * _SHADE) for c in rgb)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
 def handle(inp: ToolInput) -> ToolOutput:
     feature = inp.features[0]
     track = track_data(feature, index=0)
@@ -59,15 +92,20 @@ def handle(inp: ToolInput) -> ToolOutput:
     }
     text = _interval_text(interval)
     name = track.name or track.id
+    words, suffix = _every(interval)
+    short = source_props.get("shortName")
     props.update(
         kind="track",
         dataType="track",
-        name=f"{name} (resampled {text} s)",
+        name=f"{name} ({words})",
+        shortName=f"{short.strip() if isinstance(short, str) and short.strip() else name} {suffix}",
         timestamps=iso_many(times),
         resampled_from=track.id,
         resample_interval_s=interval,
         resample_method=method,
     )
+    if (stroke := _shaded(source_props.get("stroke") or source_props.get("color"))) is not None:
+        props["stroke"] = stroke
     if track.depth is not None:
         props["depths"] = np.round(np.interp(times, track.t, track.depth), 3).tolist()
     new = {
@@ -84,9 +122,10 @@ SPEC = ToolSpec(
     description=(
         "The track at a fixed time interval from its first fix (positions interpolated along "
         "the geodesic, or linearly in lon/lat), as a new track feature with id "
-        "'<id>-resampled-<interval>' and ISO timestamps, style properties kept and per-fix "
-        "properties (stored speeds, courses, labels) dropped; plus an addFeatures command that "
-        "puts it in the plot."
+        "'<id>-resampled-<interval>', name '<name> (every 5 min)', shortName '<short> 5m' and ISO "
+        "timestamps; its stroke is the original's lightened (dark colours) or darkened (light "
+        "ones) to tell the two apart, other style properties kept, per-fix properties (stored "
+        "speeds, courses, labels) dropped; plus an addFeatures command that puts it in the plot."
     ),
     version="1.0.0",
     input_kinds=("track",),

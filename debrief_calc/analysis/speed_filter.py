@@ -21,11 +21,26 @@ def _runs(match: BoolArray) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
+def _merged(runs: list[tuple[int, int]], t: np.ndarray[Any, Any], min_gap: float) -> tuple[list[tuple[int, int]], int]:
+    """The runs with those separated by a gap shorter than ``min_gap`` seconds (from the end
+    of one to the start of the next) joined into one, and how many gaps were closed."""
+    out: list[tuple[int, int]] = []
+    closed = 0
+    for first, last in runs:
+        if out and float(t[first]) - float(t[out[-1][1] + 1]) < min_gap:
+            out[-1] = (out[-1][0], last)
+            closed += 1
+        else:
+            out.append((first, last))
+    return out, closed
+
+
 def handle(inp: ToolInput) -> ToolOutput:
     track = track_data(inp.features[0], index=0)
     threshold = float(inp.parameters["threshold_kn"]) * KNOT_MPS
     mode = inp.parameters["mode"]
     min_duration = float(inp.parameters["min_duration_s"])
+    min_gap = float(inp.parameters["min_gap_s"])
     legs = Legs(track)
     timed = legs.dt > 0
     with np.errstate(invalid="ignore"):
@@ -45,7 +60,8 @@ def handle(inp: ToolInput) -> ToolOutput:
     stretches: list[list[list[float]]] = []
     dropped = 0
     total = 0.0
-    for first, last in _runs(match):
+    runs, gaps_closed = _merged(_runs(match), track.t, min_gap)
+    for first, last in runs:
         start, end = float(track.t[first]), float(track.t[last + 1])
         duration = end - start
         if duration < min_duration or duration == 0:
@@ -72,6 +88,8 @@ def handle(inp: ToolInput) -> ToolOutput:
         "threshold_kn": inp.parameters["threshold_kn"],
         "mode": mode,
         "min_duration_s": min_duration,
+        "min_gap_s": min_gap,
+        "gaps_closed": gaps_closed,
         "period_count": len(periods),
         "periods_too_short": dropped,
         "total_duration_s": num(total, 3),
@@ -87,8 +105,10 @@ SPEC = ToolSpec(
     description=(
         "The periods a track's leg speed (geodesic distance over real time between fixes; stored "
         "speeds are ignored) is above (or below) a threshold: start, end, duration, max and mean "
-        "speed of each. Comparisons are strict. Legs that take no time join the period around "
-        "them. The geometry is a MultiLineString of those stretches."
+        "speed of each, and total_duration_s over them. Comparisons are strict. Legs that take no time "
+        "join the period around them; with min_gap_s, periods apart by less than it are one (the "
+        "dip between counts in its duration and mean speed; gaps_closed counts them). The geometry "
+        "is a MultiLineString of those stretches."
     ),
     version="1.0.0",
     input_kinds=("track",),
@@ -107,6 +127,15 @@ SPEC = ToolSpec(
             "min_duration_s",
             "number",
             "Shortest period reported, in seconds; shorter ones (and any taking no time) are counted in periods_too_short.",
+            default=0,
+            unit="s",
+            minimum=0,
+        ),
+        Parameter(
+            "min_gap_s",
+            "number",
+            "Periods separated by a gap shorter than this, in seconds, are merged into one (before "
+            "min_duration_s applies); 0: none merged.",
             default=0,
             unit="s",
             minimum=0,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -19,6 +19,11 @@ from debrief_calc.analysis.common import (
 from debrief_calc.features import TrackData, iso, iso_many, track_data
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.units import METRES_PER_UNIT
+
+#: below this course steadiness (resultant / distance) a track turns too much for its mean
+#: course to say much (NELSON's search pattern: 0.056)
+STEADY_MIN: Final = 0.3
+MEAN_COURSE_NOTE: Final = "the track turns a lot: its mean course says little"
 
 
 def _bbox(lon: np.ndarray[Any, Any], lat: np.ndarray[Any, Any]) -> list[float]:
@@ -82,6 +87,15 @@ def statistics(
         "time_source": track.time_field,
     }
     warnings = []
+    steadiness = resultant / total_m if resultant > 0 else None
+    if steadiness is not None and steadiness < STEADY_MIN:
+        at = list(stats).index("course_steadiness") + 1  # next to the figures it is about
+        items = list(stats.items())
+        stats = dict([*items[:at], ("mean_course_note", MEAN_COURSE_NOTE), *items[at:]])
+        warnings.append(
+            f"track {track.id!r} turns a lot (course_steadiness {steadiness:.2f}, under {STEADY_MIN}): "
+            "its mean course says little"
+        )
     if duration == 0:
         warnings.append(f"track {track.id!r} spans no time: mean speed is undefined (null)")
     if zero_dt:
@@ -120,7 +134,9 @@ SPEC = ToolSpec(
         "One track or several (one result per track): statistics from positions and times (stored "
         "speeds and courses are ignored): point count, start, end, duration, geodesic distance, mean speed "
         "(distance / duration), max leg speed (legs taking no time are ignored and counted), "
-        "length-weighted circular mean course, bounding box [w, s, e, n]; optional per-leg "
+        "length-weighted circular mean course, course_steadiness (resultant / distance: 1 is a "
+        f"straight line; under {STEADY_MIN} the track turns a lot, a warning and mean_course_note say its "
+        "mean course says little), bounding box [w, s, e, n]; optional per-leg "
         "segments. Each result is a Point at its track's last fix."
     ),
     version="1.0.0",

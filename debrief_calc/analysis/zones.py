@@ -15,7 +15,6 @@ from typing import Any, Final
 import numpy as np
 
 from debrief_calc import geodesy
-from debrief_calc._feature_parts import feature_label, field_failure, properties_of, raw_id
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     distance_decimals,
@@ -26,11 +25,11 @@ from debrief_calc.analysis.common import (
 from debrief_calc.errors import InvalidContext, ValidationFailed
 from debrief_calc.features import (
     TrackData,
+    active_period,
     feature_id,
     feature_kind,
     feature_name,
     iso,
-    parse_iso,
     track_data,
     zone_rings,
 )
@@ -202,42 +201,6 @@ def _close(
     }
 
 
-def active_period(feature: Mapping[str, Any], index: int) -> tuple[float, float] | None:
-    """A zone's active period from ``properties.time`` / ``timeEnd`` (epoch seconds, either
-    side open: -inf / inf), or None when it has neither (always active)."""
-    props = properties_of(feature)
-    ends: list[float] = []
-    for key, open_end in (("time", -math.inf), ("timeEnd", math.inf)):
-        value = props.get(key)
-        if value is None:
-            ends.append(open_end)
-            continue
-        try:
-            ends.append(parse_iso(value) if isinstance(value, str) else math.nan)
-        except ValidationFailed:
-            ends.append(math.nan)
-        if math.isnan(ends[-1]):
-            raise field_failure(
-                feature_label(feature, index, "zone"),
-                raw_id(feature),
-                f"properties.{key}",
-                "iso-time",
-                f"properties.{key} {str(value)[:60]!r} is not an ISO-8601 time (the zone's active period)",
-            )
-    start, end = ends
-    if start == -math.inf and end == math.inf:
-        return None
-    if start > end:
-        raise field_failure(
-            feature_label(feature, index, "zone"),
-            raw_id(feature),
-            "properties.timeEnd",
-            "order",
-            f"the zone's active period ends ({props.get('timeEnd')}) before it starts ({props.get('time')})",
-        )
-    return start, end
-
-
 def _position_at(track: TrackData, when: float) -> list[float]:
     """The track's position at ``when``, linear in longitude and latitude between fixes (as
     the crossings are)."""
@@ -292,7 +255,8 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
         )
     tracks = {i: track_data(inp.features[i], index=i) for i in track_idx}
     zones = {j: Zone(inp.features[j], j) for j in zone_idx}
-    periods = {j: active_period(inp.features[j], j) for j in zone_idx}
+    # the one meaning of active (the picture and time windows share it); a bad period is an error here
+    periods = {j: active_period(inp.features[j], strict=True, index=j) for j in zone_idx}
     features, sources = [], []
     for i, track in tracks.items():
         for j, zone in zones.items():

@@ -35,7 +35,8 @@ _PARTS_NOTE: Final = (
 _NESTED_NOTE: Final = " In a nested geometry, part.first is the line or ring ([polygon, ring]) point a lies in."
 _ITEMS_NOTE: Final = (
     "A feature too big for one answer comes in parts, each with part: {items: [a, b], of: N, at: path}: "
-    "concatenate the lists at part.at, in order, to get it whole."
+    "concatenate the lists at part.at, in order, to get it whole (with part.arrays: each list so named in "
+    "the object at part.at)."
 )
 
 

@@ -33,12 +33,14 @@ Where features come from (run_tool takes one of them):
 - features: a list of GeoJSON Features and/or references {{"ref": "debrief-calc:runs/<run id>"}} (all the \
 features of an earlier run) or {{"ref": "debrief-calc:results/<result id>"}} (one result), mixed freely;
 - plot: {{"filename": "x.plot.json", "feature_ids": [...]}} or {{"filename": ..., "selection": true}} (the selection \
-debrief-state-mcp keeps), read from the workspace.
+debrief-state-mcp keeps), read from the workspace; add "time_start"/"time_end" (ISO-8601) to analyse only that \
+window (tracks cut to their fixes inside it; the results' provenance.window says so).
 
-From REP files: run_tool(tool="import-rep", parameters={{"path": "boat1.rep"}}) answers one track per platform. \
-A result over the answer cap ({limits.answer_chars} characters; a track of a few hundred fixes is) comes as \
-summaries, each with the ref of its one result, and stored: {{"ref": "debrief-calc:runs/<run id>", "use": ...}}, \
-the reference of the whole run, which its addFeatures command carries too. Then either analyse at once, e.g. \
+From REP files: run_tool(tool="import-rep", parameters={{"path": "boat1.rep"}}) answers one track per platform \
+and stored: {{"ref": "debrief-calc:runs/<run id>", "use": ...}}, the reference of the whole run, which its \
+addFeatures command carries too (every import and resample-track answer has one). A result over the answer cap \
+({limits.answer_chars} characters; a track of a few hundred fixes is) comes as summaries, each with the ref of its \
+one result. Then either analyse at once, e.g. \
 run_tool(tool="closest-approach", features=[{{"ref": <boat1 ref>}}, {{"ref": <boat2 ref>}}], \
 parameters={{"distance_unit": "yd"}}), or make a plot on debrief-state-mcp with \
 debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_command(<the import's addFeatures \
@@ -52,8 +54,9 @@ parameter. Tools that change a plot return DebriefCommands for debrief_apply_com
 Results: every result feature carries properties.provenance and is kept in the store as \
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
 in pages within the cap (kinds=["annotation"]: only annotations, such as an import's narratives); a feature \
-too big for one answer comes in parts of its points (part: {{"points": [a, b], "of": N}}), to be concatenated in \
-order. An analysis answer's keep spells out the debrief_apply_command call that adds its results to a plot."""
+too big for one answer comes in parts of its points (part: {{"points": [a, b], "of": N}}) or of its longest list \
+of figures (part: {{"items": [a, b], "of": N, "at": ...}}), to be concatenated in order. An analysis answer's \
+keep spells out the debrief_apply_command call that adds its results to a plot."""
 
 
 def _protocol(limits: Limits) -> str:
@@ -130,6 +133,8 @@ class PlotRef(BaseModel):
     filename: str
     feature_ids: list[str | int] | None = None
     selection: bool = False
+    time_start: str | None = None
+    time_end: str | None = None
 
 
 def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
@@ -179,7 +184,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return RunAnswer(**answer)
 
     def get_result(
-        ref: Annotated[str, Field(max_length=300, description="A reference from an answer, or a result id")],
+        ref: Annotated[str, Field(max_length=300, description="A ref or a result id")],
         cursor: Annotated[str | None, Field(max_length=1000)] = None,
         kinds: Annotated[
             list[str] | None, Field(max_length=10, description="Only these kinds, e.g. [annotation]")
@@ -188,9 +193,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return StoredAnswer(**svc().get_result(ref, cursor, kinds))
 
     def generate_prompt(
-        target: Annotated[
-            str | list[str], Field(description="A result id or ref (a run ref: all its results), or several")
-        ],
+        target: Annotated[str | list[str], Field(description="Result id(s) or ref(s) (a run ref: all its results)")],
         task: Literal["narrate-result", "summarize-analysis"],
     ) -> Envelope:
         return svc().prompt(target, task).with_success()
@@ -209,40 +212,40 @@ def build_server(config: ServerConfig) -> SuiteServer:
         list_tools,
         name="list_tools",
         annotations=read,
-        description="The analysis tools, optionally only those for a context or accepting given kinds.",
+        description="The analysis tools, optionally filtered by context or input kinds.",
     )
     server.add_suite_tool(
         describe_tool,
         name="describe_tool",
         annotations=read,
-        description="One analysis tool's metadata with every parameter (type, default, choices, unit).",
+        description="One analysis tool with every parameter (type, default, choices, unit).",
     )
     server.add_suite_tool(
         run_tool,
         name="run_tool",
         annotations=read,
-        description="Run an analysis tool on features (inline, or {ref} items from earlier answers) or a plot "
-        "reference; returns result features and DebriefCommands (never edits a plot).",
+        description="Run an analysis tool on features (inline or {ref} items) or a plot reference (a window: "
+        "time_start/time_end, ISO); answers results and DebriefCommands, never edits a plot.",
     )
     server.add_suite_tool(
         get_result,
         name="get_result",
         annotations=read,
-        description="Read a stored result back, paged: any ref an answer gave (a run, one result, a narrative) "
-        "or a result id; pass next_cursor for the next page.",
+        description="Read any ref an answer gave (a run, a result, a narrative) or a result id, paged: pass "
+        "next_cursor for the next page.",
     )
     server.add_suite_tool(
         generate_prompt,
         name="generate_prompt",
         annotations=read,
         error_payload=_envelope_error,
-        description="A bounded prompt for your model to narrate one result or summarise several.",
+        description="A prompt for your model to narrate one result or summarise several.",
     )
     server.add_suite_tool(
         store_llm_result,
         name="store_llm_result",
         error_payload=_envelope_error,
         annotations=tool_annotations(read_only=False),
-        description="Validate and store your model's narrative for a generate_prompt ticket.",
+        description="Check and store your model's narrative for a generate_prompt ticket.",
     )
     return server

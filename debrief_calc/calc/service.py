@@ -21,6 +21,7 @@ from debrief_calc import plotstate
 from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
+from debrief_calc.features import iso, parse_iso
 from debrief_calc.registry import Registry
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
@@ -84,6 +85,11 @@ class CalcService:
             return raw.decode("latin-1")
 
     def plot_features(self, plot: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The features a plot reference names, cut to its time window when it has one."""
+        return self._plot_features(plot)[0]
+
+    def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], list[str]]:
+        """The features a plot reference names, and the ids its time window left out."""
         from debrief_calc.state.plotfile import PLOT_CACHE, relative_name, validate_plot_filename
 
         filename = plot.get("filename")
@@ -105,8 +111,9 @@ class CalcService:
                     "or pass plot.feature_ids",
                     details={"field": "plot.selection", "received_count": 0, "filename": filename},
                 )
+        window = plot_window(plot)
         if ids is None:
-            return list(doc.features)
+            return _in_window(list(doc.features), window, filename)
         if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
             raise ValidationFailed("plot.feature_ids must be a list of ids", details={"field": "plot.feature_ids"})
         by_id = {str(f.get("id")): f for f in doc.features if isinstance(f, dict)}
@@ -116,7 +123,7 @@ class CalcService:
                 f"{len(missing)} id(s) are not features of {filename!r}: {', '.join(missing[:20])}",
                 details={"missing_ids": missing[:100], "filename": filename},
             )
-        return [by_id[str(i)] for i in ids]
+        return _in_window([by_id[str(i)] for i in ids], window, filename)
 
     def run(
         self,
@@ -134,9 +141,12 @@ class CalcService:
                 details={"field": "features", "rule": "one of features, plot"},
             )
         expanded = False
+        window: tuple[float | None, float | None] | None = None
+        left_out: list[str] = []
         try:
             if plot is not None:
-                features = self.plot_features(plot)
+                window = plot_window(plot)
+                features, left_out = self._plot_features(plot)
             elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
                 features, expanded = self.expand_refs(features), True
         except SuiteError as err:
@@ -146,7 +156,17 @@ class CalcService:
             if expanded and result.error and "features[" in str(result.error.get("message")):
                 # the executor counts the features after the references were expanded
                 result.error["message"] += f" (features counted after expanding the references: {len(features or [])})"
+            if left_out and result.error and window is not None:
+                result.error["message"] += f" ({_left_out_text(window, left_out)})"
             return result.to_dict()
+        if window is not None:
+            shown = [iso(t) if t is not None else None for t in window]
+            for feature in result.features:  # the run read the plot through a window: its results say so
+                props = feature.get("properties")
+                if isinstance(props, dict) and isinstance(props.get("provenance"), dict):
+                    props["provenance"]["window"] = shown
+            if left_out:
+                result.warnings.append(_left_out_text(window, left_out))
         answer = result.to_dict()
         if result.tool == "import-rep" and (repeats := self._earlier_imports(result.features)):
             answer["warnings"] = [*answer.get("warnings", []), *repeats]
@@ -154,7 +174,26 @@ class CalcService:
             plotstate.store_result(self.store, feature, result.tool)
         if keep := _keep(result.features, result.commands):
             answer["keep"] = keep
-        return self._within_cap(answer)
+        return self._within_cap(answer, self._stored_for_plot(answer))
+
+    def _stored_for_plot(self, answer: dict[str, Any]) -> dict[str, str] | None:
+        """A run whose features go into a plot (an addFeatures command carrying them: import-rep,
+        resample-track) keeps them once whatever their size: the command carries the run's
+        reference and the answer says where it goes (``stored``), so every such answer holds
+        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. None for other runs."""
+        features = answer.get("features") or []
+        commands = answer.get("commands") or []
+        if not features or not any(
+            c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands
+        ):
+            return None
+        ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
+        answer["commands"] = [
+            {**c, "payload": ref} if c.get("command") == "addFeatures" and _carries(c.get("payload"), features) else c
+            for c in commands
+        ]
+        answer["stored"] = _stored_note(ref["ref"], features, True, None)
+        return ref
 
     def _earlier_imports(self, features: list[dict[str, Any]]) -> list[str]:
         """One sentence per imported track whose id an earlier import of other data already made
@@ -196,17 +235,21 @@ class CalcService:
                 out.append(item)
         return out
 
-    def _within_cap(self, answer: dict[str, Any]) -> dict[str, Any]:
+    def _within_cap(self, answer: dict[str, Any], stored: dict[str, str] | None = None) -> dict[str, Any]:
+        """The answer as it is when it fits the cap; else summaries and one reference (``stored``:
+        the run's features already kept, which the commands carry)."""
         size = len(json.dumps(answer, separators=(",", ":"), default=str))
         if size <= self.limits.answer_chars - 500:
             return answer
         run_id = uuid.uuid4().hex[:12]
         features = answer.get("features", [])
-        ref = plotstate.stash_features(self.store, run_id, features) if features else None
-        commands, carried = [], False
+        ref = stored or (plotstate.stash_features(self.store, run_id, features) if features else None)
+        commands, carried = [], stored is not None
         for n, command in enumerate(answer.get("commands", [])):
             payload = command.get("payload")
-            if ref is not None and _carries(payload, features):
+            if stored is not None and payload == stored:
+                pass
+            elif ref is not None and _carries(payload, features):
                 payload, carried = ref, True
             elif len(json.dumps(payload, default=str)) > 2_000:
                 payload = plotstate.stash_payload(self.store, run_id, n, payload)
@@ -384,6 +427,73 @@ class CalcService:
         return {"command": "addFeatures", "payload": payload}
 
 
+def plot_window(plot: Mapping[str, Any]) -> tuple[float | None, float | None] | None:
+    """The time window of a plot reference (``time_start``, ``time_end``: ISO-8601, either may
+    be left out), as epoch seconds; None without one. ValidationFailed naming the field."""
+    ends: list[float | None] = []
+    for key in ("time_start", "time_end"):
+        value = plot.get(key)
+        if value is None:
+            ends.append(None)
+            continue
+        if not isinstance(value, str):
+            raise ValidationFailed(
+                f"plot.{key} must be an ISO-8601 time", details={"field": f"plot.{key}", "rule": "iso-time"}
+            )
+        try:
+            ends.append(parse_iso(value))
+        except ValidationFailed:
+            raise ValidationFailed(
+                f"plot.{key} {value[:60]!r} is not an ISO-8601 time (e.g. 1995-12-12T09:00:00Z)",
+                details={"field": f"plot.{key}", "rule": "iso-time"},
+            ) from None
+    start, end = ends
+    if start is None and end is None:
+        return None
+    if start is not None and end is not None and start > end:
+        raise ValidationFailed(
+            f"plot.time_end ({plot.get('time_end')}) is before plot.time_start ({plot.get('time_start')})",
+            details={"field": "plot.time_end", "rule": "order"},
+        )
+    return start, end
+
+
+def _left_out_text(window: tuple[float | None, float | None], left_out: list[str]) -> str:
+    shown = " to ".join(iso(t) if t is not None else "open" for t in window)
+    return f"{len(left_out)} feature(s) with nothing in the window {shown} left out: {', '.join(left_out[:20])}"
+
+
+def _in_window(
+    features: list[Any], window: tuple[float | None, float | None] | None, filename: str
+) -> tuple[list[Any], list[str]]:
+    """The features cut to the window (:func:`debrief_calc.paging.clip_to_time`: a track keeps
+    its fixes inside, another feature is kept while active, a timeless one whole) and the ids
+    of those with nothing inside, left out; none left at all is an InvalidContext."""
+    if window is None:
+        return features, []
+    from debrief_calc.paging import clip_to_time
+
+    kept: list[Any] = []
+    left_out: list[str] = []
+    for n, feature in enumerate(features):
+        if not isinstance(feature, dict):  # not a Feature: the run says so
+            kept.append(feature)
+            continue
+        clipped = clip_to_time(feature, *window)
+        if clipped is None:
+            left_out.append(str(feature.get("id", f"#{n}")))
+        else:
+            kept.append(clipped)
+    if not kept and features:
+        shown = " to ".join(iso(t) if t is not None else "open" for t in window)
+        raise InvalidContext(
+            f"none of the {len(features)} feature(s) read from {filename!r} has data in the window {shown}: "
+            "widen plot.time_start/time_end or leave them out",
+            details={"field": "plot.time_start", "received_count": 0, "filename": filename},
+        )
+    return kept, left_out
+
+
 #: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
 _KEEP_REFS = 20
 
@@ -436,8 +546,10 @@ def _summary(feature: dict[str, Any]) -> dict[str, Any]:
     return {"id": feature.get("id"), "properties": elided(props if isinstance(props, dict) else {}), **ref}
 
 
-def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed: str) -> dict[str, Any]:
-    """The answer's ``stored`` member: the run's one reference and, in words, where it goes."""
+def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed: str | None) -> dict[str, Any]:
+    """The answer's ``stored`` member: the run's one reference and, in words, where it goes;
+    ``listed`` says what the answer's features are when they are not the whole features
+    (``summaries`` or ``ids``; None: whole)."""
     uses = ""
     if any(feature_kind(f) in _PLOTTABLE for f in features):
         command = (
@@ -447,14 +559,15 @@ def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed
             f'pass {{"ref": "{ref}"}} as an item of run_tool features, as debrief_create_plot\'s features '
             f"(debrief-state), or as {command}; "
         )
-    shown = min(len(features), _SUMMARIES if listed == "summaries" else 100)
-    return {
-        "ref": ref,
-        "feature_count": len(features),
-        "features": f"the features above are {listed} ({shown} of {len(features)}), each with the ref of that one "
-        "result; the full features are stored under this ref",
-        "use": uses + "read the features whole with get_result(ref)",
-    }
+    note: dict[str, Any] = {"ref": ref, "feature_count": len(features)}
+    if listed is not None:
+        shown = min(len(features), _SUMMARIES if listed == "summaries" else 100)
+        note["features"] = (
+            f"the features above are {listed} ({shown} of {len(features)}), each with the ref of that one "
+            "result; the full features are stored under this ref"
+        )
+    note["use"] = uses + "read the features whole with get_result(ref)"
+    return note
 
 
 def _trimmed(report: dict[str, Any]) -> dict[str, Any]:

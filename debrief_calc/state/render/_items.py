@@ -3,7 +3,17 @@
 Backdrops, metadata and features with ``visible: false`` are left out; a malformed geometry
 leaves its feature out and the rest of the plot in. Zones, buoy fields and reference points
 carry the window they are shown in (``properties.time`` to ``properties.timeEnd``; ``time``
-alone: from then on; neither: always).
+alone: from then on; neither: always), read by :func:`debrief_calc.features.active_period`
+as ``zone-transits`` and time-windowed reads read it.
+
+A narrative entry (an annotation with no geometry, a time and the name of the ship that logged it
+in ``properties.track``) is kept with ``ship`` and ``at`` set, to be placed on that ship's track
+(:mod:`._narrative`); it is shown from its time until ``RECENT`` seconds after it (after its
+``timeEnd``, if later).
+
+Colours: a track's or zone's ``stroke``; a point's, buoy field's or annotation's ``marker_color``
+(or ``marker-color``, then ``color``; an annotation line's ``stroke`` first); else the palette's,
+and a narrative entry with no colour of its own takes its ship's.
 """
 
 from __future__ import annotations
@@ -14,12 +24,14 @@ from typing import Any
 
 from debrief_calc._track_data import read_track
 from debrief_calc.errors import CalcError
-from debrief_calc.features import feature_kind, parse_iso
-from debrief_calc.state.render._common import PALETTE, Item, Lonlat, rgb
+from debrief_calc.features import active_period, feature_kind
+from debrief_calc.state.render._common import PALETTE, RGB, Item, Lonlat, css_colour, rgb
 
-__all__ = ["is_active", "read_items"]
+__all__ = ["RECENT", "is_active", "read_items"]
 
 _SKIP_KINDS = {"backdrop", "metadata"}
+_MARKED = ("point", "buoyfield", "annotation")  # coloured by their marker
+RECENT = 1800.0  # seconds a narrative entry stays on the picture after its time
 
 
 def _pairs(coords: Any) -> list[Lonlat]:
@@ -47,22 +59,6 @@ def _collect(geom: Any, item: Item) -> None:
             _collect(sub, item)
 
 
-def _seconds(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return parse_iso(value)
-    except (CalcError, ValueError):
-        return None
-
-
-def _window(props: dict[str, Any]) -> tuple[float, float] | None:
-    start, end = _seconds(props.get("time")), _seconds(props.get("timeEnd"))
-    if start is None and end is None:
-        return None
-    return (-math.inf if start is None else start, math.inf if end is None else end)
-
-
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
@@ -77,8 +73,6 @@ def read_items(features: Iterable[Any], selected: set[str]) -> list[Item]:
         kind = feature_kind(f)
         if kind in _SKIP_KINDS or props.get("visible") is False:
             continue
-        key = "marker_color" if kind in ("point", "buoyfield") else "stroke"
-        colour = props.get(key) or props.get("marker-color") or props.get("stroke") or props.get("color")
         name = _text(props.get("name")) or _text(props.get("text"))
         fid = str(f.get("id")) if f.get("id") is not None else f"#{n}"
         item = Item(
@@ -87,13 +81,16 @@ def read_items(features: Iterable[Any], selected: set[str]) -> list[Item]:
             kind=kind,
             name=name,
             short=_text(props.get("shortName")) or name,
-            colour=rgb(colour, PALETTE[n % len(PALETTE)]),
+            colour=(0, 0, 0),
             selected=fid in selected,
         )
         try:
             _collect(f.get("geometry"), item)
         except (TypeError, ValueError, IndexError, AttributeError):
             continue
+        colour = _colour(props, marked=kind in _MARKED and not (item.lines and not item.points))
+        item.colour = colour or rgb(None, PALETTE[n % len(PALETTE)])
+        item.own_colour = colour is not None
         if kind == "track":
             try:
                 item.track = read_track(f, n, fid)
@@ -102,10 +99,27 @@ def read_items(features: Iterable[Any], selected: set[str]) -> list[Item]:
             except (CalcError, TypeError, ValueError, KeyError, IndexError):
                 pass  # no usable times: drawn as a plain line, with no time marks
         else:
-            item.active = _window(props)
-        if item.lines or item.rings or item.points:
+            item.active = active_period(f)
+        if item.lines or item.rings or item.points or (kind == "annotation" and _narrative(item, props)):
             items.append(item)
     return items
+
+
+def _colour(props: dict[str, Any], *, marked: bool) -> RGB | None:
+    """The first colour property that is a colour: a marker's first, else a line's."""
+    keys = ("marker_color", "marker-color", "color", "stroke") if marked else ("stroke", "marker-color", "color")
+    return next((c for c in (css_colour(props.get(k)) for k in keys) if c is not None), None)
+
+
+def _narrative(item: Item, props: dict[str, Any]) -> bool:
+    """Whether the item is a narrative entry (a time and a ship's name); if so, marks it as one."""
+    ship = _text(props.get("track"))
+    if not ship or item.active is None or not math.isfinite(item.active[0]):
+        return False
+    start, end = item.active
+    item.ship, item.at = ship, start
+    item.active = (start, max(end if math.isfinite(end) else start, start) + RECENT)
+    return True
 
 
 def is_active(item: Item, t: float | None) -> bool:
