@@ -181,6 +181,12 @@ def test_a_wide_area_is_padded_to_a_readable_shape(large: dict[str, Any]) -> Non
     assert s < data[1] and n > data[3] and (s + n) / 2 == pytest.approx((data[1] + data[3]) / 2, abs=1e-3)
 
 
+def test_a_padded_area_is_noted(large: dict[str, Any]) -> None:
+    wide = render_plot(large, fit=[-5.5, 35.8, -2.0, 36.4])  # 4.7 : 1
+    assert wide.note is not None and "4.7:1" in wide.note and "to 2:1" in wide.note and "bounds" in wide.note
+    assert render_plot(large, fit=[-5.0, 35.5, -4.0, 36.0]).note is None  # 1.6 : 1, shown as asked
+
+
 def test_fit_viewport_all_selection_and_bounds(large: dict[str, Any]) -> None:
     before = copy.deepcopy(large)
     viewport = get_viewport(large)
@@ -578,6 +584,185 @@ def test_legend_in_the_emptiest_corner() -> None:
         half = r.width // 2
         swatch = top[:, half:] if corner == "upper right" else top[:, :half]
         assert swatch.sum() >= 40, corner  # the swatch: 18 × 4 pixels of the track's colour
+
+
+# ------------------------------------------------------------------ narrative entries, colours and text
+
+
+@pytest.fixture(scope="module")
+def logged(boats: dict[str, Any]) -> dict[str, Any]:
+    """NELSON and COLLINGWOOD with the ops log: narrative entries with no geometry, a time and the ship."""
+    return {**boats, "features": [*boats["features"], *_rep("valid_narrative.rep")]}
+
+
+def _entries(r: Rendered) -> list[str]:
+    """The narrative labels placed, in placement order."""
+    return [text for text, _ in r.placed if re.match(r"\d{6}Z \S", text)]
+
+
+def _on_track(r: Rendered, feature: dict[str, Any], t: float) -> tuple[int, int]:
+    """The pixel where the track is at ``t`` (interpolated in lon/lat, as the picture does)."""
+    times = [parse_iso(s) for s in feature["properties"]["timestamps"]]
+    coords = np.asarray(feature["geometry"]["coordinates"])
+    lon, lat = np.interp(t, times, coords[:, 0]), np.interp(t, times, coords[:, 1])
+    w, s, e, n = r.bounds
+    (mw, mh), x0, y0 = map_size(r), MARGIN_SIDE, MARGIN_TOP
+    return round(x0 + (lon - w) / (e - w) * mw), round(y0 + (n - lat) / (n - s) * mh)
+
+
+def _added(r: Rendered, without: Rendered, colour: tuple[int, int, int], at: tuple[int, int], tol: int = 1) -> Any:
+    """The pixels of ``colour`` within 8 pixels of ``at`` that ``r`` has and ``without`` has not."""
+    x, y = at
+    window = (slice(y - 8, y + 9), slice(x - 8, x + 9))
+    return (near(r, colour, tol) & ~near(without, colour, tol))[window]
+
+
+def test_narrative_entries_on_their_ships_track_at_their_time(logged: dict[str, Any], boats: dict[str, Any]) -> None:
+    """Without a time every entry is due: each is a small square on its ship's track where the
+    ship was then, in the ship's colour (not another's), labelled with its DTG and text."""
+    nelson, collingwood = (next(f for f in boats["features"] if f["id"] == i) for i in PAIR)
+    closeup = [-21.80, 22.08, -21.74, 22.14]  # 10:10–11:40 around the ships' meeting
+    r, plain = render_plot(logged, fit=closeup), render_plot(boats, fit=closeup)
+    assert "121029Z ENTER TRAIL" in _entries(r) and "121013Z SUSPECT TARGET ZIG" in _entries(r)
+    for feature, when in ((nelson, "10:29"), (collingwood, "10:13")):
+        at = _on_track(r, feature, parse_iso(f"1995-12-12T{when}:00Z"))
+        square = _added(r, plain, colour_of(feature, 0), at)
+        ys, xs = np.nonzero(square)
+        assert len(xs) >= 12, when
+        assert abs(xs.mean() - 8) <= 2 and abs(ys.mean() - 8) <= 2, when  # centred on the ship's position then
+        other = nelson if feature is collingwood else collingwood
+        assert not _added(r, plain, colour_of(other, 0), at).any(), when  # not in the other ship's colour
+    assert r.unplaced == []
+
+
+def test_narrative_entries_shown_for_30_minutes_fading(logged: dict[str, Any], boats: dict[str, Any]) -> None:
+    nelson = next(f for f in boats["features"] if f["id"] == "rep-nelson")
+    t = parse_iso("1995-12-12T06:50:00Z")
+    r = render_plot(logged, fit="all", current_time=t)
+    assert _entries(r) == ["120642Z DROP TRACK 14 BIOLOGIC", "120622Z POSSUB TRACK 14"]  # 06:12 is 38 min old
+    old = parse_iso("1995-12-12T06:22:00Z")
+    faded = blend(colour_of(nelson, 0), BACKGROUND, 0.55 * (t - old) / 1800)
+    assert _added(r, render_plot(boats, fit="all", current_time=t), faded, _on_track(r, nelson, old), 2).sum() >= 12
+    assert _entries(render_plot(logged, fit="all", current_time=parse_iso("1995-12-12T07:30:00Z"))) == []
+    later = render_plot(logged, fit="all", current_time=parse_iso("1995-12-12T10:45:00Z"))
+    assert _entries(later)[0] == "121037Z TARGET ZIG DETECTED"  # the newest first
+
+
+def test_many_narrative_labels_are_dropped_never_overlapped(logged: dict[str, Any]) -> None:
+    r = render_plot(logged, fit="all", max_width=500, max_height=400)
+    texts = _entries(r)
+    assert 3 <= len(texts) < 19  # those that find room
+    assert all(len(text) <= 7 + 1 + 24 for text in texts)  # the text cut to ~24 characters …
+    assert "121120Z ENTERING PLOT-LOCK…" in _entries(render_plot(logged, fit="all"))  # … at a word
+    boxes = [box for _, box in r.placed]
+    assert all(not overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_narrative_labels_after_ships_and_ends_before_time_labels(logged: dict[str, Any]) -> None:
+    from PIL import ImageDraw
+
+    from debrief_calc.state.render._narrative import draw_entries, place_entries
+    from debrief_calc.state.render._tracks import draw_ships, draw_tracks
+
+    items = read_items(logged["features"], set())
+    bounds = data_bounds(items)
+    assert bounds is not None
+    proj, w, h = frame_for(bounds, 1024, 768)
+    draw = ImageDraw.Draw(Image.new("RGB", (w, h)))
+    views = track_views([it for it in items if it.kind == "track"], proj)
+    q = parse_iso("1995-12-12T10:45:00Z")
+    tracks: list[Label] = []
+    _, lines = draw_tracks(draw, views, q, True, proj.box, tracks)
+    draw_ships(draw, views, lines, q, tracks)
+    entries, unplaced = place_entries([it for it in items if it.ship is not None], views, None)
+    narrative: list[Label] = []
+    draw_entries(draw, entries, proj.box, narrative)
+    assert len(narrative) == 19 and unplaced == []
+    times = [lb for lb in tracks if lb.off_lines]
+    assert times and any(lb.rank == 0 for lb in tracks) and any(lb.rank == 4 for lb in tracks)
+    for lb in narrative:
+        assert all(other.key < lb.key for other in tracks if not other.off_lines)  # ships' names, starts, ends
+        assert all(lb.key < other.key for other in times)
+    keys = sorted(narrative, key=lambda lb: lb.key)
+    assert [lb.text[:7] for lb in keys] == sorted((lb.text[:7] for lb in narrative), reverse=True)  # newest first
+
+
+def test_narrative_entries_no_track_holds_are_counted_and_listed(boats: dict[str, Any]) -> None:
+    nelson = next(f for f in boats["features"] if f["id"] == "rep-nelson")
+    log = _rep("valid_narrative.rep")
+    t = parse_iso("1995-12-12T10:20:00Z")
+    r = render_plot(plot(nelson, *log), fit="all", current_time=t)
+    due = [
+        f["id"]
+        for f in log
+        if f["properties"]["track"] == "COLLINGWOOD" and 0 <= t - parse_iso(f["properties"]["time"]) <= 1800
+    ]
+    assert r.unplaced == due and len(due) == 3  # COLLINGWOOD is not in this plot
+    assert "121014Z PORT DETECTION, 16 HZ" in _entries(r)
+    footer = near(r, (150, 60, 0), tol=40)[r.height - MARGIN_BOTTOM :]
+    assert footer.sum() > 40  # "3 narrative entries unplaced (no track then)"
+    early = {**log[0], "id": "early", "properties": {**log[0]["properties"], "time": "1995-12-12T04:00:00Z"}}
+    assert render_plot(plot(nelson, early), fit="all", current_time=parse_iso("1995-12-12T04:10:00Z")).unplaced == [
+        "early"
+    ]  # before NELSON's first fix
+    assert render_plot(plot(nelson, early), fit="all", current_time=t).unplaced == []  # not due then
+
+
+def test_narrative_entry_named_by_short_name_any_case_and_its_own_colour(boats: dict[str, Any]) -> None:
+    nelson = copy.deepcopy(next(f for f in boats["features"] if f["id"] == "rep-nelson"))
+    nelson["properties"].update(name="HMS NELSON", shortName="Nelson")
+    entry = _rep("valid_narrative.rep")[13]  # 10:29 ENTER TRAIL
+    blue = {**entry, "properties": {**entry["properties"], "track": "nelson", "marker_color": "#00F"}}
+    r = render_plot(plot(nelson, blue), fit=[-21.80, 22.08, -21.74, 22.14])
+    assert _entries(r) == ["121029Z ENTER TRAIL"]
+    at = _on_track(r, nelson, parse_iso(entry["properties"]["time"]))
+    assert mask(r, BLUE)[at[1] - 4 : at[1] + 5, at[0] - 4 : at[0] + 5].sum() >= 20
+
+
+def test_marker_colour_of_points_and_annotations() -> None:
+    """``marker_color``, else ``marker-color``, else ``color`` colours a point or an annotation's
+    marker, before its ``stroke``."""
+    fit = [-1.0, -0.5, 1.0, 0.5]
+    for props in ({"marker_color": "#00F"}, {"marker-color": "#00F"}, {"color": "#00F"}):
+        for kind in ("reference-point", "annotation"):
+            feature = point("p", 0.0, 0.0, **{**props, "stroke": "#F00", "dataType": kind})
+            r = render_plot(plot(feature), fit=fit)
+            assert count(r.png, BLUE) >= 40 and count(r.png, RED) == 0, (kind, props)
+
+
+def test_word_spaces_show_at_every_size() -> None:
+    """Pillow's built-in font puts 2 pixels between words below size 12, as between letters
+    ("14BIOLOGIC"): the gaps between words are wider than any inside a word."""
+    from PIL import ImageDraw
+
+    from debrief_calc.state.render._labels import font
+
+    for size in (10, 11, 12, 13):
+        img = Image.new("L", (260, 24), 255)
+        font(size).draw(ImageDraw.Draw(img), (2, 2), "POSSUB TRACK 14 BIOLOGIC", fill=0)
+        cols = np.flatnonzero((np.asarray(img) < 160).any(axis=0))
+        gaps = sorted((np.diff(cols) - 1).tolist())
+        assert gaps[-3] > gaps[-4], (size, gaps)  # the three word spaces stand out
+        assert font(size).getlength("A B") - font(size).getlength("AB") >= 3
+
+
+def test_legend_shortens_long_names_sensibly() -> None:
+    def named(name: str, short: str | None = None) -> dict[str, Any]:
+        props = {"name": name} | ({"shortName": short} if short else {})
+        return track(name, np.linspace(-0.5, 0.5, 31), np.zeros(31), **props)
+
+    fit = [-1.0, -0.5, 1.0, 0.5]
+    resampled = named("LEOPOLD I (resampled 300 s)", "LEOP")
+    assert render_plot(plot(resampled), fit=fit).legend[0] == "LEOPOLD I (every 5 min) (LEOP)"
+    assert render_plot(plot(resampled), fit=fit, max_width=360).legend[0] == "LEOPOLD I (every 5 min)"
+    long_name = "ROYAL NETHERLANDS NAVY FRIGATE VAN SPEIJK (resampled 3600 s)"
+    assert render_plot(plot(named(long_name, "VSPK")), fit=fit).legend[0] == "VSPK (every 1 h)"
+    cut = render_plot(plot(named(long_name)), fit=fit).legend[0]
+    assert cut.endswith("…") and "(" not in cut and long_name.startswith(cut[:-1])
+    for width in (300, 1024):
+        r = render_plot(plot(resampled, named(long_name)), fit=fit, max_width=width)
+        legend = dict(r.placed)["legend"]
+        assert legend[0] >= MARGIN_SIDE and legend[2] <= r.width - MARGIN_SIDE, width  # inside the map
 
 
 # ------------------------------------------------------------------ range line

@@ -1,12 +1,13 @@
 """debrief_render_plot through the real protocol, in process: fit, size (a wide or tall area
-padded to 2:1 and the padded bounds answered), the range line and what the answer says of it
-(unit, inset, bounds to zoom to), the features left out as not active, and that rendering never
-changes the plot."""
+padded to 2:1, the padded bounds answered and a note saying so), the range line and what the
+answer says of it (unit, inset, bounds to zoom to), the features left out as not active, the
+narrative entries no track holds, and that rendering never changes the plot."""
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from mcp import Client
 from PIL import Image
 
+from debrief_calc.rep import parse_rep
 from debrief_calc.state.server import build_server
 from llmem.config import Limits, ServerConfig
 from tests.conftest import MODES
@@ -123,5 +125,32 @@ async def test_features_not_active_at_the_time_are_named(client: Client) -> None
 async def test_size_parameters_say_the_image_takes_the_areas_shape(client: Client) -> None:
     (tool,) = [t for t in (await client.list_tools()).tools if t.name == "debrief_render_plot"]
     width = tool.input_schema["properties"]["width"]["description"]
-    assert "Max px" in width and "shape" in width
+    assert "Max px" in width and "shape (within 2:1)" in width
     assert tool.input_schema["properties"]["height"]["description"].startswith("Max px")
+
+
+async def test_a_padded_area_is_noted(client: Client) -> None:
+    wide, _ = await render(client, fit=[-5.5, 35.8, -2.0, 36.4])  # 4.7:1, shown 2:1
+    assert "padded" in wide["note"] and "2:1" in wide["note"]
+    assert wide["bounds"][1] < 35.8 and wide["bounds"][3] > 36.4  # what was shown
+    saved, _ = await render(client, time=MIDDLE)
+    assert "note" not in saved  # the saved viewport is 1.6:1: shown as it is
+
+
+async def test_narrative_entries_no_track_holds_are_listed(client: Client, plots: Path) -> None:
+    rep = Path(__file__).resolve().parent / "data" / "rep"
+    features = [
+        f for name in ("valid_boat1.rep", "valid_narrative.rep") for f in parse_rep((rep / name).read_text()).features
+    ]
+    (plots / "log.plot.json").write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    due = [f["id"] for f in features if f["properties"].get("time", "")[11:16] in ("09:57", "10:03", "10:13")]
+    result = await client.call_tool(
+        "debrief_render_plot", {"filename": "log.plot.json", "time": "1995-12-12T10:20:00Z"}
+    )
+    answer = result.structured_content
+    assert not result.is_error and answer is not None, answer
+    assert answer["unplaced"] == due and len(due) == 3  # COLLINGWOOD's entries: no COLLINGWOOD in this plot
+    result = await client.call_tool(
+        "debrief_render_plot", {"filename": "log.plot.json", "time": "1995-12-12T10:50:00Z"}
+    )
+    assert result.structured_content is not None and "unplaced" not in result.structured_content

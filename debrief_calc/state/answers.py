@@ -190,7 +190,7 @@ class RangeDrawn(BaseModel):
 
 
 class RenderAnswer(_OnPlot):
-    _if_set = frozenset({"range", "hidden_inactive"})
+    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note"})
     mediaType: str
     width: int = 0
     height: int = 0
@@ -201,6 +201,8 @@ class RenderAnswer(_OnPlot):
     selectedIds: list[str] = []
     range: RangeDrawn | None = None
     hidden_inactive: list[str] | None = None  # zones/points in view but not active at time, so not drawn
+    unplaced: list[str] | None = None  # narrative entries due at time that no track of the plot holds, not drawn
+    note: str | None = None  # the area shown padded beyond the one asked (to at most 2:1)
 
 
 def _rpc(err: SuiteError) -> SuiteError:

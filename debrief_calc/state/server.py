@@ -84,7 +84,9 @@ START = (
 CONVENTIONS = (
     "Times are ISO-8601 UTC; bounds are [west, south, east, north] in degrees. Colours are properties, CSS "
     "colours such as '#808080' or 'grey': `stroke` for tracks and zone outlines, `fill` and `fill-opacity` for "
-    "zone fill, `marker_color` for points and buoy fields; `name` is the label. debrief_set_properties changes them (a merge patch) without touching "
+    "zone fill, `marker_color` for points, buoy fields and notes; `name` is the label. Narrative "
+    "entries (REP ;NARRATIVE: lines) are drawn on their ship's track at their time, for 30 minutes after it (all "
+    "of them when no time is given). debrief_set_properties changes them (a merge patch) without touching "
     "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
     "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
     "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
@@ -294,7 +296,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def debrief_render_plot(
         filename: Filename = None,
-        width: Annotated[int, Field(ge=64, le=2048, description="Max px; image takes the area's shape")] = 1024,
+        width: Annotated[
+            int, Field(ge=64, le=2048, description="Max px; image takes the area's shape (within 2:1)")
+        ] = 1024,
         height: Annotated[int, Field(ge=64, le=2048, description="Max px")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
         fit: Annotated[
@@ -376,7 +380,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             debrief_render_plot,
             read,
-            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones); fit picks the area.",
+            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones, narratives); fit picks the area.",
         ),
         (debrief_undo, once, "Undo the last change made through this server (refused if the plot changed since)."),
         (

@@ -48,7 +48,8 @@ class StateService(PlotAspects):
     ) -> tuple[Answer, bytes]:
         """The plot as a PNG of at most ``width`` × ``height``, at ``time`` (default the plot's
         current), showing ``fit``; the saved viewport is read, never changed. The answer adds the
-        range drawn for ``cpa`` and the zones and points in view left out as not active then."""
+        range drawn for ``cpa``, the zones and points in view left out as not active then, the
+        narrative entries due then that no track holds, and a note when the area was padded."""
         from debrief_calc.features import iso, parse_iso
         from debrief_calc.state.render import render_plot
 
@@ -100,6 +101,10 @@ class StateService(PlotAspects):
         }
         if rendered.hidden_inactive:
             answer["hidden_inactive"] = rendered.hidden_inactive[:100]
+        if rendered.unplaced:
+            answer["unplaced"] = rendered.unplaced[:100]
+        if rendered.note:
+            answer["note"] = rendered.note
         if (drawn := rendered.range) is not None:
             answer["range"] = {
                 "between": list(drawn.ids),

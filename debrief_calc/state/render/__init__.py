@@ -9,16 +9,24 @@ labelled with its name (white-outlined, the upper of two that overlap drawn smal
 show), and the zones, buoy fields and reference points that are active then (those in view but
 not active are counted below the map and listed in ``hidden_inactive``); optionally the range
 line between two tracks, in yards up to 10,000 yd and in nautical miles beyond, with a magnified
-inset when it is too short to see. The selection gets a thin translucent cyan highlight under it,
-faint under the future. A legend of the tracks and of the conventions shown, a graticule, the
-title, the time and a scale bar in nautical miles frame it. Labels stay inside the map, clear of
-each other and of the legend; time labels are dropped rather than laid over a line. Land is
-filled in where the optional ``land`` extra (GSHHS coastlines) is installed.
+inset when it is too short to see. Narrative entries (annotations with a time and a ship's name in
+``properties.track``) are small squares on that ship's track where it was then, labelled with
+their DTG and text, for 30 minutes after their time, fading as they age (:mod:`._narrative`);
+those that no track holds are counted below the map and listed in ``unplaced``. Points and
+annotations take their ``marker_color`` (``marker-color``, ``color``). The selection gets a thin
+translucent cyan highlight under it, faint under the future. A legend of the tracks (long names
+shortened at a word) and of the conventions shown, a graticule, the title, the time and a scale
+bar in nautical miles frame it. Labels stay inside the map, clear of each other and of the legend;
+time labels are dropped rather than laid over a line; a narrative's label gives way to ships'
+names and tracks' starts and ends, and time labels give way to it. Land is filled in where the
+optional ``land`` extra (GSHHS coastlines) is installed. Text is Pillow's built-in font, its word
+spaces widened where they would vanish (:mod:`._labels`).
 
 Which area: the saved viewport, all the data, the selection or explicit bounds (``fit``), padded
-about its middle to at most 2:1 (or 1:2); the image takes that shape within the maximum size.
-Rendering never changes the plot. Backdrops, metadata and features with ``visible: false`` are
-not drawn. Pillow and numpy are imported on the first render, so importing this package costs nothing.
+about its middle to at most 2:1 (or 1:2), which ``note`` then says; the image takes that shape
+within the maximum size. Rendering never changes the plot. Backdrops, metadata and features with
+``visible: false`` are not drawn. Pillow and numpy are imported on the first render, so importing
+this package costs nothing.
 """
 
 from __future__ import annotations

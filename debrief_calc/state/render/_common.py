@@ -39,6 +39,8 @@ class Rendered:
     range: RangeInfo | None = None
     placed: list[tuple[str, Box]] = field(default_factory=list)  # texts, "legend" and "inset" with their boxes
     legend: list[str] = field(default_factory=list)  # the legend's rows
+    unplaced: list[str] = field(default_factory=list)  # narrative entries due then that no track of the plot holds
+    note: str | None = None  # how the area shown differs from the one asked (padded to a readable shape)
 
 
 @dataclass(frozen=True)
@@ -73,20 +75,27 @@ class Item:
     points: list[Lonlat] = field(default_factory=list)
     track: TrackData | None = None  # a track whose times can be read
     active: tuple[float, float] | None = None  # when a zone or point is shown (epoch s); None: always
+    ship: str | None = None  # a narrative entry: the name of the track that logged it (``properties.track``)
+    at: float | None = None  # a narrative entry: when it was logged (epoch s)
+    own_colour: bool = True  # False: the colour is the palette's, for want of one in the properties
+
+
+def css_colour(value: Any) -> RGB | None:
+    """A CSS colour (``#F00``, ``#00ff00``, ``red``…) as RGB; None when it is not one."""
+    from PIL import ImageColor
+
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = ImageColor.getrgb(value.strip())
+    except ValueError:
+        return None
+    return parsed[0], parsed[1], parsed[2]
 
 
 def rgb(value: Any, fallback: str) -> RGB:
-    """A CSS colour (``#F00``, ``#00ff00``, ``red``…) as RGB; the fallback when it is not one."""
-    from PIL import ImageColor
-
-    for candidate in (value, fallback):
-        if isinstance(candidate, str):
-            try:
-                parsed = ImageColor.getrgb(candidate.strip())
-            except ValueError:
-                continue
-            return parsed[0], parsed[1], parsed[2]
-    return 0, 0, 0
+    """A CSS colour as RGB; the fallback when it is not one (black when neither is)."""
+    return css_colour(value) or css_colour(fallback) or (0, 0, 0)
 
 
 def blend(colour: RGB, towards: RGB, amount: float) -> RGB:

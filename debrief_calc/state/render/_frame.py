@@ -81,12 +81,12 @@ def draw_frame(
         from debrief_calc.features import iso
 
         caption = f"{dtg(t)}  {iso(t)}"
-        draw.text((width - MARGIN_SIDE, 6), caption, fill=(0, 0, 0), font=f, anchor="ra")
+        f.draw(draw, (width - MARGIN_SIDE, 6), caption, fill=(0, 0, 0), anchor="ra")
     if title:
         room = width - 2 * MARGIN_SIDE - (f.getlength(caption) + 12 if caption else 0)
         while title and f.getlength(title) > room:
             title = title[:-2] + "…" if len(title) > 1 else ""
-        draw.text((MARGIN_SIDE, 6), title, fill=(0, 0, 0), font=f)
+        f.draw(draw, (MARGIN_SIDE, 6), title, fill=(0, 0, 0))
     nm_per_px = 60.0 / proj.scale
     length_nm = nice(nm_per_px * width / 5)
     px = length_nm / nm_per_px
@@ -96,17 +96,17 @@ def draw_frame(
     for x in (x0, x0 + px):
         draw.line((x, y0 - 5, x, y0 + 3), fill=(0, 0, 0), width=2)
     scale_text = f"{length_nm:g} nm"
-    draw.text((x0 + px + 8, y0 - 8), scale_text, fill=(0, 0, 0), font=f)
+    f.draw(draw, (x0 + px + 8, y0 - 8), scale_text, fill=(0, 0, 0))
     free = x0 + px + 8 + f.getlength(scale_text) + 16  # where the bar's text ends
     small = font(11)
-    right = width - MARGIN_SIDE
+    right = float(width - MARGIN_SIDE)
     if note:
         while note and small.getlength(note) > right - free:
             note = note[:-2] + "…" if len(note) > 1 else ""
         if note:
-            draw.text((right, y0 - 7), note, fill=(150, 60, 0), font=small, anchor="ra")
+            small.draw(draw, (right, y0 - 7), note, fill=(150, 60, 0), anchor="ra")
             right -= small.getlength(note) + 16
     if step is not None:
         interval = f"time labels every {step_text(step)}"
         if small.getlength(interval) <= right - free:
-            draw.text((right, y0 - 7), interval, fill=(90, 90, 100), font=small, anchor="ra")
+            small.draw(draw, (right, y0 - 7), interval, fill=(90, 90, 100), anchor="ra")

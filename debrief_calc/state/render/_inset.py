@@ -119,7 +119,7 @@ def _frame(draw: Any, side: int, line: RangeLine, metres_per_px: float) -> None:
     """The time at the top, the scale bar (yards, or nautical miles for a long one) at the bottom."""
     small = font(10)
     draw.rectangle((0, 0, side, _TITLE - 2), fill=(255, 255, 255))
-    draw.text((4, 2), f"range at {dtg(line.t)}", fill=TEXT, font=small)
+    small.draw(draw, (4, 2), f"range at {dtg(line.t)}", fill=TEXT)
     draw.rectangle((0, side - _FOOT + 2, side, side), fill=(255, 255, 255))
     yards = nice(side / 3 * metres_per_px / _YARD_M)
     length, unit = (yards, "yd") if yards < 10_000 else (nice(side / 3 * metres_per_px / 1852.0), "nm")
@@ -128,7 +128,7 @@ def _frame(draw: Any, side: int, line: RangeLine, metres_per_px: float) -> None:
     draw.line((5, y, 5 + px, y), fill=TEXT, width=2)
     for x in (5, 5 + px):
         draw.line((x, y - 4, x, y + 2), fill=TEXT, width=1)
-    draw.text((5 + px + 5, y - 6), f"{length:,g} {unit}", fill=TEXT, font=small)
+    small.draw(draw, (5 + px + 5, y - 6), f"{length:,g} {unit}", fill=TEXT)
 
 
 def _leader(draw: Any, ships: tuple[float, float], box: tuple[int, int, int, int]) -> None:

@@ -9,8 +9,13 @@ pixel between labels) and covers no line drawn (``Lines``: the tracks, annotatio
 range line). Failing that it is pushed inside the map at the first position that is free. A label
 that must stay off the lines (a time label) is dropped rather than cover one; the others take a
 free position over a line next. A required label (a ship's name, a range) then looks further out,
-joined to its anchor by a leader line, and as a last resort takes its first position anyway; any
+joined to its anchor by a leader line, and as a last resort takes its first position anyway; a
+``leader`` label (a narrative entry) looks further out too, and is dropped where that fails; any
 other label is dropped. Graticule degrees have fixed ``spots`` at the map's edges instead.
+
+Text is Pillow's built-in font (nothing to install or download), through :class:`Font`: below 12
+pixels its word space rounds down to 2 pixels, which vanishes between upright letters ("14BIOLOGIC"),
+so there each space is drawn as two.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 from debrief_calc.state.render._common import RGB, Box
 
-__all__ = ["Label", "Lines", "Placer", "font"]
+__all__ = ["Font", "Label", "Lines", "Placer", "font"]
 
 _HALO = 2  # the white outline around label text, so it reads over lines and fills
 _REACHES = (2.0, 18.0, 36.0, 60.0)  # pixels between the marker and the label: beside it, then further out
@@ -40,11 +45,48 @@ _SIDES = (
 )
 
 
-@functools.cache
-def font(size: int) -> Any:
-    from PIL import ImageFont
+class Font:
+    """Pillow's built-in font at one size, measuring and drawing text with visible word spaces."""
 
-    return ImageFont.load_default(size=size)
+    def __init__(self, size: int):
+        from PIL import ImageFont
+
+        self.face = ImageFont.load_default(size=size)
+        self.space = " " if self.face.getlength(" ") >= 3 else "  "
+
+    def spaced(self, text: str) -> str:
+        return text.replace(" ", self.space) if self.space != " " else text
+
+    def getlength(self, text: str) -> float:
+        return float(self.face.getlength(self.spaced(text)))
+
+    def getbbox(self, text: str, **kwargs: Any) -> tuple[float, float, float, float]:
+        left, top, right, bottom = self.face.getbbox(self.spaced(text), **kwargs)
+        return left, top, right, bottom
+
+    def gaps(self, text: str) -> list[tuple[float, float]]:
+        """Where the word spaces fall, from the ink before to the ink after, in pixels from the
+        text's left end: for a label's white outline to bridge them (two outlines 2 pixels wide
+        do not meet across a wider space)."""
+        spaced, out = self.spaced(text), []
+        for i, ch in enumerate(spaced):
+            if ch == " " and i > 0 and spaced[i - 1] != " ":
+                j = len(spaced) - len(spaced[i:].lstrip(" "))
+                after = spaced[j:].split(" ")[0]
+                if after:
+                    left = float(self.face.getbbox(spaced[:i])[2])
+                    right = float(self.face.getlength(spaced[:j]) + self.face.getbbox(after)[0])
+                    out.append((left, right))
+        return out
+
+    def draw(self, draw: Any, xy: tuple[float, float], text: str, **kwargs: Any) -> None:
+        """``draw.text`` in this font (``fill``, ``anchor``, ``stroke_width``… as Pillow takes them)."""
+        draw.text(xy, self.spaced(text), font=self.face, **kwargs)
+
+
+@functools.cache
+def font(size: int) -> Font:
+    return Font(size)
 
 
 @dataclass(frozen=True)
@@ -62,6 +104,7 @@ class Label:
     centred: bool = False
     required: bool = False
     off_lines: bool = False  # dropped rather than laid over a line
+    leader: bool = False  # may stand further off with a leader line, as a required label does, before it is dropped
     order: tuple[float, float] = (0.0, 0.0)  # placement order within a rank: lower first
     spots: tuple[tuple[float, float], ...] = ()  # fixed top-left corners to try instead of around the anchor
     patch: RGB | None = None  # drawn on a patch of this colour instead of a white outline
@@ -153,12 +196,13 @@ class Placer:
             return None  # what it names is off the map
         left, top, right, bottom = font(label.size).getbbox(label.text, stroke_width=_HALO, anchor="lt")
         w, h = right - left, bottom - top
-        reaches = _CENTRED_REACHES if label.centred else _REACHES if label.required else _REACHES[:1]
+        far = label.required or label.leader
+        reaches = _CENTRED_REACHES if label.centred else _REACHES if far else _REACHES[:1]
         for over_lines in (False, True) if not label.off_lines else (False,):
             for reach in reaches:
                 chosen = self._first(self._candidates(label, w, h, label.clear + reach), over_lines)
                 if chosen is not None:
-                    return self._take(chosen, label, leader=label.required and reach > _REACHES[0])
+                    return self._take(chosen, label, leader=far and reach > _REACHES[0])
         if label.required:
             return self._take(self._pushed_in(self._candidates(label, w, h, label.clear + 2)[0]), label, leader=False)
         return None
@@ -185,11 +229,16 @@ class Placer:
             left, top, *_ = f.getbbox(label.text, stroke_width=_HALO, anchor="lt")
             if label.patch is not None:
                 draw.rectangle(box, fill=label.patch)
-            draw.text(
+            else:
+                for a, b in f.gaps(label.text):
+                    draw.rectangle(
+                        (box[0] - left + a - _HALO, box[1], box[0] - left + b + _HALO, box[3] - 1), fill=(255, 255, 255)
+                    )
+            f.draw(
+                draw,
                 (box[0] - left, box[1] - top),
                 label.text,
                 fill=label.fill,
-                font=f,
                 anchor="lt",
                 stroke_width=0 if label.patch is not None else _HALO,
                 stroke_fill=(255, 255, 255),

@@ -1,10 +1,17 @@
 """The legend: a swatch and the name of each track, then what the picture's conventions mean when
 they are on it (the selection's highlight, the faint or hidden future, the marks of a track's
 start and end), in the corner of the map where it hides least. :func:`best_corner` also places
-the range inset."""
+the range inset.
+
+A track's row is its name and, when it has another, its ``shortName`` (``VAN GALEN3 (VANG)``),
+with ``(resampled 300 s)`` said as ``(every 5 min)``; where that is too long for the row (about 32
+characters, or under half a narrow map's width), the name alone, then the ``shortName`` with the name's
+last bracket (``LEOP (every 5 min)``), then the name cut at a word before any bracket it would
+split, with an ellipsis."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,10 +59,45 @@ class Conventions:
         return out
 
 
-def _entry(it: Item) -> str:
-    name = it.name or it.id
-    text = f"{name} ({it.short})" if it.short and it.short != name else name
-    return text if len(text) <= 32 else text[:31] + "…"
+_ROW_TEXT = 200.0  # pixels of a row's text at most
+_RESAMPLED = re.compile(r"\(resampled (\d+(?:\.\d+)?) s\)")
+
+
+def _every(match: re.Match[str]) -> str:
+    seconds = float(match.group(1))
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"(every {seconds / size:g} {unit})"
+    return f"(every {seconds:g} s)"
+
+
+def _entry(it: Item, room: float) -> str:
+    """The track's row: the first of its spellings that fits ``room`` pixels, else the last cut."""
+    f = font(11)
+    name = _RESAMPLED.sub(_every, it.name or it.id)
+    short = it.short if it.short and it.short != it.name else ""
+    spellings = [f"{name} ({short})", name] if short else [name]
+    bracket = re.search(r"\s(\([^()]*\))$", name)
+    if short and bracket is not None:
+        spellings.append(f"{short} {bracket.group(1)}")
+    fitting = next((text for text in spellings if f.getlength(text) <= room), None)
+    return fitting if fitting is not None else _cut(name, room)
+
+
+def _cut(text: str, room: float) -> str:
+    """The text cut at a word (before any bracket left open) so that it fits ``room`` with "…"."""
+    f = font(11)
+    words = text.split(" ")
+    while len(words) > 1:
+        words.pop()
+        kept = " ".join(words)
+        if kept.count("(") > kept.count(")"):
+            continue
+        if f.getlength(kept + "…") <= room:
+            return kept.rstrip(" ,;:-") + "…"
+    while text and f.getlength(text + "…") > room:
+        text = text[:-1]
+    return text + "…"
 
 
 def best_corner(
@@ -107,7 +149,8 @@ def draw_legend(
     draw: Any, tracks: list[Item], conventions: Conventions, box: Box, clutter: Any, areas: list[Box]
 ) -> tuple[Box, list[str]] | None:
     """The legend in the corner where it hides least (:func:`best_corner`); returns its box and rows."""
-    rows: list[tuple[str, str, RGB]] = [("track", _entry(it), it.colour) for it in tracks]
+    room = min(_ROW_TEXT, 0.45 * (box[2] - box[0]))  # the legend never takes half a narrow map's width
+    rows: list[tuple[str, str, RGB]] = [("track", _entry(it, room), it.colour) for it in tracks]
     if not rows:
         return None
     f = font(11)
@@ -131,5 +174,5 @@ def draw_legend(
     for i, (kind, text, colour) in enumerate(rows):
         y = y0 + _PAD + i * _ROW + 6
         _swatch(draw, kind, x0 + _PAD, y, colour)
-        draw.text((x0 + _PAD + _SWATCH + 6, y), text, fill=TEXT, font=f, anchor="lm")
+        f.draw(draw, (x0 + _PAD + _SWATCH + 6, y), text, fill=TEXT, anchor="lm")
     return (x0, y0, x0 + w, y0 + h), [text for _, text, _ in rows]

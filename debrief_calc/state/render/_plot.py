@@ -1,6 +1,6 @@
 """The picture put together, in drawing order: land, graticule, the selection's highlight, zones,
-tracks (future, past, chevrons, starts and ends, time ticks, ships), points, the range line, the
-legend, the range inset, the labels (kept off the lines drawn), the frame."""
+tracks (future, past, chevrons, starts and ends, time ticks), narrative entries, ships, points, the
+range line, the legend, the range inset, the labels (kept off the lines drawn), the frame."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from debrief_calc.state.render._items import is_active, read_items
 from debrief_calc.state.render._labels import Label, Lines, Placer
 from debrief_calc.state.render._land import draw_land
 from debrief_calc.state.render._legend import Conventions, draw_legend
+from debrief_calc.state.render._narrative import draw_entries, place_entries, unplaced_note
 from debrief_calc.state.render._shapes import draw_points, draw_zones
-from debrief_calc.state.render._tracks import TrackView, draw_tracks, dtg, flat_line, track_views
-from debrief_calc.state.render._view import Projection, frame_for, resolve_fit
+from debrief_calc.state.render._tracks import TrackView, draw_ships, draw_tracks, dtg, flat_line, track_views
+from debrief_calc.state.render._view import Projection, frame_for, padding_note, resolve_fit
 
 __all__ = ["draw_plot"]
 
@@ -56,8 +57,12 @@ def draw_plot(
     views = track_views([it for it in shown if it.kind == "track"], proj)
     selected = draw_halos(img, proj, shown, views, q, show_future)
     areas = draw_zones(draw, proj, [it for it in shown if it.rings], labels)
-    markers, step, drawn = draw_tracks(draw, views, q, show_future, proj.box, labels)
-    others = [it for it in shown if it.kind != "track" and not it.rings]
+    step, lines = draw_tracks(draw, views, q, show_future, proj.box, labels)
+    entries, unplaced = place_entries([it for it in shown if it.ship is not None], views, q)
+    markers = draw_entries(draw, entries, proj.box, labels)
+    markers += draw_ships(draw, views, lines, q, labels)
+    drawn = [line for parts in lines for line in parts]
+    others = [it for it in shown if it.kind != "track" and not it.rings and it.ship is None]
     markers += draw_points(draw, proj, others, labels)
     drawn += [proj.arrays([p[0] for p in line], [p[1] for p in line]) for it in others for line in it.lines]
     if ranged is not None:
@@ -83,7 +88,8 @@ def draw_plot(
     for label in sorted(labels, key=lambda lb: lb.key):
         placer.place(label)
     placer.draw(draw)
-    note = hidden_note([it.kind for it in hidden], q) if hidden and q is not None else ""
+    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and q is not None else []
+    note = "; ".join([*([unplaced_note(len(unplaced))] if unplaced else []), *notes])
     draw_frame(draw, proj, (width, height), title=title, t=q, step=step, note=note)
 
     out = io.BytesIO()
@@ -92,7 +98,9 @@ def draw_plot(
     placed += [(name, box) for name, box in (("legend", legend), ("inset", inset)) if box is not None]
     info = None if ranged is None else _info(ranged, inset is not None)
     hidden_ids = [it.id for it in hidden]
-    return Rendered(out.getvalue(), width, height, proj.shown(), used, hidden_ids, info, placed, rows)
+    area = proj.shown()
+    padded = padding_note(bounds, area)
+    return Rendered(out.getvalue(), width, height, area, used, hidden_ids, info, placed, rows, unplaced, padded)
 
 
 def _in_view(it: Item, proj: Projection) -> bool:

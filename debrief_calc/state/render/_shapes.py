@@ -1,8 +1,8 @@
 """Zones, reference points, buoy fields and other annotations.
 
 Zones are filled half-transparent (``fill`` / ``fill-opacity``, default a quarter) and outlined
-in their ``stroke``, with their name at their centre; points are discs and buoy fields small dots
-in their ``marker_color``, named beside them. The selection's highlight is drawn under them
+in their ``stroke``, with their name at their centre; points and annotations are discs and buoy
+fields small dots in their ``marker_color`` (``marker-color``, ``color``), named beside them. The selection's highlight is drawn under them
 (:mod:`._halo`).
 """
 

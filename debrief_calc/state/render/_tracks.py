@@ -26,7 +26,17 @@ from debrief_calc.state.render._common import BACKGROUND, FAINT, OUTLINE, Box, I
 from debrief_calc.state.render._labels import Label
 from debrief_calc.state.render._view import Projection
 
-__all__ = ["TrackView", "draw_tracks", "dtg", "flat_line", "label_step", "marker", "step_text", "track_views"]
+__all__ = [
+    "TrackView",
+    "draw_ships",
+    "draw_tracks",
+    "dtg",
+    "flat_line",
+    "label_step",
+    "marker",
+    "step_text",
+    "track_views",
+]
 
 _STEPS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 _LABEL_SPACING = 110.0  # pixels between time labels along a track moving at the median speed on screen
@@ -237,10 +247,9 @@ def marker(draw: Any, x: float, y: float, u: tuple[float, float] | None, it: Ite
 
 def draw_tracks(
     draw: Any, views: list[TrackView], q: float | None, show_future: bool, box: Box, labels: list[Label]
-) -> tuple[list[Box], float | None, list[Line]]:
-    """Draw the tracks and their marks; add their labels to ``labels``. Returns the boxes of the
-    ship markers (to keep labels off them), the time-label interval used (None: no times) and
-    the lines drawn."""
+) -> tuple[float | None, list[list[Line]]]:
+    """Draw the tracks and their marks, not the ships (:func:`draw_ships`); add their labels to
+    ``labels``. Returns the time-label interval used (None: no times) and each track's lines drawn."""
     splits = [v.split(q) for v in views]
     shown = [past + future if show_future else past for past, future in splits]
     for v, (_, future) in zip(views, splits, strict=True):
@@ -263,6 +272,14 @@ def draw_tracks(
         for v in views:
             if v.t is not None:
                 _time_marks(draw, v, step, q, show_future, box, labels)
+    return step, shown
+
+
+def draw_ships(
+    draw: Any, views: list[TrackView], shown: list[list[Line]], q: float | None, labels: list[Label]
+) -> list[Box]:
+    """Draw each ship at ``q`` and add its name to ``labels`` (a track with no ship then is named
+    at its first fix shown, or at its last once it has ended). Returns the markers' boxes."""
     markers: list[Box] = []
     for v, lines in zip(views, shown, strict=True):
         name, fill = v.item.short, ink(v.item.colour)
@@ -276,7 +293,7 @@ def draw_tracks(
         elif name and lines and lines[0][0].size:
             # no ship to mark: name the track at its first fix shown, or its last once it has ended
             labels.append(Label(name, _end_of(lines, last=_ended(v, q)), fill, rank=1, clear=5))
-    return markers, step, [line for lines in shown for line in lines]
+    return markers
 
 
 def _ended(v: TrackView, q: float | None) -> bool:

@@ -20,7 +20,7 @@ from debrief_calc.state.errors import validation_failed
 from debrief_calc.state.metadata import check_bounds
 from debrief_calc.state.render._common import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Box, Item, Lonlat
 
-__all__ = ["Projection", "data_bounds", "frame_for", "resolve_fit"]
+__all__ = ["Projection", "data_bounds", "frame_for", "padding_note", "resolve_fit"]
 
 _WORLD = [-180.0, -80.0, 180.0, 80.0]
 _MIN_MAP = (200, 120)  # the narrowest map that still holds the title and the scale bar
@@ -173,3 +173,26 @@ def _widened(s: float, n: float, span: float) -> tuple[float, float]:
     span = min(span, 180.0)
     middle = min(max((s + n) / 2, -90.0 + span / 2), 90.0 - span / 2)
     return middle - span / 2, middle + span / 2
+
+
+def _shape(bounds: Sequence[float]) -> tuple[float, float]:
+    """The area's width : height on the chart (cos(latitude) corrected), and its size in square degrees."""
+    w, s, e, n = (float(b) for b in bounds)
+    if e < w:
+        e += 360.0
+    k = max(math.cos(math.radians((s + n) / 2)), 0.05)
+    return (e - w) * k / max(n - s, 1e-9), (e - w) * (n - s)
+
+
+def padding_note(asked: Sequence[float], shown: Sequence[float]) -> str | None:
+    """What to tell of an area shown more than a tenth larger than the one asked (padded to a
+    readable shape, or widened to the closest zoom); None when it is not."""
+    (want, size), (got, shown_size) = _shape(asked), _shape(shown)
+    if shown_size <= 1.1 * size:
+        return None
+
+    def ratio(a: float) -> str:
+        return f"{round(a, 1):g}:1" if a >= 1 else f"1:{round(1 / a, 1):g}"
+
+    grown = f"{round(shown_size / size, 1):g}"
+    return f"the {ratio(want)} area asked is padded about its middle to {ratio(got)} ({grown}x as large); bounds is the area shown"
