@@ -133,3 +133,17 @@ def test_domain_modules_know_nothing_about_mcp() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_servers_start_without_their_heavy_imports() -> None:
+    """Start-up pays only for what the handshake needs (suite.md §1): numpy, Pillow, tree-sitter
+    and GeographicLib come with the first call that needs them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, debrief_calc.calc.server, debrief_calc.state.server, llmem.server\n"
+        "print(sorted(m for m in ('numpy', 'PIL', 'tree_sitter', 'geographiclib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr

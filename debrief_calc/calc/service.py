@@ -21,7 +21,6 @@ from debrief_calc import plotstate
 from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
-from debrief_calc.features import iso, parse_iso
 from debrief_calc.registry import Registry
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
@@ -160,6 +159,8 @@ class CalcService:
                 result.error["message"] += f" ({_left_out_text(window, left_out)})"
             return result.to_dict()
         if window is not None:
+            from debrief_calc.features import iso
+
             shown = [iso(t) if t is not None else None for t in window]
             for feature in result.features:  # the run read the plot through a window: its results say so
                 props = feature.get("properties")
@@ -440,6 +441,8 @@ def plot_window(plot: Mapping[str, Any]) -> tuple[float | None, float | None] | 
             raise ValidationFailed(
                 f"plot.{key} must be an ISO-8601 time", details={"field": f"plot.{key}", "rule": "iso-time"}
             )
+        from debrief_calc.features import parse_iso  # numpy: only when a window is asked for
+
         try:
             ends.append(parse_iso(value))
         except ValidationFailed:
@@ -459,6 +462,8 @@ def plot_window(plot: Mapping[str, Any]) -> tuple[float | None, float | None] | 
 
 
 def _left_out_text(window: tuple[float | None, float | None], left_out: list[str]) -> str:
+    from debrief_calc.features import iso
+
     shown = " to ".join(iso(t) if t is not None else "open" for t in window)
     return f"{len(left_out)} feature(s) with nothing in the window {shown} left out: {', '.join(left_out[:20])}"
 
@@ -471,6 +476,7 @@ def _in_window(
     of those with nothing inside, left out; none left at all is an InvalidContext."""
     if window is None:
         return features, []
+    from debrief_calc.features import iso
     from debrief_calc.paging import clip_to_time
 
     kept: list[Any] = []
