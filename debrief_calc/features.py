@@ -195,7 +195,8 @@ def active_period(
     (always active). The one meaning of "active" that the picture, ``zone-transits`` and time
     windows (:func:`debrief_calc.paging.clip_to_time`) share:
 
-    * ``time`` alone: from then on, ``(time, inf)``;
+    * ``time`` alone: from then on, ``(time, inf)``; but a note without a shape (a narrative
+      entry: an annotation with no geometry) happened at that instant, ``(time, time)``;
     * ``timeEnd`` alone: until then, ``(-inf, timeEnd)``;
     * both: ``(time, timeEnd)``, ends included.
 
@@ -233,6 +234,8 @@ def active_period(
     start, end = ends
     if start == -math.inf and end == math.inf:
         return None
+    if end == math.inf and noun == "annotation" and geometry_of(feature) is None:
+        end = start  # a narrative entry is an event, not a zone that comes into force
     if start > end:
         if strict:
             raise field_failure(

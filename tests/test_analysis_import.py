@@ -203,3 +203,14 @@ def test_a_course_column_that_disagrees_is_named_and_an_honest_file_is_not() -> 
         for f, seg in zip(lines, [*stats["segments"], stats["segments"][-1]], strict=True)
     )
     assert run_ok("import-rep", params={"text": honest}).warnings == []
+
+
+def test_the_report_accounts_for_every_line_and_shows_the_bad_ones() -> None:
+    from debrief_calc.analysis import default_registry as registry
+    from debrief_calc.executor import run
+
+    text = (DATA / "rep" / "invalid_bad_timestamp.rep").read_text(encoding="utf-8")
+    report = run(registry(), "import-rep", [], {"text": text}).report
+    assert report is not None and report["line_count"] == 2 and report["blank_or_comment_lines"] == 1
+    assert report["errors"][0]["line"] == 2 and report["errors"][0]["text"].startswith("991399 250300.000 BADSHIP")
+    assert "month 13" in report["errors"][0]["reason"] and "hour 25" in report["errors"][0]["reason"]

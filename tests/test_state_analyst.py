@@ -422,3 +422,46 @@ async def test_narrative_entries_read_as_time_ship_and_text_in_the_prompt(client
     prompt = (await ok(client, "generate_prompt", task="narrate-timeline", target="log.plot.json"))["promptForHostLLM"]
     assert "at 1995-12-12T05:00:00Z, logged by NELSON: COMEX SERIAL 16D" in prompt
     assert "points=1" not in prompt and "..?" not in prompt
+
+
+async def test_renaming_a_ship_carries_its_narrative_entries_along(client: Client, plots: Path) -> None:
+    """Narrative entries find their ship by name: renaming NELSON to F28 re-points them, in the same
+    undoable change, so the picture still places them."""
+    from debrief_calc.rep import parse_rep
+
+    def rep(name: str) -> list[dict[str, Any]]:
+        return list(parse_rep((DATA / "rep" / name).read_text(encoding="utf-8"), source_name=name).features)
+
+    await ok(
+        client,
+        "debrief_create_plot",
+        filename="day1.plot.json",
+        features=rep("valid_boat1.rep") + rep("valid_narrative.rep"),
+    )
+    nelson_entries = [f["id"] for f in rep("valid_narrative.rep") if f["properties"]["track"] == "NELSON"]
+    out = await ok(
+        client, "debrief_set_properties", filename="day1.plot.json", ids=["rep-nelson"], properties={"name": "F28"}
+    )
+    assert out["updated_ids"] == ["rep-nelson"] and sorted(out["relinked_ids"]) == sorted(nelson_entries)
+    assert "narrative entr" in out["message"]
+    data = plot_json(plots, "day1.plot.json")
+    tracks = {f["properties"].get("track") for f in data["features"] if f["properties"].get("track")}
+    assert tracks == {"F28", "COLLINGWOOD"}  # COLLINGWOOD's entries keep their ship
+    await ok(client, "debrief_undo", filename="day1.plot.json")
+    assert {f["properties"].get("track") for f in plot_json(plots, "day1.plot.json")["features"]} >= {"NELSON"}
+
+
+async def test_a_window_keeps_narrative_entries_of_its_period_only(client: Client, plots: Path) -> None:
+    from debrief_calc.rep import parse_rep
+
+    log = list(parse_rep((DATA / "rep" / "valid_narrative.rep").read_text(encoding="utf-8")).features)
+    await ok(client, "debrief_create_plot", filename="log.plot.json", features=log)
+    inside = await ok(
+        client,
+        "debrief_get_features",
+        filename="log.plot.json",
+        time_start="1995-12-12T10:00:00Z",
+        time_end="1995-12-12T11:00:00Z",
+    )
+    times = [f["time_start"] for f in inside["features"] if f["kind"] == "annotation"]
+    assert times and all("1995-12-12T10:00" <= t <= "1995-12-12T11:00" for t in times)  # events, not zones in force

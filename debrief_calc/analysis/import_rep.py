@@ -136,9 +136,15 @@ def handle(inp: ToolInput) -> ToolOutput:
         "narrative_count": result.narrative_count,
         "track_count": sum(1 for f in features if feature_kind(f) == "track"),
         "feature_count": len(features),
-        "errors": [{"line": issue.line, "reason": issue.reason} for issue in result.errors],
-        "skipped": [{"line": issue.line, "reason": issue.reason} for issue in result.skipped],
+        "errors": [{"line": issue.line, "reason": issue.reason, "text": issue.text} for issue in result.errors],
+        "skipped": [{"line": issue.line, "reason": issue.reason, "text": issue.text} for issue in result.skipped],
     }
+    # Every line accounted for: what was not a fix, an imported annotation, an error or a skip
+    # was blank or a comment (a ';' line of no annotation type), which REP allows anywhere.
+    imported_annotations = len(features) - report["track_count"]
+    report["blank_or_comment_lines"] = max(
+        result.line_count - result.fix_count - imported_annotations - len(result.errors) - len(result.skipped), 0
+    )
     warnings = []
     if result.errors:
         warnings.append(f"{len(result.errors)} line(s) could not be read: see report.errors")

@@ -131,17 +131,24 @@ class PlotCommands(OpenPlots):
             raise validation_failed("ids", "give the ids of the features to change (debrief_get_features lists them)")
         name, path = self.resolve(filename)
 
+        relinked: list[str] = []
+
         def patched(data: dict[str, Any]) -> dict[str, Any]:
             by_id = {str(f.get("id")): f for f in data["features"] if f.get("id") is not None}
             missing = [i for i in wanted if i not in by_id]
             if missing:
                 raise feature_not_found(missing, filename=name)
             features = []
+            renamed: dict[str, str] = {}
             for fid in wanted:
                 old = by_id[fid]
                 new = merge_patch(old.get("properties") or {}, properties)
                 if new != (old.get("properties") or {}):
                     features.append({**old, "properties": new})
+                    renamed |= _renames(old, new)
+            entries = _relinked_entries(data["features"], renamed, set(wanted))
+            relinked.extend(str(f["id"]) for f in entries)
+            features += entries
             return (
                 {"command": "updateFeatures", "payload": features}
                 if features
@@ -149,16 +156,23 @@ class PlotCommands(OpenPlots):
             )
 
         doc, out, aspects = self.write(name, path, patched, expected)
-        changed = out.updated_ids
+        changed = [i for i in out.updated_ids if i not in set(relinked)]
+        message = (
+            f"set properties of {len(changed)} feature(s)" if changed else "the features already had those properties"
+        )
+        if relinked:
+            message += (
+                f"; {len(relinked)} narrative entr{'y' if len(relinked) == 1 else 'ies'} now name the renamed track"
+            )
         answer = {
             "filename": name,
             "revision": doc.revision,
             "changed": bool(changed),
-            "message": f"set properties of {len(changed)} feature(s)"
-            if changed
-            else "the features already had those properties",
+            "message": message,
             "updated_ids": changed,
         }
+        if relinked:
+            answer["relinked_ids"] = relinked
         return answer, aspects
 
     def undo(self, filename: str | None) -> tuple[Answer, list[str]]:
@@ -205,3 +219,34 @@ def _meta_changes(before: list[Any], after: list[Any]) -> list[str]:
 
 def _find(features: list[Any], fid: str) -> Any:
     return next((f for f in features if isinstance(f, dict) and str(f.get("id")) == fid), None)
+
+
+def _renames(feature: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
+    """A track's old names (``name``, ``shortName``; lower-cased) → its new name, when a patch of
+    its properties (``new``) renamed it: narrative entries find their ship by name, so they follow."""
+    from debrief_calc._feature_parts import feature_kind
+
+    if feature_kind(feature) != "track":
+        return {}
+    old = feature.get("properties") or {}
+    out: dict[str, str] = {}
+    for key in ("name", "shortName"):
+        before, after = old.get(key), new.get(key)
+        if isinstance(before, str) and before and before != after:
+            out[before.lower()] = str(after if isinstance(after, str) and after else new.get("name") or before)
+    return out
+
+
+def _relinked_entries(features: list[Any], renamed: dict[str, str], skip: set[str]) -> list[dict[str, Any]]:
+    """The narrative entries (``properties.track``) that named a renamed track, naming it anew."""
+    if not renamed:
+        return []
+    out = []
+    for f in features:
+        props = f.get("properties") if isinstance(f, dict) else None
+        if not isinstance(props, dict) or f.get("id") is None or str(f.get("id")) in skip:
+            continue
+        track = props.get("track")
+        if isinstance(track, str) and track.lower() in renamed:
+            out.append({**f, "properties": {**props, "track": renamed[track.lower()]}})
+    return out

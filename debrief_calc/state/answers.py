@@ -154,9 +154,11 @@ class ApplyAnswer(_OnPlot):
 
 
 class PropertiesAnswer(_OnPlot):
+    _if_set = frozenset({"relinked_ids"})
     changed: bool
     message: str = ""
     updated_ids: list[str] = []
+    relinked_ids: list[str] | None = None
 
 
 class CreateAnswer(_OnPlot):

@@ -86,7 +86,7 @@ CONVENTIONS = (
     "colours such as '#808080' or 'grey': `stroke` for tracks and zone outlines, `fill` and `fill-opacity` for "
     "zone fill, `marker_color` for points, buoy fields and notes; `name` is the label. Narrative "
     "entries (REP ;NARRATIVE: lines) are drawn on their ship's track at their time, for 30 minutes after it (all "
-    "of them when no time is given). debrief_set_properties changes them (a merge patch) without touching "
+    "of them when the plot has no current time); renaming a track with debrief_set_properties re-points them. debrief_set_properties changes them (a merge patch) without touching "
     "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
     "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
     "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
