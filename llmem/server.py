@@ -153,38 +153,38 @@ def build_server(config: ServerConfig) -> SuiteServer:
         generate_artifact,
         name="generate_artifact",
         description="Outline a file or folder (task='parse': incremental, honours .gitignore); "
-        "other tasks answer like generate_prompt.",
+        "other tasks as generate_prompt.",
         annotations=tool_annotations(read_only=False, idempotent=True),
     )
     server.add_suite_tool(
         list_artifacts,
         name="list_artifacts",
-        description="List the artifacts under a folder as a tree, each fresh, stale, orphaned or pending; paged.",
+        description="List the artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
         get_artifact,
         name="get_artifact",
-        description="Read one artifact (default: the outline), its status and provenance; long content is paged.",
+        description="Read one artifact (default: the outline) with its status and provenance; paged when long.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
         generate_prompt,
         name="generate_prompt",
         description="A bounded prompt for your model to annotate, summarize, document or test-plan a file "
-        "(or summarize a folder).",
+        "(summarize: a folder too).",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
         store_llm_result,
         name="store_llm_result",
-        description="Validate and store your model's answer to a generate_prompt ticket.",
+        description="Check and store your model's answer to a generate_prompt ticket.",
         annotations=tool_annotations(read_only=False, idempotent=False),
     )
     server.add_suite_tool(
         delete_artifact,
         name="delete_artifact",
-        description="Delete one kind or all artifacts of a file or folder; says how many.",
+        description="Delete one kind, or all artifacts of a file or folder; says how many.",
         annotations=tool_annotations(read_only=False, destructive=True, idempotent=True),
     )
     return server

@@ -70,3 +70,17 @@ def test_all_is_honest(name: str) -> None:
 
 def test_changelog_exists() -> None:
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("script", _servers())
+async def test_tools_list_stays_lean(script: str) -> None:
+    """Tool schemas cost the host's context on every turn: at most 700 characters a tool on average
+    (suite.md §9), counted as the wire carries them (json.dumps of the tools/list result)."""
+    module, func = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"][script].split(":")
+    factory = getattr(
+        importlib.import_module(module),
+        "_" + {"main": "llmem", "main_calc": "calc", "main_state": "state"}[func] + "_factory",
+    )()
+    tools = await factory(ServerConfig(script, ROOT)).list_tools()
+    listed = {"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}
+    assert len(json.dumps(listed)) <= 700 * len(tools), len(json.dumps(listed)) / len(tools)
