@@ -65,6 +65,7 @@ class SuiteServer(MCPServer[Any]):
         self._argument_error_code = argument_error_code
         self._tool_order: list[tuple[str, str]] = []
         self._payload_for: dict[str, ErrorPayload] = {}
+        self._returns: dict[str, Callable[..., Any]] = {}
         self._listed: list[Any] | None = None
         self.add_prompt_fn()
 
@@ -80,10 +81,18 @@ class SuiteServer(MCPServer[Any]):
         correlation: str | None = "ticket",
         error_payload: ErrorPayload | None = None,
     ) -> None:
-        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool."""
+        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool.
+
+        The answer is always a ``CallToolResult`` with structured content (``_enforce_answer_cap``),
+        so the SDK is not asked to build an output model and its JSON schema for each tool at
+        start-up: the schema clients are sent keeps only the members errors carry too
+        (:meth:`_output_schema`) and is made from the return model's fields at the first
+        ``tools/list``.
+        """
         wrapped = self._wrap(fn, name, correlation, error_payload or self._error_payload)
         self._payload_for[name] = error_payload or self._error_payload
-        self.add_tool(wrapped, name=name, description=description, annotations=annotations, structured_output=True)
+        self._returns[name] = fn
+        self.add_tool(wrapped, name=name, description=description, annotations=annotations, structured_output=False)
         self._tool_order.append((name, description))
         self._listed = None
 
@@ -200,27 +209,34 @@ class SuiteServer(MCPServer[Any]):
             tools = await super().list_tools()
             for t in tools:
                 t.input_schema = compact_schema(t.input_schema)
-                if t.output_schema is not None:
-                    t.output_schema = self._output_schema(t.name, t.output_schema)
+                if t.name in self._returns:
+                    t.output_schema = self._output_schema(t.name)
             self._listed = tools
         return self._listed
 
-    def _output_schema(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        """The compacted output schema, which the tool's error answers must satisfy too.
+    def _output_schema(self, name: str) -> dict[str, Any]:
+        """The output schema of a tool: an object with the required members of its return model
+        that its error answers carry too, each with its ``type`` (and ``enum``).
 
         Clients such as the TypeScript SDK and the Inspector check ``structuredContent`` against
         the schema even when ``isError`` is set, so a member only successes carry cannot be
-        required: keep required just what the error payload also has.
+        required; the guide (``tool-descriptions``) documents the rest.
         """
-        out = compact_schema(schema, top_description=False)
+        from pydantic import TypeAdapter
+
         payload = self._payload_for.get(name, self._error_payload)
         sample = payload(SuiteError("sample", code="SAMPLE"), 0.0)
-        required = [r for r in out.get("required", []) if r in sample]
-        out["properties"] = {k: v for k, v in out.get("properties", {}).items() if k in required}
-        if required:
-            out["required"] = required
-        else:
-            out.pop("required", None)
+        model = _return_model(self._returns[name])
+        properties: dict[str, Any] = {}
+        for field_name, info in model.model_fields.items() if model is not None else ():
+            key = info.alias or field_name
+            if info.is_required() and key in sample and info.annotation is not None:
+                schema = TypeAdapter(info.annotation).json_schema()
+                properties[key] = {k: v for k, v in schema.items() if k in ("type", "enum")}
+        out: dict[str, Any] = {"properties": properties}
+        if properties:
+            out["required"] = list(properties)
+        out["type"] = "object"
         return out
 
     # -- the SDK's call path --------------------------------------------------------------
@@ -361,6 +377,15 @@ def _shorten(value: Any, text_max: int, list_max: int) -> Any:
     if isinstance(value, dict):
         return {k: _shorten(v, text_max, list_max) for k, v in value.items()}
     return value
+
+
+def _return_model(fn: Callable[..., Any]) -> type[BaseModel] | None:
+    """The pydantic model ``fn`` answers with (for ``Annotated[CallToolResult, Model]``, the model)."""
+    import typing
+
+    hint = typing.get_type_hints(fn, include_extras=True).get("return")
+    candidates = [hint, *getattr(hint, "__metadata__", ())]
+    return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
 
 
 def _find_ctx(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Context[Any, Any] | None:
