@@ -29,6 +29,7 @@ def test_boat1_from_text() -> None:
         "feature_count": 1,
         "errors": [],
         "skipped": [],
+        "blank_or_comment_lines": 0,
     }
     (command,) = result.commands
     assert command["command"] == "addFeatures"
