@@ -1,14 +1,15 @@
 """The folder walk behind a folder parse: which files of a workspace are source worth outlining.
 
 It walks the way a developer expects: ``.gitignore`` files at every level (gitignore semantics
-through ``pathspec``, negations included) and ``.git/info/exclude`` are honoured; version
+through ``pathspec``, negations included), ``.git/info/exclude`` and ``.llmemignore`` files (the
+workspace's own exclude list for llmem, same syntax, skip reason ``llmemignored``) are honoured; version
 control folders, dependency folders, virtual environments, build output, other dot-folders,
 binaries, unsupported languages and files over the size cap are skipped, each with its reason.
 A skipped folder is reported once (``"name/"``), not file by file.
 
 The first check that applies gives the reason. A folder is named for what it is before the
 ignore rules are asked (``vcs-dir``, ``dependency-dir``, ``build-output``, ``virtualenv``,
-``hidden-dir``, then ``gitignored``); for a file the project's own rules come first
+``hidden-dir``, then ``gitignored`` / ``llmemignored``); for a file the project's own rules come first
 (``symlink-outside``, ``gitignored``, ``binary`` by extension, ``unsupported-language``,
 ``too-large``, ``unreadable``). The walk never reads file contents (re-runs on an unchanged tree
 must stay fast): the NUL-byte sniff is :func:`is_probably_binary`, for whoever reads the file.
@@ -34,6 +35,7 @@ __all__ = [
     "BINARY_EXTENSIONS",
     "BUILD_DIRS",
     "DEPENDENCY_DIRS",
+    "LLMEMIGNORE",
     "VCS_DIRS",
     "Skipped",
     "WalkEntry",
@@ -42,6 +44,8 @@ __all__ = [
     "walk_workspace",
 ]
 
+#: The workspace's own exclude list for llmem, in gitignore syntax (any folder may hold one).
+LLMEMIGNORE = ".llmemignore"
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 DEPENDENCY_DIRS = frozenset({"node_modules", "bower_components", "jspm_packages", "web_modules"})
 BUILD_DIRS = frozenset(
@@ -126,11 +130,12 @@ class _Ignore:
     the combined regex says in a single search. Only a hit goes through ``check_file``.
     """
 
-    __slots__ = ("any_match", "base", "spec")
+    __slots__ = ("any_match", "base", "reason", "spec")
 
-    def __init__(self, base: str, spec: pathspec.GitIgnoreSpec) -> None:
+    def __init__(self, base: str, spec: pathspec.GitIgnoreSpec, reason: str = "gitignored") -> None:
         self.base = base
         self.spec = spec
+        self.reason = reason
         regexes = [p.regex.pattern for p in spec.patterns if p.include is not None and p.regex is not None]
         try:
             combined = "|".join(f"(?:{r})" for r in regexes).replace("(?P<ps_d>", "(?:")
@@ -149,18 +154,26 @@ class _Ignore:
 _Rules = tuple[_Ignore, ...]
 
 
-def _load_rules(path: Path, base: str) -> _Ignore | None:
+#: Ignore files read in every folder, in the order they apply: a folder's ``.llmemignore`` has
+#: the last word over its ``.gitignore`` (it may re-include with ``!``).
+IGNORE_FILES = ((".gitignore", "gitignored"), (LLMEMIGNORE, "llmemignored"))
+
+
+def _load_rules(path: Path, base: str, reason: str = "gitignored") -> _Ignore | None:
     try:
         lines = path.read_bytes().decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    return _Ignore(base, spec) if any(p.include is not None for p in spec.patterns) else None
+    return _Ignore(base, spec, reason) if any(p.include is not None for p in spec.patterns) else None
 
 
-def _ignored(rel_path: str, is_dir: bool, rules: _Rules) -> bool:
-    """Gitignore semantics: the deepest file with a matching pattern decides, last pattern wins."""
-    verdict = False
+def _ignored(rel_path: str, is_dir: bool, rules: _Rules) -> str | None:
+    """Gitignore semantics: the deepest file with a matching pattern decides, last pattern wins.
+
+    The answer is the skip reason of the deciding file, or ``None`` when the path is kept.
+    """
+    verdict: str | None = None
     for rule in rules:
         base = rule.base
         if base and not rel_path.startswith(base):
@@ -168,7 +181,7 @@ def _ignored(rel_path: str, is_dir: bool, rules: _Rules) -> bool:
         sub = rel_path[len(base) :]
         include = rule.check(sub + "/" if is_dir else sub)
         if include is not None:
-            verdict = include
+            verdict = rule.reason if include else None
     return verdict
 
 
@@ -207,7 +220,7 @@ def _start_rel(root_abs: Path, root_real: str, start: Path | None) -> str:
 
 
 def _initial_rules(root_abs: Path, start_rel: str) -> _Rules:
-    """``.git/info/exclude``, then the ``.gitignore`` of every folder above ``start``."""
+    """``.git/info/exclude``, then the ignore files of every folder above ``start``."""
     rules: list[_Ignore] = []
     exclude = _load_rules(root_abs / ".git" / "info" / "exclude", "")
     if exclude is not None:
@@ -216,9 +229,10 @@ def _initial_rules(root_abs: Path, start_rel: str) -> _Rules:
         parts = start_rel.split("/")
         for depth in range(len(parts)):
             base = "/".join(parts[:depth])
-            rule = _load_rules(root_abs.joinpath(*parts[:depth], ".gitignore"), base + "/" if base else "")
-            if rule is not None:
-                rules.append(rule)
+            for name, reason in IGNORE_FILES:
+                rule = _load_rules(root_abs.joinpath(*parts[:depth], name), base + "/" if base else "", reason)
+                if rule is not None:
+                    rules.append(rule)
     return tuple(rules)
 
 
@@ -247,10 +261,12 @@ def walk_workspace(root: Path, start: Path | None = None, *, max_file_bytes: int
         except OSError:
             skipped.append(Skipped(prefix or "./", "unreadable"))
             continue
-        if any(e.name == ".gitignore" for e in entries):
-            rule = _load_rules(Path(dir_path, ".gitignore"), prefix)
-            if rule is not None:
-                rules = (*rules, rule)
+        names = {e.name for e in entries}
+        for ignore_name, reason in IGNORE_FILES:
+            if ignore_name in names:
+                rule = _load_rules(Path(dir_path, ignore_name), prefix, reason)
+                if rule is not None:
+                    rules = (*rules, rule)
         subdirs: list[tuple[str, str, _Rules]] = []
         for entry in entries:
             _visit(
@@ -298,16 +314,17 @@ def _visit(
             return
     if is_dir:
         reason = _dir_reason(name, entry.path)
-        if reason is None and rules and _ignored(rel, True, rules):
-            reason = "gitignored"
+        if reason is None and rules:
+            reason = _ignored(rel, True, rules)
         if reason is not None:
             skipped.append(Skipped(rel + "/", reason))
         else:
             subdirs.append((entry.path, rel + "/", rules))
         return
     dot = name.rfind(".")
-    if rules and _ignored(rel, False, rules):
-        reason = "gitignored"
+    ignored = _ignored(rel, False, rules) if rules else None
+    if ignored is not None:
+        reason = ignored
     elif dot > 0 and name[dot:].lower() in BINARY_EXTENSIONS:
         reason = "binary"
     elif detect_language(name) is None:

@@ -12,6 +12,7 @@ from llmem.walk import Skipped, WalkResult, is_probably_binary, walk_workspace
 
 REASONS = {
     "gitignored",
+    "llmemignored",
     "vcs-dir",
     "dependency-dir",
     "virtualenv",
@@ -300,3 +301,27 @@ def test_ten_thousand_files_walk_in_well_under_a_second(tmp_path: Path) -> None:
     assert len(result.skipped) == 200 * 24 + 21  # 12 .md, 12 ignored _pb2.py; the .gitignore files
     assert {s.reason for s in result.skipped} == {"gitignored", "unsupported-language"}
     assert min(timings) < 1.0, timings
+
+
+def test_llmemignore_keeps_paths_out_of_the_walk_like_gitignore(tmp_path: Path) -> None:
+    """A folder deleted by hand must not come back at the next parse: the user lists it in
+    ``.llmemignore`` (gitignore syntax, any folder, negations), which git knows nothing about."""
+    _write(tmp_path / "src" / "keep.py")
+    _write(tmp_path / "src" / "generated" / "big.py")
+    _write(tmp_path / "legacy" / "old.py")
+    _write(tmp_path / "legacy" / "still_wanted.py")
+    _write(tmp_path / "src" / "gen_a.py")
+    _write(tmp_path / "src" / "gen_keep.py")
+    _write(tmp_path / "tracked_but_gitignored.py")
+    _write(tmp_path / ".gitignore", "tracked_but_gitignored.py\n")
+    _write(tmp_path / ".llmemignore", "# our exclude list\nlegacy/*\n!legacy/still_wanted.py\nsrc/generated/\n")
+    _write(tmp_path / "src" / ".llmemignore", "gen_*.py\n!gen_keep.py\n")
+    result = walk_workspace(tmp_path)
+    assert _files(result) == ["legacy/still_wanted.py", "src/gen_keep.py", "src/keep.py"]
+    skipped = _skipped(result)
+    assert skipped["legacy/old.py"] == "llmemignored"
+    assert skipped["src/generated/"] == "llmemignored"
+    assert skipped["src/gen_a.py"] == "llmemignored"
+    assert skipped["tracked_but_gitignored.py"] == "gitignored"
+    # Walking only a subfolder still applies the exclude lists above it.
+    assert _files(walk_workspace(tmp_path, tmp_path / "src")) == ["src/gen_keep.py", "src/keep.py"]
