@@ -26,7 +26,7 @@ from llmem.errors import (
     SuiteError,
     TicketError,
 )
-from llmem.fsutil import atomic_write_json, locked, read_json
+from llmem.fsutil import atomic_write_json, read_json
 from llmem.store import ArtifactStore, Fingerprint, now_iso
 
 __all__ = ["CallbackProtocol", "PreparedPrompt", "Validated"]
@@ -157,7 +157,7 @@ class CallbackProtocol:
     ) -> Envelope:
         """Check the ticket and the answer; on success write the artifact and close the ticket."""
         file = self.store.ticket_file(ticket)
-        with locked(file):
+        with self.store.lock_ticket(file):
             try:
                 doc: dict[str, Any] = read_json(file)
             except (FileNotFoundError, ValueError):

@@ -6,8 +6,11 @@ is fsynced so the rename itself survives a crash. Read-modify-write cycles on sh
 run under :func:`locked`, an OS-level lock (``fcntl``/``msvcrt`` through ``filelock``) that
 other processes honour, and re-read the file once the lock is held.
 
-The store's own files keep their temporary and lock files beside them, inside the store. A
-user's file (an analyst's plot) must be left as the user keeps it, so its writers leave
+The store's own files keep their temporary files beside them, inside the store, and their locks
+in a fixed set of striped lock files (:func:`stripe_lock_file`) under the store's ``locks/``: a
+store of 50,000 artifacts has 50,000 files, not 100,000. Two paths may share a stripe, so a
+process takes each lock file once, whatever its threads nest (:func:`locked` is re-entrant
+within a thread and exclusive between threads). A user's file (an analyst's plot) must be left as the user keeps it, so its writers leave
 nothing beside it and change only its bytes:
 
 - :func:`locked` with ``lock_dir`` keeps the lock file there, named by the hash of the file's
@@ -32,6 +35,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,10 +50,12 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_user_file",
     "dumps_readable",
+    "hold_lock_file",
     "loads_json",
     "locked",
     "new_file_mode",
     "read_json",
+    "stripe_lock_file",
 ]
 
 #: How long a writer waits for another process's lock before giving up.
@@ -70,21 +76,27 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix.
+
+    ``durable=False`` skips the fsyncs: the replace stays atomic, but a power cut may lose the
+    write. For files that can be derived again (outlines), never for what a model wrote.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp_name).unlink()
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _umask_from_proc() -> int | None:
@@ -252,8 +264,8 @@ def dumps_readable(value: Any) -> str:
     return "{\n" + ",\n".join(members) + "\n}\n"
 
 
-def atomic_write_json(path: Path, value: Any) -> None:
-    atomic_write_bytes(path, dumps_readable(value).encode("utf-8"))
+def atomic_write_json(path: Path, value: Any, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, dumps_readable(value).encode("utf-8"), durable=durable)
 
 
 def loads_json(raw: bytes) -> Any:
@@ -277,14 +289,75 @@ def _lock_file(path: Path, lock_dir: Path | None) -> Path:
     return lock_dir / f"{hashlib.sha256(os.fsencode(key)).hexdigest()[:32]}.lock"
 
 
+def stripe_lock_file(lock_dir: Path, stripe_set: str, key: str, stripes: int) -> Path:
+    """The lock file of ``key`` among ``stripes`` lock files of ``stripe_set`` in ``lock_dir``.
+
+    Different sets never share a file, so code that nests a lock of one set inside a lock of
+    another (a ticket's, then an artifact's) cannot deadlock on a shared stripe.
+    """
+    stripe = int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=4).digest()) % stripes
+    return lock_dir / f"{stripe_set}-{stripe:03d}.lock"
+
+
+class _ProcessLock:
+    """One lock file as this process holds it: its threads exclude each other through an RLock
+    (a thread may nest), and the first holder takes the OS lock for the whole process."""
+
+    __slots__ = ("depth", "file_lock", "thread_lock")
+
+    def __init__(self, lock_file: str) -> None:
+        from filelock import FileLock  # only writers pay for it
+
+        self.thread_lock = threading.RLock()
+        self.file_lock = FileLock(lock_file, thread_local=False)
+        self.depth = 0
+
+
+_PROCESS_LOCKS: dict[str, _ProcessLock] = {}
+_PROCESS_LOCKS_GUARD = threading.Lock()
+
+
+def _process_lock(lock_file: Path) -> _ProcessLock:
+    key = str(lock_file)
+    with _PROCESS_LOCKS_GUARD:
+        held = _PROCESS_LOCKS.get(key)
+        if held is None:
+            lock_file.parent.mkdir(parents=True, exist_ok=True)
+            held = _PROCESS_LOCKS[key] = _ProcessLock(key)
+        return held
+
+
+@contextlib.contextmanager
+def hold_lock_file(lock_file: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold ``lock_file`` against other processes and other threads; re-entrant in one thread."""
+    from filelock import Timeout
+
+    held = _process_lock(lock_file)
+    started = time.monotonic()
+    if not held.thread_lock.acquire(timeout=timeout):
+        raise Timeout(str(lock_file))
+    try:
+        if held.depth == 0:
+            try:
+                held.file_lock.acquire(timeout=max(0.0, timeout - (time.monotonic() - started)))
+            except FileNotFoundError:
+                # The locks folder was removed under us (a user cleaning the store): make it again.
+                lock_file.parent.mkdir(parents=True, exist_ok=True)
+                held.file_lock.acquire(timeout=max(0.0, timeout - (time.monotonic() - started)))
+        held.depth += 1
+        try:
+            yield
+        finally:
+            held.depth -= 1
+            if held.depth == 0:
+                held.file_lock.release()
+    finally:
+        held.thread_lock.release()
+
+
 @contextlib.contextmanager
 def locked(path: Path, timeout: float = LOCK_TIMEOUT_S, *, lock_dir: Path | None = None) -> Iterator[None]:
     """Hold the cross-process lock that guards ``path``: a sibling ``.lock`` file, or with
     ``lock_dir`` a file there named by the sha256 of ``path`` resolved (nothing made beside it)."""
-    from filelock import FileLock  # only writers pay for it
-
-    lock_file = _lock_file(path, lock_dir)
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_file), timeout=timeout, thread_local=False)
-    with lock:
+    with hold_lock_file(_lock_file(path, lock_dir), timeout):
         yield

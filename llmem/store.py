@@ -7,6 +7,14 @@ Layout under the store root::
     docs/<namespace>/<name>.json                                   small shared state documents
     scratch/<name>/                                                lock and temporary files of
                                                                    files outside the store (plots)
+    locks/artifact-NNN.lock, locks/ticket-NNN.lock                 striped cross-process locks
+    cache/                                                         rebuildable caches (search)
+    .gitignore                                                     all of the above but artifacts/
+
+A store inside a repository keeps its artifacts reviewable and everything else out of
+``git status``: the store writes its own ``.gitignore`` at its first write (and never rewrites
+one a user edited). Locks are striped (:data:`LOCK_STRIPES` files per kind of lock), not one
+per artifact.
 
 Listing walks the files themselves (sorted, lazily, resuming after a cursor), so there is no
 index that could drift. Every write is atomic; every read-modify-write holds a cross-process
@@ -29,7 +37,15 @@ from typing import Any, Literal, TypeVar
 
 from llmem._readcache import ReadCache, Signature
 from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
-from llmem.fsutil import atomic_write_json, loads_json, locked, read_json
+from llmem.fsutil import (
+    atomic_write_bytes,
+    atomic_write_json,
+    hold_lock_file,
+    loads_json,
+    locked,
+    read_json,
+    stripe_lock_file,
+)
 
 __all__ = [
     "ArtifactStore",
@@ -45,6 +61,19 @@ SCHEMA_VERSION = 1
 _HASH_CHUNK = 1 << 20
 #: How often a write retries after a concurrent delete pruned the folder it was writing into.
 _PRUNE_RACE_RETRIES = 5
+#: Lock files per set (artifacts, tickets): enough that unrelated writers rarely wait on each other.
+LOCK_STRIPES = 64
+STORE_GITIGNORE = """\
+# Written by llmem: the store's housekeeping stays out of git status; the artifacts
+# (artifacts/**/*.json) stay reviewable. Edit freely: this file is never rewritten.
+/locks/
+/pending/
+/scratch/
+/cache/
+/docs/
+*.tmp
+*.lock
+"""
 
 
 def now_iso(ts: float | None = None) -> str:
@@ -146,6 +175,26 @@ class ArtifactStore:
         self.workspace = workspace
         self._read_cache = ReadCache()
         self._artifacts = str(root / "artifacts")
+        self._locks = root / "locks"
+        self._gitignore_written = False
+
+    def _ensure_gitignore(self) -> None:
+        """Write the store's ``.gitignore`` once, before its first housekeeping file appears."""
+        if self._gitignore_written:
+            return
+        file = self.root / ".gitignore"
+        if not file.exists():
+            with contextlib.suppress(FileExistsError):
+                # Several processes may race here: whichever lands first wins, all write the same.
+                atomic_write_bytes(file, STORE_GITIGNORE.encode("utf-8"))
+        self._gitignore_written = True
+
+    @contextlib.contextmanager
+    def lock(self, file: Path, stripe_set: str = "artifact") -> Iterator[None]:
+        """The cross-process lock of one of the store's files: a stripe of ``stripe_set``."""
+        self._ensure_gitignore()
+        with hold_lock_file(stripe_lock_file(self._locks, stripe_set, str(file), LOCK_STRIPES)):
+            yield
 
     # -- artifacts -----------------------------------------------------------------------
 
@@ -182,7 +231,7 @@ class ArtifactStore:
             )
         for attempt in range(_PRUNE_RACE_RETRIES):
             try:
-                with locked(file):
+                with self.lock(file):
                     created = now_iso()
                     if file.exists():
                         with contextlib.suppress(OSError, ValueError):
@@ -267,7 +316,7 @@ class ArtifactStore:
             if not file.is_file():
                 return 0  # nothing to delete: take no lock, make no folder
             try:
-                with locked(file):
+                with self.lock(file):
                     file.unlink()
             except (FileNotFoundError, FileExistsError):
                 # Deleted meanwhile, or its folder pruned (empty, so without it) by another delete.
@@ -283,6 +332,7 @@ class ArtifactStore:
         return count
 
     def _remove_lock(self, file: Path) -> None:
+        """Remove the sibling ``.lock`` file earlier versions left beside ``file``, if any."""
         with contextlib.suppress(OSError):
             file.with_name(file.name + ".lock").unlink()
 
@@ -339,9 +389,12 @@ class ArtifactStore:
             )
         return self.root / "pending" / f"{ticket}.json"
 
+    def lock_ticket(self, file: Path) -> contextlib.AbstractContextManager[None]:
+        return self.lock(file, "ticket")
+
     def write_ticket(self, ticket: str, doc: dict[str, Any]) -> None:
         file = self.ticket_file(ticket)
-        with locked(file):
+        with self.lock_ticket(file):
             atomic_write_json(file, doc)
 
     def pending(self, namespace: str | None = None, directory: str = ".") -> list[dict[str, Any]]:
@@ -373,7 +426,7 @@ class ArtifactStore:
         return out
 
     def _sweep(self, file: Path) -> None:
-        with locked(file):
+        with self.lock_ticket(file):
             try:
                 doc = read_json(file)
                 if float(doc.get("expires_at_ts", 0)) < time.time():
@@ -399,6 +452,7 @@ class ArtifactStore:
     def update_doc(self, namespace: str, name: str, default: Any, fn: Callable[[Any], tuple[Any, T]]) -> T:
         """Read-modify-write a shared document under its lock; ``fn`` returns (new value, result)."""
         file = self.doc_file(namespace, name)
+        self._ensure_gitignore()
         with locked(file):
             current = self.read_doc(namespace, name, default)
             new, result = fn(json.loads(json.dumps(current)))
