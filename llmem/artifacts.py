@@ -18,16 +18,18 @@ from typing import Any
 from llmem._readcache import Signature
 from llmem.config import Limits
 from llmem.envelope import Envelope
-from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound
+from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, SuiteError
 from llmem.notes import Notes
-from llmem.parsing import NAMESPACE, Parser, Progress, ProgressSink
+from llmem.parsing import NAMESPACE, OUTLINE, Parser, Progress, ProgressSink
 from llmem.paths import ResolvedPath, resolve_in_workspace
 from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
-__all__ = ["NAMESPACE", "Llmem", "Progress", "ProgressSink"]
+__all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
 
-#: What the answer adds to what the artifact file holds: its ``status``.
-_STATUS_ROOM = len(', "status": "orphaned"')
+#: ``get_artifact``'s kind for the current text of a file or of one symbol (not stored).
+SOURCE = "source"
+#: Every kind ``get_artifact`` reads: the parser's outline, the notes of the four tasks, the source.
+KINDS = (OUTLINE, "annotate", "summarize", "document", "test-plan", SOURCE)
 
 
 class Llmem:
@@ -79,90 +81,194 @@ class Llmem:
     # -- read ------------------------------------------------------------------------------
 
     def status(self, record: ArtifactRecord) -> str:
+        return self.freshness(record)[0]
+
+    def freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
+        """The artifact's status and what the answer says about it beside (stale symbols, changed files).
+
+        A file note that records the hashes of the symbols it was written from stays fresh while
+        those symbols are unchanged: a comment edited above a function changes nothing.
+        """
         src = record.doc.get("source")
         if not isinstance(src, dict):
-            return "fresh"
+            return "fresh", {}
         if src.get("type") == "folder":
-            folder = self.ws.joinpath(*Path(record.key).parts) if record.key != "." else self.ws
-            if not folder.is_dir():
-                return "orphaned"
-            return "fresh" if self.notes.folder_fingerprint(folder).sha256 == src.get("sha256") else "stale"
-        return source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
+            return self._folder_freshness(record, src)
+        status = source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
+        hashes = record.doc.get("symbol_hashes")
+        if status != "stale" or not isinstance(hashes, dict) or record.kind == OUTLINE:
+            return status, {}
+        current = self.current_symbol_hashes(record.key)
+        if current is None:
+            return "orphaned", {}
+        return _compare_symbols(record, hashes, current)
 
-    def get(self, path: str, kind: str, offset: int, limit: int | None) -> dict[str, Any]:
+    def _folder_freshness(self, record: ArtifactRecord, src: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        folder = self.ws.joinpath(*Path(record.key).parts) if record.key != "." else self.ws
+        if not folder.is_dir():
+            return "orphaned", {}
+        files = record.doc.get("files")
+        if not isinstance(files, dict):
+            fresh = self.notes.folder_fingerprint(folder).sha256 == src.get("sha256")
+            return ("fresh" if fresh else "stale"), {}
+        changed = self.notes.changed_files(folder, files)
+        if not any(changed.values()):
+            return "fresh", {}
+        return "stale", {"changed_files": {k: v[:50] for k, v in changed.items()}}
+
+    def current_symbol_hashes(self, key: str) -> dict[str, str] | None:
+        """The symbol hashes of ``key`` as the file is now (its outline re-derived if stale)."""
+        outline = self.current_outline(key)
+        if outline is None:
+            return None
+        return _hashes_of(outline.get("symbols", []))
+
+    def current_outline(self, key: str) -> dict[str, Any] | None:
+        """The outline content of ``key`` as the file is now: stored, or re-derived and stored."""
+        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+        if record is not None and self.status(record) == "fresh":
+            content = record.doc.get("content")
+            return content if isinstance(content, dict) else None
+        file = self.ws.joinpath(*key.split("/"))
+        if not file.is_file():
+            return None
+        try:
+            self.parser.parse(self.resolve(key))
+        except (OSError, SuiteError):
+            return None
+        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+        content = record.doc.get("content") if record is not None else None
+        return content if isinstance(content, dict) else None
+
+    def get(self, path: str, kind: str, offset: int, limit: int | None, symbol: str | None = None) -> dict[str, Any]:
+        if kind == SOURCE:
+            return self.source(path, symbol, offset, limit)
+        if symbol is not None:
+            raise InvalidArgument(
+                f"symbol is only taken with kind='source' (not {kind!r})",
+                details={"field": "symbol", "rule": "kind='source' only"},
+                next_action=f"Call get_artifact({path!r}, kind='source', symbol={symbol!r}).",
+            )
         rp = self.resolve(path)
         # Shared with other reads of the same unchanged file: everything below only reads it.
         record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
-        status = self.status(record)
+        status, about = self.freshness(record)
+        if kind == OUTLINE and status == "stale":
+            # An outline is mechanical: re-derive it rather than answer a stale one.
+            self.parser.parse(rp)
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+            status, about = self.freshness(record)
         content = record.doc.get("content")
-        if kind == "annotate" and status != "fresh" and isinstance(content, dict):
-            # Depends on the source as it is now, not only on the artifact: never memoised.
-            return self._answer(rp.key, record, status, self._split_notes(rp, content, status), offset, limit)
-        memo_key = (rp.key, kind, offset, limit)
-        found = self._answers.get(memo_key, record.version, status)
-        if found is not None:
-            return found
-        answer = self._answer(rp.key, record, status, content, offset, limit)
-        self._answers.put(memo_key, record.version, status, answer)
+        if status == "fresh" and not about:
+            memo_key = (rp.key, kind, offset, limit)
+            found = self._answers.get(memo_key, record.version, status)
+            if found is not None:
+                return found
+            answer = self._answer(rp.key, record, status, content, offset, limit)
+            self._answers.put(memo_key, record.version, status, answer)
+            return answer
+        # Depends on the source as it is now, not only on the artifact: never memoised.
+        if kind == "annotate" and isinstance(content, dict):
+            content = self._split_notes(rp, record, content, status, about)
+        answer = self._answer(rp.key, record, status, content, offset, limit, about)
         return answer
 
     def _answer(
-        self, key: str, record: ArtifactRecord, status: str, content: Any, offset: int, limit: int | None
+        self,
+        key: str,
+        record: ArtifactRecord,
+        status: str,
+        content: Any,
+        offset: int,
+        limit: int | None,
+        about: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         doc = record.doc
         out: dict[str, Any] = {
             "path": key,
             "kind": record.kind,
             "status": status,
+            **(about or {}),
             "format": doc.get("format"),
             "created_at": doc.get("created_at"),
             "updated_at": doc.get("updated_at"),
             "provenance": doc.get("provenance"),
             "source": doc.get("source"),
         }
-        cap = self.limits.answer_chars - 300  # room for the envelope around data
-        if offset == 0 and limit is None and record.size + _STATUS_ROOM <= cap and content is doc.get("content"):
-            # The file holds the content and this metadata, written with spaces the answer does
-            # not have, so its size bounds the answer: no need to measure.
-            return {**out, "content": content}
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        if offset == 0 and len(text) <= cap and (limit is None or len(text) <= limit):
-            whole = {**out, "content": content, "total_chars": len(text)}
-            if _wire_len(whole) <= cap:
-                return whole
-        if offset > len(text):
-            raise InvalidArgument(
-                f"offset {offset} is past the end of the content ({len(text)} characters)",
-                details={"field": "offset", "rule": "within content", "total_chars": len(text)},
-            )
-        paged = {**out, "content_page": "", "offset": offset, "total_chars": len(text), "next_offset": len(text)}
-        overhead = _wire_len(paged)  # the answer around an empty page
-        # Every character takes at least one on the wire: no page longer than the room left fits.
-        page = min(limit or len(text), len(text) - offset, max(1, cap - overhead + 2)) or 1
-        while True:
-            chunk = text[offset : offset + page]
-            # Escaping (quotes, newlines) makes a page longer on the wire than in the text: every
-            # character dropped shrinks the answer by at least one, so this ends within a few rounds.
-            size = overhead + _wire_len(chunk) - 2
-            if size <= cap or page == 1:
-                end = offset + len(chunk)
-                return {**paged, "content_page": chunk, "next_offset": end if end < len(text) else None}
-            page = max(1, len(chunk) - (size - cap))
+        return page_content(out, content, offset, limit, self.limits.answer_chars - 300)
 
-    def _split_notes(self, rp: ResolvedPath, content: dict[str, Any], status: str) -> dict[str, Any]:
-        """Stale notes: keep apart those whose symbol still exists from those whose symbol is gone."""
+    def _split_notes(
+        self, rp: ResolvedPath, record: ArtifactRecord, content: dict[str, Any], status: str, about: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Stale notes: keep apart those whose symbol is unchanged, changed, or gone."""
         symbols = content.get("symbols", {})
+        file_note = {"file": content["file"]} if "file" in content else {}
         if status == "orphaned":
-            return {"symbols": {}, "gone_symbols": symbols, "undescribed": []}
+            return {"symbols": {}, "gone_symbols": symbols, "undescribed": [], **file_note}
+        current = self.current_symbol_hashes(rp.key) or {}
+        stale = {s["symbol"]: s["change"] for s in about.get("stale_symbols", [])}
+        if not isinstance(record.doc.get("symbol_hashes"), dict):
+            # Written before symbols had hashes: a symbol that still exists keeps its note.
+            stale = {k: "gone" for k in symbols if k not in current}
+        return {
+            "symbols": {k: v for k, v in symbols.items() if k not in stale},
+            "changed_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "changed"},
+            "gone_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "gone"},
+            "undescribed": sorted(set(current) - set(symbols))[:200],
+            **file_note,
+        }
+
+    # -- source ----------------------------------------------------------------------------
+
+    def source(self, path: str, symbol: str | None, offset: int, limit: int | None) -> dict[str, Any]:
+        """The current text of a file, or of one of its symbols, with its line range; paged."""
+        rp = self._existing(path)
+        if not rp.abs.is_file():
+            raise InvalidArgument(
+                f"{rp.key!r} is a folder; kind='source' reads a file",
+                details={"field": "path", "rule": "a file"},
+                next_action=f"List its files with list_artifacts({rp.key!r}).",
+            )
+        size = rp.abs.stat().st_size
+        if size > self.limits.max_file_bytes:
+            raise InvalidArgument(
+                f"{rp.key!r} is {size} bytes, over the {self.limits.max_file_bytes}-byte file cap",
+                details={"field": "path", "rule": "max_file_bytes", "limit": self.limits.max_file_bytes},
+            )
+        data = rp.abs.read_bytes()
+        if b"\0" in data[:8192]:
+            raise InvalidArgument(
+                f"{rp.key!r} is a binary file; kind='source' reads text",
+                details={"field": "path", "rule": "text file"},
+            )
+        import hashlib
+
+        text = data.decode("utf-8", "replace")
+        out: dict[str, Any] = {
+            "path": rp.key,
+            "kind": SOURCE,
+            "status": "fresh",
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        if symbol is None:
+            return page_content({**out, "format": "text"}, text, offset, limit, self.limits.answer_chars - 300)
         from llmem.outline import build_outline, iter_symbols
 
-        outline = build_outline(rp.key, rp.abs.read_bytes())
-        current = {s.qualified_name for s in iter_symbols(outline)}
-        return {
-            "symbols": {k: v for k, v in symbols.items() if k in current},
-            "gone_symbols": {k: v for k, v in symbols.items() if k not in current},
-            "undescribed": sorted(current - set(symbols))[:200],
-        }
+        outline = build_outline(rp.key, data)
+        found = _find_symbol(rp.key, list(iter_symbols(outline)), symbol)
+        lines = text.splitlines(keepends=True)
+        body = "".join(lines[found.start_line - 1 : found.end_line])
+        out.update(
+            symbol=found.qualified_name,
+            symbol_kind=found.kind,
+            signature=found.signature,
+            start_line=found.start_line,
+            end_line=found.end_line,
+            hash=found.hash,
+            language=outline.language,
+            format="text",
+        )
+        return page_content(out, body, offset, limit, self.limits.answer_chars - 300)
 
     # -- list ------------------------------------------------------------------------------
 
@@ -292,6 +398,122 @@ class _AnswerMemo:
 
 def _wire_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def page_content(out: dict[str, Any], content: Any, offset: int, limit: int | None, cap: int) -> dict[str, Any]:
+    """``out`` with ``content`` in one shape, whole or paged: ``content``, ``offset``, ``total_chars``,
+    ``next_offset`` (null on the last page) and ``paged``.
+
+    Content that must be paged is cut as text: a JSON content (an outline, notes) then comes as
+    slices of its JSON text, to be joined before parsing (``content_is`` says so).
+    """
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    total = len(text)
+    if offset == 0 and (limit is None or total <= limit):
+        whole = {**out, "content": content, "offset": 0, "total_chars": total, "next_offset": None, "paged": False}
+        if total <= cap and _wire_len(whole) <= cap:
+            return whole
+    if offset > total:
+        raise InvalidArgument(
+            f"offset {offset} is past the end of the content ({total} characters)",
+            details={"field": "offset", "rule": "within content", "total_chars": total},
+        )
+    paged = {
+        **out,
+        "content": "",
+        "offset": offset,
+        "total_chars": total,
+        "next_offset": total,
+        "paged": True,
+        **({} if isinstance(content, str) else {"content_is": "a slice of the content's JSON text; join all pages"}),
+    }
+    overhead = _wire_len(paged)  # the answer around an empty page
+    # Every character takes at least one on the wire: no page longer than the room left fits.
+    page = min(limit or total, total - offset, max(1, cap - overhead + 2)) or 1
+    while True:
+        chunk = text[offset : offset + page]
+        # Escaping (quotes, newlines) makes a page longer on the wire than in the text: every
+        # character dropped shrinks the answer by at least one, so this ends within a few rounds.
+        size = overhead + _wire_len(chunk) - 2
+        if size <= cap or page == 1:
+            end = offset + len(chunk)
+            return {**paged, "content": chunk, "next_offset": end if end < total else None}
+        page = max(1, len(chunk) - (size - cap))
+
+
+def _hashes_of(symbols: list[dict[str, Any]]) -> dict[str, str]:
+    """``symbol_hashes`` of an outline's content (dicts), as :func:`llmem.outline.symbol_hashes`."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    stack = list(symbols)
+    while stack:
+        sym = stack.pop()
+        stack.extend(sym.get("children", []))
+        h, name = sym.get("hash"), sym.get("qualified_name")
+        if not isinstance(h, str) or not isinstance(name, str):
+            continue
+        seen = out.get(name)
+        out[name] = h if seen is None else hashlib.blake2b(f"{seen}{h}".encode(), digest_size=8).hexdigest()
+    return out
+
+
+def _compare_symbols(
+    record: ArtifactRecord, hashes: dict[str, Any], current: dict[str, str]
+) -> tuple[str, dict[str, Any]]:
+    """Fresh while the symbols a note was written from are unchanged; else which changed or went."""
+    if record.kind == "annotate":
+        content = record.doc.get("content")
+        described = content.get("symbols", {}) if isinstance(content, dict) else {}
+        watched = [k for k in hashes if k in described] or list(hashes)
+    else:
+        watched = list(hashes)
+    stale = [
+        {"symbol": k, "change": "gone" if k not in current else "changed"}
+        for k in sorted(watched)
+        if current.get(k) != hashes[k]
+    ]
+    added = sorted(set(current) - set(hashes)) if record.kind != "annotate" else []
+    if not stale and not added:
+        return "fresh", {}
+    about: dict[str, Any] = {"stale_symbols": stale[:200]}
+    if added:
+        about["new_symbols"] = added[:200]
+    return "stale", about
+
+
+def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:
+    """The symbol named ``wanted``: its qualified name, or a plain name that only one symbol has."""
+    exact = [s for s in symbols if s.qualified_name == wanted]
+    if not exact:
+        exact = [s for s in symbols if s.name == wanted]
+    if len(exact) == 1 or (exact and all(s.qualified_name == exact[0].qualified_name for s in exact)):
+        if len(exact) > 1:  # overloads: one name, several declarations: answer them all as one range
+            first = min(exact, key=lambda s: s.start_line)
+            last = max(exact, key=lambda s: s.end_line)
+            return first.model_copy(update={"end_line": last.end_line})
+        return exact[0]
+    if exact:
+        raise InvalidArgument(
+            f"{wanted!r} names {len(exact)} symbols of {key!r}; pass the qualified name",
+            details={
+                "field": "symbol",
+                "rule": "one symbol",
+                "candidates": [
+                    {"symbol": s.qualified_name, "start_line": s.start_line, "end_line": s.end_line} for s in exact[:20]
+                ],
+            },
+        )
+    import difflib
+
+    names = sorted({s.qualified_name for s in symbols})
+    close = difflib.get_close_matches(wanted, names, n=8, cutoff=0.5)
+    close += [n for n in names if wanted.lower() in n.lower() and n not in close][:8]
+    raise ArtifactNotFound(
+        f"{key!r} has no symbol {wanted!r}" + (f"; did you mean {', '.join(close[:5])}?" if close else ""),
+        details={"path": key, "symbol": wanted, "close_matches": close[:8], "symbols": len(names)},
+        next_action=f"Pick a qualified name from get_artifact({key!r}) or search_artifacts({wanted!r}).",
+    )
 
 
 def _parts(key: str) -> tuple[str, ...]:

@@ -50,6 +50,46 @@ class Notes:
             newest = max(newest, f.mtime_ns)
         return Fingerprint(len(walked.files), newest, digest.hexdigest())
 
+    def file_states(self, folder: Path) -> dict[str, dict[str, Any]]:
+        """``{path: {sha256, size, mtime_ns}}`` of the files a folder summary is written from."""
+        from llmem.store import sha256_file
+        from llmem.walk import walk_workspace
+
+        walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
+        out: dict[str, dict[str, Any]] = {}
+        for f in walked.files:
+            try:
+                out[f.rel_path] = {"sha256": sha256_file(f.abs_path), "size": f.size, "mtime_ns": f.mtime_ns}
+            except OSError:
+                continue
+        return out
+
+    def changed_files(self, folder: Path, files: dict[str, Any]) -> dict[str, list[str]]:
+        """Which of a folder summary's files changed, were added or removed since it was written
+        (size and mtime first, sha256 only for files whose stat moved)."""
+        from llmem.store import sha256_file
+        from llmem.walk import walk_workspace
+
+        walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
+        now = {f.rel_path: f for f in walked.files}
+        changed: list[str] = []
+        for path, entry in now.items():
+            was = files.get(path)
+            if not isinstance(was, dict):
+                continue
+            if (was.get("size"), was.get("mtime_ns")) == (entry.size, entry.mtime_ns):
+                continue
+            try:
+                if sha256_file(entry.abs_path) != was.get("sha256"):
+                    changed.append(path)
+            except OSError:
+                changed.append(path)
+        return {
+            "changed": sorted(changed),
+            "added": sorted(p for p in now if p not in files),
+            "removed": sorted(p for p in files if p not in now),
+        }
+
     @staticmethod
     def check_task(task: str) -> None:
         if task not in llm_tasks.TASKS:
@@ -71,11 +111,12 @@ class Notes:
                 f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
                 details={"path": rp.key, "rule": "max_file_bytes"},
             )
-        from llmem.outline import build_outline, iter_symbols
+        from llmem.outline import build_outline, iter_symbols, symbol_hashes
 
         data = rp.abs.read_bytes()
         fp = fingerprint_file(rp.abs, data)
         outline = build_outline(rp.key, data)
+        hashes = symbol_hashes(outline)
         text = data.decode("utf-8", "replace")
         if task == "annotate":
             names = [s.qualified_name for s in iter_symbols(outline)]
@@ -94,13 +135,15 @@ class Notes:
                     prompt,
                     "json",
                     fp,
-                    {"symbols": names},
+                    {"symbols": names, "symbol_hashes": hashes},
                     {"symbols": len(names), "language": outline.language},
                 )
             )
         prompt = llm_tasks.file_prompt(task, rp.key, outline, text)
         return self.callback.issue(
-            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {}, {"language": outline.language})
+            PreparedPrompt(
+                task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, {"language": outline.language}
+            )
         )
 
     def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
@@ -139,7 +182,7 @@ class Notes:
             prompt,
             "markdown",
             Fingerprint(fp.size, fp.mtime_ns, fp.sha256),
-            {"folder": True},
+            {"folder": True, "files": self.file_states(rp.abs)},
             {"files": len(walked.files), "subfolders": len(subfolders)},
         )
 
@@ -155,15 +198,23 @@ class Notes:
     def store_result(self, ticket: str, rp: ResolvedPath, task: str, result: str, model: str | None) -> Envelope:
 
         def validate(answer: str, doc: dict[str, Any]) -> Validated:
+            context = doc.get("context") or {}
+            # What the note was written from, so that reads can tell which of it went stale.
+            extra: dict[str, Any] = {}
+            if isinstance(context.get("symbol_hashes"), dict):
+                extra["symbol_hashes"] = context["symbol_hashes"]
+            if isinstance(context.get("files"), dict):
+                extra["files"] = context["files"]
             if doc["task"] == "annotate":
-                notes, missing = llm_tasks.validate_annotate(answer, list(doc["context"].get("symbols", [])))
+                notes, missing = llm_tasks.validate_annotate(answer, list(context.get("symbols", [])))
                 return Validated(
                     {"symbols": notes},
                     "json",
+                    extra=extra,
                     data={"described": len(notes), "missing_symbols": missing[:100]},
                 )
             text = llm_tasks.validate_markdown(answer)
-            return Validated(text, "markdown", data={"chars": len(text)})
+            return Validated(text, "markdown", extra=extra, data={"chars": len(text)})
 
         envelope = self.callback.accept(
             ticket=ticket,
@@ -187,6 +238,6 @@ class Notes:
                 fmt=rec.doc["format"],
                 provenance=rec.doc["provenance"],
                 source=None,
-                extra={"source": src},
+                extra={"source": src, **{k: rec.doc[k] for k in ("files",) if k in rec.doc}},
             )
         return envelope

@@ -7,6 +7,7 @@ every read, and each change must still be seen by the very next read.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -44,11 +45,16 @@ def test_a_repeated_read_is_the_same_answer_and_its_own_copy(llmem: Llmem) -> No
     assert llmem.get("src/app.py", "outline", 0, None)["status"] == "fresh"
 
 
-def test_an_edited_source_is_stale_at_the_next_read(llmem: Llmem, sample_project: Path) -> None:
-    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "fresh"
+def test_an_edited_source_is_outlined_again_at_the_next_read(llmem: Llmem, sample_project: Path) -> None:
+    """An outline is mechanical: a read never answers a stale one, it derives it again."""
+    before = llmem.get("src/app.py", "outline", 0, None)
+    assert before["status"] == "fresh"
     src = sample_project / "src" / "app.py"
     _bump(src, src.read_text(encoding="utf-8").replace("MAX_ITEMS = 3", "MAX_ITEMS = 4"))
-    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "stale"
+    after = llmem.get("src/app.py", "outline", 0, None)
+    assert after["status"] == "fresh"
+    assert after["source"]["sha256"] != before["source"]["sha256"]
+    assert after["source"]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
     src.unlink()
     assert llmem.get("src/app.py", "outline", 0, None)["status"] == "orphaned"
 
@@ -57,8 +63,6 @@ def test_a_reparse_is_seen_at_the_next_read(llmem: Llmem, sample_project: Path) 
     before = llmem.get("src/app.py", "outline", 0, None)
     src = sample_project / "src" / "app.py"
     src.write_text(src.read_text(encoding="utf-8") + "\n\ndef added() -> None:\n    pass\n", encoding="utf-8")
-    assert llmem.get("src/app.py", "outline", 0, None)["status"] == "stale"
-    llmem.parse("src/app.py")
     after = llmem.get("src/app.py", "outline", 0, None)
     assert after["status"] == "fresh"
     names = [s["name"] for s in after["content"]["symbols"]]
@@ -81,7 +85,8 @@ def test_pages_read_twice_join_into_the_content(llmem: Llmem, sample_project: Pa
         while offset is not None:
             answer = llmem.get("src/big.py", "outline", offset, None)
             assert len(json.dumps(answer, ensure_ascii=False)) <= llmem.limits.answer_chars
-            pages.append(answer["content_page"])
+            pages.append(answer["content"])
+            assert answer["paged"] and answer["total_chars"] >= len(answer["content"])
             offset = answer["next_offset"]
         outline = json.loads("".join(pages))
         assert [s["name"] for s in outline["symbols"]] == [f"f{i}" for i in range(600)]

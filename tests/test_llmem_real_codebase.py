@@ -54,13 +54,13 @@ async def test_mcp_package_outlines_match_ast(mcp_source: Path) -> None:
             rel = f.relative_to(mcp_source).as_posix()
             r = await c.call_tool("get_artifact", {"path": rel, "limit": 100_000})
             got = (r.structured_content or {})["data"]
-            content = got.get("content")
-            if content is None:  # paged: reassemble
-                text, nxt = got["content_page"], got["next_offset"]
+            content = got["content"]
+            if got["paged"]:  # slices of the JSON text: reassemble
+                text, nxt = got["content"], got["next_offset"]
                 while nxt is not None:
                     r = await c.call_tool("get_artifact", {"path": rel, "offset": nxt, "limit": 100_000})
                     page = (r.structured_content or {})["data"]
-                    text, nxt = text + page["content_page"], page["next_offset"]
+                    text, nxt = text + page["content"], page["next_offset"]
                 content = json.loads(text)
             assert content["mode"] == "full", rel
             if outline_symbols(content["symbols"]) != ast_symbols(f.read_text(encoding="utf-8")):

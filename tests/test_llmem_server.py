@@ -156,8 +156,11 @@ async def test_source_changed_and_stale(client: Client, sample_project: Path) ->
     assert "generate_prompt" in changed["nextAction"]
     _, got = await call(client, "get_artifact", path="src/app.py", kind="summarize")
     assert got["data"]["status"] == "stale"
+    assert {"symbol": "Greeter", "change": "gone"} in got["data"]["stale_symbols"]
+    assert "Welcomer" in got["data"]["new_symbols"]
     _, got = await call(client, "get_artifact", path="src/app.py")
-    assert got["data"]["status"] == "stale"
+    assert got["data"]["status"] == "fresh"  # outlines are made again on read, never stale
+    assert "Welcomer" in json.dumps(got["data"]["content"])
     src.unlink()
     _, got = await call(client, "get_artifact", path="src/app.py")
     assert got["data"]["status"] == "orphaned"
@@ -210,10 +213,10 @@ async def test_pagination_of_listing_and_content(client: Client, sample_project:
             break
     assert seen == sorted(seen) and len(seen) == 9 and len(set(seen)) == 9
     _, got = await call(client, "get_artifact", path="src/m0.py", limit=5000)
-    text = got["data"]["content_page"]
+    text = got["data"]["content"]
     while got["data"]["next_offset"] is not None:
         _, got = await call(client, "get_artifact", path="src/m0.py", offset=got["data"]["next_offset"], limit=5000)
-        text += got["data"]["content_page"]
+        text += got["data"]["content"]
     assert len(text) == got["data"]["total_chars"]
     assert len(json.loads(text)["symbols"]) == 400
 

@@ -24,6 +24,7 @@ __all__ = [
     "detect_language",
     "iter_symbols",
     "supported_languages",
+    "symbol_hashes",
 ]
 
 _EXTENSIONS = {
@@ -88,6 +89,8 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
     except Exception as exc:  # a parser bug must cost one file its symbols, never the whole parse
         reason = f"parser error: {type(exc).__name__}: {exc}"
         return _fallback(rel_path, language, reason, lines=lines, size=size, digest=digest)
+    if symbols:
+        _fill_hashes(symbols, data.splitlines(), _COMMENT_MARKS.get(language, (b"#", b"//")))
     return Outline(
         path=rel_path,
         language=language,
@@ -111,6 +114,49 @@ def _fallback(path: str, language: str | None, reason: str, *, lines: int, size:
         size=size,
         sha256=digest,
     )
+
+
+_C_COMMENTS = (b"//", b"/*", b"*")
+_COMMENT_MARKS: dict[str, tuple[bytes, ...]] = {
+    "python": (b"#",),
+    "typescript": _C_COMMENTS,
+    "tsx": _C_COMMENTS,
+    "javascript": _C_COMMENTS,
+    "go": _C_COMMENTS,
+    "rust": _C_COMMENTS,
+    "java": _C_COMMENTS,
+}
+
+
+def _fill_hashes(symbols: list[Symbol], lines: list[bytes], comment_marks: tuple[bytes, ...]) -> None:
+    """Give every symbol the hash of its code lines (see :attr:`Symbol.hash`)."""
+    code: list[bytes | None] = []
+    for line in lines:
+        text = line.strip()
+        code.append(None if not text or text.startswith(comment_marks) else text)
+    stack = list(symbols)
+    while stack:
+        symbol = stack.pop()
+        digest = hashlib.blake2b(digest_size=8)
+        for kept in code[symbol.start_line - 1 : symbol.end_line]:
+            if kept is not None:
+                digest.update(kept)
+                digest.update(b"\n")
+        symbol.hash = digest.hexdigest()
+        stack.extend(symbol.children)
+
+
+def symbol_hashes(outline: Outline) -> dict[str, str]:
+    """Qualified name → hash of every symbol; names that occur twice (overloads) get one hash of all."""
+    out: dict[str, str] = {}
+    for symbol in iter_symbols(outline):
+        if symbol.hash is None:
+            continue
+        seen = out.get(symbol.qualified_name)
+        out[symbol.qualified_name] = (
+            symbol.hash if seen is None else hashlib.blake2b(f"{seen}{symbol.hash}".encode(), digest_size=8).hexdigest()
+        )
+    return out
 
 
 def iter_symbols(outline: Outline) -> Iterator[Symbol]:

@@ -44,6 +44,9 @@ class Symbol(BaseModel):
     doc: str | None = None
     decorators: list[str] = Field(default_factory=list)
     children: list[Symbol] = Field(default_factory=list)
+    #: 16 hex digits over the symbol's code lines, blank and comment-only lines left out: a
+    #: comment edited above or inside it changes nothing, any code change does.
+    hash: str | None = None
 
 
 class Outline(BaseModel):
