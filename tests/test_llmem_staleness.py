@@ -195,7 +195,8 @@ def test_long_source_comes_in_pages_that_join_exactly(llmem: Llmem, workspace: P
     body = "".join(f'def f{i}(x):\n    """Doc "{i}".\\n"""\n    return x + {i}\n\n' for i in range(1500))
     text = "class Big:\n" + "".join("    " + line + "\n" if line else "\n" for line in body.splitlines())
     (workspace / "big.py").write_text(text, encoding="utf-8")
-    pages, offset = [], 0
+    pages: list[str] = []
+    offset: int | None = 0
     while offset is not None:
         got = llmem.get("big.py", "source", offset, None, symbol="Big")
         assert len(json.dumps(got, ensure_ascii=False)) <= llmem.limits.answer_chars
