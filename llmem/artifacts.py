@@ -13,7 +13,7 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmem._readcache import Signature
 from llmem.config import Limits
@@ -23,6 +23,9 @@ from llmem.notes import Notes
 from llmem.parsing import NAMESPACE, OUTLINE, Parser, Progress, ProgressSink
 from llmem.paths import ResolvedPath, resolve_in_workspace
 from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
+
+if TYPE_CHECKING:
+    from llmem.search import SearchIndex
 
 __all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
 
@@ -272,9 +275,138 @@ class Llmem:
 
     # -- list ------------------------------------------------------------------------------
 
+    def _list_entry(
+        self, key: str, kinds: list[str], pending: list[dict[str, Any]], kind: str | None, status: str | None
+    ) -> dict[str, Any] | None:
+        items: list[dict[str, Any]] = []
+        for kd in kinds:
+            if kind and kd != kind:
+                continue
+            rec = self.store.get_or_none(NAMESPACE, key, kd)
+            if rec is None:
+                continue
+            st = self.status(rec)
+            if status and st != status:
+                continue
+            items.append({"kind": kd, "status": st, "updated_at": rec.doc.get("updated_at")})
+        shown = [t for t in pending if not (kind and t["kind"] != kind) and status in (None, "pending")]
+        for t in shown[:_PENDING_SHOWN]:
+            item = {"kind": t["kind"], "status": "pending", "ticket": t["ticket"], "expires_at": t["expires_at"]}
+            if t.get("part"):
+                item["part"] = t["part"]
+            items.append(item)
+        if not items:
+            return None
+        entry: dict[str, Any] = {"path": key, "kinds": items}
+        if len(shown) > _PENDING_SHOWN:
+            entry["more_pending"] = len(shown) - _PENDING_SHOWN
+        return entry
+
+    def _total(
+        self, directory: str, kind: str | None, status: str | None, pending_by_key: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """``total``: the paths under the folder with an artifact (of ``kind``) or a pending ticket.
+
+        Counting needs no artifact read; with a ``status`` filter every artifact's status would
+        have to be worked out, so ``total`` then counts the paths before that filter.
+        """
+        total = self.searcher().count(directory, kind)
+        for key, tickets in pending_by_key.items():
+            if (kind is None or any(t["kind"] == kind for t in tickets)) and not self.store.kinds(NAMESPACE, key):
+                total += 1  # a path with only a pending ticket
+        out: dict[str, Any] = {"total": total}
+        if status is not None:
+            out["total_is"] = "paths before the status filter"
+        return out
+
+    # -- delete ----------------------------------------------------------------------------
+
+    def delete(self, path: str, kind: str | None, dry_run: bool = False) -> dict[str, Any]:
+        """Delete one kind or every kind of a path; under a folder, recursively. Deleting nothing
+        is no error (``deleted: 0``); ``dry_run`` says what would go and deletes nothing."""
+        rp = self.resolve(path)
+        has_own = bool(self.store.kinds(NAMESPACE, rp.key))
+        is_folder = rp.abs.is_dir() or (not has_own and not rp.abs.exists())
+        targets: list[tuple[str, str]] = []
+        for key, kinds in (
+            self.store.iter_keys(NAMESPACE, rp.key) if is_folder else [(rp.key, self.store.kinds(NAMESPACE, rp.key))]
+        ):
+            targets.extend((key, kd) for kd in kinds if kind is None or kd == kind)
+        deleted = 0
+        if not dry_run:
+            deleted = sum(self.store.delete(NAMESPACE, key, kd) for key, kd in targets)
+        shown = [{"path": k, "kind": kd} for k, kd in targets[:_DELETED_SHOWN]]
+        out: dict[str, Any] = {
+            "path": rp.key,
+            "kind": kind,
+            "recursive": is_folder,
+            "dry_run": dry_run,
+            "deleted": deleted,
+            "would_delete" if dry_run else "artifacts": shown,
+            "more": max(0, len(targets) - _DELETED_SHOWN),
+        }
+        if dry_run:
+            out["matched"] = len(targets)
+        return out
+
+    # -- search ----------------------------------------------------------------------------
+
+    def searcher(self) -> SearchIndex:
+        from llmem.search import search_index_for
+
+        return search_index_for(self.store)
+
+    def search(self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None) -> dict[str, Any]:
+        rp = self.resolve(directory, "directory")
+        found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300)
+        return {"directory": rp.key, **found}
+
+    # -- store status ----------------------------------------------------------------------
+
+    def store_status(self, directory: str = ".") -> dict[str, Any]:
+        """What the store holds under a folder: artifacts by kind and by status, bytes, pending
+        tickets, and parse jobs (running first)."""
+        rp = self.resolve(directory, "directory")
+        by_kind: dict[str, dict[str, int]] = {}
+        by_status: dict[str, int] = {}
+        paths = 0
+        size = 0
+        for key, kinds in self.store.iter_keys(NAMESPACE, rp.key):
+            paths += 1
+            for kd in kinds:
+                rec = self.store.get_or_none(NAMESPACE, key, kd)
+                if rec is None:
+                    continue
+                size += rec.size
+                st = self.status(rec)
+                counts = by_kind.setdefault(kd, {})
+                counts[st] = counts.get(st, 0) + 1
+                by_status[st] = by_status.get(st, 0) + 1
+        pending = self.store.pending(NAMESPACE, rp.key)
+        for t in pending:
+            by_status["pending"] = by_status.get("pending", 0) + 1
+            counts = by_kind.setdefault(str(t["kind"]), {})
+            counts["pending"] = counts.get("pending", 0) + 1
+        jobs = self.parser.jobs() if hasattr(self.parser, "jobs") else []
+        return {
+            "directory": rp.key,
+            "store": str(self.store.root),
+            "paths": paths,
+            "artifacts": sum(n for st, n in by_status.items() if st != "pending"),
+            "bytes": size,
+            "by_kind": {k: dict(sorted(v.items())) for k, v in sorted(by_kind.items())},
+            "by_status": dict(sorted(by_status.items())),
+            "pending_tickets": len(pending),
+            "parse_jobs": jobs,
+        }
+
+    # -- list (last: its name shadows the builtin in the class body) ---------------------
+
     def list(
         self, directory: str, kind: str | None, status: str | None, limit: int, cursor: str | None
     ) -> dict[str, Any]:
+        """One page of the tree under ``directory``: never over the answer cap, a folder kept whole
+        on one page where it fits, and the total of paths under the folder."""
         rp = self.resolve(directory, "directory")
         after = _decode_cursor(cursor) if cursor else None
         pending_by_key: dict[str, list[dict[str, Any]]] = {}
@@ -282,78 +414,36 @@ class Llmem:
             pending_by_key.setdefault(str(t["path"]), []).append(t)
         keys = self.store.iter_keys(NAMESPACE, rp.key, after)
         pend_keys = sorted((k for k in pending_by_key if after is None or _parts(k) > _parts(after)), key=_parts)
+        cap = self.limits.answer_chars - 1_200  # room for the envelope, the folders' own keys and the total
         entries: list[dict[str, Any]] = []
-        last: str | None = None
+        used = 0
         more = False
         for key, kinds in _merge(keys, pend_keys):
-            items = []
-            for kd in kinds:
-                if kind and kd != kind:
-                    continue
-                rec = self.store.get_or_none(NAMESPACE, key, kd)
-                if rec is None:
-                    continue
-                st = self.status(rec)
-                if status and st != status:
-                    continue
-                items.append({"kind": kd, "status": st, "updated_at": rec.doc.get("updated_at")})
-            for t in pending_by_key.get(key, []):
-                if (kind and t["kind"] != kind) or (status and status != "pending"):
-                    continue
-                items.append(
-                    {
-                        "kind": t["kind"],
-                        "status": "pending",
-                        "ticket": t["ticket"],
-                        "expires_at": t["expires_at"],
-                    }
-                )
-            if not items:
+            entry = self._list_entry(key, kinds, pending_by_key.get(key, []), kind, status)
+            if entry is None:
                 continue
-            if len(entries) >= limit:
+            size = _wire_len(entry) + 1
+            if len(entries) >= limit or (entries and used + size > cap):
                 more = True
+                # End the page before the folder it would cut, when that folder started mid-page.
+                parent = _parent(key)
+                first = next((i for i, e in enumerate(entries) if _parent(e["path"]) == parent), None)
+                if first is not None and first > 0 and all(_parent(e["path"]) == parent for e in entries[first:]):
+                    entries = entries[:first]
                 break
-            entries.append({"path": key, "kinds": items})
-            last = key
+            entries.append(entry)
+            used += size
         tree: dict[str, list[dict[str, Any]]] = {}
         for e in entries:
-            parent = e["path"].rsplit("/", 1)[0] if "/" in e["path"] else "."
-            tree.setdefault(parent, []).append(e)
+            tree.setdefault(_parent(e["path"]), []).append(e)
+        last = entries[-1]["path"] if entries else None
         return {
             "directory": rp.key,
             "folders": [{"path": f, "entries": es} for f, es in tree.items()],
             "count": len(entries),
+            **self._total(rp.key, kind, status, pending_by_key),
             "next_cursor": _encode_cursor(last) if more and last else None,
         }
-
-    # -- delete ----------------------------------------------------------------------------
-
-    def delete(self, path: str, kind: str | None) -> dict[str, Any]:
-        rp = self.resolve(path)
-        has_own = bool(self.store.kinds(NAMESPACE, rp.key))
-        is_folder = rp.abs.is_dir() or (not has_own and not rp.abs.exists())
-        if kind is not None:
-            deleted = self.store.delete(NAMESPACE, rp.key, kind)
-            if not deleted and not is_folder:
-                raise ArtifactNotFound(
-                    f"no {kind!r} artifact for {rp.key!r}",
-                    details={
-                        "path": rp.key,
-                        "kind": kind,
-                        "available_kinds": self.store.kinds(NAMESPACE, rp.key),
-                    },
-                )
-            if is_folder and rp.key != ".":
-                deleted += sum(
-                    self.store.delete(NAMESPACE, k, kind)
-                    for k, kinds in list(self.store.iter_keys(NAMESPACE, rp.key))
-                    if kind in kinds and k != rp.key
-                )
-        else:
-            deleted = self.store.delete(NAMESPACE, rp.key, None, recursive=is_folder)
-        if deleted == 0:
-            raise ArtifactNotFound(f"no artifacts for {rp.key!r}", details={"path": rp.key, "kind": kind})
-        return {"path": rp.key, "kind": kind, "deleted": deleted}
 
     # -- callback tasks -------------------------------------------------------------------------
 
@@ -394,6 +484,14 @@ class _AnswerMemo:
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+
+_PENDING_SHOWN = 5
+_DELETED_SHOWN = 50
+
+
+def _parent(key: str) -> str:
+    return key.rsplit("/", 1)[0] if "/" in key else "."
 
 
 def _wire_len(value: Any) -> int:

@@ -39,11 +39,9 @@ PROTOCOL = (
 )
 
 Path_ = Annotated[str, Field(description="Workspace-relative path")]
-Kind = Annotated[
-    str,
-    Field(max_length=40),
-]
 Task = Literal["annotate", "summarize", "document", "test-plan"]
+StoredKind = Literal["outline", "annotate", "summarize", "document", "test-plan"]
+ReadKind = Literal["outline", "source", "annotate", "summarize", "document", "test-plan"]
 
 
 def _llmem_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
@@ -108,16 +106,19 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def get_artifact(
         path: Path_,
-        kind: Kind = "outline",
+        kind: ReadKind = "outline",
+        symbol: Annotated[
+            str | None, Field(max_length=500, description="kind='source' only: a qualified name, e.g. Class.method")
+        ] = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
     ) -> Envelope:
-        data = svc().get(path, kind, offset, limit)
+        data = svc().get(path, kind, offset, limit, symbol)
         more = data.get("next_offset")
         hint = (
             f"Call again with offset={more} for the next page."
             if more is not None
-            else "Regenerate it: the source changed."
+            else f"Some symbols changed since: generate_prompt({data['path']!r}, {kind!r}) writes fresh notes."
             if data["status"] == "stale"
             else "Done."
         )
@@ -125,13 +126,30 @@ def build_server(config: ServerConfig) -> SuiteServer:
 
     def list_artifacts(
         directory: Path_ = ".",
-        kind: Kind | None = None,
+        kind: StoredKind | None = None,
         status: Literal["fresh", "stale", "orphaned", "pending"] | None = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
         cursor: Annotated[str | None, Field(max_length=8192)] = None,
     ) -> Envelope:
         data = svc().list(directory, kind, status, limit, cursor)
         hint = "Call again with cursor=next_cursor for more." if data["next_cursor"] else "That is all."
+        return ok(data, hint)
+
+    def search_artifacts(
+        query: Annotated[str, Field(max_length=200, description="A symbol name (any part of it) or words")],
+        kind: Annotated[str | None, Field(max_length=40, description="A symbol kind or an artifact kind")] = None,
+        directory: Path_ = ".",
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        cursor: Annotated[str | None, Field(max_length=4096)] = None,
+    ) -> Envelope:
+        data = svc().search(query, kind, directory, limit, cursor)
+        hint = (
+            "Call again with cursor=next_cursor for more."
+            if data["next_cursor"]
+            else "get_artifact(path, kind='source', symbol=...) shows a hit's code."
+            if data["results"]
+            else "Nothing found: try fewer words or part of a name; generate_artifact(path) outlines unparsed files."
+        )
         return ok(data, hint)
 
     def generate_prompt(path: Path_, task: Task) -> Envelope:
@@ -146,9 +164,27 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         return svc().store_result(ticket, path, task, result, model)
 
-    def delete_artifact(path: Path_, kind: Kind | None = None) -> Envelope:
-        return ok(svc().delete(path, kind), "Deleted.")
+    def delete_artifact(path: Path_, kind: StoredKind | None = None, dry_run: bool = False) -> Envelope:
+        data = svc().delete(path, kind, dry_run)
+        hint = (
+            "Nothing deleted: call again without dry_run to delete these."
+            if dry_run
+            else "Deleted."
+            if data["deleted"]
+            else "Nothing to delete there."
+        )
+        return ok(data, hint)
 
+    def store_status(directory: Path_ = ".") -> Envelope:
+        return ok(svc().store_status(directory), "list_artifacts(directory, status=...) lists them.")
+
+    server.add_suite_tool(
+        search_artifacts,
+        name="search_artifacts",
+        description="Find symbols by name (exact, prefix, word parts, substring) and notes, docs, summaries "
+        "by their words; ranked, paged.",
+        annotations=tool_annotations(read_only=True),
+    )
     server.add_suite_tool(
         generate_artifact,
         name="generate_artifact",
@@ -165,7 +201,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         get_artifact,
         name="get_artifact",
-        description="Read one artifact (default: the outline) with its status and provenance; paged when long.",
+        description="Read an outline or notes with status, or kind='source' (+symbol) for current code; "
+        "paged by offset.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
@@ -184,7 +221,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         delete_artifact,
         name="delete_artifact",
-        description="Delete one kind, or all artifacts of a file or folder; says how many.",
+        description="Delete one kind or all artifacts of a file, or of a folder recursively; dry_run shows what.",
         annotations=tool_annotations(read_only=False, destructive=True, idempotent=True),
+    )
+    server.add_suite_tool(
+        store_status,
+        name="store_status",
+        description="Counts under a folder: artifacts by kind and status, bytes, pending tickets, parse jobs.",
+        annotations=tool_annotations(read_only=True),
     )
     return server

@@ -48,6 +48,7 @@ from llmem.fsutil import (
 )
 
 __all__ = [
+    "JOURNAL",
     "ArtifactStore",
     "Fingerprint",
     "Status",
@@ -61,6 +62,9 @@ SCHEMA_VERSION = 1
 _HASH_CHUNK = 1 << 20
 #: How often a write retries after a concurrent delete pruned the folder it was writing into.
 _PRUNE_RACE_RETRIES = 5
+#: The change journal under ``cache/``: one JSON line per put or delete, appended after the change,
+#: for caches (the search index) to catch up with what any process changed.
+JOURNAL = "journal.log"
 #: Lock files per set (artifacts, tickets): enough that unrelated writers rarely wait on each other.
 LOCK_STRIPES = 64
 STORE_GITIGNORE = """\
@@ -177,6 +181,27 @@ class ArtifactStore:
         self._artifacts = str(root / "artifacts")
         self._locks = root / "locks"
         self._gitignore_written = False
+        self._journal_file = root / "cache" / JOURNAL
+
+    def _journal(self, op: str, namespace: str, key: str, kind: str) -> None:
+        """Append one change to the journal (a single ``write`` of one short line: O_APPEND keeps
+        lines of concurrent writers whole). A failure here costs a cache its freshness, never the write."""
+        line = json.dumps({"op": op, "ns": namespace, "key": key, "kind": kind}, ensure_ascii=False) + "\n"
+        for _attempt in range(2):
+            try:
+                fd = os.open(self._journal_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            except FileNotFoundError:
+                self._journal_file.parent.mkdir(parents=True, exist_ok=True)
+                continue
+            except OSError:
+                return
+            try:
+                os.write(fd, line.encode("utf-8"))
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            return
 
     def _ensure_gitignore(self) -> None:
         """Write the store's ``.gitignore`` once, before its first housekeeping file appears."""
@@ -221,8 +246,12 @@ class ArtifactStore:
         provenance: dict[str, Any],
         source: Fingerprint | None = None,
         extra: dict[str, Any] | None = None,
+        durable: bool = True,
     ) -> ArtifactRecord:
-        """Write one artifact atomically under its lock (keeping ``created_at`` of a rewrite)."""
+        """Write one artifact atomically under its lock (keeping ``created_at`` of a rewrite).
+
+        ``durable=False`` (outlines: derived, rebuildable) skips the fsyncs, never the atomicity.
+        """
         file = self.artifact_file(namespace, key, kind)
         if file.is_dir():
             raise SuiteError(
@@ -249,7 +278,8 @@ class ArtifactStore:
                         **(extra or {}),
                         "content": content,
                     }
-                    atomic_write_json(file, doc)
+                    atomic_write_json(file, doc, durable=durable)
+                    self._journal("put", namespace, key, kind)
                 break
             except (FileNotFoundError, FileExistsError):
                 # A delete in another thread or process pruned the folder, now empty, between its
@@ -318,6 +348,7 @@ class ArtifactStore:
             try:
                 with self.lock(file):
                     file.unlink()
+                    self._journal("delete", namespace, key, kind)
             except (FileNotFoundError, FileExistsError):
                 # Deleted meanwhile, or its folder pruned (empty, so without it) by another delete.
                 return 0

@@ -226,9 +226,12 @@ async def test_delete_says_how_many(client: Client) -> None:
     _, out = await call(client, "delete_artifact", path="src/app.py", kind="outline")
     assert out["data"]["deleted"] == 1
     err, out = await call(client, "delete_artifact", path="src/app.py", kind="outline")
-    assert err and out["error"]["code"] == "ARTIFACT_NOT_FOUND"
+    assert not err and out["data"]["deleted"] == 0  # nothing to delete is no error
+    _, out = await call(client, "delete_artifact", path="src", dry_run=True)
+    assert out["data"]["recursive"] and out["data"]["deleted"] == 0 and out["data"]["matched"] == 1
+    assert out["data"]["would_delete"] == [{"path": "src/util.py", "kind": "outline"}]
     _, out = await call(client, "delete_artifact", path="src")
-    assert out["data"]["deleted"] == 1
+    assert out["data"]["deleted"] == 1 and out["data"]["recursive"]
     _, listing = await call(client, "list_artifacts")
     assert listing["data"]["count"] == 0
 

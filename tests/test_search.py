@@ -1,0 +1,166 @@
+"""search_artifacts: symbols by name and notes by their words, on real outlines of this
+repository, kept true to the artifact files whatever process changed them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llmem.artifacts import Llmem
+from llmem.config import Limits
+from llmem.errors import InvalidArgument
+from llmem.search import CACHE_NAME, SearchIndex, split_words
+from llmem.store import ArtifactStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This repository's ``llmem`` package, outlined once into a store (copied per test)."""
+    ws = tmp_path_factory.mktemp("searchws")
+    shutil.copytree(REPO / "llmem", ws / "llmem", ignore=shutil.ignore_patterns("__pycache__"))
+    Llmem(ArtifactStore(ws / ".llmem", ws), Limits()).parse(".")
+    return ws
+
+
+@pytest.fixture
+def llmem(parsed: Path, tmp_path: Path) -> Llmem:
+    ws = tmp_path / "ws"
+    shutil.copytree(parsed, ws)
+    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+
+
+def _found(answer: dict[str, object]) -> list[tuple[object, object, object]]:
+    return [(h["path"], h["symbol"], h["match"]) for h in answer["results"]]  # type: ignore[index,union-attr]
+
+
+def test_words_of_names_split_camel_and_snake_case() -> None:
+    assert split_words("validatePath") == ["validate", "path"]
+    assert split_words("HTTPServer_v2") == ["http", "server", "v", "2"]
+    assert split_words("resolve_in_workspace") == ["resolve", "in", "workspace"]
+
+
+def test_every_kind_of_name_match_ranks_exact_names_first(llmem: Llmem) -> None:
+    exact = llmem.search("resolve_in_workspace", None, ".", 5, None)
+    assert _found(exact)[0] == ("llmem/paths.py", "resolve_in_workspace", "exact-name")
+    assert exact["results"][0]["start_line"] >= 1 and exact["results"][0]["signature"].startswith("def ")
+    qualified = llmem.search("Llmem.get", None, ".", 5, None)
+    assert _found(qualified)[0] == ("llmem/artifacts.py", "Llmem.get", "exact-name")
+    spaced = llmem.search("Llmem get", None, ".", 5, None)
+    assert ("llmem/artifacts.py", "Llmem.get", "word") in _found(spaced)
+    prefix = llmem.search("atomic_write", None, ".", 10, None)
+    assert {s for _, s, m in _found(prefix) if m == "prefix"} >= {"atomic_write_bytes", "atomic_write_json"}
+    words = llmem.search("walk workspace", None, ".", 5, None)
+    assert _found(words)[0] == ("llmem/walk.py", "walk_workspace", "word")
+    sub = llmem.search("in_works", None, ".", 5, None)
+    assert ("llmem/paths.py", "resolve_in_workspace", "substring") in _found(sub)
+    # An exact name beats a prefix of a longer one; a definition beats a doc that mentions it.
+    resolve = _found(llmem.search("resolve", None, ".", 20, None))
+    tiers = [m for _, _, m in resolve]
+    assert tiers == sorted(tiers, key=["exact-name", "prefix", "word", "substring", "doc", "note", "summary"].index)
+
+
+def test_docstrings_notes_and_summaries_are_found_by_their_words(llmem: Llmem) -> None:
+    doc_hits = llmem.search("one top-level member per line", None, ".", 10, None)
+    assert ("llmem/fsutil.py", "dumps_readable", "doc") in _found(doc_hits)
+    prompt = llmem.prompt("llmem/paths.py", "annotate")
+    assert prompt.callbackArgs is not None
+    notes = {"symbols": {"resolve_in_workspace": {"description": "Keeps every path inside the sandboxed root."}}}
+    llmem.store_result(**prompt.callbackArgs, result=json.dumps(notes), model="t")
+    hit = llmem.search("sandboxed root", None, ".", 5, None)
+    assert _found(hit)[0] == ("llmem/paths.py", "resolve_in_workspace", "note")
+    # The symbol's own hit now shows its note as the snippet.
+    named = llmem.search("resolve_in_workspace", None, ".", 1, None)["results"][0]
+    assert named["snippet"] == "Keeps every path inside the sandboxed root."
+    prompt = llmem.prompt("llmem/walk.py", "summarize")
+    assert prompt.callbackArgs is not None
+    llmem.store_result(**prompt.callbackArgs, result="# Walk\nHonours the zebra crossing rules.", model="t")
+    summary = llmem.search("zebra crossing", None, ".", 5, None)
+    assert _found(summary) == [("llmem/walk.py", None, "summary")]
+    assert summary["results"][0]["snippet"] == "Walk"
+
+
+def test_filters_paging_and_the_answer_cap(llmem: Llmem) -> None:
+    classes = llmem.search("e", "class", "llmem", 100, None)
+    assert classes["results"] and all(h["kind"] == "class" for h in classes["results"])
+    inside = llmem.search("e", None, "llmem/outline", 100, None)
+    assert all(h["path"].startswith("llmem/outline/") for h in inside["results"])
+    seen: list[tuple[object, object, object]] = []
+    cursor = None
+    while True:
+        page = llmem.search("s", None, ".", 100, cursor)
+        assert len(json.dumps(page, ensure_ascii=False)) <= llmem.limits.answer_chars
+        seen += [(h["path"], h["symbol"], h["start_line"]) for h in page["results"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == page["total"] > 100
+    with pytest.raises(InvalidArgument) as bad:
+        llmem.search("t", None, ".", 5, page["next_cursor"] or "bogus")
+    assert bad.value.details["field"] == "cursor"
+    for query in ("", "   ", "x" * 201):
+        with pytest.raises(InvalidArgument) as err:
+            llmem.search(query, None, ".", 5, None)
+        assert err.value.details["field"] == "query"
+
+
+CHANGER = r"""
+import sys
+from pathlib import Path
+from llmem.artifacts import Llmem
+from llmem.config import Limits
+from llmem.store import ArtifactStore
+ws = Path(sys.argv[1])
+(ws / "llmem" / "brand_new.py").write_text("def quokka_counter(n):\n    return n\n", encoding="utf-8")
+svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+svc.parse("llmem/brand_new.py")
+svc.delete("llmem/walk.py", None)
+"""
+
+
+def test_a_change_another_process_made_is_seen_by_the_next_search(llmem: Llmem) -> None:
+    assert llmem.search("walk_workspace", None, ".", 5, None)["total"] >= 1  # warm index in this process
+    assert llmem.search("quokka_counter", None, ".", 5, None)["total"] == 0
+    subprocess.run([sys.executable, "-c", CHANGER, str(llmem.ws)], cwd=REPO, check=True, timeout=120)
+    assert _found(llmem.search("quokka_counter", None, ".", 5, None)) == [
+        ("llmem/brand_new.py", "quokka_counter", "exact-name")
+    ]
+    assert not [
+        h for h in llmem.search("walk_workspace", None, ".", 5, None)["results"] if h["path"] == "llmem/walk.py"
+    ]
+
+
+def test_an_artifact_removed_behind_the_journal_is_never_answered(llmem: Llmem) -> None:
+    assert llmem.search("walk_workspace", None, ".", 5, None)["total"] >= 1
+    shutil.rmtree(llmem.store.artifact_file("llmem", "llmem/walk.py", "outline").parent)
+    assert not [
+        h for h in llmem.search("walk_workspace", None, ".", 5, None)["results"] if h["path"] == "llmem/walk.py"
+    ]
+
+
+def test_a_new_process_starts_from_the_cache_and_a_corrupt_cache_is_rebuilt(llmem: Llmem) -> None:
+    llmem.search("resolve", None, ".", 5, None)
+    cache = llmem.store.root / "cache" / CACHE_NAME
+    assert cache.is_file()
+    fresh = SearchIndex(llmem.store)  # as another process would
+    assert fresh.search("resolve_in_workspace")["total"] == 1
+    cache.write_text("{not json", encoding="utf-8")
+    again = SearchIndex(llmem.store)
+    assert again.search("resolve_in_workspace")["total"] == 1
+    assert json.loads(cache.read_text(encoding="utf-8"))["format"] == 1
+    (llmem.store.root / "cache" / "journal.log").unlink()  # another journal: rebuilt from the files
+    assert again.search("resolve_in_workspace")["total"] == 1
+
+
+def test_list_artifacts_says_the_total_from_the_index(llmem: Llmem) -> None:
+    files = sorted(p for p in (llmem.ws / "llmem").rglob("*.py"))
+    page = llmem.list(".", None, None, 10, None)
+    assert page["total"] == len(files) and page["count"] == 10
+    sub = llmem.list("llmem/outline", None, None, 50, None)
+    assert sub["total"] == len(list((llmem.ws / "llmem" / "outline").glob("*.py")))
