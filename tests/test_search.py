@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,8 +37,8 @@ def llmem(parsed: Path, tmp_path: Path) -> Llmem:
     return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
 
 
-def _found(answer: dict[str, object]) -> list[tuple[object, object, object]]:
-    return [(h["path"], h["symbol"], h["match"]) for h in answer["results"]]  # type: ignore[index,union-attr]
+def _found(answer: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    return [(h["path"], h["symbol"], h["match"]) for h in answer["results"]]
 
 
 def test_words_of_names_split_camel_and_snake_case() -> None:
@@ -62,8 +63,9 @@ def test_every_kind_of_name_match_ranks_exact_names_first(llmem: Llmem) -> None:
     assert ("llmem/paths.py", "resolve_in_workspace", "substring") in _found(sub)
     # An exact name beats a prefix of a longer one; a definition beats a doc that mentions it.
     resolve = _found(llmem.search("resolve", None, ".", 20, None))
-    tiers = [m for _, _, m in resolve]
-    assert tiers == sorted(tiers, key=["exact-name", "prefix", "word", "substring", "doc", "note", "summary"].index)
+    order = ["exact-name", "prefix", "word", "substring", "doc", "note", "summary"]
+    tiers = [order.index(m) for _, _, m in resolve]
+    assert tiers == sorted(tiers)
 
 
 def test_docstrings_notes_and_summaries_are_found_by_their_words(llmem: Llmem) -> None:
