@@ -74,9 +74,18 @@ class Llmem:
 
     # -- notes (the callback protocol) -----------------------------------------------------
 
-    def prompt(self, path: str, task: str) -> Envelope:
+    def prompt(self, path: str, task: str, part: int | None = None) -> Envelope:
         self.notes.check_task(task)
-        return self.notes.prompt(self._existing(path), task)
+        if part is not None and task != "annotate":
+            raise InvalidArgument(
+                f"part is only taken with task='annotate' (not {task!r})",
+                details={"field": "part", "rule": "task='annotate' only"},
+            )
+        return self.notes.prompt(self._existing(path), task, part)
+
+    def cancel(self, ticket: str | None, path: str | None, task: str | None) -> dict[str, Any]:
+        key = self.resolve(path).key if path is not None else None
+        return self.notes.cancel(ticket, key, task)
 
     def store_result(self, ticket: str, path: str, task: str, result: str, model: str | None) -> Envelope:
         return self.notes.store_result(ticket, self.resolve(path), task, result, model)

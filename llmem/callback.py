@@ -48,6 +48,7 @@ class PreparedPrompt:
     source: Fingerprint | None = None
     context: dict[str, Any] = field(default_factory=dict)  # kept in the ticket for the validator
     summary: dict[str, Any] = field(default_factory=dict)  # returned as envelope data
+    part: int | None = None  # one of several prompts that together cover the target
 
 
 @dataclass
@@ -96,6 +97,7 @@ class CallbackProtocol:
         if len(prompt) > self.prompt_chars:
             # Builders bound their own prompts; this is the last line of defence for the cap.
             prompt = prompt[: self.prompt_chars - 60] + "\n\n[… prompt truncated to the size cap …]\n"
+        superseded = self._supersede(prepared)
         ticket = uuid.uuid4().hex
         now = time.time()
         doc = {
@@ -114,6 +116,7 @@ class CallbackProtocol:
             "max_steps": self.max_steps,
             "state": "open",
             "producer": self.producer,
+            "part": prepared.part,
             "context": prepared.context,
         }
         self.store.write_ticket(ticket, doc)
@@ -131,6 +134,7 @@ class CallbackProtocol:
                 "expiresAt": doc["expires_at"],
                 "maxSteps": self.max_steps,
                 **prepared.summary,
+                **({"superseded_tickets": superseded} if superseded else {}),
             },
             promptForHostLLM=prompt,
             callbackTool="store_llm_result",
@@ -140,6 +144,45 @@ class CallbackProtocol:
                 f"plus result=<the model's answer as {'a JSON string' if prepared.answer_format == 'json' else 'Markdown'}>."
             ),
         )
+
+    def _supersede(self, prepared: PreparedPrompt) -> list[str]:
+        """Close the open tickets of the same target, task and part: one pending prompt for each."""
+        done = []
+        for doc in self.store.pending(self.namespace):
+            if (doc.get("path"), doc.get("task"), doc.get("part")) != (prepared.target, prepared.task, prepared.part):
+                continue
+            if self._close(str(doc["ticket"]), "superseded", "a newer prompt for the same path and task"):
+                done.append(str(doc["ticket"]))
+        return done
+
+    def _close(self, ticket: str, state: str, reason: str) -> bool:
+        file = self.store.ticket_file(ticket)
+        with self.store.lock_ticket(file):
+            try:
+                doc = read_json(file)
+            except (OSError, ValueError):
+                return False
+            if doc.get("state") != "open":
+                return False
+            doc["state"] = state
+            doc["closed_reason"] = reason
+            atomic_write_json(file, doc)
+        return True
+
+    def cancel(self, ticket: str | None = None, target: str | None = None, task: str | None = None) -> list[str]:
+        """Cancel one open ticket, or every open ticket of a target (and task); the tickets cancelled."""
+        if ticket is not None:
+            self.store.ticket_file(ticket)  # checks its form
+            return [ticket] if self._close(ticket, "cancelled", "cancelled by the host") else []
+        cancelled = []
+        for doc in self.store.pending(self.namespace):
+            if target is not None and doc.get("path") != target:
+                continue
+            if task is not None and doc.get("task") != task:
+                continue
+            if self._close(str(doc["ticket"]), "cancelled", "cancelled by the host"):
+                cancelled.append(str(doc["ticket"]))
+        return cancelled
 
     # -- store_llm_result -------------------------------------------------------------------
 
@@ -185,6 +228,13 @@ class CallbackProtocol:
                         + f", or call {regenerate_hint} for a new ticket."
                     ),
                 )
+            if doc.get("state") in ("superseded", "cancelled"):
+                raise TicketError(
+                    f"ticket {ticket!r} was {doc['state']} ({doc.get('closed_reason')}); its answer is not kept",
+                    code="TICKET_UNKNOWN",
+                    details={"ticket": ticket, "state": doc["state"]},
+                    next_action=f"Use the newest ticket, or call {regenerate_hint} for one.",
+                )
             if doc.get("state") == "closed":
                 raise TicketError(
                     f"ticket {ticket!r} is closed ({doc.get('closed_reason', 'step limit reached')})",
@@ -222,57 +272,76 @@ class CallbackProtocol:
                     details={"path": doc["path"], "ticket": ticket, "step": steps},
                     next_action=f"Call {regenerate_hint} again for a prompt on the current source.",
                 )
-            try:
-                if len(result) > self.result_chars:
-                    raise ResultTooLarge(
-                        f"result is {len(result)} characters; at most {self.result_chars} are accepted",
-                        details={"field": "result", "limit": self.result_chars, "size": len(result)},
-                    )
-                if not result.strip():
-                    raise ResultInvalid("result is empty", details={"field": "result", "rule": "non-empty"})
-                validated = validate(result, doc)
-            except SuiteError as err:
-                err.details.setdefault("step", steps)
-                err.details["max_steps"] = self.max_steps
-                if steps >= self.max_steps:
-                    doc["state"] = "closed"
-                    doc["closed_reason"] = f"{steps} invalid answers"
-                    atomic_write_json(file, doc)
-                    raise TicketError(
-                        f"{err.message} — and that was attempt {steps} of {self.max_steps}: ticket closed",
-                        code="STEP_LIMIT",
-                        details={"ticket": ticket, "steps": steps, "last_error": err.to_dict()},
-                        next_action=f"Call {regenerate_hint} for a new ticket.",
-                    ) from None
-                atomic_write_json(file, doc)
-                err.callback_args = retry_args
-                err.next_action = (
-                    f"Fix the answer as error.message says and call store_llm_result again with the same "
-                    f"ticket ({self.max_steps - steps} attempt(s) left)."
+            # Validators may merge with the stored artifact (an annotate in parts): its lock is held
+            # from that read until the write, always after the ticket's (one order: no deadlock).
+            with self.store.lock(self.store.artifact_file(self.namespace, str(doc["path"]), str(doc["kind"]))):
+                return self._finish(file, doc, ticket, steps, result, model, validate, regenerate_hint, retry_args)
+
+    def _finish(
+        self,
+        file: Any,
+        doc: dict[str, Any],
+        ticket: str,
+        steps: int,
+        result: str,
+        model: str | None,
+        validate: Validator,
+        regenerate_hint: str,
+        retry_args: dict[str, Any],
+    ) -> Envelope:
+        """Validate and store the answer; the caller holds the ticket's and the artifact's locks."""
+        stored_fp = doc.get("source")
+        try:
+            if len(result) > self.result_chars:
+                raise ResultTooLarge(
+                    f"result is {len(result)} characters; at most {self.result_chars} are accepted",
+                    details={"field": "result", "limit": self.result_chars, "size": len(result)},
                 )
-                raise
-            provenance = {
-                "producer": self.producer,
-                "tool": "store_llm_result",
-                "task": doc["task"],
-                "ticket": ticket,
-                "prompt_sha256": doc.get("prompt_sha256"),
-                "model": model,
-                "prompted_at": doc.get("created_at"),
-                "steps": steps,
-            }
-            record = self.store.put(
-                self.namespace,
-                str(doc["path"]),
-                str(doc["kind"]),
-                content=validated.content,
-                fmt=validated.fmt,
-                provenance=provenance,
-                source=Fingerprint.from_dict(stored_fp) if stored_fp else None,
-                extra=validated.extra,
-            )
-            doc["state"] = "used"
+            if not result.strip():
+                raise ResultInvalid("result is empty", details={"field": "result", "rule": "non-empty"})
+            validated = validate(result, doc)
+        except SuiteError as err:
+            err.details.setdefault("step", steps)
+            err.details["max_steps"] = self.max_steps
+            if steps >= self.max_steps:
+                doc["state"] = "closed"
+                doc["closed_reason"] = f"{steps} invalid answers"
+                atomic_write_json(file, doc)
+                raise TicketError(
+                    f"{err.message} — and that was attempt {steps} of {self.max_steps}: ticket closed",
+                    code="STEP_LIMIT",
+                    details={"ticket": ticket, "steps": steps, "last_error": err.to_dict()},
+                    next_action=f"Call {regenerate_hint} for a new ticket.",
+                ) from None
             atomic_write_json(file, doc)
+            err.callback_args = retry_args
+            err.next_action = (
+                f"Fix the answer as error.message says and call store_llm_result again with the same "
+                f"ticket ({self.max_steps - steps} attempt(s) left)."
+            )
+            raise
+        provenance = {
+            "producer": self.producer,
+            "tool": "store_llm_result",
+            "task": doc["task"],
+            "ticket": ticket,
+            "prompt_sha256": doc.get("prompt_sha256"),
+            "model": model,
+            "prompted_at": doc.get("created_at"),
+            "steps": steps,
+        }
+        record = self.store.put(
+            self.namespace,
+            str(doc["path"]),
+            str(doc["kind"]),
+            content=validated.content,
+            fmt=validated.fmt,
+            provenance=provenance,
+            source=Fingerprint.from_dict(stored_fp) if stored_fp else None,
+            extra=validated.extra,
+        )
+        doc["state"] = "used"
+        atomic_write_json(file, doc)
         return Envelope(
             status="success",
             data={

@@ -38,8 +38,9 @@ PROTOCOL = (
     "the answer is refused with SOURCE_CHANGED: ask for a new prompt."
 )
 
-Path_ = Annotated[str, Field(description="Workspace-relative path")]
+Path_ = Annotated[str, Field(max_length=4096)]  # workspace-relative, as the guide says
 Task = Literal["annotate", "summarize", "document", "test-plan"]
+Part = Annotated[int | None, Field(ge=1)]  # annotate: which part of a file too big for one prompt
 StoredKind = Literal["outline", "annotate", "summarize", "document", "test-plan"]
 ReadKind = Literal["outline", "source", "annotate", "summarize", "document", "test-plan"]
 
@@ -88,12 +89,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
     async def generate_artifact(
         path: Path_ = ".",
         task: Literal["parse", *Task.__args__] = "parse",  # type: ignore[valid-type]
+        part: Part = None,
         ctx: Context[Any, Any] | None = None,
     ) -> Envelope:
         if task != "parse":
             import anyio.to_thread
 
-            return await anyio.to_thread.run_sync(svc().prompt, path, task)
+            return await anyio.to_thread.run_sync(svc().prompt, path, task, part)
         import anyio.to_thread
 
         data = await anyio.to_thread.run_sync(svc().parse, path, _McpProgress(ctx), abandon_on_cancel=True)
@@ -107,9 +109,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def get_artifact(
         path: Path_,
         kind: ReadKind = "outline",
-        symbol: Annotated[
-            str | None, Field(max_length=500, description="kind='source' only: a qualified name, e.g. Class.method")
-        ] = None,
+        symbol: Annotated[str | None, Field(max_length=500, description="kind='source': e.g. Class.method")] = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
     ) -> Envelope:
@@ -136,8 +136,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return ok(data, hint)
 
     def search_artifacts(
-        query: Annotated[str, Field(max_length=200, description="A symbol name (any part of it) or words")],
-        kind: Annotated[str | None, Field(max_length=40, description="A symbol kind or an artifact kind")] = None,
+        query: Annotated[str, Field(max_length=200, description="Name, part of a name, or words")],
+        kind: Annotated[str | None, Field(max_length=40, description="Symbol or artifact kind")] = None,
         directory: Path_ = ".",
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
         cursor: Annotated[str | None, Field(max_length=4096)] = None,
@@ -152,14 +152,22 @@ def build_server(config: ServerConfig) -> SuiteServer:
         )
         return ok(data, hint)
 
-    def generate_prompt(path: Path_, task: Task) -> Envelope:
-        return svc().prompt(path, task)
+    def generate_prompt(path: Path_, task: Task, part: Part = None) -> Envelope:
+        return svc().prompt(path, task, part)
+
+    def cancel_prompt(
+        ticket: Annotated[str | None, Field(max_length=64)] = None,
+        path: Path_ | None = None,
+        task: Task | None = None,
+    ) -> Envelope:
+        data = svc().cancel(ticket, path, task)
+        return ok(data, "Cancelled." if data["cancelled"] else "Nothing pending matched.")
 
     def store_llm_result(
         ticket: Annotated[str, Field(max_length=64)],
         path: Path_,
         task: Task,
-        result: Annotated[str, Field(description="Your model's answer")],
+        result: str,
         model: Annotated[str | None, Field(max_length=200)] = None,
     ) -> Envelope:
         return svc().store_result(ticket, path, task, result, model)
@@ -181,15 +189,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         search_artifacts,
         name="search_artifacts",
-        description="Find symbols by name (exact, prefix, word parts, substring) and notes, docs, summaries "
-        "by their words; ranked, paged.",
+        description="Find symbols by name or part of one, and notes, docs, summaries by their words; ranked, paged.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
         generate_artifact,
         name="generate_artifact",
-        description="Outline a file or folder (task='parse': incremental, honours .gitignore); "
-        "other tasks as generate_prompt.",
+        description="Outline a file or folder (task='parse', incremental); other tasks as generate_prompt.",
         annotations=tool_annotations(read_only=False, idempotent=True),
     )
     server.add_suite_tool(
@@ -201,8 +207,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         get_artifact,
         name="get_artifact",
-        description="Read an outline or notes with status, or kind='source' (+symbol) for current code; "
-        "paged by offset.",
+        description="An outline or notes with their status, or kind='source' (symbol=…) for current code; paged.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
@@ -217,6 +222,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         name="store_llm_result",
         description="Check and store your model's answer to a generate_prompt ticket.",
         annotations=tool_annotations(read_only=False, idempotent=False),
+    )
+    server.add_suite_tool(
+        cancel_prompt,
+        name="cancel_prompt",
+        description="Cancel a pending prompt by ticket, or all of a path (and task).",
+        annotations=tool_annotations(read_only=False, idempotent=True),
     )
     server.add_suite_tool(
         delete_artifact,

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from llmem.errors import ResultInvalid
-from llmem.outline import Outline, Symbol, iter_symbols
+from llmem.outline import Outline, Symbol
 
 __all__ = [
     "FILE_TASKS",
     "FOLDER_TASKS",
     "TASKS",
+    "SourceUnit",
+    "annotate_parts",
     "annotate_prompt",
     "file_prompt",
     "folder_summary_prompt",
@@ -30,7 +33,10 @@ FILE_TASKS = frozenset(TASKS)
 FOLDER_TASKS = frozenset({"summarize"})
 
 EXCERPT_CHARS = 6_000
-OUTLINE_CHARS = 6_000
+OUTLINE_CHARS = 5_000
+#: Source shown by one annotate part (whole symbols), and by a summarize/document/test-plan prompt.
+ANNOTATE_SOURCE_CHARS = 11_000
+FILE_SOURCE_CHARS = 7_000
 MARKDOWN_MAX_CHARS = 20_000
 
 _INSTRUCTIONS = {
@@ -69,16 +75,87 @@ def outline_text(outline: Outline, limit: int = OUTLINE_CHARS) -> str:
     walk(outline.symbols, 0)
     if outline.mode == "fallback":
         lines.append(f"(No symbol outline: {outline.reason or 'unsupported language'}.)")
-    text = "\n".join(lines) or "(no symbols)"
-    return text if len(text) <= limit else text[: limit - 40] + "\n… (outline truncated)"
+    return _cut_at_line("\n".join(lines) or "(no symbols)", limit, "… (outline cut here for size)")
+
+
+def _cut_at_line(text: str, limit: int, marker: str) -> str:
+    """``text`` within ``limit`` characters, cut only at a line end, never inside a line."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, max(0, limit - len(marker) - 1))
+    return (text[:end] if end > 0 else "") + "\n" + marker
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    head = text[: limit * 2 // 3]
-    tail = text[-limit // 3 :]
-    return f"{head}\n\n[… {len(text) - len(head) - len(tail)} characters omitted …]\n\n{tail}"
+    """A Markdown or note text within ``limit``: its head, cut at a line end."""
+    return _cut_at_line(text, limit, "[… cut here for size …]")
+
+
+@dataclass(frozen=True)
+class SourceUnit:
+    """Whole lines of the source shown to the model, and the symbols they let it describe."""
+
+    start_line: int
+    end_line: int
+    names: tuple[str, ...]  # qualified names this unit covers (a symbol and its descendants)
+    text: str  # what the prompt shows: the lines, or a container's head when its body is too big
+
+
+def _descendants(sym: Symbol) -> list[str]:
+    out = [sym.qualified_name]
+    for child in sym.children:
+        out.extend(_descendants(child))
+    return out
+
+
+def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceUnit]:
+    """Units in source order: a symbol whole when it fits ``budget``; else its head (signature,
+    doc, its children's signatures) and then each child as units of its own. No unit cuts a line."""
+    out: list[SourceUnit] = []
+    for sym in symbols:
+        body = "".join(lines[sym.start_line - 1 : sym.end_line])
+        if len(body) <= budget:
+            out.append(SourceUnit(sym.start_line, sym.end_line, tuple(_descendants(sym)), body))
+            continue
+        head = [f"{sym.signature}  # lines {sym.start_line}-{sym.end_line}; body shown in parts"]
+        if sym.doc:
+            head.append(f"    {sym.doc.splitlines()[0][:200]}")
+        head.extend(f"    {c.signature}  # lines {c.start_line}-{c.end_line}" for c in sym.children[:60])
+        out.append(SourceUnit(sym.start_line, sym.start_line, (sym.qualified_name,), "\n".join(head) + "\n"))
+        if sym.children:
+            out.extend(_units(sym.children, lines, budget))
+        elif len(body) > budget:
+            # One body larger than any prompt, with nothing inside to split on: its first lines.
+            shown = _cut_at_line(body, budget, "    … (the rest of this body is left out for size)")
+            out[-1] = SourceUnit(sym.start_line, sym.end_line, (sym.qualified_name,), shown + "\n")
+    return out
+
+
+def annotate_parts(outline: Outline, source_text: str, budget: int = ANNOTATE_SOURCE_CHARS) -> list[list[SourceUnit]]:
+    """The file's symbols as parts of whole units, each part's source within ``budget``; the
+    same source always gives the same parts."""
+    lines = source_text.splitlines(keepends=True)
+    parts: list[list[SourceUnit]] = []
+    current: list[SourceUnit] = []
+    used = 0
+    for unit in _units(outline.symbols, lines, budget):
+        size = len(unit.text) + 80
+        if current and used + size > budget:
+            parts.append(current)
+            current, used = [], 0
+        current.append(unit)
+        used += size
+    if current:
+        parts.append(current)
+    return parts
+
+
+def _shown_source(units: list[SourceUnit], language: str) -> str:
+    blocks = []
+    for u in units:
+        names = ", ".join(f"`{n}`" for n in u.names[:12]) + (" …" if len(u.names) > 12 else "")
+        blocks.append(f"### Lines {u.start_line}-{u.end_line} ({names})\n```{language}\n{u.text.rstrip()}\n```")
+    return "\n\n".join(blocks)
 
 
 def _header(path: str, outline: Outline) -> str:
@@ -86,54 +163,103 @@ def _header(path: str, outline: Outline) -> str:
 
 
 def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str:
+    """Summarise / document / test-plan: the outline, then whole symbols in source order while they fit."""
     lang = outline.language or ""
+    units = annotate_parts(outline, source_text, FILE_SOURCE_CHARS)
+    shown = units[0] if units else []
+    rest = sum(len(p) for p in units[1:])
+    lines = source_text.splitlines(keepends=True)
+    first = outline.symbols[0].start_line if outline.symbols else len(lines) + 1
+    head = _cut_at_line("".join(lines[: first - 1]), 1_500, "… (module head cut here)") if first > 1 else ""
+    if not outline.symbols:
+        head = _cut_at_line(source_text, FILE_SOURCE_CHARS, "… (the rest of the file is left out for size)")
+    body = (f"```{lang}\n{head.rstrip()}\n```\n\n" if head.strip() else "") + _shown_source(shown, lang)
+    tail = (
+        f"\n\n({rest} more symbol(s) are listed in the outline above; their bodies are left out for size.)"
+        if rest
+        else ""
+    )
     return (
         f"{_INSTRUCTIONS[task]}\n\n{_header(path, outline)}\n## Outline\n{outline_text(outline)}\n\n"
-        f"## Source excerpt\n```{lang}\n{excerpt(source_text)}\n```\n\n"
+        f"## Source (whole symbols)\n{body}{tail}\n\n"
         "Answer with the Markdown only (no preamble)."
     )
 
 
-def annotate_prompt(path: str, outline: Outline, source_text: str) -> str:
-    names = [s.qualified_name for s in iter_symbols(outline)]
-    listed = "\n".join(f"- {n}" for n in names[:300])
+def annotate_prompt(path: str, outline: Outline, units: list[SourceUnit], part: int, parts: int) -> str:
+    """The prompt for one part: exactly the symbols its units cover, their whole source shown."""
+    names = [n for u in units for n in u.names]
+    listed = "\n".join(f"- {n}" for n in names)
     schema = (
-        '{"symbols": {"<qualified name>": {"description": "<what it does, one or two sentences>", '
+        '{"file": {"description": "<optional: what the whole file is for>"}, '
+        '"symbols": {"<qualified name>": {"description": "<what it does, one or two sentences>", '
         '"inputs": "<optional: parameters and their meaning>", "outputs": "<optional: return value / effects>"}}}'
     )
+    of = f" This is part {part} of {parts} of the file." if parts > 1 else ""
     return (
-        "Describe each symbol of this file for a developer: what it does, its inputs and its outputs.\n\n"
-        f"{_header(path, outline)}\n## Outline\n{outline_text(outline)}\n\n"
-        f"## Source excerpt\n```{outline.language or ''}\n{excerpt(source_text)}\n```\n\n"
-        f"## Answer format\nAnswer with JSON only, exactly of this shape:\n{schema}\n"
-        "Keys must be qualified names from this list (describe as many as you can):\n"
-        f"{listed}\n"
+        f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
+        f"{_header(path, outline)}\n## Source of the symbols to describe\n"
+        f"{_shown_source(units, outline.language or '')}\n\n"
+        f'## Answer format\nAnswer with JSON only, exactly of this shape ("file" is optional):\n{schema}\n'
+        f'Keys of "symbols" must be these qualified names ({len(names)}; describe every one you can):\n{listed}\n'
     )
 
 
-def folder_summary_prompt(path: str, entries: list[dict[str, Any]], limit: int = 12_000) -> str:
-    """``entries``: one per file or subfolder, with its outline symbols and/or stored summary."""
-    parts: list[str] = []
-    used = 0
-    omitted = 0
+def folder_summary_prompt(path: str, entries: list[dict[str, Any]], readme: str | None, limit: int = 12_000) -> str:
+    """``entries``: one per file or subfolder with what is known of it: ``summary``, ``notes``
+    (symbol → description), ``docs`` (symbol → doc line), ``symbols`` (names) or a ``note``.
+
+    Every entry gets one line before any entry gets more: the budget is spent line first."""
+    heads: list[str] = []
+    details: list[str] = []
     for e in entries:
-        block = f"### {e['path']}{'/' if e.get('folder') else ''}\n"
+        name = f"{e['path']}{'/' if e.get('folder') else ''}"
         if e.get("summary"):
-            block += excerpt(str(e["summary"]), 800) + "\n"
+            first = next((ln.strip("# ").strip() for ln in str(e["summary"]).splitlines() if ln.strip()), "")
+            heads.append(f"- {name}: {first[:160]}")
+            details.append(f"### {name} (its summary)\n{excerpt(str(e['summary']), 900)}")
+        elif e.get("notes"):
+            notes = e["notes"]
+            file_note = notes.pop("", None)
+            heads.append(f"- {name}: {(file_note or next(iter(notes.values()), ''))[:160]}")
+            body = "\n".join(f"- `{k}`: {v[:200]}" for k, v in list(notes.items())[:25])
+            details.append(f"### {name} (notes on its symbols)\n{body}")
+        elif e.get("docs"):
+            heads.append(f"- {name}: symbols {', '.join(list(e['docs'])[:8])}")
+            body = "\n".join(f"- `{k}`: {v[:160]}" for k, v in list(e["docs"].items())[:25])
+            details.append(f"### {name} (doc comments)\n{body}")
         elif e.get("symbols"):
-            block += "Symbols: " + ", ".join(e["symbols"][:30]) + ("\n" if len(e["symbols"]) <= 30 else " …\n")
-        elif e.get("note"):
-            block += str(e["note"]) + "\n"
-        if used + len(block) > limit:
-            omitted += 1
-            continue
-        parts.append(block)
-        used += len(block)
-    tail = f"\n({omitted} more entries omitted for size.)\n" if omitted else ""
+            heads.append(f"- {name}: symbols {', '.join(e['symbols'][:12])}{' …' if len(e['symbols']) > 12 else ''}")
+            details.append("")
+        else:
+            heads.append(f"- {name}: {e.get('note', '')}")
+            details.append("")
+    used = 0
+    shown_heads: list[str] = []
+    for h in heads:
+        if used + len(h) + 1 > limit // 2:
+            break
+        shown_heads.append(h)
+        used += len(h) + 1
+    omitted = len(heads) - len(shown_heads)
+    readme_block = ""
+    if readme:
+        readme_block = "## README\n" + excerpt(readme, min(2_500, max(0, limit - used) // 3)) + "\n\n"
+        used += len(readme_block)
+    shown_details: list[str] = []
+    for d in details[: len(shown_heads)]:
+        if d and used + len(d) + 2 <= limit:
+            shown_details.append(d)
+            used += len(d) + 2
+    tail = f"\n({omitted} more entries left out for size.)\n" if omitted else ""
     return (
         "Summarise this folder of a codebase for a developer new to it: what it is for, how its files and "
         "subfolders divide the work, and where to start reading. Answer in Markdown, at most about 400 words.\n\n"
-        f"Folder: {path}\n\n## Contents (outlines and existing summaries)\n" + "\n".join(parts) + tail
+        f"Folder: {path}\n\n{readme_block}## Contents (one line each)\n"
+        + "\n".join(shown_heads)
+        + tail
+        + ("\n\n## What is known of them\n" + "\n\n".join(shown_details) if shown_details else "")
+        + "\n"
     )
 
 
@@ -152,8 +278,10 @@ def validate_markdown(result: str, max_chars: int = MARKDOWN_MAX_CHARS) -> str:
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.DOTALL)
 
 
-def validate_annotate(result: str, known: list[str]) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Return (notes by symbol, symbols left undescribed) or raise ResultInvalid."""
+def validate_annotate(
+    result: str, known: list[str]
+) -> tuple[dict[str, dict[str, str]], list[str], dict[str, str] | None]:
+    """Return (notes by symbol, symbols left undescribed, the file note if any) or raise ResultInvalid."""
     text = result.strip()
     fenced = _FENCE.match(text)
     if fenced:
@@ -166,11 +294,28 @@ def validate_annotate(result: str, known: list[str]) -> tuple[dict[str, dict[str
             'answer with JSON only: {"symbols": {...}}',
             details={"field": "result", "rule": "json"},
         ) from None
-    if not isinstance(value, dict) or not isinstance(value.get("symbols"), dict):
+    if not isinstance(value, dict) or not isinstance(value.get("symbols", {}), dict):
         raise ResultInvalid(
             'the answer must be a JSON object with a "symbols" object: {"symbols": {"<name>": {"description": "..."}}}',
             details={"field": "result", "rule": "shape"},
         )
+    file_note: dict[str, str] | None = None
+    if "file" in value:
+        raw = value["file"]
+        desc = raw.get("description") if isinstance(raw, dict) else None
+        if not isinstance(desc, str) or not desc.strip():
+            raise ResultInvalid(
+                '"file" must be an object with a non-empty "description": {"file": {"description": "..."}}',
+                details={"field": "result.file", "rule": "note-shape"},
+            )
+        file_note = {"description": desc.strip()}
+    extra_keys = sorted(set(value) - {"symbols", "file"})
+    if extra_keys:
+        raise ResultInvalid(
+            f'unexpected top-level key(s) {", ".join(extra_keys)}; only "symbols" and "file" are kept',
+            details={"field": "result", "rule": "shape", "unexpected": extra_keys[:20]},
+        )
+    value.setdefault("symbols", {})
     known_set = set(known)
     unknown = sorted(k for k in value["symbols"] if k not in known_set)
     if unknown:
@@ -205,7 +350,7 @@ def validate_annotate(result: str, known: list[str]) -> tuple[dict[str, dict[str
             "some notes are malformed: " + "; ".join(problems[:10]),
             details={"field": "result.symbols", "rule": "note-shape", "problems": problems[:50]},
         )
-    if not notes:
+    if not notes and file_note is None:
         raise ResultInvalid("the answer describes no symbol", details={"field": "result.symbols", "rule": "non-empty"})
     missing = [n for n in known if n not in notes]
-    return notes, missing
+    return notes, missing, file_note

@@ -25,6 +25,9 @@ TOOLS = {
     "generate_prompt",
     "store_llm_result",
     "delete_artifact",
+    "search_artifacts",
+    "store_status",
+    "cancel_prompt",
 }
 
 
@@ -45,7 +48,7 @@ async def test_tools_are_listed_with_honest_annotations(client: Client) -> None:
         assert None not in (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
         assert t.output_schema is not None
     reads = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert reads == {"list_artifacts", "get_artifact", "generate_prompt"}
+    assert reads == {"list_artifacts", "get_artifact", "generate_prompt", "search_artifacts", "store_status"}
     assert tools["delete_artifact"].annotations.destructive_hint is True  # type: ignore[union-attr]
     size = sum(len(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"))) for t in tools.values())
     assert size / len(tools) <= 700
@@ -229,7 +232,7 @@ async def test_delete_says_how_many(client: Client) -> None:
     assert not err and out["data"]["deleted"] == 0  # nothing to delete is no error
     _, out = await call(client, "delete_artifact", path="src", dry_run=True)
     assert out["data"]["recursive"] and out["data"]["deleted"] == 0 and out["data"]["matched"] == 1
-    assert out["data"]["would_delete"] == [{"path": "src/util.py", "kind": "outline"}]
+    assert out["data"]["would_delete"] == [{"path": "src/util.ts", "kind": "outline"}]
     _, out = await call(client, "delete_artifact", path="src")
     assert out["data"]["deleted"] == 1 and out["data"]["recursive"]
     _, listing = await call(client, "list_artifacts")
