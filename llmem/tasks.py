@@ -117,10 +117,11 @@ def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceU
         if len(body) <= budget:
             out.append(SourceUnit(sym.start_line, sym.end_line, tuple(_descendants(sym)), body))
             continue
-        head = [f"{sym.signature}  # lines {sym.start_line}-{sym.end_line}; body shown in parts"]
+        first_line = lines[sym.start_line - 1].rstrip() if sym.start_line <= len(lines) else sym.signature
+        head = [f"{first_line}  … (lines {sym.start_line}-{sym.end_line}; its members are shown one by one)"]
         if sym.doc:
             head.append(f"    {sym.doc.splitlines()[0][:200]}")
-        head.extend(f"    {c.signature}  # lines {c.start_line}-{c.end_line}" for c in sym.children[:60])
+        head.extend(f"    {c.signature}  (lines {c.start_line}-{c.end_line})" for c in sym.children[:60])
         out.append(SourceUnit(sym.start_line, sym.start_line, (sym.qualified_name,), "\n".join(head) + "\n"))
         if sym.children:
             out.extend(_units(sym.children, lines, budget))
