@@ -139,7 +139,7 @@ def test_parts_stored_by_two_processes_at_once_lose_nothing(llmem: Llmem) -> Non
     for k in range(1, parts + 1):
         out = llmem.prompt(rel, "annotate", part=k)
         assert out.promptForHostLLM is not None and out.callbackArgs is not None
-        names = [l[2:] for l in out.promptForHostLLM.split("qualified names", 1)[1].splitlines() if l[:2] == "- "]
+        names = [ln[2:] for ln in out.promptForHostLLM.split("qualified names", 1)[1].splitlines() if ln[:2] == "- "]
         jobs.append((out.callbackArgs["ticket"], names))
     procs = [
         subprocess.Popen([sys.executable, "-c", PART_WRITER, str(llmem.ws), t, json.dumps(n)], cwd=REPO)
