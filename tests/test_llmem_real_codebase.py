@@ -25,8 +25,14 @@ def ast_symbols(source: str) -> set[tuple[str, int, int]]:
             if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 name = prefix + node.name
                 out.add((name, node.lineno, node.end_lineno or node.lineno))
-                if isinstance(node, ast.ClassDef):
-                    visit(node.body, name + ".")
+                visit(node.body, name + ".")  # nested functions too
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, []) or [], prefix)
+                for handler in getattr(node, "handlers", []) or []:
+                    visit(handler.body, prefix)
+                for case in getattr(node, "cases", []) or []:
+                    visit(case.body, prefix)
 
     visit(ast.parse(source).body, "")
     return out
@@ -35,7 +41,7 @@ def ast_symbols(source: str) -> set[tuple[str, int, int]]:
 def outline_symbols(symbols: list[dict[str, Any]]) -> set[tuple[str, int, int]]:
     out: set[tuple[str, int, int]] = set()
     for s in symbols:
-        if s["kind"] in ("class", "function", "method", "enum"):
+        if s["kind"] in ("class", "function", "method", "enum", "test"):
             out.add((s["qualified_name"], s["start_line"], s["end_line"]))
         out |= outline_symbols(s["children"])
     return out

@@ -47,18 +47,17 @@ def _expected_defs(tree: ast.Module) -> set[tuple[str, str, int, int]]:
         if not isinstance(node, _DEFS):
             continue
         owners: list[str] = []
+        nearest: ast.AST | None = None
         parent = parents.get(node)
-        inside_function = False
         while parent is not None:
-            if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                inside_function = True
-                break
-            if isinstance(parent, ast.ClassDef):
+            if isinstance(parent, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 owners.append(parent.name)
+                nearest = nearest or parent
             parent = parents.get(parent)
-        if inside_function:
-            continue
-        kind = "class" if isinstance(node, ast.ClassDef) else "method" if owners else "function"
+        # Nested functions are named under the function they are declared in (``outer.inner``).
+        kind = (
+            "class" if isinstance(node, ast.ClassDef) else "method" if isinstance(nearest, ast.ClassDef) else "function"
+        )
         qualified = ".".join([*reversed(owners), node.name])
         out.add((qualified, kind, node.lineno, node.end_lineno or node.lineno))
     return out
@@ -215,6 +214,7 @@ def test_sample_kinds_names_and_lines() -> None:
         ("class", "Outer.Inner", 44, 46),
         ("method", "Outer.Inner.deep", 45, 46),
         ("method", "Outer.helper", 49, 52),
+        ("function", "Outer.helper.hidden", 50, 51),
         ("method", "Outer.fetch", 54, 56),
         ("method", "Outer.newer", 59, 59),
         ("method", "Outer.older", 61, 61),
@@ -264,7 +264,7 @@ def test_sample_signatures_docs_and_decorators() -> None:
     assert symbols["Json"].signature.startswith("Json: TypeAlias = ")
     assert symbols["Color"].signature == "class Color(Enum)"
     assert "lowercase_ignored" not in symbols
-    assert "hidden" not in " ".join(symbols)
+    assert symbols["Outer.helper.hidden"].signature == "def hidden()"
 
 
 def test_leading_comment_is_the_doc_when_there_is_no_docstring() -> None:
@@ -363,7 +363,16 @@ def test_detect_language_and_supported_languages() -> None:
     assert detect_language(".py") is None
     assert detect_language("dir.py/README") is None
     assert detect_language("notes.txt") is None
-    assert sorted(supported_languages()) == sorted(["python", "typescript", "tsx", "javascript", "go", "rust", "java"])
+    assert detect_language("docs/Guide.MD") == "markdown"
+    assert detect_language("web/package.json") == "package-json"
+    assert detect_language("pyproject.toml") == "pyproject"
+    assert detect_language("crates/x/Cargo.toml") == "cargo"
+    assert detect_language("go.mod") == "go-mod"
+    assert detect_language("other.json") is None
+    assert sorted(supported_languages()) == sorted(
+        ["python", "typescript", "tsx", "javascript", "go", "rust", "java"]
+        + ["markdown", "package-json", "pyproject", "cargo", "go-mod"]
+    )
 
 
 def test_iter_symbols_is_depth_first_parents_first() -> None:

@@ -89,6 +89,7 @@ def test_walk_sorts_every_entry_into_files_or_skipped_with_a_reason(project: Pat
     result = walk_workspace(project)
     assert _files(result) == [
         "app.py",
+        "docs/README.md",
         "env/config.py",
         "exactly_limit.py",
         "my folder/with space.ts",
@@ -115,7 +116,6 @@ def test_walk_sorts_every_entry_into_files_or_skipped_with_a_reason(project: Pat
         "coverage/": "build-output",
         "debug.log": "gitignored",
         "dist/": "build-output",
-        "docs/README.md": "unsupported-language",
         "docs/logo.png": "binary",
         "generated/": "gitignored",
         "logs/": "gitignored",
@@ -297,8 +297,8 @@ def test_ten_thousand_files_walk_in_well_under_a_second(tmp_path: Path) -> None:
         started = time.perf_counter()
         result = walk_workspace(root)
         timings.append(time.perf_counter() - started)
-    assert len(result.files) == 200 * 26  # per folder: 13 .py and 13 .ts of the 50
-    assert len(result.skipped) == 200 * 24 + 21  # 12 .md, 12 ignored _pb2.py; the .gitignore files
+    assert len(result.files) == 200 * 38  # per folder: 13 .py, 13 .ts and 12 .md of the 50
+    assert len(result.skipped) == 200 * 12 + 21  # 12 ignored _pb2.py; the .gitignore files
     assert {s.reason for s in result.skipped} == {"gitignored", "unsupported-language"}
     assert min(timings) < 1.0, timings
 

@@ -42,16 +42,43 @@ _EXTENSIONS = {
     ".rs": "rust",
     ".java": "java",
 }
-_LANGUAGES = ["python", "typescript", "tsx", "javascript", "go", "rust", "java"]
+_LANGUAGES = [
+    "python",
+    "typescript",
+    "tsx",
+    "javascript",
+    "go",
+    "rust",
+    "java",
+    "markdown",
+    "package-json",
+    "pyproject",
+    "cargo",
+    "go-mod",
+]
+_MANIFESTS = frozenset({"package-json", "pyproject", "cargo", "go-mod"})
+
+
+_FILE_NAMES = {
+    "package.json": "package-json",
+    "pyproject.toml": "pyproject",
+    "cargo.toml": "cargo",
+    "go.mod": "go-mod",
+}
+_DOC_EXTENSIONS = {".md": "markdown", ".markdown": "markdown"}
 
 
 def detect_language(path: str) -> str | None:
-    """The language of a file, judged by its extension (case-insensitive), or ``None``."""
+    """The language of a file, judged by its name (manifests) or extension (case-insensitive), or ``None``."""
     start = max(path.rfind("/"), path.rfind("\\")) + 1
+    by_name = _FILE_NAMES.get(path[start:].lower())
+    if by_name is not None:
+        return by_name
     dot = path.rfind(".")
     if dot <= start or not path[start:dot].strip("."):  # as os.path.splitext: ".py" has no extension
         return None
-    return _EXTENSIONS.get(path[dot:].lower())
+    ext = path[dot:].lower()
+    return _EXTENSIONS.get(ext) or _DOC_EXTENSIONS.get(ext)
 
 
 def supported_languages() -> list[str]:
@@ -79,7 +106,15 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
         if language == "python":
             from llmem.outline.python import outline_python
 
-            imports, symbols = outline_python(data)
+            imports, symbols = outline_python(data, _is_test_path(rel_path))
+        elif language == "markdown":
+            from llmem.outline.manifests import outline_markdown
+
+            imports, symbols = outline_markdown(data)
+        elif language in _MANIFESTS:
+            from llmem.outline.manifests import outline_manifest
+
+            imports, symbols = outline_manifest(language, data)
         else:
             from llmem.outline.treesitter import outline_treesitter
 
@@ -104,6 +139,12 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
     )
 
 
+def _is_test_path(path: str) -> bool:
+    """Where pytest looks for tests: ``test_*.py``, ``*_test.py``, or any file under a ``tests`` folder."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or "tests/" in path or path.startswith("test/")
+
+
 def _fallback(path: str, language: str | None, reason: str, *, lines: int, size: int, digest: str) -> Outline:
     return Outline(
         path=path,
@@ -125,6 +166,11 @@ _COMMENT_MARKS: dict[str, tuple[bytes, ...]] = {
     "go": _C_COMMENTS,
     "rust": _C_COMMENTS,
     "java": _C_COMMENTS,
+    "markdown": (),
+    "package-json": (),
+    "pyproject": (b"#",),
+    "cargo": (b"#",),
+    "go-mod": (b"//",),
 }
 
 

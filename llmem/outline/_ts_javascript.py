@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from llmem.outline._common import one_line
 from llmem.outline._ts_common import Member, Source, first_row, members
 from llmem.outline.model import ImportRef, Symbol, SymbolKind
 
@@ -29,6 +30,62 @@ _CLASSES = frozenset({"class_declaration", "abstract_class_declaration", "class"
 _FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration", "function_signature"})
 _METHODS = frozenset({"method_definition", "abstract_method_signature", "method_signature"})
 _FIELDS = frozenset({"public_field_definition", "field_definition"})
+#: Test blocks, by the callee's first name (``describe``, ``it.only``, ``test.each(...)``).
+_TEST_CALLS = frozenset({"describe", "it", "test", "suite", "context", "specify", "bench"})
+#: Member calls that register a handler under a name: ``server.registerTool("read_file", …)``,
+#: ``app.get("/path", …)``, ``program.command("x")``, ``server.setRequestHandler(Schema, …)``.
+_REGISTRATIONS = frozenset(
+    {
+        "registerTool",
+        "registerResource",
+        "registerPrompt",
+        "tool",
+        "resource",
+        "prompt",
+        "addTool",
+        "addResource",
+        "addPrompt",
+        "setRequestHandler",
+        "setNotificationHandler",
+        "get",
+        "post",
+        "put",
+        "patch",
+        "delete",
+        "all",
+        "route",
+        "command",
+        "handle",
+    }
+)
+#: What a function body may hold that is worth a symbol of its own, looked for at any depth.
+_NESTED_DECLARATIONS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+        "expression_statement",
+    }
+)
+#: Nodes whose subtrees never hold a declaration or a call worth outlining.
+_LEAVES = frozenset(
+    {
+        "string",
+        "template_string",
+        "number",
+        "identifier",
+        "property_identifier",
+        "comment",
+        "regex",
+        "type_annotation",
+        "type_identifier",
+        "predefined_type",
+        "jsx_text",
+        "import_statement",
+    }
+)
 
 
 def _own_decorators(src: Source, node: Node) -> list[str]:
@@ -76,6 +133,116 @@ class _Extractor:
         elif t in ("ambient_declaration", "expression_statement", "ERROR"):
             for child in node.named_children:
                 self.statement(member, child, prefix, out, exported)
+        elif t == "call_expression":
+            self.call(member, node, prefix, out)
+        elif t in ("await_expression", "parenthesized_expression", "sequence_expression"):
+            for child in node.named_children:
+                self.statement(member, child, prefix, out, exported)
+
+    # -- calls: test blocks, registrations, dynamic imports ------------------------------
+
+    def call(self, member: Member, node: Node, prefix: str, out: list[Symbol]) -> None:
+        func = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        if func is None:
+            return
+        if func.type == "import" or self.src.text(func) == "require":
+            first = args.named_children[0] if args is not None and args.named_child_count else None
+            if first is not None and first.type in ("string", "template_string"):
+                self.imports.append(ImportRef(module=_string(self.src, first), names=[], line=node.start_point.row + 1))
+            return
+        callee = func
+        while callee.type == "call_expression":  # ``describe.each(table)("name", fn)``
+            inner = callee.child_by_field_name("function")
+            if inner is None:
+                break
+            callee = inner
+        head, last = _callee_names(self.src, callee)
+        if args is None or args.type != "arguments":
+            return  # a tagged template: sql`…`
+        first = args.named_children[0] if args.named_child_count else None
+        if head in _TEST_CALLS and first is not None and first.type in ("string", "template_string"):
+            self.block(member, node, prefix, out, "test", _string(self.src, first), args)
+        elif last in _REGISTRATIONS and func.type == "member_expression" and first is not None:
+            if first.type in ("string", "template_string"):
+                name = _string(self.src, first)
+            elif first.type in ("identifier", "member_expression") and last.startswith("set"):
+                name = self.src.text(first)  # setRequestHandler(ListToolsRequestSchema, …)
+            else:
+                self.callbacks(args, prefix, out)
+                return
+            self.block(member, node, prefix, out, "registration", name, args)
+        else:
+            # Any other call: functions declared in its callbacks still count (main().then(() => …)).
+            if func.type == "member_expression":
+                obj = func.child_by_field_name("object")
+                if obj is not None and obj.type == "call_expression":
+                    self.call(member, obj, prefix, out)
+            self.callbacks(args, prefix, out)
+
+    def block(
+        self, member: Member, node: Node, prefix: str, out: list[Symbol], kind: SymbolKind, name: str, args: Node
+    ) -> None:
+        """A test block or a registration: named by its first argument, its callbacks' contents as children."""
+        name = " ".join(name.split())[:120] or "(anonymous)"
+        children: list[Symbol] = []
+        self.callbacks(args, prefix + name + ".", children)
+        func = node.child_by_field_name("function")
+        callee = self.src.text(func) if func is not None else ""
+        first = args.named_children[0] if args.named_child_count else None
+        shown = self.src.text(first) if first is not None else ""
+        more = ", …" if args.named_child_count > 1 else ""
+        sig = one_line(f"{callee}({shown}{more})")
+        out.append(
+            self.src.symbol(kind, name, prefix, sig, node.start_point.row, node=node, member=member, children=children)
+        )
+
+    def callbacks(self, args: Node, prefix: str, out: list[Symbol]) -> None:
+        for arg in args.named_children:
+            if arg.type in _FUNCTION_VALUES:
+                body = arg.child_by_field_name("body")
+                if body is not None:
+                    out.extend(self.nested(body, prefix))
+            elif arg.type == "call_expression":
+                self.call(Member(arg, None, []), arg, prefix, out)
+
+    def nested(self, body: Node, prefix: str) -> list[Symbol]:
+        """Declarations inside a function body or a callback, at any depth of blocks, each once."""
+        out: list[Symbol] = []
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if node.type == "statement_block" or node is body:
+                for member in members(node.children, self.src, _COMMENTS, _DECORATORS):
+                    self.nested_statement(member, prefix, out, stack)
+            elif node.type == "call_expression":
+                self.call(Member(node, None, []), node, prefix, out)  # its callbacks are walked by call()
+            else:
+                stack.extend(reversed([c for c in node.named_children if c.type not in _LEAVES]))
+        out.sort(key=lambda s: s.start_line)
+        return out
+
+    def nested_statement(self, member: Member, prefix: str, out: list[Symbol], stack: list[Node]) -> None:
+        node = member.node
+        t = node.type
+        if t in _FUNCTIONS and t != "function_signature":
+            out.append(self.function(member, node, prefix, "function"))
+        elif t in _CLASSES:
+            out.append(self.klass(member, node, prefix, "default"))
+        elif t in ("lexical_declaration", "variable_declaration"):
+            # Function values, and calls (dynamic imports, callbacks) in initialisers.
+            self.variables(member, node, prefix, out, exported=False, functions_only=True)
+        elif t == "expression_statement":
+            for child in node.named_children:
+                inner = (
+                    child.named_children[0] if child.type == "await_expression" and child.named_child_count else child
+                )
+                if inner.type == "call_expression":
+                    self.call(member, inner, prefix, out)
+                else:
+                    stack.append(child)
+        elif t not in _LEAVES:
+            stack.append(node)
 
     # -- imports and exports -------------------------------------------------------------
 
@@ -142,7 +309,11 @@ class _Extractor:
         return self.src.symbol(kind, self._name(node), prefix, sig, start, node=node, member=member)
 
     def function(self, member: Member, node: Node, prefix: str, kind: SymbolKind) -> Symbol:
-        return self.simple(member, node, prefix, kind)
+        symbol = self.simple(member, node, prefix, kind)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            symbol.children = self.nested(body, symbol.qualified_name + ".")
+        return symbol
 
     def klass(self, member: Member, node: Node, prefix: str, default_name: str) -> Symbol:
         name = self._name(node) or default_name
@@ -175,7 +346,7 @@ class _Extractor:
             inner = _own_decorators(self.src, node)
             if inner:
                 member = Member(node, member.doc, member.decorators + inner)
-            out.append(self.simple(member, node, prefix, "method"))
+            out.append(self.function(member, node, prefix, "method"))
         elif t in _FIELDS:
             value = node.child_by_field_name("value")
             if value is None or value.type not in _FUNCTION_VALUES:
@@ -188,15 +359,19 @@ class _Extractor:
                 member = Member(node, member.doc, member.decorators + inner)
             start = first_row(node, _DECORATORS)
             start_child = next((c for c in node.children if c.type != "decorator"), node)
-            sig = self.src.signature(start_child.start_byte, value.child_by_field_name("body"), node.end_byte)
-            out.append(
-                self.src.symbol("method", self.src.text(name_node), prefix, sig, start, node=node, member=member)
-            )
+            body = value.child_by_field_name("body")
+            sig = self.src.signature(start_child.start_byte, body, node.end_byte)
+            method = self.src.symbol("method", self.src.text(name_node), prefix, sig, start, node=node, member=member)
+            if body is not None and body.type == "statement_block":
+                method.children = self.nested(body, method.qualified_name + ".")
+            out.append(method)
         elif t == "ERROR":
             for child in members(node.children, self.src, _COMMENTS, _DECORATORS):
                 self.class_member(child, prefix, out)
 
-    def variables(self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool) -> None:
+    def variables(
+        self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool, functions_only: bool = False
+    ) -> None:
         kind_node = node.child_by_field_name("kind")
         keyword = self.src.text(kind_node) if kind_node is not None else node.children[0].type
         for declarator in node.named_children:
@@ -206,6 +381,12 @@ class _Extractor:
             value = declarator.child_by_field_name("value")
             if value is not None and value.type == "call_expression" and self._require(value, declarator):
                 continue
+            if value is not None and value.type in ("await_expression", "call_expression"):
+                inner = (
+                    value.named_children[0] if value.type == "await_expression" and value.named_child_count else value
+                )
+                if inner.type == "call_expression":
+                    self.call(member, inner, prefix, out)  # const { X } = await import("./x.js"), callbacks
             if name_node is None or name_node.type != "identifier":
                 continue
             name = self.src.text(name_node)
@@ -213,15 +394,20 @@ class _Extractor:
             if value is not None and value.type in _FUNCTION_VALUES:
                 kind = "function"
                 body = value.child_by_field_name("body")
+            elif functions_only:
+                continue
             elif keyword == "const" and (exported or _UPPER.match(name)):
                 kind = "constant"
                 body = None
             else:
                 continue
             sig = keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte)
-            out.append(
-                self.src.symbol(kind, name, prefix, sig, declarator.start_point.row, node=declarator, member=member)
+            symbol = self.src.symbol(
+                kind, name, prefix, sig, declarator.start_point.row, node=declarator, member=member
             )
+            if body is not None and body.type == "statement_block":
+                symbol.children = self.nested(body, symbol.qualified_name + ".")
+            out.append(symbol)
 
     def _require(self, call: Node, declarator: Node) -> bool:
         """``const x = require("m")`` (CommonJS) is an import, not a symbol."""
@@ -251,6 +437,16 @@ class _Extractor:
         return self.src.symbol(
             "module", name, prefix, sig, node.start_point.row, node=node, member=member, children=children
         )
+
+
+def _callee_names(src: Source, func: Node) -> tuple[str, str]:
+    """The first and last names of a callee: ``describe.each`` → (describe, each); ``server.tool`` →
+    (server, tool); ``it`` → (it, it)."""
+    text = src.text(func) if func.type in ("identifier", "member_expression") else ""
+    parts = [p for p in re.split(r"[.\s]+", text) if p]
+    if not parts:
+        return "", ""
+    return parts[0], parts[-1]
 
 
 def extract(root: Node, src: Source) -> tuple[list[ImportRef], list[Symbol]]:

@@ -20,6 +20,13 @@ SymbolKind = Literal[
     "trait",
     "impl",
     "module",
+    "test",
+    "registration",
+    "heading",
+    "package",
+    "script",
+    "entry-point",
+    "dependency",
 ]
 OutlineMode = Literal["full", "fallback"]
 

@@ -58,9 +58,10 @@ def _decode(data: bytes) -> tuple[str, bytes]:
 
 
 class _Extractor:
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: bytes, test_file: bool = False) -> None:
         self.lines = source.splitlines()
         self.imports: list[ImportRef] = []
+        self.test_file = test_file
 
     # -- source slices -------------------------------------------------------------------
 
@@ -146,16 +147,19 @@ class _Extractor:
         sig = f"{head}{node.name}{self.type_params(node)}({self.params(node.args)})"
         if node.returns is not None:
             sig += " -> " + self.seg(node.returns)
-        self.statements(node.body, "", "function")  # imports only
+        if self.test_file and node.name.startswith("test") and (kind == "method" or not prefix):
+            kind = "test"  # what pytest and unittest collect
+        qualified = prefix + node.name
         return Symbol(
             kind=kind,
             name=node.name,
-            qualified_name=prefix + node.name,
+            qualified_name=qualified,
             signature=one_line(sig, SIGNATURE_CAP),
             start_line=node.lineno,
             end_line=node.end_lineno or node.lineno,
             doc=self.doc(node),
             decorators=[self.seg(d, DECORATOR_CAP) for d in node.decorator_list],
+            children=self.statements(node.body, qualified + ".", "function"),
         )
 
     def klass(self, node: ast.ClassDef, prefix: str) -> Symbol:
@@ -164,7 +168,7 @@ class _Extractor:
         sig = f"class {node.name}{self.type_params(node)}"
         if bases:
             sig += "(" + ", ".join(bases) + ")"
-        kind: SymbolKind = "class"
+        kind: SymbolKind = "test" if self.test_file and node.name.startswith("Test") else "class"
         for base in node.bases:
             name = base.id if type(base) is ast.Name else base.attr if type(base) is ast.Attribute else ""
             if name in _ENUM_BASES:
@@ -231,20 +235,14 @@ class _Extractor:
 
         Compound statements (``if``, ``try``, ``with``, loops, ``match``) are looked into, so a
         definition under ``if TYPE_CHECKING:`` or ``try: ... except ImportError:`` is found; inside
-        functions only imports are collected.
+        functions, nested functions and classes are children of the function (no variables).
         """
         out: list[Symbol] = []
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                if scope == "function":
-                    self.statements(node.body, "", "function")
-                else:
-                    out.append(self.function(node, prefix, "method" if scope == "class" else "function"))
+                out.append(self.function(node, prefix, "method" if scope == "class" else "function"))
             elif isinstance(node, ast.ClassDef):
-                if scope == "function":
-                    self.statements(node.body, "", "function")
-                else:
-                    out.append(self.klass(node, prefix))
+                out.append(self.klass(node, prefix))
             elif isinstance(node, ast.Import | ast.ImportFrom):
                 self.import_(node)
             elif isinstance(node, ast.Assign | ast.AnnAssign):
@@ -264,8 +262,11 @@ class _Extractor:
         return out
 
 
-def outline_python(data: bytes) -> tuple[list[ImportRef], list[Symbol]]:
-    """Imports and symbols of a Python source; raises :class:`OutlineFailure` when it cannot."""
+def outline_python(data: bytes, test_file: bool = False) -> tuple[list[ImportRef], list[Symbol]]:
+    """Imports and symbols of a Python source; raises :class:`OutlineFailure` when it cannot.
+
+    In a test file (``test_file``), ``test*`` functions and ``Test*`` classes and their ``test*``
+    methods have the kind ``test``."""
     text, source = _decode(data)
     try:
         tree = ast.parse(text)
@@ -273,6 +274,6 @@ def outline_python(data: bytes) -> tuple[list[ImportRef], list[Symbol]]:
         raise OutlineFailure(f"syntax error at line {exc.lineno}: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise OutlineFailure(f"cannot parse: {type(exc).__name__}: {exc}") from None
-    extractor = _Extractor(source)
+    extractor = _Extractor(source, test_file)
     symbols = extractor.statements(tree.body, "", "module")
     return extractor.imports, symbols
