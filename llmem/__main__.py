@@ -1,3 +1,4 @@
 from llmem.cli import main
 
-main()
+if __name__ == "__main__":  # worker processes (a parse's) import this module again: never serve there
+    main()

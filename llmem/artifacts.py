@@ -69,8 +69,10 @@ class Llmem:
 
     # -- parse -----------------------------------------------------------------------------
 
-    def parse(self, path: str, progress: ProgressSink | None = None) -> dict[str, Any]:
-        return self.parser.parse(self._existing(path), progress)
+    def parse(self, path: str, progress: ProgressSink | None = None, budget_s: float | None = None) -> dict[str, Any]:
+        """Outline a file or folder; with ``budget_s`` a folder parse still running then goes on
+        in the background (see :mod:`llmem.parsing`)."""
+        return self.parser.parse(self._existing(path), progress, budget_s)
 
     # -- notes (the callback protocol) -----------------------------------------------------
 
@@ -396,7 +398,7 @@ class Llmem:
             by_status["pending"] = by_status.get("pending", 0) + 1
             counts = by_kind.setdefault(str(t["kind"]), {})
             counts["pending"] = counts.get("pending", 0) + 1
-        jobs = self.parser.jobs() if hasattr(self.parser, "jobs") else []
+        jobs = self.parser.jobs()
         return {
             "directory": rp.key,
             "store": str(self.store.root),

@@ -44,6 +44,8 @@ class Limits:
     max_steps: int = 3
     ticket_ttl_s: int = 3_600
     max_file_bytes: int = 1_000_000
+    #: How long a folder parse answers within; past it the parse goes on in the background.
+    parse_budget_s: int = 20
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -56,6 +58,7 @@ class Limits:
             max_steps=_env_int("LLMEM_MAX_STEPS", d.max_steps),
             ticket_ttl_s=_env_int("LLMEM_TICKET_TTL", d.ticket_ttl_s),
             max_file_bytes=_env_int("LLMEM_MAX_FILE_BYTES", d.max_file_bytes),
+            parse_budget_s=_env_int("LLMEM_PARSE_BUDGET", d.parse_budget_s),
         )
 
 

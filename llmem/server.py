@@ -98,11 +98,15 @@ def build_server(config: ServerConfig) -> SuiteServer:
             return await anyio.to_thread.run_sync(svc().prompt, path, task, part)
         import anyio.to_thread
 
-        data = await anyio.to_thread.run_sync(svc().parse, path, _McpProgress(ctx), abandon_on_cancel=True)
+        budget = float(runtime.limits.parse_budget_s)
+        data = await anyio.to_thread.run_sync(svc().parse, path, _McpProgress(ctx), budget, abandon_on_cancel=True)
         hint = (
-            "Read outlines with get_artifact(path)."
+            "Search with search_artifacts(query) or read outlines with get_artifact(path)."
             if data.get("complete", True)
-            else ("Some files failed (see failed_files); fix or exclude them and run again.")
+            else "Still parsing in the background: store_status shows progress; call generate_artifact "
+            "again on the same path to wait for it."
+            if data.get("state") == "running"
+            else "Some files failed (see failed_files); fix them or list them in .llmemignore, then run again."
         )
         return ok(data, hint)
 

@@ -211,7 +211,7 @@ class ArtifactStore:
         if not file.exists():
             with contextlib.suppress(FileExistsError):
                 # Several processes may race here: whichever lands first wins, all write the same.
-                atomic_write_bytes(file, STORE_GITIGNORE.encode("utf-8"))
+                atomic_write_bytes(file, STORE_GITIGNORE.encode("utf-8"), durable=False)
         self._gitignore_written = True
 
     @contextlib.contextmanager

@@ -1,3 +1,4 @@
 from debrief_calc.cli import main_calc
 
-main_calc()
+if __name__ == "__main__":
+    main_calc()

@@ -1,3 +1,4 @@
 from debrief_calc.cli import main_state
 
-main_state()
+if __name__ == "__main__":
+    main_state()
