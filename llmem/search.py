@@ -47,6 +47,8 @@ SNIPPET_CHARS = 160
 QUERY_CHARS = 200
 #: Journal lines applied before the cache file is written again.
 PERSIST_EVERY = 2_000
+#: Changed artifacts past which catching up builds the lookups once instead of change by change.
+BULK_CHANGES = 1_000
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _TEXT_KINDS = {"summarize": "summary", "document": "summary", "test-plan": "summary"}
@@ -74,6 +76,16 @@ class _Entry:
 
     def to_row(self) -> list[Any]:
         return [self.symbol, self.name, self.kind, self.start, self.end, self.signature, self.text]
+
+    def order(self) -> tuple[Any, ...]:
+        """How it ranks among hits of one tier: definitions first, then shallow and short paths."""
+        return (
+            0 if self.artifact == "outline" else 1,
+            self.path.count("/"),
+            len(self.path),
+            self.path,
+            self.start or 0,
+        )
 
 
 def _entries_of(path: str, artifact: str, content: Any) -> list[_Entry]:
@@ -111,89 +123,154 @@ def _entries_of(path: str, artifact: str, content: Any) -> list[_Entry]:
     return out
 
 
+#: Entries added since the last full build, past which the lookups are built again from scratch.
+DELTA_REBUILD = 20_000
+
+
 @dataclass
 class _Index:
-    """The in-memory index: entries by artifact, and the lookups built over them."""
+    """The in-memory index: entries by artifact, and lookups kept up to date entry by entry.
 
-    by_artifact: dict[tuple[str, str], list[_Entry]] = field(default_factory=dict)
+    An artifact that changes marks its old entries dead (``None``) and appends new ones; the
+    lookups take the new ids at once (sets, sorted lists kept sorted, a small ``delta`` scanned
+    for substrings), so a change costs about its own size. Dead ids are skipped when read; the
+    lookups are built again from scratch when the dead or the delta grow large.
+    """
+
+    by_artifact: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    entries: list[_Entry | None] = field(default_factory=list)
     journal_ino: int = 0
     journal_offset: int = 0
     applied: int = 0
-    # Lookups, rebuilt lazily after changes (``dirty``).
-    dirty: bool = True
-    entries: list[_Entry] = field(default_factory=list)
+    dead: int = 0
     exact: dict[str, list[int]] = field(default_factory=dict)
     sorted_names: list[str] = field(default_factory=list)
     sorted_ids: list[int] = field(default_factory=list)
-    name_words: dict[str, list[int]] = field(default_factory=dict)
-    text_words: dict[str, list[int]] = field(default_factory=dict)
+    name_words: dict[str, set[int]] = field(default_factory=dict)
+    text_words: dict[str, set[int]] = field(default_factory=dict)
     joined: str = ""
-    starts: list[int] = field(default_factory=list)  # offset in ``joined`` of each outline entry
-    outline_ids: list[int] = field(default_factory=list)  # the entry id of each offset in ``starts``
+    starts: list[int] = field(default_factory=list)  # offset in ``joined`` of each id in ``joined_ids``
+    joined_ids: list[int] = field(default_factory=list)
+    delta: list[tuple[str, int]] = field(default_factory=list)  # outline entries added since ``joined``
     notes: dict[tuple[str, str], str] = field(default_factory=dict)
-    paths: list[str] = field(default_factory=list)
+    path_counts: dict[str, int] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)  # the keys of ``path_counts``, sorted
 
     def set(self, path: str, artifact: str, entries: list[_Entry] | None) -> None:
-        if entries is None:
-            self.by_artifact.pop((path, artifact), None)
-        else:
-            self.by_artifact[(path, artifact)] = entries
-        self.dirty = True
+        old = self.by_artifact.pop((path, artifact), None)
+        if old is not None:
+            for i in old:
+                self._forget(i)
+            self._count_path(path, -1)
+        if entries is not None:  # an artifact with nothing to search still counts as a path's
+            self.by_artifact[(path, artifact)] = [self._add(e) for e in entries]
+            self._count_path(path, +1)
+        if self.dead > max(50_000, len(self.entries) // 3) or len(self.delta) > DELTA_REBUILD:
+            self.build_lookups()
+
+    def _count_path(self, path: str, step: int) -> None:
+        n = self.path_counts.get(path, 0) + step
+        if n > 0:
+            if path not in self.path_counts:
+                bisect.insort(self.paths, path)
+            self.path_counts[path] = n
+        elif path in self.path_counts:
+            del self.path_counts[path]
+            at = bisect.bisect_left(self.paths, path)
+            if at < len(self.paths) and self.paths[at] == path:
+                del self.paths[at]
+
+    def _forget(self, i: int) -> None:
+        e = self.entries[i]
+        if e is None:
+            return
+        self.entries[i] = None
+        self.dead += 1
+        if e.artifact == "outline":
+            for w in set(split_words(e.symbol or e.name)):
+                self.name_words.get(w, set()).discard(i)
+        if e.text:
+            for w in set(split_words(e.text)):
+                self.text_words.get(w, set()).discard(i)
+        if e.artifact == "annotate" and e.symbol:
+            self.notes.pop((e.path, e.symbol), None)
+
+    def _add(self, e: _Entry, *, bulk: bool = False) -> int:
+        i = len(self.entries)
+        self.entries.append(e)
+        if e.artifact == "annotate" and e.symbol and e.text:
+            self.notes[(e.path, e.symbol)] = e.text
+        if e.artifact == "outline":
+            low_name, low_qn = e.name.lower(), (e.symbol or "").lower()
+            self.exact.setdefault(low_name, []).append(i)
+            if low_qn != low_name:
+                self.exact.setdefault(low_qn, []).append(i)
+            if not bulk:
+                for low in {low_name, low_qn}:
+                    at = bisect.bisect_left(self.sorted_names, low)
+                    self.sorted_names.insert(at, low)
+                    self.sorted_ids.insert(at, i)
+                self.delta.append((low_qn, i))
+            for w in split_words(e.symbol or e.name):
+                self.name_words.setdefault(w, set()).add(i)
+        if e.text:
+            for w in split_words(e.text):
+                self.text_words.setdefault(w, set()).add(i)
+        return i
 
     def build_lookups(self) -> None:
-        entries: list[_Entry] = []
-        exact: dict[str, list[int]] = {}
-        name_words: dict[str, list[int]] = {}
-        text_words: dict[str, list[int]] = {}
-        notes: dict[tuple[str, str], str] = {}
+        """Every lookup from the live entries, from scratch (renumbering them)."""
+        live = [(key, [self.entries[i] for i in ids]) for key, ids in sorted(self.by_artifact.items())]
+        self.entries, self.dead, self.by_artifact = [], 0, {}
+        self.exact, self.name_words, self.text_words, self.notes, self.delta = {}, {}, {}, {}, []
         names: list[tuple[str, int]] = []
         joined: list[str] = []
         starts: list[int] = []
-        outline_ids: list[int] = []
+        joined_ids: list[int] = []
         at = 0
-        for (path, _artifact), group in sorted(self.by_artifact.items()):
+        for key, group in live:
+            ids = []
             for e in group:
-                i = len(entries)
-                entries.append(e)
-                if e.artifact == "annotate" and e.symbol and e.text:
-                    notes[(path, e.symbol)] = e.text
+                if e is None:
+                    continue
+                i = self._add(e, bulk=True)
+                ids.append(i)
                 if e.artifact == "outline":
                     low_name, low_qn = e.name.lower(), (e.symbol or "").lower()
-                    exact.setdefault(low_name, []).append(i)
-                    if low_qn != low_name:
-                        exact.setdefault(low_qn, []).append(i)
                     names.append((low_name, i))
                     if low_qn != low_name:
                         names.append((low_qn, i))
-                    for w in set(split_words(e.symbol or e.name)):
-                        name_words.setdefault(w, []).append(i)
                     starts.append(at)
-                    outline_ids.append(i)
+                    joined_ids.append(i)
                     joined.append(low_qn)
                     at += len(low_qn) + 1
-                if e.text:
-                    for w in set(split_words(e.text)):
-                        text_words.setdefault(w, []).append(i)
+            self.by_artifact[key] = ids
         names.sort()
-        self.entries = entries
-        self.exact = exact
         self.sorted_names = [n for n, _ in names]
         self.sorted_ids = [i for _, i in names]
-        self.name_words = name_words
-        self.text_words = text_words
         self.joined = "\n".join(joined)
         self.starts = starts
-        self.outline_ids = outline_ids
-        self.notes = notes
-        self.paths = sorted({p for p, _ in self.by_artifact})
-        self.dirty = False
+        self.joined_ids = joined_ids
+        self.path_counts = {}
+        for path, _artifact in self.by_artifact:
+            self.path_counts[path] = self.path_counts.get(path, 0) + 1
+        self.paths = sorted(self.path_counts)
 
     def to_json(self) -> dict[str, Any]:
+        rows = [
+            [p, a, [e.to_row() for e in (self.entries[i] for i in ids) if e is not None]]
+            for (p, a), ids in self.by_artifact.items()
+        ]
         return {
             "format": FORMAT,
             "journal": {"ino": self.journal_ino, "offset": self.journal_offset},
-            "artifacts": [[p, a, [e.to_row() for e in es]] for (p, a), es in self.by_artifact.items()],
+            "artifacts": rows,
         }
+
+    def load_group(self, path: str, artifact: str, group: list[_Entry]) -> None:
+        """Add one artifact's entries before :meth:`build_lookups` (a bulk load)."""
+        self.by_artifact[(path, artifact)] = list(range(len(self.entries), len(self.entries) + len(group)))
+        self.entries.extend(group)
 
     @classmethod
     def from_json(cls, raw: Any) -> _Index | None:
@@ -202,9 +279,10 @@ class _Index:
         try:
             index = cls(journal_ino=int(raw["journal"]["ino"]), journal_offset=int(raw["journal"]["offset"]))
             for path, artifact, rows in raw["artifacts"]:
-                index.by_artifact[(path, artifact)] = [_Entry(path, artifact, *row) for row in rows]
+                index.load_group(path, artifact, [_Entry(path, artifact, *row) for row in rows])
         except (KeyError, TypeError, ValueError):
             return None
+        index.build_lookups()
         return index
 
 
@@ -227,26 +305,35 @@ class SearchIndex:
         index = _Index(journal_ino=ino, journal_offset=size)
         for key, kinds in self.store.iter_keys(NAMESPACE):
             for kind in kinds:
-                self._load(index, key, kind)
+                group = self._entries(key, kind)
+                if group is not None:
+                    index.load_group(key, kind, group)
+        index.build_lookups()
         return index
 
-    def _load(self, index: _Index, key: str, kind: str) -> None:
+    def _entries(self, key: str, kind: str) -> list[_Entry] | None:
+        """What ``kind`` of ``key`` holds to search; ``None`` when the artifact is gone."""
         if kind not in {"outline", "annotate"} and kind not in _TEXT_KINDS:
-            return
+            return [] if self.store.artifact_file(NAMESPACE, key, kind).is_file() else None
         record = self.store.get_or_none(NAMESPACE, key, kind)
-        index.set(key, kind, _entries_of(key, kind, record.doc.get("content")) if record else None)
+        return _entries_of(key, kind, record.doc.get("content")) if record else None
+
+    def _load(self, index: _Index, key: str, kind: str) -> None:
+        index.set(key, kind, self._entries(key, kind))
 
     def _current(self) -> _Index:
         index = self._index
+        persist = False
         if index is None:
-            index = self._from_cache() or self._rebuild()
-            self._index = index
-            self._catch_up(index)
-            self._persist(index)
-            return index
-        if self._catch_up(index) >= PERSIST_EVERY:
-            self._persist(index)
-        return self._index or index
+            cached = self._from_cache()
+            index = self._index = cached or self._rebuild()
+            persist = self._catch_up(index) > 0 or cached is None
+        else:
+            persist = self._catch_up(index) >= PERSIST_EVERY
+        current = self._index or index  # catching up may have replaced it (another journal: a rebuild)
+        if persist:
+            self._persist(current)
+        return current
 
     def _from_cache(self) -> _Index | None:
         try:
@@ -257,6 +344,8 @@ class SearchIndex:
     def _catch_up(self, index: _Index) -> int:
         """Apply the journal lines written since the index was last true; the count applied."""
         ino, size = _journal_state(self._journal)
+        if index.journal_ino == 0 and ino != 0 and index.journal_offset == 0:
+            index.journal_ino = ino  # the journal began after the index was built: read it all
         if ino != index.journal_ino or size < index.journal_offset:
             if ino == 0 and index.journal_ino == 0:
                 return 0
@@ -277,8 +366,17 @@ class SearchIndex:
                 item = loads_json(line)
                 if item.get("ns") == NAMESPACE:
                     changed.add((str(item["key"]), str(item["kind"])))
-        for key, kind in changed:
-            self._load(index, key, kind)
+        if len(changed) > BULK_CHANGES:
+            # A parse of a large folder: load every changed artifact, then build the lookups once.
+            for key, kind in changed:
+                index.by_artifact.pop((key, kind), None)
+                group = self._entries(key, kind)
+                if group is not None:
+                    index.load_group(key, kind, group)
+            index.build_lookups()
+        else:
+            for key, kind in changed:
+                self._load(index, key, kind)
         index.journal_offset += end
         index.applied += len(changed)
         return index.applied
@@ -296,8 +394,6 @@ class SearchIndex:
             index = self._current()
             if kind is not None:
                 return sum(1 for p, a in index.by_artifact if a == kind and _under(p, directory))
-            if index.dirty:
-                index.build_lookups()
             if directory == ".":
                 return len(index.paths)
             lo = bisect.bisect_left(index.paths, directory)
@@ -327,8 +423,6 @@ class SearchIndex:
         start = _decode_cursor(cursor, q, kind, directory) if cursor else 0
         with self._lock:
             index = self._current()
-            if index.dirty:
-                index.build_lookups()
             ranked = _rank(index, q, kind, directory)
             hits: list[dict[str, Any]] = []
             used = 0
@@ -337,6 +431,7 @@ class SearchIndex:
             while pos < len(ranked) and len(hits) < limit:
                 tier, i = ranked[pos]
                 entry = index.entries[i]
+                assert entry is not None  # ranked ids are live
                 if not self.store.artifact_file(NAMESPACE, entry.path, entry.artifact).is_file():
                     pos += 1  # removed behind the journal's back: never answered
                     continue
@@ -362,9 +457,12 @@ def _rank(index: _Index, q: str, kind: str | None, directory: str) -> list[tuple
     low = q.lower()
     words = split_words(q)
     best: dict[int, int] = {}
+    entries = index.entries
 
     def add(ids: Any, tier: int) -> None:
         for i in ids:
+            if entries[i] is None:
+                continue
             if len(best) >= CANDIDATE_CAP and i not in best:
                 return
             if best.get(i, 99) > tier:
@@ -381,43 +479,41 @@ def _rank(index: _Index, q: str, kind: str | None, directory: str) -> list[tuple
         at = index.joined.find(low)
         while at >= 0 and len(found) < CANDIDATE_CAP:
             n = bisect.bisect_right(index.starts, at) - 1
-            found.append(n)
+            found.append(index.joined_ids[n])
             at = index.joined.find(low, index.starts[n + 1] if n + 1 < len(index.starts) else len(index.joined))
-        add((index.outline_ids[n] for n in found), _TIER["substring"])
+        found += [i for name, i in index.delta if low in name]
+        add(found, _TIER["substring"])
     if words:
         for i in _all_words(index.text_words, words):
-            e = index.entries[i]
+            e = entries[i]
+            if e is None:
+                continue
             tier = "doc" if e.artifact == "outline" else "note" if e.artifact == "annotate" else "summary"
             add((i,), _TIER[tier])
-    out: list[tuple[int, int]] = []
+    keyed: list[tuple[int, int, int, int]] = []
     for i, tier_of_i in best.items():
-        e = index.entries[i]
+        e = entries[i]
+        if e is None:
+            continue
         if directory != "." and not _under(e.path, directory):
             continue
         if kind is not None and kind not in (e.kind, e.artifact):
             continue
-        out.append((tier_of_i, i))
-    out.sort(key=lambda t: _order(index.entries[t[1]], t[0], q))
-    return out
+        # Ids follow path order (entries made since the last build come after): a cheap, stable
+        # tie-break that keeps a file's symbols together in line order.
+        keyed.append((tier_of_i, 0 if q in (e.name, e.symbol) else 1, 0 if e.artifact == "outline" else 1, i))
+    keyed.sort()
+    return [(tier, i) for tier, _, _, i in keyed]
 
 
-def _order(e: _Entry, tier: int, q: str) -> tuple[Any, ...]:
-    definition = 0 if e.artifact == "outline" else 1
-    exact_case = 0 if q in (e.name, e.symbol) else 1
-    return (tier, definition, exact_case, e.path.count("/"), len(e.path), e.path, e.start or 0, e.symbol or "")
-
-
-def _all_words(table: dict[str, list[int]], words: list[str]) -> list[int]:
-    lists = [table.get(w) for w in dict.fromkeys(words)]
-    if not lists or any(lst is None for lst in lists):
+def _all_words(table: dict[str, set[int]], words: list[str]) -> list[int]:
+    """Ids holding every word (at most :data:`CANDIDATE_CAP`, the lowest first)."""
+    sets = [table.get(w) for w in dict.fromkeys(words)]
+    if not sets or any(not found for found in sets):
         return []
-    present = sorted((lst for lst in lists if lst is not None), key=len)
-    found = set(present[0])
-    for lst in present[1:]:
-        found.intersection_update(lst)
-        if not found:
-            break
-    return sorted(found)
+    present = sorted((found for found in sets if found), key=len)
+    common = present[0].intersection(*present[1:]) if len(present) > 1 else present[0]
+    return sorted(common)[:CANDIDATE_CAP]
 
 
 def _hit(index: _Index, e: _Entry, match: str) -> dict[str, Any]:
