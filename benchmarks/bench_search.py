@@ -174,7 +174,7 @@ def collect(tmp: Path, quick: bool) -> Section:
         ql = q.lower()
         words = split_words(q)
         if label == "words of notes":
-            base = _time(lambda: [i for i, t in enumerate(texts) if all(w in t for w in words)], rounds)
+            base = _time(lambda words=words: [i for i, t in enumerate(texts) if all(w in t for w in words)], rounds)
         else:
             base = _time(lambda ql=ql: [i for i, x in enumerate(low) if ql in x], rounds)
         (o50, o95), (b50, b95) = percentiles(ours), percentiles(base)

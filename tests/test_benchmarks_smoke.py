@@ -147,3 +147,24 @@ def test_run_all_quick_prints_every_figure_and_target(tmp_path: Path) -> None:
     assert [line for line in report.splitlines() if line.startswith("|")] == [
         line for line in lines if line.startswith("|")
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("bench_first_parse.py", "first parse at least as fast as a bare single-threaded ast walk"),
+        ("bench_recall.py", "outline recall vs declaration patterns, python"),
+    ],
+)
+def test_standalone_llmem_benchmarks_run_quick(tmp_path: Path, script: str, expected: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--quick", "--tmp", str(tmp_path)],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert expected in proc.stdout, proc.stdout

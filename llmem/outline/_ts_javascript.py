@@ -135,9 +135,35 @@ class _Extractor:
                 self.statement(member, child, prefix, out, exported)
         elif t == "call_expression":
             self.call(member, node, prefix, out)
+        elif t == "assignment_expression":
+            self.assignment(member, node, prefix, out)
         elif t in ("await_expression", "parenthesized_expression", "sequence_expression"):
             for child in node.named_children:
                 self.statement(member, child, prefix, out, exported)
+
+    def assignment(self, member: Member, node: Node, prefix: str, out: list[Symbol]) -> None:
+        """``Anchor.prototype.attach = function (…) {…}``, ``exports.run = async () => …``: a function
+        named by the property it is assigned to."""
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None or right is None or left.type not in ("member_expression", "identifier"):
+            return
+        if right.type not in _FUNCTION_VALUES and right.type not in _CLASSES:
+            if right.type in ("call_expression", "new_expression"):
+                self.statement(member, right, prefix, out, exported=False)
+            return
+        dotted = self.src.text(left)
+        name = dotted.rsplit(".", 1)[-1]
+        if right.type in _CLASSES:
+            symbol = self.klass(member, right, prefix, name)
+        else:
+            body = right.child_by_field_name("body")
+            sig = one_line(dotted + " = " + self.src.signature(right.start_byte, body, right.end_byte))
+            symbol = self.src.symbol("function", name, prefix, sig, node.start_point.row, node=node, member=member)
+            if body is not None and body.type == "statement_block":
+                symbol.children = self.nested(body, prefix + dotted + ".")
+        symbol.qualified_name = prefix + dotted
+        out.append(symbol)
 
     # -- calls: test blocks, registrations, dynamic imports ------------------------------
 
@@ -157,6 +183,15 @@ class _Extractor:
             if inner is None:
                 break
             callee = inner
+        if callee.type == "member_expression":  # (function () { … }).call(this)
+            obj = callee.child_by_field_name("object")
+            if obj is not None and obj.type == "parenthesized_expression":
+                callee = obj
+        if callee.type == "parenthesized_expression" and callee.named_child_count:
+            iife = callee.named_children[0]  # (async () => { … })(): its body is code like any other
+            body = iife.child_by_field_name("body") if iife.type in _FUNCTION_VALUES else None
+            if body is not None and body.type == "statement_block":
+                out.extend(self.nested(body, prefix))
         head, last = _callee_names(self.src, callee)
         if args is None or args.type != "arguments":
             return  # a tagged template: sql`…`
@@ -199,12 +234,23 @@ class _Extractor:
 
     def callbacks(self, args: Node, prefix: str, out: list[Symbol]) -> None:
         for arg in args.named_children:
+            while arg.type == "parenthesized_expression" and arg.named_child_count:
+                arg = arg.named_children[0]  # noqa: PLW2901 - ((exports) => { … }) is the function itself
             if arg.type in _FUNCTION_VALUES:
                 body = arg.child_by_field_name("body")
                 if body is not None:
                     out.extend(self.nested(body, prefix))
             elif arg.type == "call_expression":
                 self.call(Member(arg, None, []), arg, prefix, out)
+            elif arg.type == "object":  # new ReadableStream({ pull() { … }, cancel: () => { … } })
+                for item in arg.named_children:
+                    if item.type == "method_definition":
+                        out.append(self.function(Member(item, None, []), item, prefix, "method"))
+                    elif item.type == "pair":
+                        value = item.child_by_field_name("value")
+                        body = value.child_by_field_name("body") if value is not None else None
+                        if value is not None and value.type in _FUNCTION_VALUES and body is not None:
+                            out.extend(self.nested(body, prefix))
 
     def nested(self, body: Node, prefix: str) -> list[Symbol]:
         """Declarations inside a function body or a callback, at any depth of blocks, each once."""
@@ -217,6 +263,10 @@ class _Extractor:
                     self.nested_statement(member, prefix, out, stack)
             elif node.type == "call_expression":
                 self.call(Member(node, None, []), node, prefix, out)  # its callbacks are walked by call()
+            elif node.type == "new_expression":
+                args = node.child_by_field_name("arguments")
+                if args is not None:
+                    self.callbacks(args, prefix, out)
             else:
                 stack.extend(reversed([c for c in node.named_children if c.type not in _LEAVES]))
         out.sort(key=lambda s: s.start_line)
@@ -239,6 +289,8 @@ class _Extractor:
                 )
                 if inner.type == "call_expression":
                     self.call(member, inner, prefix, out)
+                elif inner.type == "assignment_expression":
+                    self.assignment(member, inner, prefix, out)
                 else:
                     stack.append(child)
         elif t not in _LEAVES:
@@ -381,16 +433,25 @@ class _Extractor:
             value = declarator.child_by_field_name("value")
             if value is not None and value.type == "call_expression" and self._require(value, declarator):
                 continue
-            if value is not None and value.type in ("await_expression", "call_expression"):
+            if value is not None and value.type in ("await_expression", "call_expression", "new_expression"):
                 inner = (
                     value.named_children[0] if value.type == "await_expression" and value.named_child_count else value
                 )
                 if inner.type == "call_expression":
                     self.call(member, inner, prefix, out)  # const { X } = await import("./x.js"), callbacks
+                elif inner.type == "new_expression":
+                    args = inner.child_by_field_name("arguments")
+                    if args is not None:
+                        self.callbacks(args, prefix, out)  # new Promise((resolve) => { const f = … })
             if name_node is None or name_node.type != "identifier":
                 continue
             name = self.src.text(name_node)
             kind: SymbolKind
+            if value is not None and value.type in _CLASSES:  # var Name = class extends … { … }
+                klass = self.klass(member, value, prefix, name)
+                klass.name, klass.qualified_name = name, prefix + name
+                out.append(klass)
+                continue
             if value is not None and value.type in _FUNCTION_VALUES:
                 kind = "function"
                 body = value.child_by_field_name("body")

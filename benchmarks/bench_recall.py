@@ -1,0 +1,170 @@
+"""Outline recall on real trees: of the declarations another tool finds, how many our outlines have.
+
+    python benchmarks/bench_recall.py [--quick]
+
+Trees: this repository's ``llmem`` and ``debrief_calc`` (Python) and the TypeScript/JavaScript
+sources of ``tests/js/node_modules`` (the MCP SDK and inspector, as ``.ci/run`` installs them;
+skipped with the reason when absent). Two references, each on the same files:
+
+- universal-ctags (``ctags -R --output-format=json``): classes, functions, methods, members and
+  the like; skipped with the reason when no universal-ctags is on PATH;
+- simple declaration patterns (``def``/``class``; ``function``/``class``/``const f = (…) =>``).
+
+A reference declaration counts as found when the outline has a symbol of the same name starting
+on that line (or up to two lines above it: decorators and doc comments). The figure is recall,
+ours beside 1.0; the misses are listed, a few per tree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import _harness as harness
+from _harness import Section
+
+from llmem.outline import build_outline, detect_language, iter_symbols
+
+ROOT = Path(__file__).resolve().parents[1]
+CTAGS_KINDS = {
+    "Python": {"class", "function", "member"},
+    "JavaScript": {"class", "function", "method", "generator"},
+    "TypeScript": {"class", "function", "method", "interface", "enum", "alias"},
+}
+PATTERNS = {
+    "python": re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)"),
+    "js": re.compile(
+        r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:function\*?\s+([A-Za-z_$][\w$]*)|class\s+([A-Za-z_$][\w$]*)"
+        r"|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>))"
+    ),
+}
+MAX_FILES = 1_500
+
+
+def _trees(quick: bool) -> dict[str, list[Path]]:
+    py = sorted(p for d in ("llmem", "debrief_calc") for p in (ROOT / d).rglob("*.py"))
+    nm = ROOT / "tests" / "js" / "node_modules"
+    js: list[Path] = []
+    if nm.is_dir():
+        for ext in ("*.ts", "*.js", "*.mjs"):
+            js += [
+                p
+                for p in nm.rglob(ext)
+                if p.is_file()
+                and not p.name.endswith((".d.ts", ".min.js"))
+                and p.stat().st_size < 300_000
+                and "test" not in p.parts
+                and not _minified(p)
+            ]
+        js = sorted(js)[: 200 if quick else MAX_FILES]
+    return {"python": py[:40] if quick else py, "javascript/typescript": js}
+
+
+def _minified(path: Path) -> bool:
+    """A bundle squeezed onto a few long lines: no tool's line numbers mean much there."""
+    data = path.read_bytes()
+    return len(data) > 2_000 and len(data) / max(1, data.count(b"\n")) > 250
+
+
+def _ours(path: Path) -> set[tuple[str, int]]:
+    outline = build_outline(path.name, path.read_bytes())
+    return {(s.name, s.start_line) for s in iter_symbols(outline)}
+
+
+def _found(ours: set[tuple[str, int]], name: str, line: int) -> bool:
+    return any((name, at) in ours for at in (line, line - 1, line - 2))
+
+
+def _ctags(files: list[Path], exe: str) -> dict[Path, list[tuple[str, int]]]:
+    listing = "\n".join(str(p) for p in files)
+    out = subprocess.run(
+        [exe, "--output-format=json", "--fields=+nKl", "-L", "-", "-f", "-"],
+        input=listing,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found: dict[Path, list[tuple[str, int]]] = {}
+    for line in out.splitlines():
+        try:
+            tag = json.loads(line)
+        except ValueError:
+            continue
+        if tag.get("_type") != "tag":
+            continue
+        kinds = CTAGS_KINDS.get(tag.get("language", ""), set())
+        name = str(tag.get("name") or "")
+        if tag.get("kind") in kinds and name and not name.startswith("AnonymousFunction") and "line" in tag:
+            found.setdefault(Path(tag["path"]), []).append((tag["name"], int(tag["line"])))
+    return found
+
+
+def _patterns(path: Path) -> list[tuple[str, int]]:
+    pattern = PATTERNS["python" if path.suffix == ".py" else "js"]
+    out = []
+    for n, text in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        m = pattern.match(text)
+        if m:
+            out.append((next(g for g in m.groups() if g), n))
+    return out
+
+
+def _recall(
+    refs: dict[Path, list[tuple[str, int]]], ours: dict[Path, set[tuple[str, int]]]
+) -> tuple[float, int, list[str]]:
+    total = hit = 0
+    misses: list[str] = []
+    for path, tags in refs.items():
+        have = ours.get(path, set())
+        for name, line in tags:
+            total += 1
+            if _found(have, name, line):
+                hit += 1
+            elif len(misses) < 5:
+                misses.append(f"{path.name}:{line} {name}")
+    return (hit / total if total else 1.0), total, misses
+
+
+def collect(tmp: Path, quick: bool) -> Section:
+    del tmp
+    section = Section("llmem-mcp")
+    exe = shutil.which("ctags")
+    if (
+        exe is not None
+        and "Universal Ctags"
+        not in subprocess.run([exe, "--version"], capture_output=True, text=True, check=False).stdout
+    ):
+        exe = None
+    for label, tree in _trees(quick).items():
+        files = [f for f in tree if detect_language(f.name)]
+        if not files:
+            section.notes.append(f"outline recall, {label}: skipped (no files: run npm ci --prefix tests/js)")
+            continue
+        ours = {f: _ours(f) for f in files}
+        if exe is None:
+            section.notes.append(f"outline recall vs universal-ctags, {label}: skipped (no universal-ctags on PATH)")
+        else:
+            recall, total, misses = _recall(_ctags(files, exe), ours)
+            section.add(f"outline recall vs universal-ctags, {label} ({total:,} tags)", f"{recall:.3f}", "1.000", "-")
+            if misses:
+                section.notes.append(f"missed vs ctags ({label}): " + "; ".join(misses))
+        recall, total, misses = _recall({f: _patterns(f) for f in files}, ours)
+        section.add(f"outline recall vs declaration patterns, {label} ({total:,})", f"{recall:.3f}", "1.000", "-")
+        if misses:
+            section.notes.append(f"missed vs patterns ({label}): " + "; ".join(misses))
+    return section
+
+
+def main() -> None:
+    harness.script_main("llmem-mcp outline recall", __doc__, collect)
+
+
+if __name__ == "__main__":
+    main()
