@@ -19,23 +19,30 @@ if TYPE_CHECKING:
 __all__ = ["build_server"]
 
 INSTRUCTIONS = (
-    "llmem keeps parser-made outlines and LLM-written notes about the files of one workspace, "
-    "checked for staleness. Parse with generate_artifact, read with get_artifact/list_artifacts, and "
-    "for notes call generate_prompt, run its prompt yourself, then store_llm_result."
+    "llmem is a code memory for one workspace: parser-made outlines of every file (symbols, manifests, "
+    "Markdown headings, tests, registrations) and notes your model writes, kept across sessions and checked "
+    "against the code. Look here before grep: search_artifacts finds symbols and notes, get_artifact with "
+    "kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
+    "model, then store_llm_result."
 )
 
 PURPOSE = (
-    "For an agent working on a codebase: an outline of every source file (symbols, line ranges, imports) "
-    "made by a parser, and notes about files and folders written by your own model through the callback "
-    "protocol. Everything lives in the shared artifact store and is reported fresh, stale, orphaned or pending."
+    "For an agent working on a codebase: search symbols by name and notes by their words, read one symbol's "
+    "exact current code, outlines of every file (symbols with line ranges and hashes, imports, manifests, "
+    "Markdown headings, test blocks, registrations), and notes about files and folders written by your own "
+    "model. Notes stay fresh while the code they describe is unchanged; when it changes, the answer names the "
+    "stale symbols. Everything lives in the shared artifact store (.llmem/, with its own .gitignore); "
+    ".llmemignore (gitignore syntax) keeps paths out."
 )
 
 PROTOCOL = (
     "The server never calls a model. generate_prompt answers status 'prompt_ready' with promptForHostLLM, "
     "callbackTool 'store_llm_result' and callbackArgs (ticket, path, task). Run the prompt with your model and "
     "call store_llm_result(**callbackArgs, result=<answer>). A malformed answer comes back as an error that "
-    "says what to fix; retry with the same ticket (at most MAX_STEPS times). If the file changed meanwhile "
-    "the answer is refused with SOURCE_CHANGED: ask for a new prompt."
+    "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
+    "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for. A newer "
+    "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
+    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
 )
 
 Path_ = Annotated[str, Field(max_length=4096)]  # workspace-relative, as the guide says
