@@ -369,6 +369,11 @@ class Llmem:
 
     def search(self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None) -> dict[str, Any]:
         rp = self.resolve(directory, "directory")
+        if kind is not None and kind not in _SEARCH_KINDS:
+            raise InvalidArgument(
+                f"kind {kind!r} is neither a symbol kind nor an artifact kind",
+                details={"field": "kind", "rule": "one of the kinds", "allowed": sorted(_SEARCH_KINDS)},
+            )
         found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300)
         return {"directory": rp.key, **found}
 
@@ -497,6 +502,15 @@ class _AnswerMemo:
                 self._items.popitem(last=False)
 
 
+def _search_kinds() -> frozenset[str]:
+    from typing import get_args
+
+    from llmem.outline.model import SymbolKind
+
+    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note"}
+
+
+_SEARCH_KINDS = _search_kinds()
 _PENDING_SHOWN = 5
 _DELETED_SHOWN = 50
 

@@ -166,3 +166,13 @@ def test_list_artifacts_says_the_total_from_the_index(llmem: Llmem) -> None:
     assert page["total"] == len(files) and page["count"] == 10
     sub = llmem.list("llmem/outline", None, None, 50, None)
     assert sub["total"] == len(list((llmem.ws / "llmem" / "outline").glob("*.py")))
+
+
+def test_an_unknown_kind_is_refused_with_the_kinds_there_are(llmem: Llmem) -> None:
+    with pytest.raises(InvalidArgument) as err:
+        llmem.search("resolve", "functions", ".", 5, None)
+    assert err.value.details["field"] == "kind"
+    assert {"function", "method", "class", "outline", "annotate", "test", "registration"} <= set(
+        err.value.details["allowed"]
+    )
+    assert llmem.search("resolve", "function", ".", 5, None)["results"]
