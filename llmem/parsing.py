@@ -346,6 +346,10 @@ class _Workers:
                 if method == "forkserver":
                     context.set_forkserver_preload(["llmem.outline", "llmem.outline.python", "llmem.parsing"])
                 self._pool = ProcessPoolExecutor(max_workers=max(1, os.cpu_count() or 1), mp_context=context)
+                import atexit
+
+                # Shut down before the interpreter tears modules down (else a noisy weakref error).
+                atexit.register(self.drop)
             return self._pool
 
     def drop(self) -> None:

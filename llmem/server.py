@@ -45,7 +45,7 @@ PROTOCOL = (
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
 )
 
-Path_ = Annotated[str, Field(max_length=4096)]  # workspace-relative, as the guide says
+Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what is wrong
 Task = Literal["annotate", "summarize", "document", "test-plan"]
 Part = Annotated[int | None, Field(ge=1)]  # annotate: which part of a file too big for one prompt
 StoredKind = Literal["outline", "annotate", "summarize", "document", "test-plan"]
@@ -60,7 +60,11 @@ class _McpProgress:
     """Forwards domain progress from the worker thread to the client's progress token."""
 
     def __init__(self, ctx: Context[Any, Any] | None):
+        import anyio.lowlevel
+
         self.ctx = ctx
+        # Made on the event loop: a parse's background thread (not one of anyio's) reports through it.
+        self.token = anyio.lowlevel.current_token()
 
     def report(self, done: int, total: int | None, message: str) -> None:
         if self.ctx is None:
@@ -68,7 +72,7 @@ class _McpProgress:
         import anyio.from_thread
 
         try:
-            anyio.from_thread.run(self.ctx.report_progress, done, total, message)
+            anyio.from_thread.run(self.ctx.report_progress, done, total, message, token=self.token)
         except Exception:  # progress is advisory; a client that cannot take it must not fail the work
             pass
 
