@@ -321,7 +321,11 @@ class Llmem:
         Counting needs no artifact read; with a ``status`` filter every artifact's status would
         have to be worked out, so ``total`` then counts the paths before that filter.
         """
-        total = self.searcher().count(directory, kind)
+        searcher = self.searcher()
+        if searcher.loaded:
+            total = searcher.count(directory, kind)
+        else:  # no index in this process yet: walking the folder is cheaper than building one
+            total = sum(1 for _, kinds in self.store.iter_keys(NAMESPACE, directory) if kind is None or kind in kinds)
         for key, tickets in pending_by_key.items():
             if (kind is None or any(t["kind"] == kind for t in tickets)) and not self.store.kinds(NAMESPACE, key):
                 total += 1  # a path with only a pending ticket

@@ -386,6 +386,11 @@ class SearchIndex:
             atomic_write_json(self._cache_file, index.to_json(), durable=False)
         index.applied = 0
 
+    @property
+    def loaded(self) -> bool:
+        """Whether this process holds the index already (answers then cost milliseconds)."""
+        return self._index is not None
+
     # -- answering ------------------------------------------------------------------------------
 
     def count(self, directory: str, kind: str | None = None) -> int:
