@@ -209,7 +209,10 @@ class Llmem:
             "provenance": doc.get("provenance"),
             "source": doc.get("source"),
         }
-        return page_content(out, content, offset, limit, self.limits.answer_chars - 300)
+        cap = self.limits.answer_chars - 300
+        if record.kind == OUTLINE and isinstance(content, dict) and isinstance(content.get("symbols"), list):
+            return page_outline(out, content, offset, limit, cap)
+        return page_content(out, content, offset, limit, cap)
 
     def _split_notes(
         self, rp: ResolvedPath, record: ArtifactRecord, content: dict[str, Any], status: str, about: dict[str, Any]
@@ -525,6 +528,75 @@ def _parent(key: str) -> str:
 
 def _wire_len(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _json_len(value: Any) -> int:
+    """Characters of ``value`` as JSON with the spaces clients print (the larger measure)."""
+    return len(json.dumps(value, ensure_ascii=False))
+
+
+def _outline_items(symbols: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
+    """Top-level symbols as page items; one too big for a page comes as windows of its children,
+    each a copy of the symbol with ``children_window: [first, end, total]``."""
+    items: list[dict[str, Any]] = []
+    for sym in symbols:
+        if _json_len(sym) <= room or not sym.get("children"):
+            items.append(sym)
+            continue
+        children = sym["children"]
+        head = {k: v for k, v in sym.items() if k != "children"}
+        start = 0
+        while start < len(children):
+            end = start + 1
+            used = _json_len(head) + 60 + _json_len(children[start])
+            while end < len(children) and used + _json_len(children[end]) + 1 <= room:
+                used += _json_len(children[end]) + 1
+                end += 1
+            items.append({**head, "children": children[start:end], "children_window": [start, end, len(children)]})
+            start = end
+    return items
+
+
+def page_outline(
+    out: dict[str, Any], content: dict[str, Any], offset: int, limit: int | None, cap: int
+) -> dict[str, Any]:
+    """An outline whole, or in pages of whole top-level symbols: ``content`` is always an outline
+    object; ``offset``/``next_offset`` count symbols (page items), ``total`` says how many."""
+    symbols = content["symbols"]
+    whole = {**out, "content": content, "offset": 0, "total_chars": None, "next_offset": None, "paged": False}
+    if offset == 0 and limit is None and _json_len(whole) <= cap:
+        return whole
+    meta = {k: v for k, v in content.items() if k != "symbols"}
+    items = _outline_items(symbols, max(1_000, cap - _json_len(meta) - 2_000))
+    if offset > len(items):
+        raise InvalidArgument(
+            f"offset {offset} is past the last symbol of the outline ({len(items)} page items)",
+            details={"field": "offset", "rule": "within the outline's symbols", "total": len(items)},
+        )
+    if offset > 0:
+        meta["imports"] = []  # the first page carries them
+        meta["imports_on_page"] = 0
+    page: dict[str, Any] = {
+        **out,
+        "content": {**meta, "symbols": []},
+        "offset": offset,
+        "total_chars": None,
+        "next_offset": None,
+        "paged": True,
+        "total_symbols": len(items),
+        "content_is": "an outline whose symbols are those from offset to next_offset; call again with offset=next_offset",
+    }
+    used = _json_len(page)
+    end = offset
+    while end < len(items) and (limit is None or end - offset < max(1, limit)):
+        size = _json_len(items[end]) + 1
+        if end > offset and used + size > cap:
+            break
+        used += size
+        end += 1
+    page["content"]["symbols"] = items[offset:end]
+    page["next_offset"] = end if end < len(items) else None
+    return page
 
 
 def page_content(out: dict[str, Any], content: Any, offset: int, limit: int | None, cap: int) -> dict[str, Any]:

@@ -42,6 +42,15 @@ SKIPPED_SHOWN = 50
 POOL_MIN_FILES = 48
 #: Files per task sent to a worker: large enough to pay for the round trip.
 POOL_CHUNK = 16
+#: What made each language's outline, for the provenance (tree-sitter for the rest).
+_PARSERS = {
+    "python": "ast",
+    "markdown": "markdown headings",
+    "package-json": "json",
+    "pyproject": "tomllib",
+    "cargo": "tomllib",
+    "go-mod": "go.mod lines",
+}
 #: Finished parse jobs kept in the shared document (the newest).
 JOBS_KEPT = 10
 #: How often a running job writes its progress to the shared document, at most.
@@ -182,7 +191,7 @@ class Parser:
                 "producer": PRODUCER,
                 "tool": "generate_artifact",
                 "task": "parse",
-                "parser": "ast" if language == "python" else "tree-sitter" if language else "none",
+                "parser": _PARSERS.get(str(language), "tree-sitter") if language else "none",
             },
             source=fp,
             durable=False,  # derived: a parse makes it again; never worth an fsync per file

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,12 +82,33 @@ def test_pages_read_twice_join_into_the_content(llmem: Llmem, sample_project: Pa
     (sample_project / "src" / "big.py").write_text(body, encoding="utf-8")
     llmem.parse("src/big.py")
     for _round in range(2):  # the second time every page comes from the memo
-        pages, offset = [], 0
+        symbols: list[dict[str, object]] = []
+        offset: int | None = 0
         while offset is not None:
             answer = llmem.get("src/big.py", "outline", offset, None)
             assert len(json.dumps(answer, ensure_ascii=False)) <= llmem.limits.answer_chars
-            pages.append(answer["content"])
-            assert answer["paged"] and answer["total_chars"] >= len(answer["content"])
+            # Every page is an outline object: its symbols are those from offset to next_offset.
+            assert answer["paged"] and answer["content"]["path"] == "src/big.py"
+            symbols += answer["content"]["symbols"]
             offset = answer["next_offset"]
-        outline = json.loads("".join(pages))
-        assert [s["name"] for s in outline["symbols"]] == [f"f{i}" for i in range(600)]
+        assert [s["name"] for s in symbols] == [f"f{i}" for i in range(600)]
+
+
+def test_a_class_too_big_for_one_page_comes_in_windows_of_its_methods(llmem: Llmem, sample_project: Path) -> None:
+    body = "class Huge:\n" + "".join(
+        f'    def method_{i}(self, x: int) -> int:\n        """Doc {i}."""\n        return x\n\n' for i in range(700)
+    )
+    (sample_project / "src" / "huge.py").write_text(body, encoding="utf-8")
+    llmem.parse("src/huge.py")
+    windows: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        answer = llmem.get("src/huge.py", "outline", offset, None)
+        assert len(json.dumps(answer, ensure_ascii=False)) <= llmem.limits.answer_chars
+        windows += answer["content"]["symbols"]
+        offset = answer["next_offset"]
+    assert len(windows) > 1 and all(w["qualified_name"] == "Huge" for w in windows)
+    starts = [w["children_window"][0] for w in windows]
+    assert starts == sorted(starts) and starts[0] == 0 and windows[-1]["children_window"][1] == 700
+    methods = [c["name"] for w in windows for c in w["children"]]
+    assert methods == [f"method_{i}" for i in range(700)]

@@ -38,6 +38,18 @@ def ast_symbols(source: str) -> set[tuple[str, int, int]]:
     return out
 
 
+def _join_windows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Page items back into symbols: consecutive windows of one symbol's children joined."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        window = item.get("children_window")
+        if window and window[0] > 0 and out and out[-1]["qualified_name"] == item["qualified_name"]:
+            out[-1]["children"] = out[-1]["children"] + item["children"]
+        else:
+            out.append({k: v for k, v in item.items() if k != "children_window"})
+    return out
+
+
 def outline_symbols(symbols: list[dict[str, Any]]) -> set[tuple[str, int, int]]:
     out: set[tuple[str, int, int]] = set()
     for s in symbols:
@@ -61,13 +73,13 @@ async def test_mcp_package_outlines_match_ast(mcp_source: Path) -> None:
             r = await c.call_tool("get_artifact", {"path": rel, "limit": 100_000})
             got = (r.structured_content or {})["data"]
             content = got["content"]
-            if got["paged"]:  # slices of the JSON text: reassemble
-                text, nxt = got["content"], got["next_offset"]
+            if got["paged"]:  # pages of whole top-level symbols (a huge class: windows of its children)
+                items, nxt = list(got["content"]["symbols"]), got["next_offset"]
                 while nxt is not None:
                     r = await c.call_tool("get_artifact", {"path": rel, "offset": nxt, "limit": 100_000})
                     page = (r.structured_content or {})["data"]
-                    text, nxt = text + page["content"], page["next_offset"]
-                content = json.loads(text)
+                    items, nxt = items + page["content"]["symbols"], page["next_offset"]
+                content = {**got["content"], "symbols": _join_windows(items)}
             assert content["mode"] == "full", rel
             if outline_symbols(content["symbols"]) != ast_symbols(f.read_text(encoding="utf-8")):
                 mismatches.append(rel)
