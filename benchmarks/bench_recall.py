@@ -64,7 +64,9 @@ def _trees(quick: bool) -> dict[str, list[Path]]:
                 and not _minified(p)
             ]
         js = sorted(js)[: 200 if quick else MAX_FILES]
-    return {"python": py[:40] if quick else py, "javascript/typescript": js}
+    ts = [p for p in js if p.suffix == ".ts"]
+    js = [p for p in js if p.suffix != ".ts"]
+    return {"python": py[:40] if quick else py, "typescript": ts, "javascript": js}
 
 
 def _minified(path: Path) -> bool:

@@ -514,7 +514,7 @@ def _search_kinds() -> frozenset[str]:
 
     from llmem.outline.model import SymbolKind
 
-    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note"}
+    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note", "code"}
 
 
 _SEARCH_KINDS = _search_kinds()
@@ -642,19 +642,9 @@ def page_content(out: dict[str, Any], content: Any, offset: int, limit: int | No
 
 def _hashes_of(symbols: list[dict[str, Any]]) -> dict[str, str]:
     """``symbol_hashes`` of an outline's content (dicts), as :func:`llmem.outline.symbol_hashes`."""
-    import hashlib
+    from llmem.outline import hashes_of_symbol_dicts
 
-    out: dict[str, str] = {}
-    stack = list(symbols)
-    while stack:
-        sym = stack.pop()
-        stack.extend(sym.get("children", []))
-        h, name = sym.get("hash"), sym.get("qualified_name")
-        if not isinstance(h, str) or not isinstance(name, str):
-            continue
-        seen = out.get(name)
-        out[name] = h if seen is None else hashlib.blake2b(f"{seen}{h}".encode(), digest_size=8).hexdigest()
-    return out
+    return hashes_of_symbol_dicts(symbols)
 
 
 def _compare_symbols(

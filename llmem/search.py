@@ -11,7 +11,9 @@ answered, so an artifact removed behind the journal's back (``rm``) is never sho
 
 How a query matches, best first: the exact name (or qualified name) of a symbol; a prefix of
 it; all the query's words among the name's camelCase / snake_case parts; a substring of the
-qualified name; then all the query's words in a docstring, a note or a summary. Within a tier,
+qualified name; then all the query's words in a docstring, a note or a summary; and when all
+that finds nothing (or ``kind="code"`` asks for it), the lines of code that hold the query
+(``match: "code"``, as grep would find them, each naming the symbol it lies in). Within a tier,
 definitions come before mentions (a symbol before a note about it), then shorter paths, then
 line order.
 """
@@ -39,12 +41,16 @@ NAMESPACE = "llmem"
 FORMAT = 1
 CACHE_NAME = "search-index.json"
 #: The order of the tiers, best first (the ``match`` of each hit).
-MATCHES = ("exact-name", "prefix", "word", "substring", "doc", "note", "summary")
+MATCHES = ("exact-name", "prefix", "word", "substring", "doc", "note", "summary", "code")
 _TIER = {m: n for n, m in enumerate(MATCHES)}
 #: Candidates ranked per query: enough for many pages, bounded for speed.
 CANDIDATE_CAP = 5_000
 SNIPPET_CHARS = 160
 QUERY_CHARS = 200
+#: Lines a code search answers at most, from one file at most, and how long it may read files.
+CODE_HITS = 100
+CODE_HITS_PER_FILE = 5
+CODE_SECONDS = 1.0
 #: Journal lines applied before the cache file is written again.
 PERSIST_EVERY = 2_000
 #: Changed artifacts past which catching up builds the lookups once instead of change by change.
@@ -428,16 +434,28 @@ class SearchIndex:
         start = _decode_cursor(cursor, q, kind, directory) if cursor else 0
         with self._lock:
             index = self._current()
-            ranked = _rank(index, q, kind, directory)
+            ranked = [] if kind == "code" else _rank(index, q, kind, directory)
+            code: list[_Entry] = []
+            if (not ranked and kind is None) or kind == "code":
+                # Nothing by name or words (or code asked for): look in the code itself, as grep
+                # would, and name the symbol each line is in.
+                code = self._grep(index, q, directory)
+            total = len(ranked) + len(code)
             hits: list[dict[str, Any]] = []
             used = 0
             room = answer_chars - 1_000
             pos = start
-            while pos < len(ranked) and len(hits) < limit:
-                tier, i = ranked[pos]
-                entry = index.entries[i]
-                assert entry is not None  # ranked ids are live
-                if not self.store.artifact_file(NAMESPACE, entry.path, entry.artifact).is_file():
+            while pos < total and len(hits) < limit:
+                if pos < len(ranked):
+                    tier, i = ranked[pos]
+                    entry = index.entries[i]
+                    assert entry is not None  # ranked ids are live
+                else:
+                    tier, entry = _TIER["code"], code[pos - len(ranked)]
+                if (
+                    entry.artifact != "source"
+                    and not self.store.artifact_file(NAMESPACE, entry.path, entry.artifact).is_file()
+                ):
                     pos += 1  # removed behind the journal's back: never answered
                     continue
                 hit = _hit(index, entry, MATCHES[tier])
@@ -447,15 +465,75 @@ class SearchIndex:
                 hits.append(hit)
                 used += size
                 pos += 1
-        more = pos < len(ranked)
+        more = pos < total
         return {
             "query": q,
-            "total": len(ranked),
-            "total_is_capped": len(ranked) >= CANDIDATE_CAP,
+            "total": total,
+            "total_is_capped": len(ranked) >= CANDIDATE_CAP or len(code) >= CODE_HITS,
             "count": len(hits),
             "results": hits,
             "next_cursor": _encode_cursor(pos, q, kind, directory) if more else None,
         }
+
+    def _grep(self, index: _Index, q: str, directory: str) -> list[_Entry]:
+        """Lines of the outlined files under ``directory`` that hold ``q`` (any case), each as an
+        entry naming the innermost symbol it lies in; bounded by :data:`CODE_HITS` and time."""
+        import time
+
+        needle = q.lower().encode("utf-8")
+        found: list[_Entry] = []
+        deadline = time.monotonic() + CODE_SECONDS
+        lo = 0 if directory == "." else bisect.bisect_left(index.paths, directory)
+        for path in index.paths[lo:]:
+            if directory != "." and not _under(path, directory):
+                if path > directory + "/":
+                    break
+                continue
+            ids = index.by_artifact.get((path, "outline"))
+            if ids is None:
+                continue
+            try:
+                data = (self.store.workspace / path).read_bytes()
+            except OSError:
+                continue
+            low = data.lower()
+            at = low.find(needle)
+            shown = 0
+            while at >= 0 and shown < CODE_HITS_PER_FILE:
+                line = low.count(b"\n", 0, at) + 1
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                text = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace").strip()
+                inner = _innermost(index, ids, line)
+                found.append(
+                    _Entry(
+                        path,
+                        "source",
+                        inner.symbol if inner else None,
+                        inner.name if inner else "",
+                        inner.kind if inner else "line",
+                        line,
+                        line,
+                        inner.signature if inner else None,
+                        text,
+                    )
+                )
+                shown += 1
+                at = low.find(needle, end if end >= 0 else len(low))
+            if len(found) >= CODE_HITS or time.monotonic() > deadline:
+                break
+        return found
+
+
+def _innermost(index: _Index, ids: list[int], line: int) -> _Entry | None:
+    best: _Entry | None = None
+    for i in ids:
+        e = index.entries[i]
+        if e is None or e.start is None or e.end is None or not e.start <= line <= e.end:
+            continue
+        if best is None or (e.start or 0) >= (best.start or 0):
+            best = e
+    return best
 
 
 def _rank(index: _Index, q: str, kind: str | None, directory: str) -> list[tuple[int, int]]:

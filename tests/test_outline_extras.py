@@ -255,3 +255,178 @@ def test_broken_manifests_fall_back_without_failing() -> None:
         outline = build_outline(path, text.encode())
         assert outline.mode in ("full", "fallback")
         assert outline.mode == "full" or outline.reason
+
+
+def test_calls_that_only_look_like_registrations_are_not() -> None:
+    text = textwrap.dedent(
+        """\
+        const value = cache.get("key");
+        headers.delete("content-length");
+        session.post("Profiler.enable", () => {});
+        this.http.get("/items", { params });
+        app.get("/users/:id", getUser);
+        router.use("/api", api);
+        ipcMain.handle("open-file", async () => {});
+        """
+    )
+    got = {name: kind for name, (kind, _, _) in _symbols("src/app.ts", text).items()}
+    assert got == {"/users/:id": "registration", "/api": "registration", "open-file": "registration"}
+
+
+def test_a_chained_command_is_one_registration_with_its_action_inside() -> None:
+    text = textwrap.dedent(
+        """\
+        program
+          .command("serve")
+          .description("Start the server")
+          .action(async (opts) => {
+            function listen() {}
+            listen();
+          });
+        """
+    )
+    got = _symbols("src/cli.ts", text)
+    assert got["serve"] == ("registration", 1, 7)
+    assert got["serve.listen"][0] == "function"
+
+
+def test_compiled_classes_object_methods_and_module_exports() -> None:
+    text = textwrap.dedent(
+        """\
+        var Range = /** @class */ (function () {
+            function Range(start, end) { this.start = start; }
+            Range.prototype.compare = function (row, column) { return 0; };
+            return Range;
+        }());
+        const def = {
+          keyword: "required",
+          code(cxt) {
+            function loopAll() {}
+            loopAll();
+          },
+          error: { message: () => "must have", params: ({ missing }) => missing },
+        };
+        const plain = { a: 1 };
+        module.exports = function applyBind() { return 1; };
+        """
+    )
+    got = _symbols("lib/range.js", text)
+    assert got["Range"][0] == "function"
+    assert got["Range.prototype.compare"][0] == "function"
+    assert got["def"] == ("constant", 6, 13)
+    assert got["def.code"] == ("method", 8, 11)
+    assert got["def.code.loopAll"][0] == "function"
+    assert got["def.error.message"][0] == "method"
+    assert "plain" not in got
+    assert got["applyBind"] == ("function", 15, 15)
+
+
+def test_the_body_filter_never_loses_a_symbol_on_real_code() -> None:
+    """Function bodies are walked only when their text may declare something; walking every
+    body must find nothing more, on the real JS/TS of tests/js/node_modules."""
+    import pytest
+
+    from llmem.outline import _ts_javascript
+
+    root = REPO / "tests" / "js" / "node_modules" / "@modelcontextprotocol" / "sdk" / "dist" / "esm"
+    if not root.is_dir():
+        pytest.skip("tests/js/node_modules is not installed (npm ci --prefix tests/js)")
+    files = sorted(root.rglob("*.js"))[:150]
+    filtered = {f: build_outline(f.name, f.read_bytes()).model_dump() for f in files}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_ts_javascript._Extractor, "may_declare", lambda self, node: True)
+        walked = {f: build_outline(f.name, f.read_bytes()).model_dump() for f in files}
+    assert walked == filtered
+
+
+def test_markdown_front_matter_lists_and_tables_are_not_headings() -> None:
+    text = textwrap.dedent(
+        """\
+        ---
+        title: Guide
+        ---
+        # Guide
+
+        - an item
+        ---
+
+        Real heading
+        ============
+        """
+    )
+    got = _symbols("docs/guide.md", text)
+    assert set(got) == {"Guide", "Real heading"}
+    assert got["Guide"] == ("heading", 4, 8)
+    assert got["Real heading"] == ("heading", 9, 10)
+
+
+def test_package_json_lines_are_exact_when_keys_repeat_in_nested_objects() -> None:
+    text = textwrap.dedent(
+        """\
+        {
+          "name": "pkg",
+          "exports": {
+            ".": { "types": "./dist/index.d.ts", "import": "./dist/index.js" }
+          },
+          "types": "./dist/index.d.ts",
+          "scripts": { "test": "vitest" },
+          "devDependencies": { "types": "1.0.0" }
+        }
+        """
+    )
+    got = _symbols("package.json", text)
+    assert got["types"] == ("entry-point", 6, 6)
+    assert got["exports.."] == ("entry-point", 4, 4)
+    assert got["devDependencies.types"] == ("dependency", 8, 8)
+    assert got["scripts.test"] == ("script", 7, 7)
+
+
+def test_cargo_bins_named_like_their_package_and_dependency_tables() -> None:
+    text = textwrap.dedent(
+        """\
+        [package]
+        name = "tool"
+
+        [[bin]]
+        name = "tool"
+        path = "src/main.rs"
+
+        [dependencies.serde]
+        version = "1.0"
+        """
+    )
+    got = _symbols("Cargo.toml", text)
+    top = build_outline("Cargo.toml", text.encode()).symbols
+    assert (top[0].kind, top[0].name, top[0].start_line) == ("package", "tool", 2)
+    bins = [s for s in iter_symbols(build_outline("Cargo.toml", text.encode())) if s.kind == "entry-point"]
+    assert [(b.name, b.start_line) for b in bins] == [("tool", 5)]
+    assert got["dependencies.serde"] == ("dependency", 8, 8)
+
+
+def test_python_route_registrations_and_dynamic_imports() -> None:
+    text = textwrap.dedent(
+        """\
+        import importlib
+        from flask import Flask
+
+        app = Flask(__name__)
+
+
+        def index():
+            return "ok"
+
+
+        app.add_url_rule("/", view_func=index)
+
+
+        def create_app():
+            router.add_api_route("/items", list_items, methods=["GET"])
+            plugin = importlib.import_module("plugins.extra")
+            return plugin
+        """
+    )
+    outline = build_outline("web/app.py", text.encode())
+    got = {s.qualified_name: (s.kind, s.start_line, s.signature) for s in iter_symbols(outline)}
+    assert got["/"] == ("registration", 11, 'app.add_url_rule("/", …)')
+    assert got["create_app./items"][0] == "registration"
+    assert ("plugins.extra", 16) in [(i.module, i.line) for i in outline.imports]

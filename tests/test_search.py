@@ -63,7 +63,7 @@ def test_every_kind_of_name_match_ranks_exact_names_first(llmem: Llmem) -> None:
     assert ("llmem/paths.py", "resolve_in_workspace", "substring") in _found(sub)
     # An exact name beats a prefix of a longer one; a definition beats a doc that mentions it.
     resolve = _found(llmem.search("resolve", None, ".", 20, None))
-    order = ["exact-name", "prefix", "word", "substring", "doc", "note", "summary"]
+    order = ["exact-name", "prefix", "word", "substring", "doc", "note", "summary", "code"]
     tiers = [order.index(m) for _, _, m in resolve]
     assert tiers == sorted(tiers)
 
@@ -150,14 +150,18 @@ def test_a_new_process_starts_from_the_cache_and_a_corrupt_cache_is_rebuilt(llme
     llmem.search("resolve", None, ".", 5, None)
     cache = llmem.store.root / "cache" / CACHE_NAME
     assert cache.is_file()
+
+    def named(index: SearchIndex) -> list[Any]:
+        return [h["path"] for h in index.search("resolve_in_workspace")["results"] if h["match"] == "exact-name"]
+
     fresh = SearchIndex(llmem.store)  # as another process would
-    assert fresh.search("resolve_in_workspace")["total"] == 1
+    assert named(fresh) == ["llmem/paths.py"]
     cache.write_text("{not json", encoding="utf-8")
     again = SearchIndex(llmem.store)
-    assert again.search("resolve_in_workspace")["total"] == 1
+    assert named(again) == ["llmem/paths.py"]
     assert json.loads(cache.read_text(encoding="utf-8"))["format"] == 1
     (llmem.store.root / "cache" / "journal.log").unlink()  # another journal: rebuilt from the files
-    assert again.search("resolve_in_workspace")["total"] == 1
+    assert named(again) == ["llmem/paths.py"]
 
 
 def test_list_artifacts_says_the_total_from_the_index(llmem: Llmem) -> None:
@@ -179,3 +183,18 @@ def test_an_unknown_kind_is_refused_with_the_kinds_there_are(llmem: Llmem) -> No
         err.value.details["allowed"]
     )
     assert llmem.search("resolve", "function", ".", 5, None)["results"]
+
+
+def test_with_few_hits_by_name_the_code_itself_is_searched(llmem: Llmem) -> None:
+    """Where no symbol, doc or note has the words, lines of code do, each with its symbol."""
+    found = llmem.search("Pick a qualified name from", None, "llmem", 10, None)
+    code = [h for h in found["results"] if h["match"] == "code"]
+    assert code and code[0]["path"] == "llmem/artifacts.py"
+    assert code[0]["symbol"] == "_find_symbol" and code[0]["kind"] == "function"
+    line = (llmem.ws / "llmem" / "artifacts.py").read_text(encoding="utf-8").splitlines()[code[0]["start_line"] - 1]
+    assert "Pick a qualified name from" in line and code[0]["snippet"] == line.strip()[:160]
+    assert not llmem.search("Pick a qualified name from", "function", "llmem", 10, None)["results"]
+    # kind="code" asks for code lines whatever else matches: a definition's line is one of them.
+    lines = llmem.search("resolve_in_workspace", "code", ".", 100, None)["results"]
+    assert lines and {h["match"] for h in lines} == {"code"}
+    assert {h["path"] for h in lines} >= {"llmem/paths.py", "llmem/artifacts.py"}

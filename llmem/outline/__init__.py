@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from posixpath import splitext
 
 from llmem.outline._common import OutlineFailure, count_lines
+from llmem.outline.hashes import code_lines, fill_hashes, hashes_of_symbol_dicts, hashes_of_symbols
 from llmem.outline.model import ImportRef, Outline, OutlineMode, Symbol, SymbolKind
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "SymbolKind",
     "build_outline",
     "detect_language",
+    "hashes_of_symbol_dicts",
     "iter_symbols",
     "supported_languages",
     "symbol_hashes",
@@ -125,7 +127,7 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
         reason = f"parser error: {type(exc).__name__}: {exc}"
         return _fallback(rel_path, language, reason, lines=lines, size=size, digest=digest)
     if symbols:
-        _fill_hashes(symbols, data.splitlines(), _COMMENT_MARKS.get(language, (b"#", b"//")))
+        fill_hashes(symbols, code_lines(data, language))
     return Outline(
         path=rel_path,
         language=language,
@@ -157,52 +159,10 @@ def _fallback(path: str, language: str | None, reason: str, *, lines: int, size:
     )
 
 
-_C_COMMENTS = (b"//", b"/*", b"*")
-_COMMENT_MARKS: dict[str, tuple[bytes, ...]] = {
-    "python": (b"#",),
-    "typescript": _C_COMMENTS,
-    "tsx": _C_COMMENTS,
-    "javascript": _C_COMMENTS,
-    "go": _C_COMMENTS,
-    "rust": _C_COMMENTS,
-    "java": _C_COMMENTS,
-    "markdown": (),
-    "package-json": (),
-    "pyproject": (b"#",),
-    "cargo": (b"#",),
-    "go-mod": (b"//",),
-}
-
-
-def _fill_hashes(symbols: list[Symbol], lines: list[bytes], comment_marks: tuple[bytes, ...]) -> None:
-    """Give every symbol the hash of its code lines (see :attr:`Symbol.hash`)."""
-    code: list[bytes | None] = []
-    for line in lines:
-        text = line.strip()
-        code.append(None if not text or text.startswith(comment_marks) else text)
-    stack = list(symbols)
-    while stack:
-        symbol = stack.pop()
-        digest = hashlib.blake2b(digest_size=8)
-        for kept in code[symbol.start_line - 1 : symbol.end_line]:
-            if kept is not None:
-                digest.update(kept)
-                digest.update(b"\n")
-        symbol.hash = digest.hexdigest()
-        stack.extend(symbol.children)
-
-
 def symbol_hashes(outline: Outline) -> dict[str, str]:
-    """Qualified name → hash of every symbol; names that occur twice (overloads) get one hash of all."""
-    out: dict[str, str] = {}
-    for symbol in iter_symbols(outline):
-        if symbol.hash is None:
-            continue
-        seen = out.get(symbol.qualified_name)
-        out[symbol.qualified_name] = (
-            symbol.hash if seen is None else hashlib.blake2b(f"{seen}{symbol.hash}".encode(), digest_size=8).hexdigest()
-        )
-    return out
+    """Qualified name → hash of every symbol; a name several symbols share (overloads) gets one
+    hash of all of them, the same whatever their order."""
+    return hashes_of_symbols(iter_symbols(outline))
 
 
 def iter_symbols(outline: Outline) -> Iterator[Symbol]:

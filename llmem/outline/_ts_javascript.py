@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from llmem.outline._common import one_line
-from llmem.outline._ts_common import Member, Source, first_row, members
+from llmem.outline._ts_common import Member, Source, first_row, last_row, members
 from llmem.outline.model import ImportRef, Symbol, SymbolKind
 
 if TYPE_CHECKING:
@@ -33,31 +34,105 @@ _FIELDS = frozenset({"public_field_definition", "field_definition"})
 #: Test blocks, by the callee's first name (``describe``, ``it.only``, ``test.each(...)``).
 _TEST_CALLS = frozenset({"describe", "it", "test", "suite", "context", "specify", "bench"})
 #: Member calls that register a handler under a name: ``server.registerTool("read_file", …)``,
-#: ``app.get("/path", …)``, ``program.command("x")``, ``server.setRequestHandler(Schema, …)``.
-_REGISTRATIONS = frozenset(
-    {
-        "registerTool",
-        "registerResource",
-        "registerPrompt",
-        "tool",
-        "resource",
-        "prompt",
-        "addTool",
-        "addResource",
-        "addPrompt",
-        "setRequestHandler",
-        "setNotificationHandler",
-        "get",
-        "post",
-        "put",
-        "patch",
-        "delete",
-        "all",
-        "route",
-        "command",
-        "handle",
-    }
+#: ``program.command("x")``, ``server.setRequestHandler(Schema, …)``; each with the fewest
+#: arguments such a call has (``map.get("k")`` has one).
+_REGISTRATIONS = {
+    "registerTool": 2,
+    "registerResource": 2,
+    "registerPrompt": 2,
+    "tool": 2,
+    "resource": 2,
+    "prompt": 2,
+    "addTool": 2,
+    "addResource": 2,
+    "addPrompt": 2,
+    "setRequestHandler": 2,
+    "setNotificationHandler": 2,
+    "command": 1,
+    "handle": 2,
+}
+#: Routes: ``app.get("/path", …)``, ``router.post("/", …)``, ``app.use("/api", router)``,
+#: ``app.route("/book")``: the first argument is a path, so ``headers.delete("x")`` is not one.
+_ROUTES = {
+    "get": 2,
+    "post": 2,
+    "put": 2,
+    "patch": 2,
+    "delete": 2,
+    "all": 2,
+    "options": 2,
+    "head": 2,
+    "use": 2,
+    "route": 1,
+}
+#: Receivers that send requests rather than serve them: ``this.http.get("/items", opts)``.
+_CLIENTS = re.compile(r"(?i)(?:http|axios|client|fetch\w*|request|supertest|agent|api)\Z")
+#: A function body is walked only when its text holds something that may make a symbol or an
+#: import: a declaration keyword, a function value assigned, a dynamic import or require, a
+#: test block, a registration, or a method in an object literal. Most bodies hold none, and
+#: plain substring tests (and patterns that start with a literal) answer that fast.
+_DECLARING_WORDS = (
+    b"function",
+    b"class",
+    b"import",
+    b"require",
+    b"describe",
+    b"test",
+    b"suite",
+    b"bench",
+    b"context(",
+    b"specify(",
 )
+_IT_CALL = re.compile(rb"it\s*[(.]")
+_ASSIGNED_FUNCTION = re.compile(rb"=\s*(?:async\b|<|\(|[\w$]+\s*=>)")
+#: ``key: () => …`` in an object literal (TypeScript's ``cb: (e) => void`` matches too: a walk for nothing).
+_PAIR_ARROW = re.compile(rb":\s*(?:async\s*)?(?:\([^()]*\)|[\w$]+)\s*=>")
+_REGISTERING_CALL = re.compile(
+    rb"\.\s*(?:"
+    + "|".join(_REGISTRATIONS).encode()
+    + rb")\s*[(<]|\.\s*(?:"
+    + "|".join(_ROUTES).encode()
+    + rb")\s*\(\s*[\"'`][/*]"
+)
+_OBJECT_METHOD = re.compile(
+    rb"[{,]\s*+(?!(?:if|for|while|switch|catch|with|return)\b)(?:async\s+|get\s+|set\s+)?\*?\s*[\w$\"'\]]+\s*"
+    rb"\([^()]*\)\s*(?::[^{};]+)?\{"
+)
+
+
+_BEFORE_IT = frozenset(b" \t\r\n;{}(,")
+
+
+def declaring_offsets(data: bytes) -> list[int]:
+    """Sorted offsets in ``data`` where something may make a symbol or an import: a function body
+    holding none of them is not walked.
+
+    The one thing it can miss is an object-literal method 400 bytes or more past the object's
+    ``{`` in a body holding nothing else (the test suite checks walked and filtered outlines agree
+    on real code)."""
+    found: list[int] = []
+    for word in _DECLARING_WORDS:
+        start = data.find(word)
+        while start >= 0:
+            found.append(start)
+            start = data.find(word, start + 1)
+    found += [m.start() for m in _IT_CALL.finditer(data) if m.start() == 0 or data[m.start() - 1] in _BEFORE_IT]
+    for pattern in (_ASSIGNED_FUNCTION, _REGISTERING_CALL, _PAIR_ARROW):
+        found += [m.start() for m in pattern.finditer(data)]
+    for opener in (b"({", b", {", b"= {"):  # an object literal: is there a method in its first lines?
+        start = data.find(opener)
+        while start >= 0:
+            brace, end = start + len(opener) - 1, start + 400
+            # a method needs a ")" and its body's "{": most objects have neither, and no pattern is tried
+            if data.find(b")", brace, end) >= 0 and data.find(b"{", brace + 1, end) >= 0:
+                method = _OBJECT_METHOD.search(data, brace, end)
+                if method is not None:
+                    found.append(method.start())
+            start = data.find(opener, start + 1)
+    found.sort()
+    return found
+
+
 #: What a function body may hold that is worth a symbol of its own, looked for at any depth.
 _NESTED_DECLARATIONS = frozenset(
     {
@@ -103,6 +178,14 @@ class _Extractor:
     def __init__(self, src: Source) -> None:
         self.src = src
         self.imports: list[ImportRef] = []
+        self._declaring: list[int] | None = None
+
+    def may_declare(self, node: Node) -> bool:
+        """Whether ``node``'s text holds any of :func:`declaring_offsets` (found once per file)."""
+        if self._declaring is None:
+            self._declaring = declaring_offsets(self.src.data)
+        i = bisect_left(self._declaring, node.start_byte)
+        return i < len(self._declaring) and self._declaring[i] < node.end_byte
 
     def statements(self, children: list[Node], prefix: str) -> list[Symbol]:
         out: list[Symbol] = []
@@ -154,6 +237,9 @@ class _Extractor:
             return
         dotted = self.src.text(left)
         name = dotted.rsplit(".", 1)[-1]
+        own = self._name(right)
+        if own and name in ("exports", "default"):  # module.exports = function applyBind() {…}
+            name = dotted = own
         if right.type in _CLASSES:
             symbol = self.klass(member, right, prefix, name)
         else:
@@ -187,8 +273,12 @@ class _Extractor:
             obj = callee.child_by_field_name("object")
             if obj is not None and obj.type == "parenthesized_expression":
                 callee = obj
+        iife = None
         if callee.type == "parenthesized_expression" and callee.named_child_count:
             iife = callee.named_children[0]  # (async () => { … })(): its body is code like any other
+        elif callee.type in _FUNCTION_VALUES:
+            iife = callee  # (function () { … }()), how compiled classes are written
+        if iife is not None:
             body = iife.child_by_field_name("body") if iife.type in _FUNCTION_VALUES else None
             if body is not None and body.type == "statement_block":
                 out.extend(self.nested(body, prefix))
@@ -198,22 +288,47 @@ class _Extractor:
         first = args.named_children[0] if args.named_child_count else None
         if head in _TEST_CALLS and first is not None and first.type in ("string", "template_string"):
             self.block(member, node, prefix, out, "test", _string(self.src, first), args)
-        elif last in _REGISTRATIONS and func.type == "member_expression" and first is not None:
-            if first.type in ("string", "template_string"):
-                name = _string(self.src, first)
-            elif first.type in ("identifier", "member_expression") and last.startswith("set"):
-                name = self.src.text(first)  # setRequestHandler(ListToolsRequestSchema, …)
-            else:
-                self.callbacks(args, prefix, out)
-                return
+        elif first is not None and func.type == "member_expression" and self._registers(func, last, first, args):
+            # named by a string, or by a schema: setRequestHandler(ListToolsRequestSchema, …)
+            quoted = first.type in ("string", "template_string")
+            name = _string(self.src, first) if quoted else self.src.text(first)
             self.block(member, node, prefix, out, "registration", name, args)
         else:
             # Any other call: functions declared in its callbacks still count (main().then(() => …)).
             if func.type == "member_expression":
                 obj = func.child_by_field_name("object")
                 if obj is not None and obj.type == "call_expression":
+                    before = len(out)
                     self.call(member, obj, prefix, out)
+                    if (
+                        len(out) > before
+                        and out[-1].kind == "registration"
+                        and out[-1].start_line == obj.start_point.row + 1
+                    ):
+                        # program.command("x").description(…).action(cb): one registration, cb inside it
+                        registration = out[-1]
+                        registration.end_line = max(registration.end_line, last_row(node) + 1)
+                        self.callbacks(args, registration.qualified_name + ".", registration.children)
+                        return
             self.callbacks(args, prefix, out)
+
+    def _registers(self, func: Node, last: str, first: Node, args: Node) -> bool:
+        """Whether ``<receiver>.<last>(first, …)`` registers a handler (see :data:`_REGISTRATIONS`)."""
+        count = args.named_child_count
+        least = _REGISTRATIONS.get(last)
+        if least is not None:
+            if first.type in ("string", "template_string"):
+                return count >= least
+            # setRequestHandler(ListToolsRequestSchema, …) is named by its schema
+            return last.startswith("set") and first.type in ("identifier", "member_expression") and count >= least
+        least = _ROUTES.get(last)
+        if least is None or count < least or first.type not in ("string", "template_string"):
+            return False
+        if not _string(self.src, first).startswith(("/", "*")):
+            return False
+        receiver = func.child_by_field_name("object")
+        name = self.src.text(receiver).rsplit(".", 1)[-1] if receiver is not None else ""
+        return not _CLIENTS.search(name)
 
     def block(
         self, member: Member, node: Node, prefix: str, out: list[Symbol], kind: SymbolKind, name: str, args: Node
@@ -255,6 +370,8 @@ class _Extractor:
     def nested(self, body: Node, prefix: str) -> list[Symbol]:
         """Declarations inside a function body or a callback, at any depth of blocks, each once."""
         out: list[Symbol] = []
+        if not self.may_declare(body):
+            return out
         stack = [body]
         while stack:
             node = stack.pop()
@@ -433,6 +550,8 @@ class _Extractor:
             value = declarator.child_by_field_name("value")
             if value is not None and value.type == "call_expression" and self._require(value, declarator):
                 continue
+            while value is not None and value.type == "parenthesized_expression" and value.named_child_count:
+                value = value.named_children[0]  # var Range = /** @class */ (function () { … }())
             if value is not None and value.type in ("await_expression", "call_expression", "new_expression"):
                 inner = (
                     value.named_children[0] if value.type == "await_expression" and value.named_child_count else value
@@ -452,6 +571,16 @@ class _Extractor:
                 klass.name, klass.qualified_name = name, prefix + name
                 out.append(klass)
                 continue
+            if value is not None and value.type == "object":
+                methods = self.object_methods(value, prefix + name + ".")
+                if methods:  # const def = { code(cxt) { … } }: an object of methods, outlined like a class
+                    sig = one_line(f"{keyword} {self.src.span(declarator.start_byte, value.start_byte)}").rstrip(" =")
+                    symbol = self.src.symbol(
+                        "constant", name, prefix, sig, declarator.start_point.row, node=declarator, member=member
+                    )
+                    symbol.children = methods
+                    out.append(symbol)
+                    continue
             if value is not None and value.type in _FUNCTION_VALUES:
                 kind = "function"
                 body = value.child_by_field_name("body")
@@ -469,6 +598,40 @@ class _Extractor:
             if body is not None and body.type == "statement_block":
                 symbol.children = self.nested(body, symbol.qualified_name + ".")
             out.append(symbol)
+
+    def object_methods(self, obj: Node, prefix: str, depth: int = 0) -> list[Symbol]:
+        """The methods of an object literal (``run() {…}``, ``run: () => …``), and of the objects
+        nested in it (``methods: { … }``), each with what its body declares."""
+        out: list[Symbol] = []
+        for member in members(obj.children, self.src, _COMMENTS, _DECORATORS):
+            item = member.node
+            if item.type == "method_definition":
+                out.append(self.function(member, item, prefix, "method"))
+            elif item.type == "pair":
+                key = item.child_by_field_name("key")
+                value = item.child_by_field_name("value")
+                if key is None or value is None:
+                    continue
+                name = _string(self.src, key)
+                if value.type in _FUNCTION_VALUES:
+                    body = value.child_by_field_name("body")
+                    sig = self.src.signature(item.start_byte, body, item.end_byte)
+                    method = self.src.symbol(
+                        "method", name, prefix, sig, item.start_point.row, node=item, member=member
+                    )
+                    if body is not None and body.type == "statement_block":
+                        method.children = self.nested(body, method.qualified_name + ".")
+                    out.append(method)
+                elif value.type == "object" and depth < 2:
+                    inner = self.object_methods(value, prefix + name + ".", depth + 1)
+                    if inner:
+                        sig = name + ": {…}"
+                        group = self.src.symbol(
+                            "constant", name, prefix, sig, item.start_point.row, node=item, member=member
+                        )
+                        group.children = inner
+                        out.append(group)
+        return out
 
     def _require(self, call: Node, declarator: Node) -> bool:
         """``const x = require("m")`` (CommonJS) is an import, not a symbol."""

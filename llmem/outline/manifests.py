@@ -61,32 +61,6 @@ class _Lines:
                 return i + 1
         return start + 1
 
-    def block_end(self, start_line: int) -> int:
-        """The last line of the JSON object or array that opens on 1-based ``start_line``."""
-        depth = 0
-        opened = False
-        in_string = False
-        escaped = False
-        for i in range(start_line - 1, len(self.lines)):
-            for ch in self.lines[i]:
-                if in_string:
-                    if escaped:
-                        escaped = False
-                    elif ch == "\\":
-                        escaped = True
-                    elif ch == '"':
-                        in_string = False
-                elif ch == '"':
-                    in_string = True
-                elif ch in "{[":
-                    depth += 1
-                    opened = True
-                elif ch in "}]":
-                    depth -= 1
-                    if opened and depth == 0:
-                        return i + 1
-        return start_line
-
     def section(self, header: str) -> tuple[int, int]:
         """0-based first line after a TOML ``[header]`` line, and the next header's line (or the end)."""
         pattern = re.compile(rf"^\s*\[{re.escape(header)}\]\s*(#.*)?$")
@@ -127,68 +101,113 @@ def _group(name: str, line: int, end: int, children: list[Symbol]) -> Symbol:
     return _sym("module", name, "", f"{name} ({len(children)})", line, end, children=children)
 
 
+_JSON_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|[{}\[\]:,\n]')
+
+
+def _json_key_lines(text: str, max_depth: int = 3) -> dict[tuple[str, ...], tuple[int, int]]:
+    """``(key, subkey, …)`` → (1-based line of the key, last line of its value), for keys in
+    nested objects up to ``max_depth`` deep: exact lines, whatever order or repetition."""
+    out: dict[tuple[str, ...], tuple[int, int]] = {}
+    frames: list[list[Any]] = []  # [bracket, key path of this container or None, current key or None]
+    line = 1
+    candidate: str | None = None
+    for match in _JSON_TOKEN.finditer(text):
+        part = match.group()
+        if part == "\n":
+            line += 1
+        elif part[0] == '"':
+            candidate = part
+        elif part == ":":
+            top = frames[-1] if frames else None
+            if top is not None and top[0] == "{" and top[1] is not None and candidate is not None:
+                try:
+                    key = json.loads(candidate)
+                except ValueError:
+                    key = candidate.strip('"')
+                top[2] = (*top[1], key)
+                if len(top[2]) <= max_depth:
+                    out[top[2]] = (line, line)
+            candidate = None
+        elif part in "{[":
+            parent = frames[-1] if frames else None
+            path = () if parent is None else parent[2] if parent[0] == "{" else None
+            frames.append([part, path, None])
+        elif part in "}]":
+            if frames:
+                closed = frames.pop()
+                if closed[1] and closed[1] in out:
+                    out[closed[1]] = (out[closed[1]][0], line)
+        else:  # ","
+            candidate = None
+    return out
+
+
 def _package_json(text: str, lines: list[str]) -> _Result:
+    del lines
     try:
         doc = json.loads(text)
     except ValueError as exc:
         raise OutlineFailure(f"invalid JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise OutlineFailure("package.json is not a JSON object")
-    at = _Lines(lines)
+    keys = _json_key_lines(text)
+
+    def at(*path: str) -> int:
+        return keys.get(path, (1, 1))[0]
+
+    def end(*path: str) -> int:
+        return keys.get(path, (1, 1))[1]
+
     out: list[Symbol] = []
     imports: list[ImportRef] = []
     if isinstance(doc.get("name"), str):
         version = doc.get("version")
         sig = f"{doc['name']}@{version}" if isinstance(version, str) else doc["name"]
         desc = doc.get("description") if isinstance(doc.get("description"), str) else None
-        out.append(_sym("package", doc["name"], "", sig, at.key("name"), doc=desc))
+        out.append(_sym("package", doc["name"], "", sig, at("name"), doc=desc))
     bins = doc.get("bin")
     if isinstance(bins, str):
-        out.append(_sym("entry-point", "bin", "", f"bin: {bins}", at.key("bin")))
+        out.append(_sym("entry-point", "bin", "", f"bin: {bins}", at("bin")))
     elif isinstance(bins, dict):
-        line = at.key("bin")
         kids = [
-            _sym("entry-point", str(k), "", f"{k}: {v}", at.key(str(k), line - 1), doc=None)
+            _sym("entry-point", str(k), "", f"{k}: {v}", at("bin", str(k)))
             for k, v in bins.items()
             if isinstance(v, str)
         ]
-        out.append(_group("bin", line, at.block_end(line), kids))
+        out.append(_group("bin", at("bin"), end("bin"), kids))
     for field in ("main", "module", "types", "typings", "browser"):
         if isinstance(doc.get(field), str):
-            out.append(_sym("entry-point", field, "", f"{field}: {doc[field]}", at.key(field)))
+            out.append(_sym("entry-point", field, "", f"{field}: {doc[field]}", at(field)))
     exports = doc.get("exports")
     if isinstance(exports, str):
-        out.append(_sym("entry-point", "exports", "", f"exports: {exports}", at.key("exports")))
+        out.append(_sym("entry-point", "exports", "", f"exports: {exports}", at("exports")))
     elif isinstance(exports, dict):
-        line = at.key("exports")
         kids = [
-            _sym("entry-point", str(k), "", f"{k}: {json.dumps(v)}", at.key(str(k), line - 1))
+            _sym("entry-point", str(k), "", f"{k}: {json.dumps(v)}", at("exports", str(k)), end("exports", str(k)))
             for k, v in exports.items()
         ]
-        out.append(_group("exports", line, at.block_end(line), kids))
+        out.append(_group("exports", at("exports"), end("exports"), kids))
     scripts = doc.get("scripts")
     if isinstance(scripts, dict):
-        line = at.key("scripts")
         kids = [
-            _sym("script", str(k), "", f"{k}: {v}", at.key(str(k), line - 1))
+            _sym("script", str(k), "", f"{k}: {v}", at("scripts", str(k)))
             for k, v in scripts.items()
             if isinstance(v, str)
         ]
-        out.append(_group("scripts", line, at.block_end(line), kids))
+        out.append(_group("scripts", at("scripts"), end("scripts"), kids))
     for field in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
         deps = doc.get(field)
         if not isinstance(deps, dict):
             continue
-        line = at.key(field)
         kids = []
         for k, v in deps.items():
-            dep_line = at.key(str(k), line - 1)
+            dep_line = at(field, str(k))
             kids.append(_sym("dependency", str(k), "", f"{k}@{v}", dep_line))
             imports.append(ImportRef(module=str(k), names=[], line=dep_line))
-        out.append(_group(field, line, at.block_end(line), kids))
+        out.append(_group(field, at(field), end(field), kids))
     if isinstance(doc.get("workspaces"), list):
-        line = at.key("workspaces")
-        out.append(_sym("module", "workspaces", "", "workspaces: " + ", ".join(map(str, doc["workspaces"])), line))
+        names = ", ".join(map(str, doc["workspaces"]))
+        out.append(_sym("module", "workspaces", "", "workspaces: " + names, at("workspaces"), end("workspaces")))
     return imports, out
 
 
@@ -257,6 +276,24 @@ def _pyproject(doc: dict[str, Any], lines: list[str]) -> _Result:
                 dep = _requirement_name(str(spec))
                 kids.append(_sym("dependency", dep, "", str(spec), at.find(f'"{spec}"', line - 1, s1)))
             out.append(_group(f"optional-dependencies.{extra}", line, max([line, *(k.start_line for k in kids)]), kids))
+    groups = doc.get("dependency-groups")  # PEP 735
+    s0, s1 = at.section("dependency-groups")
+    if isinstance(groups, dict) and s0 >= 0:
+        for group, specs in groups.items():
+            line = at.key(str(group), s0, s1, quoted=False)
+            kids = [
+                _sym("dependency", _requirement_name(spec), "", spec, at.find(f'"{spec}"', line - 1, s1))
+                for spec in (specs if isinstance(specs, list) else [])
+                if isinstance(spec, str)
+            ]
+            end = max([line, *(k.start_line for k in kids)])
+            out.append(_group(f"dependency-groups.{group}", line, end, kids))
+    poetry_name = _dig(doc, "tool.poetry.name")
+    s0, s1 = at.section("tool.poetry")
+    if not isinstance(project, dict) and isinstance(poetry_name, str) and s0 >= 0:
+        version = _dig(doc, "tool.poetry.version")
+        sig = f"{poetry_name} {version}" if isinstance(version, str) else poetry_name
+        out.insert(0, _sym("package", poetry_name, "", sig, at.key("name", s0, s1, quoted=False)))
     poetry = _dig(doc, "tool.poetry.dependencies")
     s0, s1 = at.section("tool.poetry.dependencies")
     if isinstance(poetry, dict) and s0 >= 0:
@@ -289,23 +326,41 @@ def _cargo(doc: dict[str, Any], lines: list[str]) -> _Result:
         desc = package.get("description") if isinstance(package.get("description"), str) else None
         sig = f"{name} {version}" if isinstance(version, str) else name
         out.append(_sym("package", name, "", sig, at.key("name", s0, s1, quoted=False), doc=desc))
-    for binary in doc.get("bin") or []:
+    bin_headers = [i for i, line in enumerate(lines) if re.match(r"^\s*\[\[bin\]\]", line)]
+    for n, binary in enumerate(doc.get("bin") or []):
         if isinstance(binary, dict) and "name" in binary:
-            line = at.find(f'"{binary["name"]}"', 0)
+            if n < len(bin_headers):
+                head = bin_headers[n]
+                stop = bin_headers[n + 1] if n + 1 < len(bin_headers) else None
+                line = at.key("name", head, stop, quoted=False)
+            else:
+                line = at.find(f'"{binary["name"]}"', 0)
             sig = f"bin {binary['name']} = {binary.get('path', '')}"
             out.append(_sym("entry-point", str(binary["name"]), "", sig, line))
-    for table in ("dependencies", "dev-dependencies", "build-dependencies"):
-        deps = doc.get(table)
+    lib = doc.get("lib")
+    s0, s1 = at.section("lib")
+    if isinstance(lib, dict) and s0 >= 0:
+        name = str(lib.get("name", package.get("name", "lib") if isinstance(package, dict) else "lib"))
+        out.append(_sym("entry-point", "lib", "", f"lib {name} = {lib.get('path', 'src/lib.rs')}", s0))
+    members = _dig(doc, "workspace.members")
+    s0, s1 = at.section("workspace")
+    if isinstance(members, list) and s0 >= 0:
+        line = at.key("members", s0, s1, quoted=False)
+        out.append(_sym("module", "workspace", "", "workspace: " + ", ".join(map(str, members)), line))
+    for table in ("dependencies", "dev-dependencies", "build-dependencies", "workspace.dependencies"):
+        deps = _dig(doc, table)
         s0, s1 = at.section(table)
-        if not isinstance(deps, dict) or s0 < 0:
+        if not isinstance(deps, dict) or not deps:
             continue
         kids = []
         for k, v in deps.items():
-            line = at.key(str(k), s0, s1, quoted=False)
+            own = at.section(f"{table}.{k}")[0]  # [dependencies.serde] written as its own table
+            line = own if own > 0 else at.key(str(k), max(s0, 0), s1 if s0 >= 0 else None, quoted=False)
             version = v if isinstance(v, str) else v.get("version", "") if isinstance(v, dict) else ""
             kids.append(_sym("dependency", str(k), "", f"{k} {version}".strip(), line))
             imports.append(ImportRef(module=str(k), names=[], line=line))
-        out.append(_group(table, s0, s1, kids))
+        first = s0 if s0 >= 0 else min(k.start_line for k in kids)
+        out.append(_group(table, first, max([s1 if s0 >= 0 else 0, *(k.start_line for k in kids)]), kids))
     return imports, out
 
 
@@ -358,6 +413,18 @@ def _dig(doc: dict[str, Any], dotted: str) -> Any:
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_NOT_PARAGRAPH = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||>|<!--)")
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """The first line after a YAML (``---``) or TOML (``+++``) front matter block, else 0."""
+    if not lines or lines[0].strip() not in ("---", "+++"):
+        return 0
+    closer = lines[0].strip()
+    for i in range(1, len(lines)):
+        if lines[i].strip() in (closer, "..."):
+            return i + 1
+    return 0
 
 
 def outline_markdown(data: bytes) -> _Result:
@@ -369,7 +436,9 @@ def outline_markdown(data: bytes) -> _Result:
     lines = text.splitlines()
     found: list[tuple[int, str, int]] = []  # (level, title, 1-based line)
     fence: str | None = None
-    for i, line in enumerate(lines):
+    first = _front_matter_end(lines)
+    for i in range(first, len(lines)):
+        line = lines[i]
         opened = _FENCE.match(line)
         if fence is not None:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
@@ -383,27 +452,22 @@ def outline_markdown(data: bytes) -> _Result:
             found.append((len(atx.group(1)), (atx.group(2) or "").strip(), i + 1))
             continue
         setext = _SETEXT.match(line)
-        if setext and i > 0 and lines[i - 1].strip() and not _ATX.match(lines[i - 1]):
+        if setext and i > first and lines[i - 1].strip() and not _ATX.match(lines[i - 1]):
             if found and found[-1][2] == i:  # the previous line is already a heading
                 continue
-            level = 1 if setext.group(1)[0] == "=" else 2
-            if level == 2 and (i < 1 or not lines[i - 1].strip()):
+            if _NOT_PARAGRAPH.match(lines[i - 1]):  # "- item" or "| a | b |" over "---": a rule, not a heading
                 continue
+            level = 1 if setext.group(1)[0] == "=" else 2
             found.append((level, lines[i - 1].strip(), i))
-    total = len(lines)
     roots: list[Symbol] = []
     stack: list[tuple[int, Symbol]] = []
-    for n, (level, title, at_line) in enumerate(found):
-        end = total
-        for later_level, _, later_line in found[n + 1 :]:
-            if later_level <= level:
-                end = later_line - 1
-                break
+    for level, title, at_line in found:
         while stack and stack[-1][0] >= level:
-            stack.pop()
+            closed = stack.pop()[1]
+            closed.end_line = max(closed.start_line, at_line - 1)
         prefix = stack[-1][1].qualified_name + "." if stack else ""
         name = title or "(untitled)"
-        symbol = _sym("heading", name, prefix, f"{'#' * level} {name}", at_line, max(at_line, end))
+        symbol = _sym("heading", name, prefix, f"{'#' * level} {name}", at_line, len(lines))
         (stack[-1][1].children if stack else roots).append(symbol)
         stack.append((level, symbol))
     return [], roots

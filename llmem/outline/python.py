@@ -30,6 +30,12 @@ _UPPER = re.compile(r"_*[A-Z][A-Z0-9_]*\Z")
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 _TYPE_FACTORIES = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: Calls that register a handler under a route or a name (decorators like ``@app.get`` are
+#: already on their functions).
+_REGISTRATIONS = frozenset(
+    {"add_url_rule", "add_api_route", "add_api_websocket_route", "add_route", "add_websocket_route", "add_typer"}
+)
+_DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
 _TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # the ``type X = ...`` statement, Python 3.12+
 _TRY_STAR = getattr(ast, "TryStar", None)
 _Located = ast.expr | ast.stmt | ast.arg | ast.keyword
@@ -259,7 +265,36 @@ class _Extractor:
                     out += self.statements(case.body, prefix, scope)
             elif _TYPE_ALIAS is not None and isinstance(node, _TYPE_ALIAS) and scope == "module":
                 out.append(self.variable(node, node.name.id, "type"))
+            elif type(node) is ast.Expr and scope != "class":
+                call = node.value
+                if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _REGISTRATIONS:
+                    registration = self.registration(node, call, prefix)
+                    if registration is not None:
+                        out.append(registration)
         return out
+
+    def registration(self, node: ast.Expr, call: ast.Call, prefix: str) -> Symbol | None:
+        """``app.add_url_rule("/x", view_func=…)``, ``router.add_api_route("/items", handler)``:
+        a route registered by a call, named by its first argument."""
+        if not call.args:
+            return None
+        first = call.args[0]
+        if type(first) is ast.Constant and type(first.value) is str:
+            name = first.value
+        elif type(first) in (ast.Name, ast.Attribute):
+            name = self.seg(first)
+        else:
+            return None
+        more = ", …" if len(call.args) + len(call.keywords) > 1 else ""
+        return Symbol(
+            kind="registration",
+            name=name,
+            qualified_name=prefix + name,
+            signature=one_line(f"{self.seg(call.func)}({self.seg(first)}{more})", SIGNATURE_CAP),
+            start_line=node.lineno,
+            end_line=node.end_lineno or node.lineno,
+            doc=self.leading_comment(node.lineno),
+        )
 
 
 def outline_python(data: bytes, test_file: bool = False) -> tuple[list[ImportRef], list[Symbol]]:
@@ -276,4 +311,21 @@ def outline_python(data: bytes, test_file: bool = False) -> tuple[list[ImportRef
         raise OutlineFailure(f"cannot parse: {type(exc).__name__}: {exc}") from None
     extractor = _Extractor(source, test_file)
     symbols = extractor.statements(tree.body, "", "module")
+    if b"import_module(" in source or b"__import__(" in source:
+        extractor.imports += _dynamic_imports(tree)
     return extractor.imports, symbols
+
+
+def _dynamic_imports(tree: ast.Module) -> list[ImportRef]:
+    """``importlib.import_module("x")`` and ``__import__("x")`` with a literal name, anywhere."""
+    found: list[ImportRef] = []
+    for node in ast.walk(tree):
+        if type(node) is not ast.Call or not node.args:
+            continue
+        func = node.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+        first = node.args[0]
+        if name in _DYNAMIC_IMPORTS and type(first) is ast.Constant and type(first.value) is str:
+            found.append(ImportRef(module=first.value, names=[], line=node.lineno))
+    found.sort(key=lambda ref: ref.line)
+    return found
