@@ -238,6 +238,9 @@ class Parser:
         by_reason: dict[str, int] = {}
         for s in skipped:
             by_reason[s["reason"]] = by_reason.get(s["reason"], 0) + 1
+        # Paths listed in .llmemignore after they were parsed keep their artifacts until deleted:
+        # say so, rather than let them linger in searches unnoticed.
+        leftovers = [s["path"] for s in skipped if s["reason"] == "llmemignored" and self._has_artifacts(s["path"])]
         return {
             "path": rp.key,
             "parsed": counts.parsed,
@@ -250,7 +253,14 @@ class Parser:
             "skipped_files": skipped[:SKIPPED_SHOWN],
             "skipped_truncated": len(skipped) > SKIPPED_SHOWN,
             "failed_files": failed[:SKIPPED_SHOWN],
+            **({"ignored_with_artifacts": leftovers[:SKIPPED_SHOWN]} if leftovers else {}),
         }
+
+    def _has_artifacts(self, skipped_path: str) -> bool:
+        key = skipped_path.rstrip("/")
+        if self.store.kinds(NAMESPACE, key):
+            return True
+        return skipped_path.endswith("/") and next(iter(self.store.iter_keys(NAMESPACE, key)), None) is not None
 
     # -- background jobs -----------------------------------------------------------------------
 

@@ -605,13 +605,21 @@ def _hit(index: _Index, e: _Entry, match: str) -> dict[str, Any]:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "") if text else ""
     if first.startswith("#"):
         first = first.lstrip("# ")
+    where = e
+    if e.artifact == "annotate" and e.symbol:
+        # A note on a symbol: say where the symbol is, as its outline does.
+        for i in index.by_artifact.get((e.path, "outline"), ()):
+            candidate = index.entries[i]
+            if candidate is not None and candidate.symbol == e.symbol:
+                where = candidate
+                break
     return {
         "path": e.path,
         "symbol": e.symbol,
-        "kind": e.kind,
-        "start_line": e.start,
-        "end_line": e.end,
-        "signature": e.signature,
+        "kind": where.kind if where is not e else e.kind,
+        "start_line": where.start,
+        "end_line": where.end,
+        "signature": where.signature,
         "match": match,
         "from": e.artifact,
         "snippet": first[:SNIPPET_CHARS] + ("…" if len(first) > SNIPPET_CHARS else ""),

@@ -112,7 +112,10 @@ def build_server(config: ServerConfig) -> SuiteServer:
         budget = float(runtime.limits.parse_budget_s)
         data = await anyio.to_thread.run_sync(svc().parse, path, _McpProgress(ctx), budget, abandon_on_cancel=True)
         hint = (
-            "Search with search_artifacts(query) or read outlines with get_artifact(path)."
+            f"{len(data['ignored_with_artifacts'])} path(s) listed in .llmemignore still have artifacts "
+            "(ignored_with_artifacts): delete_artifact(path) removes them."
+            if data.get("ignored_with_artifacts")
+            else "Search with search_artifacts(query) or read outlines with get_artifact(path)."
             if data.get("complete", True)
             else "Still parsing in the background: store_status shows progress; call generate_artifact "
             "again on the same path to wait for it."

@@ -109,3 +109,14 @@ def test_outlines_are_written_without_fsync_and_notes_with_it(tree: Path, monkey
     svc.store_result(**out.callbackArgs, result="The walk.", model="t")
     assert synced  # a note the host's model wrote: durable
     assert json.loads((tree / ".llmem" / "artifacts" / "llmem" / "llmem" / "walk.py" / "summarize.json").read_text())
+
+
+def test_paths_ignored_after_their_parse_are_named_with_their_artifacts(tree: Path) -> None:
+    svc = Llmem(ArtifactStore(tree / ".llmem", tree), Limits())
+    svc.parse(".")
+    (tree / ".llmemignore").write_text("debrief_calc/\nllmem/walk.py\n", encoding="utf-8")
+    again = svc.parse(".")
+    assert again["ignored_with_artifacts"] == ["debrief_calc/", "llmem/walk.py"]
+    svc.delete("debrief_calc", None)
+    svc.delete("llmem/walk.py", None)
+    assert "ignored_with_artifacts" not in svc.parse(".")

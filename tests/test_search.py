@@ -198,3 +198,18 @@ def test_with_few_hits_by_name_the_code_itself_is_searched(llmem: Llmem) -> None
     lines = llmem.search("resolve_in_workspace", "code", ".", 100, None)["results"]
     assert lines and {h["match"] for h in lines} == {"code"}
     assert {h["path"] for h in lines} >= {"llmem/paths.py", "llmem/artifacts.py"}
+
+
+def test_a_note_hit_says_where_its_symbol_is(llmem: Llmem) -> None:
+    prompt = llmem.prompt("llmem/paths.py", "annotate")
+    assert prompt.callbackArgs is not None
+    notes = {"symbols": {"resolve_in_workspace": {"description": "Keeps every path inside the sandboxed root."}}}
+    llmem.store_result(**prompt.callbackArgs, result=json.dumps(notes), model="t")
+    hit = llmem.search("sandboxed root", None, ".", 5, None)["results"][0]
+    named = llmem.search("resolve_in_workspace", None, ".", 1, None)["results"][0]
+    assert hit["match"] == "note" and hit["kind"] == "function"
+    assert (hit["start_line"], hit["end_line"], hit["signature"]) == (
+        named["start_line"],
+        named["end_line"],
+        named["signature"],
+    )
