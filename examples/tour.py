@@ -42,7 +42,6 @@ import base64
 import importlib.metadata
 import json
 import os
-import re
 import shutil
 import struct
 import sys
@@ -70,6 +69,7 @@ from llmem.host import (  # noqa: E402
     ToolResult,
     load_config,
 )
+from llmem.host.providers.standin import stand_in_answer  # noqa: E402
 
 CONFIG = ROOT / "mcp_config.example.json"
 SCRIPTS = ("llmem-mcp", "debrief-calc-mcp", "debrief-state-mcp")
@@ -84,122 +84,11 @@ class StepFailed(Exception):
 # the host's model: a deterministic stand-in
 # --------------------------------------------------------------------------------------------
 
-_NOTICE = "(written by the deterministic stand-in, not a model)"
-
-
-def _figures(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
-    """The indented ``key: value`` block of a calc prompt's "Figures:" as a dict (lists of
-    ``[n]:`` entries under ``key: N entries:``; values are JSON, else kept as text)."""
-    found: dict[str, Any] = {}
-    while i < len(lines):
-        line = lines[i]
-        here = len(line) - len(line.lstrip())
-        if not line.strip() or here < indent or line.lstrip().startswith("["):
-            break
-        key, _, value = line.strip().partition(":")
-        value = value.strip()
-        i += 1
-        if re.fullmatch(r"\d+ entries:", value):
-            items = []
-            while i < len(lines) and lines[i].strip().startswith("[") and len(lines[i]) - len(lines[i].lstrip()) > here:
-                item, i = _figures(lines, i + 1, len(lines[i]) - len(lines[i].lstrip()) + 1)
-                items.append(item)
-            found[key] = items
-        elif not value:
-            found[key], i = _figures(lines, i, here + 1)
-        else:
-            try:
-                found[key] = json.loads(value)
-            except ValueError:
-                found[key] = value
-    return found, i
-
-
-def _results_in(prompt: str) -> list[tuple[str, dict[str, Any]]]:
-    """(tool, figures) of each ``### Result … — tool NAME`` block of a summarize-analysis prompt."""
-    out = []
-    for block in prompt.split("\n### Result ")[1:]:
-        tool = re.search(r"— tool (\S+)", block)
-        lines = block.split("\nFigures:\n", 1)[-1].splitlines()
-        if tool:
-            out.append((tool.group(1), _figures(lines, 0, 1)[0]))
-    return out
-
-
-def _summarize_analysis(prompt: str) -> str:
-    lines = [f"# Analysis summary {_NOTICE}", ""]
-    for tool, f in _results_in(prompt):
-        if tool == "closest-approach":
-            lines.append(
-                f"- **{f['name']}**: {f['range']:.1f} {f['distance_unit']} at {f['time']}, "
-                f"bearing {f['bearing']:.1f}° from {f['name'].split()[1]}."
-            )
-        elif tool == "track-stats":
-            s = f["statistics"]
-            lines.append(
-                f"- **{f['track_name']}**: {s['point_count']} fixes from {s['start']} to {s['end']}, "
-                f"{s['distance_nm']:.2f} nm at a mean {s['mean_speed_kn']:.1f} kn (max {s['max_speed_kn']:.1f} kn)."
-            )
-        elif tool == "speed-filter":
-            for p in f["periods"]:
-                lines.append(
-                    f"- **{f['name']}**: {p['start']} to {p['end']} ({p['duration_s'] / 60:.0f} min, "
-                    f"mean {p['mean_speed_kn']:.1f} kn)."
-                )
-        elif tool == "zone-transits":
-            for t in f["transits"]:
-                lines.append(
-                    f"- **{f['name']}**: entered {t['entry_time']}, left {t['exit_time']} "
-                    f"({t['duration_s'] / 60:.1f} min inside)."
-                )
-            if not f["transits"]:
-                lines.append(f"- **{f['name']}**: never inside.")
-    return "\n".join(lines) + "\n"
-
-
-def _summarize_plot(prompt: str) -> str:
-    window = re.search(r"^Time window: ([^,\s]+) \.\. ([^,\s]+)", prompt, re.M)
-    rows = re.findall(
-        r"^- \[(\w+)\] id=(\S+)(?: name=(.+?))? points=(\d+)(?: time=(\S+?)\.\.(\S+))?(?: bounds=|$)", prompt, re.M
-    )
-    tracks = [(name, start, end, points) for kind, _, name, points, start, end in rows if kind == "track"]
-    zones = [name for kind, _, name, *_ in rows if kind == "zone"]
-    marks = [name for kind, _, name, *_ in rows if kind in ("annotation", "point") and name]
-    notes = sum(1 for kind, _, name, *_ in rows if kind == "annotation" and not name)
-    lines = [f"# Plot summary {_NOTICE}", ""]
-    if window:
-        lines.append(f"Covers {window.group(1)} to {window.group(2)}.")
-        lines.append("")
-    for name, start, end, points in tracks:
-        lines.append(f"- **{name}**: track of {points} fixes, {start} to {end}.")
-    if zones:
-        lines.append(f"- Zones: {', '.join(zones)}.")
-    if marks:
-        lines.append(f"- Reference marks: {', '.join(marks)}.")
-    if notes:
-        lines.append(f"- {notes} narrative entries from the ships' logs.")
-    return "\n".join(lines) + "\n"
-
 
 def stand_in_llm(prompt: str, task: str) -> str:
-    """STAND-IN FOR THE HOST'S MODEL: answers from the prompt's own text, deterministically."""
-    if task == "annotate":
-        listed = prompt.split("Keys must be qualified names from this list", 1)[-1]
-        names = re.findall(r"^- (\S+)$", listed, flags=re.MULTILINE)
-        docs = dict(re.findall(r"`([^`]+)` \(lines [^)]*\): [^\n]*? — ([^\n]+)", prompt))
-        return json.dumps(
-            {
-                "symbols": {
-                    n: {"description": f"(stand-in) {docs.get(n, n.rsplit('.', 1)[-1] + ', as outlined')}"}
-                    for n in names
-                }
-            }
-        )
-    if task == "summarize-analysis":
-        return _summarize_analysis(prompt)
-    if task == "summarize-plot":
-        return _summarize_plot(prompt)
-    return f"# {task} {_NOTICE}\n"
+    """STAND-IN FOR THE HOST'S MODEL: answers from the prompt's own text, deterministically
+    (the same stand-in ``llmem-host --provider stand-in`` uses)."""
+    return stand_in_answer(prompt, task)
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from mcp import StdioServerParameters
 
 from llmem.host.errors import ConfigError, NameConflict
 
-__all__ = ["ServerSpec", "load_config", "parse_config"]
+__all__ = ["ServerSpec", "load_config", "parse_config", "tool_offered"]
 
 _PLACEHOLDER = re.compile(r"\$\{[^}]+\}|/absolute/path/to/[\w./-]*")
 
@@ -28,11 +29,25 @@ class ServerSpec:
     env: Mapping[str, str] | None = None
     cwd: str | None = None
     timeout_s: float | None = None  # the seed's per-server ``timeoutMs``, when the config gives one
+    # Gemini CLI's per-server ``includeTools``/``excludeTools`` (seed 7.3): glob patterns of bare
+    # tool names; a tool is offered when it matches an include (or there is none) and no exclude.
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+
+    def offers(self, tool: str) -> bool:
+        return tool_offered(tool, self.include_tools, self.exclude_tools)
 
     def parameters(self) -> StdioServerParameters:
         return StdioServerParameters(
             command=self.command, args=list(self.args), env=dict(self.env) if self.env else None, cwd=self.cwd
         )
+
+
+def tool_offered(tool: str, include: tuple[str, ...] | None, exclude: tuple[str, ...]) -> bool:
+    """Whether the allow (include) and deny (exclude) globs let the host offer this tool."""
+    if any(fnmatch.fnmatchcase(tool, p) for p in exclude):
+        return False
+    return include is None or any(fnmatch.fnmatchcase(tool, p) for p in include)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -101,6 +116,14 @@ def parse_config(
             raise ConfigError(f"{source}: {where}.args must be a list of strings")
         if env is not None and not isinstance(env, dict):
             raise ConfigError(f"{source}: {where}.env must be an object of strings")
+        lists: dict[str, tuple[str, ...] | None] = {}
+        for field_name in ("includeTools", "excludeTools"):
+            value = entry.get(field_name)
+            if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                raise ConfigError(
+                    f"{source}: {where}.{field_name} must be a list of tool names (globs like 'debrief_*')"
+                )
+            lists[field_name] = tuple(value) if value is not None else None
         timeout = entry.get("timeoutMs")
         if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
             raise ConfigError(f"{source}: {where}.timeoutMs must be a positive number")
@@ -112,6 +135,8 @@ def parse_config(
                 env={k: sub(v, f"{where}.env.{k}") for k, v in env.items()} if env else None,
                 cwd=sub(entry["cwd"], f"{where}.cwd") if entry.get("cwd") is not None else None,
                 timeout_s=timeout / 1000.0 if timeout is not None else None,
+                include_tools=lists["includeTools"],
+                exclude_tools=lists["excludeTools"] or (),
             )
         )
     return specs

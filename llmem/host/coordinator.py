@@ -35,7 +35,7 @@ from mcp_types import (
 )
 
 from llmem.host.breaker import CircuitBreaker
-from llmem.host.config import ServerSpec
+from llmem.host.config import ServerSpec, tool_offered
 from llmem.host.errors import (
     ArgumentError,
     CallTimeout,
@@ -105,6 +105,11 @@ class Attached:
     name: str
     target: MCPServer[Any] | Server[Any] | Transport | Client
     timeout_s: float | None = None
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+
+    def offers(self, tool: str) -> bool:
+        return tool_offered(tool, self.include_tools, self.exclude_tools)
 
 
 @dataclass
@@ -304,6 +309,10 @@ class Coordinator:
             cursor = page.next_cursor
             if not cursor:
                 break
+        hidden = [t.name for t in tools if not spec.offers(t.name)]
+        if hidden:  # never offered, never callable: the config's allow/deny lists (seed 7.3)
+            log.info("server %s: tools left out by includeTools/excludeTools: %s", spec.name, ", ".join(hidden))
+            tools = [t for t in tools if spec.offers(t.name)]
         guide, generated = await self._guide(spec.name, client, tools)
         return _Connection(
             name=spec.name,

@@ -11,6 +11,7 @@ __all__ = [
     "ConfigError",
     "HostError",
     "NameConflict",
+    "ProviderError",
     "ServerFailed",
     "UnknownTool",
 ]
@@ -74,4 +75,11 @@ class ServerFailed(HostError):
         self.server, self.rpc_code = server, rpc_code
 
 
-# -- configuration --------------------------------------------------------------------------
+class ProviderError(HostError):
+    """The model provider failed: ``retryable`` when trying again may help (connection, timeout,
+    rate limit, 5xx); ``status`` is the HTTP status when there was one. The message never holds
+    a key."""
+
+    def __init__(self, message: str, provider: str, *, retryable: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.provider, self.retryable, self.status = provider, retryable, status

@@ -1,0 +1,228 @@
+"""``llmem-host``: a local chat page where a person talks to a model that uses the MCP servers of
+a client configuration. Every option can come from a ``LLMEM_HOST_*`` variable (or a ``.env``
+file); API keys come only from there, never from the command line."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from llmem import __version__
+
+__all__ = ["main"]
+
+log = logging.getLogger("llmem.host")
+
+
+class _CorrelationFilter(logging.Filter):
+    """Every log line carries the id of the turn it belongs to (``-`` outside a turn)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from llmem.host.orchestrator import correlation_id
+
+        record.cid = correlation_id.get()
+        return True
+
+
+def _setup_logging(level: str) -> None:
+    from llmem.logsetup import setup_logging
+
+    setup_logging("llmem-host", level)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_CorrelationFilter())
+
+
+async def _run(options: dict[str, Any]) -> None:
+    import anyio
+    import uvicorn
+
+    from llmem.host.config import load_config
+    from llmem.host.coordinator import Coordinator
+    from llmem.host.orchestrator import Orchestrator, OrchestratorSettings
+    from llmem.host.sessions import SessionManager
+    from llmem.host.web import WebSettings, build_app
+
+    provider = options["provider"]
+    specs = load_config(options["config"], options["substitutions"])
+    settings = OrchestratorSettings(max_steps=options["max_steps"], history_tokens=options["history_tokens"])
+    async with Coordinator(specs, strict=False, timeout_s=options["tool_timeout"]) as coordinator:
+        if not coordinator.servers:
+            raise click.ClickException(
+                "no server of the config could start: " + "; ".join(str(e) for e in coordinator.failed.values())
+            )
+        orchestrator = Orchestrator(provider, coordinator, settings)
+        sessions = SessionManager(rate=options["rate"], burst=options["burst"])
+        info = {
+            "provider": provider.label,
+            "standIn": provider.name == "stand-in",
+            "servers": coordinator.servers,
+            "failedServers": sorted(coordinator.failed),
+        }
+        try:
+            async with anyio.create_task_group() as turns:
+                web = WebSettings(
+                    host=options["host"],
+                    port=options["port"],
+                    auth_token=options["auth_token"],
+                    allowed_origins=options["allow_origin"],
+                    secrets=tuple(s for s in (provider.settings.api_key,) if s),
+                    info=info,
+                )
+                app = build_app(orchestrator, sessions, web, turns)
+                config = uvicorn.Config(
+                    app,
+                    host=options["host"],
+                    port=options["port"],
+                    log_config=None,
+                    access_log=False,  # an access line would show ?token=… and session ids
+                    ws_ping_interval=20.0,  # the seed's heartbeat: dead sockets are found and closed
+                    ws_ping_timeout=20.0,
+                    ws_max_size=1 << 20,
+                )
+                server = uvicorn.Server(config)
+
+                async def announce() -> None:
+                    while not server.started:
+                        await anyio.sleep(0.02)
+                    for sock in server.servers[0].sockets if server.servers else ():
+                        host, port = sock.getsockname()[:2]
+                        shown = f"[{host}]" if ":" in host else host
+                        click.echo(
+                            f"llmem-host: chat at http://{shown}:{port}/ with {provider.label}; "
+                            f"servers: {', '.join(coordinator.servers)} ({len(orchestrator.tools)} tools)",
+                            err=True,
+                        )
+                        break
+
+                async def sweep() -> None:
+                    while True:
+                        await anyio.sleep(60)
+                        sessions.sweep()
+
+                turns.start_soon(announce)
+                turns.start_soon(sweep)
+                await server.serve()
+                turns.cancel_scope.cancel()
+        finally:
+            await provider.aclose()
+
+
+@click.command(
+    name="llmem-host", context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "LLMEM_HOST"}
+)
+@click.option(
+    "--config",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="An MCP client configuration: 'mcpServers' (Claude Desktop, Cursor) or VS Code's 'servers'.",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(["openai", "gemini", "anthropic", "stand-in"]),
+    default=None,
+    help="The model provider. Default: openai when --base-url is given, else the deterministic stand-in.",
+)
+@click.option("--model", default=None, help="The model's name (for a local server: the name it serves).")
+@click.option("--base-url", default=None, help="The provider's API address, e.g. http://127.0.0.1:11434/v1 for Ollama.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to serve the page on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=60120, show_default=True)
+@click.option(
+    "--auth-token",
+    default=None,
+    help="A token every request must carry; required beyond loopback. Better set as LLMEM_HOST_AUTH_TOKEN.",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Replaces ${workspaceFolder} in the config. Default: the current folder.",
+)
+@click.option(
+    "--tool-calls",
+    type=click.Choice(["native", "text"]),
+    default="native",
+    show_default=True,
+    help="'native': the provider's tool-call API; 'text': ```tool blocks described in the system prompt "
+    "(for local models without tool support). Blocks are recognised either way.",
+)
+@click.option("--max-steps", type=click.IntRange(1, 100), default=10, show_default=True, help="Tool steps per turn.")
+@click.option("--history-tokens", type=click.IntRange(500), default=16000, show_default=True, help="History budget.")
+@click.option(
+    "--tool-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True, help="Seconds per tool call."
+)
+@click.option(
+    "--rate", type=click.FloatRange(0.01), default=1.0, show_default=True, help="Frames a second per session."
+)
+@click.option("--burst", type=click.IntRange(1), default=10, show_default=True, help="Frames at once per session.")
+@click.option("--allow-origin", multiple=True, help="Another page origin that may open the WebSocket.")
+@click.option(
+    "--env-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path(".env"),
+    show_default=True,
+    help="Read variables (API keys, LLMEM_HOST_*) from this file when it exists; the environment wins.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="info",
+    show_default=True,
+)
+@click.version_option(__version__, prog_name="llmem-host")
+def command(**options: Any) -> None:
+    """Chat with a model that uses your MCP servers, in a local web page."""
+    import anyio
+
+    from llmem.host.errors import HostError
+    from llmem.host.providers import DEFAULT_MODELS, ProviderSettings, api_key_from, make_provider
+    from llmem.host.web import is_loopback
+
+    _setup_logging(options["log_level"].lower())
+    environ = dict(os.environ)
+    if options["env_file"].is_file():
+        from dotenv import dotenv_values
+
+        environ = {**{k: v for k, v in dotenv_values(options["env_file"]).items() if v is not None}, **environ}
+    token = options["auth_token"] or environ.get("LLMEM_HOST_AUTH_TOKEN") or None
+    if not is_loopback(options["host"]) and not token:
+        raise click.UsageError(
+            f"--host {options['host']} is beyond loopback: anyone who can reach it could use your tools and model. "
+            "Set a token with LLMEM_HOST_AUTH_TOKEN (or --auth-token), or serve on 127.0.0.1."
+        )
+    name = (
+        options["provider"] or environ.get("LLMEM_HOST_PROVIDER") or ("openai" if options["base_url"] else "stand-in")
+    )
+    workspace = (options["workspace"] or Path.cwd()).expanduser().resolve()
+    settings = ProviderSettings(
+        options["model"] or DEFAULT_MODELS[name],
+        base_url=options["base_url"],
+        api_key=api_key_from(name, environ),
+    )
+    try:
+        provider = make_provider(name, settings)
+    except HostError as exc:
+        raise click.UsageError(str(exc)) from None
+    provider.native_tools = options["tool_calls"] == "native"
+    if name == "stand-in":
+        log.warning("no model: the deterministic stand-in answers (start with --provider and a key, or --base-url)")
+    options.update(
+        provider=provider,
+        auth_token=token,
+        substitutions={"${workspaceFolder}": str(workspace), "${userHome}": str(Path.home())},
+    )
+    try:
+        anyio.run(_run, options)
+    except HostError as exc:
+        raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:  # pragma: no cover - interactive stop
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``llmem-host``."""
+    command.main(args=argv if argv is not None else sys.argv[1:], prog_name="llmem-host")

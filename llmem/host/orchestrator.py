@@ -1,0 +1,428 @@
+"""The conversation orchestrator (seed 004 §2.2): one turn of a chat, from the person's text to
+the model's last word, with the tools in between.
+
+A turn: the person's message joins the history; the history, pruned to the token budget, goes to
+the model with the system prompt; text streams to the page as it comes (```tool blocks taken out
+of it); each call the model makes is checked, confirmed with the person when the tool is
+destructive, run through the coordinator, shown to the page as a step and fed back to the model,
+until the model answers without a call or the turn's step limit is reached. A tool answering
+``prompt_ready`` is closed by the host: its model answers the prompt and the callback tool stores
+it. Provider errors are retried with backoff; a malformed or unknown call is answered to the
+model; every failure ends in a friendly message, never a dead turn.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
+from llmem.host.coordinator import Coordinator, ToolEntry, ToolResult
+from llmem.host.errors import HostError, ProviderError, UnknownTool
+from llmem.host.prompting import compile_system_prompt, prune_history
+from llmem.host.providers.base import Provider
+from llmem.host.sessions import PendingConfirm, Session
+from llmem.host.toolblocks import ToolBlockParser
+
+__all__ = ["SYSTEM_MESSAGES", "Orchestrator", "OrchestratorSettings", "correlation_id", "is_destructive"]
+
+log = logging.getLogger("llmem.host.chat")
+
+#: the correlation id of the turn being handled, added to every log line (see ``CorrelationFilter``)
+correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlation_id", default="-")
+
+# The seed's standard system messages (§2.5), and the host's own.
+SYSTEM_MESSAGES = {
+    "WELCOME": "Hello! I'm an AI assistant that can help answer questions and use tools to get information.",
+    "RATE_LIMITED": "I'm currently processing too many requests. Please try again in a moment.",
+    "MODEL_ERROR": "I could not reach the model just now ({detail}). Please try again in a moment.",
+    "MODEL_BROKE_OFF": "The model's answer broke off ({detail}). Please ask again.",
+    "STEP_LIMIT": "I stopped after {steps} tool steps in one turn. Ask me to go on if you want more.",
+    "CANCELLED": "Stopped.",
+    "BUSY": "I'm still working on your last message. Wait for it, or press Stop first.",
+    "EMPTY": "The model gave no answer. Please try rephrasing.",
+}
+
+
+def is_destructive(entry: ToolEntry) -> bool:
+    """MCP's own defaults: a tool that is not read-only is destructive unless it says it is not,
+    and a tool with no annotations at all is neither read-only nor safe."""
+    ann = entry.tool.annotations
+    if ann is None:
+        return True
+    if ann.read_only_hint:
+        return False
+    return ann.destructive_hint is not False
+
+
+@dataclass
+class OrchestratorSettings:
+    max_steps: int = 10
+    history_tokens: int = 16_000
+    retry_attempts: int = 3
+    retry_delay_s: float = 1.0  # doubled after each failed attempt
+    confirm_timeout_s: float = 600.0
+    result_chars: int = 12_000  # of a tool's result, given to the model
+    callback_attempts: int = 2
+
+
+def _result_for_model(result: ToolResult) -> str:
+    structured = result.result.structured_content
+    text = json.dumps(structured, ensure_ascii=False) if structured is not None else result.text
+    images = result.images
+    if images:
+        text += "".join(f"\n[image {i.mime_type}, shown to the person]" for i in images)
+    return text or "(the tool returned nothing)"
+
+
+def _result_for_page(result: ToolResult, limit: int = 60_000) -> Any:
+    structured = result.result.structured_content
+    if structured is not None:
+        text = json.dumps(structured, ensure_ascii=False)
+        return structured if len(text) <= limit else text[:limit] + " … (cut for the page)"
+    text = result.text
+    return text if len(text) <= limit else text[:limit] + " … (cut for the page)"
+
+
+class Orchestrator:
+    """Turns for every session, with one provider and one coordinator."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        coordinator: Coordinator,
+        settings: OrchestratorSettings | None = None,
+    ) -> None:
+        self.provider, self.coordinator = provider, coordinator
+        self.settings = settings or OrchestratorSettings()
+        self.tools = [
+            ToolSpec(e.qualified_name, e.tool.description or "", dict(e.tool.input_schema), is_destructive(e))
+            for e in coordinator.tools()
+        ]
+        guides = {server: coordinator.descriptions(server) for server in coordinator.servers}
+        self.system_prompt = compile_system_prompt(self.tools, guides, native_tools=provider.native_tools)
+
+    # -- a turn ----------------------------------------------------------------------------------
+
+    async def handle_input(self, session: Session, text: str, scope: anyio.CancelScope | None = None) -> None:
+        """One turn: everything it produces goes to ``session.emit``; it always ends with ``done``.
+        ``scope``: the turn's cancel scope, when the caller made it first (to mark the session busy
+        before the turn's task starts); ``session.turn.cancel()`` stops the turn."""
+        token = correlation_id.set(new_id("t-"))
+        started = time.perf_counter()
+        log.info("turn started", extra={"session": session.id, "chars": len(text)})
+        session.history.append(ChatMessage(role="user", content=text))
+        try:
+            scope = scope or anyio.CancelScope()
+            session.turn = scope
+            with scope:
+                await self._turn(session)
+            if scope.cancelled_caught:
+                log.info("turn cancelled by the person", extra={"session": session.id})
+                session.history.append(ChatMessage(role="assistant", content="(stopped by the person)"))
+                await session.emit(
+                    {
+                        "type": "status",
+                        "payload": {
+                            "state": "complete",
+                            "message": SYSTEM_MESSAGES["CANCELLED"],
+                            "data": {"cancelled": True},
+                        },
+                    }
+                )
+        except Exception as exc:  # never a dead turn: the page hears what happened
+            log.exception("turn failed", extra={"session": session.id})
+            await session.emit({"type": "error", "payload": {"message": f"The host failed on this turn: {exc}"}})
+        finally:
+            session.turn = None
+            for pending in list(session.confirms.values()):
+                pending.answered.set()
+            session.confirms.clear()
+            log.info("turn ended", extra={"session": session.id, "ms": round((time.perf_counter() - started) * 1000)})
+            await session.emit({"type": "done", "payload": {}})
+            correlation_id.reset(token)
+
+    async def _turn(self, session: Session) -> None:
+        steps = 0
+        tools: Sequence[ToolSpec] = self.tools
+        while True:
+            answer = await self._generate(session, tools)
+            if answer is None:
+                return
+            text, calls = answer
+            session.history.append(ChatMessage(role="assistant", content=text, tool_calls=calls))
+            if not calls:
+                if not text.strip() and steps == 0:
+                    await session.emit({"type": "text", "payload": {"content": SYSTEM_MESSAGES["EMPTY"]}})
+                return
+            if not tools:  # the last word was asked for without tools and it called one anyway
+                await session.emit(
+                    {"type": "text", "payload": {"content": SYSTEM_MESSAGES["STEP_LIMIT"].format(steps=steps)}}
+                )
+                return
+            for call in calls:
+                if steps >= self.settings.max_steps:
+                    session.history.append(
+                        self._tool_message(
+                            call,
+                            f"Not run: this turn reached its limit of {self.settings.max_steps} tool steps. "
+                            "Answer the person with what you have.",
+                            error=True,
+                        )
+                    )
+                    continue
+                steps += 1
+                session.history.append(await self._run_call(session, call))
+            if steps >= self.settings.max_steps:
+                tools = []  # one last answer, in words
+
+    # -- the model -------------------------------------------------------------------------------
+
+    async def _generate(self, session: Session, tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]] | None:
+        """The model's answer, streamed to the page; retried while nothing has been shown."""
+        history = prune_history(session.history, self.settings.history_tokens)
+        delay = self.settings.retry_delay_s
+        for attempt in range(1, self.settings.retry_attempts + 1):
+            parser = ToolBlockParser()
+            shown: list[str] = []
+            calls: list[ToolCall] = []
+
+            try:
+                async for event in self.provider.stream(self.system_prompt, history, tools):
+                    if isinstance(event, TextDelta):
+                        await self._show(session, parser.feed(event.text), shown, calls)
+                    elif isinstance(event, ToolCallEvent):
+                        calls.append(event.call)
+                await self._show(session, parser.finish(), shown, calls)
+                return "".join(shown), calls
+            except ProviderError as exc:
+                if exc.retryable and not shown and attempt < self.settings.retry_attempts:
+                    log.warning(
+                        "model failed, retrying in %.1f s (attempt %d of %d): %s",
+                        delay,
+                        attempt,
+                        self.settings.retry_attempts,
+                        exc,
+                        extra={"session": session.id},
+                    )
+                    await anyio.sleep(delay)
+                    delay *= 2
+                    continue
+                log.error("model failed: %s", exc, extra={"session": session.id, "attempts": attempt})
+                key = "MODEL_BROKE_OFF" if shown else "MODEL_ERROR"
+                await session.emit({"type": "error", "payload": {"message": SYSTEM_MESSAGES[key].format(detail=exc)}})
+                if shown:
+                    session.history.append(ChatMessage(role="assistant", content="".join(shown)))
+                return None
+        return None  # pragma: no cover - the loop always returns
+
+    @staticmethod
+    async def _show(
+        session: Session, pieces: list[TextDelta | ToolCall], shown: list[str], calls: list[ToolCall]
+    ) -> None:
+        for piece in pieces:
+            if isinstance(piece, TextDelta):
+                if piece.text:
+                    shown.append(piece.text)
+                    await session.emit({"type": "text", "payload": {"content": piece.text}})
+            else:
+                calls.append(piece)
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    def _tool_message(self, call: ToolCall, content: str, *, error: bool) -> ChatMessage:
+        return ChatMessage(
+            role="tool",
+            content=content,
+            tool_call_id=call.id,
+            tool_name=call.name or "(unnamed)",
+            native=call.native,
+            is_error=error,
+        )
+
+    async def _step(self, session: Session, call: ToolCall, state: str, message: str, data: dict[str, Any]) -> None:
+        await session.emit(
+            {
+                "type": "status",
+                "payload": {"state": state, "tool": call.name, "message": message, "data": {"callId": call.id, **data}},
+            }
+        )
+
+    async def _refuse(self, session: Session, call: ToolCall, why: str) -> ChatMessage:
+        """A call that was not run: the page sees the step fail, the model reads why."""
+        await self._step(
+            session,
+            call,
+            "processing",
+            f"Calling {call.name or '(unreadable call)'}",
+            {"arguments": call.arguments if call.arguments is not None else call.raw},
+        )
+        await self._step(session, call, "complete", why, {"result": why, "isError": True, "durationMs": 0})
+        return self._tool_message(call, why, error=True)
+
+    async def _run_call(self, session: Session, call: ToolCall) -> ChatMessage:
+        log.info("tool call %s", call.name, extra={"session": session.id, "native": call.native})
+        if call.error is not None or call.arguments is None:
+            return await self._refuse(
+                session,
+                call,
+                f"Your tool call could not be read: {call.error}. Write it again as one JSON object "
+                '{"tool": "server:name", "arguments": {…}}' + ("" if call.native else " in a ```tool block") + ".",
+            )
+        try:
+            entry = self.coordinator.resolve(call.name)
+        except UnknownTool as exc:
+            close = f" Did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+            known = ", ".join(t.name for t in self.tools[:80])
+            return await self._refuse(
+                session, call, f"There is no tool named {call.name!r}.{close} The tools are: {known}."
+            )
+        except HostError as exc:
+            return await self._refuse(session, call, str(exc))
+        if is_destructive(entry):
+            approved = await self._confirm(session, call, entry)
+            if not approved:
+                why = f"The person declined to run {entry.qualified_name}. Do not run it again unless they ask."
+                await self._step(
+                    session,
+                    call,
+                    "complete",
+                    f"Declined: {entry.qualified_name}",
+                    {"result": why, "isError": True, "declined": True, "durationMs": 0},
+                )
+                return self._tool_message(call, why, error=True)
+        await self._step(session, call, "processing", f"Calling {entry.qualified_name}", {"arguments": call.arguments})
+        started = time.perf_counter()
+        try:
+            result = await self.coordinator.call(entry.qualified_name, call.arguments)
+        except HostError as exc:
+            why = f"I encountered an error when using the {entry.qualified_name} tool: {exc}"
+            log.warning("tool call failed: %s", exc, extra={"session": session.id})
+            await self._step(
+                session,
+                call,
+                "complete",
+                f"{entry.qualified_name} failed",
+                {"result": str(exc), "isError": True, "durationMs": _ms(started)},
+            )
+            return self._tool_message(call, why, error=True)
+        for image in result.images:
+            await session.emit({"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data}})
+        content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
+        ready = result.structured if result.structured.get("status") == "prompt_ready" else None
+        if ready is not None and not is_error:
+            content, page_result, is_error = await self._close_callback(session, entry, ready)
+        await self._step(
+            session,
+            call,
+            "complete",
+            f"{entry.qualified_name} {'failed' if is_error else 'answered'}",
+            {"result": page_result, "isError": is_error, "durationMs": _ms(started)},
+        )
+        if len(content) > self.settings.result_chars:
+            content = (
+                content[: self.settings.result_chars]
+                + f" … (cut at {self.settings.result_chars} characters; page with the tool's cursor or ask for less)"
+            )
+        return self._tool_message(call, content, error=is_error)
+
+    async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
+        request_id = new_id("r-")
+        message = {
+            "type": "confirm",
+            "payload": {
+                "requestId": request_id,
+                "tool": entry.qualified_name,
+                "arguments": call.arguments,
+                "message": f"The model wants to run {entry.qualified_name}, which can change or delete things. Allow it?",
+            },
+        }
+        pending = PendingConfirm(request_id, message)
+        session.confirms[request_id] = pending
+        log.info("waiting for the person's approval of %s", entry.qualified_name, extra={"session": session.id})
+        await session.emit(message)
+        with anyio.move_on_after(self.settings.confirm_timeout_s):
+            await pending.answered.wait()
+        session.confirms.pop(request_id, None)
+        log.info("approval of %s: %s", entry.qualified_name, pending.approve, extra={"session": session.id})
+        return pending.approve
+
+    async def _close_callback(self, session: Session, entry: ToolEntry, ready: dict[str, Any]) -> tuple[str, Any, bool]:
+        """``prompt_ready``: the host's model answers the prompt, the callback tool stores it."""
+        prompt = ready.get("promptForHostLLM")
+        callback = ready.get("callbackTool")
+        args = ready.get("callbackArgs")
+        if not isinstance(prompt, str) or not isinstance(callback, str) or not isinstance(args, dict):
+            why = "the tool answered prompt_ready without promptForHostLLM, callbackTool and callbackArgs"
+            return why, why, True
+        target = callback if ":" in callback else f"{entry.server}:{callback}"
+        task = args.get("task") if isinstance(args.get("task"), str) else None
+        try:
+            callback_entry = self.coordinator.resolve(target)
+        except HostError as exc:
+            return str(exc), str(exc), True
+        accepts_model = "model" in (callback_entry.tool.input_schema.get("properties") or {})
+        marker = ToolCall(new_id("cb-"), target, {"task": task}, native=True)
+        await self._step(
+            session,
+            marker,
+            "processing",
+            f"The host's model is answering the {task or 'tool'}'s prompt",
+            {"arguments": {"task": task, "promptChars": len(prompt)}},
+        )
+        started = time.perf_counter()
+        question = prompt
+        last_error = ""
+        for attempt in range(1, self.settings.callback_attempts + 1):
+            try:
+                answer = await self.provider.complete(question, task=task)
+            except ProviderError as exc:
+                last_error = f"the host's model could not answer the prompt: {exc}"
+                break
+            stored_args = {**args, "result": answer}
+            if accepts_model:
+                stored_args["model"] = self.provider.model
+            try:
+                stored = await self.coordinator.call(target, stored_args)
+            except HostError as exc:
+                last_error = str(exc)
+                break
+            if not stored.is_error:
+                await self._step(
+                    session,
+                    marker,
+                    "complete",
+                    f"Stored through {target}",
+                    {"result": _result_for_page(stored), "isError": False, "durationMs": _ms(started)},
+                )
+                summary = (
+                    f"The tool handed the host a {task or ''} prompt; the host's model answered it and "
+                    f"{target} stored the answer: {_result_for_model(stored)}"
+                )
+                return summary, _result_for_page(stored), False
+            last_error = stored.text or json.dumps(stored.structured)
+            log.warning(
+                "callback answer refused (attempt %d): %s", attempt, last_error[:300], extra={"session": session.id}
+            )
+            question = (
+                f"{prompt}\n\nYour previous answer was refused: {last_error[:1500]}\nAnswer again, exactly as asked."
+            )
+        await self._step(
+            session,
+            marker,
+            "complete",
+            f"{target} refused the answer",
+            {"result": last_error, "isError": True, "durationMs": _ms(started)},
+        )
+        return f"The host could not complete the {task or ''} prompt: {last_error}", last_error, True
+
+
+def _ms(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)

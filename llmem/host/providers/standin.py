@@ -1,0 +1,235 @@
+"""The deterministic stand-in: a scripted "model" for offline demos and tests, labelled as such.
+
+It calls no model. In a chat it answers a few plain requests from the tool list ("help", "list
+the plots"), runs what the person writes as ``/tool server:name {json}`` (natively) or as a
+```tool block (through the host's block parser), and after a tool step it reports the result's
+headline figures. Handed a tool's prompt (the callback protocol) it answers from the prompt's own
+text: JSON notes for llmem's annotate, figure lists for the calc server's summaries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from llmem.host.chat import ChatMessage, StreamEvent, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
+from llmem.host.providers.base import Provider, ProviderSettings
+
+__all__ = ["StandInProvider", "stand_in_answer"]
+
+_NOTICE = "(written by the deterministic stand-in, not a model)"
+
+
+def _figures(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
+    """The indented ``key: value`` block of a calc prompt's "Figures:" as a dict (lists of
+    ``[n]:`` entries under ``key: N entries:``; values are JSON, else kept as text)."""
+    found: dict[str, Any] = {}
+    while i < len(lines):
+        line = lines[i]
+        here = len(line) - len(line.lstrip())
+        if not line.strip() or here < indent or line.lstrip().startswith("["):
+            break
+        key, _, value = line.strip().partition(":")
+        value = value.strip()
+        i += 1
+        if re.fullmatch(r"\d+ entries:", value):
+            items = []
+            while i < len(lines) and lines[i].strip().startswith("[") and len(lines[i]) - len(lines[i].lstrip()) > here:
+                item, i = _figures(lines, i + 1, len(lines[i]) - len(lines[i].lstrip()) + 1)
+                items.append(item)
+            found[key] = items
+        elif not value:
+            found[key], i = _figures(lines, i, here + 1)
+        else:
+            try:
+                found[key] = json.loads(value)
+            except ValueError:
+                found[key] = value
+    return found, i
+
+
+def _results_in(prompt: str) -> list[tuple[str, dict[str, Any]]]:
+    """(tool, figures) of each ``### Result … — tool NAME`` block of a summarize-analysis prompt."""
+    out = []
+    for block in prompt.split("\n### Result ")[1:]:
+        tool = re.search(r"— tool (\S+)", block)
+        lines = block.split("\nFigures:\n", 1)[-1].splitlines()
+        if tool:
+            out.append((tool.group(1), _figures(lines, 0, 1)[0]))
+    return out
+
+
+def _summarize_analysis(prompt: str) -> str:
+    lines = [f"# Analysis summary {_NOTICE}", ""]
+    for tool, f in _results_in(prompt):
+        if tool == "closest-approach":
+            lines.append(
+                f"- **{f['name']}**: {f['range']:.1f} {f['distance_unit']} at {f['time']}, "
+                f"bearing {f['bearing']:.1f}° from {f['name'].split()[1]}."
+            )
+        elif tool == "track-stats":
+            s = f["statistics"]
+            lines.append(
+                f"- **{f['track_name']}**: {s['point_count']} fixes from {s['start']} to {s['end']}, "
+                f"{s['distance_nm']:.2f} nm at a mean {s['mean_speed_kn']:.1f} kn (max {s['max_speed_kn']:.1f} kn)."
+            )
+        elif tool == "speed-filter":
+            for p in f["periods"]:
+                lines.append(
+                    f"- **{f['name']}**: {p['start']} to {p['end']} ({p['duration_s'] / 60:.0f} min, "
+                    f"mean {p['mean_speed_kn']:.1f} kn)."
+                )
+        elif tool == "zone-transits":
+            for t in f["transits"]:
+                lines.append(
+                    f"- **{f['name']}**: entered {t['entry_time']}, left {t['exit_time']} "
+                    f"({t['duration_s'] / 60:.1f} min inside)."
+                )
+            if not f["transits"]:
+                lines.append(f"- **{f['name']}**: never inside.")
+    return "\n".join(lines) + "\n"
+
+
+def _summarize_plot(prompt: str) -> str:
+    window = re.search(r"^Time window: ([^,\s]+) \.\. ([^,\s]+)", prompt, re.M)
+    rows = re.findall(
+        r"^- \[(\w+)\] id=(\S+)(?: name=(.+?))? points=(\d+)(?: time=(\S+?)\.\.(\S+))?(?: bounds=|$)", prompt, re.M
+    )
+    tracks = [(name, start, end, points) for kind, _, name, points, start, end in rows if kind == "track"]
+    zones = [name for kind, _, name, *_ in rows if kind == "zone"]
+    marks = [name for kind, _, name, *_ in rows if kind in ("annotation", "point") and name]
+    notes = sum(1 for kind, _, name, *_ in rows if kind == "annotation" and not name)
+    lines = [f"# Plot summary {_NOTICE}", ""]
+    if window:
+        lines.append(f"Covers {window.group(1)} to {window.group(2)}.")
+        lines.append("")
+    for name, start, end, points in tracks:
+        lines.append(f"- **{name}**: track of {points} fixes, {start} to {end}.")
+    if zones:
+        lines.append(f"- Zones: {', '.join(zones)}.")
+    if marks:
+        lines.append(f"- Reference marks: {', '.join(marks)}.")
+    if notes:
+        lines.append(f"- {notes} narrative entries from the ships' logs.")
+    return "\n".join(lines) + "\n"
+
+
+def stand_in_answer(prompt: str, task: str) -> str:
+    """STAND-IN FOR THE HOST'S MODEL: answers from the prompt's own text, deterministically."""
+    if task == "annotate":
+        listed = prompt.split("Keys must be qualified names from this list", 1)[-1]
+        names = re.findall(r"^- (\S+)$", listed, flags=re.MULTILINE)
+        docs = dict(re.findall(r"`([^`]+)` \(lines [^)]*\): [^\n]*? — ([^\n]+)", prompt))
+        return json.dumps(
+            {
+                "symbols": {
+                    n: {"description": f"(stand-in) {docs.get(n, n.rsplit('.', 1)[-1] + ', as outlined')}"}
+                    for n in names
+                }
+            }
+        )
+    if task == "summarize-analysis":
+        return _summarize_analysis(prompt)
+    if task == "summarize-plot":
+        return _summarize_plot(prompt)
+    return f"# {task} {_NOTICE}\n"
+
+
+_CALL = re.compile(r"^\s*/tool\s+(\S+)\s*(\{.*\})?\s*$", re.S)
+_HELP = (
+    "I am the **deterministic stand-in**, not a model: I follow a script so the host can be shown "
+    "and tested offline. Start `llmem-host` with `--provider openai --base-url …` (a local model) "
+    "or another provider to talk to a real model.\n\n"
+    "What I can do:\n"
+    "- `help` or `tools`: list the tools of the servers;\n"
+    "- `list the plots`: call the state server's list of plots;\n"
+    '- `/tool server:name {"arg": …}`: call any tool with those arguments;\n'
+    '- a ```tool block with `{"tool": …, "arguments": {…}}`, as a model without native tool calls writes it.\n'
+)
+
+
+def _pieces(text: str, size: int = 24) -> list[str]:
+    """The text in short pieces, as a model streams it."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _headline(content: str) -> str:
+    """The first facts of a tool result, for the stand-in's report."""
+    try:
+        data: Any = json.loads(content)
+    except ValueError:
+        first = content.strip().splitlines()[0] if content.strip() else "(empty)"
+        return first[:300]
+    if isinstance(data, dict):
+        facts = []
+        for key in ("status", "message", "summary", "nextAction"):
+            if isinstance(data.get(key), str):
+                facts.append(f"{key}: {data[key][:200]}")
+        inner = data.get("data")
+        if isinstance(inner, dict):
+            for key, value in list(inner.items())[:8]:
+                if isinstance(value, str | int | float | bool) or value is None:
+                    facts.append(f"{key}: {value}")
+                elif isinstance(value, list):
+                    facts.append(f"{key}: {len(value)} entries")
+        return "; ".join(facts) if facts else json.dumps(data)[:300]
+    return json.dumps(data)[:300]
+
+
+class StandInProvider(Provider):
+    name = "stand-in"
+
+    def __init__(self, settings: ProviderSettings | None = None) -> None:
+        super().__init__(settings or ProviderSettings("deterministic stand-in"))
+
+    @property
+    def label(self) -> str:
+        return "deterministic stand-in · not a model"
+
+    def _reply(self, history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
+        last = history[-1] if history else None
+        if last is None:
+            return _HELP, []
+        if last.role == "tool":
+            results = []
+            for m in reversed(history):
+                if m.role != "tool":
+                    break
+                verdict = "failed" if m.is_error else "answered"
+                results.append(f"- `{m.tool_name}` {verdict}: {_headline(m.content)}")
+            return "The tool step is done (stand-in report):\n" + "\n".join(reversed(results)) + "\n", []
+        text = last.content.strip()
+        if "```tool" in text:
+            return "Calling the tool in your block.\n" + text[text.index("```tool") :], []
+        match = _CALL.match(text)
+        if match:
+            raw = match.group(2) or "{}"
+            try:
+                arguments = json.loads(raw)
+            except ValueError as exc:
+                return f"`/tool` needs a JSON object after the name ({exc}).\n", []
+            return "", [ToolCall(new_id("s-"), match.group(1), arguments, native=True, raw=raw)]
+        lowered = text.lower()
+        if lowered in ("help", "tools", "?") or "what can you do" in lowered:
+            listing = "\n".join(f"- `{t.name}`: {t.description.splitlines()[0][:120]}" for t in tools)
+            return _HELP + "\nThe tools:\n" + listing + "\n", []
+        if "plot" in lowered and ("list" in lowered or "which" in lowered):
+            name = next((t.name for t in tools if t.name.endswith(":debrief_list_plots")), None)
+            if name:
+                return "", [ToolCall(new_id("s-"), name, {}, native=True, raw="{}")]
+        return _HELP, []
+
+    async def stream(
+        self, system: str, history: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> AsyncIterator[StreamEvent]:
+        text, calls = self._reply(history, tools)
+        for piece in _pieces(text):
+            if piece:
+                yield TextDelta(piece)
+        for call in calls:
+            yield ToolCallEvent(call)
+
+    async def complete(self, prompt: str, *, task: str | None = None) -> str:
+        return stand_in_answer(prompt, task or "")
