@@ -58,6 +58,13 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
     @click.option("--allow-host", multiple=True, help="HTTP only: an extra Host header value to admit.")
     @click.option("--allow-origin", multiple=True, help="HTTP only: an extra Origin to admit.")
     @click.option(
+        "--auth-token",
+        envvar="LLMEM_AUTH_TOKEN",
+        default=None,
+        help="HTTP only: every request must carry 'Authorization: Bearer <token>'. Required beyond loopback; "
+        "better set as LLMEM_AUTH_TOKEN than on the command line.",
+    )
+    @click.option(
         "--log-level",
         envvar="LLMEM_LOG_LEVEL",
         type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
@@ -73,6 +80,7 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
         port: int,
         allow_host: tuple[str, ...],
         allow_origin: tuple[str, ...],
+        auth_token: str | None,
         log_level: str,
     ) -> None:
         from llmem.logsetup import setup_logging
@@ -83,6 +91,14 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
                 workspace = workspace.resolve()
             if not workspace.is_dir():
                 raise click.BadParameter(f"{workspace} is not an existing folder", param_hint="--workspace")
+        if transport == "streamable-http" and not auth_token:
+            from llmem.http import is_loopback
+
+            if not is_loopback(host):
+                raise click.UsageError(
+                    f"--host {host} is beyond loopback: anyone who can reach it could call the tools. "
+                    "Set a token with LLMEM_AUTH_TOKEN (or --auth-token), or serve on 127.0.0.1."
+                )
         setup_logging(server_name, log_level)
         try:
             from llmem.config import Limits
@@ -101,6 +117,7 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
             allowed_hosts=allow_host,
             allowed_origins=allow_origin,
             limits=limits,
+            auth_token=auth_token or None,
         )
         server = load_factory()(config)
         try:

@@ -97,3 +97,4 @@ class ServerConfig:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits.from_env)
+    auth_token: str | None = field(default=None, repr=False)  # HTTP only: the Bearer token every request needs

@@ -39,7 +39,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(script: str, workspace: Path, *extra: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+def serving(
+    script: str, workspace: Path, *extra: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     port = _free_port()
     proc = subprocess.Popen(
         [
@@ -52,7 +54,7 @@ def serving(script: str, workspace: Path, *extra: str) -> Iterator[tuple[int, su
             str(port),
             *extra,
         ],
-        env=subprocess_env(),
+        env=subprocess_env(**(env or {})),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -103,6 +105,45 @@ async def test_http_serves_mcp_health_and_refuses_foreign_origins(script: str, w
                     assert not result.is_error, result.structured_content
 
 
+TOKEN = "t0ken-for-the-tests-0123456789"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.mark.parametrize("script", SERVERS)
+def test_beyond_loopback_without_a_token_refuses_to_start(script: str, ws: Path) -> None:
+    done = subprocess.run(
+        [console_script(script), "--workspace", str(ws), "--transport", "streamable-http", "--host", "0.0.0.0"],
+        env=subprocess_env(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"beyond loopback" in done.stderr and b"LLMEM_AUTH_TOKEN" in done.stderr
+
+
+@pytest.mark.parametrize("script", SERVERS)
+async def test_with_a_token_every_request_needs_it(script: str, ws: Path) -> None:
+    import httpx2
+
+    tool, args = SERVERS[script]
+    with serving(script, ws, "--log-level", "warning", env={"LLMEM_AUTH_TOKEN": TOKEN}) as (port, _proc):
+        base = f"http://127.0.0.1:{port}"
+        assert (await wait_healthy(base + "/health", BEARER)).status_code == 200
+        async with httpx.AsyncClient(base_url=base) as http:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+                refused = await http.post("/mcp", headers={**MCP_HEADERS, **headers}, json=INIT)
+                assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+                assert (await http.get("/health", headers=headers)).status_code == 401
+            assert (await http.post("/mcp", headers={**MCP_HEADERS, **BEARER}, json=INIT)).status_code == 200
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers=BEARER) as authed:
+            with anyio.fail_after(30):
+                async with Client(streamable_http_client(base + "/mcp", http_client=authed), mode="legacy") as c:
+                    result = await c.call_tool(tool, args)
+                    assert not result.is_error, result.structured_content
+
+
 async def test_beyond_loopback_warns_and_keeps_checks_with_allow_lists(ws: Path) -> None:
     with serving(
         "debrief-calc-mcp",
@@ -113,9 +154,10 @@ async def test_beyond_loopback_warns_and_keeps_checks_with_allow_lists(ws: Path)
         "analysis.local",
         "--allow-origin",
         "http://analysis.local",
+        env={"LLMEM_AUTH_TOKEN": TOKEN},
     ) as (port, proc):
         base = f"http://127.0.0.1:{port}"
-        allowed = {"Host": "analysis.local"}
+        allowed = {"Host": "analysis.local", **BEARER}
         health = await wait_healthy(base + "/health", allowed)
         assert health.status_code == 200
         async with httpx.AsyncClient(base_url=base) as http:
@@ -127,7 +169,9 @@ async def test_beyond_loopback_warns_and_keeps_checks_with_allow_lists(ws: Path)
                 "/mcp", headers={**MCP_HEADERS, **allowed, "Origin": "http://evil.example"}, json=INIT
             )
             assert evil.status_code == 403
-            unknown_host = await http.post("/mcp", headers={**MCP_HEADERS, "Host": "evil.example"}, json=INIT)
+            unknown_host = await http.post(
+                "/mcp", headers={**MCP_HEADERS, **BEARER, "Host": "evil.example"}, json=INIT
+            )
             assert unknown_host.status_code in (400, 421)
         proc.terminate()
         proc.wait(timeout=30)
