@@ -92,7 +92,11 @@ def test_wire_names_have_no_colons_and_map_back() -> None:
 
 
 def test_the_system_prompt_has_base_tools_and_every_guide() -> None:
-    tools = [ToolSpec("calc:run_tool", "Run an analysis.", {"type": "object", "properties": {"tool": {}}, "required": ["tool"]})]
+    tools = [
+        ToolSpec(
+            "calc:run_tool", "Run an analysis.", {"type": "object", "properties": {"tool": {}}, "required": ["tool"]}
+        )
+    ]
     guides = {"calc": "GUIDE OF CALC", "state": "GUIDE OF STATE"}
     native = compile_system_prompt(tools, guides, native_tools=True)
     text = compile_system_prompt(tools, guides, native_tools=False)
@@ -116,7 +120,7 @@ def test_pruning_keeps_the_newest_within_budget_and_never_an_orphan_result() -> 
     # the newest question stays even when it alone is over the budget
     assert prune_history([ChatMessage("user", "x" * 10_000)], budget_tokens=10)[0].content == "x" * 10_000
     # a cut between a call and its result drops the result too
-    kept = prune_history(history[:3] + [ChatMessage("user", "q")], budget_tokens=520)
+    kept = prune_history([*history[:3], ChatMessage("user", "q")], budget_tokens=520)
     assert kept[0].role != "tool"
 
 

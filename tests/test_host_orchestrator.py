@@ -132,9 +132,13 @@ async def test_a_turn_streams_text_runs_the_tool_and_answers_from_its_result() -
     assert log == ["count a,b,c"]
     assert page.kinds() == ["text", "text", "status", "status", "text", "done"]
     first, done = page.steps()
-    assert (first["state"], first["tool"], first["data"]["arguments"]) == ("processing", "ships:count", {"convoy": "a,b,c"})
+    assert (first["state"], first["tool"], first["data"]["arguments"]) == (
+        "processing",
+        "ships:count",
+        {"convoy": "a,b,c"},
+    )
     assert done["state"] == "complete" and done["data"]["result"] == {"result": 3} and done["data"]["isError"] is False
-    assert page.text() == "Let me count.There are {\"result\": 3} ships."
+    assert page.text() == 'Let me count.There are {"result": 3} ships.'
     assert [m.role for m in session.history] == ["user", "assistant", "tool", "assistant"]
     assert "SHIPS GUIDE" in model.systems[0] and "`ships:count`(convoy)" in model.systems[0]
 
@@ -142,7 +146,11 @@ async def test_a_turn_streams_text_runs_the_tool_and_answers_from_its_result() -
 async def test_a_tool_block_in_the_text_is_run_like_a_native_call() -> None:
     def script(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[StreamEvent]:
         if history[-1].role == "user":
-            return [TextDelta('```to'), TextDelta('ol\n{"tool": "count", "arguments": {"convoy": "x"}}\n``'), TextDelta("`")]
+            return [
+                TextDelta("```to"),
+                TextDelta('ol\n{"tool": "count", "arguments": {"convoy": "x"}}\n``'),
+                TextDelta("`"),
+            ]
         return [TextDelta("one")]
 
     log: list[str] = []
@@ -157,7 +165,7 @@ async def test_a_hallucinated_tool_and_a_malformed_call_are_answered_to_the_mode
             return calls_of(("ships:launch_torpedo", {}), ("ships:count", None))
         return [TextDelta("Sorry, I can only count.")]
 
-    page, session, model = await run_turn(script, "attack")
+    page, session, _model = await run_turn(script, "attack")
     unknown, malformed = (m for m in session.history if m.role == "tool")
     assert unknown.is_error and "There is no tool named 'ships:launch_torpedo'" in unknown.content
     assert "ships:count" in unknown.content  # the model is told what there is
@@ -204,7 +212,7 @@ async def test_the_step_limit_ends_a_turn_with_a_last_answer_in_words() -> None:
         return calls_of(("ships:count", {"convoy": "a"}))
 
     log: list[str] = []
-    page, session, model = await run_turn(script, "count forever", settings=OrchestratorSettings(max_steps=3), log=log)
+    page, _session, model = await run_turn(script, "count forever", settings=OrchestratorSettings(max_steps=3), log=log)
     assert len(log) == 3 and page.text() == "I counted enough."
     assert len(model.histories) == 4 and page.kinds()[-1] == "done"
 
@@ -224,7 +232,7 @@ async def test_provider_errors_are_retried_with_backoff_then_explained() -> None
     def down(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[Any]:
         return [ProviderError("openai: HTTP 401 bad key", "openai", retryable=False, status=401)]
 
-    page, session, model = await run_turn(down, "hello")
+    page, _session, model = await run_turn(down, "hello")
     assert len(model.histories) == 1 and page.kinds() == ["error", "done"]
     assert "could not reach the model" in page.frames[0]["payload"]["message"]
 
@@ -233,7 +241,7 @@ async def test_an_answer_that_breaks_off_is_not_retried_twice_on_the_page() -> N
     def breaks(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[Any]:
         return [TextDelta("The closest"), ProviderError("openai: connection reset", "openai", retryable=True)]
 
-    page, session, model = await run_turn(breaks, "cpa?")
+    page, _session, model = await run_turn(breaks, "cpa?")
     assert len(model.histories) == 1 and page.text() == "The closest"
     assert page.kinds()[-2:] == ["error", "done"] and "broke off" in page.frames[-2]["payload"]["message"]
 

@@ -8,21 +8,25 @@ from typing import Any
 import anyio
 import pytest
 
-from fake_openai import FakeOpenAI, Reply, call, say
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec
 from llmem.host.errors import ProviderError
 from llmem.host.providers import ProviderSettings, make_provider
+from tests.fake_openai import FakeOpenAI, Reply, call, say
 
 pytestmark = pytest.mark.anyio
 KEY = "sk-test-0123456789abcdef-secret"
 TOOLS = [
-    ToolSpec("debrief-calc:run_tool", "Run an analysis.", {"type": "object", "properties": {"tool": {"type": "string"}}}),
+    ToolSpec(
+        "debrief-calc:run_tool", "Run an analysis.", {"type": "object", "properties": {"tool": {"type": "string"}}}
+    ),
     ToolSpec("llmem:get_artifact", "Read an artifact.", {"type": "object", "properties": {"path": {"type": "string"}}}),
 ]
 
 
 def provider_for(fake: FakeOpenAI, key: str | None = KEY, timeout_s: float = 10.0) -> Any:
-    return make_provider("openai", ProviderSettings("local-model", base_url=fake.base_url, api_key=key, timeout_s=timeout_s))
+    return make_provider(
+        "openai", ProviderSettings("local-model", base_url=fake.base_url, api_key=key, timeout_s=timeout_s)
+    )
 
 
 async def collect(provider: Any, history: list[ChatMessage], tools: list[ToolSpec] = TOOLS) -> list[Any]:
@@ -65,7 +69,11 @@ async def test_malformed_arguments_become_a_call_that_says_so() -> None:
     with FakeOpenAI(lambda body: Reply(calls=[("c1", "llmem__get_artifact", ['{"path": "a', "b"])])) as fake:
         events = await collect(provider_for(fake), [ChatMessage("user", "x")])
     (event,) = events
-    assert isinstance(event, ToolCallEvent) and event.call.arguments is None and "not valid JSON" in (event.call.error or "")
+    assert (
+        isinstance(event, ToolCallEvent)
+        and event.call.arguments is None
+        and "not valid JSON" in (event.call.error or "")
+    )
 
 
 async def test_the_history_goes_back_in_openai_form() -> None:
@@ -90,9 +98,8 @@ async def test_the_history_goes_back_in_openai_form() -> None:
 @pytest.mark.parametrize(("status", "retryable"), [(429, True), (500, True), (503, True), (400, False), (401, False)])
 async def test_http_errors_say_whether_to_retry_and_never_carry_the_key(status: int, retryable: bool) -> None:
     message = f"refused (key was {KEY[:8]}…)" if status == 401 else "busy"
-    with FakeOpenAI(lambda body: Reply(status=status, error=message)) as fake:
-        with pytest.raises(ProviderError) as caught:
-            await collect(provider_for(fake), [ChatMessage("user", "x")])
+    with FakeOpenAI(lambda body: Reply(status=status, error=message)) as fake, pytest.raises(ProviderError) as caught:
+        await collect(provider_for(fake), [ChatMessage("user", "x")])
     assert caught.value.retryable is retryable and caught.value.status == status
     assert KEY not in str(caught.value) and KEY not in repr(ProviderSettings("m", api_key=KEY))
 

@@ -142,6 +142,8 @@ async def test_tools_are_listed_lean_with_honest_annotations(client: Client) -> 
     assert {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint} == READS
     for name in ("debrief_apply_command", "debrief_undo", "debrief_set_time"):
         assert tools[name].annotations.destructive_hint is True  # type: ignore[union-attr]
+    # a chat host asks the person before destructive tools: creating a plot never overwrites one
+    assert tools["debrief_create_plot"].annotations.destructive_hint is False  # type: ignore[union-attr]
     size = sum(len(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"))) for t in tools.values())
     assert size / len(tools) <= 700
 

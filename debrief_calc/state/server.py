@@ -338,11 +338,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
     read, write = tool_annotations(read_only=True), tool_annotations(read_only=False, idempotent=True)
     change = tool_annotations(read_only=False, destructive=True, idempotent=True)
     once = tool_annotations(read_only=False, destructive=True, idempotent=False)
+    additive = tool_annotations(read_only=False)  # never overwrites: an existing plot is refused
     tools: list[tuple[Callable[..., Any], types.ToolAnnotations, str]] = [
         (debrief_list_plots, read, "List the open plots (filename, title) and the other .plot.json files."),
         (
             debrief_create_plot,
-            once,
+            additive,
             "Create a plot file from features or debrief-calc refs and open it; its time and view fit them.",
         ),
         (debrief_open_plot, write, "Mark a plot open for every client; calls without filename then use it."),

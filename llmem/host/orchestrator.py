@@ -286,7 +286,7 @@ class Orchestrator:
             )
         except HostError as exc:
             return await self._refuse(session, call, str(exc))
-        if is_destructive(entry):
+        if is_destructive(entry) and entry.qualified_name not in session.always_allowed:
             approved = await self._confirm(session, call, entry)
             if not approved:
                 why = f"The person declined to run {entry.qualified_name}. Do not run it again unless they ask."
@@ -323,7 +323,7 @@ class Orchestrator:
             session,
             call,
             "complete",
-            f"{entry.qualified_name} {'failed' if is_error else 'answered'}",
+            _error_line(result) if is_error and ready is None else f"{entry.qualified_name} answered",
             {"result": page_result, "isError": is_error, "durationMs": _ms(started)},
         )
         if len(content) > self.settings.result_chars:
@@ -422,6 +422,14 @@ class Orchestrator:
             {"result": last_error, "isError": True, "durationMs": _ms(started)},
         )
         return f"The host could not complete the {task or ''} prompt: {last_error}", last_error, True
+
+
+def _error_line(result: ToolResult) -> str:
+    """What went wrong, in the words of the server: its error message, else its text."""
+    error = result.structured.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    text = message if isinstance(message, str) and message else result.text or f"{result.qualified_name} failed"
+    return text if len(text) <= 300 else text[:300] + "…"
 
 
 def _ms(started: float) -> int:

@@ -64,6 +64,7 @@ class Session:
     connection_id: str | None = None
     turn: anyio.CancelScope | None = None
     confirms: dict[str, PendingConfirm] = field(default_factory=dict)
+    always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
 
     @property
     def turn_running(self) -> bool:

@@ -240,28 +240,35 @@ def build_app(
             log.info("page disconnected", extra={"session": session.id})
 
     async def _handle_frame(session: Session, raw: str, send: Callable[[dict[str, Any]], Any]) -> None:
-        def error(message: str) -> dict[str, Any]:
-            return {"type": "error", "payload": {"message": message}}
-
-        if not session.limiter.allow():
-            await send(error(SYSTEM_MESSAGES["RATE_LIMITED"] + f" (retry in {session.limiter.retry_in_s():.1f} s)"))
-            return
+        limited = not session.limiter.allow()  # counted before anything else, even unreadable frames
         try:
             frame = json.loads(raw)
         except ValueError:
-            await send(error('a frame must be one JSON object like {"type": "message", "payload": {"text": "…"}}'))
-            return
+            frame = None
         kind = frame.get("type") if isinstance(frame, dict) else None
         payload = frame.get("payload") if isinstance(frame, dict) else None
         payload = payload if isinstance(payload, dict) else {}
+
+        async def error(message: str) -> None:
+            await send({"type": "error", "payload": {"message": message}})
+            if kind == "message" and not session.turn_running:
+                # the page started a turn for this message: end it, or its Send stays a Stop
+                await send({"type": "done", "payload": {}})
+
+        if limited:
+            await error(SYSTEM_MESSAGES["RATE_LIMITED"] + f" (retry in {session.limiter.retry_in_s():.1f} s)")
+            return
+        if frame is None:
+            await error('a frame must be one JSON object like {"type": "message", "payload": {"text": "…"}}')
+            return
         if kind == "message":
             text = payload.get("text")
             if not isinstance(text, str) or not text.strip():
-                await send(error("payload.text must be a non-empty string"))
+                await error("payload.text must be a non-empty string")
             elif len(text) > MAX_TEXT:
-                await send(error(f"payload.text is {len(text)} characters; the limit is {MAX_TEXT}"))
+                await error(f"payload.text is {len(text)} characters; the limit is {MAX_TEXT}")
             elif session.turn_running:
-                await send(error(SYSTEM_MESSAGES["BUSY"]))
+                await error(SYSTEM_MESSAGES["BUSY"])
             else:
                 scope = anyio.CancelScope()
                 session.turn = scope  # busy from now, before the turn's task starts
@@ -270,17 +277,20 @@ def build_app(
             request_id, approve = payload.get("requestId"), payload.get("approve")
             pending = session.confirms.get(request_id) if isinstance(request_id, str) else None
             if not isinstance(approve, bool):
-                await send(error("payload.approve must be true or false"))
+                await error("payload.approve must be true or false")
             elif pending is None:
-                await send(error(f"no confirmation {request_id!r} is waiting (it was answered, or its turn ended)"))
+                await error(f"no confirmation {request_id!r} is waiting (it was answered, or its turn ended)")
             else:
                 pending.approve = approve
+                tool = pending.message["payload"]["tool"]
+                if approve and payload.get("always") is True:  # "allow this tool for the rest of the session"
+                    session.always_allowed.add(tool)
                 pending.answered.set()
         elif kind == "cancel":
             if session.turn is not None:
                 session.turn.cancel()
         else:
-            await send(error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm' or 'cancel'"))
+            await error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm' or 'cancel'")
 
     routes: list[BaseRoute] = [Route(path, serve_page, methods=["GET"]) for path in _PAGE_FILES]
     routes += [Route("/health", health, methods=["GET"]), WebSocketRoute("/ws", chat_socket)]

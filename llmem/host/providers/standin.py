@@ -119,7 +119,7 @@ def _summarize_plot(prompt: str) -> str:
 def stand_in_answer(prompt: str, task: str) -> str:
     """STAND-IN FOR THE HOST'S MODEL: answers from the prompt's own text, deterministically."""
     if task == "annotate":
-        listed = prompt.split("Keys must be qualified names from this list", 1)[-1]
+        listed = re.split(r"^Keys .*qualified names.*$", prompt, maxsplit=1, flags=re.MULTILINE)[-1]
         names = re.findall(r"^- (\S+)$", listed, flags=re.MULTILINE)
         docs = dict(re.findall(r"`([^`]+)` \(lines [^)]*\): [^\n]*? — ([^\n]+)", prompt))
         return json.dumps(
@@ -146,7 +146,8 @@ _HELP = (
     "- `help` or `tools`: list the tools of the servers;\n"
     "- `list the plots`: call the state server's list of plots;\n"
     '- `/tool server:name {"arg": …}`: call any tool with those arguments;\n'
-    '- a ```tool block with `{"tool": …, "arguments": {…}}`, as a model without native tool calls writes it.\n'
+    '- a fenced block marked `tool` holding `{"tool": …, "arguments": {…}}`, as a model without native '
+    "tool calls writes it.\n"
 )
 
 
@@ -156,7 +157,12 @@ def _pieces(text: str, size: int = 24) -> list[str]:
 
 
 def _headline(content: str) -> str:
-    """The first facts of a tool result, for the stand-in's report."""
+    """The first facts of a tool result, for the stand-in's report, its fences defused: a report
+    that quoted a tool fence would be read as a new call."""
+    return _facts(content).replace("`" * 3, "'" * 3)
+
+
+def _facts(content: str) -> str:
     try:
         data: Any = json.loads(content)
     except ValueError:

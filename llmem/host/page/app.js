@@ -1,0 +1,1064 @@
+// llmem host — chat page. Plain ES2020, no dependencies, nothing fetched from elsewhere.
+// Talks to the host over one WebSocket (/ws); see the protocol notes in the handlers below.
+(() => {
+  "use strict";
+
+  const SESSION_KEY = "llmem-host.session";
+  const BACKOFF_START_MS = 500;
+  const BACKOFF_MAX_MS = 8000;
+  const OFFLINE_AFTER_ATTEMPTS = 4;
+  const LONG_STRING = 4000; // strings in tool JSON longer than this are shortened on screen
+
+  const $ = (sel) => document.querySelector(sel);
+  const els = {
+    scroller: $("#scroller"),
+    conversation: $("#conversation"),
+    welcome: $("#welcome"),
+    working: $("#working"),
+    workingText: $("#working .working-text"),
+    input: $("#input"),
+    send: $("#send"),
+    form: $("#composer"),
+    note: $("#composer-note"),
+    connection: $("#connection"),
+    connText: $("#connection .conn-text"),
+    provider: $("#provider"),
+    standin: $("#standin-badge"),
+    jump: $("#jump"),
+  };
+
+  const state = {
+    ws: null,
+    open: false, // socket open and the host said hello
+    busy: false, // a turn is running
+    stopping: false,
+    attempts: 0,
+    retryTimer: null,
+    sessionId: readSession(),
+    current: null, // {el, body, text} — the assistant bubble being streamed into
+    steps: new Map(), // callId -> step record
+    confirms: new Map(), // requestId -> card
+    stick: true, // keep scrolled to the bottom
+    renderQueued: false,
+  };
+
+  // ---------------------------------------------------------------- helpers
+
+  function readSession() {
+    try {
+      return sessionStorage.getItem(SESSION_KEY) || null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  function writeSession(id) {
+    state.sessionId = id || null;
+    try {
+      if (id) sessionStorage.setItem(SESSION_KEY, id);
+      else sessionStorage.removeItem(SESSION_KEY);
+    } catch (_) {
+      /* storage may be unavailable; the session then lasts as long as the page */
+    }
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    if (attrs) {
+      for (const [k, v] of Object.entries(attrs)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (k === "class") node.className = v;
+        else if (k === "text") node.textContent = v;
+        else if (k.startsWith("on") && typeof v === "function") node.addEventListener(k.slice(2), v);
+        else node.setAttribute(k, v === true ? "" : String(v));
+      }
+    }
+    for (const c of children) {
+      if (c === null || c === undefined || c === false) continue;
+      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return node;
+  }
+
+  const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  function escapeHtml(s) {
+    return String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+  }
+
+  function formatDuration(ms) {
+    if (typeof ms !== "number" || !isFinite(ms)) return "";
+    if (ms < 1000) return `${Math.round(ms)} ms`;
+    if (ms < 60000) return `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
+    const m = Math.floor(ms / 60000);
+    const s = Math.round((ms % 60000) / 1000);
+    return `${m} min ${s} s`;
+  }
+
+  // ---------------------------------------------------------------- markdown (safe)
+  // Every piece of model text is HTML-escaped before any markup is added; the only tags that
+  // reach innerHTML are the ones produced here.
+
+  function inline(raw) {
+    let s = escapeHtml(String(raw).replace(/\u0000/g, ""));
+    const codes = [];
+    s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, __, code) => {
+      codes.push(`<code>${code.trim() === "" ? code : code.replace(/^ (.*) $/, "$1")}</code>`);
+      return `\u0000${codes.length - 1}\u0000`;
+    });
+    // [text](http(s)://…) links; the URL is already escaped, so it cannot leave the attribute
+    s = s.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, (_, text, url) =>
+      `<a href="${url}" target="_blank" rel="noopener noreferrer">${text}</a>`);
+    s = s.replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, "<strong>$1</strong>");
+    s = s.replace(/(^|[^\w])__(?=\S)([\s\S]*?\S)__(?!\w)/g, "$1<strong>$2</strong>");
+    s = s.replace(/(^|[^*\w])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?!\*)/g, "$1<em>$2</em>");
+    s = s.replace(/(^|[^\w])_(?=[^\s_])([^_\n]*?[^\s_])_(?!\w)/g, "$1<em>$2</em>");
+    s = s.replace(/~~(?=\S)([\s\S]*?\S)~~/g, "<del>$1</del>");
+    s = s.replace(/\u0000(\d+)\u0000/g, (_, i) => codes[Number(i)]);
+    return s;
+  }
+
+  const RE_FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+  const RE_HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+  const RE_HR = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
+  const RE_ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+  const RE_TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+  function splitRow(line) {
+    let t = line.trim();
+    if (t.startsWith("|")) t = t.slice(1);
+    if (t.endsWith("|") && !t.endsWith("\\|")) t = t.slice(0, -1);
+    const cells = [];
+    let cur = "";
+    let inCode = false;
+    for (let i = 0; i < t.length; i++) {
+      const c = t[i];
+      if (c === "\\" && t[i + 1] === "|") { cur += "|"; i++; continue; }
+      if (c === "`") inCode = !inCode;
+      if (c === "|" && !inCode) { cells.push(cur.trim()); cur = ""; continue; }
+      cur += c;
+    }
+    cells.push(cur.trim());
+    return cells;
+  }
+
+  function startsBlock(line, next) {
+    return (
+      RE_FENCE.test(line) ||
+      RE_HEADING.test(line) ||
+      RE_HR.test(line) ||
+      /^ {0,3}>/.test(line) ||
+      RE_ITEM.test(line) ||
+      (line.includes("|") && next !== undefined && RE_TABLE_SEP.test(next) && next.includes("-"))
+    );
+  }
+
+  function renderMarkdown(src) {
+    const lines = String(src).replace(/\r\n?/g, "\n").split("\n");
+    return renderLines(lines, 0);
+  }
+
+  function renderLines(lines, depth) {
+    const out = [];
+    let i = 0;
+    const n = lines.length;
+    while (i < n) {
+      const line = lines[i];
+
+      // fenced code (an unclosed fence runs to the end: fine while streaming)
+      const fence = line.match(RE_FENCE);
+      if (fence) {
+        const marker = fence[1];
+        const lang = fence[2] || "";
+        const indent = line.match(/^ */)[0].length;
+        const body = [];
+        i++;
+        while (i < n && !new RegExp(`^ {0,3}${marker[0]}{${marker.length},}\\s*$`).test(lines[i])) {
+          body.push(indent ? lines[i].replace(new RegExp(`^ {0,${indent}}`), "") : lines[i]);
+          i++;
+        }
+        i++; // closing fence
+        const langAttr = lang ? ` data-lang="${escapeHtml(lang)}"` : "";
+        const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : "";
+        out.push(`<div class="code-block"${langAttr}>${label}<pre><code>${escapeHtml(body.join("\n"))}</code></pre></div>`);
+        continue;
+      }
+
+      if (/^\s*$/.test(line)) { i++; continue; }
+
+      const h = line.match(RE_HEADING);
+      if (h) {
+        const level = Math.min(h[1].length, 4);
+        out.push(`<h${level + 2} class="md-h${level}">${inline(h[2])}</h${level + 2}>`);
+        i++;
+        continue;
+      }
+
+      if (RE_HR.test(line)) { out.push("<hr>"); i++; continue; }
+
+      if (/^ {0,3}>/.test(line)) {
+        const body = [];
+        while (i < n && /^ {0,3}>/.test(lines[i])) {
+          body.push(lines[i].replace(/^ {0,3}> ?/, ""));
+          i++;
+        }
+        out.push(`<blockquote>${depth < 6 ? renderLines(body, depth + 1) : inline(body.join(" "))}</blockquote>`);
+        continue;
+      }
+
+      // table: header row, separator row, body rows
+      if (line.includes("|") && i + 1 < n && RE_TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes("-")) {
+        const head = splitRow(line);
+        const aligns = splitRow(lines[i + 1]).map((c) =>
+          c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : c.startsWith(":") ? "left" : "");
+        i += 2;
+        const rows = [];
+        while (i < n && lines[i].includes("|") && !/^\s*$/.test(lines[i])) {
+          rows.push(splitRow(lines[i]));
+          i++;
+        }
+        const cell = (tag, text, k) => {
+          const a = aligns[k] ? ` style="text-align:${aligns[k]}"` : "";
+          return `<${tag}${a}>${inline(text || "")}</${tag}>`;
+        };
+        const thead = `<tr>${head.map((c, k) => cell("th", c, k)).join("")}</tr>`;
+        const tbody = rows.map((r) => `<tr>${head.map((_, k) => cell("td", r[k], k)).join("")}</tr>`).join("");
+        out.push(`<div class="table-wrap"><table><thead>${thead}</thead><tbody>${tbody}</tbody></table></div>`);
+        continue;
+      }
+
+      const item = line.match(RE_ITEM);
+      if (item) {
+        const baseIndent = item[1].length;
+        const ordered = /\d/.test(item[2]);
+        const start = ordered ? parseInt(item[2], 10) : 1;
+        const items = [];
+        let cur = null;
+        while (i < n) {
+          const l = lines[i];
+          const m = l.match(RE_ITEM);
+          if (m && m[1].length <= baseIndent + 1 && /\d/.test(m[2]) === ordered) {
+            cur = [m[3]];
+            items.push(cur);
+            i++;
+            continue;
+          }
+          if (m && m[1].length <= baseIndent + 1) break; // a different kind of list
+          if (/^\s*$/.test(l)) {
+            // a blank line continues the list only if more of it follows
+            const nx = lines[i + 1];
+            if (nx !== undefined && (/^\s{2,}\S/.test(nx) || (RE_ITEM.test(nx) && nx.match(RE_ITEM)[1].length <= baseIndent + 1 && /\d/.test(nx.match(RE_ITEM)[2]) === ordered))) {
+              if (cur) cur.push("");
+              i++;
+              continue;
+            }
+            break;
+          }
+          const indent = l.match(/^\s*/)[0].length;
+          if (indent > baseIndent && cur) {
+            cur.push(l.slice(Math.min(indent, baseIndent + 2 + (ordered ? 1 : 0))));
+            i++;
+            continue;
+          }
+          // lazy continuation of the item's paragraph
+          if (cur && !startsBlock(l, lines[i + 1])) {
+            cur.push(l.trim());
+            i++;
+            continue;
+          }
+          break;
+        }
+        const lis = items.map((parts) => {
+          while (parts.length > 1 && /^\s*$/.test(parts[parts.length - 1])) parts.pop();
+          if (parts.length === 1) return `<li>${inline(parts[0])}</li>`;
+          const inner = depth < 8 ? renderLines(parts, depth + 1) : inline(parts.join(" "));
+          return `<li>${inner}</li>`;
+        });
+        const tag = ordered ? "ol" : "ul";
+        const startAttr = ordered && start !== 1 ? ` start="${start}"` : "";
+        out.push(`<${tag}${startAttr}>${lis.join("")}</${tag}>`);
+        continue;
+      }
+
+      // paragraph: consecutive lines up to a blank line or the start of another block
+      const para = [line];
+      i++;
+      while (i < n && !/^\s*$/.test(lines[i]) && !startsBlock(lines[i], lines[i + 1])) {
+        para.push(lines[i]);
+        i++;
+      }
+      out.push(`<p>${para.map((p) => inline(p.trim())).join("<br>")}</p>`);
+    }
+    return out.join("");
+  }
+
+  // ---------------------------------------------------------------- JSON display
+
+  function shorten(value) {
+    if (typeof value === "string") {
+      return value.length > LONG_STRING
+        ? `${value.slice(0, 600)} … [${value.length.toLocaleString()} characters; use Copy for all of it]`
+        : value;
+    }
+    if (Array.isArray(value)) return value.map(shorten);
+    if (value && typeof value === "object") {
+      const o = {};
+      for (const [k, v] of Object.entries(value)) o[k] = shorten(v);
+      return o;
+    }
+    return value;
+  }
+
+  function parseMaybeJson(value) {
+    if (typeof value !== "string") return value;
+    const t = value.trim();
+    if ((t.startsWith("{") && t.endsWith("}")) || (t.startsWith("[") && t.endsWith("]"))) {
+      try {
+        return JSON.parse(t);
+      } catch (_) {
+        /* not JSON after all */
+      }
+    }
+    return value;
+  }
+
+  function highlightJson(text) {
+    const re = /("(?:\\u[a-fA-F0-9]{4}|\\[^u]|[^\\"])*"(\s*:)?|\b(?:true|false|null)\b|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+    let out = "";
+    let last = 0;
+    let m;
+    while ((m = re.exec(text))) {
+      out += escapeHtml(text.slice(last, m.index));
+      const tok = m[0];
+      let cls = "j-num";
+      if (tok.startsWith('"')) cls = m[2] ? "j-key" : "j-str";
+      else if (tok === "true" || tok === "false") cls = "j-bool";
+      else if (tok === "null") cls = "j-null";
+      out += `<span class="${cls}">${escapeHtml(tok)}</span>`;
+      last = m.index + tok.length;
+    }
+    return out + escapeHtml(text.slice(last));
+  }
+
+  // A <pre> for a value: pretty JSON when it is JSON, wrapped plain text when it is a string.
+  function valueBlock(value, label) {
+    const v = parseMaybeJson(value);
+    const full = typeof v === "string" ? v : safeStringify(v);
+    const wrap = el("div", { class: "value-block" });
+    const head = el("div", { class: "value-head" }, el("span", { class: "value-label", text: label }));
+    const copy = el("button", { type: "button", class: "copy", text: "Copy", "aria-label": `Copy ${label.toLowerCase()}` });
+    copy.addEventListener("click", (e) => {
+      e.preventDefault();
+      copyText(full, copy);
+    });
+    head.append(copy);
+    const pre = el("pre", { class: typeof v === "string" ? "value text" : "value json", tabindex: "0" });
+    if (typeof v === "string") pre.textContent = shorten(v) || "(empty)";
+    else pre.innerHTML = highlightJson(safeStringify(shorten(v)));
+    wrap.append(head, pre);
+    return wrap;
+  }
+
+  function safeStringify(v) {
+    try {
+      const s = JSON.stringify(v, null, 2);
+      return s === undefined ? String(v) : s;
+    } catch (_) {
+      return String(v);
+    }
+  }
+
+  function copyText(text, button) {
+    const done = (ok) => {
+      const old = button.dataset.label || button.textContent;
+      button.dataset.label = old;
+      button.textContent = ok ? "Copied" : "Copy failed";
+      setTimeout(() => { button.textContent = old; }, 1400);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(() => done(true), () => done(fallbackCopy(text)));
+    } else {
+      done(fallbackCopy(text));
+    }
+  }
+
+  function fallbackCopy(text) {
+    const ta = el("textarea", { class: "visually-hidden", "aria-hidden": "true" });
+    ta.value = text;
+    document.body.append(ta);
+    ta.select();
+    let ok = false;
+    try { ok = document.execCommand("copy"); } catch (_) { ok = false; }
+    ta.remove();
+    return ok;
+  }
+
+  // ---------------------------------------------------------------- scrolling
+
+  function nearBottom() {
+    const s = els.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+  }
+
+  function scrollToBottom(force) {
+    if (force) state.stick = true;
+    if (!state.stick) {
+      els.jump.hidden = false;
+      return;
+    }
+    els.scroller.scrollTop = els.scroller.scrollHeight;
+    els.jump.hidden = true;
+  }
+
+  let lastScrollTop = 0;
+  els.scroller.addEventListener("scroll", () => {
+    const st = els.scroller.scrollTop;
+    if (nearBottom()) {
+      state.stick = true;
+      els.jump.hidden = true;
+    } else if (st < lastScrollTop - 2) {
+      state.stick = false; // the person scrolled up: leave them there
+    }
+    lastScrollTop = st;
+  }, { passive: true });
+  // wheel / touch upwards means "I am reading", even before the scroll event lands
+  els.scroller.addEventListener("wheel", (e) => { if (e.deltaY < 0) state.stick = false; }, { passive: true });
+  els.jump.addEventListener("click", () => {
+    scrollToBottom(true);
+    els.input.focus();
+  });
+
+  // ---------------------------------------------------------------- conversation
+
+  function updateEmpty() {
+    const empty = els.conversation.childElementCount === 0;
+    els.welcome.hidden = !empty;
+  }
+
+  function append(node) {
+    els.conversation.append(node);
+    updateEmpty();
+    scrollToBottom();
+    return node;
+  }
+
+  function endAssistant() {
+    const cur = state.current;
+    if (cur) {
+      flushRender();
+      cur.el.classList.remove("streaming");
+    }
+    state.current = null;
+  }
+
+  function addUser(text) {
+    endAssistant();
+    const body = el("div", { class: "msg-body" });
+    body.textContent = text;
+    return append(el("div", { class: "msg user" }, el("span", { class: "visually-hidden", text: "You said: " }), body));
+  }
+
+  function newAssistant() {
+    const body = el("div", { class: "msg-body markdown" });
+    const node = el("div", { class: "msg assistant" }, el("span", { class: "visually-hidden", text: "Assistant: " }), body);
+    append(node);
+    state.current = { el: node, body, text: "" };
+    return state.current;
+  }
+
+  function addAssistant(text) {
+    endAssistant();
+    const cur = newAssistant();
+    cur.text = text || "";
+    cur.body.innerHTML = renderMarkdown(cur.text);
+    decorateCode(cur.body);
+    state.current = null;
+  }
+
+  function appendText(piece) {
+    if (typeof piece !== "string" || piece === "") return;
+    const cur = state.current || newAssistant();
+    cur.text += piece;
+    cur.el.classList.add("streaming");
+    queueRender();
+  }
+
+  function queueRender() {
+    if (state.renderQueued) return;
+    state.renderQueued = true;
+    const run = () => {
+      if (!state.renderQueued) return;
+      flushRender();
+    };
+    requestAnimationFrame(run);
+    setTimeout(run, 120); // background tabs do not run animation frames
+  }
+
+  function flushRender() {
+    state.renderQueued = false;
+    const cur = state.current;
+    if (!cur) return;
+    cur.body.innerHTML = renderMarkdown(cur.text);
+    decorateCode(cur.body);
+    scrollToBottom();
+  }
+
+  function decorateCode(root) {
+    for (const block of root.querySelectorAll(".code-block")) {
+      const btn = el("button", { type: "button", class: "copy code-copy", text: "Copy", "aria-label": "Copy code" });
+      btn.addEventListener("click", () => copyText(block.querySelector("code").textContent, btn));
+      block.append(btn);
+    }
+  }
+
+  function addError(message) {
+    endAssistant();
+    return append(el("div", { class: "msg error", role: "alert" },
+      el("span", { class: "error-icon", "aria-hidden": "true", text: "!" }),
+      el("span", { class: "msg-body", text: message || "Something went wrong." })));
+  }
+
+  function addNotice(message, kind) {
+    endAssistant();
+    return append(el("div", { class: `notice ${kind || ""}`.trim(), text: message }));
+  }
+
+  // -- tool steps
+
+  function splitTool(name) {
+    const s = String(name || "tool");
+    const k = s.indexOf(":");
+    return k > 0 ? [s.slice(0, k), s.slice(k + 1)] : ["", s];
+  }
+
+  function toolLabel(name) {
+    const [server, tool] = splitTool(name);
+    const frag = el("span", { class: "tool-name" });
+    if (server) frag.append(el("span", { class: "tool-server", text: `${server}:` }));
+    frag.append(el("span", { class: "tool-short", text: tool }));
+    return frag;
+  }
+
+  function createStep(callId, tool) {
+    endAssistant();
+    const icon = el("span", { class: "step-icon", "aria-hidden": "true" }, el("span", { class: "spinner" }));
+    const status = el("span", { class: "step-status", text: "running…" });
+    const duration = el("span", { class: "step-duration" });
+    const preview = el("span", { class: "step-preview" });
+    const summary = el("summary", null, icon, el("span", { class: "step-kind", text: "Tool" }), toolLabel(tool),
+      status, duration, preview);
+    const body = el("div", { class: "step-body" });
+    const node = el("details", { class: "tool-step", "data-call-id": callId, "data-state": "processing" }, summary, body);
+    const rec = { node, icon, status, duration, preview, body, tool, args: undefined, argsEl: null, resultEl: null };
+    state.steps.set(callId, rec);
+    append(node);
+    return rec;
+  }
+
+  function setStepArgs(rec, args) {
+    if (args === undefined) return;
+    rec.args = args;
+    const block = valueBlock(args, "Arguments");
+    if (rec.argsEl) rec.argsEl.replaceWith(block);
+    else rec.body.prepend(block);
+    rec.argsEl = block;
+  }
+
+  function finishStep(rec, data, message) {
+    const isError = !!data.isError;
+    const declined = !!data.declined;
+    rec.node.dataset.state = isError ? "error" : "complete";
+    if (declined) rec.node.dataset.declined = "true";
+    rec.icon.textContent = isError ? "✗" : "✓";
+    rec.status.textContent = declined ? "declined" : isError ? "failed" : "done";
+    rec.duration.textContent = declined ? "" : formatDuration(data.durationMs);
+    if (isError) {
+      const r = typeof data.result === "string" ? data.result : message || "";
+      rec.preview.textContent = r.length > 140 ? `${r.slice(0, 140)}…` : r;
+    } else {
+      rec.preview.textContent = "";
+    }
+    if ("result" in data) {
+      const block = valueBlock(data.result, isError ? "Error" : "Result");
+      if (isError) block.classList.add("is-error");
+      if (rec.resultEl) rec.resultEl.replaceWith(block);
+      else rec.body.append(block);
+      rec.resultEl = block;
+    }
+    if (!rec.argsEl && rec.body.childElementCount === 1 && !("result" in data)) {
+      rec.body.append(el("p", { class: "step-empty", text: "No details." }));
+    }
+  }
+
+  function interruptSteps(reason) {
+    for (const rec of state.steps.values()) {
+      if (rec.node.dataset.state === "processing") {
+        rec.node.dataset.state = "error";
+        rec.node.dataset.interrupted = "true";
+        rec.icon.textContent = "■";
+        rec.status.textContent = reason || "interrupted";
+      }
+    }
+  }
+
+  function onStatus(p) {
+    const data = (p && p.data) || {};
+    const callId = data.callId;
+    if (!callId) {
+      // a turn-level status: cancellation, or a hint of what the host is doing
+      if (data.cancelled) {
+        interruptSteps("stopped");
+        addNotice(p.message || "Stopped.", "stopped");
+      } else if (p && p.message) {
+        els.workingText.textContent = p.message;
+      }
+      return;
+    }
+    let rec = state.steps.get(callId);
+    // providers may reuse call ids across rounds ("call_0"): a new "processing" for a finished step is a new step
+    if (rec && p.state === "processing" && rec.node.dataset.state !== "processing") rec = null;
+    if (!rec) rec = createStep(callId, p.tool);
+    else if (p.tool && p.tool !== rec.tool) {
+      rec.tool = p.tool;
+    }
+    if (p.state === "processing") {
+      rec.node.dataset.state = "processing";
+      if (p.message) rec.status.textContent = "running…";
+      setStepArgs(rec, data.arguments);
+      els.workingText.textContent = p.message || "Working…";
+    } else if (p.state === "complete" || p.state === "error") {
+      if (p.state === "error" && data.isError === undefined) data.isError = true;
+      finishStep(rec, data, p.message);
+      els.workingText.textContent = "Working…";
+      endAssistant(); // text after a step starts a new bubble
+    }
+    scrollToBottom();
+  }
+
+  function addHistoryTool(m, index) {
+    const rec = createStep(`h-${index}`, m.tool);
+    setStepArgs(rec, m.arguments);
+    finishStep(rec, { result: m.result, isError: !!m.isError }, "");
+  }
+
+  // -- images
+
+  const IMAGE_TYPES = /^image\/(png|jpeg|jpg|gif|webp|svg\+xml|bmp)$/i;
+
+  function addImage(p) {
+    endAssistant();
+    const mime = String((p && p.mimeType) || "image/png");
+    const data = String((p && p.data) || "").replace(/[^A-Za-z0-9+/=]/g, "");
+    if (!IMAGE_TYPES.test(mime) || !data) {
+      addError(`An image arrived in a form the page cannot show (${mime}).`);
+      return;
+    }
+    const src = `data:${mime};base64,${data}`;
+    const img = el("img", { src, alt: p.alt || "Image from a tool (click to zoom)", loading: "lazy", tabindex: "0" });
+    const toggle = () => {
+      fig.classList.toggle("zoomed");
+      img.setAttribute("aria-expanded", fig.classList.contains("zoomed") ? "true" : "false");
+    };
+    img.addEventListener("click", toggle);
+    img.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
+    });
+    img.addEventListener("load", () => scrollToBottom(), { once: true });
+    const open = el("button", { type: "button", class: "linkish", text: "Open full size" });
+    open.addEventListener("click", () => openImage(mime, data));
+    const caption = el("figcaption", null, el("span", { text: "Click the picture to zoom" }), open);
+    const fig = el("figure", { class: "chat-image" }, el("div", { class: "image-frame" }, img), caption);
+    append(fig);
+  }
+
+  function openImage(mime, data) {
+    try {
+      const bin = atob(data);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      const url = URL.createObjectURL(new Blob([bytes], { type: mime }));
+      const w = window.open(url, "_blank", "noopener");
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+      if (!w) {
+        // pop-ups blocked: fall back to a download link
+        const a = el("a", { href: url, download: `image.${mime.split("/")[1].replace("+xml", "")}` });
+        document.body.append(a);
+        a.click();
+        a.remove();
+      }
+    } catch (_) {
+      addError("The picture could not be opened.");
+    }
+  }
+
+  // -- confirmations
+
+  function addConfirm(p) {
+    endAssistant();
+    const requestId = String(p.requestId || "");
+    if (requestId && state.confirms.has(requestId)) {
+      // sent again after a reconnect: keep the card already shown
+      const old = state.confirms.get(requestId);
+      if (old.node.isConnected) return;
+    }
+    const approve = el("button", { type: "button", class: "approve", text: "Allow" });
+    const always = el("button", {
+      type: "button", class: "approve-always", text: "Allow for this session",
+      title: `Run ${p.tool || "this tool"} without asking again until the session ends`,
+    });
+    const deny = el("button", { type: "button", class: "deny", text: "Deny" });
+    const outcome = el("span", { class: "confirm-outcome", role: "status" });
+    const bodyParts = [];
+    bodyParts.push(el("div", { class: "confirm-title" },
+      el("span", { class: "confirm-icon", "aria-hidden": "true", text: "⚠" }),
+      el("span", { text: "Approval needed: " }), toolLabel(p.tool)));
+    if (p.message) bodyParts.push(el("p", { class: "confirm-message", text: p.message }));
+    if (p.arguments !== undefined) bodyParts.push(valueBlock(p.arguments, "Arguments"));
+    const actions = el("div", { class: "confirm-actions" }, approve, always, deny, outcome);
+    const node = el("section", {
+      class: "confirm-card", "data-request-id": requestId, "data-state": "pending",
+      "aria-label": `Approval needed for ${p.tool || "a tool"}`,
+    }, ...bodyParts, actions);
+    const card = { node, approve, always, deny, outcome };
+    const choose = (yes, forSession = false) => {
+      const payload = { requestId, approve: yes };
+      if (forSession) payload.always = true;
+      if (!sendJson({ type: "confirm", payload })) {
+        outcome.textContent = "Not connected — try again when the connection is back.";
+        return;
+      }
+      settleConfirm(card, yes ? "approved" : "denied", forSession);
+      els.workingText.textContent = "Working…";
+    };
+    approve.addEventListener("click", () => choose(true));
+    always.addEventListener("click", () => choose(true, true));
+    deny.addEventListener("click", () => choose(false));
+    state.confirms.set(requestId, card);
+    append(node);
+    setBusy(true);
+    els.workingText.textContent = "Waiting for your approval…";
+  }
+
+  function settleConfirm(card, how, forSession = false) {
+    card.approve.disabled = true;
+    if (card.always) card.always.disabled = true;
+    card.deny.disabled = true;
+    card.node.dataset.state = how;
+    card.outcome.textContent = how === "approved" ? (forSession ? "✓ Allowed for this session" : "✓ Allowed")
+      : how === "denied" ? "✗ Denied" : "No longer waiting";
+    (how === "approved" ? (forSession ? card.always : card.approve) : card.deny).classList.add("chosen");
+    if (how === "expired") card.deny.classList.remove("chosen");
+  }
+
+  function expireConfirms() {
+    for (const card of state.confirms.values()) {
+      if (card.node.dataset.state === "pending") settleConfirm(card, "expired");
+    }
+  }
+
+  // -- history
+
+  function clearConversation() {
+    state.current = null;
+    state.renderQueued = false;
+    state.steps.clear();
+    state.confirms.clear();
+    els.conversation.replaceChildren();
+    updateEmpty();
+  }
+
+  function onHistory(p) {
+    clearConversation();
+    const messages = (p && Array.isArray(p.messages)) ? p.messages : [];
+    messages.forEach((m, k) => {
+      if (!m || typeof m !== "object") return;
+      if (m.role === "user") addUser(String(m.content ?? ""));
+      else if (m.role === "assistant") {
+        const text = typeof m.content === "string" ? m.content : m.content == null ? "" : safeStringify(m.content);
+        if (text.trim()) addAssistant(text);
+      } else if (m.role === "tool") addHistoryTool(m, k);
+    });
+    updateEmpty();
+    scrollToBottom(true);
+  }
+
+  // ---------------------------------------------------------------- input & busy state
+
+  function setBusy(busy) {
+    state.busy = busy;
+    if (!busy) state.stopping = false;
+    const wasHidden = els.working.hidden;
+    els.working.hidden = !busy;
+    if (busy && wasHidden) scrollToBottom();
+    if (!busy) els.workingText.textContent = "Working…";
+    updateControls();
+  }
+
+  function updateControls() {
+    const b = els.send;
+    if (state.busy) {
+      b.dataset.mode = "stop";
+      b.textContent = state.stopping ? "Stopping…" : "Stop";
+      b.setAttribute("aria-label", "Stop the running answer");
+      b.disabled = !state.open || state.stopping;
+      b.classList.add("stop");
+    } else {
+      b.dataset.mode = "send";
+      b.textContent = "Send";
+      b.setAttribute("aria-label", "Send message");
+      b.classList.remove("stop");
+      b.disabled = !state.open || els.input.value.trim() === "";
+    }
+    document.body.dataset.busy = state.busy ? "true" : "false";
+    let note = "";
+    if (!state.open) note = "Not connected — sending is paused until the host is back.";
+    else if (state.busy) note = state.stopping ? "Stopping…" : "Answering… you can type your next message.";
+    els.note.textContent = note;
+  }
+
+  function autoGrow() {
+    const t = els.input;
+    t.style.height = "auto";
+    const max = Math.max(120, Math.min(260, window.innerHeight * 0.35));
+    t.style.height = `${Math.min(t.scrollHeight, max)}px`;
+    t.style.overflowY = t.scrollHeight > max ? "auto" : "hidden";
+  }
+
+  function submit() {
+    if (state.busy) return;
+    const text = els.input.value.trim();
+    if (!text || !state.open) return;
+    if (!sendJson({ type: "message", payload: { text } })) return;
+    addUser(text);
+    els.input.value = "";
+    autoGrow();
+    state.current = null;
+    setBusy(true);
+    scrollToBottom(true);
+  }
+
+  function stop() {
+    if (!state.busy || state.stopping) return;
+    if (sendJson({ type: "cancel" })) {
+      state.stopping = true;
+      updateControls();
+      // should the host never answer, give the button back after a while
+      setTimeout(() => {
+        if (state.stopping) { state.stopping = false; updateControls(); }
+      }, 4000);
+    }
+  }
+
+  els.form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (state.busy) stop();
+    else submit();
+  });
+
+  els.input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+      e.preventDefault();
+      submit(); // while a turn runs Enter does nothing; the button is the way to stop
+    }
+  });
+  els.input.addEventListener("input", () => {
+    autoGrow();
+    updateControls();
+  });
+  window.addEventListener("resize", autoGrow);
+
+  for (const chip of document.querySelectorAll(".chip")) {
+    chip.addEventListener("click", () => {
+      els.input.value = chip.textContent.trim();
+      autoGrow();
+      updateControls();
+      els.input.focus();
+      els.input.setSelectionRange(els.input.value.length, els.input.value.length);
+    });
+  }
+
+  // ---------------------------------------------------------------- connection
+
+  function setConnection(s, text, title) {
+    els.connection.dataset.state = s;
+    els.connText.textContent = text;
+    els.connection.title = title || "Connection to the host";
+    document.body.dataset.connection = s;
+  }
+
+  function wsUrl() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const q = new URLSearchParams();
+    if (state.sessionId) q.set("session", state.sessionId);
+    const token = new URLSearchParams(location.search).get("token");
+    if (token) q.set("token", token);
+    const qs = q.toString();
+    return `${proto}//${location.host}/ws${qs ? `?${qs}` : ""}`;
+  }
+
+  function sendJson(obj) {
+    const ws = state.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    try {
+      ws.send(JSON.stringify(obj));
+      return true;
+    } catch (_) {
+      return false;
+    }
+  }
+
+  function connect() {
+    clearTimeout(state.retryTimer);
+    state.retryTimer = null;
+    if (state.ws && (state.ws.readyState === WebSocket.OPEN || state.ws.readyState === WebSocket.CONNECTING)) return;
+    let ws;
+    try {
+      ws = new WebSocket(wsUrl());
+    } catch (_) {
+      scheduleReconnect();
+      return;
+    }
+    state.ws = ws;
+    ws.addEventListener("message", (ev) => {
+      if (state.ws !== ws) return;
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch (_) {
+        return; // not JSON: ignore
+      }
+      if (!msg || typeof msg !== "object") return;
+      try {
+        handle(msg);
+      } catch (err) {
+        console.error("could not handle", msg, err);
+      }
+    });
+    ws.addEventListener("close", () => {
+      if (state.ws !== ws) return;
+      state.ws = null;
+      state.open = false;
+      endAssistant();
+      if (state.busy) {
+        interruptSteps("connection lost");
+        setBusy(false);
+      }
+      updateControls();
+      scheduleReconnect();
+    });
+    ws.addEventListener("error", () => {
+      /* a close event follows */
+    });
+  }
+
+  function scheduleReconnect() {
+    if (state.retryTimer) return;
+    const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_START_MS * 2 ** state.attempts);
+    state.attempts += 1;
+    if (state.attempts > OFFLINE_AFTER_ATTEMPTS || navigator.onLine === false) {
+      setConnection("offline", "offline", `Retrying in ${Math.round(delay / 1000)} s — click to retry now`);
+    } else {
+      setConnection("reconnecting", "reconnecting…", "Trying to reach the host again");
+    }
+    state.retryTimer = setTimeout(() => {
+      state.retryTimer = null;
+      connect();
+    }, delay);
+  }
+
+  function retryNow() {
+    if (state.open) return;
+    state.attempts = 0;
+    clearTimeout(state.retryTimer);
+    state.retryTimer = null;
+    connect();
+  }
+
+  els.connection.addEventListener("click", retryNow);
+  window.addEventListener("online", retryNow);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && !state.open) retryNow();
+  });
+
+  function onConnection(p) {
+    p = p || {};
+    if (p.state === "error") {
+      setConnection("error", "error", p.message || "The host refused the connection");
+      addError(p.message || "The host could not set up the session.");
+      return;
+    }
+    const previous = state.sessionId;
+    if (p.sessionId) writeSession(p.sessionId);
+    state.open = true;
+    state.attempts = 0;
+    setConnection("connected", "connected", p.message || "Connected to the host");
+    if (p.provider) {
+      els.provider.textContent = p.provider;
+      const extra = [];
+      if (Array.isArray(p.servers) && p.servers.length) extra.push(`servers: ${p.servers.join(", ")}`);
+      if (typeof p.tools === "number") extra.push(`${p.tools} tools`);
+      els.provider.title = [p.provider, ...extra].join("\n");
+    } else {
+      els.provider.textContent = "";
+    }
+    els.standin.hidden = !p.standIn;
+    document.body.dataset.standin = p.standIn ? "true" : "false";
+    if (p.state === "connected" && previous && p.sessionId && p.sessionId !== previous &&
+        els.conversation.childElementCount > 0) {
+      // the host did not know the old session (it restarted, or the session expired)
+      clearConversation();
+      addNotice("The host started a new session; the earlier conversation is no longer available.");
+    }
+    updateControls();
+  }
+
+  function handle(msg) {
+    const p = msg.payload && typeof msg.payload === "object" ? msg.payload : {};
+    switch (msg.type) {
+      case "connection":
+        onConnection(p);
+        break;
+      case "history":
+        onHistory(p);
+        break;
+      case "text":
+        if (!state.busy) setBusy(true);
+        appendText(typeof p.content === "string" ? p.content : "");
+        break;
+      case "status":
+        if (!state.busy && p.state === "processing") setBusy(true);
+        onStatus(p);
+        break;
+      case "image":
+        addImage(p);
+        break;
+      case "confirm":
+        addConfirm(p);
+        break;
+      case "error":
+        addError(typeof p.message === "string" ? p.message : "The host reported an error.");
+        break;
+      case "done":
+        endAssistant();
+        for (const n of els.conversation.querySelectorAll(".msg.assistant.streaming")) n.classList.remove("streaming");
+        interruptSteps("interrupted");
+        state.steps.clear(); // call ids belong to one turn
+        expireConfirms();
+        setBusy(false);
+        break;
+      default:
+        break; // unknown: ignore
+    }
+  }
+
+  // ---------------------------------------------------------------- start
+
+  updateEmpty();
+  setBusy(false);
+  autoGrow();
+  setConnection("connecting", "connecting…");
+  connect();
+  if (window.matchMedia && window.matchMedia("(pointer: fine)").matches) els.input.focus({ preventScroll: true });
+
+  // exposed for debugging in the console and for tests
+  window.llmemPage = { renderMarkdown, state };
+})();

@@ -1,0 +1,102 @@
+"""Start the real ``llmem-host`` command for a test: three real servers on a workspace of real
+REP files, a plot and a little code, and a loopback fake model server speaking OpenAI's API."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.conftest import DATA, console_script, subprocess_env
+
+KEY = "sk-fake-0123456789-never-shown-to-the-page"
+
+
+def make_workspace(root: Path) -> Path:
+    ws = root / "plots and code"
+    ws.mkdir()
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        shutil.copy(DATA / "rep" / name, ws / name)
+    shutil.copy(DATA / "plots" / "sample.plot.json", ws / "sample.plot.json")
+    (ws / "app.py").write_text(
+        'def speed_kn(metres: float, seconds: float) -> float:\n    """Knots from metres and seconds."""\n'
+        "    return metres / seconds * 1.943844\n"
+    )
+    return ws
+
+
+def write_config(ws: Path, path: Path, **extra: dict[str, object]) -> Path:
+    servers = {
+        name: {"command": console_script(script), "args": ["--workspace", "${workspaceFolder}"], **extra.get(name, {})}
+        for name, script in (
+            ("debrief-calc", "debrief-calc-mcp"),
+            ("debrief-state", "debrief-state-mcp"),
+            ("llmem", "llmem-mcp"),
+        )
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+class HostProcess:
+    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
+        self.proc, self.url = proc, url
+        self.stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://") + "ws"
+
+
+@contextmanager
+def running_host(config: Path, ws: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[HostProcess]:
+    """``llmem-host --config … --port 0 …``; yields once it prints where it serves."""
+    command = [console_script("llmem-host"), "--config", str(config), "--workspace", str(ws), "--port", "0"]
+    proc = subprocess.Popen(
+        [*command, "--env-file", str(ws / "no.env"), *args],
+        env=subprocess_env(**(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 90
+    seen: list[str] = []
+    url = None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        found = re.search(r"chat at (http://\S+/) ", line)
+        if found:
+            url = found.group(1)
+            break
+    if url is None:
+        proc.kill()
+        raise AssertionError("llmem-host did not start:\n" + "".join(seen))
+    host = HostProcess(proc, url)
+    host.stderr.extend(seen)
+    try:
+        yield host
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+        assert proc.stdout is not None
+        assert proc.stdout.read() == ""  # nothing on stdout, ever

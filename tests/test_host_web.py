@@ -1,0 +1,347 @@
+"""``llmem-host`` from the outside: the real command, three real servers on real REP files, a
+fake OpenAI-compatible model server on loopback, and a real WebSocket client (``websockets``).
+
+The fake model is a script that reads the conversation the host sends it, as a model would:
+the person's question, then each tool result, and decides the next call from them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidStatus
+
+from llmem.host.providers.base import CALLBACK_SYSTEM
+from llmem.host.providers.standin import stand_in_answer
+from tests.fake_openai import FakeOpenAI, Reply, call, say
+from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
+from tests.test_analyst_workflow import independent_figures
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+PLOT = "chat.plot.json"
+
+
+def since_question(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """The person's last question and the tool results that came after it."""
+
+    def is_result(m: dict[str, Any]) -> bool:
+        return m["role"] == "tool" or (m["role"] == "user" and (m["content"] or "").startswith("[tool"))
+
+    last = max(i for i, m in enumerate(messages) if m["role"] == "user" and not is_result(m))
+    return messages[last]["content"], [m for m in messages[last + 1 :] if is_result(m)]
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def model(body: dict[str, Any]) -> Reply:
+    messages = body["messages"]
+    if messages[0]["content"] == CALLBACK_SYSTEM:  # the host runs a tool's prompt with its model
+        prompt = messages[-1]["content"]
+        return say(stand_in_answer(prompt, "annotate" if '"symbols"' in prompt else "summarize-plot"), 40)
+    question, results = since_question(messages)
+    data = [_json(r["content"]) if r["role"] == "tool" else None for r in results]
+    step = len(results)
+    if "closest approach" in question:
+        if step < 2:
+            name = ("valid_boat1.rep", "valid_boat2.rep")[step]
+            reply = call(
+                "debrief-calc__run_tool", {"tool": "import-rep", "parameters": {"path": name}}, call_id=f"imp{step}"
+            )
+            reply.text = ["Importing ", "the REP ", "files."] if step == 0 else []
+            return reply
+        refs = [{"ref": d["stored"]["ref"]} for d in data[:2]]
+        if step == 2:
+            return call("debrief-state__debrief_create_plot", {"filename": PLOT, "features": refs}, call_id="mk")
+        if step == 3:
+            args = {"tool": "closest-approach", "features": refs, "parameters": {"distance_unit": "yd"}}
+            return call("debrief-calc__run_tool", args, call_id="cpa", pieces=11)
+        cpa = data[3]["features"][0]["properties"]
+        return say(f"The closest approach was {cpa['range']:.1f} yd at {cpa['time']}.", 6)
+    if "picture" in question:
+        if step == 0:
+            return call("debrief-state__debrief_render_plot", {"filename": PLOT, "fit": "all"}, call_id="png")
+        return say("Here is the plot.")
+    if "clean" in question:
+        if step == 0:
+            return call("llmem__delete_artifact", {"path": "app.py"}, call_id="del")
+        return say("You declined, so nothing was deleted." if "declined" in results[0]["content"] else "Deleted.")
+    if "torpedo" in question:
+        if step == 0:
+            return call("debrief-calc__launch_torpedo", {"target": "NELSON"}, call_id="bad")
+        return say("There is no such tool; I can analyse tracks instead.")
+    if "annotate" in question:
+        if step == 0:
+            return call("llmem__generate_prompt", {"path": "app.py", "task": "annotate"}, call_id="ann")
+        return say("The notes are stored.")
+    if "block" in question:
+        if step == 0:
+            text = 'Listing.\n```tool\n{"tool": "debrief-state:debrief_list_plots", "arguments": {}}\n```'
+            return Reply(text=[text[i : i + 5] for i in range(0, len(text), 5)])
+        return say("Two plots, and the new one.")
+    if "slow" in question:
+        return Reply(text=["word "] * 400, delay_s=0.05)
+    return say("Hello! Ask me about your plots.")
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(model) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI) -> Iterator[HostProcess]:
+    root = tmp_path_factory.mktemp("host")
+    ws = make_workspace(root)
+    config = write_config(ws, root / "mcp.json")
+    args = (
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_model.base_url,
+        "--model",
+        "fake-model",
+        "--rate",
+        "50",
+        "--burst",
+        "50",
+    )
+    with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
+        process.workspace = ws  # type: ignore[attr-defined]
+        yield process
+
+
+class Chat:
+    """A page's side of the socket: every frame kept raw, turns run to their ``done``."""
+
+    def __init__(self, socket: ClientConnection) -> None:
+        self.socket = socket
+        self.raw: list[str] = []
+
+    async def next(self) -> dict[str, Any]:
+        with anyio.fail_after(120):
+            text = await self.socket.recv()
+        assert isinstance(text, str)
+        self.raw.append(text)
+        frame: dict[str, Any] = json.loads(text)
+        return frame
+
+    async def turn(self, text: str, *, approve: bool | None = None) -> list[dict[str, Any]]:
+        await self.socket.send(json.dumps({"type": "message", "payload": {"text": text}}))
+        frames = []
+        while True:
+            frame = await self.next()
+            frames.append(frame)
+            if frame["type"] == "confirm":
+                assert approve is not None, frame
+                answer = {"requestId": frame["payload"]["requestId"], "approve": approve}
+                await self.socket.send(json.dumps({"type": "confirm", "payload": answer}))
+            if frame["type"] == "done":
+                return frames
+
+
+def text_of(frames: list[dict[str, Any]]) -> str:
+    return "".join(f["payload"]["content"] for f in frames if f["type"] == "text")
+
+
+def steps(frames: list[dict[str, Any]], state: str = "complete") -> list[dict[str, Any]]:
+    return [f["payload"] for f in frames if f["type"] == "status" and f["payload"]["state"] == state]
+
+
+async def test_an_analysts_conversation_end_to_end(host: HostProcess, fake_model: FakeOpenAI) -> None:
+    ws: Path = host.workspace  # type: ignore[attr-defined]
+    async with connect(host.ws_url) as socket:
+        chat = Chat(socket)
+        hello = await chat.next()
+        assert hello["type"] == "connection" and hello["payload"]["state"] == "connected"
+        assert hello["payload"]["standIn"] is False and "fake-model" in hello["payload"]["provider"]
+        assert set(hello["payload"]["servers"]) == {"debrief-calc", "debrief-state", "llmem"}
+
+        # streamed text, tool steps, and the closest approach answered from the tool's result
+        frames = await chat.turn("What was the closest approach between NELSON and COLLINGWOOD?")
+        assert [f["type"] for f in frames][:3] == ["text", "text", "text"]
+        done = steps(frames)
+        assert [s["tool"] for s in done] == [
+            "debrief-calc:run_tool",
+            "debrief-calc:run_tool",
+            "debrief-state:debrief_create_plot",
+            "debrief-calc:run_tool",
+        ]
+        assert not any(s["data"]["isError"] for s in done), done
+        cpa = done[-1]["data"]["result"]["features"][0]["properties"]
+        facts = independent_figures()
+        assert abs(cpa["range"] - facts.cpa_yd) <= 0.5
+        answer = text_of(frames)
+        assert f"{cpa['range']:.1f} yd" in answer and len([f for f in frames if f["type"] == "text"]) > 5
+        assert (ws / PLOT).is_file()
+
+        # an image the tool returned, inline
+        frames = await chat.turn("Show me a picture of it")
+        (image,) = [f["payload"] for f in frames if f["type"] == "image"]
+        png = base64.b64decode(image["data"], validate=True)
+        assert image["mimeType"] == "image/png" and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+        # a destructive call held for confirmation and refused: nothing deleted
+        parsed = await chat.turn("Parse the project first, so there is something: annotate app.py")
+        assert "stored" in text_of(parsed)
+        # the callback closed by the host: the prompt answered by the host's model, stored
+        callback = steps(parsed)
+        assert [s["tool"] for s in callback] == ["llmem:store_llm_result", "llmem:generate_prompt"]
+        assert not callback[0]["data"]["isError"] and callback[0]["message"].startswith("Stored through")
+        notes = ws / ".llmem" / "artifacts"
+        stored_before = sorted(p.name for p in notes.rglob("*.json"))
+        assert any("annotate" in name for name in stored_before), stored_before
+        frames = await chat.turn("Please clean the store", approve=False)
+        (confirm,) = [f["payload"] for f in frames if f["type"] == "confirm"]
+        assert confirm["tool"] == "llmem:delete_artifact" and confirm["arguments"] == {"path": "app.py"}
+        assert text_of(frames) == "You declined, so nothing was deleted."
+        assert sorted(p.name for p in notes.rglob("*.json")) == stored_before
+
+        # a hallucinated tool survived: the model hears of it, the next turn works
+        frames = await chat.turn("Fire a torpedo at NELSON")
+        (bad,) = steps(frames)
+        assert bad["data"]["isError"] and "no tool named" in bad["data"]["result"]
+        assert text_of(frames).startswith("There is no such tool")
+        frames = await chat.turn("And now use a block, please")
+        assert [s["tool"] for s in steps(frames)] == ["debrief-state:debrief_list_plots"]
+        assert PLOT in json.dumps(steps(frames)[0]["data"]["result"]) and text_of(frames).startswith("Listing.")
+
+        # what the model was sent: the system prompt with each server's guide, tools by wire name
+        first = fake_model.requests[0]
+        assert (
+            "debrief_create_plot" in first["messages"][0]["content"] and "import-rep" in first["messages"][0]["content"]
+        )
+        assert {"debrief-calc__run_tool", "llmem__delete_artifact"} <= {t["function"]["name"] for t in first["tools"]}
+        assert all(h["authorization"] == f"Bearer {KEY}" for h in fake_model.headers)
+
+    # no key in anything sent to the page, nor in the host's logs
+    assert not any(KEY in raw for raw in chat.raw)
+    assert not any(KEY in line for line in host.stderr)
+
+
+async def test_a_session_resumes_after_a_dropped_connection(host: HostProcess) -> None:
+    async with connect(host.ws_url) as socket:
+        chat = Chat(socket)
+        session = (await chat.next())["payload"]["sessionId"]
+        await chat.turn("hello there")
+    async with connect(host.ws_url + f"?session={session}") as socket:
+        chat = Chat(socket)
+        back = await chat.next()
+        assert back["payload"]["state"] == "reconnected" and back["payload"]["sessionId"] == session
+        history = await chat.next()
+        assert history["type"] == "history"
+        assert [m["role"] for m in history["payload"]["messages"]] == ["user", "assistant"]
+    async with connect(host.ws_url + "?session=gone-long-ago") as socket:
+        fresh = await Chat(socket).next()
+        assert fresh["payload"]["state"] == "connected" and "gone" in fresh["payload"]["message"]
+
+
+async def test_stop_cancels_a_slow_answer(host: HostProcess) -> None:
+    async with connect(host.ws_url) as socket:
+        chat = Chat(socket)
+        await chat.next()
+        await socket.send(json.dumps({"type": "message", "payload": {"text": "a slow answer please"}}))
+        while (await chat.next())["type"] != "text":
+            pass
+        await socket.send(json.dumps({"type": "message", "payload": {"text": "another"}}))
+        await socket.send(json.dumps({"type": "cancel"}))
+        frames = []
+        while not frames or frames[-1]["type"] != "done":
+            frames.append(await chat.next())
+        assert any(f["type"] == "error" and "still working" in f["payload"]["message"] for f in frames)
+        assert steps(frames)[-1]["data"] == {"cancelled": True}
+        assert len(text_of(frames)) < 400 * 5  # the stream was cut, not run out
+        frames = await chat.turn("hello again")  # and the session goes on
+        assert text_of(frames) == "Hello! Ask me about your plots."
+
+
+async def test_bad_frames_get_clear_errors_and_the_socket_stays(host: HostProcess) -> None:
+    async with connect(host.ws_url) as socket:
+        chat = Chat(socket)
+        await chat.next()
+        for frame, says in [
+            ("not json", "one JSON object"),
+            (json.dumps({"type": "message", "payload": {"text": ""}}), "payload.text"),
+            (json.dumps({"type": "confirm", "payload": {"requestId": "r-x", "approve": True}}), "no confirmation"),
+            (json.dumps({"type": "shout"}), "unknown frame type"),
+        ]:
+            await socket.send(frame)
+            reply = await chat.next()
+            assert reply["type"] == "error" and says in reply["payload"]["message"], reply
+        assert text_of(await chat.turn("hello")) == "Hello! Ask me about your plots."
+
+
+async def test_a_foreign_origin_is_refused_and_the_own_origin_admitted(host: HostProcess) -> None:
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(host.ws_url, origin="http://evil.example"):  # type: ignore[arg-type]
+            pass
+    assert refused.value.response.status_code == 403
+    own = host.url.rstrip("/")
+    async with connect(host.ws_url, origin=own) as socket:  # type: ignore[arg-type]
+        assert json.loads(await socket.recv())["type"] == "connection"
+    async with httpx.AsyncClient() as http:
+        health = (await http.get(host.url + "health")).json()
+        assert health["status"] == "ok" and health["tools"] > 20 and KEY not in json.dumps(health)
+        page = await http.get(host.url)
+        assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+        rebinding = await http.get(host.url, headers={"Host": "evil.example"})
+        assert rebinding.status_code == 403
+
+
+def test_beyond_loopback_the_host_refuses_to_start_without_a_token(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.conftest import console_script, subprocess_env
+
+    ws = make_workspace(tmp_path)
+    config = write_config(ws, tmp_path / "mcp.json")
+    done = subprocess.run(
+        [console_script("llmem-host"), "--config", str(config), "--host", "0.0.0.0", "--provider", "stand-in"],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "beyond loopback" in done.stderr and "LLMEM_HOST_AUTH_TOKEN" in done.stderr
+    assert done.stdout == ""
+
+
+async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    config = write_config(ws, tmp_path / "mcp.json", llmem={"excludeTools": ["delete_*"]})
+    token = "host-token-0123456789abcdef"
+    args = ("--host", "0.0.0.0", "--provider", "stand-in")
+    with running_host(config, ws, *args, env={"LLMEM_HOST_AUTH_TOKEN": token}) as host:
+        base = host.url.replace("0.0.0.0", "127.0.0.1")
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(base + "health")).status_code == 401
+            assert (await http.get(base + "health", headers={"Authorization": "Bearer nope"})).status_code == 401
+            assert (await http.get(base, params={"token": "nope"})).status_code == 401
+            opened = await http.get(base, params={"token": token})
+            assert opened.status_code == 200 and "httponly" in opened.headers["set-cookie"].lower()
+            assert (await http.get(base + "health", headers={"Authorization": f"Bearer {token}"})).json()["standIn"]
+        socket_url = base.replace("http://", "ws://") + "ws"
+        with pytest.raises(InvalidStatus):
+            async with connect(socket_url):
+                pass
+        async with connect(socket_url + f"?token={token}") as socket:
+            chat = Chat(socket)
+            hello = await chat.next()
+            assert hello["payload"]["standIn"] is True
+            listing = text_of(await chat.turn("help"))
+            assert "deterministic stand-in" in listing and "llmem:get_artifact" in listing
+            assert "delete_artifact" not in listing  # the config's excludeTools
+            assert not any(token in raw for raw in chat.raw)
