@@ -65,7 +65,10 @@ class FakeOpenAI:
                     return
                 reply = fake.reply(body)
                 if reply.status != 200:
-                    self._json(reply.status, {"error": {"message": reply.error or "failed", "type": "server_error", "code": None}})
+                    self._json(
+                        reply.status,
+                        {"error": {"message": reply.error or "failed", "type": "server_error", "code": None}},
+                    )
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")

@@ -169,9 +169,7 @@ async def test_beyond_loopback_warns_and_keeps_checks_with_allow_lists(ws: Path)
                 "/mcp", headers={**MCP_HEADERS, **allowed, "Origin": "http://evil.example"}, json=INIT
             )
             assert evil.status_code == 403
-            unknown_host = await http.post(
-                "/mcp", headers={**MCP_HEADERS, **BEARER, "Host": "evil.example"}, json=INIT
-            )
+            unknown_host = await http.post("/mcp", headers={**MCP_HEADERS, **BEARER, "Host": "evil.example"}, json=INIT)
             assert unknown_host.status_code in (400, 421)
         proc.terminate()
         proc.wait(timeout=30)
