@@ -19,7 +19,8 @@ pytestmark = pytest.mark.anyio
 
 
 def _servers() -> list[str]:
-    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
+    """The MCP servers' console scripts (``llmem-host`` is their client, not a server)."""
+    return [s for s in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"] if s.endswith("-mcp")]
 
 
 @pytest.mark.parametrize("script", _servers())
@@ -46,7 +47,18 @@ def test_every_console_script_is_in_the_readme_and_config() -> None:
     launched = {arg for server in config["mcpServers"].values() for arg in server["args"]}
     for script in scripts:
         assert f"`{script}`" in readme
-        assert script in launched
+        assert script in launched or not script.endswith("-mcp")
+
+
+def test_every_option_of_the_chat_host_is_in_the_readme() -> None:
+    from llmem.host.cli import command
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Chat with your plots", 1)[1].split("\n## ", 1)[0]
+    for param in command.params:
+        for flag in getattr(param, "opts", []):
+            if flag.startswith("--") and flag not in ("--help", "--version"):
+                assert f"`{flag}" in section, f"llmem-host {flag} is not in the README's 'Chat with your plots'"
 
 
 def _modules() -> list[str]:
