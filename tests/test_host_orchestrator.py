@@ -295,3 +295,18 @@ async def test_prompt_ready_is_closed_by_the_host_with_its_model(tmp_path: Path)
     assert steps[2]["message"] == "Stored through llmem:store_llm_result" and not steps[3]["data"]["isError"]
     result = session.history[2]
     assert result.role == "tool" and not result.is_error and "stored the answer" in result.content
+
+
+async def test_in_text_mode_the_system_prompt_teaches_the_tool_blocks() -> None:
+    from llmem.host.prompting import TOOL_BLOCK_RULES
+
+    def script(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[StreamEvent]:
+        return [TextDelta("hi")]
+
+    model = ScriptedModel(script)
+    model.native_tools = False
+    async with Coordinator([Attached("ships", fake_server([]))]) as host:
+        orchestrator = Orchestrator(model, host)
+    assert TOOL_BLOCK_RULES in orchestrator.system_prompt and '"convoy"' in orchestrator.system_prompt
+    assert next(t for t in orchestrator.tools if t.name == "ships:sink").destructive
+    assert not next(t for t in orchestrator.tools if t.name == "ships:count").destructive

@@ -143,3 +143,11 @@ async def test_a_local_server_needs_no_key_but_a_hosted_one_does() -> None:
         assert "".join(e.text for e in events) == "hi"
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         make_provider("openai", ProviderSettings("gpt-4o-mini"))
+
+
+async def test_text_mode_sends_no_tools_and_the_history_keeps_block_calls_as_text() -> None:
+    with FakeOpenAI(lambda body: say("ok")) as fake:
+        provider = provider_for(fake)
+        provider.native_tools = False
+        await collect(provider, [ChatMessage("user", "x")])
+    assert "tools" not in fake.requests[0]
