@@ -132,6 +132,7 @@ def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
     page.wait_for_function(f"document.querySelectorAll('.msg.user').length === {before}", timeout=30_000)
     assert page.locator(".tool-step").count() >= 6
+    assert page.locator(".chat-image img").count() == 1  # the picture comes back with the history
 
     assert errors == [] and outside == []
     context.close()

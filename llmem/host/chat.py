@@ -79,6 +79,10 @@ class ChatMessage:
     id: str = field(default_factory=lambda: new_id("m-"))
     created_at: float = field(default_factory=time.time)
     provider_data: dict[str, Any] = field(default_factory=dict)
+    # for the page only, never sent to the model: a tool's pictures and how long the call took,
+    # so a page that reconnects can draw the conversation again whole
+    images: list[dict[str, str]] = field(default_factory=list)
+    duration_ms: int | None = None
 
 
 @dataclass(frozen=True)

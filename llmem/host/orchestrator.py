@@ -331,7 +331,10 @@ class Orchestrator:
                 content[: self.settings.result_chars]
                 + f" … (cut at {self.settings.result_chars} characters; page with the tool's cursor or ask for less)"
             )
-        return self._tool_message(call, content, error=is_error)
+        message = self._tool_message(call, content, error=is_error)
+        message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
+        message.duration_ms = _ms(started)
+        return message
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")

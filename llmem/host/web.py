@@ -118,6 +118,8 @@ def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     "arguments": call.arguments if call else None,
                     "result": result,
                     "isError": m.is_error,
+                    "durationMs": m.duration_ms,
+                    "images": m.images,
                 }
             )
     return out

@@ -637,7 +637,8 @@
   function addHistoryTool(m, index) {
     const rec = createStep(`h-${index}`, m.tool);
     setStepArgs(rec, m.arguments);
-    finishStep(rec, { result: m.result, isError: !!m.isError }, "");
+    finishStep(rec, { result: m.result, isError: !!m.isError, durationMs: m.durationMs }, "");
+    if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image));
   }
 
   // -- images

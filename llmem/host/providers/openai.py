@@ -133,8 +133,13 @@ class OpenAIProvider(Provider):
                 await stream.close()
         except sdk.APIStatusError as exc:
             status = exc.status_code
+            hint = (
+                " (if this server or model has no tool support, start llmem-host with --tool-calls text)"
+                if status == 400 and "tools" in kwargs
+                else ""
+            )
             raise self._fail(
-                f"HTTP {status} from the model server: {_server_message(exc)}",
+                f"HTTP {status} from the model server: {_server_message(exc)}{hint}",
                 retryable=status in (408, 409, 429) or status >= 500,
                 status=status,
             ) from None
