@@ -28,6 +28,7 @@ class Reply:
     status: int = 200
     error: str = ""
     delay_s: float = 0.0  # before each chunk: a slow stream
+    whole: bool = False  # answer one chat.completion JSON object even when asked to stream
 
 
 def say(text: str, size: int = 7) -> Reply:
@@ -69,6 +70,9 @@ class FakeOpenAI:
                         reply.status,
                         {"error": {"message": reply.error or "failed", "type": "server_error", "code": None}},
                     )
+                    return
+                if reply.whole or not body.get("stream"):
+                    self._json(200, _completion(body.get("model", "fake"), reply))
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
@@ -127,3 +131,21 @@ def _chunks(model: str, reply: Reply) -> list[bytes]:
     out.append(event({}, "tool_calls" if reply.calls else "stop"))
     out.append(b"data: [DONE]\n\n")
     return out
+
+
+def _completion(model: str, reply: Reply) -> dict[str, Any]:
+    calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": "".join(pieces)}}
+        for call_id, name, pieces in reply.calls
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(reply.text) or None}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

@@ -310,3 +310,13 @@ async def test_in_text_mode_the_system_prompt_teaches_the_tool_blocks() -> None:
     assert TOOL_BLOCK_RULES in orchestrator.system_prompt and '"convoy"' in orchestrator.system_prompt
     assert next(t for t in orchestrator.tools if t.name == "ships:sink").destructive
     assert not next(t for t in orchestrator.tools if t.name == "ships:count").destructive
+
+
+@pytest.mark.parametrize("name", ["ships:count", "count", "ships__count", "ships_count", "ships.count", "SHIPS:Count"])
+async def test_the_spellings_models_use_for_a_tool_all_reach_it(name: str) -> None:
+    def script(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[StreamEvent]:
+        return calls_of((name, {"convoy": "a,b"})) if history[-1].role == "user" else [TextDelta("two")]
+
+    log: list[str] = []
+    page, _, _ = await run_turn(script, "count", log=log)
+    assert log == ["count a,b"] and page.text() == "two"

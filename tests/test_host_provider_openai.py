@@ -151,3 +151,16 @@ async def test_text_mode_sends_no_tools_and_the_history_keeps_block_calls_as_tex
         provider.native_tools = False
         await collect(provider, [ChatMessage("user", "x")])
     assert "tools" not in fake.requests[0]
+
+
+async def test_a_server_that_ignores_stream_is_asked_again_plainly() -> None:
+    def whole(body: dict[str, Any]) -> Reply:
+        reply = call("llmem__get_artifact", {"path": "app.py"}, call_id="c7")
+        reply.text, reply.whole = ["Reading it."], True
+        return reply
+
+    with FakeOpenAI(whole) as fake:
+        events = await collect(provider_for(fake), [ChatMessage("user", "x")])
+    assert [type(e).__name__ for e in events] == ["TextDelta", "ToolCallEvent"]
+    assert events[1].call.name == "llmem:get_artifact" and events[1].call.arguments == {"path": "app.py"}
+    assert [r["stream"] for r in fake.requests] == [True, False]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,10 @@ class Orchestrator:
             ToolSpec(e.qualified_name, e.tool.description or "", dict(e.tool.input_schema), is_destructive(e))
             for e in coordinator.tools()
         ]
+        spellings: dict[str, list[str]] = {}
+        for tool in self.tools:
+            spellings.setdefault(_spelling(tool.name), []).append(tool.name)
+        self._by_spelling = {k: v[0] for k, v in spellings.items() if len(v) == 1}
         guides = {server: coordinator.descriptions(server) for server in coordinator.servers}
         self.system_prompt = compile_system_prompt(self.tools, guides, native_tools=provider.native_tools)
 
@@ -235,6 +240,18 @@ class Orchestrator:
             else:
                 calls.append(piece)
 
+    def _resolve(self, name: str) -> ToolEntry:
+        """A tool by the name the model wrote: qualified, bare when only one server has it, or a
+        provider-mangled spelling of a qualified name (``debrief-calc__run_tool``,
+        ``debrief_calc_run_tool``, ``debrief-calc.run_tool``)."""
+        try:
+            return self.coordinator.resolve(name)
+        except UnknownTool:
+            found = self._by_spelling.get(_spelling(name))
+            if found is None:
+                raise
+            return self.coordinator.resolve(found)
+
     # -- tools -------------------------------------------------------------------------------------
 
     def _tool_message(self, call: ToolCall, content: str, *, error: bool) -> ChatMessage:
@@ -277,7 +294,7 @@ class Orchestrator:
                 '{"tool": "server:name", "arguments": {…}}' + ("" if call.native else " in a ```tool block") + ".",
             )
         try:
-            entry = self.coordinator.resolve(call.name)
+            entry = self._resolve(call.name)
         except UnknownTool as exc:
             close = f" Did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
             known = ", ".join(t.name for t in self.tools[:80])
@@ -425,6 +442,10 @@ class Orchestrator:
             {"result": last_error, "isError": True, "durationMs": _ms(started)},
         )
         return f"The host could not complete the {task or ''} prompt: {last_error}", last_error, True
+
+
+def _spelling(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 def _error_line(result: ToolResult) -> str:

@@ -109,10 +109,12 @@ class OpenAIProvider(Provider):
             ]
         # index → [id, name, argument pieces]: a call's arguments arrive in many chunks
         pending: dict[int, list[Any]] = {}
+        chunks = 0
         try:
             stream = await self._client.chat.completions.create(**kwargs)
             try:
                 async for chunk in stream:
+                    chunks += 1
                     for choice in chunk.choices or ():
                         delta = choice.delta
                         if delta is None:
@@ -131,6 +133,16 @@ class OpenAIProvider(Provider):
                                     slot[2].append(piece.function.arguments)
             finally:
                 await stream.close()
+            if chunks == 0:
+                # a server that ignores "stream" and answers one JSON object: ask for that plainly
+                whole = await self._client.chat.completions.create(**{**kwargs, "stream": False})
+                for choice in whole.choices[:1]:
+                    if choice.message.content:
+                        yield TextDelta(choice.message.content)
+                    for index, made in enumerate(choice.message.tool_calls or ()):
+                        function = getattr(made, "function", None)
+                        if function is not None:
+                            pending[index] = [made.id, function.name, [function.arguments or ""]]
         except sdk.APIStatusError as exc:
             status = exc.status_code
             hint = (
