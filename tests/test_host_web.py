@@ -345,3 +345,32 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             assert "deterministic stand-in" in listing and "llmem:get_artifact" in listing
             assert "delete_artifact" not in listing  # the config's excludeTools
             assert not any(token in raw for raw in chat.raw)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+async def test_the_other_providers_drive_the_same_turn(provider: str, tmp_path: Path) -> None:
+    from tests.fake_models import FakeAnthropic, FakeGemini
+
+    def reply(body: dict[str, Any]) -> Reply:
+        last = (body.get("messages") or body.get("contents"))[-1]
+        text = json.dumps(last)
+        if "tool_result" in text or "functionResponse" in text:
+            return say("track-stats gives each track's statistics.", 5)
+        return call("debrief-calc__describe_tool", {"name": "track-stats"}, call_id="call_x", pieces=5)
+
+    fake_class = FakeAnthropic if provider == "anthropic" else FakeGemini
+    key_name = "ANTHROPIC_API_KEY" if provider == "anthropic" else "GEMINI_API_KEY"
+    ws = make_workspace(tmp_path)
+    config = write_config(ws, tmp_path / "mcp.json")
+    with fake_class(reply) as fake:
+        args = ("--provider", provider, "--base-url", fake.base_url, "--model", "fake-model")
+        with running_host(config, ws, *args, env={key_name: KEY}) as host:
+            async with connect(host.ws_url) as socket:
+                chat = Chat(socket)
+                hello = await chat.next()
+                assert hello["payload"]["provider"].startswith(provider)
+                frames = await chat.turn("What does track-stats do?")
+    (step,) = steps(frames)
+    assert step["tool"] == "debrief-calc:describe_tool" and not step["data"]["isError"]
+    assert text_of(frames) == "track-stats gives each track's statistics."
+    assert not any(KEY in raw for raw in chat.raw) and len(fake.requests) == 2
