@@ -27,7 +27,7 @@ import anyio
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.coordinator import Coordinator, ToolEntry, ToolResult
 from llmem.host.errors import HostError, ProviderError, UnknownTool
-from llmem.host.prompting import compile_system_prompt, prune_history
+from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
 from llmem.host.toolblocks import ToolBlockParser
@@ -113,6 +113,15 @@ class Orchestrator:
         self._by_spelling = {k: v[0] for k, v in spellings.items() if len(v) == 1}
         guides = {server: coordinator.descriptions(server) for server in coordinator.servers}
         self.system_prompt = compile_system_prompt(self.tools, guides, native_tools=provider.native_tools)
+        tool_tokens = sum(estimate_tokens(t.description + json.dumps(t.input_schema)) for t in self.tools)
+        #: what every request costs before the conversation: a local model's context must hold it
+        self.fixed_tokens = estimate_tokens(self.system_prompt) + (tool_tokens if provider.native_tools else 0)
+        log.info(
+            "system prompt about %d tokens, tool schemas about %d; every request starts at about %d tokens",
+            estimate_tokens(self.system_prompt),
+            tool_tokens if provider.native_tools else 0,
+            self.fixed_tokens,
+        )
 
     # -- a turn ----------------------------------------------------------------------------------
 

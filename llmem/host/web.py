@@ -180,6 +180,7 @@ def build_app(
                 "servers": settings.info.get("servers", []),
                 "failedServers": settings.info.get("failedServers", []),
                 "tools": len(orchestrator.tools),
+                "promptTokens": orchestrator.fixed_tokens,
                 "sessions": len(sessions),
             }
         )
