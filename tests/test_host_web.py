@@ -230,6 +230,11 @@ async def test_an_analysts_conversation_end_to_end(host: HostProcess, fake_model
     # no key in anything sent to the page, nor in the host's logs
     assert not any(KEY in raw for raw in chat.raw)
     assert not any(KEY in line for line in host.stderr)
+    # every line of a turn carries the turn's correlation id
+    turn_lines = [json.loads(line) for line in host.stderr if line.startswith("{") and "llmem.host" in line]
+    started = [line["cid"] for line in turn_lines if line["msg"] == "turn started"]
+    assert started and all(cid.startswith("t-") for cid in started)
+    assert {line["cid"] for line in turn_lines if line["msg"].startswith("tool call")} <= set(started)
 
 
 async def test_a_session_resumes_after_a_dropped_connection(host: HostProcess) -> None:
