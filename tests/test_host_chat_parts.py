@@ -131,3 +131,25 @@ def test_the_rate_limit_is_a_bucket() -> None:
     assert limiter.retry_in_s() == pytest.approx(0.5)
     now[0] += 0.5
     assert limiter.allow() and not limiter.allow()
+
+
+def test_allow_and_deny_lists_of_a_server() -> None:
+    from llmem.host.config import parse_config, tool_offered
+    from llmem.host.errors import ConfigError
+
+    (spec,) = parse_config(
+        {
+            "mcpServers": {
+                "s": {"command": "x", "includeTools": ["debrief_*", "list_*"], "excludeTools": ["debrief_undo"]}
+            }
+        }
+    )
+    assert [spec.offers(t) for t in ("debrief_get_time", "list_tools", "debrief_undo", "run_tool")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert tool_offered("anything", None, ()) and not tool_offered("delete_artifact", None, ("delete_*",))
+    with pytest.raises(ConfigError, match=r"mcpServers\.s\.excludeTools must be a list"):
+        parse_config({"mcpServers": {"s": {"command": "x", "excludeTools": "delete_*"}}})
