@@ -134,6 +134,13 @@ def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
     assert page.locator(".tool-step").count() >= 6
     assert page.locator(".chat-image img").count() == 1  # the picture comes back with the history
 
+    # New chat: an empty conversation in a new session
+    session = page.evaluate("Object.values(sessionStorage)[0]")
+    page.click("#new-chat")
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    page.wait_for_function(f"Object.values(sessionStorage)[0] && Object.values(sessionStorage)[0] !== {session!r}")
+    assert page.locator(".msg.user").count() == 0 and page.is_visible("#welcome")
+
     assert errors == [] and outside == []
     context.close()
 

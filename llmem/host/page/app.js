@@ -25,6 +25,7 @@
     provider: $("#provider"),
     standin: $("#standin-badge"),
     jump: $("#jump"),
+    newChat: $("#new-chat"),
   };
 
   const state = {
@@ -975,6 +976,21 @@
   }
 
   els.connection.addEventListener("click", retryNow);
+
+  // A new conversation: a new session on the host; the old one is left to expire there.
+  els.newChat.addEventListener("click", () => {
+    if (state.busy) sendJson({ type: "cancel" });
+    writeSession(null);
+    clearConversation();
+    const ws = state.ws;
+    state.ws = null;
+    state.open = false;
+    if (ws) ws.close();
+    setBusy(false);
+    state.attempts = 0;
+    connect();
+    els.input.focus();
+  });
   window.addEventListener("online", retryNow);
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible" && !state.open) retryNow();
