@@ -5,10 +5,12 @@ the OpenAI API, answering at once) asks for ``debrief-calc:describe_tool`` → t
 the model answers in words → ``done``. Measured over the real WebSocket against the real
 ``llmem-host`` and its real servers. The baseline does the same work without the host, turn by
 turn alternating with it: the very requests the host sent to the model (its system prompt with
-the three servers' guides, the 33 tools, the history), replayed with the openai SDK against the
-same fake, and the tool call through a bare coordinator on another copy of the same server. The
-ratio is what the host adds (the tool-block parser, validation, the session, frames to the
-page). Also: the first text frame of a streamed answer beside the SDK's first chunk.
+the three servers' guides, the 33 tools, the history), replayed against the same fake twice:
+with the openai SDK's ``create()`` as client code usually calls it, and as plain JSON over httpx
+with the SSE lines parsed by hand (the floor); the tool call through a bare coordinator on
+another copy of the same server. The ratio is what the host adds (the WebSocket, the session,
+the tool-block parser, validation, frames to the page). Also: the first text frame of a
+streamed answer beside the first content chunk.
 
     python benchmarks/bench_host.py [--turns N]
 """
@@ -55,6 +57,7 @@ async def host_turn(socket: Any, text: str) -> tuple[float, float | None]:
 
 
 async def run(ws_url: str, fake: FakeOpenAI, config: Path, ws: Path, turns: int) -> dict[str, list[float]]:
+    import httpx
     import openai
     from websockets.asyncio.client import connect
 
@@ -62,7 +65,21 @@ async def run(ws_url: str, fake: FakeOpenAI, config: Path, ws: Path, turns: int)
 
     client = openai.AsyncOpenAI(api_key=KEY, base_url=fake.base_url, max_retries=0)
     specs = [s for s in load_config(config, {"${workspaceFolder}": str(ws)}) if s.name == "debrief-calc"]
-    figures: dict[str, list[float]] = {"host turn": [], "bare turn": [], "host first": [], "bare first": []}
+    figures: dict[str, list[float]] = {
+        k: [] for k in ("host turn", "bare turn", "raw turn", "host first", "bare first", "raw first")
+    }
+    http = httpx.AsyncClient(base_url=fake.base_url, headers={"Authorization": f"Bearer {KEY}"})
+
+    async def raw(body: dict[str, Any]) -> float:
+        """The same request as plain JSON over httpx, the SSE lines read and parsed: the floor."""
+        started, first = time.perf_counter(), 0.0
+        async with http.stream("POST", "/chat/completions", content=json.dumps(body)) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: {"):
+                    delta = json.loads(line[6:])["choices"][0]["delta"]
+                    if not first and delta.get("content"):
+                        first = time.perf_counter() - started
+        return first
 
     async def completion(body: dict[str, Any]) -> float:
         started, first = time.perf_counter(), 0.0
@@ -88,10 +105,17 @@ async def run(ws_url: str, fake: FakeOpenAI, config: Path, ws: Path, turns: int)
             await bare.call("debrief-calc:describe_tool", {"name": "track-stats"})
             await completion(answered)
             figures["bare turn"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            await raw(asked)
+            await bare.call("debrief-calc:describe_tool", {"name": "track-stats"})
+            await raw(answered)
+            figures["raw turn"].append(time.perf_counter() - started)
             _whole, first = await host_turn(socket, STREAM)
             figures["host first"].append(first or 0.0)
             figures["bare first"].append(await completion(streamed))
+            figures["raw first"].append(await raw(streamed))
     await client.close()
+    await http.aclose()
     figures["size"] = [float(len(json.dumps(asked))), float(len(asked.get("tools", [])))]
     return figures
 
@@ -122,13 +146,15 @@ def main() -> None:
     size, tools = f["size"]
     print(f"llmem-host beside the same work done bare: {args.turns} turns each, alternating; a loopback fake")
     print(f"model; the same {size:,.0f}-byte requests (system prompt with three guides, {tools:.0f} tools)")
-    print(f"{'figure':40} {'host':>10} {'bare':>10} {'ratio':>7}")
-    for name, ours, base in (
-        ("turn with one tool call, p50", f["host turn"], f["bare turn"]),
-        ("first text of a streamed answer, p50", f["host first"], f["bare first"]),
+    print(f"{'figure (p50)':34} {'host':>9} {'baseline':>9} {'ratio':>6}  baseline")
+    for name, ours, base, what in (
+        ("turn with one tool call", f["host turn"], f["bare turn"], "openai SDK create() + bare coordinator"),
+        ("turn with one tool call", f["host turn"], f["raw turn"], "httpx POST + SSE lines + bare coordinator"),
+        ("first text of a streamed answer", f["host first"], f["bare first"], "openai SDK create()"),
+        ("first text of a streamed answer", f["host first"], f["raw first"], "httpx POST + SSE lines"),
     ):
         o, b = statistics.median(ours), statistics.median(base)
-        print(f"{name:40} {o * 1000:8.1f}ms {b * 1000:8.1f}ms {o / b:6.2f}x")
+        print(f"{name:34} {o * 1000:7.1f}ms {b * 1000:7.1f}ms {o / b:5.2f}x  {what}")
 
 
 if __name__ == "__main__":
