@@ -96,7 +96,10 @@ class AnthropicProvider(Provider):
         # content block index → [id, name, input JSON pieces]: a tool_use's input arrives in pieces
         pending: dict[int, list[Any]] = {}
         try:
-            stream = await self._client.messages.create(**kwargs)
+            # the big parts as extra_body: the SDK's walk of typed parameters costs tens of ms a call
+            # on a request this size (see the OpenAI provider); these are plain JSON already
+            heavy = {k: kwargs.pop(k) for k in ("messages", "system", "tools") if k in kwargs}
+            stream = await self._client.messages.create(**kwargs, messages=[], extra_body=heavy)
             try:
                 async for event in stream:
                     kind = event.type
