@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_openai import FakeOpenAI, Reply, call, say  # noqa: E402
+from tests.fake_models import FakeOpenAI, Reply, call, say  # noqa: E402
 from tests.host_harness import KEY, make_workspace, running_host, write_config  # noqa: E402
 
 ASK, STREAM = "what does track-stats do?", "stream please"

@@ -1,13 +1,21 @@
-"""Loopback fakes of Anthropic's Messages API and Google's Gemini API, each speaking its real
-wire protocol (the OpenAI one is ``tests/fake_openai.py``; the same :class:`Reply` scripts all).
+"""Loopback fakes of the three model APIs the host speaks, each on its real wire protocol, all
+scripted alike: a test gives a ``reply`` function (the request body in, a :class:`Reply` out).
 
-- Anthropic: ``POST /v1/messages`` with ``stream: true`` → Server-Sent Events ``message_start``,
+- OpenAI chat completions: ``POST /v1/chat/completions`` with ``stream: true`` → Server-Sent
+  Events as OpenAI sends them (``chat.completion.chunk`` objects, tool-call arguments in pieces by
+  ``index``, a last chunk with ``finish_reason``, ``data: [DONE]``); one ``chat.completion`` JSON
+  object when the request does not stream (or ``Reply.whole`` says to answer so anyway).
+- Anthropic: ``POST /v1/messages`` with ``stream: true`` → ``message_start``,
   ``content_block_start`` / ``_delta`` (``text_delta``, ``input_json_delta``) / ``_stop``, ``ping``,
-  ``message_delta``, ``message_stop``; errors as Anthropic's JSON error body, or as an ``error``
-  event in the middle of the stream (``Reply.error`` with ``status=200``).
-- Gemini: ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (or ``/v1/``, as newer SDKs ask) → ``data:`` events, each a
-  ``GenerateContentResponse`` (text parts; a ``functionCall`` part whole, with a
-  ``thoughtSignature`` the client must send back); errors as Google's JSON error body.
+  ``message_delta``, ``message_stop``; an ``error`` event in the middle of the stream
+  (``Reply.error`` with ``status=200``).
+- Gemini: ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (or ``/v1/``, as newer
+  SDKs ask) → ``data:`` events, each a ``GenerateContentResponse``; a ``functionCall`` part comes
+  whole, with a ``thoughtSignature`` the client must send back.
+
+Errors are each API's own JSON error body with its HTTP status. Standard library only, in a
+thread, so the code under test meets them over a real socket; ``requests``, ``headers`` and
+``paths`` record what came, ``disconnected`` is set when the client hung up mid-stream.
 """
 
 from __future__ import annotations
@@ -16,12 +24,35 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_openai import Reply
+__all__ = ["FakeAnthropic", "FakeGemini", "FakeOpenAI", "Reply", "call", "say"]
 
-__all__ = ["FakeAnthropic", "FakeGemini", "Reply"]
+
+@dataclass
+class Reply:
+    """What the fake answers: text pieces and tool calls, or an HTTP error."""
+
+    text: list[str] = field(default_factory=list)
+    # (call id, function name, the arguments' JSON text in the pieces it is sent in)
+    calls: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    status: int = 200
+    error: str = ""
+    delay_s: float = 0.0  # before each chunk: a slow stream
+    whole: bool = False  # OpenAI: answer one chat.completion JSON object even when asked to stream
+
+
+def say(text: str, size: int = 7) -> Reply:
+    return Reply(text=[text[i : i + size] for i in range(0, len(text), size)])
+
+
+def call(name: str, arguments: dict[str, Any], *, call_id: str = "call_1", pieces: int = 4) -> Reply:
+    raw = json.dumps(arguments)
+    step = max(1, len(raw) // pieces)
+    return Reply(calls=[(call_id, name, [raw[i : i + step] for i in range(0, len(raw), step)])])
+
 
 _GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                   429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
@@ -55,6 +86,10 @@ class _Fake:
                 reply = fake.reply(body)
                 if reply.status != 200:
                     self._json(reply.status, fake.error_body(reply.status, reply.error or "failed"))
+                    return
+                whole = fake.whole(body, reply)
+                if whole is not None:
+                    self._json(200, whole)
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
@@ -92,6 +127,10 @@ class _Fake:
 
     def events(self, body: dict[str, Any], reply: Reply) -> Iterator[bytes]:
         raise NotImplementedError
+
+    def whole(self, body: dict[str, Any], reply: Reply) -> dict[str, Any] | None:
+        """A whole JSON answer instead of a stream, where the API gives one."""
+        return None
 
     def __enter__(self) -> _Fake:
         self._thread.start()
@@ -189,3 +228,65 @@ class FakeGemini(_Fake):
             }
             yield chunk([part])
         yield chunk([{"text": ""}], "STOP")
+
+
+class FakeOpenAI(_Fake):
+    """``fake.base_url`` ends in ``/v1``, as OpenAI-compatible servers' do."""
+
+    @property
+    def base_url(self) -> str:
+        return super().base_url + "/v1"
+
+    def path_ok(self, path: str) -> bool:  # type: ignore[override]
+        return path.rstrip("/") == "/v1/chat/completions"
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {
+            "error": {
+                "message": message,
+                "type": "server_error" if status >= 500 else "invalid_request_error",
+                "code": None,
+            }
+        }
+
+    def events(self, body: dict[str, Any], reply: Reply) -> Iterator[bytes]:
+        return iter(_chunks(body.get("model", "fake"), reply))
+
+    def whole(self, body: dict[str, Any], reply: Reply) -> dict[str, Any] | None:
+        return _completion(body.get("model", "fake"), reply) if reply.whole or not body.get("stream") else None
+
+
+def _chunks(model: str, reply: Reply) -> list[bytes]:
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode()
+
+    out = [event({"role": "assistant", "content": ""})]
+    out += [event({"content": piece}) for piece in reply.text]
+    for index, (call_id, name, pieces) in enumerate(reply.calls):
+        first = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        out.append(event({"tool_calls": [first]}))
+        out += [event({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in pieces]
+    out.append(event({}, "tool_calls" if reply.calls else "stop"))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+def _completion(model: str, reply: Reply) -> dict[str, Any]:
+    calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": "".join(pieces)}}
+        for call_id, name, pieces in reply.calls
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(reply.text) or None}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

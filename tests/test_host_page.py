@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI
+from tests.fake_models import FakeOpenAI
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_web import PLOT, model
 

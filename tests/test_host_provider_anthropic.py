@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-import anyio
 import pytest
 
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec
 from llmem.host.errors import ProviderError
 from llmem.host.providers import ProviderSettings, make_provider
-from tests.fake_models import FakeAnthropic, Reply
-from tests.fake_openai import call, say
+from tests.fake_models import FakeAnthropic, Reply, call, say
 
 pytestmark = pytest.mark.anyio
 KEY = "sk-ant-test-0123456789abcdef-secret"
@@ -87,16 +84,6 @@ async def test_the_history_alternates_and_tool_results_are_user_blocks() -> None
     assert "tool result for llmem:get_artifact" in messages[4]["content"][0]["text"]
 
 
-@pytest.mark.parametrize(("status", "retryable"), [(429, True), (529, True), (500, True), (400, False), (401, False)])
-async def test_http_errors_say_whether_to_retry_and_never_carry_the_key(status: int, retryable: bool) -> None:
-    with (
-        FakeAnthropic(lambda body: Reply(status=status, error=f"no ({KEY[:10]})")) as fake,
-        pytest.raises(ProviderError) as caught,
-    ):
-        await collect(provider_for(fake), [ChatMessage("user", "x")])
-    assert caught.value.retryable is retryable and caught.value.status == status and KEY not in str(caught.value)
-
-
 async def test_an_error_event_in_the_middle_of_the_stream_is_retryable() -> None:
     seen: list[str] = []
     with FakeAnthropic(lambda body: Reply(text=["The clo"], error="Overloaded")) as fake:
@@ -108,26 +95,10 @@ async def test_an_error_event_in_the_middle_of_the_stream_is_retryable() -> None
     assert seen == ["The clo"] and caught.value.retryable and "overloaded" in str(caught.value)
 
 
-async def test_a_slow_stream_is_cancelled_promptly() -> None:
-    with FakeAnthropic(lambda body: Reply(text=["word "] * 200, delay_s=0.05)) as fake:
-        provider = provider_for(fake)
-        seen: list[str] = []
-        started = time.monotonic()
-        with anyio.move_on_after(0.5):
-            async for event in provider.stream("S", [ChatMessage("user", "x")], []):
-                seen.append(event.text)
-        await provider.aclose()
-        assert time.monotonic() - started < 2.0 and 0 < len(seen) < 200
-        assert fake.disconnected.wait(timeout=10)
-
-
-async def test_complete_and_the_key_rule() -> None:
-    from llmem.host.errors import ConfigError
-
-    with FakeAnthropic(lambda body: say("# Summary", 3)) as fake:
-        provider = provider_for(fake)
-        assert await provider.complete("Summarize") == "# Summary"
-        await provider.aclose()
-    assert "tools" not in fake.requests[0]
-    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        make_provider("anthropic", ProviderSettings("claude-x"))
+async def test_overloaded_529_is_worth_a_retry() -> None:
+    with (
+        FakeAnthropic(lambda body: Reply(status=529, error="Overloaded")) as fake,
+        pytest.raises(ProviderError) as caught,
+    ):
+        await collect(provider_for(fake), [ChatMessage("user", "x")])
+    assert caught.value.retryable and caught.value.status == 529 and "overloaded_error" in str(caught.value)

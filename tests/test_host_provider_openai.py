@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-import anyio
 import pytest
 
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec
-from llmem.host.errors import ProviderError
 from llmem.host.providers import ProviderSettings, make_provider
-from tests.fake_openai import FakeOpenAI, Reply, call, say
+from tests.fake_models import FakeOpenAI, Reply, call, say
 
 pytestmark = pytest.mark.anyio
 KEY = "sk-test-0123456789abcdef-secret"
@@ -93,46 +90,6 @@ async def test_the_history_goes_back_in_openai_form() -> None:
     assert messages[3] == {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": true}'}
     assert "tool_calls" not in messages[4]  # a block call stays in the text
     assert messages[5]["role"] == "user" and "tool error for llmem:get_artifact" in messages[5]["content"]
-
-
-@pytest.mark.parametrize(("status", "retryable"), [(429, True), (500, True), (503, True), (400, False), (401, False)])
-async def test_http_errors_say_whether_to_retry_and_never_carry_the_key(status: int, retryable: bool) -> None:
-    message = f"refused (key was {KEY[:8]}…)" if status == 401 else "busy"
-    with FakeOpenAI(lambda body: Reply(status=status, error=message)) as fake, pytest.raises(ProviderError) as caught:
-        await collect(provider_for(fake), [ChatMessage("user", "x")])
-    assert caught.value.retryable is retryable and caught.value.status == status
-    assert KEY not in str(caught.value) and KEY not in repr(ProviderSettings("m", api_key=KEY))
-
-
-async def test_an_unreachable_server_is_retryable() -> None:
-    with FakeOpenAI(lambda body: say("x")) as fake:
-        url = fake.base_url
-    provider = make_provider("openai", ProviderSettings("m", base_url=url, timeout_s=2))
-    with pytest.raises(ProviderError) as caught:
-        await collect(provider, [ChatMessage("user", "x")])
-    assert caught.value.retryable and "cannot reach" in str(caught.value)
-
-
-async def test_a_slow_stream_is_cancelled_promptly() -> None:
-    with FakeOpenAI(lambda body: Reply(text=["word "] * 200, delay_s=0.05)) as fake:
-        provider = provider_for(fake)
-        seen: list[str] = []
-        started = time.monotonic()
-        with anyio.move_on_after(0.5):
-            async for event in provider.stream("S", [ChatMessage("user", "x")], []):
-                seen.append(event.text)
-        await provider.aclose()
-        assert time.monotonic() - started < 2.0 and 0 < len(seen) < 200
-        assert fake.disconnected.wait(timeout=10)  # the fake's next write found the socket closed
-
-
-async def test_complete_answers_a_callback_prompt_whole_and_without_tools() -> None:
-    with FakeOpenAI(lambda body: say('{"symbols": {}}', size=3)) as fake:
-        provider = provider_for(fake)
-        answer = await provider.complete("Describe these symbols as JSON")
-        await provider.aclose()
-    assert answer == '{"symbols": {}}'
-    assert "tools" not in fake.requests[0] and fake.requests[0]["messages"][1]["content"].startswith("Describe")
 
 
 async def test_a_local_server_needs_no_key_but_a_hosted_one_does() -> None:

@@ -21,7 +21,7 @@ from websockets.exceptions import InvalidStatus
 
 from llmem.host.providers.base import CALLBACK_SYSTEM
 from llmem.host.providers.standin import stand_in_answer
-from tests.fake_openai import FakeOpenAI, Reply, call, say
+from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_analyst_workflow import independent_figures
 

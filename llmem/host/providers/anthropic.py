@@ -24,9 +24,7 @@ class AnthropicProvider(Provider):
         try:
             import anthropic
         except ImportError:
-            raise self._fail(
-                "the 'anthropic' package is not installed; install the extra: pip install 'llmem-debrief-mcp[anthropic]'"
-            ) from None
+            raise self._missing("anthropic", "anthropic") from None
         self._sdk = anthropic
         self._client = anthropic.AsyncAnthropic(
             api_key=settings.api_key,

@@ -114,5 +114,14 @@ class Provider(ABC):
         """Release the provider's connections (the stand-in has none)."""
         return None
 
+    def _missing(self, package: str, extra: str) -> ProviderError:
+        """The error of a provider whose SDK (an optional extra) is not installed."""
+        return self._fail(
+            f"the {package!r} package is not installed; install the extra: pip install 'llmem-debrief-mcp[{extra}]'"
+        )
+
     def _fail(self, message: str, *, retryable: bool = False, status: int | None = None) -> ProviderError:
+        key = self.settings.api_key
+        if key and key in message:  # a server that echoes the key back in its error
+            message = message.replace(key, "[redacted]")
         return ProviderError(f"{self.name}: {message}", self.name, retryable=retryable, status=status)

@@ -25,9 +25,7 @@ class GeminiProvider(Provider):
             from google import genai
             from google.genai import errors, types
         except ImportError:
-            raise self._fail(
-                "the 'google-genai' package is not installed; install the extra: pip install 'llmem-debrief-mcp[gemini]'"
-            ) from None
+            raise self._missing("google-genai", "gemini") from None
         self._types, self._errors = types, errors
         options = types.HttpOptions(timeout=int(settings.timeout_s * 1000), base_url=settings.base_url)
         self._client = genai.Client(api_key=settings.api_key, http_options=options).aio

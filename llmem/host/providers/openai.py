@@ -45,9 +45,7 @@ class OpenAIProvider(Provider):
         try:
             import openai
         except ImportError:
-            raise self._fail(
-                "the 'openai' package is not installed; install the extra: pip install 'llmem-debrief-mcp[openai]'"
-            ) from None
+            raise self._missing("openai", "openai") from None
         self._sdk = openai
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key or _NO_KEY,
