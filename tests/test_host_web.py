@@ -381,3 +381,21 @@ async def test_the_other_providers_drive_the_same_turn(provider: str, tmp_path: 
     assert step["tool"] == "debrief-calc:describe_tool" and not step["data"]["isError"]
     assert text_of(frames) == "track-stats gives each track's statistics."
     assert not any(KEY in raw for raw in chat.raw) and len(fake.requests) == 2
+
+
+async def test_settings_and_the_key_can_come_from_a_dotenv_file(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    config = write_config(ws, tmp_path / "mcp.json")
+    with FakeOpenAI(lambda body: say("from the file")) as fake:
+        dotenv = tmp_path / "host.env"
+        dotenv.write_text(
+            f"LLMEM_HOST_PROVIDER=openai\nLLMEM_HOST_BASE_URL={fake.base_url}\nLLMEM_HOST_MODEL=model-of-the-file\n"
+            f"OPENAI_API_KEY={KEY}\n"
+        )
+        with running_host(config, ws, "--env-file", str(dotenv)) as host:
+            async with connect(host.ws_url) as socket:
+                chat = Chat(socket)
+                assert "model-of-the-file" in (await chat.next())["payload"]["provider"]
+                assert text_of(await chat.turn("hello")) == "from the file"
+    assert fake.headers[0]["authorization"] == f"Bearer {KEY}"
+    assert not any(KEY in raw for raw in chat.raw)

@@ -183,12 +183,8 @@ def command(**options: Any) -> None:
     from llmem.host.web import is_loopback
 
     _setup_logging(options["log_level"].lower())
-    environ = dict(os.environ)
-    if options["env_file"].is_file():
-        from dotenv import dotenv_values
-
-        environ = {**{k: v for k, v in dotenv_values(options["env_file"]).items() if v is not None}, **environ}
-    token = options["auth_token"] or environ.get("LLMEM_HOST_AUTH_TOKEN") or None
+    environ = dict(os.environ)  # with the .env file's variables: main() read them before the options
+    token = options["auth_token"] or None
     if not is_loopback(options["host"]) and not token:
         raise click.UsageError(
             f"--host {options['host']} is beyond loopback: anyone who can reach it could use your tools and model. "
@@ -223,6 +219,26 @@ def command(**options: Any) -> None:
         pass
 
 
+def _env_file(args: list[str]) -> Path:
+    """``--env-file`` as given on the command line or in the environment, before click reads it."""
+    given = os.environ.get("LLMEM_HOST_ENV_FILE") or ".env"
+    for i, arg in enumerate(args):  # the last one counts, as for click
+        if arg == "--env-file" and i + 1 < len(args):
+            given = args[i + 1]
+        elif arg.startswith("--env-file="):
+            given = arg.split("=", 1)[1]
+    return Path(given)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``llmem-host``."""
-    command.main(args=argv if argv is not None else sys.argv[1:], prog_name="llmem-host")
+    args = argv if argv is not None else sys.argv[1:]
+    env_file = _env_file(args)
+    if env_file.is_file():
+        # Read first, so LLMEM_HOST_* settings in the file count like the environment's (which
+        # wins). Only this process sees them: the servers start with the MCP SDK's short default
+        # environment plus their config's "env", so no key reaches them.
+        from dotenv import load_dotenv
+
+        load_dotenv(env_file, override=False)
+    command.main(args=args, prog_name="llmem-host")
