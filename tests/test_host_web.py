@@ -288,6 +288,9 @@ async def test_bad_frames_get_clear_errors_and_the_socket_stays(host: HostProces
             assert reply["type"] == "error" and says in reply["payload"]["message"], reply
             if '"message"' in frame:  # a refused message still ends the turn the page began
                 assert (await chat.next())["type"] == "done"
+        await socket.send(b"\x00binary")
+        reply = await chat.next()
+        assert reply["type"] == "error" and "JSON text frames" in reply["payload"]["message"]
         assert text_of(await chat.turn("hello")) == "Hello! Ask me about your plots."
 
 
@@ -352,6 +355,11 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             assert "deterministic stand-in" in listing and "llmem:get_artifact" in listing
             assert "delete_artifact" not in listing  # the config's excludeTools
             assert not any(token in raw for raw in chat.raw)
+            # the session's rate limit (1 a second, bursts of 10 by default): a flood is refused
+            for _ in range(15):
+                await socket.send(json.dumps({"type": "shout"}))
+            replies = [(await chat.next())["payload"]["message"] for _ in range(15)]
+            assert sum("too many requests" in r for r in replies) >= 4, replies
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])

@@ -233,7 +233,13 @@ def build_app(
                 await send(pending.message)
         try:
             while True:
-                raw = await ws.receive_text()
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                raw = message.get("text")
+                if raw is None:  # a binary frame: the protocol is JSON text
+                    await send({"type": "error", "payload": {"message": "send JSON text frames, not binary ones"}})
+                    continue
                 await _handle_frame(session, raw, send)
         except WebSocketDisconnect:
             pass
