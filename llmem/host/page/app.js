@@ -862,6 +862,10 @@
       submit(); // while a turn runs Enter does nothing; the button is the way to stop
     }
   });
+  // Escape stops the running turn, as the Stop button does
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && state.busy && !e.defaultPrevented) stop();
+  });
   els.input.addEventListener("input", () => {
     autoGrow();
     updateControls();
