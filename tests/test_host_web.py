@@ -54,6 +54,16 @@ def model(body: dict[str, Any]) -> Reply:
     question, results = since_question(messages)
     data = [_json(r["content"]) if r["role"] == "tool" else None for r in results]
     step = len(results)
+    if "narrate" in question:
+        if step == 0:
+            earlier = [_json(m["content"]) for m in messages if m["role"] == "tool"]
+            cpa_id = next(
+                d["features"][0]["id"]
+                for d in reversed(earlier)
+                if isinstance(d, dict) and d.get("features") and d["features"][0]["properties"].get("range")
+            )
+            return call("debrief-calc__generate_prompt", {"target": cpa_id, "task": "narrate-result"}, call_id="nar")
+        return say("The narrative is stored: " + results[0]["content"][-80:])
     if "closest approach" in question:
         if step < 2:
             name = ("valid_boat1.rep", "valid_boat2.rep")[step]
@@ -187,6 +197,15 @@ async def test_an_analysts_conversation_end_to_end(host: HostProcess, fake_model
         answer = text_of(frames)
         assert f"{cpa['range']:.1f} yd" in answer and len([f for f in frames if f["type"] == "text"]) > 5
         assert (ws / PLOT).is_file()
+
+        # "narrate that closest approach": the calc server's prompt, answered by the host's model
+        frames = await chat.turn("Now narrate that closest approach")
+        stored, asked = steps(frames)
+        assert asked["tool"] == "debrief-calc:generate_prompt" and not asked["data"]["isError"]
+        assert stored["tool"] == "debrief-calc:store_llm_result" and not stored["data"]["isError"]
+        assert "narrative" in json.dumps(stored["data"]["result"])
+        narration_request = next(r for r in fake_model.requests if r["messages"][0]["content"] == CALLBACK_SYSTEM)
+        assert "tools" not in narration_request and "yd" in narration_request["messages"][1]["content"]
 
         # an image the tool returned, inline
         frames = await chat.turn("Show me a picture of it")
