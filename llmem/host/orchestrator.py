@@ -403,7 +403,7 @@ class Orchestrator:
             session,
             marker,
             "processing",
-            f"The host's model is answering the {task or 'tool'}'s prompt",
+            f"The host's model is answering the tool's prompt ({task or 'no task named'})",
             {"arguments": {"task": task, "promptChars": len(prompt)}},
         )
         started = time.perf_counter()
