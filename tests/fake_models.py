@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -58,8 +59,8 @@ _GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISS
                   429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
 
 
-class _Fake:
-    path_ok: Callable[[str], bool]
+class _Fake(ABC):
+    """One loopback HTTP server; a subclass says which path it serves and how it answers."""
 
     def __init__(self, reply: Callable[[dict[str, Any]], Reply]) -> None:
         self.reply = reply
@@ -122,11 +123,17 @@ class _Fake:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def path_ok(self, path: str) -> bool:
+        """Whether the API answers at this path."""
 
+    @abstractmethod
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """The API's own JSON body for an HTTP error."""
+
+    @abstractmethod
     def events(self, body: dict[str, Any], reply: Reply) -> Iterator[bytes]:
-        raise NotImplementedError
+        """The answer as the API streams it: its Server-Sent Events."""
 
     def whole(self, body: dict[str, Any], reply: Reply) -> dict[str, Any] | None:
         """A whole JSON answer instead of a stream, where the API gives one."""
@@ -147,7 +154,7 @@ def _sse(event: str | None, data: dict[str, Any]) -> bytes:
 
 
 class FakeAnthropic(_Fake):
-    def path_ok(self, path: str) -> bool:  # type: ignore[override]
+    def path_ok(self, path: str) -> bool:
         return path.split("?", maxsplit=1)[0] == "/v1/messages"
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
@@ -204,7 +211,7 @@ class FakeAnthropic(_Fake):
 class FakeGemini(_Fake):
     SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0"  # base64, as Gemini's thought signatures are
 
-    def path_ok(self, path: str) -> bool:  # type: ignore[override]
+    def path_ok(self, path: str) -> bool:
         return ":streamGenerateContent" in path and path.startswith(("/v1beta/models/", "/v1/models/"))
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
@@ -237,7 +244,7 @@ class FakeOpenAI(_Fake):
     def base_url(self) -> str:
         return super().base_url + "/v1"
 
-    def path_ok(self, path: str) -> bool:  # type: ignore[override]
+    def path_ok(self, path: str) -> bool:
         return path.rstrip("/") == "/v1/chat/completions"
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:

@@ -153,3 +153,17 @@ def test_allow_and_deny_lists_of_a_server() -> None:
     assert tool_offered("anything", None, ()) and not tool_offered("delete_artifact", None, ("delete_*",))
     with pytest.raises(ConfigError, match=r"mcpServers\.s\.excludeTools must be a list"):
         parse_config({"mcpServers": {"s": {"command": "x", "excludeTools": "delete_*"}}})
+
+
+def test_a_secret_cut_anywhere_across_streamed_pieces_never_leaves_whole() -> None:
+    from llmem.host.web import _StreamScrubber
+
+    secret = "sk-0123456789"
+    text = f"the key is {secret} and {secret[:4]} is not it"
+    for cut in range(len(text)):
+        for second in range(cut, len(text)):
+            scrubber = _StreamScrubber([secret])
+            pieces = [scrubber.piece(p) for p in (text[:cut], text[cut:second], text[second:])]
+            shown = "".join(pieces) + scrubber.flush()
+            assert shown == text.replace(secret, "[redacted]")
+            assert all(secret not in p for p in pieces)

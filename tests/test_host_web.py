@@ -413,7 +413,9 @@ async def test_the_other_providers_drive_the_same_turn(provider: str, tmp_path: 
 async def test_settings_and_the_key_can_come_from_a_dotenv_file(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     config = write_config(ws, tmp_path / "mcp.json")
-    with FakeOpenAI(lambda body: say("from the file")) as fake:
+    # the model writes the key, cut across the pieces of its stream: no frame, nor the page, gets it
+    leak = f"from the file; your key is {KEY}, as I read it"
+    with FakeOpenAI(lambda body: say(leak, 5)) as fake:
         dotenv = tmp_path / "host.env"
         dotenv.write_text(
             f"LLMEM_HOST_PROVIDER=openai\nLLMEM_HOST_BASE_URL={fake.base_url}\nLLMEM_HOST_MODEL=model-of-the-file\n"
@@ -423,6 +425,6 @@ async def test_settings_and_the_key_can_come_from_a_dotenv_file(tmp_path: Path) 
             async with connect(host.ws_url) as socket:
                 chat = Chat(socket)
                 assert "model-of-the-file" in (await chat.next())["payload"]["provider"]
-                assert text_of(await chat.turn("hello")) == "from the file"
+                assert text_of(await chat.turn("hello")) == "from the file; your key is [redacted], as I read it"
     assert fake.headers[0]["authorization"] == f"Bearer {KEY}"
     assert not any(KEY in raw for raw in chat.raw)

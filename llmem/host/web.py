@@ -80,6 +80,28 @@ class _Redactor:
         return text
 
 
+class _StreamScrubber:
+    """Streamed text comes in pieces, and a secret the model writes can be cut across them: hold
+    back the end of the text that could still be the start of a secret until the next piece (or
+    any other frame) says what it is."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        self.secrets = [s for s in secrets if s]
+        self.held = ""
+
+    def piece(self, piece: str) -> str:
+        text = self.held + piece
+        for secret in self.secrets:
+            text = text.replace(secret, "[redacted]")
+        hold = max((k for s in self.secrets for k in range(1, len(s)) if text.endswith(s[:k])), default=0)
+        self.held = text[len(text) - hold :] if hold else ""
+        return text[: len(text) - hold] if hold else text
+
+    def flush(self) -> str:
+        held, self.held = self.held, ""
+        return held
+
+
 def _same(given: str | None, token: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), token.encode())
 
@@ -200,10 +222,22 @@ def build_app(
         lock = anyio.Lock()
         connection_id = new_id("ws-")
 
+        scrubber = _StreamScrubber(redact.secrets)
+
         async def send(message: dict[str, Any]) -> None:
-            text = redact(message)
+            frames = []
+            if message.get("type") == "text":
+                shown = scrubber.piece(str(message["payload"]["content"]))
+                if shown:
+                    frames.append(redact({"type": "text", "payload": {"content": shown}}))
+            else:
+                held = scrubber.flush()
+                if held:
+                    frames.append(redact({"type": "text", "payload": {"content": held}}))
+                frames.append(redact(message))
             async with lock:
-                await ws.send_text(text)
+                for frame in frames:
+                    await ws.send_text(frame)
 
         session.send, session.connection_id = send, connection_id
         log.info("page connected", extra={"session": session.id, "resumed": resumed})
