@@ -31,12 +31,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from llmem.host.chat import ChatMessage, new_id
 from llmem.host.orchestrator import SYSTEM_MESSAGES, Orchestrator
 from llmem.host.sessions import Session, SessionManager
+from llmem.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
 
 __all__ = ["LOOPBACK", "WebSettings", "build_app", "is_loopback"]
 
 log = logging.getLogger("llmem.host.web")
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 COOKIE = "llmem_host_token"
 MAX_TEXT = 20_000
 _PAGE_FILES = {
@@ -52,10 +52,6 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-
-
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
 
 
 @dataclass
