@@ -30,7 +30,7 @@ class _CorrelationFilter(logging.Filter):
 
 
 def _setup_logging(level: str) -> None:
-    from llmem.logsetup import setup_logging
+    from llmem.core.logsetup import setup_logging
 
     setup_logging("llmem-host", level)
     for handler in logging.getLogger().handlers:

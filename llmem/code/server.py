@@ -8,13 +8,13 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from llmem import __version__
-from llmem.config import ServerConfig
-from llmem.envelope import Envelope, error_envelope
-from llmem.errors import SuiteError
-from llmem.serve import Runtime, SuiteServer, tool_annotations
+from llmem.core.config import ServerConfig
+from llmem.core.envelope import Envelope, error_envelope
+from llmem.core.errors import SuiteError
+from llmem.core.serve import Runtime, SuiteServer, tool_annotations
 
 if TYPE_CHECKING:
-    from llmem.artifacts import Llmem
+    from llmem.code.artifacts import Llmem
 
 __all__ = ["build_server"]
 
@@ -90,7 +90,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     )
 
     def svc() -> Llmem:
-        from llmem.artifacts import Llmem  # the domain (outlines, tasks) loads at first use
+        from llmem.code.artifacts import Llmem  # the domain (outlines, tasks) loads at first use
 
         return runtime.service(Llmem)
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["answer_for_refused_line", "pipe_capable", "run_stdio"]
 
-log = logging.getLogger("llmem.stdio")
+log = logging.getLogger("llmem.core.stdio")
 
 #: How much is read from stdin at a time; lines longer than this are joined across reads.
 READ_CHUNK = 1 << 16

@@ -35,9 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from llmem._readcache import ReadCache, Signature
-from llmem.errors import ArtifactNotFound, InvalidArgument, SuiteError
-from llmem.fsutil import (
+from llmem.core._readcache import ReadCache, Signature
+from llmem.core.errors import ArtifactNotFound, InvalidArgument, SuiteError
+from llmem.core.fsutil import (
     atomic_write_bytes,
     atomic_write_json,
     hold_lock_file,

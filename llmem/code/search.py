@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llmem.errors import InvalidArgument
-from llmem.fsutil import atomic_write_json, loads_json, read_json
-from llmem.store import JOURNAL, ArtifactStore
+from llmem.core.errors import InvalidArgument
+from llmem.core.fsutil import atomic_write_json, loads_json, read_json
+from llmem.core.store import JOURNAL, ArtifactStore
 
 __all__ = ["MATCHES", "SearchIndex", "search_index_for", "split_words"]
 

@@ -14,7 +14,7 @@ import re
 import stat
 from pathlib import Path
 
-from llmem.errors import InvalidArgument, PathOutsideWorkspace
+from llmem.core.errors import InvalidArgument, PathOutsideWorkspace
 
 __all__ = ["MAX_DEPTH", "MAX_PATH_CHARS", "NAME_MAX", "ResolvedPath", "relative_key", "resolve_in_workspace"]
 

@@ -1,6 +1,6 @@
 """Outlines for TypeScript, TSX, JavaScript, Go, Rust and Java through py-tree-sitter.
 
-Only :mod:`llmem.outline` imports this module, and only when it first meets such a file; each
+Only :mod:`llmem.code.outline` imports this module, and only when it first meets such a file; each
 grammar wheel is imported the first time a file of its language is outlined. Parsers are not
 safe to share between threads, so each thread keeps its own per language.
 """
@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 from tree_sitter import Language, Node, Parser
 
-from llmem.outline import _ts_go, _ts_java, _ts_javascript, _ts_rust
-from llmem.outline._common import OutlineFailure
-from llmem.outline._ts_common import Source
-from llmem.outline.model import ImportRef, Symbol
+from llmem.code.outline import _ts_go, _ts_java, _ts_javascript, _ts_rust
+from llmem.code.outline._common import OutlineFailure
+from llmem.code.outline._ts_common import Source
+from llmem.code.outline.model import ImportRef, Symbol
 
 __all__ = ["LANGUAGES", "outline_treesitter", "parser_for"]
 

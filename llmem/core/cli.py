@@ -6,7 +6,6 @@ option parsing is imported after the options are read, so start-up stays close t
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,12 +13,12 @@ from typing import TYPE_CHECKING
 import click
 
 from llmem import __version__
-from llmem.config import DEFAULT_PORTS, ServerConfig
+from llmem.core.config import DEFAULT_PORTS, ServerConfig
 
 if TYPE_CHECKING:
-    from llmem.serve import SuiteServer
+    from llmem.core.serve import SuiteServer
 
-__all__ = ["ServerFactory", "main", "server_command"]
+__all__ = ["ServerFactory", "server_command"]
 
 ServerFactory = Callable[[ServerConfig], "SuiteServer"]
 
@@ -83,7 +82,7 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
         auth_token: str | None,
         log_level: str,
     ) -> None:
-        from llmem.logsetup import setup_logging
+        from llmem.core.logsetup import setup_logging
 
         if workspace is not None:
             workspace = workspace.expanduser()
@@ -92,7 +91,7 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
             if not workspace.is_dir():
                 raise click.BadParameter(f"{workspace} is not an existing folder", param_hint="--workspace")
         if transport == "streamable-http" and not auth_token:
-            from llmem.http import is_loopback
+            from llmem.core.http import is_loopback
 
             if not is_loopback(host):
                 raise click.UsageError(
@@ -101,7 +100,7 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
                 )
         setup_logging(server_name, log_level)
         try:
-            from llmem.config import Limits
+            from llmem.core.config import Limits
 
             limits = Limits.from_env()
         except ValueError as exc:
@@ -126,19 +125,3 @@ def server_command(server_name: str, load_factory: Callable[[], ServerFactory], 
             pass
 
     return command
-
-
-def _llmem_factory() -> ServerFactory:
-    from llmem.server import build_server
-
-    return build_server
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``llmem-mcp``."""
-    command = server_command(
-        "llmem-mcp",
-        _llmem_factory,
-        "Serve code outlines and LLM-written notes about a codebase over MCP (stdio by default).",
-    )
-    command.main(args=argv if argv is not None else sys.argv[1:], prog_name="llmem-mcp")

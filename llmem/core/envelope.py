@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from llmem.errors import SuiteError
+from llmem.core.errors import SuiteError
 
 __all__ = ["Envelope", "ErrorInfo", "error_envelope"]
 

@@ -14,8 +14,8 @@ import re
 import tomllib
 from typing import Any
 
-from llmem.outline._common import OutlineFailure, cap, one_line
-from llmem.outline.model import ImportRef, Symbol, SymbolKind
+from llmem.code.outline._common import OutlineFailure, cap, one_line
+from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
 
 __all__ = ["outline_manifest", "outline_markdown"]
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from llmem.config import Limits
-from llmem.errors import InvalidArgument
-from llmem.paths import ResolvedPath
-from llmem.store import ArtifactStore, Fingerprint, now_iso
+from llmem.core.config import Limits
+from llmem.core.errors import InvalidArgument
+from llmem.core.paths import ResolvedPath
+from llmem.core.store import ArtifactStore, Fingerprint, now_iso
 
 __all__ = ["NAMESPACE", "OUTLINE", "PRODUCER", "Parser", "Progress", "ProgressSink"]
 
@@ -118,7 +118,7 @@ class Parser:
     # -- one file ------------------------------------------------------------------------------
 
     def _parse_one_file(self, rp: ResolvedPath) -> dict[str, Any]:
-        from llmem.outline import detect_language
+        from llmem.code.outline import detect_language
 
         if rp.abs.stat().st_size > self.limits.max_file_bytes:
             raise InvalidArgument(
@@ -202,7 +202,7 @@ class Parser:
     # -- a folder ------------------------------------------------------------------------------
 
     def _parse_folder(self, rp: ResolvedPath, progress: ProgressSink) -> dict[str, Any]:
-        from llmem.walk import walk_workspace
+        from llmem.code.walk import walk_workspace
 
         walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
         skipped = [{"path": s.rel_path, "reason": s.reason} for s in walked.skipped]
@@ -319,7 +319,7 @@ _Made = tuple[int, int, str, dict[str, Any]]  # size, mtime_ns, sha256, outline 
 
 def outline_file(key: str, path: str) -> _Made:
     """Read and outline one file (in this process or a worker): its fingerprint and outline."""
-    from llmem.outline import build_outline
+    from llmem.code.outline import build_outline
 
     with open(path, "rb") as handle:  # noqa: PTH123 - a plain string path crosses to workers cheaply
         data = handle.read()
@@ -363,7 +363,9 @@ class _Workers:
                 )
                 context = multiprocessing.get_context(method)
                 if method == "forkserver":
-                    context.set_forkserver_preload(["llmem.outline", "llmem.outline.python", "llmem.parsing"])
+                    context.set_forkserver_preload(
+                        ["llmem.code.outline", "llmem.code.outline.python", "llmem.code.parsing"]
+                    )
                 self._pool = ProcessPoolExecutor(max_workers=max(1, os.cpu_count() or 1), mp_context=context)
                 import atexit
 

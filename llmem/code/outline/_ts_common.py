@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING
 
-from llmem.outline._common import DECORATOR_CAP, SIGNATURE_CAP, cap, clean_comment, one_line
-from llmem.outline.model import Symbol, SymbolKind
+from llmem.code.outline._common import DECORATOR_CAP, SIGNATURE_CAP, cap, clean_comment, one_line
+from llmem.code.outline.model import Symbol, SymbolKind
 
 if TYPE_CHECKING:
     from tree_sitter import Node

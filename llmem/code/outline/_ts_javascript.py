@@ -6,9 +6,9 @@ import re
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from llmem.outline._common import one_line
-from llmem.outline._ts_common import Member, Source, first_row, last_row, members
-from llmem.outline.model import ImportRef, Symbol, SymbolKind
+from llmem.code.outline._common import one_line
+from llmem.code.outline._ts_common import Member, Source, first_row, last_row, members
+from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from llmem.outline.model import Symbol
+from llmem.code.outline.model import Symbol
 
 __all__ = ["code_lines", "combine_hashes", "fill_hashes", "hashes_of_symbol_dicts", "hashes_of_symbols"]
 
@@ -97,7 +97,7 @@ def hashes_of_symbols(symbols: Iterable[Symbol]) -> dict[str, str]:
 
 
 def hashes_of_symbol_dicts(symbols: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """:func:`llmem.outline.symbol_hashes` of a stored outline's ``symbols`` (plain dicts)."""
+    """:func:`llmem.code.outline.symbol_hashes` of a stored outline's ``symbols`` (plain dicts)."""
     pairs: list[tuple[str, str]] = []
     stack = list(symbols)
     while stack:

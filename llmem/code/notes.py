@@ -11,14 +11,14 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from llmem import tasks as llm_tasks
-from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
-from llmem.config import Limits
-from llmem.envelope import Envelope
-from llmem.errors import InvalidArgument, UnsupportedTask
-from llmem.parsing import NAMESPACE, OUTLINE, PRODUCER
-from llmem.paths import ResolvedPath
-from llmem.store import ArtifactStore, Fingerprint, fingerprint_file
+from llmem.code import tasks as llm_tasks
+from llmem.code.parsing import NAMESPACE, OUTLINE, PRODUCER
+from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
+from llmem.core.config import Limits
+from llmem.core.envelope import Envelope
+from llmem.core.errors import InvalidArgument, UnsupportedTask
+from llmem.core.paths import ResolvedPath
+from llmem.core.store import ArtifactStore, Fingerprint, fingerprint_file
 
 #: README names a folder summary reads, first found wins.
 _READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -56,7 +56,7 @@ class Notes:
         )
 
     def folder_fingerprint(self, folder: Path) -> Fingerprint:
-        from llmem.walk import walk_workspace
+        from llmem.code.walk import walk_workspace
 
         walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
         digest = hashlib.sha256()
@@ -68,8 +68,8 @@ class Notes:
 
     def file_states(self, folder: Path) -> dict[str, dict[str, Any]]:
         """``{path: {sha256, size, mtime_ns}}`` of the files a folder summary is written from."""
-        from llmem.store import sha256_file
-        from llmem.walk import walk_workspace
+        from llmem.code.walk import walk_workspace
+        from llmem.core.store import sha256_file
 
         walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
         out: dict[str, dict[str, Any]] = {}
@@ -83,8 +83,8 @@ class Notes:
     def changed_files(self, folder: Path, files: dict[str, Any]) -> dict[str, list[str]]:
         """Which of a folder summary's files changed, were added or removed since it was written
         (size and mtime first, sha256 only for files whose stat moved)."""
-        from llmem.store import sha256_file
-        from llmem.walk import walk_workspace
+        from llmem.code.walk import walk_workspace
+        from llmem.core.store import sha256_file
 
         walked = walk_workspace(self.ws, folder, max_file_bytes=self.limits.max_file_bytes)
         now = {f.rel_path: f for f in walked.files}
@@ -127,7 +127,7 @@ class Notes:
                 f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
                 details={"path": rp.key, "rule": "max_file_bytes"},
             )
-        from llmem.outline import build_outline, iter_symbols, symbol_hashes
+        from llmem.code.outline import build_outline, iter_symbols, symbol_hashes
 
         data = rp.abs.read_bytes()
         fp = fingerprint_file(rp.abs, data)
@@ -197,7 +197,7 @@ class Notes:
         return {k for k in notes if k in hashes and stored.get(k) == hashes[k]}
 
     def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
-        from llmem.walk import walk_workspace
+        from llmem.code.walk import walk_workspace
 
         walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
         entries: list[dict[str, Any]] = []
@@ -277,7 +277,7 @@ class Notes:
             return None
 
     def _point_at_next_part(self, rp: ResolvedPath, envelope: Envelope) -> None:
-        from llmem.outline import build_outline, symbol_hashes
+        from llmem.code.outline import build_outline, symbol_hashes
 
         try:
             data = rp.abs.read_bytes()

@@ -11,9 +11,9 @@ import hashlib
 from collections.abc import Iterator
 from posixpath import splitext
 
-from llmem.outline._common import OutlineFailure, count_lines
-from llmem.outline.hashes import code_lines, fill_hashes, hashes_of_symbol_dicts, hashes_of_symbols
-from llmem.outline.model import ImportRef, Outline, OutlineMode, Symbol, SymbolKind
+from llmem.code.outline._common import OutlineFailure, count_lines
+from llmem.code.outline.hashes import code_lines, fill_hashes, hashes_of_symbol_dicts, hashes_of_symbols
+from llmem.code.outline.model import ImportRef, Outline, OutlineMode, Symbol, SymbolKind
 
 __all__ = [
     "ImportRef",
@@ -106,19 +106,19 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
     note = None
     try:
         if language == "python":
-            from llmem.outline.python import outline_python
+            from llmem.code.outline.python import outline_python
 
             imports, symbols = outline_python(data, _is_test_path(rel_path))
         elif language == "markdown":
-            from llmem.outline.manifests import outline_markdown
+            from llmem.code.outline.manifests import outline_markdown
 
             imports, symbols = outline_markdown(data)
         elif language in _MANIFESTS:
-            from llmem.outline.manifests import outline_manifest
+            from llmem.code.outline.manifests import outline_manifest
 
             imports, symbols = outline_manifest(language, data)
         else:
-            from llmem.outline.treesitter import outline_treesitter
+            from llmem.code.outline.treesitter import outline_treesitter
 
             imports, symbols, note = outline_treesitter(language, data)
     except OutlineFailure as exc:

@@ -15,17 +15,17 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from llmem._readcache import Signature
-from llmem.config import Limits
-from llmem.envelope import Envelope
-from llmem.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, SuiteError
-from llmem.notes import Notes
-from llmem.parsing import NAMESPACE, OUTLINE, Parser, Progress, ProgressSink
-from llmem.paths import ResolvedPath, resolve_in_workspace
-from llmem.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
+from llmem.code.notes import Notes
+from llmem.code.parsing import NAMESPACE, OUTLINE, Parser, Progress, ProgressSink
+from llmem.core._readcache import Signature
+from llmem.core.config import Limits
+from llmem.core.envelope import Envelope
+from llmem.core.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, SuiteError
+from llmem.core.paths import ResolvedPath, resolve_in_workspace
+from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 if TYPE_CHECKING:
-    from llmem.search import SearchIndex
+    from llmem.code.search import SearchIndex
 
 __all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
 
@@ -71,7 +71,7 @@ class Llmem:
 
     def parse(self, path: str, progress: ProgressSink | None = None, budget_s: float | None = None) -> dict[str, Any]:
         """Outline a file or folder; with ``budget_s`` a folder parse still running then goes on
-        in the background (see :mod:`llmem.parsing`)."""
+        in the background (see :mod:`llmem.code.parsing`)."""
         return self.parser.parse(self._existing(path), progress, budget_s)
 
     # -- notes (the callback protocol) -----------------------------------------------------
@@ -269,7 +269,7 @@ class Llmem:
         }
         if symbol is None:
             return page_content({**out, "format": "text"}, text, offset, limit, self.limits.answer_chars - 300)
-        from llmem.outline import build_outline, iter_symbols
+        from llmem.code.outline import build_outline, iter_symbols
 
         outline = build_outline(rp.key, data)
         found = _find_symbol(rp.key, list(iter_symbols(outline)), symbol)
@@ -370,7 +370,7 @@ class Llmem:
     # -- search ----------------------------------------------------------------------------
 
     def searcher(self) -> SearchIndex:
-        from llmem.search import search_index_for
+        from llmem.code.search import search_index_for
 
         return search_index_for(self.store)
 
@@ -512,7 +512,7 @@ class _AnswerMemo:
 def _search_kinds() -> frozenset[str]:
     from typing import get_args
 
-    from llmem.outline.model import SymbolKind
+    from llmem.code.outline.model import SymbolKind
 
     return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note", "code"}
 
@@ -641,8 +641,8 @@ def page_content(out: dict[str, Any], content: Any, offset: int, limit: int | No
 
 
 def _hashes_of(symbols: list[dict[str, Any]]) -> dict[str, str]:
-    """``symbol_hashes`` of an outline's content (dicts), as :func:`llmem.outline.symbol_hashes`."""
-    from llmem.outline import hashes_of_symbol_dicts
+    """``symbol_hashes`` of an outline's content (dicts), as :func:`llmem.code.outline.symbol_hashes`."""
+    from llmem.code.outline import hashes_of_symbol_dicts
 
     return hashes_of_symbol_dicts(symbols)
 

@@ -29,7 +29,7 @@ from posixpath import splitext
 
 import pathspec
 
-from llmem.outline import detect_language
+from llmem.code.outline import detect_language
 
 __all__ = [
     "BINARY_EXTENSIONS",

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from llmem.errors import ResultInvalid
-from llmem.outline import Outline, Symbol
+from llmem.code.outline import Outline, Symbol
+from llmem.core.errors import ResultInvalid
 
 __all__ = [
     "FILE_TASKS",

@@ -13,7 +13,7 @@ import io
 import re
 import tokenize
 
-from llmem.outline._common import (
+from llmem.code.outline._common import (
     DECORATOR_CAP,
     DOC_CAP,
     SIGNATURE_CAP,
@@ -22,7 +22,7 @@ from llmem.outline._common import (
     clean_comment,
     one_line,
 )
-from llmem.outline.model import ImportRef, Symbol, SymbolKind
+from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
 
 __all__ = ["outline_python"]
 

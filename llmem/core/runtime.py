@@ -11,15 +11,15 @@ from typing import Any, TypeVar
 import anyio
 from mcp.server.mcpserver import Context
 
-from llmem.config import Limits, ServerConfig
-from llmem.errors import SuiteError
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits, ServerConfig
+from llmem.core.errors import SuiteError
+from llmem.core.store import ArtifactStore
 
 __all__ = ["Runtime"]
 
 T = TypeVar("T")
 
-log = logging.getLogger("llmem.serve")
+log = logging.getLogger("llmem.core.serve")
 
 
 class Runtime:
@@ -36,7 +36,7 @@ class Runtime:
             self._settle(config.workspace, "--workspace / LLMEM_WORKSPACE")
 
     def _settle(self, workspace: Path, source: str) -> None:
-        from llmem.config import resolve_store_root
+        from llmem.core.config import resolve_store_root
 
         ws = workspace.expanduser().resolve()
         if not ws.is_dir():

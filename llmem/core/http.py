@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from llmem.config import ServerConfig
+from llmem.core.config import ServerConfig
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["BearerAuth", "is_loopback", "security_settings", "serve_http"]
 
-log = logging.getLogger("llmem.http")
+log = logging.getLogger("llmem.core.http")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 

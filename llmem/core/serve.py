@@ -26,15 +26,15 @@ from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotatio
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
-from llmem.envelope import Envelope
-from llmem.errors import InvalidArgument, SuiteError
-from llmem.runtime import Runtime
-from llmem.schema import compact_schema, tool_annotations
+from llmem.core.envelope import Envelope
+from llmem.core.errors import InvalidArgument, SuiteError
+from llmem.core.runtime import Runtime
+from llmem.core.schema import compact_schema, tool_annotations
 
 __all__ = ["ErrorPayload", "Runtime", "SuiteServer", "compact_schema", "tool_annotations"]
 
 calls_log = logging.getLogger("llmem.calls")
-log = logging.getLogger("llmem.serve")
+log = logging.getLogger("llmem.core.serve")
 
 ErrorPayload = Callable[[SuiteError, float], dict[str, Any]]
 
@@ -346,12 +346,12 @@ class SuiteServer(MCPServer[Any]):
         anyio.run(self.serve_http)
 
     async def run_stdio_async(self) -> None:
-        from llmem.stdio import run_stdio
+        from llmem.core.stdio import run_stdio
 
         await run_stdio(self._lowlevel_server)
 
     async def serve_http(self) -> None:
-        from llmem.http import serve_http
+        from llmem.core.http import serve_http
 
         await serve_http(self, self.runtime.config)
 

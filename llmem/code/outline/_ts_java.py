@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from llmem.outline._common import SIGNATURE_CAP, one_line
-from llmem.outline._ts_common import Member, Source, members
-from llmem.outline.model import ImportRef, Symbol, SymbolKind
+from llmem.code.outline._common import SIGNATURE_CAP, one_line
+from llmem.code.outline._ts_common import Member, Source, members
+from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llmem.envelope import Envelope
-from llmem.errors import (
+from llmem.core.envelope import Envelope
+from llmem.core.errors import (
     InvalidArgument,
     ResultInvalid,
     ResultTooLarge,
@@ -26,12 +26,12 @@ from llmem.errors import (
     SuiteError,
     TicketError,
 )
-from llmem.fsutil import atomic_write_json, read_json
-from llmem.store import ArtifactStore, Fingerprint, now_iso
+from llmem.core.fsutil import atomic_write_json, read_json
+from llmem.core.store import ArtifactStore, Fingerprint, now_iso
 
 __all__ = ["CallbackProtocol", "PreparedPrompt", "Validated"]
 
-log = logging.getLogger("llmem.callback")
+log = logging.getLogger("llmem.core.callback")
 
 AnswerFormat = Literal["markdown", "json"]
 
