@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from llmem.code.artifacts import Llmem
-from llmem.code.search import CACHE_NAME, SearchIndex, split_words
+from llmem.code.index_db import DB_NAME
+from llmem.code.search import SearchIndex, split_words
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
 from llmem.core.store import ArtifactStore
@@ -30,11 +31,16 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
-@pytest.fixture
-def llmem(parsed: Path, tmp_path: Path) -> Llmem:
+def copied(parsed: Path, tmp_path: Path) -> Llmem:
+    """The service on a copy of a parsed workspace, store included (one per test)."""
     ws = tmp_path / "ws"
     shutil.copytree(parsed, ws)
     return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+
+
+@pytest.fixture
+def llmem(parsed: Path, tmp_path: Path) -> Llmem:
+    return copied(parsed, tmp_path)
 
 
 def _found(answer: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
@@ -146,22 +152,17 @@ def test_an_artifact_removed_behind_the_journal_is_never_answered(llmem: Llmem) 
     ]
 
 
-def test_a_new_process_starts_from_the_cache_and_a_corrupt_cache_is_rebuilt(llmem: Llmem) -> None:
+def test_a_new_process_answers_from_the_database_without_rebuilding(llmem: Llmem) -> None:
     llmem.search("resolve", None, ".", 5, None)
-    cache = llmem.store.root / "cache" / CACHE_NAME
-    assert cache.is_file()
-
-    def named(index: SearchIndex) -> list[Any]:
-        return [h["path"] for h in index.search("resolve_in_workspace")["results"] if h["match"] == "exact-name"]
-
+    assert (llmem.store.root / "cache" / DB_NAME).is_file()
+    # An edit no journal line tells of: a process that rebuilt from the files would find it.
+    file = llmem.store.artifact_file("llmem", "llmem/core/paths.py", "outline")
+    file.write_text(file.read_text(encoding="utf-8").replace("resolve_in_workspace", "unseen_name"), encoding="utf-8")
     fresh = SearchIndex(llmem.store)  # as another process would
-    assert named(fresh) == ["llmem/core/paths.py"]
-    cache.write_text("{not json", encoding="utf-8")
-    again = SearchIndex(llmem.store)
-    assert named(again) == ["llmem/core/paths.py"]
-    assert json.loads(cache.read_text(encoding="utf-8"))["format"] == 1
-    (llmem.store.root / "cache" / "journal.log").unlink()  # another journal: rebuilt from the files
-    assert named(again) == ["llmem/core/paths.py"]
+    assert [h["path"] for h in fresh.search("resolve_in_workspace")["results"] if h["match"] == "exact-name"] == [
+        "llmem/core/paths.py"
+    ]
+    assert fresh.search("unseen_name", scope="symbols")["total"] == 0
 
 
 def test_list_artifacts_says_the_total_from_the_index(llmem: Llmem) -> None:

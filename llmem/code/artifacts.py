@@ -372,16 +372,18 @@ class Llmem:
     def searcher(self) -> SearchIndex:
         from llmem.code.search import search_index_for
 
-        return search_index_for(self.store)
+        return search_index_for(self.store, self.limits.max_file_bytes)
 
-    def search(self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None) -> dict[str, Any]:
+    def search(
+        self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
+    ) -> dict[str, Any]:
         rp = self.resolve(directory, "directory")
         if kind is not None and kind not in _SEARCH_KINDS:
             raise InvalidArgument(
                 f"kind {kind!r} is neither a symbol kind nor an artifact kind",
                 details={"field": "kind", "rule": "one of the kinds", "allowed": sorted(_SEARCH_KINDS)},
             )
-        found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300)
+        found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300, scope)
         return {"directory": rp.key, **found}
 
     # -- store status ----------------------------------------------------------------------

@@ -45,10 +45,22 @@ PROTOCOL = (
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
 )
 
+SEARCH_GUIDE = (
+    "search_artifacts has four scopes. 'symbols': names of symbols (exact, prefix, camelCase/snake_case "
+    "words, substring of the qualified name). 'notes': all the words in docstrings, your model's notes and "
+    "summaries. 'lines': every line of every text file the walk keeps (code, Dockerfile, YAML, TOML, shell, "
+    "Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as grep -i "
+    "would find them, each with its line and the symbol it lies in. 'auto' (default): symbols then notes, "
+    "and lines when neither matches. Use 'lines' to find every use of a name before changing it. Every "
+    "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
+    "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines')."
+)
+
 Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what is wrong
 Task = Literal["annotate", "summarize", "document", "test-plan"]
 Part = Annotated[int | None, Field(ge=1)]  # annotate: which part of a file too big for one prompt
 StoredKind = Literal["outline", "annotate", "summarize", "document", "test-plan"]
+Scope = Literal["auto", "symbols", "notes", "lines"]  # as llmem.code.search.SCOPES (not imported: lazy)
 ReadKind = Literal["outline", "source", "annotate", "summarize", "document", "test-plan"]
 
 
@@ -87,6 +99,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         purpose=PURPOSE,
         protocol_notes=PROTOCOL,
         error_payload=_llmem_error,
+        guide_sections=[("Searching", SEARCH_GUIDE)],
     )
 
     def svc() -> Llmem:
@@ -154,13 +167,14 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return ok(data, hint)
 
     def search_artifacts(
-        query: Annotated[str, Field(max_length=200, description="Name, part of a name, or words")],
-        kind: Annotated[str | None, Field(max_length=40, description="Symbol or artifact kind")] = None,
+        query: Annotated[str, Field(max_length=200, description="Name or words")],
+        kind: Annotated[str | None, Field(max_length=40)] = None,  # symbol or artifact kind: the guide says
         directory: Path_ = ".",
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
         cursor: Annotated[str | None, Field(max_length=4096)] = None,
+        scope: Scope = "auto",
     ) -> Envelope:
-        data = svc().search(query, kind, directory, limit, cursor)
+        data = svc().search(query, kind, directory, limit, cursor, scope)
         hint = (
             "Call again with cursor=next_cursor for more."
             if data["next_cursor"]
@@ -207,7 +221,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         search_artifacts,
         name="search_artifacts",
-        description="Find symbols by name or part of one, and notes, docs, summaries by their words; ranked, paged.",
+        description="Symbols by name, notes by words, text-file lines (scope='lines'); exact totals, paged.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(

@@ -36,6 +36,7 @@ __all__ = [
     "BUILD_DIRS",
     "DEPENDENCY_DIRS",
     "LLMEMIGNORE",
+    "TEXT_DOT_DIRS",
     "VCS_DIRS",
     "Skipped",
     "WalkEntry",
@@ -86,6 +87,10 @@ BINARY_EXTENSIONS = frozenset(
     }
 )  # fmt: skip
 _SNIFF_BYTES = 8192
+#: Dot-folders a text walk enters: CI and editor settings a developer greps, not caches.
+TEXT_DOT_DIRS = frozenset(
+    {".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer", ".husky", ".vscode", ".config", ".ci"}
+)
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,9 @@ class Skipped:
 class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    #: every folder walked (workspace-relative, ``""`` for the start): their mtimes tell whether a
+    #: file was added or removed since, without walking again
+    folders: list[str] = field(default_factory=list, compare=False)
 
 
 def is_probably_binary(path: Path) -> bool:
@@ -236,8 +244,14 @@ def _initial_rules(root_abs: Path, start_rel: str) -> _Rules:
     return tuple(rules)
 
 
-def walk_workspace(root: Path, start: Path | None = None, *, max_file_bytes: int = 1_000_000) -> WalkResult:
+def walk_workspace(
+    root: Path, start: Path | None = None, *, max_file_bytes: int = 1_000_000, text: bool = False
+) -> WalkResult:
     """The files under ``start`` (default: the whole ``root``) worth outlining, and what was skipped.
+
+    ``text=True`` keeps every file not known to be binary whatever its language (a Dockerfile,
+    YAML, shell, JSON), and enters the dot-folders of :data:`TEXT_DOT_DIRS` (``.github``): the
+    files a text search covers.
 
     ``start`` is a folder inside ``root`` (absolute, or relative to ``root``); paths in the result
     are relative to ``root``, POSIX-style, sorted. Raises :class:`ValueError` when ``start``
@@ -255,6 +269,7 @@ def walk_workspace(root: Path, start: Path | None = None, *, max_file_bytes: int
     ]
     while stack:
         dir_path, prefix, rules = stack.pop()
+        result.folders.append(prefix.rstrip("/"))
         try:
             with os.scandir(dir_path) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
@@ -277,6 +292,7 @@ def walk_workspace(root: Path, start: Path | None = None, *, max_file_bytes: int
                 max_bytes=max_file_bytes,
                 result=result,
                 subdirs=subdirs,
+                text=text,
             )
         stack.extend(reversed(subdirs))
     files.sort(key=lambda f: f.rel_path)
@@ -293,6 +309,7 @@ def _visit(
     max_bytes: int,
     result: WalkResult,
     subdirs: list[tuple[str, str, _Rules]],
+    text: bool = False,
 ) -> None:
     """Sort one directory entry into files, skipped, or folders still to walk."""
     skipped = result.skipped
@@ -314,6 +331,8 @@ def _visit(
             return
     if is_dir:
         reason = _dir_reason(name, entry.path)
+        if reason == "hidden-dir" and text and name in TEXT_DOT_DIRS:
+            reason = None
         if reason is None and rules:
             reason = _ignored(rel, True, rules)
         if reason is not None:
@@ -327,7 +346,7 @@ def _visit(
         reason = ignored
     elif dot > 0 and name[dot:].lower() in BINARY_EXTENSIONS:
         reason = "binary"
-    elif detect_language(name) is None:
+    elif not text and detect_language(name) is None:
         reason = "unsupported-language"
     else:
         try:
