@@ -40,6 +40,8 @@ FIGURE_ROWS = [
     (LLMEM, "search p50:", 6),
     (LLMEM, "search p95:", 6),
     (LLMEM, "search after another process's change", 1),
+    (LLMEM, "4 writing processes, this one searching after each write", 1),
+    (LLMEM, "stdlib: ", 6),  # the line index built, the first search of a new server, four warm line searches
     (CALC, "warm list_tools p50,", 1),
     (CALC, "warm list_tools p95,", 1),
     (CALC, "same, vs echo of", 2),
@@ -75,6 +77,9 @@ TARGETS = [
     (LLMEM, "list_artifacts over", 1),
     (LLMEM, "typescript outline throughput:", 1),
     (LLMEM, "search_artifacts warm p50 on", 1),
+    (LLMEM, "search_artifacts first search of a new process on", 1),
+    (LLMEM, "search_artifacts while 4 processes write", 1),
+    (LLMEM, "search_artifacts first search on the stdlib within 100 ms", 1),
     (CALC, "warm list_tools round trip:", 1),
     (CALC, "track-stats 20,000 fixes warm, through run_tool over stdio:", 1),
     (CALC, "closest-approach 2 x 5,000 fixes warm, through run_tool over stdio:", 1),

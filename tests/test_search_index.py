@@ -226,17 +226,17 @@ def test_without_the_trigram_tokenizer_the_answers_are_the_same(llmem: Llmem) ->
 WRITER = r"""
 import sys
 from pathlib import Path
+from llmem.code.artifacts import Llmem
+from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
 ws, me, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-store = ArtifactStore(ws / ".llmem", ws)
+svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+(ws / "w" / me).mkdir(parents=True)
 for n in range(count):
-    name = f"wombat_{me}_{n}"
-    content = {"path": f"w/{me}/{n}.py", "language": "python", "mode": "full", "line_count": 1, "size": 1,
-               "sha256": "0", "imports": [], "symbols": [{"kind": "function", "name": name,
-               "qualified_name": name, "signature": f"def {name}()", "start_line": 1, "end_line": 1,
-               "doc": None, "decorators": [], "children": [], "hash": "0"}]}
-    store.put("llmem", f"w/{me}/{n}.py", "outline", content=content, fmt="json", provenance={})
-    print(name, flush=True)
+    source = ws / "w" / me / f"m{n}.py"
+    source.write_text(f"def wombat_{me}_{n}():\n    return {n}\n", encoding="utf-8")
+    svc.parse(f"w/{me}/m{n}.py")  # an outline written through the store, as a client's parse does
+    print(f"wombat_{me}_{n}", flush=True)
 """
 
 
@@ -268,6 +268,7 @@ def test_four_writing_processes_and_a_searching_one_lose_nothing(llmem: Llmem) -
     assert seen == 100
     assert index.search("wombat", scope="symbols")["total"] == 100
     assert SearchIndex(llmem.store).search("wombat", scope="symbols")["total"] == 100  # and a new process
+    assert index.search("def wombat_", scope="lines")["total"] == 100  # the new files' lines too
 
 
 @pytest.mark.anyio

@@ -25,7 +25,7 @@ from llmem.core.paths import ResolvedPath, resolve_in_workspace
 from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 if TYPE_CHECKING:
-    from llmem.code.search import SearchIndex
+    from llmem.code.search import Searcher, SearchIndex
 
 __all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
 
@@ -370,21 +370,17 @@ class Llmem:
     # -- search ----------------------------------------------------------------------------
 
     def searcher(self) -> SearchIndex:
-        from llmem.code.search import search_index_for
+        return self._search().index()
 
-        return search_index_for(self.store, self.limits.max_file_bytes)
+    def _search(self) -> Searcher:
+        from llmem.code.search import Searcher
+
+        return Searcher(self.store, self.limits)
 
     def search(
         self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
     ) -> dict[str, Any]:
-        rp = self.resolve(directory, "directory")
-        if kind is not None and kind not in _SEARCH_KINDS:
-            raise InvalidArgument(
-                f"kind {kind!r} is neither a symbol kind nor an artifact kind",
-                details={"field": "kind", "rule": "one of the kinds", "allowed": sorted(_SEARCH_KINDS)},
-            )
-        found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300, scope)
-        return {"directory": rp.key, **found}
+        return self._search().search(query, kind, directory, limit, cursor, scope)
 
     # -- store status ----------------------------------------------------------------------
 
@@ -511,15 +507,6 @@ class _AnswerMemo:
                 self._items.popitem(last=False)
 
 
-def _search_kinds() -> frozenset[str]:
-    from typing import get_args
-
-    from llmem.code.outline.model import SymbolKind
-
-    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note", "code"}
-
-
-_SEARCH_KINDS = _search_kinds()
 _PENDING_SHOWN = 5
 _DELETED_SHOWN = 50
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llmem.code.index_db import IndexDb, under_sql, workspace_file
-from llmem.code.walk import IGNORE_FILES, walk_workspace
 
 __all__ = ["INDEX_BUDGET_S", "LineHit", "LineIndex"]
 
@@ -33,7 +32,6 @@ _MASK = (1 << LINE_BITS) - 1
 #: Seconds of indexing a search may spend on changed files before it scans the rest directly.
 INDEX_BUDGET_S = 0.5
 _SNIFF = 8192
-_IGNORE_NAMES = frozenset(name for name, _reason in IGNORE_FILES)
 
 
 @dataclass(frozen=True)
@@ -79,7 +77,9 @@ class LineIndex:
                     walk = True
                     break
                 if st.st_size != size or st.st_mtime_ns != mtime:
-                    if path.rsplit("/", 1)[-1] in _IGNORE_NAMES:
+                    from llmem.code.walk import IGNORE_FILES  # the walk (and the parsers' names) load when needed
+
+                    if path.rsplit("/", 1)[-1] in {name for name, _reason in IGNORE_FILES}:
                         walk = True
                         break
                     moved.append((st.st_size, st.st_mtime_ns, fid))
@@ -92,6 +92,8 @@ class LineIndex:
             self._index(conn, budget_s)
 
     def _walk(self, conn: sqlite3.Connection) -> None:
+        from llmem.code.walk import walk_workspace
+
         result = walk_workspace(self.workspace, max_file_bytes=self.max_file_bytes, text=True)
         files = {
             f.rel_path: (f.size, f.mtime_ns)

@@ -27,6 +27,7 @@ repeat or skip a hit while the data stays the same.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import sqlite3
@@ -43,10 +44,12 @@ from llmem.code.index_db import (
     under_sql,
 )
 from llmem.code.lines import INDEX_BUDGET_S, LineIndex
+from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
+from llmem.core.paths import resolve_in_workspace
 from llmem.core.store import ArtifactStore
 
-__all__ = ["MATCHES", "SCOPES", "Scope", "SearchIndex", "search_index_for", "split_words"]
+__all__ = ["MATCHES", "SCOPES", "Scope", "SearchIndex", "Searcher", "search_index_for", "split_words"]
 
 #: The order of the tiers, best first (the ``match`` of each hit).
 MATCHES = ("exact-name", "prefix", "word", "substring", "doc", "note", "summary", "code")
@@ -365,6 +368,39 @@ def _decode_cursor(cursor: str, tag: str) -> int:
             details={"field": "cursor", "rule": "opaque cursor of the same search"},
         )
     return pos
+
+
+class Searcher:
+    """``search_artifacts`` on its own: its first call in a new server imports this module and the
+    database's, not the parsers and models of the rest of the code memory."""
+
+    def __init__(self, store: ArtifactStore, limits: Limits) -> None:
+        self.store = store
+        self.limits = limits
+
+    def index(self) -> SearchIndex:
+        return search_index_for(self.store, self.limits.max_file_bytes)
+
+    def search(
+        self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
+    ) -> dict[str, Any]:
+        rp = resolve_in_workspace(self.store.workspace, directory, field="directory")
+        if kind is not None and kind not in search_kinds():
+            raise InvalidArgument(
+                f"kind {kind!r} is neither a symbol kind nor an artifact kind",
+                details={"field": "kind", "rule": "one of the kinds", "allowed": sorted(search_kinds())},
+            )
+        found = self.index().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300, scope)
+        return {"directory": rp.key, **found}
+
+
+@functools.cache
+def search_kinds() -> frozenset[str]:
+    """Every kind ``kind`` filters by: symbol kinds, artifact kinds, notes, and ``code`` (the lines)."""
+    from llmem.code.artifacts import KINDS
+    from llmem.code.outline.model import SymbolKind
+
+    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note", "code"}
 
 
 _INDEXES: dict[str, SearchIndex] = {}

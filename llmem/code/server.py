@@ -174,7 +174,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
         cursor: Annotated[str | None, Field(max_length=4096)] = None,
         scope: Scope = "auto",
     ) -> Envelope:
-        data = svc().search(query, kind, directory, limit, cursor, scope)
+        from llmem.code.search import Searcher  # not the whole code memory: a first search stays quick
+
+        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope)
         hint = (
             "Call again with cursor=next_cursor for more."
             if data["next_cursor"]
