@@ -240,6 +240,9 @@ class IndexDb:
             conn.execute(sql)
         self._fill(conn)
         conn.execute(f"PRAGMA user_version={self.version}")
+        with contextlib.suppress(OSError):  # the JSON snapshot earlier versions kept: replaced by this file
+            os.unlink(self.file.with_name("search-index.json"))  # noqa: PTH108
+        log.info("search index %s built from the artifact files", self.file)
 
     # -- artifacts -----------------------------------------------------------------------------
 

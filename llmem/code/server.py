@@ -167,7 +167,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         return ok(data, hint)
 
     def search_artifacts(
-        query: Annotated[str, Field(max_length=200, description="Name or words")],
+        query: Annotated[str, Field(max_length=200)],  # a name, part of one, words, or a line's text
         kind: Annotated[str | None, Field(max_length=40)] = None,  # symbol or artifact kind: the guide says
         directory: Path_ = ".",
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
