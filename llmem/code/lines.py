@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from llmem.code.index_db import IndexDb, under_sql, workspace_file
+from llmem.code.index_db import IndexDb, workspace_file
 
 __all__ = ["INDEX_BUDGET_S", "LineHit", "LineIndex"]
 
@@ -32,6 +32,14 @@ _MASK = (1 << LINE_BITS) - 1
 #: Seconds of indexing a search may spend on changed files before it scans the rest directly.
 INDEX_BUDGET_S = 0.5
 _SNIFF = 8192
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    size: int
+    mtime_ns: int
+    fresh: bool  # its lines are indexed for this size and mtime
 
 
 @dataclass(frozen=True)
@@ -64,32 +72,38 @@ class LineIndex:
 
     # -- keeping it true -------------------------------------------------------------------------
 
-    def refresh(self, conn: sqlite3.Connection, budget_s: float = INDEX_BUDGET_S) -> None:
-        """Bring ``files`` up to the workspace as it is, and index changed files within the budget."""
+    def refresh(self, conn: sqlite3.Connection, budget_s: float = INDEX_BUDGET_S) -> dict[int, _File]:
+        """Bring ``files`` up to the workspace as it is, index changed files within the budget, and
+        answer every file by id."""
+        ws = self._ws
         folders = conn.execute("SELECT path, mtime_ns FROM folders").fetchall()
-        walk = not folders or any(_mtime(workspace_file(self.workspace, p) if p else self._ws) != m for p, m in folders)
+        walk = not folders or any(_mtime(f"{ws}/{p}" if p else ws) != m for p, m in folders)
+        files = {} if walk else self._files(conn)
         moved: list[tuple[int, int, int]] = []
-        if not walk:
-            for fid, path, size, mtime in conn.execute("SELECT id, path, size, mtime_ns FROM files").fetchall():
-                try:
-                    st = os.stat(workspace_file(self.workspace, path))  # noqa: PTH116
-                except OSError:
+        for fid, f in files.items():
+            try:
+                st = os.stat(f"{ws}/{f.path}")  # noqa: PTH116 - keys are POSIX paths; one string is cheapest
+            except OSError:
+                walk = True
+                break
+            if st.st_size != f.size or st.st_mtime_ns != f.mtime_ns:
+                from llmem.code.walk import IGNORE_FILES  # the walk (and the parsers' names) load when needed
+
+                if f.path.rsplit("/", 1)[-1] in {name for name, _reason in IGNORE_FILES}:
                     walk = True
                     break
-                if st.st_size != size or st.st_mtime_ns != mtime:
-                    from llmem.code.walk import IGNORE_FILES  # the walk (and the parsers' names) load when needed
-
-                    if path.rsplit("/", 1)[-1] in {name for name, _reason in IGNORE_FILES}:
-                        walk = True
-                        break
-                    moved.append((st.st_size, st.st_mtime_ns, fid))
+                moved.append((st.st_size, st.st_mtime_ns, fid))
         if walk:
             self._walk(conn)
         elif moved:
             with self.db.writing(conn):
                 conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", moved)
-        if self.db.trigram and budget_s > 0:
-            self._index(conn, budget_s)
+        indexed = self.db.trigram and budget_s > 0 and self._index(conn, budget_s)
+        return self._files(conn) if walk or moved or indexed else files
+
+    def _files(self, conn: sqlite3.Connection) -> dict[int, _File]:
+        rows = conn.execute("SELECT id, path, size, mtime_ns, isize IS size AND imtime IS mtime_ns FROM files")
+        return {fid: _File(path, size, mtime, bool(fresh)) for fid, path, size, mtime, fresh in rows}
 
     def _walk(self, conn: sqlite3.Connection) -> None:
         from llmem.code.walk import walk_workspace
@@ -119,8 +133,9 @@ class LineIndex:
         if self.db.trigram:
             conn.execute("DELETE FROM lines WHERE rowid >= ? AND rowid < ?", (fid << LINE_BITS, (fid + 1) << LINE_BITS))
 
-    def _index(self, conn: sqlite3.Connection, budget_s: float | None) -> None:
-        """Index the lines of changed files, in path order, until ``budget_s`` (``None``: all)."""
+    def _index(self, conn: sqlite3.Connection, budget_s: float | None) -> bool:
+        """Index the lines of changed files, in path order, until ``budget_s`` (``None``: all);
+        whether there were any."""
         deadline = None if budget_s is None else time.monotonic() + budget_s
         stale = conn.execute(
             "SELECT id, path, size, mtime_ns FROM files WHERE isize IS NOT size OR imtime IS NOT mtime_ns ORDER BY path"
@@ -141,6 +156,7 @@ class LineIndex:
                     ]
                     conn.executemany("INSERT INTO lines(rowid, low, text) VALUES (?, ?, ?)", rows)
                     conn.execute("UPDATE files SET isize = ?, imtime = ? WHERE id = ?", (size, mtime, fid))
+        return bool(stale)
 
     def index_all(self, conn: sqlite3.Connection) -> None:
         """Every file's lines indexed (a benchmark's or a command's warm-up)."""
@@ -170,32 +186,26 @@ class LineIndex:
     ) -> tuple[int, list[LineHit]]:
         """The exact number of lines under ``directory`` holding ``query`` (ASCII case ignored),
         and ``count`` of them from ``start`` on, in path and line order."""
+        files = self.refresh(conn)
         needle = query.encode("utf-8").lower()
-        where, args = under_sql("f.path", directory)
-        fresh = "f.isize IS f.size AND f.imtime IS f.mtime_ns"
-        stale = [
-            (p, s, m)
-            for p, s, m in conn.execute(
-                f"SELECT path, size, mtime_ns FROM files f WHERE {where} AND NOT ({fresh}) ORDER BY path", args
-            )
-        ]
+        inside = {fid: f for fid, f in files.items() if _under(f.path, directory)}
         if not self.db.trigram or len(needle.decode("utf-8", "replace")) < 3:
-            every = conn.execute(f"SELECT path, size, mtime_ns FROM files f WHERE {where} ORDER BY path", args)
-            hits = self._scan(every.fetchall(), needle)
+            hits = self._scan(sorted((f.path, f.size, f.mtime_ns) for f in inside.values()), needle)
             return len(hits), hits[start : start + count]
         match = '"' + _low(needle).replace('"', '""') + '"'
-        base = (
-            f"FROM lines l JOIN files f ON f.id = (l.rowid >> {LINE_BITS}) WHERE lines MATCH ? AND {fresh} AND {where}"
-        )
-        total = conn.execute(f"SELECT count(*) {base}", [match, *args]).fetchone()[0]
-        select = f"SELECT f.path, l.rowid & {_MASK}, l.text {base} ORDER BY f.path, l.rowid"
-        if not stale:
-            rows = conn.execute(f"{select} LIMIT ? OFFSET ?", [match, *args, count, start]).fetchall()
-            return total, [LineHit(p, n, t) for p, n, t in rows]
-        found = [LineHit(p, n, t) for p, n, t in conn.execute(select, [match, *args])]
-        found += self._scan(stale, needle)
-        found.sort(key=lambda h: (h.path, h.line))
-        return len(found), found[start : start + count]
+        keyed: list[tuple[str, int, int | str]] = []  # path, line, and the rowid of the text or the text
+        for (rowid,) in conn.execute("SELECT rowid FROM lines WHERE lines MATCH ?", (match,)):
+            f = inside.get(rowid >> LINE_BITS)
+            if f is not None and f.fresh:
+                keyed.append((f.path, rowid & _MASK, rowid))
+        stale = sorted((f.path, f.size, f.mtime_ns) for f in inside.values() if not f.fresh)
+        keyed += [(h.path, h.line, h.text) for h in self._scan(stale, needle)]
+        keyed.sort(key=lambda k: (k[0], k[1]))
+        page = keyed[start : start + count]
+        wanted = [k[2] for k in page if isinstance(k[2], int)]
+        marks = ",".join("?" * len(wanted))
+        texts = dict(conn.execute(f"SELECT rowid, text FROM lines WHERE rowid IN ({marks})", wanted)) if wanted else {}
+        return len(keyed), [LineHit(p, n, texts.get(t, "") if isinstance(t, int) else t) for p, n, t in page]
 
     def _scan(self, files: list[tuple[str, int, int]], needle: bytes) -> list[LineHit]:
         """The lines holding ``needle`` read from the files themselves."""
@@ -219,6 +229,10 @@ class LineIndex:
                 hits.append(LineHit(path, line, data[begin:end].decode("utf-8", "replace")))
                 at = low.find(needle, end)
         return hits
+
+
+def _under(path: str, directory: str) -> bool:
+    return directory in (".", path) or path.startswith(directory + "/")
 
 
 def _mtime(path: str) -> int:

@@ -43,7 +43,7 @@ from llmem.code.index_db import (
     split_words,
     under_sql,
 )
-from llmem.code.lines import INDEX_BUDGET_S, LineIndex
+from llmem.code.lines import LineIndex
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
 from llmem.core.paths import resolve_in_workspace
@@ -169,7 +169,6 @@ class SearchIndex:
         searched = scope
         if scope == "lines" or (scope == "auto" and not ranked and kind is None):
             searched = "lines" if scope == "lines" else "auto: lines (no symbol, doc or note matched)"
-            self.lines.refresh(conn, INDEX_BUDGET_S)
             lines_total, found = self.lines.search(conn, q, directory, max(0, start - len(ranked)), limit)
             line_entries = [_line_entry(conn, h.path, h.line, h.text) for h in found]
         total = len(ranked) + lines_total
@@ -231,10 +230,9 @@ def _rank(
     order: list[list[int]] = [[] for _ in MATCHES]
 
     def add(ids: Any, tier: int) -> None:
-        for i in ids:
-            if i not in tier_of:
-                tier_of[i] = tier
-                order[tier].append(i)
+        new = [i for i in ids if i not in tier_of]
+        tier_of.update(dict.fromkeys(new, tier))
+        order[tier].extend(new)
 
     def ids(sql: str, *params: Any) -> list[int]:
         return [r[0] for r in conn.execute(sql, [*params, *args])]
@@ -278,8 +276,8 @@ def _rank(
             " ORDER BY e.id",
             [match, *args],
         ).fetchall()
-        for i, artifact in rows:
-            add((i,), _NOTE_TIER.get(artifact, _TIER["summary"]))
+        for artifact, tier in (*_NOTE_TIER.items(), (None, _TIER["summary"])):
+            add((i for i, a in rows if a == artifact or (artifact is None and a not in _NOTE_TIER)), tier)
     ranked = [i for tier in order for i in tier]
     return ranked, tier_of
 
