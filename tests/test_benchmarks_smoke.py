@@ -37,6 +37,7 @@ FIGURE_ROWS = [
     (LLMEM, "same in CPU time", 1),
     (LLMEM, "first search, no cache", 1),
     (LLMEM, "first search of a new process (cache)", 1),
+    (LLMEM, "same, a query of", 1),
     (LLMEM, "search p50:", 6),
     (LLMEM, "search p95:", 6),
     (LLMEM, "search after another process's change", 1),

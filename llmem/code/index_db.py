@@ -11,8 +11,8 @@ read (garbage, a torn copy), is rebuilt from the artifact files, never trusted. 
 - ``entries``: one searchable thing each (a symbol of an outline, a note, a summary); a rebuild
   numbers them in path order, so ids order hits of one tier;
 - ``names``: FTS5 trigram over each symbol's lower-case qualified name (substrings);
-- ``words``: FTS5 over the camelCase / snake_case words of names (``nwords``) and of docs, notes
-  and summaries (``twords``);
+- ``name_words`` and ``text_words``: FTS5 over the camelCase / snake_case words of names, and of
+  docs, notes and summaries (two tables: a word common in names costs nothing to a text query);
 - ``files``, ``folders``, ``lines``: the line index (:mod:`llmem.code.lines`).
 
 Every process appends its puts and deletes to the journal (``ArtifactStore``); the next search of
@@ -43,7 +43,7 @@ NAMESPACE = "llmem"
 DB_NAME = "search.sqlite3"
 #: The current layout; ``PRAGMA user_version`` is ``SCHEMA * 10`` plus 1 with the trigram tables
 #: (0 is a new, empty file).
-SCHEMA = 2
+SCHEMA = 3
 TEXT_KINDS = {"summarize": "summary", "document": "summary", "test-plan": "summary"}
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 log = logging.getLogger("llmem.search")
@@ -58,11 +58,13 @@ _TABLES = (
     "CREATE INDEX entries_by_artifact ON entries(path, artifact)",
     "CREATE INDEX entries_by_name ON entries(lname)",
     "CREATE INDEX entries_by_qn ON entries(lqn)",
-    "CREATE VIRTUAL TABLE words USING fts5(nwords, twords, tokenize='unicode61')",
+    "CREATE VIRTUAL TABLE name_words USING fts5(words, tokenize='unicode61')",
+    "CREATE VIRTUAL TABLE text_words USING fts5(words, tokenize='unicode61')",
     """CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
         mtime_ns INTEGER NOT NULL, isize INTEGER, imtime INTEGER)""",
     "CREATE TABLE folders(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID",
 )
+_FTS_TABLES = ("name_words", "text_words")
 _TRIGRAM_TABLES = (
     "CREATE VIRTUAL TABLE names USING fts5(lqn, tokenize='trigram')",
     # The line as matched (ASCII lower-cased, case-sensitive trigrams: exact) and as shown.
@@ -266,7 +268,7 @@ class IndexDb:
         """Every artifact file, read once; the journal position taken first, so that changes made
         while reading are applied again afterwards (applying a change twice is harmless)."""
         ino, size = self._journal_state()
-        for table in ("artifacts", "entries", "words", *(("names",) if self.trigram else ())):
+        for table in ("artifacts", "entries", *_FTS_TABLES, *(("names",) if self.trigram else ())):
             conn.execute(f"DELETE FROM {table}")
         rows: list[tuple[Any, ...]] = []
         arts: list[tuple[str, str]] = []
@@ -289,17 +291,19 @@ class IndexDb:
             f"INSERT INTO entries(id, {ENTRY_COLUMNS}, lname, lqn) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [(i, *r) for i, r in zip(ids, rows, strict=True)],
         )
-        words = []
+        name_words = []
+        text_words = []
         names = []
         for i, r in zip(ids, rows, strict=True):
             outline = r[1] == "outline"
-            nwords = " ".join(split_words(r[2] or r[3])) if outline else ""
-            twords = " ".join(split_words(r[8])) if r[8] else ""
-            if nwords or twords:
-                words.append((i, nwords, twords))
+            if outline:
+                name_words.append((i, " ".join(split_words(r[2] or r[3]))))
+            if r[8]:
+                text_words.append((i, " ".join(split_words(r[8]))))
             if outline and self.trigram:
                 names.append((i, r[10]))
-        conn.executemany("INSERT INTO words(rowid, nwords, twords) VALUES (?, ?, ?)", words)
+        conn.executemany("INSERT INTO name_words(rowid, words) VALUES (?, ?)", name_words)
+        conn.executemany("INSERT INTO text_words(rowid, words) VALUES (?, ?)", text_words)
         if names:
             conn.executemany("INSERT INTO names(rowid, lqn) VALUES (?, ?)", names)
 
@@ -314,7 +318,8 @@ class IndexDb:
         ids = [r[0] for r in conn.execute("SELECT id FROM entries WHERE path = ? AND artifact = ?", (key, kind))]
         for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
             marks = ",".join("?" * len(chunk))
-            conn.execute(f"DELETE FROM words WHERE rowid IN ({marks})", chunk)
+            for table in _FTS_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", chunk)
             if self.trigram:
                 conn.execute(f"DELETE FROM names WHERE rowid IN ({marks})", chunk)
             conn.execute(f"DELETE FROM entries WHERE id IN ({marks})", chunk)

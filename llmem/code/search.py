@@ -160,10 +160,8 @@ class SearchIndex:
         limit: int,
         answer_chars: int,
     ) -> dict[str, Any]:
-        ranked: list[int] = []
-        tiers: dict[int, int] = {}
-        if scope != "lines":
-            ranked, tiers = _rank(conn, q, kind, directory, scope, self.db.trigram)
+        segments = _rank(conn, q, kind, directory, scope, self.db.trigram) if scope != "lines" else []
+        ranked = [i for _, seg in segments for i in seg] if len(segments) > 1 else (segments or [(0, [])])[0][1]
         lines_total = 0
         line_entries: list[Entry] = []
         searched = scope
@@ -183,7 +181,7 @@ class SearchIndex:
                 i = ranked[pos]
                 if i not in rows:  # past the page's rows: hits were skipped
                     rows.update(_rows(conn, ranked[pos : pos + limit]))
-                entry, match = rows[i], MATCHES[tiers[i]]
+                entry, match = rows[i], MATCHES[_tier_at(segments, pos)]
             elif line_at < len(line_entries):
                 entry, match = line_entries[line_at], "code"
                 line_at += 1
@@ -218,24 +216,33 @@ class SearchIndex:
 
 def _rank(
     conn: sqlite3.Connection, q: str, kind: str | None, directory: str, scope: str, trigram: bool
-) -> tuple[list[int], dict[int, int]]:
-    """Every matching entry id once, at its best tier, in answer order; and the tier of each."""
+) -> list[tuple[int, list[int]]]:
+    """Every matching entry id once, at its best tier, in answer order: runs of ids by tier."""
     low = q.lower()
     words = list(dict.fromkeys(split_words(q)))
     where, args = under_sql("e.path", directory)
     if kind is not None:
         where += " AND (e.kind = ? OR e.artifact = ?)"
         args += [kind, kind]
-    tier_of: dict[int, int] = {}
-    order: list[list[int]] = [[] for _ in MATCHES]
+    segments: list[tuple[int, list[int]]] = []  # (tier, ids new in it), best tier first
+    seen: set[int] | None = None  # made when a second tier comes: one large tier alone needs none
 
     def add(ids: Any, tier: int) -> None:
-        new = [i for i in ids if i not in tier_of]
-        tier_of.update(dict.fromkeys(new, tier))
-        order[tier].extend(new)
+        nonlocal seen
+        ids = list(ids)
+        if not ids:
+            return
+        if segments:
+            if seen is None:
+                seen = {i for _, seg in segments for i in seg}
+            ids = [i for i in ids if i not in seen]
+            seen.update(ids)
+        segments.append((tier, ids))
 
     def ids(sql: str, *params: Any) -> list[int]:
-        return [r[0] for r in conn.execute(sql, [*params, *args])]
+        # One string from SQLite, split here: cheaper than a row object per id on large answers.
+        joined = conn.execute(f"SELECT group_concat(id) FROM ({sql})", [*params, *args]).fetchone()[0]
+        return list(map(int, joined.split(","))) if joined else []
 
     if scope in ("auto", "symbols"):
         exact = conn.execute(
@@ -259,33 +266,45 @@ def _rank(
             _TIER["prefix"],
         )
         if words:
-            match = " AND ".join(f'nwords:"{w}"' for w in words)
-            add(sorted(ids(_fts("words", where), match)), _TIER["word"])
+            match = " AND ".join(f'"{w}"' for w in words)
+            add(ids(_fts("name_words", where), match), _TIER["word"])
         if " " not in low:
             if trigram and len(low) >= 3:
-                found = ids(_fts("names", where), '"' + low.replace('"', '""') + '"')
+                found = ids(_fts("names", where), '"' + low.replace('"', '""') + '"')  # in id order
             else:
                 found = ids(
-                    f"SELECT e.id FROM entries e WHERE e.lqn IS NOT NULL AND instr(e.lqn, ?) > 0 AND {where}", low
+                    f"SELECT e.id FROM entries e WHERE e.lqn IS NOT NULL AND instr(e.lqn, ?) > 0 AND {where} ORDER BY e.id",
+                    low,
                 )
-            add(sorted(found), _TIER["substring"])
+            add(found, _TIER["substring"])
     if scope in ("auto", "notes") and words:
-        match = " AND ".join(f'twords:"{w}"' for w in words)
+        match = " AND ".join(f'"{w}"' for w in words)
         rows = conn.execute(
-            f"SELECT e.id, e.artifact FROM words w JOIN entries e ON e.id = w.rowid WHERE words MATCH ? AND {where}"
+            f"SELECT e.id, e.artifact FROM text_words w JOIN entries e ON e.id = w.rowid WHERE text_words MATCH ? AND {where}"
             " ORDER BY e.id",
             [match, *args],
         ).fetchall()
         for artifact, tier in (*_NOTE_TIER.items(), (None, _TIER["summary"])):
             add((i for i, a in rows if a == artifact or (artifact is None and a not in _NOTE_TIER)), tier)
-    ranked = [i for tier in order for i in tier]
-    return ranked, tier_of
+    return segments
+
+
+def _tier_at(segments: list[tuple[int, list[int]]], pos: int) -> int:
+    for tier, seg in segments:
+        if pos < len(seg):
+            return tier
+        pos -= len(seg)
+    raise IndexError(pos)
 
 
 def _fts(table: str, where: str) -> str:
+    """The ids ``table`` matches, in id order (FTS5 answers in rowid order at no cost)."""
     if where == "1":
-        return f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
-    return f"SELECT t.rowid FROM {table} t JOIN entries e ON e.id = t.rowid WHERE {table} MATCH ? AND {where}"
+        return f"SELECT rowid AS id FROM {table} WHERE {table} MATCH ? ORDER BY rowid"
+    return (
+        f"SELECT t.rowid AS id FROM {table} t JOIN entries e ON e.id = t.rowid WHERE {table} MATCH ? AND {where}"
+        " ORDER BY t.rowid"
+    )
 
 
 def _rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Entry]:
