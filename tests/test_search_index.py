@@ -293,3 +293,12 @@ async def test_the_scope_is_an_enum_of_the_tool_schema_and_the_guide_explains_it
         assert not err and out["data"]["total"] == 2 and out["data"]["scope"] == "lines"
         err, out = await call(client, "search_artifacts", query="x", scope="grep")
         assert err and "scope" in json.dumps(out["error"])
+
+
+def test_a_text_walk_keeps_every_text_file_and_enters_ci_folders(llmem: Llmem) -> None:
+    text = {f.rel_path for f in walk_workspace(llmem.ws, text=True).files}
+    code = {f.rel_path for f in walk_workspace(llmem.ws).files}
+    assert {"Dockerfile", ".github/workflows/ci.yml"} <= text
+    assert not {"Dockerfile", ".github/workflows/ci.yml"} & code  # outlines stay to the languages they know
+    assert code <= text and not any(p.startswith(".llmem/") for p in text)
+    assert {"", ".github", ".github/workflows", "llmem/code"} <= set(walk_workspace(llmem.ws, text=True).folders)
