@@ -16,8 +16,10 @@ without the trigram tokenizer, scan the files instead: slower, the same answer.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,8 +31,10 @@ __all__ = ["INDEX_BUDGET_S", "LineHit", "LineIndex"]
 
 LINE_BITS = 24
 _MASK = (1 << LINE_BITS) - 1
-#: Seconds of indexing a search may spend on changed files before it scans the rest directly.
-INDEX_BUDGET_S = 0.5
+#: Seconds of indexing a search may spend on changed files before it scans the rest directly (and
+#: a background thread indexes them).
+INDEX_BUDGET_S = 0.25
+log = logging.getLogger("llmem.search")
 _SNIFF = 8192
 
 
@@ -67,6 +71,8 @@ class LineIndex:
         self._ws = str(self.workspace)
         # A line number must fit its bits of the rowid: a file has at most one line per byte.
         self.max_file_bytes = min(max_file_bytes, _MASK - 1)
+        self._thread: threading.Thread | None = None
+        self._thread_guard = threading.Lock()
         store_rel = _relative(db.store.root, self.workspace)
         self._store_prefix = store_rel + "/" if store_rel else None
 
@@ -99,7 +105,28 @@ class LineIndex:
             with self.db.writing(conn):
                 conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", moved)
         indexed = self.db.trigram and budget_s > 0 and self._index(conn, budget_s)
-        return self._files(conn) if walk or moved or indexed else files
+        files = self._files(conn) if walk or moved or indexed else files
+        if self.db.trigram and budget_s > 0 and not all(f.fresh for f in files.values()):
+            self._index_in_background()
+        return files
+
+    def _index_in_background(self) -> None:
+        """Index the files a search left to scanning, on a thread with its own connection: the
+        next searches find them indexed instead of scanning them again."""
+        with self._thread_guard:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(target=self._index_rest, name="llmem-line-index", daemon=True)
+            self._thread.start()
+
+    def _index_rest(self) -> None:
+        db = IndexDb(self.db.store, trigram=self.db.trigram)
+        try:
+            LineIndex(db, self.max_file_bytes)._index(db.connection(), None)
+        except (OSError, sqlite3.Error) as exc:  # a cache left for the next search to finish
+            log.info("background line indexing stopped: %s", exc)
+        finally:
+            db.close()
 
     def _files(self, conn: sqlite3.Connection) -> dict[int, _File]:
         rows = conn.execute("SELECT id, path, size, mtime_ns, isize IS size AND imtime IS mtime_ns FROM files")
