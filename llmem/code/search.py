@@ -37,6 +37,7 @@ from typing import Any, Literal, get_args
 from llmem.code.index_db import (
     ENTRY_COLUMNS,
     NAMESPACE,
+    TEXT_KINDS,
     Entry,
     IndexDb,
     entry_of,
@@ -414,10 +415,10 @@ class Searcher:
 @functools.cache
 def search_kinds() -> frozenset[str]:
     """Every kind ``kind`` filters by: symbol kinds, artifact kinds, notes, and ``code`` (the lines)."""
-    from llmem.code.artifacts import KINDS
     from llmem.code.outline.model import SymbolKind
 
-    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note", "code"}
+    stored = {"outline", "annotate", *TEXT_KINDS}  # the kinds the store holds, as llmem.code.artifacts.KINDS
+    return frozenset(get_args(SymbolKind)) | stored | {"source", "note", "file-note", "code"}
 
 
 _INDEXES: dict[str, SearchIndex] = {}
