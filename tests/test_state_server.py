@@ -32,6 +32,7 @@ SAMPLE = "sample.plot.json"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 TOOLS = {
     "debrief_list_plots",
+    "debrief_view_data",
     "debrief_create_plot",
     "debrief_set_properties",
     "debrief_open_plot",
@@ -57,6 +58,7 @@ READS = {
     "debrief_get_time",
     "debrief_get_viewport",
     "debrief_render_plot",
+    "debrief_view_data",
     "generate_prompt",
 }
 TIME = {"current": "2024-11-14T20:00:00Z", "start": "2024-11-14T16:16:53.661Z", "end": "2024-11-15T10:17:00.000Z"}

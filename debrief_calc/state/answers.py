@@ -207,6 +207,21 @@ class RenderAnswer(_OnPlot):
     note: str | None = None  # the area shown padded beyond the one asked (to at most 2:1)
 
 
+class ViewData(_OnPlot):
+    """The live view's data (``debrief_calc.state.view.view_data``); with ``changed: false``
+    only the revision and the selection."""
+
+    _if_set = frozenset({"title", "time", "viewport", "bounds", "features", "max_points"})
+    changed: bool = True
+    selection: list[str] = []
+    title: str | None = None
+    time: dict[str, Any] | None = None
+    viewport: list[float] | None = None
+    bounds: list[float] | None = None
+    features: list[dict[str, Any]] | None = None
+    max_points: int | None = None
+
+
 def _rpc(err: SuiteError) -> SuiteError:
     """The error with its JSON-RPC number in ``details.rpc_code`` and its details bounded."""
     details: dict[str, Any] = {}

@@ -35,6 +35,7 @@ from debrief_calc.state.answers import (
     TimeAnswer,
     TimeChange,
     UndoAnswer,
+    ViewData,
     ViewportAnswer,
     ViewportState,
     envelope_error,
@@ -44,6 +45,7 @@ from debrief_calc.state.answers import (
 from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
+from debrief_calc.state.view import DEFAULT_POINTS, MIME_TYPE, VIEW_META, VIEW_URI, view_html
 from llmem import __version__
 from llmem.core.config import Limits, ServerConfig
 from llmem.core.envelope import Envelope
@@ -314,6 +316,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
         data, png = svc().render(filename, width, height, time, fit, show_future, cpa)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
 
+    def debrief_view_data(
+        filename: Filename = None,
+        since_revision: Annotated[str | None, Field(max_length=128, description="Only changes since")] = None,
+        max_points: Annotated[int, Field(ge=100, le=50_000, description="Track points in all")] = DEFAULT_POINTS,
+    ) -> ViewData:
+        return ViewData(**svc().view(filename, since_revision, max_points))
+
     async def debrief_undo(filename: Filename = None, ctx: Context[Any, Any] | None = None) -> UndoAnswer:
         data, aspects = await run(svc().undo, filename)
         await notify(ctx, data["filename"], aspects)
@@ -366,7 +375,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             debrief_zoom_to_selection,
             change,
-            "Set the saved viewport to the padded bounds of the selected features (or of ids).",
+            "Set the saved viewport to the padded bounds of the selection (or of ids).",
         ),
         (
             debrief_set_properties,
@@ -381,7 +390,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             debrief_render_plot,
             read,
-            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones, narratives); fit picks the area.",
+            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones); fit picks the area.",
         ),
         (debrief_undo, once, "Undo the last change made through this server (refused if the plot changed since)."),
         (
@@ -395,9 +404,33 @@ def build_server(config: ServerConfig) -> SuiteServer:
             "Store your model's answer to a generate_prompt ticket; add_annotation puts it in the plot too.",
         ),
     ]
+    shows_the_plot = {"ui": {"resourceUri": VIEW_URI}}  # hosts with MCP Apps show the live view beside
     for fn, hints, description in tools:
         shape = envelope_error if fn in (generate_prompt, store_llm_result) else None
-        server.add_suite_tool(fn, name=fn.__name__, description=description, annotations=hints, error_payload=shape)
+        meta = shows_the_plot if fn in (debrief_create_plot, debrief_open_plot, debrief_render_plot) else None
+        server.add_suite_tool(
+            fn, name=fn.__name__, description=description, annotations=hints, error_payload=shape, meta=meta
+        )
+    server.add_suite_tool(
+        debrief_view_data,
+        name="debrief_view_data",
+        description="The live plot view's drawing data (MCP Apps; tracks thinned).",
+        annotations=read,
+        meta={"ui": {"resourceUri": VIEW_URI, "visibility": ["app"]}},
+        answer_chars=max(config.limits.result_chars, config.limits.answer_chars),
+    )
+
+    def plot_view() -> str:  # the SDK validates a plain function's call, not a cached one's
+        return view_html()
+
+    server.resource(
+        VIEW_URI,
+        name="debrief_plot_view",
+        title="Debrief plot (live)",
+        description="The plot drawn live: a time slider that sets the plot's time, click to select, pan and zoom.",
+        mime_type=MIME_TYPE,
+        meta=VIEW_META,
+    )(plot_view)
 
     add_resources(server, svc)
     return server

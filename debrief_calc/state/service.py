@@ -36,6 +36,34 @@ class StateService(PlotAspects):
     (:class:`~debrief_calc.state._plot_commands.PlotCommands`), features, selection, time and
     viewport (:class:`~debrief_calc.state._plot_aspects.PlotAspects`), and rendering."""
 
+    def view(self, filename: str | None, since_revision: str | None, max_points: int) -> Answer:
+        """What the live view draws (:func:`debrief_calc.state.view.view_data`); with
+        ``since_revision`` equal to the plot's, only ``changed: false`` and the selection (which
+        lives in the store, so it changes without a new revision)."""
+        from debrief_calc.state.view.data import view_data
+
+        name, path, doc = self.load(filename)
+        selection = read_selection(self.store, name)
+        if since_revision is not None and since_revision == doc.revision:
+            return {"filename": name, "revision": doc.revision, "changed": False, "selection": selection}
+        viewport = (doc.get_viewport() or {}).get("bounds")
+        try:
+            if viewport is not None:
+                metadata.check_bounds(viewport, "viewport")
+        except ValidationFailed:
+            viewport = None
+        data = view_data(
+            doc.data.get("features") or [],
+            filename=name,
+            revision=doc.revision,
+            title=plot_title(path, cache=self.cache),
+            time_state=self.get_time(name)["timeState"],
+            viewport=viewport,
+            selection=selection,
+            max_points=max_points,
+        )
+        return {**data, "changed": True}
+
     def render(
         self,
         filename: str | None,

@@ -69,6 +69,7 @@ class SuiteServer(MCPServer[Any]):
         self._payload_for: dict[str, ErrorPayload] = {}
         self._returns: dict[str, Callable[..., Any]] = {}
         self._listed: list[Any] | None = None
+        self._answer_caps: dict[str, int] = {}
         lim = self.limits
         self.rate_limiter = RateLimiter(
             writes_per_minute=lim.writes_per_minute,
@@ -89,8 +90,13 @@ class SuiteServer(MCPServer[Any]):
         annotations: ToolAnnotations,
         correlation: str | None = "ticket",
         error_payload: ErrorPayload | None = None,
+        meta: dict[str, Any] | None = None,
+        answer_chars: int | None = None,
     ) -> None:
-        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool.
+        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool,
+        ``meta`` is the tool's ``_meta`` (an MCP App's ``ui`` link), and ``answer_chars`` its own
+        answer cap: only for tools whose answers never reach the model (an app-only tool feeding a
+        view), since the cap exists to keep the model's context whole.
 
         The answer is always a ``CallToolResult`` with structured content (``_enforce_answer_cap``),
         so the SDK is not asked to build an output model and its JSON schema for each tool at
@@ -101,7 +107,11 @@ class SuiteServer(MCPServer[Any]):
         wrapped = self._wrap(fn, name, correlation, error_payload or self._error_payload)
         self._payload_for[name] = error_payload or self._error_payload
         self._returns[name] = fn
-        self.add_tool(wrapped, name=name, description=description, annotations=annotations, structured_output=False)
+        if answer_chars is not None:
+            self._answer_caps[name] = answer_chars
+        self.add_tool(
+            wrapped, name=name, description=description, annotations=annotations, structured_output=False, meta=meta
+        )
         self._tool_order.append((name, description))
         self._listed = None
 
@@ -187,14 +197,15 @@ class SuiteServer(MCPServer[Any]):
 
     def _enforce_answer_cap(self, name: str, result: Any) -> Any:
         """Serialise a model once, for both the text and the structured content, within the cap."""
+        cap = self._answer_caps.get(name, self.limits.answer_chars)
         if isinstance(result, CallToolResult):
             # Built by the tool itself (images, say): its text parts are what count against the cap.
             size = sum(len(c.text) for c in result.content if isinstance(c, TextContent))
-            if size > self.limits.answer_chars:
+            if size > cap:
                 raise SuiteError(
-                    f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
+                    f"the answer of {name} would be {size} characters, over the cap of {cap}",
                     code="RESULT_TOO_LARGE",
-                    details={"size": size, "limit": self.limits.answer_chars},
+                    details={"size": size, "limit": cap},
                 )
             return result
         if isinstance(result, BaseModel):
@@ -202,11 +213,11 @@ class SuiteServer(MCPServer[Any]):
             # pydantic-core's encoder: compact, UTF-8 as is, and several times faster than ``json``.
             text = to_json(payload).decode()
             size = len(text)
-            if size > self.limits.answer_chars:
+            if size > cap:
                 raise SuiteError(
-                    f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
+                    f"the answer of {name} would be {size} characters, over the cap of {cap}",
                     code="RESULT_TOO_LARGE",
-                    details={"size": size, "limit": self.limits.answer_chars},
+                    details={"size": size, "limit": cap},
                     next_action="Ask for less: pass a smaller limit, use the cursor, or a narrower path.",
                 )
             return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)

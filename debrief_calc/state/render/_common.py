@@ -98,6 +98,11 @@ def rgb(value: Any, fallback: str) -> RGB:
     return css_colour(value) or css_colour(fallback) or (0, 0, 0)
 
 
+def hex_colour(colour: RGB) -> str:
+    """``#rrggbb``."""
+    return "#{:02x}{:02x}{:02x}".format(*colour)
+
+
 def blend(colour: RGB, towards: RGB, amount: float) -> RGB:
     """``colour`` moved ``amount`` (0–1) of the way to ``towards``."""
     r, g, b = (round(c + (o - c) * amount) for c, o in zip(colour, towards, strict=True))
