@@ -81,8 +81,9 @@ def _coarse(a: TrackData, b: TrackData, times: FloatArray) -> FloatArray:
     return est
 
 
-def _golden(a: TrackData, b: TrackData, lo: FloatArray, hi: FloatArray) -> FloatArray:
-    """Time of least range in each ``[lo, hi]`` (the range is unimodal there), vectorised."""
+def least_range_times(a: TrackData, b: TrackData, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    """Time of least geodesic range in each ``[lo, hi]`` (no fix of either track inside, so the
+    range is unimodal there), by golden-section search to a millisecond, vectorised."""
     lo, hi = lo.copy(), hi.copy()
     c = hi - _GOLDEN * (hi - lo)
     d = lo + _GOLDEN * (hi - lo)
@@ -119,7 +120,7 @@ def closest_approach(a: TrackData, b: TrackData, span: tuple[float, float]) -> t
     near = int(np.searchsorted(est[order], est[order[0]] * (1 + _REL_MARGIN) + _ABS_MARGIN_M, side="right"))
     chosen = order[: min(max(near, _MIN_CANDIDATES), _MAX_CANDIDATES)]
     lo, hi = times[chosen], times[chosen + 1]
-    best = _golden(a, b, lo, hi)
+    best = least_range_times(a, b, lo, hi)
     candidates = np.concatenate((best, lo, hi))
     ranges = _range_m(a, b, candidates)
     k = int(np.argmin(ranges))
