@@ -27,7 +27,7 @@ from debrief_calc.analysis.common import (
     source_ref,
     wrap180,
 )
-from debrief_calc.analysis.cpa import closest_approach, least_range_times
+from debrief_calc.analysis.cpa import closest_approach, coarse_pieces, least_range_times
 from debrief_calc.features import TrackData, iso, iso_many
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.units import METRES_PER_UNIT
@@ -200,6 +200,12 @@ def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
     return out
 
 
+#: pieces whose estimated peak bearing rate is within this fraction of the best are solved exactly
+_PEAK_MARGIN: Final = 0.05
+_MIN_PEAK_PIECES: Final = 8
+_MAX_PEAK_PIECES: Final = 32
+
+
 def peak_bearing_rate(
     primary: TrackData, p_legs: Legs, secondary: TrackData, s_legs: Legs, span: tuple[float, float]
 ) -> tuple[float, float] | None:
@@ -209,8 +215,9 @@ def peak_bearing_rate(
     Between consecutive fix times of either track each platform keeps to one leg, so the relative
     motion is steady and the bearing rate, ``|r x v| / r^2``, is largest in magnitude where the
     range is least: at that piece's own closest approach (clipped to the piece) or at its ends.
-    Each candidate is evaluated with the motion of its own piece: at a piece's end, the limit
-    from inside the piece."""
+    A planar pass estimates every piece's peak; the most promising pieces are then solved on the
+    geodesic, each candidate evaluated with the motion of its own piece (at a piece's end, the
+    limit from inside it)."""
     start, end = span
     a, b = primary.t, secondary.t
     inner = np.union1d(a[(a > start) & (a < end)], b[(b > start) & (b < end)])
@@ -218,7 +225,13 @@ def peak_bearing_rate(
     if times.size == 1:
         candidates = motion = times
     else:
-        lo, hi = times[:-1], times[1:]
+        least, cross = coarse_pieces(primary, secondary, times)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est = np.nan_to_num(cross / (np.diff(times) * least * least), nan=0.0, posinf=np.inf)
+        order = np.argsort(-est, kind="stable")
+        near = int(np.count_nonzero(est >= est[order[0]] * (1.0 - _PEAK_MARGIN)))
+        chosen = order[: min(max(near, _MIN_PEAK_PIECES), _MAX_PEAK_PIECES)]
+        lo, hi = times[chosen], times[chosen + 1]
         mid = (lo + hi) * 0.5
         candidates = np.concatenate((lo, least_range_times(primary, secondary, lo, hi), hi))
         motion = np.concatenate((mid, mid, mid))
