@@ -23,7 +23,7 @@ from debrief_calc.calc.server import build_server
 from debrief_calc.features import parse_iso
 from debrief_calc.paging import clip_to_time
 from debrief_calc.rep import parse_rep
-from llmem.config import ServerConfig
+from llmem.core.config import ServerConfig
 from tests.conftest import DATA, MODES, call
 from tests.test_analysis_support import GEOD, boats, coords, epoch, props, run_err, run_ok, track_feature
 
