@@ -35,6 +35,7 @@ def valid_call(tool: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
     calls: dict[str, tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]] = {
         "track-stats": ([b1], {}, {}),
         "range-bearing": ([b1, b2], {}, {}),
+        "tote": ([b1, b2], {"time": "1995-12-12T10:30:00Z"}, {}),
         "closest-approach": ([b1, b2], {}, {}),
         "zone-transits": ([b1, zone()], {}, {}),
         "speed-filter": ([b1], {"threshold_kn": 10}, {}),

@@ -163,7 +163,7 @@ def test_range_bearing_of_the_rep_ships_matches_geographiclib() -> None:
         assert series["primary_course"][k] == pytest.approx(own, abs=1e-3)
         assert series["relative_bearing"][k] == pytest.approx(wrap180(brg - own), abs=1e-3)
         back = glib_range_bearing(b2, b1, when)[1]
-        assert series["angle_on_bow"][k] == pytest.approx(wrap180(back - glib_mid_course(b2, when)), abs=1e-3)
+        assert series["atb"][k] == pytest.approx(wrap180(back - glib_mid_course(b2, when)), abs=1e-3)
         assert -180 < series["relative_bearing"][k] <= 180
 
 

@@ -251,7 +251,7 @@ async def test_get_result_parts_say_how_to_join_them(client: Client) -> None:
 
 
 async def test_get_result_reads_a_range_bearing_series_whole_in_parts(client: Client, calc_ws: Path) -> None:
-    """range-bearing NELSON to COLLINGWOOD at every fix: 399 samples in ten columns, about 41 kB.
+    """range-bearing NELSON to COLLINGWOOD at every fix: 399 samples in thirteen columns, about 50 kB.
     The answer elides the columns; get_result reads them in parts of rows, each page within the
     cap, by the result's ref and by the run's, and the parts join back into the stored result."""
     r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]

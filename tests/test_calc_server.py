@@ -27,6 +27,7 @@ CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "get_result", "generate
 ANALYSIS = {
     "track-stats",
     "range-bearing",
+    "tote",
     "closest-approach",
     "zone-transits",
     "speed-filter",

@@ -389,6 +389,7 @@ def plausible_values(script: str, ws: Path, secret: Path) -> dict[str, list[Any]
             "tool": [
                 "track-stats",
                 "range-bearing",
+                "tote",
                 "closest-approach",
                 "zone-transits",
                 "speed-filter",
@@ -422,6 +423,8 @@ def plausible_values(script: str, ws: Path, secret: Path) -> dict[str, list[Any]
                 {"threshold_kn": -1},
                 {"interval_s": 0},
                 {"interval_s": 1e-9},
+                {"time": "half past ten"},
+                {"time": "2024-11-14T21:16:53Z", "distance_unit": "yd"},
                 {"max_segments": 10**9},
             ],
             "context_type": ["single", "multi", "region", "none", "galaxy"],

@@ -1,4 +1,4 @@
-"""The tool registry: the nine tools, list_tools filters, describe_tool, TOOL_NOT_FOUND."""
+"""The tool registry: the built-in tools, list_tools filters, describe_tool, TOOL_NOT_FOUND."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from debrief_calc.registry import (
     ToolSpec,
 )
 
-NINE = [
+BUILTIN = [
     "track-stats",
     "range-bearing",
+    "tote",
     "closest-approach",
     "zone-transits",
     "speed-filter",
@@ -38,18 +39,18 @@ def _noop(inp: ToolInput) -> ToolOutput:
     return ToolOutput()
 
 
-def test_default_registry_holds_the_nine_tools_once() -> None:
+def test_default_registry_holds_the_builtin_tools_once() -> None:
     reg = default_registry()
-    assert reg.names() == NINE
+    assert reg.names() == BUILTIN
     assert default_registry() is reg
-    assert len(reg) == 9 and "track-stats" in reg and "nope" not in reg
+    assert len(reg) == len(BUILTIN) and "track-stats" in reg and "nope" not in reg
 
 
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
         ("single", {"track-stats", "speed-filter", "resample-track", "delete-features"}),
-        ("multi", {"track-stats", "range-bearing", "closest-approach", "zone-transits", "delete-features"}),
+        ("multi", {"track-stats", "range-bearing", "tote", "closest-approach", "zone-transits", "delete-features"}),
         ("region", {"area-summary"}),
         ("none", {"import-rep"}),
     ],
@@ -67,6 +68,7 @@ def test_list_filters_by_context(context: str, expected: set[str]) -> None:
             {
                 "track-stats",
                 "range-bearing",
+                "tote",
                 "closest-approach",
                 "zone-transits",
                 "speed-filter",
@@ -76,7 +78,7 @@ def test_list_filters_by_context(context: str, expected: set[str]) -> None:
         ),
         (["reference-point"], {"delete-features"}),
         (["buoyfield", "zone"], {"zone-transits", "area-summary", "delete-features"}),
-        ([], set(NINE)),
+        ([], set(BUILTIN)),
     ],
 )
 def test_list_filters_by_kinds_any_of(kinds: list[str], expected: set[str]) -> None:
@@ -99,11 +101,11 @@ def test_unknown_tool_is_tool_not_found_listing_the_names() -> None:
     with pytest.raises(ToolNotFound) as err:
         default_registry().get("track-statz")
     assert err.value.code == "TOOL_NOT_FOUND"
-    assert err.value.details["available"] == NINE
+    assert err.value.details["available"] == BUILTIN
     assert "track-stats" in err.value.message
 
 
-@pytest.mark.parametrize("name", NINE)
+@pytest.mark.parametrize("name", BUILTIN)
 def test_describe_documents_every_parameter(name: str) -> None:
     spec = default_registry().get(name)
     full = spec.describe()
@@ -121,7 +123,7 @@ def test_describe_documents_every_parameter(name: str) -> None:
             assert p["default"] is None or p["default"] in p["choices"]
 
 
-@pytest.mark.parametrize("name", NINE)
+@pytest.mark.parametrize("name", BUILTIN)
 def test_summary_is_lean(name: str) -> None:
     summary = default_registry().get(name).summary()
     json.dumps(summary)

@@ -47,7 +47,9 @@ debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_c
 command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_ids": [...]}}).
 
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (CPA time, \
-range and bearing of each pair), range-bearing, speed-filter (periods above or below threshold_kn), \
+range and bearing of each pair), range-bearing (a series; its cpa_range is the true CPA), tote (range in yd, \
+bearings, bearing rate, courses and speeds of a primary against each other track at one time: parameters.time, \
+else the plot's current time), speed-filter (periods above or below threshold_kn), \
 zone-transits, area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
 parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
 

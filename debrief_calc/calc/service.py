@@ -124,6 +124,14 @@ class CalcService:
             )
         return _in_window([by_id[str(i)] for i in ids], window, filename)
 
+    def plot_current_time(self, plot: Mapping[str, Any]) -> float | None:
+        """The current time of the plot a reference names (as debrief_get_time answers it), or None."""
+        from debrief_calc.state.metadata import plot_current_time
+        from debrief_calc.state.plotfile import PLOT_CACHE, validate_plot_filename
+
+        filename = str(plot.get("filename"))
+        return plot_current_time(PLOT_CACHE.get(validate_plot_filename(self.ws, filename), name=filename).data)
+
     def run(
         self,
         tool: str,
@@ -142,15 +150,19 @@ class CalcService:
         expanded = False
         window: tuple[float | None, float | None] | None = None
         left_out: list[str] = []
+        current: float | None = None
         try:
             if plot is not None:
                 window = plot_window(plot)
                 features, left_out = self._plot_features(plot)
+                current = self.plot_current_time(plot)
             elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
                 features, expanded = self.expand_refs(features), True
         except SuiteError as err:
             return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
-        result = executor.run(self.registry, tool, features, parameters, bounds=bounds, read_text=self.read_text)
+        result = executor.run(
+            self.registry, tool, features, parameters, bounds=bounds, read_text=self.read_text, current_time=current
+        )
         if not result.success:
             if expanded and result.error and "features[" in str(result.error.get("message")):
                 # the executor counts the features after the references were expanded

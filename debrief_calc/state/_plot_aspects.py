@@ -162,7 +162,7 @@ class PlotAspects(PlotCommands):
         state = doc.get_time_state()
         answer = {"filename": name, "revision": doc.revision, "timeState": state, "derived": False, "message": None}
         if state is None:
-            state = _window_of(doc.data)
+            state = metadata.derived_time_state(doc.data)
             answer.update(timeState=state, derived=state is not None)
             answer["message"] = (
                 "This plot has no saved time window; this is the period of its timed features. "
@@ -182,7 +182,7 @@ class PlotAspects(PlotCommands):
         chosen: dict[str, dict[str, str]] = {}
 
         def command(data: dict[str, Any]) -> dict[str, Any]:
-            saved = metadata.get_time_state(data) or _window_of(data) or {}
+            saved = metadata.get_time_state(data) or metadata.derived_time_state(data) or {}
             full = {**{k: v for k, v in saved.items() if k in ("start", "end")}, **given}
             if "current" not in full and "current" in saved:
                 full["current"] = _clamp(saved["current"], full.get("start"), full.get("end"))
@@ -288,16 +288,6 @@ def _read_cursor(cursor: str, revision: str, query: str) -> tuple[int, int]:
             details={"expected_revision": rev, "revision": revision},
         )
     return max(offset, 0), max(point, 0)
-
-
-def _window_of(data: dict[str, Any]) -> dict[str, str] | None:
-    """The period of a plot's timed features as a time state (current at the start), or None."""
-    from debrief_calc.features import iso
-
-    span = metadata.data_time_span(metadata.data_features(data.get("features") or []))
-    if span is None:
-        return None
-    return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
 
 
 def _clamp(current: str, start: str | None, end: str | None) -> str:

@@ -32,9 +32,11 @@ __all__ = [
     "data_bounds",
     "data_features",
     "data_time_span",
+    "derived_time_state",
     "get_time_state",
     "get_viewport",
     "padded",
+    "plot_current_time",
     "put_feature",
     "time_feature",
     "viewport_feature",
@@ -181,6 +183,31 @@ def data_time_span(features: list[dict[str, Any]]) -> tuple[float, float] | None
 
     spans = [s for f in features if (s := time_span(f)) is not None]
     return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
+
+
+def derived_time_state(data: dict[str, Any]) -> dict[str, str] | None:
+    """The period of a plot's timed features as a time state (current at the start), or None."""
+    from debrief_calc.features import iso
+
+    span = data_time_span(data_features(data.get("features") or []))
+    if span is None:
+        return None
+    return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
+
+
+def plot_current_time(data: dict[str, Any]) -> float | None:
+    """A plot's current time in epoch seconds, as debrief_get_time answers it: the saved time
+    state's, else the start of its timed features' period; None when it has neither (or the
+    saved time cannot be read)."""
+    from debrief_calc.features import parse_iso
+
+    state = get_time_state(data) or derived_time_state(data)
+    if state is None:
+        return None
+    try:
+        return parse_iso(state["current"])
+    except (ValidationFailed, ValueError):
+        return None
 
 
 def data_bounds(features: list[dict[str, Any]]) -> list[float] | None:
