@@ -113,7 +113,8 @@ def test_every_track_against_every_zone_with_stretches() -> None:
     assert result.features[2]["geometry"] == {"type": "MultiLineString", "coordinates": []}
     assert [s["id"] for s in result.features[1]["properties"]["provenance"]["sources"]] == ["a", "z2"]
     compact = run_ok("zone-transits", [a, z1, b, z2])
-    assert [f["geometry"] for f in compact.features] == [None] * 4
+    assert compact.features[0]["geometry"] == {"type": "MultiPoint", "coordinates": [[0.0, 0.5], [1.0, 0.5]]}
+    assert [f["geometry"] for f in compact.features[2:]] == [None, None]
     assert [f["properties"]["transits"] for f in compact.features] == [
         f["properties"]["transits"] for f in result.features
     ]

@@ -26,9 +26,11 @@ pytestmark = pytest.mark.anyio
 CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "get_result", "generate_prompt", "store_llm_result"}
 ANALYSIS = {
     "track-stats",
+    "track-legs",
     "range-bearing",
     "closest-approach",
     "zone-transits",
+    "zone-overlaps",
     "speed-filter",
     "area-summary",
     "resample-track",

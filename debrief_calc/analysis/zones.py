@@ -414,7 +414,10 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
             if notes:
                 props["note"] = "; ".join(notes)
             title = f"{track.name or track.id} in {zone.name or zone.id}"
-            geometry = {"type": "MultiLineString", "coordinates": stretches} if with_geometry else None
+            geometry: dict[str, Any] | None = {"type": "MultiLineString", "coordinates": stretches}
+            if not with_geometry:  # where each stay began and ended: something to draw, two points a stay
+                ends = [p for stretch in stretches for p in (stretch[0], stretch[-1])]
+                geometry = {"type": "MultiPoint", "coordinates": ends} if ends else None
             features.append(result_feature(title, geometry, props))
             sources.append([source_ref(inp.features[i], i), source_ref(inp.features[j], j)])
     return ToolOutput(features=features, feature_sources=sources)
@@ -533,8 +536,9 @@ TRANSITS_SPEC = ToolSpec(
         "a note tells 'inside only while the zone was not active' from 'never inside the zone'. "
         "Holes count (even-odd rule). A zone stored as a circle (properties.specifics "
         "{shapeType: circle, origin, radiusM}) is the true geodesic circle, not its stored "
-        "polygon; zone_shape says which. One result per track and zone; no geometry unless "
-        "include_geometry (then the stretches of track inside the zone, a MultiLineString)."
+        "polygon; zone_shape says which. One result per track and zone; its geometry is a "
+        "MultiPoint of where each stay inside began and ended (null when none), or with "
+        "include_geometry the stretches of track inside the zone (a MultiLineString)."
     ),
     version="1.1.0",
     input_kinds=("track", "zone"),
@@ -545,7 +549,7 @@ TRANSITS_SPEC = ToolSpec(
             "include_geometry",
             "boolean",
             "Give each result the stretches of track inside the zone as its geometry "
-            "(coordinate arrays: large for long tracks); otherwise the geometry is null.",
+            "(coordinate arrays: large for long tracks); otherwise only where each stay began and ended.",
             default=False,
         ),
     ),
