@@ -234,3 +234,26 @@ def test_describe_tool_lists_the_parameters_the_handler_reads() -> None:
     assert described["output_kinds"] == ["analysis-result", "annotation"]
     for name in names:
         assert name in SPEC.description or name == "distance_unit"
+
+
+def test_noise_does_not_part_a_leg_but_a_dog_leg_stays_a_manoeuvre() -> None:
+    clean = built_track("n", [(90, 10, 30), (180, 10, 30), (135, 10, 30)])
+    rng = np.random.default_rng(3)
+    xy = np.array(clean["geometry"]["coordinates"])
+    jitter_m = rng.normal(0.0, 5.0, xy.shape)  # 5 m of position noise, each way
+    xy[:, 0] += jitter_m[:, 0] / (111_320.0 * math.cos(math.radians(50.0)))
+    xy[:, 1] += jitter_m[:, 1] / 111_320.0
+    noisy = {**clean, "geometry": {"type": "LineString", "coordinates": xy.tolist()}}
+    answer = legs_of(noisy)
+    assert [round(leg["course"]) for leg in answer["legs"]] == [90, 180, 135]
+    assert [(leg["start"][11:16], leg["end"][11:16]) for leg in answer["legs"]] == [
+        ("00:00", "00:30"),
+        ("00:30", "01:00"),
+        ("01:00", "01:30"),
+    ]
+    # out 60 degrees to starboard for 90 s and back on the line: the same course either side,
+    # but the stretch between makes good half the speed, so it is a manoeuvre, not noise
+    dog = legs_of(built_track("d", [(90, 10, 20), (150, 10, 1.5), (30, 10, 1.5), (90, 10, 20)], step_s=30.0))
+    assert [round(leg["course"]) for leg in dog["legs"]] == [90, 90]
+    (jink,) = dog["manoeuvres"]
+    assert jink["changed"].startswith("neither") and jink["duration_s"] == pytest.approx(180, abs=31)

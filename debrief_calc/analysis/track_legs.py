@@ -11,7 +11,9 @@ vectorised over the whole track:
 2. a run is cut where its course strays more than twice the tolerance from the run's mean, so
    that a slow turn made of small steps is not passed off as one leg;
 3. each run loses the segments at its ends whose course is more than ``course_tolerance`` from
-   the run's median: the first and last minutes of a turn, which move the course a little.
+   the run's median: the first and last minutes of a turn, which move the course a little;
+4. neighbouring legs that noise parted (same course and speed within the tolerances, a gap of
+   at most ``min_leg_duration_s`` crossed in a straight line at that speed) are joined again.
 
 A leg needs at least two segments (three fixes, so that it is seen to be steady) and
 ``min_leg_duration_s``; whatever lies between two legs is a manoeuvre.
@@ -23,6 +25,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from debrief_calc import geodesy
 from debrief_calc._arrays import FloatArray
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
@@ -76,9 +79,47 @@ class LegSplit:
             first, last = _runs(valid, join)
             first, last = _trim_ends(first, last, self.turned[self.pos], course_tol)
         t = legs.track.t
-        keep = (last - first + 1 >= MIN_SEGMENTS) & (t[last + 1] - t[first] >= min_duration_s)
+        long_enough = last - first + 1 >= MIN_SEGMENTS
+        first, last = first[long_enough], last[long_enough]
+        if first.size > 1:
+            first, last = self._merge(first, last, course_tol, speed_tol_mps, min_duration_s)
+        keep = t[last + 1] - t[first] >= min_duration_s
         self.first: IntArray = first[keep]
         self.last: IntArray = last[keep]
+
+    def _merge(
+        self, first: IntArray, last: IntArray, course_tol: float, speed_tol_mps: float, max_gap_s: float
+    ) -> tuple[IntArray, IntArray]:
+        """Neighbouring legs made one where noise parted them: their mean courses within
+        ``course_tol`` and speeds within ``speed_tol_mps`` of each other, and the few fixes between
+        them (at most ``max_gap_s``) going the same way at the same speed, as the straight line
+        from the one leg's last fix to the next one's first shows (a dog-leg out and back makes
+        good less speed, so it stays a manoeuvre)."""
+        fig = _sums(self.legs, first, last)
+        course = np.degrees(np.arctan2(fig["east"], fig["north"]))
+        speed = fig["dist"] / fig["duration"]
+        track = self.legs.track
+        a, b = last[:-1] + 1, first[1:]  # the fixes either side of each gap
+        gap_s = track.t[b] - track.t[a]
+        diff = wrap180(course[1:] - course[:-1])
+        mid_course = course[:-1] + diff / 2
+        mid_speed = (speed[:-1] + speed[1:]) / 2
+        chord, azimuth, _ = geodesy.inverse(track.lat[a], track.lon[a], track.lat[b], track.lon[b])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            made_good = np.where(gap_s > 0, chord / np.where(gap_s > 0, gap_s, 1.0), mid_speed)
+        straight = (b == a) | (
+            (np.abs(wrap180(azimuth - mid_course)) <= 2.0 * course_tol)
+            & (np.abs(made_good - mid_speed) <= speed_tol_mps)
+        )
+        merge = (
+            (np.abs(diff) <= course_tol)
+            & (np.abs(speed[1:] - speed[:-1]) <= speed_tol_mps)
+            & (gap_s <= max_gap_s)
+            & straight
+        )
+        starts = np.concatenate(([True], ~merge))
+        ends = np.concatenate((~merge, [True]))
+        return first[starts], last[ends]
 
     def __len__(self) -> int:
         return int(self.first.size)
@@ -89,12 +130,8 @@ class LegSplit:
         duration, m/s), slowest and fastest segment speed, fix count, and the turn to the next
         leg (degrees, positive to starboard; NaN after the last)."""
         legs, first, last = self.legs, self.first, self.last
-        t = legs.track.t
-        sums = {}
-        for key, values in (("dist", legs.dist), ("east", legs.east), ("north", legs.north)):
-            cs = np.concatenate(([0.0], np.cumsum(values)))
-            sums[key] = cs[last + 1] - cs[first]
-        start, end = t[first], t[last + 1]
+        sums = _sums(legs, first, last)
+        start, end = legs.track.t[first], legs.track.t[last + 1]
         course = np.degrees(np.arctan2(sums["east"], sums["north"])) % 360.0
         count = last - first + 1
         seg = _span_indices(first, count)
@@ -119,6 +156,17 @@ class LegSplit:
             "fixes": (count + 1).astype(np.float64),
             "turn": turn,
         }
+
+
+def _sums(legs: Legs, first: IntArray, last: IntArray) -> dict[str, FloatArray]:
+    """Length (m), its east and north parts (m) and duration (s) of segments ``first`` to
+    ``last`` (inclusive) of each leg."""
+    out = {}
+    for key, values in (("dist", legs.dist), ("east", legs.east), ("north", legs.north)):
+        cs = np.concatenate(([0.0], np.cumsum(values)))
+        out[key] = cs[last + 1] - cs[first]
+    out["duration"] = legs.track.t[last + 1] - legs.track.t[first]
+    return out
 
 
 def _runs(valid: BoolArray, join: BoolArray) -> tuple[IntArray, IntArray]:
@@ -154,7 +202,10 @@ def _trim_ends(first: IntArray, last: IntArray, turned: FloatArray, tolerance: f
     offsets = np.concatenate(([0], np.cumsum(count)[:-1]))
     run_of = np.repeat(np.arange(first.size), count)
     course = turned[seg]
-    ordered = course[np.lexsort((course, run_of))]
+    # one sort of all runs at once: each run's courses lifted clear above the run before's
+    rel = course - np.minimum.reduceat(course, offsets)[run_of]
+    lift = float(rel.max()) + 1.0
+    ordered = np.sort(rel + run_of * lift) - run_of * lift + (course - rel)
     low, high = ordered[offsets + (count - 1) // 2], ordered[offsets + count // 2]
     near = np.abs(course - (low + high)[run_of] * 0.5) <= tolerance
     new_first = np.minimum.reduceat(np.where(near, seg, np.iinfo(np.intp).max), offsets)
@@ -191,7 +242,7 @@ def _manoeuvre(fig: dict[str, FloatArray], k: int, course_tol: float, speed_tol_
         "start": iso(t0),
         "end": iso(t1),
         "duration_s": num(t1 - t0, 3),
-        "changed": " and ".join(changed) if changed else "neither (the legs are parted by unsteady fixes)",
+        "changed": " and ".join(changed) if changed else "neither: the same course and speed either side of fixes that were not steady",
         "course_from": _course(fig["course"][k]),
         "course_to": _course(fig["course"][k + 1]),
         "turn": "starboard" if turn > 0 else "port" if turn < 0 else None,
