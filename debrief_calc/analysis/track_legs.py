@@ -47,6 +47,7 @@ BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 #: a leg is at least this many segments: one segment alone cannot show that it is steady
 MIN_SEGMENTS: Final = 2
 MAX_LEGS_DEFAULT: Final = 100
+_NEITHER: Final = "neither: the same course and speed either side of fixes that were not steady"
 
 
 class LegSplit:
@@ -242,7 +243,7 @@ def _manoeuvre(fig: dict[str, FloatArray], k: int, course_tol: float, speed_tol_
         "start": iso(t0),
         "end": iso(t1),
         "duration_s": num(t1 - t0, 3),
-        "changed": " and ".join(changed) if changed else "neither: the same course and speed either side of fixes that were not steady",
+        "changed": " and ".join(changed) if changed else _NEITHER,
         "course_from": _course(fig["course"][k]),
         "course_to": _course(fig["course"][k + 1]),
         "turn": "starboard" if turn > 0 else "port" if turn < 0 else None,
