@@ -196,6 +196,10 @@ def test_no_leg_is_said_in_words() -> None:
     assert answer["leg_count"] == 0 and answer["legs"] == [] and answer["manoeuvres"] == []
     assert "no steady leg" in answer["note"] and "course_tolerance" in answer["note"]
     assert any("no steady leg" in w for w in result.warnings)
+    # one fix, or a platform that never moves (no course at all), has no leg either
+    for lons, lats in (([0.0], [0.0]), ([0.0] * 5, [0.0] * 5)):
+        still = legs_of(track_feature("s", T0 + 60 * np.arange(len(lons)), lons, lats), mark_legs=True)
+        assert still["leg_count"] == 0 and still["manoeuvres"] == []
 
 
 def test_bad_input_is_named() -> None:
