@@ -26,10 +26,12 @@ pytestmark = pytest.mark.anyio
 CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "get_result", "generate_prompt", "store_llm_result"}
 ANALYSIS = {
     "track-stats",
+    "track-legs",
     "range-bearing",
     "tote",
     "closest-approach",
     "zone-transits",
+    "zone-overlaps",
     "speed-filter",
     "area-summary",
     "resample-track",

@@ -49,8 +49,9 @@ command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_id
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (CPA time, \
 range and bearing of each pair), range-bearing (a series; its cpa_range is the true CPA), tote (range in yd, \
 bearings, bearing rate, courses and speeds of a primary against each other track at one time: parameters.time, \
-else the plot's current time), speed-filter (periods above or below threshold_kn), \
-zone-transits, area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
+else the plot's current time), speed-filter (periods above or below threshold_kn), track-legs (steady legs and \
+the turns between them, per track), zone-transits, zone-overlaps (who was in one zone while another was in \
+another), area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
 parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
 
 Results: every result feature carries properties.provenance and is kept in the store as \
