@@ -22,6 +22,7 @@ from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
 from debrief_calc.registry import Registry
+from debrief_calc.windows import Window, cut_to_window, left_out_text, parse_window
 from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.config import Limits
 from llmem.envelope import Envelope
@@ -36,6 +37,7 @@ MAX_SUMMARY_TARGETS = 20
 #: features summarised in an answer over the cap (the rest are read with get_result)
 _SUMMARIES = 50
 _NARRATIVE_MAX = 20_000
+_PLOT_MEMBERS = frozenset({"filename", "feature_ids", "selection", "time_start", "time_end"})
 
 
 class CalcService:
@@ -85,12 +87,19 @@ class CalcService:
 
     def plot_features(self, plot: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The features a plot reference names, cut to its time window when it has one."""
-        return self._plot_features(plot)[0]
+        features, _time = self._plot_features(plot)
+        window = parse_window(plot.get("time_start"), plot.get("time_end"), prefix="plot.")
+        return cut_to_window(features, window, where=f"read from {plot.get('filename')!r}", field="plot.time_start")[0]
 
-    def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], list[str]]:
-        """The features a plot reference names, and the ids its time window left out."""
+    def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], dict[str, str] | None]:
+        """The features a plot reference names (uncut) and the plot's saved time state."""
         from debrief_calc.state.plotfile import PLOT_CACHE, relative_name, validate_plot_filename
 
+        if unknown := sorted(set(plot) - _PLOT_MEMBERS):
+            raise ValidationFailed(
+                f"plot has no member {unknown[0]!r}: it takes {', '.join(sorted(_PLOT_MEMBERS))}",
+                details={"field": f"plot.{unknown[0]}", "rule": "known members"},
+            )
         filename = plot.get("filename")
         if not isinstance(filename, str):
             raise ValidationFailed("plot.filename must be a .plot.json name", details={"field": "plot.filename"})
@@ -110,9 +119,8 @@ class CalcService:
                     "or pass plot.feature_ids",
                     details={"field": "plot.selection", "received_count": 0, "filename": filename},
                 )
-        window = plot_window(plot)
         if ids is None:
-            return _in_window(list(doc.features), window, filename)
+            return list(doc.features), doc.get_time_state()
         if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
             raise ValidationFailed("plot.feature_ids must be a list of ids", details={"field": "plot.feature_ids"})
         by_id = {str(f.get("id")): f for f in doc.features if isinstance(f, dict)}
@@ -122,7 +130,24 @@ class CalcService:
                 f"{len(missing)} id(s) are not features of {filename!r}: {', '.join(missing[:20])}",
                 details={"missing_ids": missing[:100], "filename": filename},
             )
-        return _in_window([by_id[str(i)] for i in ids], window, filename)
+        return [by_id[str(i)] for i in ids], doc.get_time_state()
+
+    def _window(
+        self, plot: Mapping[str, Any] | None, time_start: object, time_end: object
+    ) -> tuple[Window | None, str]:
+        """The one window of a run and the field that gave it: ``time_start``/``time_end``, or a
+        plot reference's own; both given and different is a ValidationFailed."""
+        window = parse_window(time_start, time_end)
+        if plot is None:
+            return window, "time_start"
+        own = parse_window(plot.get("time_start"), plot.get("time_end"), prefix="plot.")
+        if window is not None and own is not None and window != own:
+            raise ValidationFailed(
+                f"two different windows: time_start/time_end ({window.text}) and plot.time_start/plot.time_end "
+                f"({own.text}); give the window once, as time_start/time_end (it windows every input)",
+                details={"field": "plot.time_start", "rule": "one window", "window": window.shown},
+            )
+        return (window, "time_start") if window is not None else (own, "plot.time_start")
 
     def run(
         self,
@@ -131,6 +156,8 @@ class CalcService:
         plot: Mapping[str, Any] | None,
         bounds: Sequence[float] | None,
         parameters: Mapping[str, Any] | None,
+        time_start: str | None = None,
+        time_end: str | None = None,
     ) -> dict[str, Any]:
         from debrief_calc import executor
 
@@ -140,14 +167,23 @@ class CalcService:
                 details={"field": "features", "rule": "one of features, plot"},
             )
         expanded = False
-        window: tuple[float | None, float | None] | None = None
+        window: Window | None = None
         left_out: list[str] = []
+        # the saved time state ({current, start, end}) of the plot the features came from (one
+        # plot only): the current time for the tools that take one (tote)
+        _plot_time: dict[str, str] | None = None
         try:
+            window, field = self._window(plot, time_start, time_end)
             if plot is not None:
-                window = plot_window(plot)
-                features, left_out = self._plot_features(plot)
+                features, _plot_time = self._plot_features(plot)
+                where = f"read from {plot.get('filename')!r}"
             elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
-                features, expanded = self.expand_refs(features), True
+                features, _plot_time = self.expand_refs(features)
+                expanded, where = True, "given (references expanded)"
+            else:
+                where = "given"
+            if isinstance(features, list):
+                features, left_out = cut_to_window(features, window, where=where, field=field)
         except SuiteError as err:
             return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
         result = executor.run(self.registry, tool, features, parameters, bounds=bounds, read_text=self.read_text)
@@ -156,19 +192,18 @@ class CalcService:
                 # the executor counts the features after the references were expanded
                 result.error["message"] += f" (features counted after expanding the references: {len(features or [])})"
             if left_out and result.error and window is not None:
-                result.error["message"] += f" ({_left_out_text(window, left_out)})"
+                result.error["message"] += f" ({left_out_text(window, left_out)})"
             return result.to_dict()
         if window is not None:
-            from debrief_calc.features import iso
-
-            shown = [iso(t) if t is not None else None for t in window]
-            for feature in result.features:  # the run read the plot through a window: its results say so
+            for feature in result.features:  # the run read its features through a window: its results say so
                 props = feature.get("properties")
                 if isinstance(props, dict) and isinstance(props.get("provenance"), dict):
-                    props["provenance"]["window"] = shown
+                    props["provenance"]["window"] = window.shown
             if left_out:
-                result.warnings.append(_left_out_text(window, left_out))
+                result.warnings.append(left_out_text(window, left_out))
         answer = result.to_dict()
+        if window is not None:
+            answer["window"] = _window_note(window, left_out)
         if result.tool == "import-rep" and (repeats := self._earlier_imports(result.features)):
             answer["warnings"] = [*answer.get("warnings", []), *repeats]
         for feature in result.features:
@@ -226,15 +261,24 @@ class CalcService:
             )
         return notes
 
-    def expand_refs(self, features: Sequence[Any]) -> list[Any]:
-        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for."""
+    def expand_refs(self, features: Sequence[Any]) -> tuple[list[Any], dict[str, str] | None]:
+        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for, and
+        the saved time state of the plot the plot-feature references read (when they read one
+        plot only; else None)."""
         out: list[Any] = []
+        times: dict[str, dict[str, str] | None] = {}
         for i, item in enumerate(features):
-            if plotstate.is_ref(item):
-                out += plotstate.features_of_ref(self.store, item, field=f"features[{i}].ref")
-            else:
+            if not plotstate.is_ref(item):
                 out.append(item)
-        return out
+                continue
+            field = f"features[{i}].ref"
+            ref = plotstate.parse_ref(item, field=field)
+            if ref.kind == "plot":
+                found, times[ref.key] = plotstate.plot_ref_features(self.store, ref, field=field)
+                out += found
+            else:
+                out += plotstate.stored_features(self.store, ref, field=field)
+        return out, next(iter(times.values())) if len(times) == 1 else None
 
     def _within_cap(self, answer: dict[str, Any], stored: dict[str, str] | None = None) -> dict[str, Any]:
         """The answer as it is when it fits the cap; else summaries and one reference (``stored``:
@@ -428,76 +472,12 @@ class CalcService:
         return {"command": "addFeatures", "payload": payload}
 
 
-def plot_window(plot: Mapping[str, Any]) -> tuple[float | None, float | None] | None:
-    """The time window of a plot reference (``time_start``, ``time_end``: ISO-8601, either may
-    be left out), as epoch seconds; None without one. ValidationFailed naming the field."""
-    ends: list[float | None] = []
-    for key in ("time_start", "time_end"):
-        value = plot.get(key)
-        if value is None:
-            ends.append(None)
-            continue
-        if not isinstance(value, str):
-            raise ValidationFailed(
-                f"plot.{key} must be an ISO-8601 time", details={"field": f"plot.{key}", "rule": "iso-time"}
-            )
-        from debrief_calc.features import parse_iso  # numpy: only when a window is asked for
-
-        try:
-            ends.append(parse_iso(value))
-        except ValidationFailed:
-            raise ValidationFailed(
-                f"plot.{key} {value[:60]!r} is not an ISO-8601 time (e.g. 1995-12-12T09:00:00Z)",
-                details={"field": f"plot.{key}", "rule": "iso-time"},
-            ) from None
-    start, end = ends
-    if start is None and end is None:
-        return None
-    if start is not None and end is not None and start > end:
-        raise ValidationFailed(
-            f"plot.time_end ({plot.get('time_end')}) is before plot.time_start ({plot.get('time_start')})",
-            details={"field": "plot.time_end", "rule": "order"},
-        )
-    return start, end
-
-
-def _left_out_text(window: tuple[float | None, float | None], left_out: list[str]) -> str:
-    from debrief_calc.features import iso
-
-    shown = " to ".join(iso(t) if t is not None else "open" for t in window)
-    return f"{len(left_out)} feature(s) with nothing in the window {shown} left out: {', '.join(left_out[:20])}"
-
-
-def _in_window(
-    features: list[Any], window: tuple[float | None, float | None] | None, filename: str
-) -> tuple[list[Any], list[str]]:
-    """The features cut to the window (:func:`debrief_calc.paging.clip_to_time`: a track keeps
-    its fixes inside, another feature is kept while active, a timeless one whole) and the ids
-    of those with nothing inside, left out; none left at all is an InvalidContext."""
-    if window is None:
-        return features, []
-    from debrief_calc.features import iso
-    from debrief_calc.paging import clip_to_time
-
-    kept: list[Any] = []
-    left_out: list[str] = []
-    for n, feature in enumerate(features):
-        if not isinstance(feature, dict):  # not a Feature: the run says so
-            kept.append(feature)
-            continue
-        clipped = clip_to_time(feature, *window)
-        if clipped is None:
-            left_out.append(str(feature.get("id", f"#{n}")))
-        else:
-            kept.append(clipped)
-    if not kept and features:
-        shown = " to ".join(iso(t) if t is not None else "open" for t in window)
-        raise InvalidContext(
-            f"none of the {len(features)} feature(s) read from {filename!r} has data in the window {shown}: "
-            "widen plot.time_start/time_end or leave them out",
-            details={"field": "plot.time_start", "received_count": 0, "filename": filename},
-        )
-    return kept, left_out
+def _window_note(window: Window, left_out: list[str]) -> dict[str, Any]:
+    """The answer's ``window``: the window every input was cut to, and what it left out."""
+    note: dict[str, Any] = {"time_start": window.shown[0], "time_end": window.shown[1], "left_out": left_out[:100]}
+    if len(left_out) > 100:
+        note["left_out_count"] = len(left_out)
+    return note
 
 
 #: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
