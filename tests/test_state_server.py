@@ -381,7 +381,9 @@ async def test_features_summary_full_filters_and_pages(client: Client, plots: Pa
         "time_start": track["time_start"],
         "time_end": track["time_end"],
         "bounds": track["bounds"],
+        "ref": "debrief-state:plots/large-sample.plot.json#f-1",  # where to take it from
     }
+    assert all(f["ref"] == f"debrief-state:plots/{LARGE}#{f['id']}" for f in out["features"])
     assert "coordinates" not in json.dumps(out)
     kinds = await ok(client, "debrief_get_features", filename=LARGE, kinds=["zone", "point"])
     assert {f["kind"] for f in kinds["features"]} == {"zone", "point"} and kinds["total"] == 9

@@ -165,6 +165,7 @@ class CreateAnswer(_OnPlot):
     title: str
     open_plots: list[str] = []
     added_ids: list[str] = []
+    added_refs: list[str] = []
     timeState: TimeState | None = None
     viewportState: ViewportState | None = None
     message: str = ""

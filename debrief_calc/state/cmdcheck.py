@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.plotstate import PLOT_PREFIX
 from debrief_calc.state import metadata
 from debrief_calc.state.errors import InvalidCommand
 
@@ -93,7 +94,9 @@ def bad(at: str, message: str, **details: Any) -> InvalidCommand:
 
 
 def _is_ref(value: Any) -> bool:
-    return isinstance(value, dict) and any(k in value for k in REF_KEYS)
+    """A reference object; a Feature is never one, whatever foreign members it has (a feature read
+    with debrief_get_features carries its own ``ref``)."""
+    return isinstance(value, dict) and value.get("type") != "Feature" and any(k in value for k in REF_KEYS)
 
 
 def _resolve(value: dict[str, Any], at: str, resolver: Resolver | None) -> Any:
@@ -215,7 +218,11 @@ def _features_of(payload: Any, at: str, *, need_id: bool = False) -> list[dict[s
         at, payload = f"{at}.features", payload["features"]
     if not isinstance(payload, list):
         raise bad(at, "give a list of GeoJSON features (or a FeatureCollection)")
-    return [_check_feature(f, f"{at}[{i}]", need_id=need_id) for i, f in enumerate(payload)]
+    out = [_check_feature(f, f"{at}[{i}]", need_id=need_id) for i, f in enumerate(payload)]
+    for f in out:  # the ref debrief_get_features gave it says where it was read, not what it is
+        if isinstance(f.get("ref"), str) and f["ref"].startswith(PLOT_PREFIX):
+            del f["ref"]
+    return out
 
 
 def _ids_of(payload: Any, at: str, keys: Sequence[str]) -> list[str]:

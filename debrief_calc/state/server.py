@@ -90,7 +90,10 @@ CONVENTIONS = (
     "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
     "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
     "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
-    "debrief_undo's remaining counts the changes left to undo. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
+    "debrief_undo's remaining counts the changes left to undo. Features move between plots by reference: "
+    "every feature listed has its ref, {'ref': 'debrief-state:plots/<file>#<id>'} (add 'id': <new id> to copy it "
+    "under another id), and {'ref': 'debrief-state:plots/<file>', 'ids'?: [...]} is a plot's features (its "
+    "time/viewport metadata left out); pass them to debrief_create_plot, addFeatures or debrief-calc's run_tool. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
     "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
 )
 PROTOCOL = (
@@ -138,7 +141,7 @@ CommandArg = Annotated[
 ]
 FeaturesArg = Annotated[
     list[dict[str, Any]] | dict[str, Any] | None,
-    Field(description="GeoJSON Features and/or debrief-calc {ref} items (e.g. import-rep's), or one {ref}"),
+    Field(description="GeoJSON Features and/or {ref} items (import-rep's, a plot feature's), or one {ref}"),
 ]
 
 
