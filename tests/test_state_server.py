@@ -225,7 +225,7 @@ async def test_scenario_2_nothing_selected_changes_nothing(client: Client, plots
     error = await fails(client, "debrief_zoom_to_selection", "VALIDATION_FAILED", -32602)
     assert "nothing is selected" in error["message"]
     err, out = await call(client, "generate_prompt", task="describe-selection")
-    assert err and out["status"] == "error" and out["error"]["code"] == "VALIDATION_FAILED"
+    assert err and "status" not in out and out["success"] is False and out["error"]["code"] == "VALIDATION_FAILED"
     assert snapshot(plots) == before
 
 
@@ -743,7 +743,7 @@ async def test_callback_tasks_store_and_annotate(client: Client, plots: Path) ->
 
 async def test_callback_errors_use_the_envelope(client: Client) -> None:
     err, out = await call(client, "store_llm_result", ticket="abc", target=LARGE, task="summarize-plot", result="x")
-    assert err and out["status"] == "error" and out["error"]["code"] == "TICKET_UNKNOWN"
+    assert err and "status" not in out and out["error"]["code"] == "TICKET_UNKNOWN"
     assert out["error"]["details"]["rpc_code"] == -32602 and out["nextAction"]
     _, prompt = await call(client, "generate_prompt", task="summarize-plot", target=LARGE)
     err, out = await call(client, "store_llm_result", **prompt["callbackArgs"], result="   ")

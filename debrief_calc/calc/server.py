@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from debrief_calc.calc.service import CalcService
 from llmem import __version__
 from llmem.config import Limits, ServerConfig
-from llmem.envelope import Envelope, error_envelope
+from llmem.envelope import Envelope, failure_answer
 from llmem.errors import SuiteError
 from llmem.serve import Runtime, SuiteServer, tool_annotations
 
@@ -152,8 +152,8 @@ def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def _envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: ``{success: false, …}`` like the other tools, in the envelope."""
-    return error_envelope(err).with_success().model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, error, nextAction}`` like the other tools."""
+    return failure_answer(err)
 
 
 def build_server(config: ServerConfig) -> SuiteServer:

@@ -1,9 +1,9 @@
 """``debrief-state-mcp``: wires the plot-state service (``service.py``) to MCP tools and resources.
 
 Answers: success ``{success: true, filename, revision, ...}`` (the seed's ``selectedIds``,
-``timeState``, ``viewportState`` at the top level); failure ``{success: false, status: "error",
-error: {code, message, details: {rpc_code, ...}}, nextAction}`` with ``isError``. The callback
-pair answers with the suite's envelope. Resources ``plots://list`` and
+``timeState``, ``viewportState`` at the top level); failure ``{success: false, error: {code,
+message, details: {rpc_code, ...}}, nextAction}`` with ``isError``, the callback pair's too (its
+successes are the suite's envelope). Resources ``plots://list`` and
 ``plot://{filename}/features|selection|time|viewport`` are notified after every write made
 through this server: on ``subscriptions/listen`` streams (2026-07-28) and to sessions that sent
 ``resources/subscribe`` (handshake era).
