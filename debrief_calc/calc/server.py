@@ -70,8 +70,10 @@ keep spells out the debrief_apply_command call that adds its results to a plot."
 def _protocol(limits: Limits) -> str:
     return (
         "The server never calls a model. generate_prompt(target=<a result id, or a list of ids>, "
-        "task='narrate-result' (one result) or 'summarize-analysis' (several)) answers 'prompt_ready' with "
-        "promptForHostLLM (the results' figures, summarised) and callbackArgs; run the prompt with your model and "
+        "task='narrate-result' (one result) or 'summarize-analysis' (several), time_start?/time_end? (a window to "
+        "tell about: the prompt says it and keeps only the series rows inside it)) answers 'prompt_ready' with "
+        "promptForHostLLM (the results' figures: a short series as a table of every row, a long one summarised "
+        "with the rows left out counted) and callbackArgs; run the prompt with your model and "
         "call store_llm_result(**callbackArgs, result=<Markdown>). A rejected answer can be corrected and sent again "
         f"on the same ticket, {limits.max_steps} attempts in all, within {limits.ticket_ttl_s} s; if the results "
         "changed meanwhile it is refused with SOURCE_CHANGED. store_llm_result answers the narrative's ref "
@@ -111,6 +113,7 @@ class RunAnswer(BaseModel):
     stored: dict[str, Any] | None = None
     keep: str | None = None
     window: dict[str, Any] | None = None
+    narratives: dict[str, Any] | None = None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
@@ -208,8 +211,10 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def generate_prompt(
         target: Annotated[str | list[str], Field(description="Result id(s) or ref(s) (a run ref: all its results)")],
         task: Literal["narrate-result", "summarize-analysis"],
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Envelope:
-        return svc().prompt(target, task).with_success()
+        return svc().prompt(target, task, time_start, time_end).with_success()
 
     def store_llm_result(
         ticket: Annotated[str, Field(max_length=64)],

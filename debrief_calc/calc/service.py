@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -210,7 +211,10 @@ class CalcService:
             plotstate.store_result(self.store, feature, result.tool)
         if keep := _keep(result.features, result.commands):
             answer["keep"] = keep
-        return self._within_cap(answer, self._stored_for_plot(answer))
+        stored = self._stored_for_plot(answer)
+        if result.tool == "import-rep" and stored is not None:
+            _compact_narratives(answer, stored["ref"])
+        return self._within_cap(answer, stored)
 
     def _stored_for_plot(self, answer: dict[str, Any]) -> dict[str, str] | None:
         """A run whose features go into a plot (an addFeatures command carrying them: import-rep,
@@ -303,8 +307,10 @@ class CalcService:
         slim = {**answer, "features": summaries, "commands": commands}
         if ref is not None and "keep" in answer:
             slim["keep"] = _keep_text([ref])
+        # an import's narrative entries are in brief in ``narratives``, out of the features
+        total = len(features) + int((answer.get("narratives") or {}).get("count", 0))
         if ref is not None:
-            slim["stored"] = _stored_note(ref["ref"], features, carried, "summaries")
+            slim["stored"] = _stored_note(ref["ref"], features, carried, "summaries", total)
         elif commands:
             slim["stored"] = {
                 "commands": "large command payloads are stored: pass each command as it is to debrief_apply_command"
@@ -312,7 +318,7 @@ class CalcService:
         if len(json.dumps(slim, separators=(",", ":"), default=str)) > self.limits.answer_chars - 200:
             slim["features"] = [{"id": f.get("id"), **plotstate.result_ref(str(f.get("id")))} for f in features[:100]]
             if ref is not None:
-                slim["stored"] = _stored_note(ref["ref"], features, carried, "ids")
+                slim["stored"] = _stored_note(ref["ref"], features, carried, "ids", total)
             if isinstance(slim.get("report"), dict):
                 slim["report"] = _trimmed(slim["report"])
         return slim
@@ -332,7 +338,12 @@ class CalcService:
             digest.update(json.dumps(plotstate.load_result(self.store, rid), sort_keys=True).encode())
         return Fingerprint(len(result_ids), 0, digest.hexdigest())
 
-    def prompt(self, target: str | list[str], task: str) -> Envelope:
+    def prompt(
+        self, target: str | list[str], task: str, time_start: str | None = None, time_end: str | None = None
+    ) -> Envelope:
+        """The narrate/summarize prompt; with a window (``time_start``/``time_end``), the prompt
+        says it and keeps only the rows of the results' series inside it (saying how many went)."""
+        window = parse_window(time_start, time_end)
         if task not in TASKS:
             raise UnsupportedTask(
                 f"task {task!r} is not one of {', '.join(TASKS)}", details={"field": "task", "allowed": list(TASKS)}
@@ -353,7 +364,7 @@ class CalcService:
         per = max(400, (self.limits.answer_chars - 6_000) // len(results))
         from debrief_calc.figures import result_text
 
-        blocks = [result_text(r, per) for r in results]
+        blocks = [result_text(r, per) for r in (_windowed(r, window) for r in results)]
         if task == "narrate-result":
             ask = (
                 "Explain this maritime analysis result for an exercise report: what was computed, on which "
@@ -366,6 +377,11 @@ class CalcService:
                 "findings with figures and units, and how the results relate. Markdown, at most about 400 words. "
                 "Do not invent figures that are not below."
             )
+        if window is not None:
+            ask += (
+                f" The analyst asks about the window {window.text}: tell what happened within it; the rows of "
+                "the series below are only those inside it."
+            )
         prompt = ask + "\n\n" + "\n\n".join(blocks)
         prepared = PreparedPrompt(
             task,
@@ -375,7 +391,7 @@ class CalcService:
             "markdown",
             self._fingerprint(ids),
             {"ids": ids},
-            {"results": ids},
+            {"results": ids, **({"window": window.shown} if window is not None else {})},
         )
         return self.callback.issue(prepared)
 
@@ -472,12 +488,57 @@ class CalcService:
         return {"command": "addFeatures", "payload": payload}
 
 
+def _windowed(result: dict[str, Any], window: Window | None) -> dict[str, Any]:
+    """A result as a narration within ``window`` reads it: its series' rows inside the window,
+    and ``window_rows_left_out`` saying how many were not."""
+    if window is None:
+        return result
+    from debrief_calc.figures import rows_in_window
+
+    props, left = rows_in_window(result.get("properties") or {}, window.start, window.end)
+    props = {**props, "narrated_window": window.text}
+    if left:
+        props["window_rows_left_out"] = left
+    return {**result, "properties": props}
+
+
 def _window_note(window: Window, left_out: list[str]) -> dict[str, Any]:
     """The answer's ``window``: the window every input was cut to, and what it left out."""
     note: dict[str, Any] = {"time_start": window.shown[0], "time_end": window.shown[1], "left_out": left_out[:100]}
     if len(left_out) > 100:
         note["left_out_count"] = len(left_out)
     return note
+
+
+def _is_narrative(feature: Mapping[str, Any]) -> bool:
+    props = feature.get("properties")
+    return (  # a REP narrative entry: drawn on its ship's track when the import has it, else no geometry
+        feature_kind(feature) == "annotation"
+        and isinstance(props, dict)
+        and isinstance(props.get("time"), str)
+        and isinstance(props.get("text"), str)
+        and "track" in props
+    )
+
+
+def _compact_narratives(answer: dict[str, Any], ref: str) -> None:
+    """An import's narrative entries in brief (how many, when, logged by which platforms) in
+    place of each entry with its provenance; they are all under the run's ``ref``."""
+    features = answer.get("features") or []
+    entries = [f for f in features if _is_narrative(f)]
+    if not entries:
+        return
+    times = sorted(str(f["properties"]["time"]) for f in entries)
+    platforms = Counter(str(f["properties"].get("track") or "unknown") for f in entries)
+    answer["features"] = [f for f in features if not _is_narrative(f)]
+    answer["narratives"] = {
+        "count": len(entries),
+        "time_start": times[0],
+        "time_end": times[-1],
+        "platforms": dict(platforms.most_common()),
+        "ref": ref,
+        "read": f"get_result(ref={ref!r}, kinds=['annotation']) reads every entry (time, platform, text)",
+    }
 
 
 #: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
@@ -532,10 +593,14 @@ def _summary(feature: dict[str, Any]) -> dict[str, Any]:
     return {"id": feature.get("id"), "properties": elided(props if isinstance(props, dict) else {}), **ref}
 
 
-def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed: str | None) -> dict[str, Any]:
+def _stored_note(
+    ref: str, features: list[dict[str, Any]], carried: bool, listed: str | None, total: int | None = None
+) -> dict[str, Any]:
     """The answer's ``stored`` member: the run's one reference and, in words, where it goes;
     ``listed`` says what the answer's features are when they are not the whole features
-    (``summaries`` or ``ids``; None: whole)."""
+    (``summaries`` or ``ids``; None: whole); ``total``: how many the ref holds, when the
+    answer lists only some (an import's narrative entries are in ``narratives``)."""
+    total = len(features) if total is None else total
     uses = ""
     if any(feature_kind(f) in _PLOTTABLE for f in features):
         command = (
@@ -545,12 +610,17 @@ def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed
             f'pass {{"ref": "{ref}"}} as an item of run_tool features, as debrief_create_plot\'s features '
             f"(debrief-state), or as {command}; "
         )
-    note: dict[str, Any] = {"ref": ref, "feature_count": len(features)}
+    note: dict[str, Any] = {"ref": ref, "feature_count": total}
     if listed is not None:
         shown = min(len(features), _SUMMARIES if listed == "summaries" else 100)
         note["features"] = (
-            f"the features above are {listed} ({shown} of {len(features)}), each with the ref of that one "
-            "result; the full features are stored under this ref"
+            f"the features above are {listed} ({shown} of {total}"
+            + (
+                f"; the {total - len(features)} narrative entries are in brief in narratives"
+                if total > len(features)
+                else ""
+            )
+            + "), each with the ref of that one result; the full features are stored under this ref"
         )
     note["use"] = uses + "read the features whole with get_result(ref)"
     return note
