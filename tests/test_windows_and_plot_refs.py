@@ -240,6 +240,11 @@ async def test_a_bad_window_on_refs_is_named(calc: Client, window: dict[str, str
     )
     assert error["details"]["field"] == field
     if code == "INVALID_CONTEXT":
+        # an import reads no features: its window would be ignored, so it is refused
+        refused = await fails(
+            calc, "run_tool", "VALIDATION_FAILED", tool="import-rep", parameters={"path": "valid_boat1.rep"}, **window
+        )
+        assert refused["details"] == {"field": "time_start", "rule": "features to window"}
         assert "none of the 2 feature(s)" in error["message"] and "widen time_start/time_end" in error["message"]
 
 

@@ -183,6 +183,12 @@ class CalcService:
                 expanded, where = True, "given (references expanded)"
             else:
                 where = "given"
+            if window is not None and features is None:  # import-rep: a window would be ignored
+                raise ValidationFailed(
+                    f"{field}: {tool!r} is given no features, so a window has nothing to cut; run it without "
+                    "time_start/time_end and pass its answer's ref with the window to the analysis",
+                    details={"field": field, "rule": "features to window"},
+                )
             if isinstance(features, list):
                 features, left_out = cut_to_window(features, window, where=where, field=field)
         except SuiteError as err:
