@@ -341,6 +341,7 @@ async def test_a_whole_plot_by_reference_leaves_its_metadata_behind(state: Clien
         )
     )[1]
     assert error["error"]["code"] == "PLOT_NOT_FOUND" and LARGE in error["error"]["details"]["plot_files"]
+    assert error["error"]["details"]["at"] == "command.payload[0]"  # which item it was
     assert not (ws / "x.plot.json").exists()
 
 

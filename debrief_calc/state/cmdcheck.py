@@ -22,6 +22,7 @@ from debrief_calc.errors import ValidationFailed
 from debrief_calc.plotstate import PLOT_PREFIX
 from debrief_calc.state import metadata
 from debrief_calc.state.errors import InvalidCommand
+from llmem.errors import SuiteError
 
 __all__ = [
     "ALIASES",
@@ -102,7 +103,11 @@ def _is_ref(value: Any) -> bool:
 def _resolve(value: dict[str, Any], at: str, resolver: Resolver | None) -> Any:
     if resolver is None:
         raise bad(at, "stored-result references cannot be resolved here; pass the payload inline")
-    return resolver(value)
+    try:
+        return resolver(value)
+    except SuiteError as err:  # say which item of the command the reference was
+        err.details.setdefault("at", at)
+        raise
 
 
 def _parse(command: Any, at: str, depth: int, resolver: Resolver | None, out: list[Step]) -> None:
