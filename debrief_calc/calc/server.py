@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from debrief_calc.calc.service import CalcService
 from llmem import __version__
 from llmem.core.config import Limits, ServerConfig
-from llmem.core.envelope import Envelope, error_envelope
+from llmem.core.envelope import Envelope, failure_answer
 from llmem.core.errors import SuiteError
 from llmem.core.serve import Runtime, SuiteServer, tool_annotations
 
@@ -31,10 +31,18 @@ knots; bearings in true degrees; times ISO-8601 UTC.
 
 Where features come from (run_tool takes one of them):
 - features: a list of GeoJSON Features and/or references {{"ref": "debrief-calc:runs/<run id>"}} (all the \
-features of an earlier run) or {{"ref": "debrief-calc:results/<result id>"}} (one result), mixed freely;
+features of an earlier run), {{"ref": "debrief-calc:results/<result id>"}} (one result), \
+{{"ref": "debrief-state:plots/<file>.plot.json#<feature id>"}} (one feature of a plot, as debrief_get_features \
+gives its ref) or {{"ref": "debrief-state:plots/<file>.plot.json", "ids": [...]}} (a plot's features, all without \
+ids), mixed freely;
 - plot: {{"filename": "x.plot.json", "feature_ids": [...]}} or {{"filename": ..., "selection": true}} (the selection \
-debrief-state-mcp keeps), read from the workspace; add "time_start"/"time_end" (ISO-8601) to analyse only that \
-window (tracks cut to their fixes inside it; the results' provenance.window says so).
+debrief-state-mcp keeps), read from the workspace.
+
+A window: time_start/time_end (ISO-8601, either may be left out) cut every input, however given, to that span: \
+tracks keep their fixes inside it plus a fix interpolated exactly at each edge (so 10:00-11:00 is analysed over \
+exactly 10:00-11:00), zones, points and notes are kept while active; the answer's window lists what it left \
+out and every result's provenance.window states it (plot.time_start/time_end still work; a different pair \
+in both places is refused).
 
 From REP files: run_tool(tool="import-rep", parameters={{"path": "boat1.rep"}}) answers one track per platform \
 and stored: {{"ref": "debrief-calc:runs/<run id>", "use": ...}}, the reference of the whole run, which its \
@@ -65,8 +73,10 @@ keep spells out the debrief_apply_command call that adds its results to a plot."
 def _protocol(limits: Limits) -> str:
     return (
         "The server never calls a model. generate_prompt(target=<a result id, or a list of ids>, "
-        "task='narrate-result' (one result) or 'summarize-analysis' (several)) answers 'prompt_ready' with "
-        "promptForHostLLM (the results' figures, summarised) and callbackArgs; run the prompt with your model and "
+        "task='narrate-result' (one result) or 'summarize-analysis' (several), time_start?/time_end? (a window to "
+        "tell about: the prompt says it and keeps only the series rows inside it)) answers 'prompt_ready' with "
+        "promptForHostLLM (the results' figures: a short series as a table of every row, a long one summarised "
+        "with the rows left out counted) and callbackArgs; run the prompt with your model and "
         "call store_llm_result(**callbackArgs, result=<Markdown>). A rejected answer can be corrected and sent again "
         f"on the same ticket, {limits.max_steps} attempts in all, within {limits.ticket_ttl_s} s; if the results "
         "changed meanwhile it is refused with SOURCE_CHANGED. store_llm_result answers the narrative's ref "
@@ -105,6 +115,8 @@ class RunAnswer(BaseModel):
     report: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
     keep: str | None = None
+    window: dict[str, Any] | None = None
+    narratives: dict[str, Any] | None = None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
@@ -133,11 +145,12 @@ class StoredAnswer(BaseModel):
 
 
 class PlotRef(BaseModel):
+    # time_start/time_end are read here too (the service refuses any other member), but left
+    # out of the schema: the run's own time_start/time_end is the one window to advertise
+    model_config = ConfigDict(extra="allow")
     filename: str
     feature_ids: list[str | int] | None = None
     selection: bool = False
-    time_start: str | None = None
-    time_end: str | None = None
 
 
 def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
@@ -145,8 +158,8 @@ def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def _envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: ``{success: false, …}`` like the other tools, in the envelope."""
-    return error_envelope(err).with_success().model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, error, nextAction}`` like the other tools."""
+    return failure_answer(err)
 
 
 def build_server(config: ServerConfig) -> SuiteServer:
@@ -179,8 +192,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         plot: PlotRef | None = None,
         bounds: Annotated[list[float] | None, Field(min_length=4, max_length=4)] = None,
         parameters: dict[str, Any] | None = None,
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> RunAnswer:
-        answer = svc().run(tool, features, plot.model_dump() if plot else None, bounds, parameters)
+        plot_ref = plot.model_dump() if plot else None
+        answer = svc().run(tool, features, plot_ref, bounds, parameters, time_start, time_end)
         if not answer["success"]:
             error = answer["error"]
             raise SuiteError(error["message"], code=error["code"], details=error.get("details"))
@@ -198,8 +214,10 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def generate_prompt(
         target: Annotated[str | list[str], Field(description="Result id(s) or ref(s) (a run ref: all its results)")],
         task: Literal["narrate-result", "summarize-analysis"],
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Envelope:
-        return svc().prompt(target, task).with_success()
+        return svc().prompt(target, task, time_start, time_end).with_success()
 
     def store_llm_result(
         ticket: Annotated[str, Field(max_length=64)],
@@ -227,8 +245,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         run_tool,
         name="run_tool",
         annotations=read,
-        description="Run an analysis tool on features (inline or {ref} items) or a plot reference (a window: "
-        "time_start/time_end, ISO); answers results and DebriefCommands, never edits a plot.",
+        description="Run an analysis tool on features (inline or {ref} items) or a plot, within "
+        "time_start/time_end (ISO) if given; answers results and DebriefCommands.",
     )
     server.add_suite_tool(
         get_result,

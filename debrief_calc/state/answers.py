@@ -11,7 +11,7 @@ import mcp_types as types
 from pydantic import BaseModel, Field
 
 from debrief_calc.state.errors import RPC_CODES
-from llmem.core.envelope import error_envelope
+from llmem.core.envelope import failure_answer
 from llmem.core.errors import SuiteError
 
 __all__ = [
@@ -165,6 +165,7 @@ class CreateAnswer(_OnPlot):
     title: str
     open_plots: list[str] = []
     added_ids: list[str] = []
+    added_refs: list[str] = []
     timeState: TimeState | None = None
     viewportState: ViewportState | None = None
     message: str = ""
@@ -250,10 +251,9 @@ def state_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: ``{success: false, …}`` as every other tool of the server
-    answers, inside the suite's envelope (``status: "error"``, ``nextAction``, and for a retryable
-    answer ``callbackArgs``)."""
-    return error_envelope(_rpc(err)).with_success().model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, error, nextAction}`` as every other tool of
+    the server answers (and ``callbackArgs`` for an answer that can be sent again)."""
+    return failure_answer(_rpc(err))
 
 
 def with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallToolResult:

@@ -1,9 +1,9 @@
 """``debrief-state-mcp``: wires the plot-state service (``service.py``) to MCP tools and resources.
 
 Answers: success ``{success: true, filename, revision, ...}`` (the seed's ``selectedIds``,
-``timeState``, ``viewportState`` at the top level); failure ``{success: false, status: "error",
-error: {code, message, details: {rpc_code, ...}}, nextAction}`` with ``isError``. The callback
-pair answers with the suite's envelope. Resources ``plots://list`` and
+``timeState``, ``viewportState`` at the top level); failure ``{success: false, error: {code,
+message, details: {rpc_code, ...}}, nextAction}`` with ``isError``, the callback pair's too (its
+successes are the suite's envelope). Resources ``plots://list`` and
 ``plot://{filename}/features|selection|time|viewport`` are notified after every write made
 through this server: on ``subscriptions/listen`` streams (2026-07-28) and to sessions that sent
 ``resources/subscribe`` (handshake era).
@@ -92,7 +92,10 @@ CONVENTIONS = (
     "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
     "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
     "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
-    "debrief_undo's remaining counts the changes left to undo. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
+    "debrief_undo's remaining counts the changes left to undo. Features move between plots by reference: "
+    "every feature listed has its ref, {'ref': 'debrief-state:plots/<file>#<id>'} (add 'id': <new id> to copy it "
+    "under another id), and {'ref': 'debrief-state:plots/<file>', 'ids'?: [...]} is a plot's features (its "
+    "time/viewport metadata left out); pass them to debrief_create_plot, addFeatures or debrief-calc's run_tool. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
     "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
 )
 PROTOCOL = (
@@ -140,7 +143,7 @@ CommandArg = Annotated[
 ]
 FeaturesArg = Annotated[
     list[dict[str, Any]] | dict[str, Any] | None,
-    Field(description="GeoJSON Features and/or debrief-calc {ref} items (e.g. import-rep's), or one {ref}"),
+    Field(description="GeoJSON Features and/or {ref} items (import-rep's, a plot feature's), or one {ref}"),
 ]
 
 
