@@ -16,7 +16,7 @@ from debrief_calc._arrays import FloatArray
 from debrief_calc._feature_parts import field_failure, float_or_nan
 from debrief_calc.errors import ValidationFailed
 
-__all__ = ["iso", "iso_many", "parse_iso", "parse_times"]
+__all__ = ["iso", "iso_many", "parse_iso", "parse_times", "time_precision"]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 # A bare number in a times list at or above this is read as epoch milliseconds (1973 onwards);
@@ -53,6 +53,13 @@ def parse_iso(s: str) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return (dt - _EPOCH).total_seconds()
+
+
+def time_precision(t: float) -> float:
+    """The precision a time was asked at, in seconds: a whole second (as a plot shows times), or
+    the millisecond when it has a fraction. "Active at 10:45:08" means during that second, so
+    a feature from 10:45:08.902 is."""
+    return 1.0 if float(t).is_integer() else 0.001
 
 
 def iso(t: float) -> str:

@@ -302,7 +302,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         height: Annotated[int, Field(ge=64, le=2048, description="Max px")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
         fit: Annotated[
-            Literal["viewport", "all", "selection"] | Annotated[list[float], Field(min_length=4, max_length=4)],
+            Literal["viewport", "all", "selection", "window"]
+            | Annotated[list[float], Field(min_length=4, max_length=4)],
             Field(description="Area shown, or [w,s,e,n]; the saved viewport is unchanged"),
         ] = "viewport",
         show_future: Annotated[bool, Field(description="Tracks after time, faint")] = True,
@@ -310,8 +311,10 @@ def build_server(config: ServerConfig) -> SuiteServer:
             list[Annotated[str, Field(max_length=512)]] | None,
             Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
         ] = None,
+        time_start: Annotated[str | None, Field(max_length=64, description="ISO-8601: tracks drawn from then")] = None,
+        time_end: Annotated[str | None, Field(max_length=64, description="ISO-8601: tracks drawn until then")] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
-        data, png = svc().render(filename, width, height, time, fit, show_future, cpa)
+        data, png = svc().render(filename, width, height, time, fit, show_future, cpa, time_start, time_end)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
 
     async def debrief_undo(filename: Filename = None, ctx: Context[Any, Any] | None = None) -> UndoAnswer:
