@@ -17,6 +17,7 @@ Write methods return ``(answer, aspects)``: the aspects (``list``, ``features``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from debrief_calc.errors import ValidationFailed
@@ -54,6 +55,7 @@ class StateService(PlotAspects):
         narrative entries due then that no track holds, and a note when the area was padded.
         ``time_start``/``time_end`` draw the tracks over that window alone (``span``: the period
         drawn); the plot's current time outside it is taken to the nearer end (``note`` says so)."""
+        from debrief_calc._times import time_window
         from debrief_calc.features import iso, parse_iso
         from debrief_calc.state.render import render_plot
 
@@ -64,11 +66,11 @@ class StateService(PlotAspects):
             seconds = parse_iso(shown) if shown else None
         except (ValidationFailed, ValueError):
             raise validation_failed("time", f"{shown!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'") from None
-        window = _window(time_start, time_end)
+        window = time_window(time_start, time_end)
         moved = None
         if window is not None and seconds is not None:
             start, end = window
-            inside = min(max(seconds, start if start is not None else seconds), end if end is not None else seconds)
+            inside = min(max(seconds, -math.inf if start is None else start), math.inf if end is None else end)
             if inside != seconds:
                 if time:
                     raise validation_failed(
@@ -138,25 +140,6 @@ class StateService(PlotAspects):
                 "cpa_bounds": drawn.cpa_bounds,
             }
         return answer, rendered.png
-
-
-def _window(time_start: str | None, time_end: str | None) -> tuple[float | None, float | None] | None:
-    """The render's time window in epoch seconds (either end None: open); None without one.
-    ValidationFailed naming the field that is not ISO-8601, or ``time_end`` when before the start."""
-    from debrief_calc.features import parse_iso
-
-    if time_start is None and time_end is None:
-        return None
-    ends: list[float | None] = []
-    for key, value in (("time_start", time_start), ("time_end", time_end)):
-        try:
-            ends.append(None if value is None else parse_iso(value))
-        except (ValidationFailed, ValueError):
-            raise validation_failed(key, f"{value!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'") from None
-    start, end = ends
-    if start is not None and end is not None and end < start:
-        raise validation_failed("time_end", f"time_end {time_end} is before time_start {time_start}: swap them")
-    return start, end
 
 
 def _shown(window: tuple[float | None, float | None]) -> str:
