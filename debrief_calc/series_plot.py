@@ -188,7 +188,8 @@ def draw_series(
     t0, t1 = float(times[0]), float(times[-1])
     if t1 <= t0:
         t0, t1 = t0 - 30.0, t1 + 30.0
-    band = _BAND_ROW * _BAND_ROWS + 6 if narratives else 0
+    due = sum(1 for m in narratives if t0 <= m.t <= t1)
+    band = _BAND_ROW * min(_BAND_ROWS, due) + 6 if due else 0
     top = _TITLE + band
     n = len(panels)
     if height is None:
