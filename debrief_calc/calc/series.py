@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from debrief_calc import plotstate
-from debrief_calc._feature_parts import feature_kind
+from debrief_calc._feature_parts import feature_kind, properties_of
 from debrief_calc.errors import ValidationFailed
 from llmem.errors import SuiteError
 
@@ -69,8 +69,9 @@ def render_series(
     opts = _parameters(parameters)
     window = time_window(time_start, time_end)
     answer: dict[str, Any] = {}
+    keep: list[dict[str, Any]] = []  # range-bearing's results, stored once the picture is drawn
     found = _read(svc, features, plot)
-    results = [f for f in found if isinstance((f.get("properties") or {}).get("series"), dict)]
+    results = [f for f in found if isinstance(properties_of(f).get("series"), dict)]
     if results:
         if len(results) != len(found):
             raise _fail("features", "one kind", "give stored range-bearing results or tracks, not both")
@@ -82,7 +83,7 @@ def render_series(
         tracks = _tracks(found, "plot" if plot is not None else "features", window)
         if narratives is None and plot is not None:
             narratives = [f for f in svc.plot_features({"filename": plot.get("filename")}) if _is_entry(f)]
-        table = _from_tracks(svc, tracks, opts, answer)
+        table = _from_tracks(svc, tracks, opts, answer, keep)
     times, columns, title, cpa = table
     names = list(quantities) if quantities else _defaults(columns)
     if len(names) > MAX_PANELS:
@@ -124,7 +125,7 @@ def render_series(
             for p in panels
         ],
     )
-    for feature in answer.pop("_keep", []):
+    for feature in keep:
         plotstate.store_result(svc.store, feature, "range-bearing")
     if cpa is not None:
         answer["cpa"] = cpa[1]
@@ -238,7 +239,7 @@ def _others(usable: list[dict[str, Any]], chosen: dict[str, Any], answer: dict[s
     """The results not drawn (other secondaries), with their refs: the answer's ``others``."""
     if others := [f for f in usable if f is not chosen]:
         answer["others"] = [
-            {"secondary_id": (f.get("properties") or {}).get("secondary_id"), **plotstate.result_ref(str(f.get("id")))}
+            {"secondary_id": properties_of(f).get("secondary_id"), **plotstate.result_ref(str(f.get("id")))}
             for f in others[:20]
         ]
 
@@ -246,7 +247,7 @@ def _others(usable: list[dict[str, Any]], chosen: dict[str, Any], answer: dict[s
 def _pick(features: list[dict[str, Any]], secondary: str | None) -> dict[str, Any]:
     if secondary is None:
         return features[0]
-    ids = [str((f.get("properties") or {}).get("secondary_id")) for f in features]
+    ids = [str(properties_of(f).get("secondary_id")) for f in features]
     if secondary not in ids:
         raise _fail(
             "parameters.secondary", "exists", f"{secondary!r} is not a secondary of these results: {', '.join(ids)}"
@@ -264,7 +265,7 @@ def _table(
     from debrief_calc._times import parse_times
     from debrief_calc.features import iso
 
-    props = feature.get("properties") or {}
+    props = properties_of(feature)
     series = props["series"]
     raw = series.get("time")
     if not isinstance(raw, list) or not raw:
@@ -358,7 +359,11 @@ def _tracks(
 
 
 def _from_tracks(
-    svc: CalcService, tracks: list[dict[str, Any]], opts: Mapping[str, Any], answer: dict[str, Any]
+    svc: CalcService,
+    tracks: list[dict[str, Any]],
+    opts: Mapping[str, Any],
+    answer: dict[str, Any],
+    keep: list[dict[str, Any]],
 ) -> tuple[FloatArray, dict[str, Panel], str, tuple[Marker, dict[str, Any]] | None]:
     from debrief_calc.analysis.common import read_tracks
 
@@ -366,7 +371,10 @@ def _from_tracks(
     if len(tracks) == 1:
         if secondary is not None:
             raise _fail("parameters.secondary", "applies-to", "needs two tracks or more; one is given")
-        (track,) = read_tracks(tracks)
+        try:
+            (track,) = read_tracks(tracks)
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            raise _fail("features", "track", f"the track cannot be read: {type(exc).__name__}") from None
         answer["source"] = {"kind": "track", "id": track.id}
         return _motion(track)
     from debrief_calc import executor
@@ -382,7 +390,7 @@ def _from_tracks(
     if not usable:
         raise _fail("features", "overlap", "the tracks share no time with the primary: nothing to plot")
     chosen = _pick(usable, secondary)
-    answer["_keep"] = run.features  # stored once the picture is drawn: a refused call keeps nothing
+    keep.extend(run.features)  # stored once the picture is drawn: a refused call keeps nothing
     answer["source"] = {**plotstate.result_ref(str(chosen["id"])), "kind": "range-bearing run"}
     _others(usable, chosen, answer)
     times, columns, title, cpa = _table(chosen, None)
@@ -429,7 +437,7 @@ def _is_entry(feature: object) -> bool:
     return (
         isinstance(feature, dict)
         and feature_kind(feature) == "annotation"
-        and bool(isinstance((feature.get("properties") or {}).get("time"), str))
+        and bool(isinstance(properties_of(feature).get("time"), str))
     )
 
 
