@@ -41,6 +41,13 @@ def _fail(field: str, rule: str, message: str, **details: Any) -> ValidationFail
 
 
 PARAMETERS = ("primary", "secondary", "distance_unit", "width", "height")
+#: where a result says when its CPA was: the true one first, else the closest sample (either naming)
+_CPA_FIELDS = (
+    ("cpa_time", "cpa_range", "CPA"),
+    ("min_sampled_range_time", "min_sampled_range", "Min range (sampled)"),
+    ("min_range_time", "min_range", "Min range (sampled)"),
+)
+_NAMES = {"atb": "ATB", "cpa_range": "CPA range"}  # labels that title case would spell badly
 
 
 def render_series(
@@ -78,7 +85,7 @@ def render_series(
         for key in ("primary", "distance_unit"):
             if opts.get(key) is not None:
                 raise _fail(f"parameters.{key}", "applies-to", "applies to tracks; a stored result has its own")
-        table = _stored(results, opts.get("secondary"), window, answer)
+        table = _stored(svc, results, opts.get("secondary"), window, answer)
     else:
         tracks = _tracks(found, "plot" if plot is not None else "features", window)
         if narratives is None and plot is not None:
@@ -214,7 +221,7 @@ def _unit(name: str, props: Mapping[str, Any]) -> str:
 def _panel(name: str, values: FloatArray, props: Mapping[str, Any]) -> Panel:
     from debrief_calc.series_plot import Panel, angle_kind
 
-    words = name.removesuffix("_kn").replace("_", " ")
+    words = _NAMES.get(name) or name.removesuffix("_kn").replace("_", " ")
     unit = _unit(name, props)
     label = words[:1].upper() + words[1:] + (f" ({unit})" if unit else "")
     return Panel(name, label, values, angle_kind(name))
@@ -224,13 +231,18 @@ def _panel(name: str, values: FloatArray, props: Mapping[str, Any]) -> Panel:
 
 
 def _stored(
+    svc: CalcService,
     usable: list[dict[str, Any]],
     secondary: str | None,
     window: tuple[float | None, float | None] | None,
     answer: dict[str, Any],
 ) -> tuple[FloatArray, dict[str, Panel], str, tuple[Marker, dict[str, Any]] | None]:
     chosen = _pick(usable, secondary)
-    answer["source"] = {**plotstate.result_ref(str(chosen.get("id"))), "kind": "stored result"}
+    key = "results/" + plotstate.safe_segment(str(chosen.get("id")))
+    if svc.store.artifact_file(plotstate.CALC_NS, key, "result").is_file():
+        answer["source"] = {**plotstate.result_ref(str(chosen.get("id"))), "kind": "stored result"}
+    else:
+        answer["source"] = {"kind": "result given inline", "id": chosen.get("id")}
     _others(usable, chosen, answer)
     return _table(chosen, window)
 
@@ -287,7 +299,7 @@ def _table(
     title = str(props.get("name") or "Series")
     unit = str(props.get("distance_unit") or "nm")
     cpa = None
-    for when, what, label in (("cpa_time", "cpa_range", "CPA"), ("min_range_time", "min_range", "Min range (sampled)")):
+    for when, what, label in _CPA_FIELDS:
         if isinstance(props.get(when), str):
             value = props.get(what)
             cpa = _cpa(
