@@ -935,9 +935,12 @@ def test_a_window_outside_a_track_leaves_it_out_and_outside_all_is_refused(large
     r = render_plot(large, fit="window", window=early)
     assert r.outside_window == ["f-1"] and "VAN GALEN3 (VANG)" not in r.legend
     assert r.span == (early[0], early[1])
+    assert "start, end" not in r.legend  # the window's edges are not the tracks' starts and ends
+    assert not any(text in ("141630Z", "141800Z") for text, _ in r.placed)
     open_end = render_plot(large, fit="window", window=(parse_iso("2024-11-15T06:00:00Z"), None))
     assert open_end.outside_window == ["f-1", "f-2"]  # only LEOPOLD I runs past 05:17
     assert open_end.span == (parse_iso("2024-11-15T06:00:00Z"), parse_iso("2024-11-15T10:17:00Z"))
+    assert "start, end" in open_end.legend and "151017Z" in [text for text, _ in open_end.placed]  # LEOP's end
     with pytest.raises(ValidationFailed) as info:
         render_plot(large, window=(parse_iso("2024-11-16T00:00:00Z"), parse_iso("2024-11-16T01:00:00Z")))
     assert info.value.details["field"] == "time_start" and "2024-11-14T16:16:53.662Z" in str(info.value)

@@ -80,6 +80,7 @@ class Item:
     ship: str | None = None  # a narrative entry: the name of the track that logged it (``properties.track``)
     at: float | None = None  # a narrative entry: when it was logged (epoch s)
     own_colour: bool = True  # False: the colour is the palette's, for want of one in the properties
+    cut: tuple[bool, bool] = (False, False)  # a track cut by a time window at its start, at its end
 
 
 def css_colour(value: Any) -> RGB | None:

@@ -102,7 +102,7 @@ def draw_plot(
     for label in sorted(labels, key=lambda lb: lb.key):
         placer.place(label)
     placer.draw(draw)
-    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and q is not None else []
+    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and (q is not None or window is not None) else []
     if span is not None:
         notes.insert(0, f"tracks {dtg(span[0])} to {dtg(span[1])}")
     note = "; ".join([*([unplaced_note(len(unplaced))] if unplaced else []), *notes])
@@ -157,7 +157,9 @@ def _conventions(views: list[TrackView], box: Box, q: float | None, show_future:
         return bool(np.any((x >= box[0]) & (x <= box[2]) & (y >= box[1]) & (y <= box[3])))
 
     later = q is not None and any(v.t is not None and on_map(v, v.t > q) for v in views)
-    ends = any(v.x.size and on_map(v, [0, -1]) for v in views)
+    ends = any(
+        v.x.size and on_map(v, [i for i, cut in ((0, v.item.cut[0]), (-1, v.item.cut[1])) if not cut]) for v in views
+    )
     after = dtg(q) if later and q is not None else None
     return Conventions(selected=selected, after=after, future_hidden=not show_future, ends=ends)
 

@@ -1,6 +1,7 @@
 """A picture of one stretch of time: the tracks cut to the window ``[start, end]`` (either end may
 be open), each part ending at the position interpolated along the geodesic at the window's edge,
-so that nothing before the start or after the end is drawn. Which zones, points and narrative
+so that nothing before the start or after the end is drawn; an end cut so is not marked as the
+track's start or end. Which zones, points and narrative
 entries show is decided as without a window (active at the current time), and without a current
 time by whether they are active at some time in the window; a narrative entry shows only when
 logged inside it."""
@@ -65,7 +66,8 @@ def _clip(it: Item, start: float, end: float) -> Item | None:
     for part_lon, part_lat in zip(lons, lats, strict=True):
         lines.append(list(zip(part_lon.tolist(), part_lat.tolist(), strict=True)))
     cut = dataclasses.replace(track, lon=lon, lat=lat, t=t, depth=None)
-    return dataclasses.replace(it, track=cut, lines=lines)
+    cut_ends = (bool(track.t[0] < start), bool(track.t[-1] > end))
+    return dataclasses.replace(it, track=cut, lines=lines, cut=cut_ends)
 
 
 def clip_tracks(items: list[Item], window: Window) -> tuple[list[Item], list[str], tuple[float, float]]:
