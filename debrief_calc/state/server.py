@@ -313,8 +313,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
             list[Annotated[str, Field(max_length=512)]] | None,
             Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
         ] = None,
-        time_start: Annotated[str | None, Field(max_length=64, description="ISO-8601: tracks drawn from then")] = None,
-        time_end: Annotated[str | None, Field(max_length=64, description="ISO-8601: tracks drawn until then")] = None,
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
         data, png = svc().render(filename, width, height, time, fit, show_future, cpa, time_start, time_end)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
