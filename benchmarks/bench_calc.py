@@ -54,8 +54,8 @@ from bench_geodesy import uniform_accuracy
 
 from debrief_calc.calc.service import CalcService
 from debrief_calc.features import track_data
-from llmem.config import Limits
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits
+from llmem.core.store import ArtifactStore
 
 T0 = 1_731_618_413.0  # 2024-11-14T21:06:53Z, the day of the shared sample plot
 BIG_PLOT, CPA_PLOT = "patrol.plot.json", "exercise.plot.json"

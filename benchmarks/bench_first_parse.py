@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _harness as harness
 from _harness import Section, ratio, s
 
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.store import ArtifactStore
+from llmem.code.artifacts import Llmem
+from llmem.core.config import Limits
+from llmem.core.store import ArtifactStore
 
 PACKAGES = (
     "asyncio",

@@ -44,12 +44,12 @@ import _harness as harness
 from _harness import Section, ms, percentiles, ratio, s
 from bench_parse import PY_TARGET, bare_ast, compare, lines_of, load, outlines, python_roots
 
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.envelope import Envelope
-from llmem.outline import build_outline
-from llmem.parsing import NAMESPACE, OUTLINE, PRODUCER
-from llmem.store import SCHEMA_VERSION, ArtifactStore, Fingerprint, now_iso
+from llmem.code.artifacts import Llmem
+from llmem.code.outline import build_outline
+from llmem.code.parsing import NAMESPACE, OUTLINE, PRODUCER
+from llmem.core.config import Limits
+from llmem.core.envelope import Envelope
+from llmem.core.store import SCHEMA_VERSION, ArtifactStore, Fingerprint, now_iso
 
 TARGETS = {"rerun_s": 1.0, "list_ms": 50.0}
 

@@ -31,8 +31,8 @@ from debrief_calc import plotstate
 from debrief_calc.calc.server import build_server
 from debrief_calc.features import iso
 from debrief_calc.paging import join_parts, page_features
-from llmem.config import ServerConfig
-from llmem.store import ArtifactStore
+from llmem.core.config import ServerConfig
+from llmem.core.store import ArtifactStore
 
 
 def synthetic_track(n: int) -> dict[str, Any]:

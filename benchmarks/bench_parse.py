@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _harness import Section
 
-from llmem.outline import build_outline
-from llmem.outline.treesitter import parser_for
+from llmem.code.outline import build_outline
+from llmem.code.outline.treesitter import parser_for
 
 TS_MODULE = """\
 import {{ Injectable, Inject }} from "@angular/core";

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _harness as harness
 from _harness import Section
 
-from llmem.outline import build_outline, detect_language, iter_symbols
+from llmem.code.outline import build_outline, detect_language, iter_symbols
 
 ROOT = Path(__file__).resolve().parents[1]
 CTAGS_KINDS = {

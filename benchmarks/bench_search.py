@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _harness as harness
 from _harness import Section, ms, percentiles, ratio
 
-from llmem.outline import build_outline
-from llmem.parsing import NAMESPACE, OUTLINE, PRODUCER
-from llmem.search import SearchIndex, split_words
-from llmem.store import SCHEMA_VERSION, ArtifactStore, Fingerprint, now_iso
+from llmem.code.outline import build_outline
+from llmem.code.parsing import NAMESPACE, OUTLINE, PRODUCER
+from llmem.code.search import SearchIndex, split_words
+from llmem.core.store import SCHEMA_VERSION, ArtifactStore, Fingerprint, now_iso
 
 TARGET_MS = 20.0
 MARK = "987654321"
@@ -123,7 +123,7 @@ def _time(fn: Callable[[], Any], rounds: int) -> list[float]:
 CHANGER = r"""
 import sys
 from pathlib import Path
-from llmem.store import ArtifactStore
+from llmem.core.store import ArtifactStore
 ws = Path(sys.argv[1])
 store = ArtifactStore(ws / ".llmem", ws)
 content = {"path": "pkg000/new.py", "language": "python", "mode": "full", "line_count": 1, "size": 1,

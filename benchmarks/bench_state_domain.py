@@ -31,7 +31,7 @@ from debrief_calc.features import parse_iso
 from debrief_calc.state.commands import apply_command, apply_to_plot
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
 from debrief_calc.state.render import render_plot_png
-from llmem.fsutil import atomic_write_bytes
+from llmem.core.fsutil import atomic_write_bytes
 
 DEFAULT_PLOT = Path(__file__).resolve().parents[1] / "tests" / "data" / "plots" / "large-sample.plot.json"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from llmem.cli import ServerFactory, server_command
+from llmem.core.cli import ServerFactory, server_command
 
 __all__ = ["main_calc", "main_state"]
 

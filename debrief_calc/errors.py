@@ -1,9 +1,9 @@
 """The errors of Debrief analysis, each with a stable code that clients can act on.
 
-Every error is a :class:`llmem.errors.SuiteError`, so the server bootstrap turns it into a
+Every error is a :class:`llmem.core.errors.SuiteError`, so the server bootstrap turns it into a
 structured tool error ``{code, message, details}``::
 
-    SuiteError (llmem.errors)
+    SuiteError (llmem.core.errors)
     └── CalcError                  CALC_ERROR: base of everything below
         ├── ToolNotFound           TOOL_NOT_FOUND: no analysis tool by that name
         ├── InvalidContext         INVALID_CONTEXT: wrong number or sort of features for the tool
@@ -17,7 +17,7 @@ structured tool error ``{code, message, details}``::
 
 from __future__ import annotations
 
-from llmem.errors import SuiteError
+from llmem.core.errors import SuiteError
 
 __all__ = [
     "CalcError",

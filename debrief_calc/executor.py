@@ -9,7 +9,7 @@ every result feature is a GeoJSON Feature of the tool's output kind, gets an id
 ``{command: str, payload}``, and a feature a command adds is one of the stamped results.
 
 Any failure comes back in :attr:`RunResult.error` as ``{code, message, details}``: the code of
-a :class:`~llmem.errors.SuiteError` the handler raised, or ``EXECUTION_ERROR`` for any other
+a :class:`~llmem.core.errors.SuiteError` the handler raised, or ``EXECUTION_ERROR`` for any other
 exception (its type and message, with absolute paths scrubbed; the traceback goes to the
 ``debrief_calc.executor`` log only).
 """
@@ -38,7 +38,7 @@ from debrief_calc._output_checks import output_error, provenance_value, stamp_fe
 from debrief_calc.errors import ExecutionError
 from debrief_calc.features import iso
 from debrief_calc.registry import Registry, ToolInput, ToolOutput, ToolSpec
-from llmem.errors import SuiteError
+from llmem.core.errors import SuiteError
 
 __all__ = ["RunResult", "run", "validate_parameters"]
 

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from debrief_calc.errors import FeatureNotFound, ValidationFailed
-from llmem.errors import ArtifactNotFound
-from llmem.store import ArtifactStore
+from llmem.core.errors import ArtifactNotFound
+from llmem.core.store import ArtifactStore
 
 __all__ = [
     "CALC_NS",

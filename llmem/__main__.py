@@ -1,4 +1,4 @@
-from llmem.cli import main
+from llmem.code.cli import main
 
 if __name__ == "__main__":  # worker processes (a parse's) import this module again: never serve there
     main()

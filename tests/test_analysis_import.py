@@ -8,7 +8,7 @@ import re
 import pytest
 
 from debrief_calc.analysis import default_registry
-from llmem.errors import PathOutsideWorkspace
+from llmem.core.errors import PathOutsideWorkspace
 from tests.test_analysis_support import DATA, props, rep_text, run_err, run_ok
 
 FIX = "951212 050000.000 NELSON   @C   22 11 10.63 N 21 41 52.37 W 269.7   2.0      0"

@@ -18,8 +18,8 @@ from debrief_calc.calc.server import build_server
 from debrief_calc.features import parse_iso
 from debrief_calc.paging import join_parts
 from debrief_calc.rep import parse_rep
-from llmem.config import ServerConfig
-from llmem.store import ArtifactStore
+from llmem.core.config import ServerConfig
+from llmem.core.store import ArtifactStore
 from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio

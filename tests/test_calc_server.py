@@ -17,8 +17,8 @@ from mcp.shared.exceptions import MCPError
 from debrief_calc import plotstate
 from debrief_calc.calc.server import build_server
 from debrief_calc.rep import parse_rep
-from llmem.config import ServerConfig
-from llmem.store import ArtifactStore
+from llmem.core.config import ServerConfig
+from llmem.core.store import ArtifactStore
 from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ import pytest
 
 import debrief_calc
 import llmem
-from llmem.config import ServerConfig
+from llmem.core.config import ServerConfig
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.anyio

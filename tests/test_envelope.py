@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from llmem.envelope import Envelope, ErrorInfo, error_envelope
-from llmem.errors import SuiteError
+from llmem.core.envelope import Envelope, ErrorInfo, error_envelope
+from llmem.core.errors import SuiteError
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),

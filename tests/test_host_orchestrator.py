@@ -13,7 +13,8 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
-from llmem.config import ServerConfig
+from llmem.code.server import build_server
+from llmem.core.config import ServerConfig
 from llmem.host import Attached, Coordinator
 from llmem.host.chat import ChatMessage, StreamEvent, TextDelta, ToolCall, ToolCallEvent, ToolSpec
 from llmem.host.errors import ProviderError
@@ -21,7 +22,6 @@ from llmem.host.orchestrator import Orchestrator, OrchestratorSettings
 from llmem.host.providers import Provider, ProviderSettings
 from llmem.host.providers.standin import StandInProvider
 from llmem.host.sessions import Session, SessionManager
-from llmem.server import build_server
 
 pytestmark = pytest.mark.anyio
 

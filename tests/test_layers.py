@@ -1,6 +1,7 @@
 """The layers point one way (suite.md §1): no import cycle between the suite's modules, lazy
-imports and type-only imports included; the shared core (``llmem``) imports nothing of
-``debrief_calc``; domain modules import nothing of MCP."""
+imports and type-only imports included; the suite's core (``llmem.core``) imports neither the
+code memory (``llmem.code``), the chat host (``llmem.host``) nor ``debrief_calc``;
+``debrief_calc`` imports only the core of ``llmem``; domain modules import nothing of MCP."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from tests.conftest import ROOT
 PACKAGES = ("llmem", "debrief_calc")
 #: Modules that only wire domain functions to MCP (or are MCP themselves): the rest is domain.
 MCP_WIRING = {
-    "llmem.serve",
-    "llmem.server",
-    "llmem.stdio",
-    "llmem.http",
-    "llmem.cli",
-    "llmem.runtime",
-    "llmem.schema",
+    "llmem.core.serve",
+    "llmem.code.server",
+    "llmem.core.stdio",
+    "llmem.core.http",
+    "llmem.core.cli",
+    "llmem.core.runtime",
+    "llmem.core.schema",
     "llmem.host",
     "debrief_calc.cli",
     "debrief_calc.calc.server",
@@ -117,6 +118,45 @@ def test_no_import_cycles_and_the_core_imports_no_server() -> None:
     assert upward == []
 
 
+def _room(module: str) -> str:
+    """The room a module lives in: ``llmem.core``, ``llmem.code``, ``llmem.host``, ``llmem``
+    (the package root, which holds only the version) or ``debrief_calc``."""
+    if module == "llmem.__main__":  # ``python -m llmem`` starts the code memory's server
+        return "llmem.code"
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "llmem" and len(parts) > 1 else parts[0]
+
+
+#: Which rooms each room may import from.
+ALLOWED_ROOMS = {
+    "llmem": set(),
+    "llmem.core": {"llmem"},
+    "llmem.code": {"llmem", "llmem.core"},
+    "llmem.host": {"llmem", "llmem.core"},
+    "debrief_calc": {"llmem", "llmem.core"},
+}
+
+
+def test_each_room_imports_only_the_rooms_below_it() -> None:
+    modules = _modules()
+    assert {_room(name) for name in modules} == set(ALLOWED_ROOMS)
+    crossings = sorted(
+        (a, b)
+        for a, path in modules.items()
+        for b in _imports(a, path, modules)
+        if _room(b) != _room(a) and _room(b) not in ALLOWED_ROOMS[_room(a)]
+    )
+    assert crossings == []
+
+
+def test_the_room_check_sees_a_crossing() -> None:
+    assert _room("llmem.core.store") == "llmem.core"
+    assert _room("llmem.code.outline.python") == "llmem.code"
+    assert _room("debrief_calc.state.server") == "debrief_calc"
+    assert "llmem.code" not in ALLOWED_ROOMS["llmem.core"]
+    assert "llmem.code" not in ALLOWED_ROOMS["debrief_calc"]
+
+
 def test_domain_modules_know_nothing_about_mcp() -> None:
     offenders = []
     for name, path in _modules().items():
@@ -142,7 +182,7 @@ def test_the_servers_start_without_their_heavy_imports() -> None:
     import sys
 
     code = (
-        "import sys, debrief_calc.calc.server, debrief_calc.state.server, llmem.server\n"
+        "import sys, debrief_calc.calc.server, debrief_calc.state.server, llmem.code.server\n"
         "print(sorted(m for m in ('numpy', 'PIL', 'tree_sitter', 'geographiclib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

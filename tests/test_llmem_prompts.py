@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.errors import InvalidArgument, TicketError
-from llmem.outline import build_outline, iter_symbols
-from llmem.store import ArtifactStore
+from llmem.code.artifacts import Llmem
+from llmem.code.outline import build_outline, iter_symbols
+from llmem.core.config import Limits
+from llmem.core.errors import InvalidArgument, TicketError
+from llmem.core.store import ArtifactStore
 
 REPO = Path(__file__).resolve().parents[1]
-BIG = ["llmem/serve.py", "llmem/artifacts.py", "llmem/stdio.py", "debrief_calc/calc/service.py"]
+BIG = ["llmem/core/serve.py", "llmem/code/artifacts.py", "llmem/core/stdio.py", "debrief_calc/calc/service.py"]
 
 
 def _ts_module(classes: int = 12, methods: int = 8) -> str:
@@ -122,9 +122,9 @@ def test_parts_merge_into_one_artifact_and_each_answer_names_the_next(llmem: Llm
 PART_WRITER = r"""
 import json, sys
 from pathlib import Path
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.store import ArtifactStore
+from llmem.code.artifacts import Llmem
+from llmem.core.config import Limits
+from llmem.core.store import ArtifactStore
 ws, ticket, names = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
 answer = {"symbols": {n: {"description": "from " + ticket} for n in names}}
@@ -151,18 +151,18 @@ def test_parts_stored_by_two_processes_at_once_lose_nothing(llmem: Llmem) -> Non
 
 
 def test_a_file_note_is_kept(llmem: Llmem) -> None:
-    out = llmem.prompt("llmem/stdio.py", "annotate", part=1)
+    out = llmem.prompt("llmem/core/stdio.py", "annotate", part=1)
     assert out.promptForHostLLM is not None and '"file"' in out.promptForHostLLM
     answer = {"file": {"description": "The stdio transport, served from the event loop."}, "symbols": {}}
     llmem.store_result(**out.callbackArgs, result=json.dumps(answer), model="t")  # type: ignore[arg-type]
-    got = llmem.get("llmem/stdio.py", "annotate", 0, None)
+    got = llmem.get("llmem/core/stdio.py", "annotate", 0, None)
     assert got["content"]["file"] == {"description": "The stdio transport, served from the event loop."}
 
 
 def test_file_prompts_show_whole_symbols_never_cut(llmem: Llmem) -> None:
-    sources = _symbol_sources(llmem.ws, "llmem/serve.py")
+    sources = _symbol_sources(llmem.ws, "llmem/core/serve.py")
     for task in ("summarize", "document", "test-plan"):
-        prompt = llmem.prompt("llmem/serve.py", task).promptForHostLLM
+        prompt = llmem.prompt("llmem/core/serve.py", task).promptForHostLLM
         assert prompt is not None and "omitted" not in prompt
         shown = [n for n, body in sources.items() if body in prompt]
         assert shown, task
@@ -176,17 +176,17 @@ def test_folder_summary_prompt_carries_notes_docs_and_the_readme(llmem: Llmem) -
     assert prompt is not None
     assert "KIWI-MARKER" in prompt  # the README
     assert "ZEBRA-NOTE" in prompt  # the notes just stored
-    out = llmem.prompt("llmem/stdio.py", "summarize")
+    out = llmem.prompt("llmem/core/stdio.py", "summarize")
     llmem.store_result(**out.callbackArgs, result="# stdio\nPELICAN summary.", model="t")  # type: ignore[arg-type]
-    llm_prompt = llmem.prompt("llmem", "summarize").promptForHostLLM
+    llm_prompt = llmem.prompt("llmem/core", "summarize").promptForHostLLM
     assert llm_prompt is not None and "PELICAN summary." in llm_prompt
     # Files without notes show their doc comments.
     assert "Start the server" in llm_prompt or "docs" in llm_prompt or "doc comments" in llm_prompt
 
 
 def test_one_pending_ticket_per_path_and_task_and_cancel(llmem: Llmem) -> None:
-    first = llmem.prompt("llmem/stdio.py", "summarize")
-    second = llmem.prompt("llmem/stdio.py", "summarize")
+    first = llmem.prompt("llmem/core/stdio.py", "summarize")
+    second = llmem.prompt("llmem/core/stdio.py", "summarize")
     assert second.data is not None and second.data["superseded_tickets"] == [first.callbackArgs["ticket"]]  # type: ignore[index]
     pending = llmem.list("llmem", None, "pending", 50, None)
     tickets = [k["ticket"] for f in pending["folders"] for e in f["entries"] for k in e["kinds"]]
@@ -194,8 +194,11 @@ def test_one_pending_ticket_per_path_and_task_and_cancel(llmem: Llmem) -> None:
     with pytest.raises(TicketError) as old:
         llmem.store_result(**first.callbackArgs, result="late", model="t")  # type: ignore[arg-type]
     assert "superseded" in old.value.message
-    assert llmem.cancel(None, "llmem/stdio.py", None) == {"cancelled": 1, "tickets": [second.callbackArgs["ticket"]]}  # type: ignore[index]
-    assert llmem.cancel(None, "llmem/stdio.py", None)["cancelled"] == 0
+    assert llmem.cancel(None, "llmem/core/stdio.py", None) == {
+        "cancelled": 1,
+        "tickets": [second.callbackArgs["ticket"]],
+    }  # type: ignore[index]
+    assert llmem.cancel(None, "llmem/core/stdio.py", None)["cancelled"] == 0
     with pytest.raises(TicketError):
         llmem.store_result(**second.callbackArgs, result="late", model="t")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument):

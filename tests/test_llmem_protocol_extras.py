@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 from mcp_types import ListRootsResult, Root
 
-from llmem.config import ServerConfig
-from llmem.server import build_server
+from llmem.code.server import build_server
+from llmem.core.config import ServerConfig
 
 pytestmark = pytest.mark.anyio
 

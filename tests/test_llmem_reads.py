@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from llmem import _readcache
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.errors import ArtifactNotFound
-from llmem.store import ArtifactStore
+from llmem.code.artifacts import Llmem
+from llmem.core import _readcache
+from llmem.core.config import Limits
+from llmem.core.errors import ArtifactNotFound
+from llmem.core.store import ArtifactStore
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from llmem.config import Limits, ServerConfig
-from llmem.server import build_server
+from llmem.code.server import build_server
+from llmem.core.config import Limits, ServerConfig
 from tests.conftest import MODES, call
 
 pytestmark = pytest.mark.anyio

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.errors import ArtifactNotFound, InvalidArgument
-from llmem.outline import build_outline, symbol_hashes
-from llmem.store import ArtifactStore
+from llmem.code.artifacts import Llmem
+from llmem.code.outline import build_outline, symbol_hashes
+from llmem.core.config import Limits
+from llmem.core.errors import ArtifactNotFound, InvalidArgument
+from llmem.core.store import ArtifactStore
 
 MODULE = '''"""Shapes."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from llmem import logsetup
+from llmem.core import logsetup
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from llmem.outline import build_outline, iter_symbols
+from llmem.code.outline import build_outline, iter_symbols
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -326,7 +326,7 @@ def test_the_body_filter_never_loses_a_symbol_on_real_code() -> None:
     body must find nothing more, on the real JS/TS of tests/js/node_modules."""
     import pytest
 
-    from llmem.outline import _ts_javascript
+    from llmem.code.outline import _ts_javascript
 
     root = REPO / "tests" / "js" / "node_modules" / "@modelcontextprotocol" / "sdk" / "dist" / "esm"
     if not root.is_dir():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import textwrap
 
-from llmem.outline import build_outline, hashes_of_symbol_dicts, iter_symbols, symbol_hashes
+from llmem.code.outline import build_outline, hashes_of_symbol_dicts, iter_symbols, symbol_hashes
 
 PY = textwrap.dedent(
     """\

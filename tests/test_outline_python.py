@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from llmem.outline import (
+from llmem.code.outline import (
     Outline,
     Symbol,
     build_outline,

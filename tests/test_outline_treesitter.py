@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from llmem.outline import Outline, Symbol, build_outline, iter_symbols
+from llmem.code.outline import Outline, Symbol, build_outline, iter_symbols
 
 TS_SOURCE = """\
 import { Injectable, Inject } from "@angular/core";
@@ -698,15 +698,22 @@ def test_importing_the_outline_package_imports_no_tree_sitter() -> None:
         [
             sys.executable,
             "-c",
-            "import llmem.outline, sys; assert not any(m.startswith('tree_sitter') for m in sys.modules)",
+            "import llmem.code.outline, sys; assert not any(m.startswith('tree_sitter') for m in sys.modules)",
         ],
         check=True,
     )
-    assert _imported_modules("import llmem.outline, llmem.walk\nllmem.outline.build_outline('a.py', b'x = 1')") == []
+    assert (
+        _imported_modules(
+            "import llmem.code.outline, llmem.code.walk\nllmem.code.outline.build_outline('a.py', b'x = 1')"
+        )
+        == []
+    )
 
 
 def test_only_the_grammar_of_the_language_outlined_is_imported() -> None:
-    loaded = _imported_modules("import llmem.outline\nllmem.outline.build_outline('main.go', b'package main')")
+    loaded = _imported_modules(
+        "import llmem.code.outline\nllmem.code.outline.build_outline('main.go', b'package main')"
+    )
     assert "tree_sitter_go" in loaded
     assert not {
         "tree_sitter_typescript",

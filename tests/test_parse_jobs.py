@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from llmem import parsing
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.store import ArtifactStore
+from llmem.code import parsing
+from llmem.code.artifacts import Llmem
+from llmem.core.config import Limits
+from llmem.core.store import ArtifactStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -102,21 +102,23 @@ def test_outlines_are_written_without_fsync_and_notes_with_it(tree: Path, monkey
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
     svc = Llmem(ArtifactStore(tree / ".llmem", tree), Limits())
-    svc.parse("llmem/walk.py")
+    svc.parse("llmem/code/walk.py")
     assert synced == []  # a derived outline: atomic, not durable
-    out = svc.prompt("llmem/walk.py", "summarize")
+    out = svc.prompt("llmem/code/walk.py", "summarize")
     assert out.callbackArgs is not None
     svc.store_result(**out.callbackArgs, result="The walk.", model="t")
     assert synced  # a note the host's model wrote: durable
-    assert json.loads((tree / ".llmem" / "artifacts" / "llmem" / "llmem" / "walk.py" / "summarize.json").read_text())
+    assert json.loads(
+        (tree / ".llmem" / "artifacts" / "llmem" / "llmem" / "code" / "walk.py" / "summarize.json").read_text()
+    )
 
 
 def test_paths_ignored_after_their_parse_are_named_with_their_artifacts(tree: Path) -> None:
     svc = Llmem(ArtifactStore(tree / ".llmem", tree), Limits())
     svc.parse(".")
-    (tree / ".llmemignore").write_text("debrief_calc/\nllmem/walk.py\n", encoding="utf-8")
+    (tree / ".llmemignore").write_text("debrief_calc/\nllmem/code/walk.py\n", encoding="utf-8")
     again = svc.parse(".")
-    assert again["ignored_with_artifacts"] == ["debrief_calc/", "llmem/walk.py"]
+    assert again["ignored_with_artifacts"] == ["debrief_calc/", "llmem/code/walk.py"]
     svc.delete("debrief_calc", None)
-    svc.delete("llmem/walk.py", None)
+    svc.delete("llmem/code/walk.py", None)
     assert "ignored_with_artifacts" not in svc.parse(".")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from llmem.errors import InvalidArgument, PathOutsideWorkspace
-from llmem.paths import resolve_in_workspace
+from llmem.core.errors import InvalidArgument, PathOutsideWorkspace
+from llmem.core.paths import resolve_in_workspace
 
 
 @pytest.fixture

@@ -32,9 +32,9 @@ from debrief_calc.state.commands import apply_command, apply_to_plot
 from debrief_calc.state.errors import PlotExists
 from debrief_calc.state.plotfile import PlotCache, PlotDoc, create_plot_file, load_plot, modify_plot, save_plot
 from debrief_calc.state.service import StateService
-from llmem.config import Limits
-from llmem.fsutil import ORPHAN_AGE_S, atomic_create_user_file, new_file_mode
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits
+from llmem.core.fsutil import ORPHAN_AGE_S, atomic_create_user_file, new_file_mode
+from llmem.core.store import ArtifactStore
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "plots"

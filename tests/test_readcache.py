@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from llmem import _readcache
-from llmem._readcache import ReadCache
-from llmem.fsutil import atomic_write_json, loads_json
-from llmem.store import ArtifactStore
+from llmem.core import _readcache
+from llmem.core._readcache import ReadCache
+from llmem.core.fsutil import atomic_write_json, loads_json
+from llmem.core.store import ArtifactStore
 
 
 def _trust_every_signature(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +91,7 @@ def test_a_missing_file_raises_as_open_does(tmp_path: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from llmem.fsutil import atomic_write_json
+from llmem.core.fsutil import atomic_write_json
 path, n = Path(sys.argv[1]), int(sys.argv[2])
 for v in range(n):
     atomic_write_json(path, {"v": v, "pad": "x" * 200})

@@ -20,7 +20,7 @@ from PIL import Image
 
 from debrief_calc.rep import parse_rep
 from debrief_calc.state.server import build_server
-from llmem.config import Limits, ServerConfig
+from llmem.core.config import Limits, ServerConfig
 from tests.conftest import MODES
 from tests.conftest import call as call_tool
 

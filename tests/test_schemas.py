@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from llmem.config import ServerConfig
-from llmem.errors import SuiteError
+from llmem.core.config import ServerConfig
+from llmem.core.errors import SuiteError
 
 pytestmark = pytest.mark.anyio
 
 FACTORIES = {
-    "llmem-mcp": "llmem.server",
+    "llmem-mcp": "llmem.code.server",
     "debrief-calc-mcp": "debrief_calc.calc.server",
     "debrief-state-mcp": "debrief_calc.state.server",
 }

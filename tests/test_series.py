@@ -24,7 +24,7 @@ from debrief_calc.calc.server import build_server
 from debrief_calc.features import parse_iso
 from debrief_calc.rep import parse_rep
 from debrief_calc.series_plot import Panel, draw_series
-from llmem.config import ServerConfig
+from llmem.core.config import ServerConfig
 from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio

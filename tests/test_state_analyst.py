@@ -14,7 +14,7 @@ from mcp import Client
 
 from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.server import build_server
-from llmem.config import Limits, ServerConfig
+from llmem.core.config import Limits, ServerConfig
 from tests.conftest import DATA, MODES
 from tests.conftest import call as call_tool
 
@@ -230,7 +230,7 @@ async def test_no_plot_at_all_says_how_to_make_one(workspace: Path) -> None:
 
 async def test_create_plot_with_features_opens_it_and_fits_its_window(client: Client, plots: Path) -> None:
     from debrief_calc.plotstate import stash_payload
-    from llmem.store import ArtifactStore
+    from llmem.core.store import ArtifactStore
 
     store = ArtifactStore(plots / ".llmem", plots)
     ref = stash_payload(store, "run1", 0, [timed_track("a", 8)])
@@ -373,7 +373,7 @@ async def test_plot_prompts_carry_the_analyses_of_its_features_and_the_note_has_
     client: Client, plots: Path
 ) -> None:
     from debrief_calc.calc.service import CalcService
-    from llmem.store import ArtifactStore
+    from llmem.core.store import ArtifactStore
 
     calc = CalcService(ArtifactStore(plots / ".llmem", plots), Limits())
     cpa = calc.run(

@@ -102,8 +102,8 @@ WORKER = """
 import sys
 from pathlib import Path
 from debrief_calc.state.service import StateService
-from llmem.config import Limits
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits
+from llmem.core.store import ArtifactStore
 
 ws, k = Path(sys.argv[1]), int(sys.argv[2])
 svc = StateService(ArtifactStore(ws / ".llmem", ws), Limits())

@@ -19,8 +19,8 @@ from mcp.shared.exceptions import MCPError
 
 from debrief_calc.plotstate import stash_payload
 from debrief_calc.state.server import build_server
-from llmem.config import Limits, ServerConfig
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits, ServerConfig
+from llmem.core.store import ArtifactStore
 from tests.conftest import MODES
 from tests.conftest import call as call_tool
 

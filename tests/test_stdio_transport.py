@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from llmem.stdio import READ_CHUNK, _lines, pipe_capable
+from llmem.core.stdio import READ_CHUNK, _lines, pipe_capable
 from tests._stdio import INIT, RawServer, rpc_line
 from tests.conftest import console_script, subprocess_env
 
@@ -103,7 +103,7 @@ NOISY_SERVER = """
 import os, sys
 import anyio
 from mcp.server.mcpserver import MCPServer
-from llmem.stdio import run_stdio
+from llmem.core.stdio import run_stdio
 
 server = MCPServer("noisy")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from llmem.errors import ArtifactNotFound, InvalidArgument
-from llmem.store import ArtifactStore, fingerprint_file, source_status
+from llmem.core.errors import ArtifactNotFound, InvalidArgument
+from llmem.core.store import ArtifactStore, fingerprint_file, source_status
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_update_doc_is_read_modify_write(store: ArtifactStore) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from llmem.store import ArtifactStore
+from llmem.core.store import ArtifactStore
 ws = Path(sys.argv[1]); proc = sys.argv[2]; n = int(sys.argv[3])
 store = ArtifactStore(ws / ".llmem", ws)
 def add(v, name):
@@ -170,7 +170,7 @@ def test_concurrent_processes_lose_nothing(workspace: Path) -> None:
 KILLED_WRITER = """
 import sys
 from pathlib import Path
-from llmem.store import ArtifactStore
+from llmem.core.store import ArtifactStore
 ws = Path(sys.argv[1])
 store = ArtifactStore(ws / ".llmem", ws)
 big = "x" * 200_000

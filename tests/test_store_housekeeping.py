@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from llmem.artifacts import Llmem
-from llmem.config import Limits
-from llmem.fsutil import hold_lock_file, stripe_lock_file
-from llmem.paths import resolve_in_workspace
-from llmem.store import LOCK_STRIPES, ArtifactStore
+from llmem.code.artifacts import Llmem
+from llmem.core.config import Limits
+from llmem.core.fsutil import hold_lock_file, stripe_lock_file
+from llmem.core.paths import resolve_in_workspace
+from llmem.core.store import LOCK_STRIPES, ArtifactStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 WRITER = r"""
 import sys
 from pathlib import Path
-from llmem.store import ArtifactStore
+from llmem.core.store import ArtifactStore
 ws, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 store = ArtifactStore(ws / ".llmem", ws)
 for i in range(n):

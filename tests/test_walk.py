@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from llmem.walk import Skipped, WalkResult, is_probably_binary, walk_workspace
+from llmem.code.walk import Skipped, WalkResult, is_probably_binary, walk_workspace
 
 REASONS = {
     "gitignored",
@@ -244,7 +244,7 @@ def test_folder_that_cannot_be_listed_is_reported(tmp_path: Path, monkeypatch: p
             raise PermissionError(13, "Permission denied", path)
         return real_scandir(path)
 
-    monkeypatch.setattr("llmem.walk.os.scandir", scandir)
+    monkeypatch.setattr("llmem.code.walk.os.scandir", scandir)
     result = walk_workspace(root)
     assert _files(result) == ["ok.py"]
     assert _skipped(result) == {"locked/": "unreadable"}

@@ -21,7 +21,7 @@ from debrief_calc import paging, plotstate
 from debrief_calc._feature_parts import KINDS, feature_kind
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.registry import normalise_kind
-from llmem.store import ArtifactStore
+from llmem.core.store import ArtifactStore
 
 __all__ = ["PAGE_LIMIT", "decode_cursor", "encode_cursor", "read_stored"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from debrief_calc import plotstate
 from debrief_calc._feature_parts import feature_kind, properties_of
 from debrief_calc.errors import ValidationFailed
-from llmem.errors import SuiteError
+from llmem.core.errors import SuiteError
 
 if TYPE_CHECKING:
     from debrief_calc._arrays import FloatArray

@@ -10,10 +10,10 @@ from pydantic import BaseModel, Field
 
 from debrief_calc.calc.service import CalcService
 from llmem import __version__
-from llmem.config import Limits, ServerConfig
-from llmem.envelope import Envelope, error_envelope
-from llmem.errors import SuiteError
-from llmem.serve import Runtime, SuiteServer, tool_annotations
+from llmem.core.config import Limits, ServerConfig
+from llmem.core.envelope import Envelope, error_envelope
+from llmem.core.errors import SuiteError
+from llmem.core.serve import Runtime, SuiteServer, tool_annotations
 
 __all__ = ["build_server"]
 

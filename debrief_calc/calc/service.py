@@ -22,12 +22,12 @@ from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
 from debrief_calc.registry import Registry
-from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
-from llmem.config import Limits
-from llmem.envelope import Envelope
-from llmem.errors import ResultInvalid, SuiteError, UnsupportedTask
-from llmem.paths import resolve_in_workspace
-from llmem.store import ArtifactStore, Fingerprint
+from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
+from llmem.core.config import Limits
+from llmem.core.envelope import Envelope
+from llmem.core.errors import ResultInvalid, SuiteError, UnsupportedTask
+from llmem.core.paths import resolve_in_workspace
+from llmem.core.store import ArtifactStore, Fingerprint
 
 __all__ = ["TASKS", "CalcService"]
 

@@ -14,9 +14,9 @@ from debrief_calc.state.errors import RPC_CODES, MultiplePlots, validation_faile
 from debrief_calc.state.history import History
 from debrief_calc.state.plotfile import PLOT_CACHE, PlotCache, PlotDoc, list_plot_files, plot_title
 from debrief_calc.state.plotfile import validate_plot_filename as _validate
-from llmem.config import Limits
-from llmem.errors import SuiteError
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits
+from llmem.core.errors import SuiteError
+from llmem.core.store import ArtifactStore
 
 __all__ = ["MAX_OPEN", "OPEN_DOC", "SHOWN_FILES", "OpenPlots"]
 

@@ -15,8 +15,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp.shared.uri_template import UriTemplate
 
-from llmem.errors import SuiteError
-from llmem.serve import SuiteServer
+from llmem.core.errors import SuiteError
+from llmem.core.serve import SuiteServer
 
 __all__ = ["ASPECTS", "LegacySubscribers", "add_resources", "plot_uri"]
 

@@ -11,8 +11,8 @@ import mcp_types as types
 from pydantic import BaseModel, Field
 
 from debrief_calc.state.errors import RPC_CODES
-from llmem.envelope import error_envelope
-from llmem.errors import SuiteError
+from llmem.core.envelope import error_envelope
+from llmem.core.errors import SuiteError
 
 __all__ = [
     "ApplyAnswer",

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from debrief_calc.state.errors import InvalidFilename
-from llmem.paths import MAX_DEPTH, NAME_MAX
+from llmem.core.paths import MAX_DEPTH, NAME_MAX
 
 __all__ = ["PLOT_SUFFIX", "list_plot_files", "relative_name", "validate_plot_filename"]
 

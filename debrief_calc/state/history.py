@@ -28,8 +28,8 @@ from typing import Any
 
 from debrief_calc.state.errors import Conflict, validation_failed
 from debrief_calc.state.plotdoc import PlotDoc
-from llmem.fsutil import atomic_write_bytes, read_json
-from llmem.store import ArtifactStore, now_iso
+from llmem.core.fsutil import atomic_write_bytes, read_json
+from llmem.core.store import ArtifactStore, now_iso
 
 __all__ = ["MAX_ENTRIES", "FileChange", "History", "diff_features", "rebuild"]
 

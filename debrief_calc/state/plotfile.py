@@ -23,7 +23,7 @@ The analyst's files stay theirs: every writer takes a ``scratch_dir`` (the store
 ``scratch/plots``, the same for every process of the workspace), which holds the plots' lock
 files (``locks/<sha256 of the plot's resolved path>.lock``) and the temporary files of their
 rewrites (``tmp/``), so nothing is left beside a plot, and a rewrite keeps the file's permission
-bits (:func:`llmem.fsutil.atomic_write_user_file`; the one exception, a scratch folder on
+bits (:func:`llmem.core.fsutil.atomic_write_user_file`; the one exception, a scratch folder on
 another device, is described there). :func:`create_plot_file` never replaces a file.
 """
 
@@ -45,8 +45,8 @@ from debrief_calc.state.errors import Conflict, PlotExists, PlotUnreadable, plot
 from debrief_calc.state.filenames import PLOT_SUFFIX, list_plot_files, relative_name, validate_plot_filename
 from debrief_calc.state.jsonfmt import DEFAULT_FORMAT, JsonFormat, detect_format
 from debrief_calc.state.plotdoc import PlotDoc, no_gc
-from llmem.errors import SuiteError
-from llmem.fsutil import atomic_create_user_file, atomic_write_user_file, locked
+from llmem.core.errors import SuiteError
+from llmem.core.fsutil import atomic_create_user_file, atomic_write_user_file, locked
 
 __all__ = [
     "PLOT_CACHE",
@@ -312,7 +312,7 @@ def create_plot_file(
     cache: PlotCache | None = None,
 ) -> PlotDoc:
     """Write a new plot atomically, or raise :class:`PlotExists` and change nothing if ``path``
-    exists, whoever made it (:func:`llmem.fsutil.atomic_create_user_file`).
+    exists, whoever made it (:func:`llmem.core.fsutil.atomic_create_user_file`).
 
     ``path`` must be validated (:func:`validate_plot_filename`): missing parent folders are made.
     The file gets the mode any new file gets (``0o666 & ~umask``). ``name`` is the plot's name

@@ -45,10 +45,10 @@ from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
 from llmem import __version__
-from llmem.config import Limits, ServerConfig
-from llmem.envelope import Envelope
-from llmem.serve import Runtime, SuiteServer, tool_annotations
-from llmem.store import ArtifactStore
+from llmem.core.config import Limits, ServerConfig
+from llmem.core.envelope import Envelope
+from llmem.core.serve import Runtime, SuiteServer, tool_annotations
+from llmem.core.store import ArtifactStore
 
 __all__ = ["build_server"]
 

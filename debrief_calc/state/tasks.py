@@ -26,10 +26,10 @@ from debrief_calc.plotstate import STATE_NS, read_selection, results_about
 from debrief_calc.state.errors import validation_failed
 from debrief_calc.state.plotdoc import PlotDoc
 from debrief_calc.state.service import StateService
-from llmem.callback import CallbackProtocol, PreparedPrompt, Validated
-from llmem.envelope import Envelope
-from llmem.errors import SuiteError
-from llmem.store import Fingerprint, fingerprint_file
+from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
+from llmem.core.envelope import Envelope
+from llmem.core.errors import SuiteError
+from llmem.core.store import Fingerprint, fingerprint_file
 
 __all__ = ["TASKS", "PlotTasks", "Task"]
 

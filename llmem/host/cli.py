@@ -30,7 +30,7 @@ class _CorrelationFilter(logging.Filter):
 
 
 def _setup_logging(level: str) -> None:
-    from llmem.logsetup import setup_logging
+    from llmem.core.logsetup import setup_logging
 
     setup_logging("llmem-host", level)
     for handler in logging.getLogger().handlers:
@@ -143,6 +143,14 @@ async def _run(options: dict[str, Any]) -> None:
     help="Replaces ${workspaceFolder} in the config. Default: the current folder.",
 )
 @click.option(
+    "--set",
+    "replacements",
+    multiple=True,
+    metavar="PLACEHOLDER=VALUE",
+    help="Replace PLACEHOLDER by VALUE in the config (repeatable), e.g. "
+    "--set /absolute/path/to/llmem-debrief-mcp=$PWD for the example configuration's placeholders.",
+)
+@click.option(
     "--tool-calls",
     type=click.Choice(["native", "text"]),
     default="native",
@@ -206,11 +214,13 @@ def command(**options: Any) -> None:
     provider.native_tools = options["tool_calls"] == "native"
     if name == "stand-in":
         log.warning("no model: the deterministic stand-in answers (start with --provider and a key, or --base-url)")
-    options.update(
-        provider=provider,
-        auth_token=token,
-        substitutions={"${workspaceFolder}": str(workspace), "${userHome}": str(Path.home())},
-    )
+    substitutions = {"${workspaceFolder}": str(workspace), "${userHome}": str(Path.home())}
+    for given in options["replacements"]:
+        placeholder, sep, value = given.partition("=")
+        if not sep or not placeholder:
+            raise click.BadParameter(f"{given!r} is not PLACEHOLDER=VALUE", param_hint="--set")
+        substitutions[placeholder] = value
+    options.update(provider=provider, auth_token=token, substitutions=substitutions)
     try:
         anyio.run(_run, options)
     except HostError as exc:

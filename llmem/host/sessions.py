@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from llmem.core.ratelimit import TokenBucket
 from llmem.host.chat import ChatMessage
 
 __all__ = ["PendingConfirm", "RateLimiter", "Session", "SessionManager"]
@@ -22,25 +23,7 @@ __all__ = ["PendingConfirm", "RateLimiter", "Session", "SessionManager"]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class RateLimiter:
-    """A token bucket: ``rate`` messages a second on average, bursts of ``burst``."""
-
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.rate, self.burst, self.clock = rate, burst, clock
-        self._tokens = float(burst)
-        self._at = clock()
-
-    def allow(self) -> bool:
-        now = self.clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
-        self._at = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
-
-    def retry_in_s(self) -> float:
-        return max(0.0, (1.0 - self._tokens) / self.rate) if self.rate > 0 else float("inf")
+RateLimiter = TokenBucket  # a page's messages, limited as the servers limit calls
 
 
 @dataclass

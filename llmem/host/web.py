@@ -28,10 +28,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from llmem.core.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
 from llmem.host.chat import ChatMessage, new_id
 from llmem.host.orchestrator import SYSTEM_MESSAGES, Orchestrator
 from llmem.host.sessions import Session, SessionManager
-from llmem.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
 
 __all__ = ["LOOPBACK", "WebSettings", "build_app", "is_loopback"]
 

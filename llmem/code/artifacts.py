@@ -1,0 +1,740 @@
+"""llmem's operations on the artifact store: the facade ``server.py`` wires to tools.
+
+Reading, listing and deleting live here; outlining is ``parsing.py`` and the notes written
+through the callback protocol are ``notes.py``. Nothing here knows about MCP: each method
+returns the ``data`` of an envelope or raises a :class:`SuiteError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from llmem.code.notes import Notes
+from llmem.code.parsing import NAMESPACE, OUTLINE, Parser, Progress, ProgressSink
+from llmem.core._readcache import Signature
+from llmem.core.config import Limits
+from llmem.core.envelope import Envelope
+from llmem.core.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, SuiteError
+from llmem.core.paths import ResolvedPath, resolve_in_workspace
+from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
+
+if TYPE_CHECKING:
+    from llmem.code.search import SearchIndex
+
+__all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
+
+#: ``get_artifact``'s kind for the current text of a file or of one symbol (not stored).
+SOURCE = "source"
+#: Every kind ``get_artifact`` reads: the parser's outline, the notes of the four tasks, the source.
+KINDS = (OUTLINE, "annotate", "summarize", "document", "test-plan", SOURCE)
+
+
+class Llmem:
+    def __init__(self, store: ArtifactStore, limits: Limits):
+        self.store = store
+        self.ws = store.workspace
+        self._ws = str(store.workspace)
+        self.limits = limits
+        self.parser = Parser(store, limits)
+        self.notes = Notes(store, limits)
+        self._answers = _AnswerMemo()
+
+    # -- paths ---------------------------------------------------------------------------
+
+    def resolve(self, path: str, field: str = "path") -> ResolvedPath:
+        return resolve_in_workspace(self.ws, path, field=field)
+
+    def _existing(self, path: str) -> ResolvedPath:
+        rp = self.resolve(path)
+        try:
+            exists = rp.abs.exists()
+        except OSError as exc:  # a name the file system refuses (too long, say)
+            raise InvalidArgument(
+                f"{rp.key[:200]!r} cannot be looked up: {exc.strerror or exc}",
+                details={"field": "path", "rule": "os"},
+            ) from None
+        if not exists:
+            raise SourceNotFound(
+                f"{rp.key!r} does not exist in the workspace {str(self.ws)!r}",
+                details={"path": rp.key},
+                next_action="Check the path with list_artifacts or your file listing; paths are workspace-relative.",
+            )
+        return rp
+
+    # -- parse -----------------------------------------------------------------------------
+
+    def parse(self, path: str, progress: ProgressSink | None = None, budget_s: float | None = None) -> dict[str, Any]:
+        """Outline a file or folder; with ``budget_s`` a folder parse still running then goes on
+        in the background (see :mod:`llmem.code.parsing`)."""
+        return self.parser.parse(self._existing(path), progress, budget_s)
+
+    # -- notes (the callback protocol) -----------------------------------------------------
+
+    def prompt(self, path: str, task: str, part: int | None = None) -> Envelope:
+        self.notes.check_task(task)
+        if part is not None and task != "annotate":
+            raise InvalidArgument(
+                f"part is only taken with task='annotate' (not {task!r})",
+                details={"field": "part", "rule": "task='annotate' only"},
+            )
+        return self.notes.prompt(self._existing(path), task, part)
+
+    def cancel(self, ticket: str | None, path: str | None, task: str | None) -> dict[str, Any]:
+        key = self.resolve(path).key if path is not None else None
+        return self.notes.cancel(ticket, key, task)
+
+    def store_result(self, ticket: str, path: str, task: str, result: str, model: str | None) -> Envelope:
+        return self.notes.store_result(ticket, self.resolve(path), task, result, model)
+
+    # -- read ------------------------------------------------------------------------------
+
+    def status(self, record: ArtifactRecord) -> str:
+        return self.freshness(record)[0]
+
+    def freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
+        """The artifact's status and what the answer says about it beside (stale symbols, changed files).
+
+        A file note that records the hashes of the symbols it was written from stays fresh while
+        those symbols are unchanged: a comment edited above a function changes nothing.
+        """
+        src = record.doc.get("source")
+        if not isinstance(src, dict):
+            return "fresh", {}
+        if src.get("type") == "folder":
+            return self._folder_freshness(record, src)
+        status = source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
+        hashes = record.doc.get("symbol_hashes")
+        if status != "stale" or not isinstance(hashes, dict) or record.kind == OUTLINE:
+            return status, {}
+        current = self.current_symbol_hashes(record.key)
+        if current is None:
+            return "orphaned", {}
+        return _compare_symbols(record, hashes, current)
+
+    def _folder_freshness(self, record: ArtifactRecord, src: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        folder = self.ws.joinpath(*Path(record.key).parts) if record.key != "." else self.ws
+        if not folder.is_dir():
+            return "orphaned", {}
+        files = record.doc.get("files")
+        if not isinstance(files, dict):
+            fresh = self.notes.folder_fingerprint(folder).sha256 == src.get("sha256")
+            return ("fresh" if fresh else "stale"), {}
+        changed = self.notes.changed_files(folder, files)
+        if not any(changed.values()):
+            return "fresh", {}
+        return "stale", {"changed_files": {k: v[:50] for k, v in changed.items()}}
+
+    def current_symbol_hashes(self, key: str) -> dict[str, str] | None:
+        """The symbol hashes of ``key`` as the file is now (its outline re-derived if stale)."""
+        outline = self.current_outline(key)
+        if outline is None:
+            return None
+        return _hashes_of(outline.get("symbols", []))
+
+    def current_outline(self, key: str) -> dict[str, Any] | None:
+        """The outline content of ``key`` as the file is now: stored, or re-derived and stored."""
+        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+        if record is not None and self.status(record) == "fresh":
+            content = record.doc.get("content")
+            return content if isinstance(content, dict) else None
+        file = self.ws.joinpath(*key.split("/"))
+        if not file.is_file():
+            return None
+        try:
+            self.parser.parse(self.resolve(key))
+        except (OSError, SuiteError):
+            return None
+        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+        content = record.doc.get("content") if record is not None else None
+        return content if isinstance(content, dict) else None
+
+    def get(self, path: str, kind: str, offset: int, limit: int | None, symbol: str | None = None) -> dict[str, Any]:
+        if kind == SOURCE:
+            return self.source(path, symbol, offset, limit)
+        if symbol is not None:
+            raise InvalidArgument(
+                f"symbol is only taken with kind='source' (not {kind!r})",
+                details={"field": "symbol", "rule": "kind='source' only"},
+                next_action=f"Call get_artifact({path!r}, kind='source', symbol={symbol!r}).",
+            )
+        rp = self.resolve(path)
+        # Shared with other reads of the same unchanged file: everything below only reads it.
+        record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+        status, about = self.freshness(record)
+        if kind == OUTLINE and status == "stale":
+            # An outline is mechanical: re-derive it rather than answer a stale one.
+            self.parser.parse(rp)
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+            status, about = self.freshness(record)
+        content = record.doc.get("content")
+        if status == "fresh" and not about:
+            memo_key = (rp.key, kind, offset, limit)
+            found = self._answers.get(memo_key, record.version, status)
+            if found is not None:
+                return found
+            answer = self._answer(rp.key, record, status, content, offset, limit)
+            self._answers.put(memo_key, record.version, status, answer)
+            return answer
+        # Depends on the source as it is now, not only on the artifact: never memoised.
+        if kind == "annotate" and isinstance(content, dict):
+            content = self._split_notes(rp, record, content, status, about)
+        answer = self._answer(rp.key, record, status, content, offset, limit, about)
+        return answer
+
+    def _answer(
+        self,
+        key: str,
+        record: ArtifactRecord,
+        status: str,
+        content: Any,
+        offset: int,
+        limit: int | None,
+        about: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        doc = record.doc
+        out: dict[str, Any] = {
+            "path": key,
+            "kind": record.kind,
+            "status": status,
+            **(about or {}),
+            "format": doc.get("format"),
+            "created_at": doc.get("created_at"),
+            "updated_at": doc.get("updated_at"),
+            "provenance": doc.get("provenance"),
+            "source": doc.get("source"),
+        }
+        cap = self.limits.answer_chars - 300
+        if record.kind == OUTLINE and isinstance(content, dict) and isinstance(content.get("symbols"), list):
+            return page_outline(out, content, offset, limit, cap)
+        return page_content(out, content, offset, limit, cap)
+
+    def _split_notes(
+        self, rp: ResolvedPath, record: ArtifactRecord, content: dict[str, Any], status: str, about: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Stale notes: keep apart those whose symbol is unchanged, changed, or gone."""
+        symbols = content.get("symbols", {})
+        file_note = {"file": content["file"]} if "file" in content else {}
+        if status == "orphaned":
+            return {"symbols": {}, "gone_symbols": symbols, "undescribed": [], **file_note}
+        current = self.current_symbol_hashes(rp.key) or {}
+        stale = {s["symbol"]: s["change"] for s in about.get("stale_symbols", [])}
+        if not isinstance(record.doc.get("symbol_hashes"), dict):
+            # Written before symbols had hashes: a symbol that still exists keeps its note.
+            stale = {k: "gone" for k in symbols if k not in current}
+        return {
+            "symbols": {k: v for k, v in symbols.items() if k not in stale},
+            "changed_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "changed"},
+            "gone_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "gone"},
+            "undescribed": sorted(set(current) - set(symbols))[:200],
+            **file_note,
+        }
+
+    # -- source ----------------------------------------------------------------------------
+
+    def source(self, path: str, symbol: str | None, offset: int, limit: int | None) -> dict[str, Any]:
+        """The current text of a file, or of one of its symbols, with its line range; paged."""
+        rp = self._existing(path)
+        if not rp.abs.is_file():
+            raise InvalidArgument(
+                f"{rp.key!r} is a folder; kind='source' reads a file",
+                details={"field": "path", "rule": "a file"},
+                next_action=f"List its files with list_artifacts({rp.key!r}).",
+            )
+        size = rp.abs.stat().st_size
+        if size > self.limits.max_file_bytes:
+            raise InvalidArgument(
+                f"{rp.key!r} is {size} bytes, over the {self.limits.max_file_bytes}-byte file cap",
+                details={"field": "path", "rule": "max_file_bytes", "limit": self.limits.max_file_bytes},
+            )
+        data = rp.abs.read_bytes()
+        if b"\0" in data[:8192]:
+            raise InvalidArgument(
+                f"{rp.key!r} is a binary file; kind='source' reads text",
+                details={"field": "path", "rule": "text file"},
+            )
+        import hashlib
+
+        text = data.decode("utf-8", "replace")
+        out: dict[str, Any] = {
+            "path": rp.key,
+            "kind": SOURCE,
+            "status": "fresh",
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        if symbol is None:
+            return page_content({**out, "format": "text"}, text, offset, limit, self.limits.answer_chars - 300)
+        from llmem.code.outline import build_outline, iter_symbols
+
+        outline = build_outline(rp.key, data)
+        found = _find_symbol(rp.key, list(iter_symbols(outline)), symbol)
+        lines = text.splitlines(keepends=True)
+        body = "".join(lines[found.start_line - 1 : found.end_line])
+        out.update(
+            symbol=found.qualified_name,
+            symbol_kind=found.kind,
+            signature=found.signature,
+            start_line=found.start_line,
+            end_line=found.end_line,
+            hash=found.hash,
+            language=outline.language,
+            format="text",
+        )
+        return page_content(out, body, offset, limit, self.limits.answer_chars - 300)
+
+    # -- list ------------------------------------------------------------------------------
+
+    def _list_entry(
+        self, key: str, kinds: list[str], pending: list[dict[str, Any]], kind: str | None, status: str | None
+    ) -> dict[str, Any] | None:
+        items: list[dict[str, Any]] = []
+        for kd in kinds:
+            if kind and kd != kind:
+                continue
+            rec = self.store.get_or_none(NAMESPACE, key, kd)
+            if rec is None:
+                continue
+            st = self.status(rec)
+            if status and st != status:
+                continue
+            items.append({"kind": kd, "status": st, "updated_at": rec.doc.get("updated_at")})
+        shown = [t for t in pending if not (kind and t["kind"] != kind) and status in (None, "pending")]
+        for t in shown[:_PENDING_SHOWN]:
+            item = {"kind": t["kind"], "status": "pending", "ticket": t["ticket"], "expires_at": t["expires_at"]}
+            if t.get("part"):
+                item["part"] = t["part"]
+            items.append(item)
+        if not items:
+            return None
+        entry: dict[str, Any] = {"path": key, "kinds": items}
+        if len(shown) > _PENDING_SHOWN:
+            entry["more_pending"] = len(shown) - _PENDING_SHOWN
+        return entry
+
+    def _total(
+        self, directory: str, kind: str | None, status: str | None, pending_by_key: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """``total``: the paths under the folder with an artifact (of ``kind``) or a pending ticket.
+
+        Counting needs no artifact read; with a ``status`` filter every artifact's status would
+        have to be worked out, so ``total`` then counts the paths before that filter.
+        """
+        searcher = self.searcher()
+        if searcher.loaded:
+            total = searcher.count(directory, kind)
+        else:  # no index in this process yet: walking the folder is cheaper than building one
+            total = sum(1 for _, kinds in self.store.iter_keys(NAMESPACE, directory) if kind is None or kind in kinds)
+        for key, tickets in pending_by_key.items():
+            if (kind is None or any(t["kind"] == kind for t in tickets)) and not self.store.kinds(NAMESPACE, key):
+                total += 1  # a path with only a pending ticket
+        out: dict[str, Any] = {"total": total}
+        if status is not None:
+            out["total_is"] = "paths before the status filter"
+        return out
+
+    # -- delete ----------------------------------------------------------------------------
+
+    def delete(self, path: str, kind: str | None, dry_run: bool = False) -> dict[str, Any]:
+        """Delete one kind or every kind of a path; under a folder, recursively. Deleting nothing
+        is no error (``deleted: 0``); ``dry_run`` says what would go and deletes nothing."""
+        rp = self.resolve(path)
+        has_own = bool(self.store.kinds(NAMESPACE, rp.key))
+        is_folder = rp.abs.is_dir() or (not has_own and not rp.abs.exists())
+        targets: list[tuple[str, str]] = []
+        for key, kinds in (
+            self.store.iter_keys(NAMESPACE, rp.key) if is_folder else [(rp.key, self.store.kinds(NAMESPACE, rp.key))]
+        ):
+            targets.extend((key, kd) for kd in kinds if kind is None or kd == kind)
+        deleted = 0
+        if not dry_run:
+            deleted = sum(self.store.delete(NAMESPACE, key, kd) for key, kd in targets)
+        shown = [{"path": k, "kind": kd} for k, kd in targets[:_DELETED_SHOWN]]
+        out: dict[str, Any] = {
+            "path": rp.key,
+            "kind": kind,
+            "recursive": is_folder,
+            "dry_run": dry_run,
+            "deleted": deleted,
+            "would_delete" if dry_run else "artifacts": shown,
+            "more": max(0, len(targets) - _DELETED_SHOWN),
+        }
+        if dry_run:
+            out["matched"] = len(targets)
+        return out
+
+    # -- search ----------------------------------------------------------------------------
+
+    def searcher(self) -> SearchIndex:
+        from llmem.code.search import search_index_for
+
+        return search_index_for(self.store)
+
+    def search(self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None) -> dict[str, Any]:
+        rp = self.resolve(directory, "directory")
+        if kind is not None and kind not in _SEARCH_KINDS:
+            raise InvalidArgument(
+                f"kind {kind!r} is neither a symbol kind nor an artifact kind",
+                details={"field": "kind", "rule": "one of the kinds", "allowed": sorted(_SEARCH_KINDS)},
+            )
+        found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300)
+        return {"directory": rp.key, **found}
+
+    # -- store status ----------------------------------------------------------------------
+
+    def store_status(self, directory: str = ".") -> dict[str, Any]:
+        """What the store holds under a folder: artifacts by kind and by status, bytes, pending
+        tickets, and parse jobs (running first)."""
+        rp = self.resolve(directory, "directory")
+        by_kind: dict[str, dict[str, int]] = {}
+        by_status: dict[str, int] = {}
+        paths = 0
+        size = 0
+        for key, kinds in self.store.iter_keys(NAMESPACE, rp.key):
+            paths += 1
+            for kd in kinds:
+                rec = self.store.get_or_none(NAMESPACE, key, kd)
+                if rec is None:
+                    continue
+                size += rec.size
+                st = self.status(rec)
+                counts = by_kind.setdefault(kd, {})
+                counts[st] = counts.get(st, 0) + 1
+                by_status[st] = by_status.get(st, 0) + 1
+        pending = self.store.pending(NAMESPACE, rp.key)
+        for t in pending:
+            by_status["pending"] = by_status.get("pending", 0) + 1
+            counts = by_kind.setdefault(str(t["kind"]), {})
+            counts["pending"] = counts.get("pending", 0) + 1
+        jobs = self.parser.jobs()
+        return {
+            "directory": rp.key,
+            "store": str(self.store.root),
+            "paths": paths,
+            "artifacts": sum(n for st, n in by_status.items() if st != "pending"),
+            "bytes": size,
+            "by_kind": {k: dict(sorted(v.items())) for k, v in sorted(by_kind.items())},
+            "by_status": dict(sorted(by_status.items())),
+            "pending_tickets": len(pending),
+            "parse_jobs": jobs,
+        }
+
+    # -- list (last: its name shadows the builtin in the class body) ---------------------
+
+    def list(
+        self, directory: str, kind: str | None, status: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        """One page of the tree under ``directory``: never over the answer cap, a folder kept whole
+        on one page where it fits, and the total of paths under the folder."""
+        rp = self.resolve(directory, "directory")
+        after = _decode_cursor(cursor) if cursor else None
+        pending_by_key: dict[str, list[dict[str, Any]]] = {}
+        for t in self.store.pending(NAMESPACE, rp.key):
+            pending_by_key.setdefault(str(t["path"]), []).append(t)
+        keys = self.store.iter_keys(NAMESPACE, rp.key, after)
+        pend_keys = sorted((k for k in pending_by_key if after is None or _parts(k) > _parts(after)), key=_parts)
+        cap = self.limits.answer_chars - 1_200  # room for the envelope, the folders' own keys and the total
+        entries: list[dict[str, Any]] = []
+        used = 0
+        more = False
+        for key, kinds in _merge(keys, pend_keys):
+            entry = self._list_entry(key, kinds, pending_by_key.get(key, []), kind, status)
+            if entry is None:
+                continue
+            size = _wire_len(entry) + 1
+            if len(entries) >= limit or (entries and used + size > cap):
+                more = True
+                # End the page before the folder it would cut, when that folder started mid-page.
+                parent = _parent(key)
+                first = next((i for i, e in enumerate(entries) if _parent(e["path"]) == parent), None)
+                if first is not None and first > 0 and all(_parent(e["path"]) == parent for e in entries[first:]):
+                    entries = entries[:first]
+                break
+            entries.append(entry)
+            used += size
+        tree: dict[str, list[dict[str, Any]]] = {}
+        for e in entries:
+            tree.setdefault(_parent(e["path"]), []).append(e)
+        last = entries[-1]["path"] if entries else None
+        return {
+            "directory": rp.key,
+            "folders": [{"path": f, "entries": es} for f, es in tree.items()],
+            "count": len(entries),
+            **self._total(rp.key, kind, status, pending_by_key),
+            "next_cursor": _encode_cursor(last) if more and last else None,
+        }
+
+    # -- callback tasks -------------------------------------------------------------------------
+
+
+class _AnswerMemo:
+    """The last answers of ``get``, each reused while its artifact file and its status are unchanged.
+
+    An answer is only kept for a file version the store can tell apart from any later one (its
+    ``version``); what the answer holds is bounded by the answer cap, so the memo stays small.
+    """
+
+    def __init__(self, size: int = 128):
+        self.size = size
+        self._items: OrderedDict[tuple[str, str, int, int | None], tuple[Signature, str, dict[str, Any]]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()  # tools run in worker threads, several at once
+
+    def get(
+        self, key: tuple[str, str, int, int | None], version: Signature | None, status: str
+    ) -> dict[str, Any] | None:
+        if version is None:
+            return None
+        with self._lock:
+            item = self._items.get(key)
+            if item is None or item[0] != version or item[1] != status:
+                return None
+            self._items.move_to_end(key)
+        return dict(item[2])  # a copy of the top level: the caller may add to it
+
+    def put(
+        self, key: tuple[str, str, int, int | None], version: Signature | None, status: str, answer: dict[str, Any]
+    ) -> None:
+        if version is None:
+            return
+        with self._lock:
+            self._items[key] = (version, status, dict(answer))
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def _search_kinds() -> frozenset[str]:
+    from typing import get_args
+
+    from llmem.code.outline.model import SymbolKind
+
+    return frozenset(get_args(SymbolKind)) | frozenset(KINDS) | {"note", "file-note", "code"}
+
+
+_SEARCH_KINDS = _search_kinds()
+_PENDING_SHOWN = 5
+_DELETED_SHOWN = 50
+
+
+def _parent(key: str) -> str:
+    return key.rsplit("/", 1)[0] if "/" in key else "."
+
+
+def _wire_len(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _json_len(value: Any) -> int:
+    """Characters of ``value`` as JSON with the spaces clients print (the larger measure)."""
+    return len(json.dumps(value, ensure_ascii=False))
+
+
+def _outline_items(symbols: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
+    """Top-level symbols as page items; one too big for a page comes as windows of its children,
+    each a copy of the symbol with ``children_window: [first, end, total]``."""
+    items: list[dict[str, Any]] = []
+    for sym in symbols:
+        if _json_len(sym) <= room or not sym.get("children"):
+            items.append(sym)
+            continue
+        children = sym["children"]
+        head = {k: v for k, v in sym.items() if k != "children"}
+        start = 0
+        while start < len(children):
+            end = start + 1
+            used = _json_len(head) + 60 + _json_len(children[start])
+            while end < len(children) and used + _json_len(children[end]) + 1 <= room:
+                used += _json_len(children[end]) + 1
+                end += 1
+            items.append({**head, "children": children[start:end], "children_window": [start, end, len(children)]})
+            start = end
+    return items
+
+
+def page_outline(
+    out: dict[str, Any], content: dict[str, Any], offset: int, limit: int | None, cap: int
+) -> dict[str, Any]:
+    """An outline whole, or in pages of whole top-level symbols: ``content`` is always an outline
+    object; ``offset``/``next_offset`` count symbols (page items), ``total`` says how many."""
+    symbols = content["symbols"]
+    whole = {**out, "content": content, "offset": 0, "total_chars": None, "next_offset": None, "paged": False}
+    if offset == 0 and limit is None and _json_len(whole) <= cap:
+        return whole
+    meta = {k: v for k, v in content.items() if k != "symbols"}
+    items = _outline_items(symbols, max(1_000, cap - _json_len(meta) - 2_000))
+    if offset > len(items):
+        raise InvalidArgument(
+            f"offset {offset} is past the last symbol of the outline ({len(items)} page items)",
+            details={"field": "offset", "rule": "within the outline's symbols", "total": len(items)},
+        )
+    if offset > 0:
+        meta["imports"] = []  # the first page carries them
+        meta["imports_on_page"] = 0
+    page: dict[str, Any] = {
+        **out,
+        "content": {**meta, "symbols": []},
+        "offset": offset,
+        "total_chars": None,
+        "next_offset": None,
+        "paged": True,
+        "total_symbols": len(items),
+        "content_is": "an outline whose symbols are those from offset to next_offset; call again with offset=next_offset",
+    }
+    used = _json_len(page)
+    end = offset
+    while end < len(items) and (limit is None or end - offset < max(1, limit)):
+        size = _json_len(items[end]) + 1
+        if end > offset and used + size > cap:
+            break
+        used += size
+        end += 1
+    page["content"]["symbols"] = items[offset:end]
+    page["next_offset"] = end if end < len(items) else None
+    return page
+
+
+def page_content(out: dict[str, Any], content: Any, offset: int, limit: int | None, cap: int) -> dict[str, Any]:
+    """``out`` with ``content`` in one shape, whole or paged: ``content``, ``offset``, ``total_chars``,
+    ``next_offset`` (null on the last page) and ``paged``.
+
+    Content that must be paged is cut as text: a JSON content (an outline, notes) then comes as
+    slices of its JSON text, to be joined before parsing (``content_is`` says so).
+    """
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    total = len(text)
+    if offset == 0 and (limit is None or total <= limit):
+        whole = {**out, "content": content, "offset": 0, "total_chars": total, "next_offset": None, "paged": False}
+        if total <= cap and _wire_len(whole) <= cap:
+            return whole
+    if offset > total:
+        raise InvalidArgument(
+            f"offset {offset} is past the end of the content ({total} characters)",
+            details={"field": "offset", "rule": "within content", "total_chars": total},
+        )
+    paged = {
+        **out,
+        "content": "",
+        "offset": offset,
+        "total_chars": total,
+        "next_offset": total,
+        "paged": True,
+        **({} if isinstance(content, str) else {"content_is": "a slice of the content's JSON text; join all pages"}),
+    }
+    overhead = _wire_len(paged)  # the answer around an empty page
+    # Every character takes at least one on the wire: no page longer than the room left fits.
+    page = min(limit or total, total - offset, max(1, cap - overhead + 2)) or 1
+    while True:
+        chunk = text[offset : offset + page]
+        # Escaping (quotes, newlines) makes a page longer on the wire than in the text: every
+        # character dropped shrinks the answer by at least one, so this ends within a few rounds.
+        size = overhead + _wire_len(chunk) - 2
+        if size <= cap or page == 1:
+            end = offset + len(chunk)
+            return {**paged, "content": chunk, "next_offset": end if end < total else None}
+        page = max(1, len(chunk) - (size - cap))
+
+
+def _hashes_of(symbols: list[dict[str, Any]]) -> dict[str, str]:
+    """``symbol_hashes`` of an outline's content (dicts), as :func:`llmem.code.outline.symbol_hashes`."""
+    from llmem.code.outline import hashes_of_symbol_dicts
+
+    return hashes_of_symbol_dicts(symbols)
+
+
+def _compare_symbols(
+    record: ArtifactRecord, hashes: dict[str, Any], current: dict[str, str]
+) -> tuple[str, dict[str, Any]]:
+    """Fresh while the symbols a note was written from are unchanged; else which changed or went."""
+    if record.kind == "annotate":
+        content = record.doc.get("content")
+        described = content.get("symbols", {}) if isinstance(content, dict) else {}
+        watched = [k for k in hashes if k in described] or list(hashes)
+    else:
+        watched = list(hashes)
+    stale = [
+        {"symbol": k, "change": "gone" if k not in current else "changed"}
+        for k in sorted(watched)
+        if current.get(k) != hashes[k]
+    ]
+    added = sorted(set(current) - set(hashes)) if record.kind != "annotate" else []
+    if not stale and not added:
+        return "fresh", {}
+    about: dict[str, Any] = {"stale_symbols": stale[:200]}
+    if added:
+        about["new_symbols"] = added[:200]
+    return "stale", about
+
+
+def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:
+    """The symbol named ``wanted``: its qualified name, or a plain name that only one symbol has."""
+    exact = [s for s in symbols if s.qualified_name == wanted]
+    if not exact:
+        exact = [s for s in symbols if s.name == wanted]
+    if len(exact) == 1 or (exact and all(s.qualified_name == exact[0].qualified_name for s in exact)):
+        if len(exact) > 1:  # overloads: one name, several declarations: answer them all as one range
+            first = min(exact, key=lambda s: s.start_line)
+            last = max(exact, key=lambda s: s.end_line)
+            return first.model_copy(update={"end_line": last.end_line})
+        return exact[0]
+    if exact:
+        raise InvalidArgument(
+            f"{wanted!r} names {len(exact)} symbols of {key!r}; pass the qualified name",
+            details={
+                "field": "symbol",
+                "rule": "one symbol",
+                "candidates": [
+                    {"symbol": s.qualified_name, "start_line": s.start_line, "end_line": s.end_line} for s in exact[:20]
+                ],
+            },
+        )
+    import difflib
+
+    names = sorted({s.qualified_name for s in symbols})
+    close = difflib.get_close_matches(wanted, names, n=8, cutoff=0.5)
+    close += [n for n in names if wanted.lower() in n.lower() and n not in close][:8]
+    raise ArtifactNotFound(
+        f"{key!r} has no symbol {wanted!r}" + (f"; did you mean {', '.join(close[:5])}?" if close else ""),
+        details={"path": key, "symbol": wanted, "close_matches": close[:8], "symbols": len(names)},
+        next_action=f"Pick a qualified name from get_artifact({key!r}) or search_artifacts({wanted!r}).",
+    )
+
+
+def _parts(key: str) -> tuple[str, ...]:
+    return () if key == "." else tuple(key.split("/"))
+
+
+def _merge(keys: Any, pending: list[str]) -> Any:
+    """Merge the store's (key, kinds) stream with keys that only have pending tickets, in path order."""
+    pend = iter(pending)
+    nxt = next(pend, None)
+    for key, kinds in keys:
+        while nxt is not None and _parts(nxt) < _parts(key):
+            yield nxt, []
+            nxt = next(pend, None)
+        if nxt == key:
+            nxt = next(pend, None)
+        yield key, kinds
+    while nxt is not None:
+        yield nxt, []
+        nxt = next(pend, None)
+
+
+def _encode_cursor(key: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": key}).encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> str:
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return str(value["after"])
+    except (ValueError, KeyError, TypeError):
+        raise InvalidArgument(
+            "cursor is not one this server issued; pass next_cursor from the previous page unchanged",
+            details={"field": "cursor", "rule": "opaque cursor"},
+        ) from None

@@ -1,0 +1,262 @@
+"""``llmem-mcp``: wires the llmem domain functions (``artifacts.py``) to six MCP tools."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from llmem import __version__
+from llmem.core.config import ServerConfig
+from llmem.core.envelope import Envelope, error_envelope
+from llmem.core.errors import SuiteError
+from llmem.core.serve import Runtime, SuiteServer, tool_annotations
+
+if TYPE_CHECKING:
+    from llmem.code.artifacts import Llmem
+
+__all__ = ["build_server"]
+
+INSTRUCTIONS = (
+    "llmem is a code memory for one workspace: parser-made outlines of every file (symbols, manifests, "
+    "Markdown headings, tests, registrations) and notes your model writes, kept across sessions and checked "
+    "against the code. Look here before grep: search_artifacts finds symbols and notes, get_artifact with "
+    "kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
+    "model, then store_llm_result."
+)
+
+PURPOSE = (
+    "For an agent working on a codebase: search symbols by name and notes by their words, read one symbol's "
+    "exact current code, outlines of every file (symbols with line ranges and hashes, imports, manifests, "
+    "Markdown headings, test blocks, registrations), and notes about files and folders written by your own "
+    "model. Notes stay fresh while the code they describe is unchanged; when it changes, the answer names the "
+    "stale symbols. Everything lives in the shared artifact store (.llmem/, with its own .gitignore); "
+    ".llmemignore (gitignore syntax) keeps paths out."
+)
+
+PROTOCOL = (
+    "The server never calls a model. generate_prompt answers status 'prompt_ready' with promptForHostLLM, "
+    "callbackTool 'store_llm_result' and callbackArgs (ticket, path, task). Run the prompt with your model and "
+    "call store_llm_result(**callbackArgs, result=<answer>). A malformed answer comes back as an error that "
+    "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
+    "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for. A newer "
+    "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
+    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
+)
+
+Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what is wrong
+Task = Literal["annotate", "summarize", "document", "test-plan"]
+Part = Annotated[int | None, Field(ge=1)]  # annotate: which part of a file too big for one prompt
+StoredKind = Literal["outline", "annotate", "summarize", "document", "test-plan"]
+ReadKind = Literal["outline", "source", "annotate", "summarize", "document", "test-plan"]
+
+
+def _llmem_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
+    return error_envelope(err).model_dump(mode="json")
+
+
+class _McpProgress:
+    """Forwards domain progress from the worker thread to the client's progress token."""
+
+    def __init__(self, ctx: Context[Any, Any] | None):
+        import anyio.lowlevel
+
+        self.ctx = ctx
+        # Made on the event loop: a parse's background thread (not one of anyio's) reports through it.
+        self.token = anyio.lowlevel.current_token()
+
+    def report(self, done: int, total: int | None, message: str) -> None:
+        if self.ctx is None:
+            return
+        import anyio.from_thread
+
+        try:
+            anyio.from_thread.run(self.ctx.report_progress, done, total, message, token=self.token)
+        except Exception:  # progress is advisory; a client that cannot take it must not fail the work
+            pass
+
+
+def build_server(config: ServerConfig) -> SuiteServer:
+    runtime = Runtime(config)
+    server = SuiteServer(
+        runtime,
+        name="llmem-mcp",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        purpose=PURPOSE,
+        protocol_notes=PROTOCOL,
+        error_payload=_llmem_error,
+    )
+
+    def svc() -> Llmem:
+        from llmem.code.artifacts import Llmem  # the domain (outlines, tasks) loads at first use
+
+        return runtime.service(Llmem)
+
+    def ok(data: dict[str, Any], next_action: str) -> Envelope:
+        return Envelope(status="success", data=data, nextAction=next_action)
+
+    async def generate_artifact(
+        path: Path_ = ".",
+        task: Literal["parse", *Task.__args__] = "parse",  # type: ignore[valid-type]
+        part: Part = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Envelope:
+        if task != "parse":
+            import anyio.to_thread
+
+            return await anyio.to_thread.run_sync(svc().prompt, path, task, part)
+        import anyio.to_thread
+
+        budget = float(runtime.limits.parse_budget_s)
+        data = await anyio.to_thread.run_sync(svc().parse, path, _McpProgress(ctx), budget, abandon_on_cancel=True)
+        hint = (
+            f"{len(data['ignored_with_artifacts'])} path(s) listed in .llmemignore still have artifacts "
+            "(ignored_with_artifacts): delete_artifact(path) removes them."
+            if data.get("ignored_with_artifacts")
+            else "Search with search_artifacts(query) or read outlines with get_artifact(path)."
+            if data.get("complete", True)
+            else "Still parsing in the background: store_status shows progress; call generate_artifact "
+            "again on the same path to wait for it."
+            if data.get("state") == "running"
+            else "Some files failed (see failed_files); fix them or list them in .llmemignore, then run again."
+        )
+        return ok(data, hint)
+
+    def get_artifact(
+        path: Path_,
+        kind: ReadKind = "outline",
+        symbol: Annotated[str | None, Field(max_length=500, description="kind='source': e.g. Class.method")] = None,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
+    ) -> Envelope:
+        data = svc().get(path, kind, offset, limit, symbol)
+        more = data.get("next_offset")
+        hint = (
+            f"Call again with offset={more} for the next page."
+            if more is not None
+            else f"Some symbols changed since: generate_prompt({data['path']!r}, {kind!r}) writes fresh notes."
+            if data["status"] == "stale"
+            else "Done."
+        )
+        return ok(data, hint)
+
+    def list_artifacts(
+        directory: Path_ = ".",
+        kind: StoredKind | None = None,
+        status: Literal["fresh", "stale", "orphaned", "pending"] | None = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        cursor: Annotated[str | None, Field(max_length=8192)] = None,
+    ) -> Envelope:
+        data = svc().list(directory, kind, status, limit, cursor)
+        hint = "Call again with cursor=next_cursor for more." if data["next_cursor"] else "That is all."
+        return ok(data, hint)
+
+    def search_artifacts(
+        query: Annotated[str, Field(max_length=200, description="Name, part of a name, or words")],
+        kind: Annotated[str | None, Field(max_length=40, description="Symbol or artifact kind")] = None,
+        directory: Path_ = ".",
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        cursor: Annotated[str | None, Field(max_length=4096)] = None,
+    ) -> Envelope:
+        data = svc().search(query, kind, directory, limit, cursor)
+        hint = (
+            "Call again with cursor=next_cursor for more."
+            if data["next_cursor"]
+            else "get_artifact(path, kind='source', symbol=...) shows a hit's code."
+            if data["results"]
+            else "Nothing found: try fewer words or part of a name; generate_artifact(path) outlines unparsed files."
+        )
+        return ok(data, hint)
+
+    def generate_prompt(path: Path_, task: Task, part: Part = None) -> Envelope:
+        return svc().prompt(path, task, part)
+
+    def cancel_prompt(
+        ticket: Annotated[str | None, Field(max_length=64)] = None,
+        path: Path_ | None = None,
+        task: Task | None = None,
+    ) -> Envelope:
+        data = svc().cancel(ticket, path, task)
+        return ok(data, "Cancelled." if data["cancelled"] else "Nothing pending matched.")
+
+    def store_llm_result(
+        ticket: Annotated[str, Field(max_length=64)],
+        path: Path_,
+        task: Task,
+        result: str,
+        model: Annotated[str | None, Field(max_length=200)] = None,
+    ) -> Envelope:
+        return svc().store_result(ticket, path, task, result, model)
+
+    def delete_artifact(path: Path_, kind: StoredKind | None = None, dry_run: bool = False) -> Envelope:
+        data = svc().delete(path, kind, dry_run)
+        hint = (
+            "Nothing deleted: call again without dry_run to delete these."
+            if dry_run
+            else "Deleted."
+            if data["deleted"]
+            else "Nothing to delete there."
+        )
+        return ok(data, hint)
+
+    def store_status(directory: Path_ = ".") -> Envelope:
+        return ok(svc().store_status(directory), "list_artifacts(directory, status=...) lists them.")
+
+    server.add_suite_tool(
+        search_artifacts,
+        name="search_artifacts",
+        description="Find symbols by name or part of one, and notes, docs, summaries by their words; ranked, paged.",
+        annotations=tool_annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        generate_artifact,
+        name="generate_artifact",
+        description="Outline a file or folder (task='parse', incremental); other tasks as generate_prompt.",
+        annotations=tool_annotations(read_only=False, idempotent=True),
+    )
+    server.add_suite_tool(
+        list_artifacts,
+        name="list_artifacts",
+        description="List the artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
+        annotations=tool_annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        get_artifact,
+        name="get_artifact",
+        description="An outline or notes with their status, or kind='source' (symbol=…) for current code; paged.",
+        annotations=tool_annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        generate_prompt,
+        name="generate_prompt",
+        description="A bounded prompt for your model to annotate, summarize, document or test-plan a file "
+        "(summarize: a folder too).",
+        annotations=tool_annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        store_llm_result,
+        name="store_llm_result",
+        description="Check and store your model's answer to a generate_prompt ticket.",
+        annotations=tool_annotations(read_only=False, idempotent=False),
+    )
+    server.add_suite_tool(
+        cancel_prompt,
+        name="cancel_prompt",
+        description="Cancel a pending prompt by ticket, or all of a path (and task).",
+        annotations=tool_annotations(read_only=False, idempotent=True),
+    )
+    server.add_suite_tool(
+        delete_artifact,
+        name="delete_artifact",
+        description="Delete one kind or all artifacts of a file, or of a folder recursively; dry_run shows what.",
+        annotations=tool_annotations(read_only=False, destructive=True, idempotent=True),
+    )
+    server.add_suite_tool(
+        store_status,
+        name="store_status",
+        description="Counts under a folder: artifacts by kind and status, bytes, pending tickets, parse jobs.",
+        annotations=tool_annotations(read_only=True),
+    )
+    return server

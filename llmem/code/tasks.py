@@ -1,0 +1,357 @@
+"""The four LLM tasks of llmem: how their prompts are built and their answers checked.
+
+Prompts carry an outline and capped excerpts, never a whole large file, and state the answer
+format. Validators turn the host's answer into the artifact's content or raise
+:class:`ResultInvalid` saying exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from llmem.code.outline import Outline, Symbol
+from llmem.core.errors import ResultInvalid
+
+__all__ = [
+    "FILE_TASKS",
+    "FOLDER_TASKS",
+    "TASKS",
+    "SourceUnit",
+    "annotate_parts",
+    "annotate_prompt",
+    "file_prompt",
+    "folder_summary_prompt",
+    "validate_annotate",
+    "validate_markdown",
+]
+
+TASKS = ("annotate", "summarize", "document", "test-plan")
+FILE_TASKS = frozenset(TASKS)
+FOLDER_TASKS = frozenset({"summarize"})
+
+EXCERPT_CHARS = 6_000
+OUTLINE_CHARS = 5_000
+#: Source shown by one annotate part (whole symbols), and by a summarize/document/test-plan prompt.
+ANNOTATE_SOURCE_CHARS = 11_000
+FILE_SOURCE_CHARS = 7_000
+MARKDOWN_MAX_CHARS = 20_000
+
+_INSTRUCTIONS = {
+    "summarize": (
+        "Summarise what this file is for and how it works, for a developer new to the codebase: "
+        "its responsibility, its main symbols and how they fit together, notable dependencies. "
+        "Answer in Markdown, at most about 300 words."
+    ),
+    "document": (
+        "Write reference documentation for this file in Markdown: a short overview, then one section per "
+        "public symbol with its purpose, parameters, return value and errors."
+    ),
+    "test-plan": (
+        "Write a test plan in Markdown: for each public symbol a heading with the symbol's qualified name and "
+        "a bulleted list of concrete test cases (normal cases, edge cases, error cases)."
+    ),
+}
+
+
+def _symbol_line(sym: Symbol, depth: int) -> str:
+    doc = f" — {sym.doc.splitlines()[0][:120]}" if sym.doc else ""
+    return f"{'  ' * depth}- {sym.kind} `{sym.qualified_name}` (lines {sym.start_line}-{sym.end_line}): {sym.signature}{doc}"
+
+
+def outline_text(outline: Outline, limit: int = OUTLINE_CHARS) -> str:
+    lines: list[str] = []
+    if outline.imports:
+        mods = sorted({i.module for i in outline.imports})
+        lines.append("Imports: " + ", ".join(mods[:40]) + (" …" if len(mods) > 40 else ""))
+
+    def walk(symbols: list[Symbol], depth: int) -> None:
+        for s in symbols:
+            lines.append(_symbol_line(s, depth))
+            walk(s.children, depth + 1)
+
+    walk(outline.symbols, 0)
+    if outline.mode == "fallback":
+        lines.append(f"(No symbol outline: {outline.reason or 'unsupported language'}.)")
+    return _cut_at_line("\n".join(lines) or "(no symbols)", limit, "… (outline cut here for size)")
+
+
+def _cut_at_line(text: str, limit: int, marker: str) -> str:
+    """``text`` within ``limit`` characters, cut only at a line end, never inside a line."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, max(0, limit - len(marker) - 1))
+    return (text[:end] if end > 0 else "") + "\n" + marker
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """A Markdown or note text within ``limit``: its head, cut at a line end."""
+    return _cut_at_line(text, limit, "[… cut here for size …]")
+
+
+@dataclass(frozen=True)
+class SourceUnit:
+    """Whole lines of the source shown to the model, and the symbols they let it describe."""
+
+    start_line: int
+    end_line: int
+    names: tuple[str, ...]  # qualified names this unit covers (a symbol and its descendants)
+    text: str  # what the prompt shows: the lines, or a container's head when its body is too big
+
+
+def _descendants(sym: Symbol) -> list[str]:
+    out = [sym.qualified_name]
+    for child in sym.children:
+        out.extend(_descendants(child))
+    return out
+
+
+def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceUnit]:
+    """Units in source order: a symbol whole when it fits ``budget``; else its head (signature,
+    doc, its children's signatures) and then each child as units of its own. No unit cuts a line."""
+    out: list[SourceUnit] = []
+    for sym in symbols:
+        body = "".join(lines[sym.start_line - 1 : sym.end_line])
+        if len(body) <= budget:
+            out.append(SourceUnit(sym.start_line, sym.end_line, tuple(_descendants(sym)), body))
+            continue
+        first_line = lines[sym.start_line - 1].rstrip() if sym.start_line <= len(lines) else sym.signature
+        head = [f"{first_line}  … (lines {sym.start_line}-{sym.end_line}; its members are shown one by one)"]
+        if sym.doc:
+            head.append(f"    {sym.doc.splitlines()[0][:200]}")
+        head.extend(f"    {c.signature}  (lines {c.start_line}-{c.end_line})" for c in sym.children[:60])
+        out.append(SourceUnit(sym.start_line, sym.start_line, (sym.qualified_name,), "\n".join(head) + "\n"))
+        if sym.children:
+            out.extend(_units(sym.children, lines, budget))
+        elif len(body) > budget:
+            # One body larger than any prompt, with nothing inside to split on: its first lines.
+            shown = _cut_at_line(body, budget, "    … (the rest of this body is left out for size)")
+            out[-1] = SourceUnit(sym.start_line, sym.end_line, (sym.qualified_name,), shown + "\n")
+    return out
+
+
+def annotate_parts(outline: Outline, source_text: str, budget: int = ANNOTATE_SOURCE_CHARS) -> list[list[SourceUnit]]:
+    """The file's symbols as parts of whole units, each part's source within ``budget``; the
+    same source always gives the same parts."""
+    lines = source_text.splitlines(keepends=True)
+    parts: list[list[SourceUnit]] = []
+    current: list[SourceUnit] = []
+    used = 0
+    for unit in _units(outline.symbols, lines, budget):
+        size = len(unit.text) + 80
+        if current and used + size > budget:
+            parts.append(current)
+            current, used = [], 0
+        current.append(unit)
+        used += size
+    if current:
+        parts.append(current)
+    return parts
+
+
+def _shown_source(units: list[SourceUnit], language: str) -> str:
+    blocks = []
+    for u in units:
+        names = ", ".join(f"`{n}`" for n in u.names[:12]) + (" …" if len(u.names) > 12 else "")
+        blocks.append(f"### Lines {u.start_line}-{u.end_line} ({names})\n```{language}\n{u.text.rstrip()}\n```")
+    return "\n\n".join(blocks)
+
+
+def _header(path: str, outline: Outline) -> str:
+    return f"File: {path}\nLanguage: {outline.language or 'unknown'}; {outline.line_count} lines.\n"
+
+
+def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str:
+    """Summarise / document / test-plan: the outline, then whole symbols in source order while they fit."""
+    lang = outline.language or ""
+    units = annotate_parts(outline, source_text, FILE_SOURCE_CHARS)
+    shown = units[0] if units else []
+    rest = sum(len(p) for p in units[1:])
+    lines = source_text.splitlines(keepends=True)
+    first = outline.symbols[0].start_line if outline.symbols else len(lines) + 1
+    head = _cut_at_line("".join(lines[: first - 1]), 1_500, "… (module head cut here)") if first > 1 else ""
+    if not outline.symbols:
+        head = _cut_at_line(source_text, FILE_SOURCE_CHARS, "… (the rest of the file is left out for size)")
+    body = (f"```{lang}\n{head.rstrip()}\n```\n\n" if head.strip() else "") + _shown_source(shown, lang)
+    tail = (
+        f"\n\n({rest} more symbol(s) are listed in the outline above; their bodies are left out for size.)"
+        if rest
+        else ""
+    )
+    return (
+        f"{_INSTRUCTIONS[task]}\n\n{_header(path, outline)}\n## Outline\n{outline_text(outline)}\n\n"
+        f"## Source (whole symbols)\n{body}{tail}\n\n"
+        "Answer with the Markdown only (no preamble)."
+    )
+
+
+def annotate_prompt(path: str, outline: Outline, units: list[SourceUnit], part: int, parts: int) -> str:
+    """The prompt for one part: exactly the symbols its units cover, their whole source shown."""
+    names = [n for u in units for n in u.names]
+    listed = "\n".join(f"- {n}" for n in names)
+    schema = (
+        '{"file": {"description": "<optional: what the whole file is for>"}, '
+        '"symbols": {"<qualified name>": {"description": "<what it does, one or two sentences>", '
+        '"inputs": "<optional: parameters and their meaning>", "outputs": "<optional: return value / effects>"}}}'
+    )
+    of = f" This is part {part} of {parts} of the file." if parts > 1 else ""
+    return (
+        f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
+        f"{_header(path, outline)}\n## Source of the symbols to describe\n"
+        f"{_shown_source(units, outline.language or '')}\n\n"
+        f'## Answer format\nAnswer with JSON only, exactly of this shape ("file" is optional):\n{schema}\n'
+        f'Keys of "symbols" must be these qualified names ({len(names)}; describe every one you can):\n{listed}\n'
+    )
+
+
+def folder_summary_prompt(path: str, entries: list[dict[str, Any]], readme: str | None, limit: int = 12_000) -> str:
+    """``entries``: one per file or subfolder with what is known of it: ``summary``, ``notes``
+    (symbol → description), ``docs`` (symbol → doc line), ``symbols`` (names) or a ``note``.
+
+    Every entry gets one line before any entry gets more: the budget is spent line first."""
+    heads: list[str] = []
+    details: list[str] = []
+    for e in entries:
+        name = f"{e['path']}{'/' if e.get('folder') else ''}"
+        if e.get("summary"):
+            first = next((ln.strip("# ").strip() for ln in str(e["summary"]).splitlines() if ln.strip()), "")
+            heads.append(f"- {name}: {first[:160]}")
+            details.append(f"### {name} (its summary)\n{excerpt(str(e['summary']), 900)}")
+        elif e.get("notes"):
+            notes = e["notes"]
+            file_note = notes.pop("", None)
+            heads.append(f"- {name}: {(file_note or next(iter(notes.values()), ''))[:160]}")
+            body = "\n".join(f"- `{k}`: {v[:200]}" for k, v in list(notes.items())[:25])
+            details.append(f"### {name} (notes on its symbols)\n{body}")
+        elif e.get("docs"):
+            heads.append(f"- {name}: symbols {', '.join(list(e['docs'])[:8])}")
+            body = "\n".join(f"- `{k}`: {v[:160]}" for k, v in list(e["docs"].items())[:25])
+            details.append(f"### {name} (doc comments)\n{body}")
+        elif e.get("symbols"):
+            heads.append(f"- {name}: symbols {', '.join(e['symbols'][:12])}{' …' if len(e['symbols']) > 12 else ''}")
+            details.append("")
+        else:
+            heads.append(f"- {name}: {e.get('note', '')}")
+            details.append("")
+    used = 0
+    shown_heads: list[str] = []
+    for h in heads:
+        if used + len(h) + 1 > limit // 2:
+            break
+        shown_heads.append(h)
+        used += len(h) + 1
+    omitted = len(heads) - len(shown_heads)
+    readme_block = ""
+    if readme:
+        readme_block = "## README\n" + excerpt(readme, min(2_500, max(0, limit - used) // 3)) + "\n\n"
+        used += len(readme_block)
+    shown_details: list[str] = []
+    for d in details[: len(shown_heads)]:
+        if d and used + len(d) + 2 <= limit:
+            shown_details.append(d)
+            used += len(d) + 2
+    tail = f"\n({omitted} more entries left out for size.)\n" if omitted else ""
+    return (
+        "Summarise this folder of a codebase for a developer new to it: what it is for, how its files and "
+        "subfolders divide the work, and where to start reading. Answer in Markdown, at most about 400 words.\n\n"
+        f"Folder: {path}\n\n{readme_block}## Contents (one line each)\n"
+        + "\n".join(shown_heads)
+        + tail
+        + ("\n\n## What is known of them\n" + "\n\n".join(shown_details) if shown_details else "")
+        + "\n"
+    )
+
+
+def validate_markdown(result: str, max_chars: int = MARKDOWN_MAX_CHARS) -> str:
+    text = result.strip()
+    if not text:
+        raise ResultInvalid("the answer is empty", details={"field": "result", "rule": "non-empty"})
+    if len(text) > max_chars:
+        raise ResultInvalid(
+            f"the answer is {len(text)} characters; at most {max_chars} are kept for this task — shorten it",
+            details={"field": "result", "rule": "max_length", "limit": max_chars},
+        )
+    return text
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.DOTALL)
+
+
+def validate_annotate(
+    result: str, known: list[str]
+) -> tuple[dict[str, dict[str, str]], list[str], dict[str, str] | None]:
+    """Return (notes by symbol, symbols left undescribed, the file note if any) or raise ResultInvalid."""
+    text = result.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultInvalid(
+            f"the answer is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            'answer with JSON only: {"symbols": {...}}',
+            details={"field": "result", "rule": "json"},
+        ) from None
+    if not isinstance(value, dict) or not isinstance(value.get("symbols", {}), dict):
+        raise ResultInvalid(
+            'the answer must be a JSON object with a "symbols" object: {"symbols": {"<name>": {"description": "..."}}}',
+            details={"field": "result", "rule": "shape"},
+        )
+    file_note: dict[str, str] | None = None
+    if "file" in value:
+        raw = value["file"]
+        desc = raw.get("description") if isinstance(raw, dict) else None
+        if not isinstance(desc, str) or not desc.strip():
+            raise ResultInvalid(
+                '"file" must be an object with a non-empty "description": {"file": {"description": "..."}}',
+                details={"field": "result.file", "rule": "note-shape"},
+            )
+        file_note = {"description": desc.strip()}
+    extra_keys = sorted(set(value) - {"symbols", "file"})
+    if extra_keys:
+        raise ResultInvalid(
+            f'unexpected top-level key(s) {", ".join(extra_keys)}; only "symbols" and "file" are kept',
+            details={"field": "result", "rule": "shape", "unexpected": extra_keys[:20]},
+        )
+    value.setdefault("symbols", {})
+    known_set = set(known)
+    unknown = sorted(k for k in value["symbols"] if k not in known_set)
+    if unknown:
+        raise ResultInvalid(
+            f"{len(unknown)} key(s) are not symbols of the current outline: {', '.join(unknown[:20])}; "
+            "use the qualified names listed in the prompt",
+            details={"field": "result.symbols", "rule": "known-symbol", "unknown": unknown[:100]},
+        )
+    notes: dict[str, dict[str, str]] = {}
+    problems: list[str] = []
+    for name, note in value["symbols"].items():
+        if not isinstance(note, dict):
+            problems.append(f"{name}: must be an object with a description")
+            continue
+        desc = note.get("description")
+        if not isinstance(desc, str) or not desc.strip():
+            problems.append(f"{name}: 'description' must be a non-empty string")
+            continue
+        clean = {"description": desc.strip()}
+        for opt in ("inputs", "outputs"):
+            if opt in note:
+                if not isinstance(note[opt], str):
+                    problems.append(f"{name}: '{opt}' must be a string")
+                    continue
+                clean[opt] = note[opt].strip()
+        extra = sorted(set(note) - {"description", "inputs", "outputs"})
+        if extra:
+            problems.append(f"{name}: unexpected field(s) {', '.join(extra)}")
+        notes[name] = clean
+    if problems:
+        raise ResultInvalid(
+            "some notes are malformed: " + "; ".join(problems[:10]),
+            details={"field": "result.symbols", "rule": "note-shape", "problems": problems[:50]},
+        )
+    if not notes and file_note is None:
+        raise ResultInvalid("the answer describes no symbol", details={"field": "result.symbols", "rule": "non-empty"})
+    missing = [n for n in known if n not in notes]
+    return notes, missing, file_note
