@@ -23,7 +23,15 @@ from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio
 
-CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "get_result", "generate_prompt", "store_llm_result"}
+CALC_TOOLS = {
+    "list_tools",
+    "describe_tool",
+    "run_tool",
+    "get_result",
+    "render_series",
+    "generate_prompt",
+    "store_llm_result",
+}
 ANALYSIS = {
     "track-stats",
     "track-legs",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Any, Literal
 
+import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
 from debrief_calc.calc.service import CalcService
@@ -61,6 +63,8 @@ else the plot's current time), speed-filter (periods above or below threshold_kn
 the turns between them, per track), zone-transits, zone-overlaps (who was in one zone while another was in \
 another), area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
 parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
+
+Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (a plot's own by default) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, labelled, outside_span}}, others (the other secondaries' result refs).
 
 Results: every result feature carries properties.provenance and is kept in the store as \
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
@@ -153,6 +157,25 @@ class PlotRef(BaseModel):
     selection: bool = False
 
 
+class SeriesAnswer(BaseModel):
+    success: bool = True
+    mediaType: str
+    width: int
+    height: int
+    bytes: int
+    span: list[str]  # [first, last] sample drawn, ISO-8601
+    samples: int
+    panels: list[dict[str, Any]]  # quantity, label (with unit), axis [low, high], min, max
+    source: dict[str, Any]  # where the series is: a result's ref (get_result reads its numbers) or the track
+    cpa: dict[str, Any] | None = None  # time, label, source (cpa_time, closest-approach, min_range_time), range, unit
+    narratives: dict[str, Any] | None = None  # given, marked, labelled, outside_span, untimed
+    others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("exclude_none", True)
+        return super().model_dump(**kwargs)
+
+
 def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
     return {"success": False, "error": err.to_dict(), "duration_ms": duration_ms}
 
@@ -211,6 +234,31 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> StoredAnswer:
         return StoredAnswer(**svc().get_result(ref, cursor, kinds))
 
+    def render_series(
+        features: list[Any] | None = None,
+        plot: dict[str, Any] | None = None,
+        time_start: str | None = None,
+        time_end: str | None = None,
+        quantities: list[str] | None = None,
+        narratives: list[Any] | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> Annotated[types.CallToolResult, SeriesAnswer]:
+        from debrief_calc.calc.series import render_series as draw
+        from debrief_calc.state.answers import with_images
+
+        data, png = draw(
+            svc(),
+            features=features,
+            plot=plot,
+            time_start=time_start,
+            time_end=time_end,
+            quantities=quantities,
+            narratives=narratives,
+            parameters=parameters,
+        )
+        image = {"mediaType": "image/png", "data": base64.b64encode(png).decode()}
+        return with_images(SeriesAnswer(**data), [image])
+
     def generate_prompt(
         target: Annotated[str | list[str], Field(description="Result id(s) or ref(s) (a run ref: all its results)")],
         task: Literal["narrate-result", "summarize-analysis"],
@@ -254,6 +302,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         annotations=read,
         description="Read any ref an answer gave (a run, a result, a narrative) or a result id, paged: pass "
         "next_cursor for the next page.",
+    )
+    server.add_suite_tool(
+        render_series,
+        name="render_series",
+        annotations=read,
+        description="PNG time plot of a range-bearing result or of tracks, CPA and narratives marked.",
     )
     server.add_suite_tool(
         generate_prompt,

@@ -193,19 +193,21 @@ class RangeDrawn(BaseModel):
 
 
 class RenderAnswer(_OnPlot):
-    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note"})
+    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window"})
     mediaType: str
     width: int = 0
     height: int = 0
     bytes: int = 0
     time: str | None = None
-    fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, bounds
+    fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, window, bounds
     bounds: list[float]  # [west, south, east, north] of the area shown, padded to at most 2:1 (or 1:2)
     selectedIds: list[str] = []
     range: RangeDrawn | None = None
     hidden_inactive: list[str] | None = None  # zones/points in view but not active at time, so not drawn
     unplaced: list[str] | None = None  # narrative entries due at time that no track of the plot holds, not drawn
     note: str | None = None  # the area shown padded beyond the one asked (to at most 2:1)
+    span: list[str] | None = None  # with time_start/time_end: the period the tracks drawn cover
+    outside_window: list[str] | None = None  # tracks with nothing in the window, not drawn
 
 
 class ViewData(_OnPlot):

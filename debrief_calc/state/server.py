@@ -79,7 +79,9 @@ START = (
     "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
     "with run_tool(tool, plot={'filename': …, 'feature_ids': [...]}) (ids from debrief_get_features), look with "
     "debrief_render_plot (fit='all' shows everything without changing the saved viewport; cpa=[a, b] draws the "
-    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves), and "
+    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves; "
+    "time_start/time_end draw the tracks over that stretch alone, fit='window' frames them, the answer's span "
+    "says what was drawn; a series against time is debrief-calc's render_series), and "
     "keep a narrative in the plot with generate_prompt (its prompt includes debrief-calc's analyses of the plot's "
     "features) + store_llm_result(add_annotation=true)."
 )
@@ -307,7 +309,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         height: Annotated[int, Field(ge=64, le=2048, description="Max px")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
         fit: Annotated[
-            Literal["viewport", "all", "selection"] | Annotated[list[float], Field(min_length=4, max_length=4)],
+            Literal["viewport", "all", "selection", "window"]
+            | Annotated[list[float], Field(min_length=4, max_length=4)],
             Field(description="Area shown, or [w,s,e,n]; the saved viewport is unchanged"),
         ] = "viewport",
         show_future: Annotated[bool, Field(description="Tracks after time, faint")] = True,
@@ -315,8 +318,10 @@ def build_server(config: ServerConfig) -> SuiteServer:
             list[Annotated[str, Field(max_length=512)]] | None,
             Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
         ] = None,
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
-        data, png = svc().render(filename, width, height, time, fit, show_future, cpa)
+        data, png = svc().render(filename, width, height, time, fit, show_future, cpa, time_start, time_end)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
 
     def debrief_view_data(
