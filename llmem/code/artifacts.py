@@ -43,6 +43,8 @@ class Llmem:
         self.limits = limits
         self.parser = Parser(store, limits)
         self.notes = Notes(store, limits)
+        # Outlines made anew (a parse, or a read re-deriving one) carry notes of renamed and moved symbols.
+        self.parser.after_parse = self.notes.carry_notes
         self._answers = _AnswerMemo()
 
     # -- paths ---------------------------------------------------------------------------
@@ -167,6 +169,10 @@ class Llmem:
         # Shared with other reads of the same unchanged file: everything below only reads it.
         record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
         status, about = self.freshness(record)
+        if kind == "annotate" and status == "stale":
+            # Re-deriving the outline may just have carried notes of renamed symbols: read again.
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+            status, about = self.freshness(record)
         if kind == OUTLINE and status == "stale":
             # An outline is mechanical: re-derive it rather than answer a stale one.
             self.parser.parse(rp)
@@ -208,6 +214,7 @@ class Llmem:
             "updated_at": doc.get("updated_at"),
             "provenance": doc.get("provenance"),
             "source": doc.get("source"),
+            **{k: doc[k] for k in ("renamed", "moved") if doc.get(k)},
         }
         cap = self.limits.answer_chars - 300
         if record.kind == OUTLINE and isinstance(content, dict) and isinstance(content.get("symbols"), list):
