@@ -112,7 +112,9 @@ class Llmem:
             return self._folder_freshness(record, src)
         status = source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
         hashes = record.doc.get("symbol_hashes")
-        if status != "stale" or not isinstance(hashes, dict) or record.kind == OUTLINE:
+        # A note may keep stale notes of a file unchanged since (a refresh that did not replace them).
+        kept_stale = status == "fresh" and bool(record.doc.get("kept_stale"))
+        if (status != "stale" and not kept_stale) or not isinstance(hashes, dict) or record.kind == OUTLINE:
             return status, {}
         current = self.current_symbol_hashes(record.key)
         if current is None:

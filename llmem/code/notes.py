@@ -40,6 +40,16 @@ def _readme(folder: Path) -> str | None:
 
 __all__ = ["Notes"]
 
+#: The store document of notes whose symbol went with no new home found yet, and how many it keeps.
+_GONE_NOTES = "gone-notes"
+_GONE_NOTES_KEPT = 500
+
+#: Symbol kinds that hold data rather than code: after functions and classes in a folder prompt.
+_DATA_KINDS = frozenset({"constant", "variable", "field", "attribute", "property", "member", "enum-member"})
+
+#: Decorator calls that configure a function rather than register it somewhere.
+_PLAIN_DECORATORS = ("functools.", "lru_cache", "cache", "dataclass", "pytest.", "overload", "wraps")
+
 #: Names that mark an entry point, whatever their decorators.
 _ENTRY_NAMES = frozenset({"main", "serve", "run", "app", "cli", "handler", "handle", "start"})
 
@@ -313,19 +323,23 @@ class Notes:
 
     def _by_importance(self, key: str, symbols: list[Any], names: list[str]) -> list[str]:
         """``names`` most important first: entry points (``main``, ``serve``, registered handlers
-        such as ``@server.call_tool()``), then public before private, outer before nested, the most
-        referenced in the file, the largest; source order last."""
-        info: dict[str, tuple[int, bool, int, int, int]] = {}
+        such as ``@server.call_tool()``), then public before private (a private class's methods
+        too), code before constants and fields, outer before nested, the most referenced in the
+        file, the largest; source order last."""
+        info: dict[str, tuple[int, bool, int, int, int, int]] = {}
         order = 0
         stack = [(s, 0) for s in reversed(symbols) if isinstance(s, dict)]
         while stack:
             sym, depth = stack.pop()
             qn = str(sym.get("qualified_name"))
             name = str(sym.get("name") or carry.leaf(qn))
-            decorated = any(("." in d or "(" in d) for d in sym.get("decorators") or [])
+            # A decorator call registers a handler (``@server.call_tool()``, ``@app.get("/")``).
+            decorated = any("(" in d and not d.startswith(_PLAIN_DECORATORS) for d in sym.get("decorators") or [])
             entry = name in _ENTRY_NAMES or decorated or sym.get("kind") in ("registration", "entry-point")
+            private = any(part.startswith("_") and not part.startswith("__") for part in qn.split("."))
+            data = 1 if sym.get("kind") in _DATA_KINDS else 0
             size = int(sym.get("end_line") or 0) - int(sym.get("start_line") or 0)
-            info.setdefault(qn, (0 if entry else 1, name.startswith("_"), depth, size, order))
+            info.setdefault(qn, (0 if entry else 1, private, data, depth, size, order))
             order += 1
             children = sym.get("children")
             if isinstance(children, list):
@@ -336,9 +350,9 @@ class Notes:
             for w in re.findall(r"[A-Za-z_$][\w$]*", text):
                 words[w] = words.get(w, 0) + 1
 
-        def rank(n: str) -> tuple[int, bool, int, int, int, int]:
-            entry, private, depth, size, pos = info.get(n, (1, carry.leaf(n).startswith("_"), 9, 0, 1 << 30))
-            return (entry, private, depth, -words.get(carry.leaf(n), 0), -size, pos)
+        def rank(n: str) -> tuple[int, bool, int, int, int, int, int]:
+            entry, private, data, depth, size, pos = info.get(n, (1, n.startswith("_"), 1, 9, 0, 1 << 30))
+            return (entry, private, data, depth, -words.get(carry.leaf(n), 0), -size, pos)
 
         return sorted(names, key=rank)
 
@@ -423,8 +437,13 @@ class Notes:
 
     def carry_notes(self, keys: list[str]) -> dict[str, Any]:
         """Move the notes of symbols renamed or moved with their code unchanged (``carry.py``)
-        among the files whose outlines were just made anew (``keys``); the parse answer gains
-        ``renamed: {path: {old: new}}`` and ``moved: {"old_path#old": "new_path#new"}``."""
+        to the symbols' new names and files; ``keys`` are the files whose outlines were just made
+        anew. The parse answer gains ``renamed: {path: {old: new}}`` and
+        ``moved: {"old_path#old": "new_path#new"}``.
+
+        A note whose symbol went and found no new home here is remembered (the store's
+        ``gone-notes`` document) so that a later parse of the file the symbol moved to finds it."""
+        batch = set(keys)
         gone: list[carry.Gone] = []
         noted: dict[str, set[str]] = {}
         for key in keys:
@@ -439,6 +458,14 @@ class Notes:
             described = set(content.get("symbols") or {})
             noted[key] = described
             gone += [carry.Gone(key, n, str(stored[n])) for n in described if n not in current and n in stored]
+        here = list(gone)
+        waiting = self.store.read_doc(NAMESPACE, _GONE_NOTES, {})
+        if isinstance(waiting, dict):
+            gone += [
+                carry.Gone(str(v["path"]), str(v["name"]), str(v["hash"]))
+                for v in waiting.values()
+                if isinstance(v, dict) and v.get("path") not in batch and {"path", "name", "hash"} <= set(v)
+            ]
         if not gone:
             return {}
         new: list[carry.New] = []
@@ -457,13 +484,31 @@ class Notes:
                 if name in noted.get(key, ()) or not isinstance(digest, str) or counts[name] > 1:
                     continue
                 new.append(carry.New(key, name, digest, int(sym["start_line"]), int(sym["end_line"])))
-            if any(g.path == key for g in gone):
+            if any(g.path == key for g in here):
                 try:
                     sources[key] = ((self.ws / key).read_bytes(), outline.get("language"))
                 except OSError:
                     continue
         moves = carry.match(gone, new, sources)
-        return self._apply_moves(moves) if moves else {}
+        answer = self._apply_moves(moves) if moves else {}
+        self._remember_gone(batch, [g for g in here if all(m.old != g for m in moves)], moves)
+        return answer
+
+    def _remember_gone(self, batch: set[str], unmatched: list[carry.Gone], moves: list[carry.Move]) -> None:
+        done = {f"{m.old.path}#{m.old.name}" for m in moves}
+        if not unmatched and not done and not self.store.doc_file(NAMESPACE, _GONE_NOTES).is_file():
+            return
+
+        def update(current: Any) -> tuple[Any, None]:
+            kept = {
+                k: v
+                for k, v in (current if isinstance(current, dict) else {}).items()
+                if k not in done and isinstance(v, dict) and v.get("path") not in batch
+            }
+            kept.update({f"{g.path}#{g.name}": {"path": g.path, "name": g.name, "hash": g.hash} for g in unmatched})
+            return dict(list(kept.items())[-_GONE_NOTES_KEPT:]), None
+
+        self.store.update_doc(NAMESPACE, _GONE_NOTES, {}, update)
 
     def _outline_hashes(self, key: str) -> dict[str, str]:
         from llmem.code.outline import hashes_of_symbol_dicts
@@ -476,6 +521,14 @@ class Notes:
         """Write the carried notes through the store (so every index of it follows): the new
         home first, then the old one, each under its artifact's lock; a note moved to another
         file is never lost between the two writes, at worst briefly in both."""
+        notes: dict[tuple[str, str], Any] = {}
+        for m in moves:
+            record = self.store.get_or_none(NAMESPACE, m.old.path, "annotate")
+            content = record.doc.get("content") if record is not None else None
+            if isinstance(content, dict):
+                notes[(m.old.path, m.old.name)] = (content.get("symbols") or {}).get(m.old.name)
+        # A remembered note rewritten since (its answer replaced) has nothing left to carry.
+        moves = [m for m in moves if isinstance(notes.get((m.old.path, m.old.name)), dict)]
         renamed: dict[str, dict[str, str]] = {}
         moved: dict[str, str] = {}
         by_target: dict[str, list[carry.Move]] = {}
@@ -485,12 +538,6 @@ class Notes:
                 renamed.setdefault(m.old.path, {})[m.old.name] = m.new.name
             else:
                 moved[f"{m.old.path}#{m.old.name}"] = f"{m.new.path}#{m.new.name}"
-        notes: dict[tuple[str, str], Any] = {}
-        for m in moves:
-            record = self.store.get_or_none(NAMESPACE, m.old.path, "annotate")
-            content = record.doc.get("content") if record is not None else None
-            if isinstance(content, dict):
-                notes[(m.old.path, m.old.name)] = (content.get("symbols") or {}).get(m.old.name)
         for target, arriving in by_target.items():
             self._rewrite_note(
                 target,
@@ -510,6 +557,8 @@ class Notes:
                 moved={k: v for k, v in moved.items() if k.startswith(source + "#")},
                 carried_from=[],
             )
+        if not moves:
+            return {}
         out: dict[str, Any] = {"notes_carried": len(moves)}
         if renamed:
             out["renamed"] = renamed
@@ -549,6 +598,9 @@ class Notes:
             chained = {old: new for old, new in chained.items() if new in symbols and old != new}
             moves = {**(doc.get("moved") or {}), **moved}
             extra: dict[str, Any] = {"symbol_hashes": hashes}
+            kept_stale = [k for k in doc.get("kept_stale") or [] if k in symbols]
+            if kept_stale:
+                extra["kept_stale"] = kept_stale
             if chained:
                 extra["renamed"] = chained
             if moves:
@@ -582,6 +634,10 @@ class Notes:
                 notes, missing, file_note = llm_tasks.validate_annotate(answer, list(context.get("symbols", [])))
                 content, hashes, gone = self._merged_notes(rp.key, notes, file_note, context)
                 extra["symbol_hashes"] = hashes
+                current = context.get("symbol_hashes") or {}
+                kept_stale = sorted(k for k in content["symbols"] if hashes.get(k) != current.get(k))
+                if kept_stale:
+                    extra["kept_stale"] = kept_stale[:1000]
                 data: dict[str, Any] = {
                     "described": len(notes),
                     "missing_symbols": missing[:100],
