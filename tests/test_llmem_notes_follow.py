@@ -19,6 +19,7 @@ from llmem.code.server import build_server
 from llmem.core.config import Limits, ServerConfig
 from tests.conftest import MODES, call
 
+REPO = Path(__file__).resolve().parents[1]
 PATHS = "llmem/core/paths.py"
 ERRORS = "llmem/core/errors.py"
 APP_JS = "llmem/host/page/app.js"
@@ -200,6 +201,23 @@ def test_a_moved_function_takes_its_note_to_the_other_file(llmem: Llmem, order: 
     source = llmem.get(PATHS, "annotate", 0, None)
     assert name not in json.dumps(source["content"]["symbols"])
     assert source["moved"] == {f"{PATHS}#{name}": f"{ERRORS}#{name}"}
+
+
+def test_a_symbol_back_in_its_file_keeps_its_note_there_when_a_copy_appears_elsewhere(llmem: Llmem) -> None:
+    annotate_all(llmem, PATHS)
+    name = "_refuse_symlink_loop"
+    original = (llmem.ws / PATHS).read_bytes()
+    fn = next(s for s in top_level(llmem, PATHS) if s.name == name)
+    body = "".join(original.decode().splitlines(keepends=True)[fn.start_line - 1 : fn.end_line])
+    _move(llmem, name, PATHS, "llmem/core/runtime.py")
+    (llmem.ws / "llmem/core/runtime.py").write_bytes((REPO / "llmem/core/runtime.py").read_bytes())
+    assert llmem.get(PATHS, "annotate", 0, None)["content"]["gone_symbols"]  # remembered as gone
+    (llmem.ws / PATHS).write_bytes(original)  # back where it was
+    assert "moved" not in llmem.parse(".")
+    with (llmem.ws / ERRORS).open("a", encoding="utf-8") as handle:
+        handle.write("\n\n" + body)  # a copy elsewhere takes nothing
+    assert "moved" not in llmem.parse(".")
+    assert name in llmem.get(PATHS, "annotate", 0, None)["content"]["symbols"]
 
 
 def test_a_move_to_a_file_without_notes_makes_its_note(llmem: Llmem) -> None:

@@ -460,13 +460,15 @@ class Notes:
             gone += [carry.Gone(key, n, str(stored[n])) for n in described if n not in current and n in stored]
         here = list(gone)
         waiting = self.store.read_doc(NAMESPACE, _GONE_NOTES, {})
-        if isinstance(waiting, dict):
-            gone += [
-                carry.Gone(str(v["path"]), str(v["name"]), str(v["hash"]))
-                for v in waiting.values()
-                if isinstance(v, dict) and v.get("path") not in batch and {"path", "name", "hash"} <= set(v)
-            ]
+        waiting = {k: v for k, v in waiting.items() if isinstance(v, dict)} if isinstance(waiting, dict) else {}
+        gone += [
+            carry.Gone(str(v["path"]), str(v["name"]), str(v["hash"]))
+            for v in waiting.values()
+            if v.get("path") not in batch and {"path", "name", "hash"} <= set(v)
+        ]
         if not gone:
+            if any(v.get("path") in batch for v in waiting.values()):
+                self._remember_gone(batch, [], [])  # forget what these files no longer miss
             return {}
         new: list[carry.New] = []
         sources: dict[str, tuple[bytes, str | None]] = {}
@@ -491,13 +493,13 @@ class Notes:
                     continue
         moves = carry.match(gone, new, sources)
         answer = self._apply_moves(moves) if moves else {}
-        self._remember_gone(batch, [g for g in here if all(m.old != g for m in moves)], moves)
+        unmatched = [g for g in here if all(m.old != g for m in moves)]
+        if unmatched or moves or any(v.get("path") in batch for v in waiting.values()):
+            self._remember_gone(batch, unmatched, moves)
         return answer
 
     def _remember_gone(self, batch: set[str], unmatched: list[carry.Gone], moves: list[carry.Move]) -> None:
         done = {f"{m.old.path}#{m.old.name}" for m in moves}
-        if not unmatched and not done and not self.store.doc_file(NAMESPACE, _GONE_NOTES).is_file():
-            return
 
         def update(current: Any) -> tuple[Any, None]:
             kept = {
@@ -527,8 +529,14 @@ class Notes:
             content = record.doc.get("content") if record is not None else None
             if isinstance(content, dict):
                 notes[(m.old.path, m.old.name)] = (content.get("symbols") or {}).get(m.old.name)
-        # A remembered note rewritten since (its answer replaced) has nothing left to carry.
-        moves = [m for m in moves if isinstance(notes.get((m.old.path, m.old.name)), dict)]
+        # A remembered note rewritten since (its answer replaced), or whose symbol is back in its
+        # file, has nothing to carry.
+        moves = [
+            m
+            for m in moves
+            if isinstance(notes.get((m.old.path, m.old.name)), dict)
+            and m.old.name not in self._outline_hashes(m.old.path)
+        ]
         renamed: dict[str, dict[str, str]] = {}
         moved: dict[str, str] = {}
         by_target: dict[str, list[carry.Move]] = {}
