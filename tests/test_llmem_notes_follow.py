@@ -17,6 +17,7 @@ from llmem.code.artifacts import Llmem
 from llmem.code.outline import build_outline, iter_symbols
 from llmem.code.server import build_server
 from llmem.core.config import Limits, ServerConfig
+from llmem.core.store import ArtifactStore
 from tests.conftest import MODES, call
 
 REPO = Path(__file__).resolve().parents[1]
@@ -291,6 +292,52 @@ def test_a_renamed_javascript_function_keeps_its_note(llmem: Llmem) -> None:
     assert parsed["renamed"] == {APP_JS: {fn.name: f"{fn.name}Renamed"}}
     got = llmem.get(APP_JS, "annotate", 0, None)
     assert got["status"] == "fresh" and f"{fn.name}Renamed" in got["content"]["symbols"]
+
+
+LIB_TS = Path(__file__).resolve().parent / "data" / "code" / "filesystem" / "lib.ts"
+
+
+@pytest.fixture
+def ts(workspace: Path) -> Llmem:
+    """A real TypeScript module of another project (tests/data/README.md), outlined."""
+    (workspace / "src").mkdir()
+    (workspace / "src" / "lib.ts").write_bytes(LIB_TS.read_bytes())
+    svc = Llmem(ArtifactStore(workspace / ".llmem", workspace), Limits())
+    svc.parse(".")
+    return svc
+
+
+def test_a_typescript_refresh_asks_only_for_the_two_changed_functions(ts: Llmem) -> None:
+    described = annotate_all(ts, "src/lib.ts")
+    assert len(described) >= 15
+    edit(ts, "src/lib.ts", "return text.replace(/\\r\\n/g, '\\n');", "return text.replace(/\\r\\n?/g, '\\n');")
+    edit(ts, "src/lib.ts", "return [...allowedDirectories];", "return allowedDirectories.slice();")
+    ts.parse(".")
+    got = ts.get("src/lib.ts", "annotate", 0, None)
+    assert got["status"] == "stale"
+    assert {s["symbol"] for s in got["stale_symbols"]} == {"normalizeLineEndings", "getAllowedDirectories"}
+    out = ts.prompt("src/lib.ts", "annotate")
+    assert out.promptForHostLLM is not None and out.callbackArgs is not None and out.data is not None
+    assert sorted(asked_names(out.promptForHostLLM)) == ["getAllowedDirectories", "normalizeLineEndings"]
+    assert "return allowedDirectories.slice();" in out.promptForHostLLM
+    assert "export function applyFileEdits" not in out.promptForHostLLM  # fresh ones are only named
+    assert "`applyFileEdits`" in out.promptForHostLLM
+    answer = {"symbols": {n: {"description": f"NEW-{n}"} for n in asked_names(out.promptForHostLLM)}}
+    stored = ts.store_result(**out.callbackArgs, result=json.dumps(answer), model="t")
+    assert stored.data is not None and stored.data["notes_in_file"] == len(described)
+    got = ts.get("src/lib.ts", "annotate", 0, None)
+    assert got["status"] == "fresh" and set(got["content"]["symbols"]) == described
+    assert got["content"]["symbols"]["normalizeLineEndings"] == {"description": "NEW-normalizeLineEndings"}
+    assert got["content"]["symbols"]["formatSize"] == {"description": "NOTE-formatSize does its part."}
+
+
+def test_a_renamed_typescript_function_keeps_its_note(ts: Llmem) -> None:
+    annotate_all(ts, "src/lib.ts")
+    edit(ts, "src/lib.ts", "export async function readFileContent(", "export async function readTextFile(")
+    assert ts.parse(".")["renamed"] == {"src/lib.ts": {"readFileContent": "readTextFile"}}
+    got = ts.get("src/lib.ts", "annotate", 0, None)
+    assert got["status"] == "fresh" and got["renamed"] == {"readFileContent": "readTextFile"}
+    assert got["content"]["symbols"]["readTextFile"] == {"description": "NOTE-readFileContent does its part."}
 
 
 @pytest.mark.anyio
