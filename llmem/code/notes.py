@@ -43,6 +43,8 @@ __all__ = ["Notes"]
 #: The store document of notes whose symbol went with no new home found yet, and how many it keeps.
 _GONE_NOTES = "gone-notes"
 _GONE_NOTES_KEPT = 500
+#: At most this many files (renamed) and moves a parse answer lists; notes_carried counts them all.
+_CARRIED_SHOWN = 100
 
 #: Symbol kinds that hold data rather than code: after functions and classes in a folder prompt.
 _DATA_KINDS = frozenset({"constant", "variable", "field", "attribute", "property", "member", "enum-member"})
@@ -308,7 +310,7 @@ class Notes:
             if s.get("doc") and str(s["doc"]).strip()
         }
         if docs:
-            entry.items = [(n, docs[n]) for n in self._by_importance(key, symbols, list(docs))]
+            entry.items = [(n, docs[n]) for n in self._by_importance(key, symbols, list(docs), references=False)]
             entry.items_are = "doc comments"
             entry.read_with = f"get_artifact(path={key!r}, kind='outline')"
             return entry
@@ -321,11 +323,11 @@ class Notes:
         )
         return entry
 
-    def _by_importance(self, key: str, symbols: list[Any], names: list[str]) -> list[str]:
+    def _by_importance(self, key: str, symbols: list[Any], names: list[str], references: bool = True) -> list[str]:
         """``names`` most important first: entry points (``main``, ``serve``, registered handlers
         such as ``@server.call_tool()``), then public before private (a private class's methods
         too), code before constants and fields, outer before nested, the most referenced in the
-        file, the largest; source order last."""
+        file (with ``references``: the file is read), the largest; source order last."""
         info: dict[str, tuple[int, bool, int, int, int, int]] = {}
         order = 0
         stack = [(s, 0) for s in reversed(symbols) if isinstance(s, dict)]
@@ -344,7 +346,7 @@ class Notes:
             children = sym.get("children")
             if isinstance(children, list):
                 stack.extend((c, depth + 1) for c in reversed(children) if isinstance(c, dict))
-        text = self._source_text(key)
+        text = self._source_text(key) if references else ""
         words: dict[str, int] = {}
         if text:
             for w in re.findall(r"[A-Za-z_$][\w$]*", text):
@@ -569,9 +571,14 @@ class Notes:
             return {}
         out: dict[str, Any] = {"notes_carried": len(moves)}
         if renamed:
-            out["renamed"] = renamed
+            out["renamed"] = dict(list(renamed.items())[:_CARRIED_SHOWN])
         if moved:
-            out["moved"] = moved
+            out["moved"] = dict(list(moved.items())[:_CARRIED_SHOWN])
+        if len(renamed) > _CARRIED_SHOWN or len(moved) > _CARRIED_SHOWN:
+            out["carried_note"] = (
+                f"renamed and moved show the first {_CARRIED_SHOWN} files and moves; "
+                "get_artifact(path, kind='annotate') of each file lists its own"
+            )
         return out
 
     def _rewrite_note(
@@ -591,7 +598,8 @@ class Notes:
             symbols = {k: v for k, v in (content.get("symbols") or {}).items() if k not in remove}
             hashes = {k: v for k, v in (doc.get("symbol_hashes") or {}).items() if k not in remove}
             for name, (note, digest) in add.items():
-                if isinstance(note, dict):
+                # A note written for the new name meanwhile (another process) is newer: it stays.
+                if isinstance(note, dict) and name not in symbols:
                     symbols[name] = note
                     hashes[name] = digest
             content = {**content, "symbols": symbols}
