@@ -166,9 +166,9 @@ class Notes:
                     details={"field": "part", "rule": f"1..{len(parts)}", "parts": len(parts)},
                 )
             units = parts[k - 1]
-            # Without a part named, a refresh: only the symbols whose note is missing or stale
-            # (changed code, new symbols); the notes still fresh are kept and only named.
-            done = self._described_now(rp.key, hashes) if part is None else set()
+            # A refresh: only the part's symbols whose note is missing or stale (changed code, new
+            # symbols); the notes still fresh are kept and only named. A part all fresh is asked whole.
+            done = self._described_now(rp.key, hashes)
             asked = [u for u in units if any(n not in done for n in u.names)] or units
             names = [n for u in asked for n in u.names if n not in done] or [n for u in units for n in u.names]
             fresh = sorted(done - set(names))
