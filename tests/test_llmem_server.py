@@ -177,10 +177,11 @@ async def test_stale_annotations_keep_gone_symbols_apart(client: Client, sample_
     answer = {"symbols": {"Greeter": {"description": "a"}, "main": {"description": "b"}}}
     await call(client, "store_llm_result", **out["callbackArgs"], result=json.dumps(answer))
     src = sample_project / "src" / "app.py"
-    src.write_text(src.read_text().replace("def main", "def run"))
+    # Renamed and changed: not the same code, so the note does not follow (a plain rename does).
+    src.write_text(src.read_text().replace("def main", "def run").replace("return 0", "return 1"))
     _, got = await call(client, "get_artifact", path="src/app.py", kind="annotate")
     content = got["data"]["content"]
-    assert got["data"]["status"] == "stale"
+    assert got["data"]["status"] == "stale" and "renamed" not in got["data"]
     assert set(content["symbols"]) == {"Greeter"} and set(content["gone_symbols"]) == {"main"}
     assert "run" in content["undescribed"]
 

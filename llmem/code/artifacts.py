@@ -43,6 +43,8 @@ class Llmem:
         self.limits = limits
         self.parser = Parser(store, limits)
         self.notes = Notes(store, limits)
+        # Outlines made anew (a parse, or a read re-deriving one) carry notes of renamed and moved symbols.
+        self.parser.after_parse = self.notes.carry_notes
         self._answers = _AnswerMemo()
 
     # -- paths ---------------------------------------------------------------------------
@@ -110,7 +112,9 @@ class Llmem:
             return self._folder_freshness(record, src)
         status = source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
         hashes = record.doc.get("symbol_hashes")
-        if status != "stale" or not isinstance(hashes, dict) or record.kind == OUTLINE:
+        # A note may keep stale notes of a file unchanged since (a refresh that did not replace them).
+        kept_stale = status == "fresh" and bool(record.doc.get("kept_stale"))
+        if (status != "stale" and not kept_stale) or not isinstance(hashes, dict) or record.kind == OUTLINE:
             return status, {}
         current = self.current_symbol_hashes(record.key)
         if current is None:
@@ -167,6 +171,10 @@ class Llmem:
         # Shared with other reads of the same unchanged file: everything below only reads it.
         record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
         status, about = self.freshness(record)
+        if kind == "annotate" and status == "stale":
+            # Re-deriving the outline may just have carried notes of renamed symbols: read again.
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+            status, about = self.freshness(record)
         if kind == OUTLINE and status == "stale":
             # An outline is mechanical: re-derive it rather than answer a stale one.
             self.parser.parse(rp)
@@ -208,6 +216,7 @@ class Llmem:
             "updated_at": doc.get("updated_at"),
             "provenance": doc.get("provenance"),
             "source": doc.get("source"),
+            **{k: doc[k] for k in ("renamed", "moved") if doc.get(k)},
         }
         cap = self.limits.answer_chars - 300
         if record.kind == OUTLINE and isinstance(content, dict) and isinstance(content.get("symbols"), list):

@@ -42,7 +42,13 @@ PROTOCOL = (
     "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
     "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for. A newer "
     "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
-    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
+    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt. Notes follow their "
+    "code: when a parse finds a described symbol renamed with its code unchanged, or moved to another file, "
+    "its note moves with it and the parse answer says renamed {path: {old: new}} or moved "
+    "{'old_path#old': 'new_path#new'} (get_artifact of the notes repeats them until notes are next written); "
+    "only notes of symbols whose code changed go stale. A move is found when one generate_artifact call "
+    "parses both files, or the old file first. generate_prompt(path, 'annotate') on a stale file asks only "
+    "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it."
 )
 
 Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what is wrong
