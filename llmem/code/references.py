@@ -1,0 +1,531 @@
+"""``find_references``: every place a symbol is used across the workspace, each with its kind.
+
+How it finds them: every file the workspace walk keeps (source, manifests, Markdown, and the
+text files of no outlined language such as Dockerfiles, YAML, shell; plus ``.github/``) is
+searched for the name as a whole word, exactly as ``grep -w`` would (a word character is a
+letter, digit or underscore). Each occurrence is then classified by the file's parser
+(:mod:`llmem.code.references_parse`): ``import``, ``call``, ``reference`` (any other identifier:
+a name, an attribute, a type, a parameter, a keyword argument), ``entry-point`` (a
+``pyproject.toml`` script, a ``package.json`` bin/main/exports line, a Dockerfile
+ENTRYPOINT/CMD) or ``text`` (a comment, a string, a file of no parsed language). Definitions
+of the name are answered apart (``definitions``) and are not uses; so every line ``grep -w``
+finds is answered, as a use or a definition.
+
+With ``path`` (the file that defines the symbol) only the uses of *that* definition are
+answered: those in its own file, and those in files that import it — Python: ``from m import
+x [as y]`` with absolute or relative module names, ``import m [as y]`` then ``m.x``,
+re-exports through any module that imports it (``__init__``), ``from m import *``; TypeScript
+and JavaScript: ``import {x [as y]} from './rel'``, ``import * as ns``, ``export {x} from``,
+``export * from`` for relative specifiers. Text and entry-point mentions count in files under
+the definition's project folder (the nearest folder above it with a manifest); a pyproject
+entry point ``"m:x"`` counts wherever it is when ``m`` resolves to it. Go, Rust and Java are
+not resolved: their uses of the name in files of the same language are answered, and the
+answer says ``resolution: "by-name"``. Shadowing (a local of the same name) is not followed.
+
+The files' text and facts are cached per process, keyed by (size, mtime_ns) and checked
+against a fresh ``stat`` on every call; the walk is kept while no folder it walked and no
+ignore file changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import difflib
+import hashlib
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from posixpath import dirname, normpath
+from typing import Any
+
+from llmem.code.references_parse import CODE_LANGUAGES, Facts, facts_of, language_of
+from llmem.core.errors import InvalidArgument, SourceNotFound
+from llmem.core.paths import resolve_in_workspace
+
+__all__ = ["KINDS", "ReferenceFinder", "finder_for"]
+
+#: The kinds of a use, in the order ``by_kind`` lists them.
+KINDS = ("import", "call", "reference", "entry-point", "text")
+TEXT_CHARS = 200
+DEFINITIONS_SHOWN = 50
+MAX_FILE_BYTES = 1_000_000
+_SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
+_MANIFESTS = ("pyproject.toml", "package.json", "setup.py", "setup.cfg", "Cargo.toml", "go.mod", "pom.xml")
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_WORD_ENDS = {bytes([c]) for c in _WORD_BYTES}
+_TS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+
+
+@dataclass
+class _File:
+    size: int
+    mtime_ns: int
+    data: bytes | None  # None: binary or unreadable
+    facts: Facts | None = None
+    line_starts: list[int] | None = None
+
+    def line_of(self, offset: int) -> tuple[int, int]:
+        if self.line_starts is None:
+            assert self.data is not None
+            self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", self.data)]
+        n = bisect.bisect_right(self.line_starts, offset)
+        return n, offset - self.line_starts[n - 1]
+
+    def line_text(self, line: int) -> str:
+        assert self.data is not None and self.line_starts is not None
+        start = self.line_starts[line - 1]
+        end = self.data.find(b"\n", start)
+        text = self.data[start : end if end >= 0 else len(self.data)].decode("utf-8", "replace").strip()
+        return text[:TEXT_CHARS] + ("…" if len(text) > TEXT_CHARS else "")
+
+
+@dataclass
+class _Use:
+    path: str
+    line: int
+    column: int
+    kind: str
+    qualifier: str
+    name: str  # the word found (the symbol, or a local alias of it)
+
+    def key(self) -> tuple[str, int, int]:
+        return (self.path, self.line, self.column)
+
+
+@dataclass
+class _Walk:
+    files: list[str] = field(default_factory=list)
+    watched: dict[str, int] = field(default_factory=dict)  # folder or ignore file → mtime_ns
+
+
+class ReferenceFinder:
+    """Finds references in one workspace; thread-safe, one per workspace per process (:func:`finder_for`)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.ws = workspace
+        self._files: dict[str, _File] = {}
+        self._walk: _Walk | None = None
+        self._lock = threading.Lock()
+
+    # -- the files -------------------------------------------------------------------------------
+
+    def _paths(self) -> list[str]:
+        walk = self._walk
+        if walk is not None and all(_mtime(p) == m for p, m in walk.watched.items()):
+            return walk.files
+        walk = self._walk = _walk_all(self.ws)
+        live = set(walk.files)
+        for gone in [k for k in self._files if k not in live]:
+            del self._files[gone]
+        return walk.files
+
+    def _file(self, key: str) -> _File | None:
+        try:
+            st = os.stat(os.path.join(self.ws, key))  # noqa: PTH116, PTH118 - hot path
+        except OSError:
+            return None
+        cached = self._files.get(key)
+        if cached is not None and cached.size == st.st_size and cached.mtime_ns == st.st_mtime_ns:
+            return cached
+        data: bytes | None = None
+        if st.st_size <= MAX_FILE_BYTES:
+            try:
+                with open(os.path.join(self.ws, key), "rb") as handle:  # noqa: PTH123, PTH118
+                    data = handle.read()
+            except OSError:
+                data = None
+            if data is not None and b"\0" in data[:8192]:
+                data = None
+        entry = self._files[key] = _File(st.st_size, st.st_mtime_ns, data)
+        return entry
+
+    def _facts(self, key: str, f: _File) -> Facts:
+        if f.facts is None:
+            assert f.data is not None
+            try:
+                f.facts = facts_of(key, f.data)
+            except Exception as exc:  # a parser that fails leaves the words as text, never the call
+                f.facts = Facts(language_of(key), note=f"not parsed: {type(exc).__name__}")
+        return f.facts
+
+    def _occurrences(self, key: str, f: _File, word: str) -> list[_Use]:
+        if f.data is None or word.encode() not in f.data:
+            return []
+        facts = self._facts(key, f)
+        out: list[_Use] = []
+        for at in _word_offsets(f.data, word.encode()):
+            line, col = f.line_of(at)
+            if line in facts.import_lines:
+                kind, qual = "import", ""
+            else:
+                kind, qual = facts.ids.get((line, col), ("text", ""))
+                if kind == "text" and line in facts.entry_lines:
+                    kind = "entry-point"
+            out.append(_Use(key, line, col, kind, qual, word))
+        return out
+
+    # -- the question -----------------------------------------------------------------------------
+
+    def find(
+        self,
+        symbol: str,
+        path: str | None = None,
+        kind: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        answer_chars: int = 20_000,
+    ) -> dict[str, Any]:
+        symbol = symbol.strip()
+        if not _SYMBOL.match(symbol):
+            last = re.findall(r"[A-Za-z_$][\w$]*", symbol)
+            raise InvalidArgument(
+                f"symbol {symbol[:100]!r} is not one identifier",
+                details={"field": "symbol", "rule": "one identifier: letters, digits, _ or $"}
+                | ({"did_you_mean": last[-1]} if last else {}),
+                next_action=f"Give the bare name, e.g. symbol={last[-1]!r}." if last else "Give a bare name.",
+            )
+        if kind is not None and kind not in KINDS:
+            raise InvalidArgument(
+                f"kind {kind!r} is not a kind of use",
+                details={"field": "kind", "rule": "one of the kinds", "allowed": list(KINDS)},
+            )
+        with self._lock:
+            paths = self._paths()
+            files = {k: f for k in paths if (f := self._file(k)) is not None}
+            definitions = [
+                d for k, f in files.items() if f.data is not None and symbol.encode() in f.data
+                for d in self._definitions(k, f, symbol)
+            ]  # fmt: skip
+            if path is None:
+                uses = [u for k, f in files.items() for u in self._occurrences(k, f, symbol)]
+                resolution, target = "by-name", None
+            else:
+                target = self._target(path, symbol, files, definitions)
+                definitions = [d for d in definitions if d["path"] == target]
+                uses, resolution = self._resolved(target, symbol, files)
+        uses = [u for u in uses if u.kind != "definition"]
+        uses.sort(key=_Use.key)
+        by_kind = {k: 0 for k in KINDS}
+        for u in uses:
+            by_kind[u.kind] += 1
+        chosen = [u for u in uses if kind is None or u.kind == kind]
+        tag = _tag(symbol, target, kind)
+        start = _decode_cursor(cursor, tag, chosen) if cursor else 0
+        out: dict[str, Any] = {
+            "symbol": symbol,
+            "path": target,
+            "resolution": resolution,
+            "definitions": definitions[:DEFINITIONS_SHOWN],
+            "definitions_total": len(definitions),
+            "total": len(chosen),
+            "by_kind": by_kind,
+            "files": len({u.path for u in chosen}),
+            "scanned_files": len(files),
+        }
+        results: list[dict[str, Any]] = []
+        room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
+        pos = start
+        while pos < len(chosen) and len(results) < limit:
+            u = chosen[pos]
+            f = files[u.path]
+            facts = self._facts(u.path, f)
+            item = {
+                "path": u.path,
+                "line": u.line,
+                "column": u.column + 1,
+                "kind": u.kind,
+                "in": facts.enclosing(u.line),
+                "text": f.line_text(u.line),
+            }
+            if u.name != symbol:
+                item["as"] = u.name
+            size = len(json.dumps(item, ensure_ascii=False)) + 2
+            if results and size > room:
+                break
+            room -= size
+            results.append(item)
+            pos += 1
+        out["count"] = len(results)
+        out["results"] = results
+        out["next_cursor"] = _encode_cursor(tag, chosen[pos - 1].key()) if pos < len(chosen) and results else None
+        return out
+
+    def _definitions(self, key: str, f: _File, symbol: str) -> list[dict[str, Any]]:
+        facts = self._facts(key, f)
+        return [
+            {"path": key, "line": line, "column": col + 1, "kind": kind, "symbol": qn}
+            for name, line, col, kind, qn in facts.defs
+            if name == symbol
+        ]
+
+    def _target(self, path: str, symbol: str, files: dict[str, _File], definitions: list[dict[str, Any]]) -> str:
+        where = sorted({d["path"] for d in definitions})
+        rp = resolve_in_workspace(self.ws, path, field="path")
+        if rp.key not in files:
+            close = difflib.get_close_matches(rp.key, list(files), n=5, cutoff=0.5)
+            reason = "is a folder" if rp.abs.is_dir() else "is not a file the workspace walk keeps"
+            raise SourceNotFound(
+                f"path {rp.key!r} {reason if rp.abs.exists() else 'does not exist'}: give the file that defines {symbol!r}",
+                details={"field": "path", "rule": "a file of the workspace", "close_matches": close, "defined_in": where},
+                next_action="Call find_references without path to see where the name is defined.",
+            )
+        if rp.key not in where:
+            raise InvalidArgument(
+                f"{rp.key!r} does not define {symbol!r}" + (f"; it is defined in {', '.join(where[:5])}" if where else ""),
+                details={"field": "path", "rule": "the file that defines the symbol", "defined_in": where[:20]},
+                next_action=f"Pass one of defined_in as path, or leave path out to get every use of {symbol!r}.",
+            )
+        return rp.key
+
+    # -- resolving one definition -------------------------------------------------------------------
+
+    def _resolved(self, target: str, symbol: str, files: dict[str, _File]) -> tuple[list[_Use], str]:
+        lang = language_of(target)
+        project = _project_of(target, files)
+        uses = self._occurrences(target, files[target], symbol)
+        if lang == "python":
+            bindings, modules = self._python_bindings(target, symbol, files)
+        elif lang in ("typescript", "tsx", "javascript"):
+            bindings, modules = self._ts_bindings(target, symbol, files)
+        else:
+            for key, f in files.items():
+                if key != target and language_of(key) == lang:
+                    uses += [u for u in self._occurrences(key, f, symbol) if u.kind != "text"]
+            bindings, modules = {}, {}
+        names = {n for _, n in modules}
+        for key, (locals_, quals) in bindings.items():
+            if key == target:
+                continue
+            f = files[key]
+            for word in locals_ | names:
+                for u in self._occurrences(key, f, word):
+                    if word in locals_ and (u.qualifier == "" or u.kind == "import"):
+                        uses.append(u)
+                    elif u.qualifier in quals and (quals[u.qualifier], word) in modules:
+                        uses.append(u)
+                    elif word == symbol and u.kind == "text":
+                        uses.append(u)
+        seen = {u.key() for u in uses}
+        for key, f in files.items():
+            if key in bindings or key == target or language_of(key) in CODE_LANGUAGES or f.data is None:
+                continue
+            facts = self._facts(key, f)
+            lines = {line for line, module, attr in facts.entry_refs if (module, attr) in modules}
+            for word in {attr for line, module, attr in facts.entry_refs if line in lines}:
+                uses += [u for u in self._occurrences(key, f, word) if u.line in lines and u.key() not in seen]
+            if project == "" or key.startswith(project + "/"):
+                uses += [u for u in self._occurrences(key, f, symbol) if u.key() not in seen]
+        return _unique(uses), "by-name" if lang not in ("python", "typescript", "tsx", "javascript") else "imports"
+
+    def _python_bindings(
+        self, target: str, symbol: str, files: dict[str, _File]
+    ) -> tuple[dict[str, tuple[set[str], dict[str, str]]], set[tuple[str, str]]]:
+        """Per importing file: the local names bound to the symbol, and the dotted qualifiers that
+        denote a module exporting it; and every (module, name) under which it can be imported."""
+        keys = set(files)
+        py = [k for k in files if language_of(k) == "python" and files[k].data is not None]
+        module_of = {k: _module_name(k, keys) for k in py}
+        exports: set[tuple[str, str]] = {(module_of[target], symbol)}
+        bindings: dict[str, tuple[set[str], dict[str, str]]] = {}
+        changed = True
+        while changed:
+            changed = False
+            wanted = {n.encode() for _, n in exports} | {m.rsplit(".", 1)[-1].encode() for m, _ in exports}
+            for key in py:
+                f = files[key]
+                assert f.data is not None
+                if key == target or not any(w in f.data for w in wanted):
+                    continue
+                locals_, quals = bindings.get(key, (set(), {}))
+                for imp in self._facts(key, f).imports:
+                    base = _absolute(imp.module, imp.level, module_of[key], key)
+                    if imp.alias is not None:  # import a.b [as y]
+                        quals[imp.alias] = imp.module
+                        continue
+                    for name, local in imp.names:
+                        if (base, name) in exports:
+                            locals_.add(local)
+                        sub = f"{base}.{name}" if base else name
+                        if any(m == sub for m, _ in exports):
+                            quals[local] = sub
+                    if imp.star:
+                        locals_ |= {n for m, n in exports if m == base and not n.startswith("_")}
+                if locals_ or any(q in {m for m, _ in exports} for q in quals.values()):
+                    bindings[key] = (locals_, quals)
+                    new = {(module_of[key], n) for n in locals_} - exports
+                    if new:
+                        exports |= new
+                        changed = True
+        return bindings, exports
+
+    def _ts_bindings(
+        self, target: str, symbol: str, files: dict[str, _File]
+    ) -> tuple[dict[str, tuple[set[str], dict[str, str]]], set[tuple[str, str]]]:
+        keys = set(files)
+        ts = [k for k in files if language_of(k) in ("typescript", "tsx", "javascript") and files[k].data is not None]
+        exports: set[tuple[str, str]] = {(target, symbol)}
+        bindings: dict[str, tuple[set[str], dict[str, str]]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for key in ts:
+                if key == target:
+                    continue
+                locals_, quals = bindings.get(key, (set(), {}))
+                f = files[key]
+                for imp in self._facts(key, f).imports:
+                    source = _ts_resolve(key, imp.module, keys)
+                    if source is None:
+                        continue
+                    for name, local in imp.names:
+                        if (source, name) in exports:
+                            locals_.add(local)
+                    if imp.alias is not None and any(m == source for m, _ in exports):
+                        quals[imp.alias] = source
+                    if imp.star:
+                        locals_ |= {n for m, n in exports if m == source}
+                if locals_ or quals:
+                    bindings[key] = (locals_, quals)
+                    new = {(key, n) for n in locals_} - exports
+                    if new:
+                        exports |= new
+                        changed = True
+        return bindings, exports
+
+
+def _word_offsets(data: bytes, word: bytes) -> list[int]:
+    """Where ``word`` stands as a whole word, as ``grep -w`` (ASCII word characters) finds it; a
+    plain ``find`` runs at memory speed, where a regex with a look-behind tries every offset."""
+    out = []
+    at = data.find(word)
+    end = len(word)
+    while at >= 0:
+        if (at == 0 or data[at - 1] not in _WORD_BYTES) and data[at + end : at + end + 1] not in _WORD_ENDS:
+            out.append(at)
+        at = data.find(word, at + end)
+    return out
+
+
+def _unique(uses: list[_Use]) -> list[_Use]:
+    seen: dict[tuple[str, int, int], _Use] = {}
+    for u in uses:
+        seen.setdefault(u.key(), u)
+    return list(seen.values())
+
+
+def _module_name(key: str, keys: set[str]) -> str:
+    """The dotted module of a Python file: its folders up to the topmost with an ``__init__.py``."""
+    parts = key[: -len(".pyi") if key.endswith(".pyi") else -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+        top = len(parts)
+    else:
+        top = len(parts) - 1
+    while top > 0 and "/".join(parts[:top]) + "/__init__.py" in keys:
+        top -= 1
+    return ".".join(parts[top:])
+
+
+def _absolute(module: str, level: int, own: str, key: str) -> str:
+    if level == 0:
+        return module
+    package = own.split(".") if key.endswith("__init__.py") else own.split(".")[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    return ".".join([*base, module] if module else base)
+
+
+def _ts_resolve(importer: str, spec: str, keys: set[str]) -> str | None:
+    if not spec.startswith("."):
+        return None
+    base = normpath(f"{dirname(importer)}/{spec}") if dirname(importer) else normpath(spec)
+    stem = re.sub(r"\.(m|c)?js$", "", base)
+    candidates = [base] + [stem + ext for ext in _TS_EXTENSIONS] + [f"{base}/index{ext}" for ext in _TS_EXTENSIONS]
+    return next((c for c in candidates if c in keys), None)
+
+
+def _project_of(key: str, files: dict[str, _File]) -> str:
+    folder = dirname(key)
+    while folder:
+        if any(f"{folder}/{m}" in files for m in _MANIFESTS):
+            return folder
+        folder = dirname(folder)
+    return ""
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _walk_all(ws: Path) -> _Walk:
+    """The files the workspace walk keeps, with the text files of no outlined language and ``.github/``."""
+    from llmem.code.walk import IGNORE_FILES, walk_workspace
+
+    out = _Walk()
+    results = [walk_workspace(ws)]
+    if (ws / ".github").is_dir():
+        results.append(walk_workspace(ws, ws / ".github"))
+    folders: set[str] = {""}
+    for result in results:
+        out.files += [f.rel_path for f in result.files]
+        out.files += [s.rel_path for s in result.skipped if s.reason == "unsupported-language"]
+        for rel in [f.rel_path for f in result.files] + [s.rel_path.rstrip("/") for s in result.skipped]:
+            folder = dirname(rel)
+            while folder and folder not in folders:
+                folders.add(folder)
+                folder = dirname(folder)
+    out.files = sorted(set(out.files))
+    for folder in folders:
+        where = os.path.join(ws, folder) if folder else str(ws)  # noqa: PTH118
+        out.watched[where] = _mtime(where)
+        for name, _reason in IGNORE_FILES:
+            ignore = os.path.join(where, name)  # noqa: PTH118
+            if os.path.exists(ignore):  # noqa: PTH110 - a new one changes the folder's mtime
+                out.watched[ignore] = _mtime(ignore)
+    return out
+
+
+def _tag(symbol: str, path: str | None, kind: str | None) -> str:
+    return hashlib.blake2b(f"{symbol}\0{path}\0{kind}".encode(), digest_size=6).hexdigest()
+
+
+def _encode_cursor(tag: str, after: tuple[str, int, int]) -> str:
+    raw = json.dumps({"q": tag, "after": list(after)})
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _decode_cursor(cursor: str, tag: str, uses: list[_Use]) -> int:
+    """Where the next page starts: after the last use answered, so a file changed between pages
+    shifts nothing before it (the cursor names a place, not a count)."""
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        after = (str(value["after"][0]), int(value["after"][1]), int(value["after"][2]))
+        ok = value["q"] == tag
+    except (ValueError, KeyError, TypeError, IndexError):
+        ok = False
+    if not ok:
+        raise InvalidArgument(
+            "cursor is not one this question issued; pass next_cursor unchanged with the same symbol, path and kind",
+            details={"field": "cursor", "rule": "opaque cursor of the same question"},
+        )
+    return bisect.bisect_right([u.key() for u in uses], after)
+
+
+_FINDERS: dict[str, ReferenceFinder] = {}
+_FINDERS_GUARD = threading.Lock()
+
+
+def finder_for(workspace: Path) -> ReferenceFinder:
+    """The one finder of ``workspace`` in this process (its caches warm across calls)."""
+    key = str(workspace)
+    with _FINDERS_GUARD:
+        finder = _FINDERS.get(key)
+        if finder is None:
+            finder = _FINDERS[key] = ReferenceFinder(workspace)
+        return finder
