@@ -144,8 +144,18 @@ def _tree(section: Section, label: str, root: Path, names: list[str]) -> None:
     ours_p50, ours_p95 = harness.percentiles(ours_t)
     grep_p50, _ = harness.percentiles(grep_t)
     files = len(finder._paths())
-    section.add(f"find_references warm p50, {label} ({files} files)", harness.ms(ours_p50), harness.ms(grep_p50), harness.ratio(ours_p50, grep_p50))
-    section.add(f"find_references warm p95, {label}", harness.ms(ours_p95), harness.ms(grep_p50), harness.ratio(ours_p95, grep_p50))
+    section.add(
+        f"find_references warm p50, {label} ({files} files)",
+        harness.ms(ours_p50),
+        harness.ms(grep_p50),
+        harness.ratio(ours_p50, grep_p50),
+    )
+    section.add(
+        f"find_references warm p95, {label}",
+        harness.ms(ours_p95),
+        harness.ms(grep_p50),
+        harness.ratio(ours_p95, grep_p50),
+    )
     section.target(f"warm p50 < 50 ms ({label})", ours_p50 < 0.05, harness.ms(ours_p50))
     cold = float(
         subprocess.run(
@@ -153,7 +163,12 @@ def _tree(section: Section, label: str, root: Path, names: list[str]) -> None:
         ).stdout.strip()
     )
     grep_once = _grep_time(root, names[0])
-    section.add(f"find_references cold first call, {label}", harness.ms(cold), harness.ms(grep_once), harness.ratio(cold, grep_once))
+    section.add(
+        f"find_references cold first call, {label}",
+        harness.ms(cold),
+        harness.ms(grep_once),
+        harness.ratio(cold, grep_once),
+    )
 
 
 def collect(tmp: Path, quick: bool) -> Section:

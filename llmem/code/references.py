@@ -209,7 +209,7 @@ class ReferenceFinder:
                 uses, resolution = self._resolved(target, symbol, files)
         uses = [u for u in uses if u.kind != "definition"]
         uses.sort(key=_Use.key)
-        by_kind = {k: 0 for k in KINDS}
+        by_kind = dict.fromkeys(KINDS, 0)
         for u in uses:
             by_kind[u.kind] += 1
         chosen = [u for u in uses if kind is None or u.kind == kind]
@@ -226,6 +226,13 @@ class ReferenceFinder:
             "files": len({u.path for u in chosen}),
             "scanned_files": len(files),
         }
+        if not chosen:
+            where = f"that definition in {target}" if target else "the name"
+            out["note"] = (
+                f"No use of {where} in the {len(files)} files scanned"
+                + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
+                + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
+            )
         results: list[dict[str, Any]] = []
         room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
         pos = start
@@ -270,12 +277,18 @@ class ReferenceFinder:
             reason = "is a folder" if rp.abs.is_dir() else "is not a file the workspace walk keeps"
             raise SourceNotFound(
                 f"path {rp.key!r} {reason if rp.abs.exists() else 'does not exist'}: give the file that defines {symbol!r}",
-                details={"field": "path", "rule": "a file of the workspace", "close_matches": close, "defined_in": where},
+                details={
+                    "field": "path",
+                    "rule": "a file of the workspace",
+                    "close_matches": close,
+                    "defined_in": where,
+                },
                 next_action="Call find_references without path to see where the name is defined.",
             )
         if rp.key not in where:
             raise InvalidArgument(
-                f"{rp.key!r} does not define {symbol!r}" + (f"; it is defined in {', '.join(where[:5])}" if where else ""),
+                f"{rp.key!r} does not define {symbol!r}"
+                + (f"; it is defined in {', '.join(where[:5])}" if where else ""),
                 details={"field": "path", "rule": "the file that defines the symbol", "defined_in": where[:20]},
                 next_action=f"Pass one of defined_in as path, or leave path out to get every use of {symbol!r}.",
             )
@@ -295,20 +308,21 @@ class ReferenceFinder:
             for key, f in files.items():
                 if key != target and language_of(key) == lang:
                     uses += [u for u in self._occurrences(key, f, symbol) if u.kind != "text"]
-            bindings, modules = {}, {}
+            bindings, modules = {}, set()
         names = {n for _, n in modules}
         for key, (locals_, quals) in bindings.items():
             if key == target:
                 continue
             f = files[key]
             for word in locals_ | names:
-                for u in self._occurrences(key, f, word):
-                    if word in locals_ and (u.qualifier == "" or u.kind == "import"):
-                        uses.append(u)
-                    elif u.qualifier in quals and (quals[u.qualifier], word) in modules:
-                        uses.append(u)
-                    elif word == symbol and u.kind == "text":
-                        uses.append(u)
+                uses += [
+                    u
+                    for u in self._occurrences(key, f, word)
+                    if u.kind == "import"  # in a file that binds it: ``x as y`` names both
+                    or (word in locals_ and u.qualifier == "")
+                    or (u.qualifier in quals and (quals[u.qualifier], word) in modules)
+                    or (word == symbol and u.kind == "text")
+                ]
         seen = {u.key() for u in uses}
         for key, f in files.items():
             if key in bindings or key == target or language_of(key) in CODE_LANGUAGES or f.data is None:
@@ -318,7 +332,9 @@ class ReferenceFinder:
             for word in {attr for line, module, attr in facts.entry_refs if line in lines}:
                 uses += [u for u in self._occurrences(key, f, word) if u.line in lines and u.key() not in seen]
             if project == "" or key.startswith(project + "/"):
-                uses += [u for u in self._occurrences(key, f, symbol) if u.key() not in seen]
+                # an entry point naming another module's attribute of the same name is not a use
+                other = {line for line, module, attr in facts.entry_refs if (module, attr) not in modules}
+                uses += [u for u in self._occurrences(key, f, symbol) if u.key() not in seen and u.line not in other]
         return _unique(uses), "by-name" if lang not in ("python", "typescript", "tsx", "javascript") else "imports"
 
     def _python_bindings(
@@ -458,7 +474,7 @@ def _project_of(key: str, files: dict[str, _File]) -> str:
 
 def _mtime(path: str) -> int:
     try:
-        return os.stat(path).st_mtime_ns
+        return os.stat(path).st_mtime_ns  # noqa: PTH116 - hot path
     except OSError:
         return -1
 

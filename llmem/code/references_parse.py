@@ -249,13 +249,13 @@ def _treesitter(lang: str, data: bytes) -> Facts:
         if kind in ("import_statement", "export_statement") and lang in ("typescript", "tsx", "javascript"):
             _ts_import(node, facts)
         if cursor.goto_first_child():
-            name = _scope_name(node)
-            scope_names.append(name)
-            if name is not None:
+            scope = _scope_name(node)
+            scope_names.append(scope)
+            if scope is not None:
                 qn = ".".join(n for n in scope_names if n)
                 facts.scopes.append((node.start_point[0] + 1, node.end_point[0] + 1, qn))
             functions += kind in _FUNCTION_NODES
-            imports += kind in _IMPORT_NODES or (kind == "export_statement" and node.child_by_field_name("source"))
+            imports += _opens_import(node)
             path.append((kind, fname, node))
             continue
         while not cursor.goto_next_sibling():
@@ -265,7 +265,14 @@ def _treesitter(lang: str, data: bytes) -> Facts:
             ptype, _pfield, pnode = path.pop()
             scope_names.pop()
             functions -= ptype in _FUNCTION_NODES
-            imports -= ptype in _IMPORT_NODES or (ptype == "export_statement" and pnode.child_by_field_name("source"))
+            imports -= _opens_import(pnode)
+
+
+def _opens_import(node: Any) -> bool:
+    """An import, or a re-export (``export … from``): every identifier inside is an import."""
+    return node.type in _IMPORT_NODES or (
+        node.type == "export_statement" and node.child_by_field_name("source") is not None
+    )
 
 
 def _scope_name(node: Any) -> str | None:
@@ -277,7 +284,9 @@ def _scope_name(node: Any) -> str | None:
     return name.text.decode("utf-8", "replace") if name is not None and name.text else None
 
 
-def _ts_kind(node: Any, fname: str | None, path: list[tuple[str, str | None, Any]], functions: int, imports: int) -> tuple[str, str]:
+def _ts_kind(
+    node: Any, fname: str | None, path: list[tuple[str, str | None, Any]], functions: int, imports: int
+) -> tuple[str, str]:
     if imports:
         return ("import", "")
     parent_type, parent_field = (path[-1][0], path[-1][1]) if path else ("", None)
@@ -343,7 +352,9 @@ def _specifiers(clause: Any, kind: str) -> list[tuple[str, str]]:
 
 # -- manifests and Dockerfiles -------------------------------------------------------------------
 
-_ENTRY_TABLES = re.compile(r"^\[\s*(project\.scripts|project\.gui-scripts|project\.entry-points\.[^\]]+|tool\.poetry\.scripts)\s*\]")
+_ENTRY_TABLES = re.compile(
+    r"^\[\s*(project\.scripts|project\.gui-scripts|project\.entry-points\.[^\]]+|tool\.poetry\.scripts)\s*\]"
+)
 _ENTRY_VALUE = re.compile(r"""=\s*["']([\w.]+)\s*:\s*([\w.]+)""")
 
 
