@@ -164,6 +164,28 @@ def test_an_import_as_alias_is_followed(finder: ReferenceFinder) -> None:
     assert any(r["kind"] == "import" for r in uses)
 
 
+def test_a_module_name_asks_who_imports_that_file(finder: ReferenceFinder) -> None:
+    # the miss: the importer of a module, found by the module's name
+    answer = _everything(finder, "paths", path="llmem/core/paths.py")
+    assert answer["resolution"] == "module"
+    assert answer["definitions"] == [
+        {"path": "llmem/core/paths.py", "line": 1, "column": 1, "kind": "module", "symbol": "llmem.core.paths"}
+    ]
+    importers = {r["path"] for r in answer["results"]}
+    assert {"debrief_calc/calc/service.py", "debrief_calc/state/filenames.py", "llmem/code/artifacts.py"} <= importers
+    assert {r["kind"] for r in answer["results"]} == {"import"}
+    assert all("llmem.core.paths" in r["text"] for r in answer["results"])
+    server = _everything(finder, "server", path="src/git/src/mcp_server_git/server.py")
+    assert [(r["path"], r["text"]) for r in server["results"]] == [
+        ("src/git/src/mcp_server_git/__init__.py", "from .server import serve")
+    ]
+    package = _everything(finder, "mcp_server_git", path="src/git/src/mcp_server_git/__init__.py")
+    assert {(r["path"], r["kind"]) for r in package["results"]} == {
+        ("src/git/pyproject.toml", "entry-point"),
+        ("src/git/src/mcp_server_git/__main__.py", "import"),
+    }
+
+
 def test_typescript_imports_by_relative_specifier(finder: ReferenceFinder, ws: Path) -> None:
     target = "src/filesystem/path-validation.ts"
     answer = _everything(finder, "isPathWithinAllowedDirectories", path=target)
@@ -190,6 +212,8 @@ def test_typescript_reexport_and_namespace_import(tmp_path: Path) -> None:
     assert ("src/filesystem/use.ts", 3, "call", "normalise") in got
     assert ("src/filesystem/use.ts", 4, "call", None) in got
     assert any(p == "src/filesystem/roots-utils.ts" and k == "import" for p, _, k, _ in got)
+    module = _everything(ReferenceFinder(tmp_path), "index", path="src/filesystem/index.ts")
+    assert [(r["path"], r["line"], r["kind"]) for r in module["results"]] == [("src/filesystem/use.ts", 1, "import")]
 
 
 def test_dockerfile_package_json_and_yaml_mentions(finder: ReferenceFinder) -> None:

@@ -9,7 +9,7 @@ a name, an attribute, a type, a parameter, a keyword argument), ``entry-point`` 
 ``pyproject.toml`` script, a ``package.json`` bin/main/exports line, a Dockerfile
 ENTRYPOINT/CMD) or ``text`` (a comment, a string, a file of no parsed language). Definitions
 of the name are answered apart (``definitions``) and are not uses; so every line ``grep -w``
-finds is answered, as a use or a definition.
+finds is answered, as a use or a definition (without ``path``).
 
 With ``path`` (the file that defines the symbol) only the uses of *that* definition are
 answered: those in its own file, and those in files that import it — Python: ``from m import
@@ -18,9 +18,14 @@ re-exports through any module that imports it (``__init__``), ``from m import *`
 and JavaScript: ``import {x [as y]} from './rel'``, ``import * as ns``, ``export {x} from``,
 ``export * from`` for relative specifiers. Text and entry-point mentions count in files under
 the definition's project folder (the nearest folder above it with a manifest); a pyproject
-entry point ``"m:x"`` counts wherever it is when ``m`` resolves to it. Go, Rust and Java are
-not resolved: their uses of the name in files of the same language are answered, and the
-answer says ``resolution: "by-name"``. Shadowing (a local of the same name) is not followed.
+entry point ``"m:x"`` counts wherever it is when ``m`` resolves to it. When ``symbol`` is the
+name the file is imported by (``paths`` for ``llmem/core/paths.py``, the package for an
+``__init__.py``, ``lib`` for ``lib.ts``) and the file defines no such symbol, the question is
+who imports that module (``resolution: "module"``): the import lines of the files that import it
+or anything from it, the uses of a name it is bound to (``import a.mod as m`` then ``m``), and
+pyproject entry points in it; the words of its name elsewhere (a README's "server") are left
+out, and so is its own file. Go, Rust and Java are not resolved: the uses of the name in code
+(not ``text``) in files of the same language are answered, with ``resolution: "by-name"``. Shadowing (a local of the same name) is not followed.
 
 The files' text and facts are cached per process, keyed by (size, mtime_ns) and checked
 against a fresh ``stat`` on every call; the walk is kept while no folder it walked and no
@@ -37,9 +42,10 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from posixpath import dirname, normpath
+from posixpath import basename, dirname, normpath
 from typing import Any
 
 from llmem.code.references_parse import CODE_LANGUAGES, Facts, facts_of, language_of
@@ -57,6 +63,7 @@ _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
 _MANIFESTS = ("pyproject.toml", "package.json", "setup.py", "setup.cfg", "Cargo.toml", "go.mod", "pom.xml")
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _WORD_ENDS = {bytes([c]) for c in _WORD_BYTES}
+_RESOLVED = frozenset({"python", "typescript", "tsx", "javascript"})
 _TS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 
 
@@ -153,11 +160,12 @@ class ReferenceFinder:
         return f.facts
 
     def _occurrences(self, key: str, f: _File, word: str) -> list[_Use]:
-        if f.data is None or word.encode() not in f.data:
-            return []
+        offsets = _word_offsets(f.data, word.encode()) if f.data is not None else []
+        if not offsets:
+            return []  # the file is parsed only when the word stands in it
         facts = self._facts(key, f)
         out: list[_Use] = []
-        for at in _word_offsets(f.data, word.encode()):
+        for at in offsets:
             line, col = f.line_of(at)
             if line in facts.import_lines:
                 kind, qual = "import", ""
@@ -197,7 +205,7 @@ class ReferenceFinder:
             paths = self._paths()
             files = {k: f for k in paths if (f := self._file(k)) is not None}
             definitions = [
-                d for k, f in files.items() if f.data is not None and symbol.encode() in f.data
+                d for k, f in files.items() if f.data is not None and _word_offsets(f.data, symbol.encode())
                 for d in self._definitions(k, f, symbol)
             ]  # fmt: skip
             if path is None:
@@ -206,7 +214,11 @@ class ReferenceFinder:
             else:
                 target = self._target(path, symbol, files, definitions)
                 definitions = [d for d in definitions if d["path"] == target]
-                uses, resolution = self._resolved(target, symbol, files)
+                module = not definitions
+                if module:
+                    name = _module_name(target, set(files)) if language_of(target) == "python" else target
+                    definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
+                uses, resolution = self._resolved(target, symbol, files, module)
         uses = [u for u in uses if u.kind != "definition"]
         uses.sort(key=_Use.key)
         by_kind = dict.fromkeys(KINDS, 0)
@@ -285,24 +297,58 @@ class ReferenceFinder:
                 },
                 next_action="Call find_references without path to see where the name is defined.",
             )
-        if rp.key not in where:
+        if rp.key not in where and symbol not in _stems(rp.key):
             raise InvalidArgument(
                 f"{rp.key!r} does not define {symbol!r}"
                 + (f"; it is defined in {', '.join(where[:5])}" if where else ""),
-                details={"field": "path", "rule": "the file that defines the symbol", "defined_in": where[:20]},
-                next_action=f"Pass one of defined_in as path, or leave path out to get every use of {symbol!r}.",
+                details={
+                    "field": "path",
+                    "rule": "the file that defines the symbol, or a module named as the symbol",
+                    "defined_in": where[:20],
+                },
+                next_action=f"Pass one of defined_in as path, or leave path out to get every use of {symbol!r}; "
+                f"symbol={min(_stems(rp.key))!r} asks who imports that file.",
             )
         return rp.key
 
     # -- resolving one definition -------------------------------------------------------------------
 
-    def _resolved(self, target: str, symbol: str, files: dict[str, _File]) -> tuple[list[_Use], str]:
+    def _resolved(self, target: str, symbol: str, files: dict[str, _File], module: bool) -> tuple[list[_Use], str]:
         lang = language_of(target)
+        # A module's own file does not use it; the words of its name elsewhere are mostly not about it.
+        uses = [] if module else self._occurrences(target, files[target], symbol)
+        if module:
+            found, importers, entry = self._module_uses(target, symbol, files)
+            resolution = "module"
+        else:
+            found, importers, entry = self._symbol_uses(target, symbol, files)
+            resolution = "imports" if lang in _RESOLVED else "by-name"
+        uses += found
+        seen = {u.key() for u in uses}
         project = _project_of(target, files)
-        uses = self._occurrences(target, files[target], symbol)
+        for key, f in files.items():
+            if key in importers or key == target or language_of(key) in CODE_LANGUAGES or f.data is None:
+                continue
+            facts = self._facts(key, f)
+            lines = {line for line, mod, attr in facts.entry_refs if entry(mod, attr)}
+            for word in {attr if not module else symbol for line, _mod, attr in facts.entry_refs if line in lines}:
+                uses += [u for u in self._occurrences(key, f, word) if u.line in lines and u.key() not in seen]
+            if not module and (project == "" or key.startswith(project + "/")):
+                # an entry point naming another module's attribute of the same name is not a use
+                other = {line for line, mod, attr in facts.entry_refs if not entry(mod, attr)}
+                uses += [u for u in self._occurrences(key, f, symbol) if u.key() not in seen and u.line not in other]
+        return _unique(uses), resolution
+
+    def _symbol_uses(
+        self, target: str, symbol: str, files: dict[str, _File]
+    ) -> tuple[list[_Use], set[str], Callable[[str, str], bool]]:
+        """The uses of the symbol defined in ``target`` outside it, the files that import it, and
+        which pyproject entry points (module, attribute) name it."""
+        lang = language_of(target)
+        uses: list[_Use] = []
         if lang == "python":
             bindings, modules = self._python_bindings(target, symbol, files)
-        elif lang in ("typescript", "tsx", "javascript"):
+        elif lang in _RESOLVED:
             bindings, modules = self._ts_bindings(target, symbol, files)
         else:
             for key, f in files.items():
@@ -323,19 +369,56 @@ class ReferenceFinder:
                     or (u.qualifier in quals and (quals[u.qualifier], word) in modules)
                     or (word == symbol and u.kind == "text")
                 ]
-        seen = {u.key() for u in uses}
+        return uses, set(bindings), lambda mod, attr: (mod, attr) in modules
+
+    def _module_uses(
+        self, target: str, symbol: str, files: dict[str, _File]
+    ) -> tuple[list[_Use], set[str], Callable[[str, str], bool]]:
+        """Who imports the module ``target`` (``symbol`` is its name): the import lines, and the
+        uses of the name it is bound to (``import a.mod``, ``from a import mod [as m]``, ``import * as m``)."""
+        keys = set(files)
+        lang = language_of(target)
+        own = _module_name(target, keys) if lang == "python" else target
+        parent = own.rpartition(".")[0]
+        uses: list[_Use] = []
+        importers: set[str] = set()
         for key, f in files.items():
-            if key in bindings or key == target or language_of(key) in CODE_LANGUAGES or f.data is None:
+            if key == target or f.data is None or language_of(key) not in (_RESOLVED if lang != "python" else {lang}):
                 continue
-            facts = self._facts(key, f)
-            lines = {line for line, module, attr in facts.entry_refs if (module, attr) in modules}
-            for word in {attr for line, module, attr in facts.entry_refs if line in lines}:
-                uses += [u for u in self._occurrences(key, f, word) if u.line in lines and u.key() not in seen]
-            if project == "" or key.startswith(project + "/"):
-                # an entry point naming another module's attribute of the same name is not a use
-                other = {line for line, module, attr in facts.entry_refs if (module, attr) not in modules}
-                uses += [u for u in self._occurrences(key, f, symbol) if u.key() not in seen and u.line not in other]
-        return _unique(uses), "by-name" if lang not in ("python", "typescript", "tsx", "javascript") else "imports"
+            if lang == "python" and not _word_offsets(f.data, symbol.encode()):
+                continue  # every way of importing a Python module names it
+            ranges: list[tuple[int, int]] = []
+            locals_: set[str] = set()
+            for imp in self._facts(key, f).imports:
+                span = (imp.line, imp.end_line or imp.line)
+                if lang != "python":
+                    if _ts_resolve(key, imp.module, keys) == target:
+                        ranges.append(span)
+                        locals_ |= {imp.alias} if imp.alias else set()
+                    continue
+                if imp.alias is not None:  # import a.b.mod [as m]
+                    if imp.module == own or imp.module.startswith(own + "."):
+                        ranges.append(span)
+                        if imp.module == own and imp.alias != own:
+                            locals_.add(imp.alias)
+                    continue
+                base = _absolute(imp.module, imp.level, _module_name(key, keys), key)
+                if base == own or base.startswith(own + "."):
+                    ranges.append(span)
+                for name, local in imp.names:
+                    if (f"{base}.{name}" if base else name) == own:
+                        ranges.append(span)
+                        locals_.add(local)
+            if not ranges:
+                continue
+            importers.add(key)
+            for word in locals_ | {symbol}:
+                for u in self._occurrences(key, f, word):
+                    if any(a <= u.line <= b for a, b in ranges):
+                        uses.append(_Use(u.path, u.line, u.column, "import", u.qualifier, u.name))
+                    elif (word in locals_ and u.qualifier == "") or (word == symbol and u.qualifier == parent):
+                        uses.append(u)
+        return uses, importers, lambda mod, attr: mod == own
 
     def _python_bindings(
         self, target: str, symbol: str, files: dict[str, _File]
@@ -431,6 +514,16 @@ def _unique(uses: list[_Use]) -> list[_Use]:
     for u in uses:
         seen.setdefault(u.key(), u)
     return list(seen.values())
+
+
+def _stems(key: str) -> set[str]:
+    """The names a file is imported by: ``a/mod.py`` → ``mod``; ``a/pkg/__init__.py`` → ``pkg``
+    (and ``__init__``); ``x/index.ts`` → ``index`` and ``x``."""
+    name = basename(key)
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    if stem in ("__init__", "index") and dirname(key):
+        return {stem, basename(dirname(key))}
+    return {stem}
 
 
 def _module_name(key: str, keys: set[str]) -> str:

@@ -33,6 +33,7 @@ class Import:
     line: int
     module: str
     level: int = 0
+    end_line: int = 0
     names: list[tuple[str, str]] = field(default_factory=list)
     alias: str | None = None
     star: bool = False
@@ -166,11 +167,14 @@ def _python_node(node: ast.AST, facts: Facts, prefix: str, in_function: bool) ->
         if isinstance(node, ast.ImportFrom):
             names = [(a.name, a.asname or a.name) for a in node.names if a.name != "*"]
             star = any(a.name == "*" for a in node.names)
-            facts.imports.append(Import(node.lineno, node.module or "", node.level, names, star=star))
+            end = node.end_lineno or node.lineno
+            facts.imports.append(Import(node.lineno, node.module or "", node.level, end, names, star=star))
         else:
             for a in node.names:
                 # ``import a.b`` binds ``a`` and is used as ``a.b.x``; ``import a.b as y`` as ``y.x``
-                facts.imports.append(Import(node.lineno, a.name, alias=a.asname or a.name))
+                facts.imports.append(
+                    Import(node.lineno, a.name, 0, node.end_lineno or node.lineno, alias=a.asname or a.name)
+                )
 
 
 # -- tree-sitter ----------------------------------------------------------------------------------
@@ -318,7 +322,7 @@ def _ts_import(node: Any, facts: Facts) -> None:
     source = node.child_by_field_name("source")
     if source is None:
         return
-    imp = Import(node.start_point[0] + 1, _string_value(source))
+    imp = Import(node.start_point[0] + 1, _string_value(source), 0, node.end_point[0] + 1)
     for child in node.named_children:
         if child.type == "import_clause":
             for part in child.named_children:

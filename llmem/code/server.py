@@ -52,8 +52,9 @@ USAGES = (
     "(comments, strings, other files), with an exact total and counts by kind. Every line `grep -w` finds is "
     "there, as a use or among 'definitions'. The answer lists the name's definitions; pass one of their paths "
     "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
-    "JavaScript; Go, Rust and Java by name in files of the same language). kind='call' and the like filter; "
-    "page with cursor=next_cursor."
+    "JavaScript; Go, Rust and Java by name in files of the same language). With symbol set to a module's own "
+    "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. kind='call' and the "
+    "like filter; page with cursor=next_cursor."
 )
 
 Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what is wrong
