@@ -59,6 +59,8 @@ KINDS = ("import", "call", "reference", "entry-point", "text")
 TEXT_CHARS = 200
 DEFINITIONS_SHOWN = 50
 MAX_FILE_BYTES = 1_000_000
+#: Words whose places each file keeps (per process, while the file is unchanged).
+WORDS_KEPT = 64
 _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
 _MANIFESTS = ("pyproject.toml", "package.json", "setup.py", "setup.cfg", "Cargo.toml", "go.mod", "pom.xml")
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -74,6 +76,16 @@ class _File:
     data: bytes | None  # None: binary or unreadable
     facts: Facts | None = None
     line_starts: list[int] | None = None
+    words: dict[str, list[int]] = field(default_factory=dict)
+
+    def offsets(self, word: str) -> list[int]:
+        """Where ``word`` stands as a whole word; remembered for the words last asked about."""
+        found = self.words.get(word)
+        if found is None:
+            if len(self.words) >= WORDS_KEPT:
+                self.words.clear()
+            found = self.words[word] = _word_offsets(self.data, word.encode()) if self.data is not None else []
+        return found
 
     def line_of(self, offset: int) -> tuple[int, int]:
         if self.line_starts is None:
@@ -101,6 +113,10 @@ class _Use:
 
     def key(self) -> tuple[str, int, int]:
         return (self.path, self.line, self.column)
+
+
+#: Per importing file: the local names bound to the symbol, and qualifier → module for ``m.x`` uses.
+_Bindings = dict[str, tuple[set[str], dict[str, str]]]
 
 
 @dataclass
@@ -160,7 +176,7 @@ class ReferenceFinder:
         return f.facts
 
     def _occurrences(self, key: str, f: _File, word: str) -> list[_Use]:
-        offsets = _word_offsets(f.data, word.encode()) if f.data is not None else []
+        offsets = f.offsets(word)
         if not offsets:
             return []  # the file is parsed only when the word stands in it
         facts = self._facts(key, f)
@@ -205,7 +221,7 @@ class ReferenceFinder:
             paths = self._paths()
             files = {k: f for k in paths if (f := self._file(k)) is not None}
             definitions = [
-                d for k, f in files.items() if f.data is not None and _word_offsets(f.data, symbol.encode())
+                d for k, f in files.items() if f.offsets(symbol)
                 for d in self._definitions(k, f, symbol)
             ]  # fmt: skip
             if path is None:
@@ -385,7 +401,7 @@ class ReferenceFinder:
         for key, f in files.items():
             if key == target or f.data is None or language_of(key) not in (_RESOLVED if lang != "python" else {lang}):
                 continue
-            if lang == "python" and not _word_offsets(f.data, symbol.encode()):
+            if lang == "python" and not f.offsets(symbol):
                 continue  # every way of importing a Python module names it
             ranges: list[tuple[int, int]] = []
             locals_: set[str] = set()
@@ -422,78 +438,107 @@ class ReferenceFinder:
 
     def _python_bindings(
         self, target: str, symbol: str, files: dict[str, _File]
-    ) -> tuple[dict[str, tuple[set[str], dict[str, str]]], set[tuple[str, str]]]:
+    ) -> tuple[_Bindings, set[tuple[str, str]]]:
         """Per importing file: the local names bound to the symbol, and the dotted qualifiers that
         denote a module exporting it; and every (module, name) under which it can be imported."""
         keys = set(files)
-        py = [k for k in files if language_of(k) == "python" and files[k].data is not None]
-        module_of = {k: _module_name(k, keys) for k in py}
-        exports: set[tuple[str, str]] = {(module_of[target], symbol)}
-        bindings: dict[str, tuple[set[str], dict[str, str]]] = {}
-        changed = True
-        while changed:
-            changed = False
-            wanted = {n.encode() for _, n in exports} | {m.rsplit(".", 1)[-1].encode() for m, _ in exports}
-            for key in py:
-                f = files[key]
-                assert f.data is not None
-                if key == target or not any(w in f.data for w in wanted):
-                    continue
-                locals_, quals = bindings.get(key, (set(), {}))
-                for imp in self._facts(key, f).imports:
-                    base = _absolute(imp.module, imp.level, module_of[key], key)
-                    if imp.alias is not None:  # import a.b [as y]
-                        quals[imp.alias] = imp.module
-                        continue
-                    for name, local in imp.names:
-                        if (base, name) in exports:
-                            locals_.add(local)
-                        sub = f"{base}.{name}" if base else name
-                        if any(m == sub for m, _ in exports):
-                            quals[local] = sub
-                    if imp.star:
-                        locals_ |= {n for m, n in exports if m == base and not n.startswith("_")}
-                if locals_ or any(q in {m for m, _ in exports} for q in quals.values()):
-                    bindings[key] = (locals_, quals)
-                    new = {(module_of[key], n) for n in locals_} - exports
-                    if new:
-                        exports |= new
-                        changed = True
-        return bindings, exports
+        module_of = {target: _module_name(target, keys)}
 
-    def _ts_bindings(
-        self, target: str, symbol: str, files: dict[str, _File]
-    ) -> tuple[dict[str, tuple[set[str], dict[str, str]]], set[tuple[str, str]]]:
+        def read(key: str, f: _File) -> list[tuple[Any, str]]:
+            module_of[key] = own = _module_name(key, keys)
+            return [(imp, _absolute(imp.module, imp.level, own, key)) for imp in self._facts(key, f).imports]
+
+        def bind(
+            key: str, imports: list[tuple[Any, str]], exports: dict[str, set[str]]
+        ) -> tuple[set[str], dict[str, str]]:
+            locals_: set[str] = set()
+            quals: dict[str, str] = {}
+            for imp, base in imports:
+                if imp.alias is not None:  # import a.b [as y]: used as a.b.x or y.x
+                    if imp.module in exports:
+                        quals[imp.alias] = imp.module
+                    continue
+                names = exports.get(base, set())
+                for name, local in imp.names:
+                    if name in names:
+                        locals_.add(local)
+                    sub = f"{base}.{name}" if base else name
+                    if sub in exports:  # from a import mod: used as mod.x
+                        quals[local] = sub
+                if imp.star:
+                    locals_ |= {n for n in names if not n.startswith("_")}
+            return locals_, quals
+
+        return self._fixpoint(target, symbol, files, "python", read, bind, module_of)
+
+    def _ts_bindings(self, target: str, symbol: str, files: dict[str, _File]) -> tuple[_Bindings, set[tuple[str, str]]]:
         keys = set(files)
-        ts = [k for k in files if language_of(k) in ("typescript", "tsx", "javascript") and files[k].data is not None]
-        exports: set[tuple[str, str]] = {(target, symbol)}
-        bindings: dict[str, tuple[set[str], dict[str, str]]] = {}
+        module_of = {target: target}
+
+        def read(key: str, f: _File) -> list[tuple[Any, str]]:
+            module_of[key] = key
+            out = []
+            for imp in self._facts(key, f).imports:
+                source = _ts_resolve(key, imp.module, keys)
+                if source is not None:
+                    out.append((imp, source))
+            return out
+
+        def bind(
+            key: str, imports: list[tuple[Any, str]], exports: dict[str, set[str]]
+        ) -> tuple[set[str], dict[str, str]]:
+            locals_: set[str] = set()
+            quals: dict[str, str] = {}
+            for imp, source in imports:
+                names = exports.get(source, set())
+                locals_ |= {local for name, local in imp.names if name in names}
+                if imp.alias is not None and names:
+                    quals[imp.alias] = source  # import * as ns: used as ns.x
+                if imp.star:
+                    locals_ |= names
+            return locals_, quals
+
+        return self._fixpoint(target, symbol, files, "ts", read, bind, module_of)
+
+    def _fixpoint(
+        self,
+        target: str,
+        symbol: str,
+        files: dict[str, _File],
+        family: str,
+        read: Callable[[str, _File], list[tuple[Any, str]]],
+        bind: Callable[[str, list[tuple[Any, str]], dict[str, set[str]]], tuple[set[str], dict[str, str]]],
+        module_of: dict[str, str],
+    ) -> tuple[_Bindings, set[tuple[str, str]]]:
+        """Follow imports until nothing new is bound: each file that binds the symbol (under any
+        name) exports it in turn. Only files where one of those names stands as a word are read
+        (and TypeScript files that re-export everything, ``export *``)."""
+        langs = {"python"} if family == "python" else {"typescript", "tsx", "javascript"}
+        exports: dict[str, set[str]] = {module_of[target]: {symbol}}
+        candidates: dict[str, list[tuple[Any, str]]] = {}
+        bindings: _Bindings = {}
+        words: set[str] = {symbol}
+        looked: set[str] = set()
         changed = True
         while changed:
             changed = False
-            for key in ts:
-                if key == target:
-                    continue
-                locals_, quals = bindings.get(key, (set(), {}))
-                f = files[key]
-                for imp in self._facts(key, f).imports:
-                    source = _ts_resolve(key, imp.module, keys)
-                    if source is None:
+            for word in words - looked:
+                for key, f in files.items():
+                    if key in candidates or key == target or f.data is None or language_of(key) not in langs:
                         continue
-                    for name, local in imp.names:
-                        if (source, name) in exports:
-                            locals_.add(local)
-                    if imp.alias is not None and any(m == source for m, _ in exports):
-                        quals[imp.alias] = source
-                    if imp.star:
-                        locals_ |= {n for m, n in exports if m == source}
-                if locals_ or quals:
-                    bindings[key] = (locals_, quals)
-                    new = {(key, n) for n in locals_} - exports
-                    if new:
-                        exports |= new
-                        changed = True
-        return bindings, exports
+                    if f.offsets(word) or (family == "ts" and b"export *" in f.data):
+                        candidates[key] = read(key, f)
+            looked |= words
+            for key, imports in candidates.items():
+                locals_, quals = bind(key, imports, exports)
+                if not (locals_ or quals):
+                    continue
+                bindings[key] = (locals_, quals)
+                if locals_ - exports.get(module_of[key], set()) or locals_ - words:
+                    exports.setdefault(module_of[key], set()).update(locals_)
+                    words |= locals_
+                    changed = True
+        return bindings, {(m, n) for m, names in exports.items() for n in names}
 
 
 def _word_offsets(data: bytes, word: bytes) -> list[int]:

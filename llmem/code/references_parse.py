@@ -13,6 +13,7 @@ parser does not see as an identifier (a comment, a string, a file of no known la
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ class Facts:
         return best
 
 
+@functools.lru_cache(maxsize=65_536)
 def language_of(path: str) -> str:
     from llmem.code.outline import detect_language
 
