@@ -338,3 +338,22 @@ async def test_find_references_bad_input_through_the_server(client: Client) -> N
     assert err and out["error"]["details"]["field"] == "symbol"
     err, out = await call(client, "find_references", symbol="serve", limit=0)
     assert err and "limit" in out["error"]["message"]
+
+
+def test_go_is_answered_by_name_and_unreadable_files_are_said(tmp_path: Path) -> None:
+    (tmp_path / "server.go").write_text(
+        'package main\n\nimport "fmt"\n\ntype Server struct{ name string }\n\n'
+        "func (s *Server) Serve() { fmt.Println(s.name) }\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "main.go").write_text(
+        "package main\n\n// Serve is called once\nfunc main() {\n\ts := &Server{}\n\ts.Serve()\n}\n", encoding="utf-8"
+    )
+    (tmp_path / "notes.txt").write_bytes(b"Serve\0binary")
+    answer = ReferenceFinder(tmp_path).find("Serve", path="server.go")
+    assert answer["resolution"] == "by-name"
+    assert [(r["path"], r["line"], r["kind"], r["in"]) for r in answer["results"]] == [("main.go", 6, "call", "main")]
+    assert answer["definitions"][0]["symbol"] == "Serve" and answer["definitions"][0]["line"] == 7
+    assert answer["not_searched"]["count"] == 1 and answer["not_searched"]["paths"] == ["notes.txt"]
+    every = ReferenceFinder(tmp_path).find("main")
+    assert {(r["path"], r["line"], r["kind"]) for r in every["results"]} >= {("main.go", 1, "reference")}

@@ -254,6 +254,8 @@ def _treesitter(lang: str, data: bytes) -> Facts:
                 )
         if kind in ("import_statement", "export_statement") and lang in ("typescript", "tsx", "javascript"):
             _ts_import(node, facts)
+        if _opens_import(node):  # every word of an import, the module's string too, is an import
+            facts.import_lines.update(range(node.start_point[0] + 1, node.end_point[0] + 2))
         if cursor.goto_first_child():
             scope = _scope_name(node)
             scope_names.append(scope)
@@ -299,7 +301,7 @@ def _ts_kind(
     if fname == "name" and parent_type in _DEF_NODES:
         local = parent_type in {"variable_declarator", "var_spec", "const_spec"} and functions
         return ("reference" if local else "definition", "")
-    if _CALL_NODES.get(parent_type) == fname:
+    if fname is not None and _CALL_NODES.get(parent_type) == fname:
         qualifier = ""
         if parent_type == "method_invocation":
             obj = path[-1][2].child_by_field_name("object")
@@ -310,7 +312,7 @@ def _ts_kind(
         obj = path[-1][2].child_by_field_name(member[1])
         qualifier = obj.text.decode("utf-8", "replace")[:200] if obj is not None and obj.text else "?"
         grand_type = path[-2][0] if len(path) > 1 else ""
-        is_call = _CALL_NODES.get(grand_type) == parent_field
+        is_call = parent_field is not None and _CALL_NODES.get(grand_type) == parent_field
         return ("call" if is_call else "reference", qualifier)
     return ("reference", "")
 
