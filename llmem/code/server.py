@@ -187,7 +187,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         symbol: Annotated[str, Field(max_length=200)],
         path: Path_ | None = None,
         kind: Annotated[str | None, Field(max_length=40)] = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        limit: Annotated[int, Field(ge=1)] = 50,  # a page also ends where the answer cap would be passed
         cursor: Annotated[str | None, Field(max_length=4096)] = None,
     ) -> Envelope:
         data = svc().references(symbol, path, kind, limit, cursor)
@@ -245,8 +245,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         find_references,
         name="find_references",
-        description="Who uses a symbol: imports, calls, references, entry points, text, with line and "
-        "enclosing symbol; path=the defining file.",
+        description="Who uses a symbol: imports, calls, references, mentions, with line and enclosing scope; "
+        "path=its file.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
