@@ -134,7 +134,7 @@ def _grep_time(root: Path, name: str) -> float:
 def _tree(section: Section, label: str, root: Path, names: list[str], quick: bool) -> None:
     finder = ReferenceFinder(root)
     finder.find(names[0])
-    code = [k for k in finder._paths() if language_of(k) in CODE_LANGUAGES]
+    code = [k for k in finder.src.paths() if language_of(k) in CODE_LANGUAGES]
     grep_total = found_total = code_total = 0
     misses: list[str] = []
     for name in names:
@@ -160,7 +160,7 @@ def _tree(section: Section, label: str, root: Path, names: list[str], quick: boo
     section.target(f"recall ≥ 0.95 ({label})", overall >= 0.95, f"{overall:.3f}")
     if misses:
         section.notes.append(f"missed ({label}): " + "; ".join(misses[:12]))
-    files = len(finder._paths())
+    files = len(finder.src.paths())
     grep_t = [_grep_time(root, names[n % len(names)]) for n in range(WARM_RUNS)]
     grep_p50, _ = harness.percentiles(grep_t)
 
