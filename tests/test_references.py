@@ -91,6 +91,8 @@ def test_uses_are_classified_by_the_parser(finder: ReferenceFinder) -> None:
     assert calls and all("resolve_in_workspace(" in r["text"] for r in calls)
     resolve = next(r for r in calls if r["path"] == "llmem/code/artifacts.py")
     assert resolve["in"] == "Llmem.resolve" and resolve["column"] == resolve["text"].index("resolve_in_workspace") + 9
+    kinds = [r["kind"] == "text" for r in answer["results"]]
+    assert kinds == sorted(kinds), "uses in code come first, text mentions after"
     docstring = [r for r in answer["results"] if r["path"] == "llmem/core/paths.py" and r["kind"] == "text"]
     assert docstring, "a mention in a docstring or comment is answered as text"
     assert all(by[(r["path"], r["line"])]["kind"] in {"import", "call", "reference", "text"} for r in answer["results"])

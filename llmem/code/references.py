@@ -124,7 +124,7 @@ class ReferenceFinder:
                 definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
             uses, resolution = self._resolved(target, symbol, files, module)
         uses = [u for u in uses if u.kind != "definition"]
-        uses.sort(key=Use.key)
+        uses.sort(key=Use.order)
         by_kind = dict.fromkeys(KINDS, 0)
         for u in uses:
             by_kind[u.kind] += 1
@@ -181,7 +181,7 @@ class ReferenceFinder:
             pos += 1
         out["count"] = len(results)
         out["results"] = results
-        out["next_cursor"] = _encode_cursor(tag, chosen[pos - 1].key()) if pos < len(chosen) and results else None
+        out["next_cursor"] = _encode_cursor(tag, chosen[pos - 1].order()) if pos < len(chosen) and results else None
         return out
 
     def _definitions(self, key: str, f: SourceFile, symbol: str) -> list[dict[str, Any]]:
@@ -224,7 +224,7 @@ class ReferenceFinder:
                     "defined_in": where[:20],
                 },
                 next_action=f"Pass one of defined_in as path, or leave path out to get every use of {symbol!r}; "
-                f"symbol={min(stems(rp.key))!r} asks who imports that file.",
+                f"symbol={stems(rp.key)[0]!r} asks who imports that file.",
             )
         return rp.key
 
@@ -349,7 +349,7 @@ def _tag(symbol: str, path: str | None, kind: str | None) -> str:
     return hashlib.blake2b(f"{symbol}\0{path}\0{kind}".encode(), digest_size=6).hexdigest()
 
 
-def _encode_cursor(tag: str, after: tuple[str, int, int]) -> str:
+def _encode_cursor(tag: str, after: tuple[bool, str, int, int]) -> str:
     raw = json.dumps({"q": tag, "after": list(after)})
     return base64.urlsafe_b64encode(raw.encode()).decode()
 
@@ -359,16 +359,17 @@ def _decode_cursor(cursor: str, tag: str, uses: list[Use]) -> int:
     shifts nothing before it (the cursor names a place, not a count)."""
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        after = (str(value["after"][0]), int(value["after"][1]), int(value["after"][2]))
+        text, where, line, column = value["after"]
+        after = (bool(text), str(where), int(line), int(column))
         ok = value["q"] == tag
-    except (ValueError, KeyError, TypeError, IndexError):
+    except (ValueError, KeyError, TypeError):
         ok = False
     if not ok:
         raise InvalidArgument(
             "cursor is not one this question issued; pass next_cursor unchanged with the same symbol, path and kind",
             details={"field": "cursor", "rule": "opaque cursor of the same question"},
         )
-    return bisect.bisect_right([u.key() for u in uses], after)
+    return bisect.bisect_right([u.order() for u in uses], after)
 
 
 _FINDERS: dict[str, ReferenceFinder] = {}

@@ -73,6 +73,10 @@ class Use:
     def key(self) -> tuple[str, int, int]:
         return (self.path, self.line, self.column)
 
+    def order(self) -> tuple[bool, str, int, int]:
+        """Where it stands in an answer: uses in code first, ``text`` mentions after, then by place."""
+        return (self.kind == "text", self.path, self.line, self.column)
+
 
 @dataclass
 class _Walk:

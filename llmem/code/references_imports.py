@@ -142,14 +142,14 @@ def _fixpoint(
     return bindings, {(m, n) for m, names in exports.items() for n in names}
 
 
-def stems(key: str) -> set[str]:
-    """The names a file is imported by: ``a/mod.py`` → ``mod``; ``a/pkg/__init__.py`` → ``pkg``
-    (and ``__init__``); ``x/index.ts`` → ``index`` and ``x``."""
+def stems(key: str) -> list[str]:
+    """The names a file is imported by, the usual first: ``a/mod.py`` → ``mod``;
+    ``a/pkg/__init__.py`` → ``pkg``, ``__init__``; ``x/index.ts`` → ``x``, ``index``."""
     name = basename(key)
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     if stem in ("__init__", "index") and dirname(key):
-        return {stem, basename(dirname(key))}
-    return {stem}
+        return [basename(dirname(key)), stem]
+    return [stem]
 
 
 def module_name(key: str, keys: set[str]) -> str:
