@@ -9,7 +9,10 @@ a name, an attribute, a type, a parameter, a keyword argument), ``entry-point`` 
 ``pyproject.toml`` script, a ``package.json`` bin/main/exports line, a Dockerfile
 ENTRYPOINT/CMD) or ``text`` (a comment, a string, a file of no parsed language). Definitions
 of the name are answered apart (``definitions``) and are not uses; so every line ``grep -w``
-finds is answered, as a use or a definition (without ``path``).
+finds is answered, as a use or a definition (without ``path``). One entry per occurrence:
+``path``, ``line``, ``column`` (1-based, counted in bytes of UTF-8), ``kind``, ``in`` (the
+innermost function or class around it, by its qualified name) and the line's text, trimmed;
+uses in code come before ``text`` mentions, then by place.
 
 With ``path`` (the file that defines the symbol) only the uses of *that* definition are
 answered: those in its own file, and those in files that import it — Python: ``from m import
