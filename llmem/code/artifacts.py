@@ -393,6 +393,16 @@ class Llmem:
         found = self.searcher().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300)
         return {"directory": rp.key, **found}
 
+    # -- references --------------------------------------------------------------------------
+
+    def references(
+        self, symbol: str, path: str | None, kind: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        """Every use of ``symbol`` in the workspace (of the definition in ``path`` when given)."""
+        from llmem.code.references import finder_for
+
+        return finder_for(self.ws).find(symbol, path, kind, limit, cursor, self.limits.answer_chars - 300)
+
     # -- store status ----------------------------------------------------------------------
 
     def store_status(self, directory: str = ".") -> dict[str, Any]:
