@@ -395,11 +395,18 @@ def test_typescript() -> None:
     ]
     assert _flat(outline) == [
         ("constant", "MAX_RETRIES", 10, 10),
+        ("variable", "cacheTtlMs", 11, 11),
         ("constant", "defaults", 12, 12),
         ("interface", "User", 17, 21),
+        ("field", "User.id", 18, 18),
+        ("field", "User.name", 19, 19),
+        ("method", "User.greet", 20, 20),
         ("type", "UserId", 23, 23),
         ("enum", "Status", 26, 29),
+        ("enum_member", "Status.Active", 27, 27),
+        ("enum_member", "Status.Banned", 28, 28),
         ("class", "UserService", 32, 58),
+        ("field", "UserService.cache", 33, 33),
         ("method", "UserService.constructor", 35, 38),
         ("method", "UserService.get", 42, 45),
         ("method", "UserService.load", 47, 49),
