@@ -642,7 +642,7 @@ class _Extractor:
                     )
                 )
                 continue
-            sig = keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte)
+            sig = one_line(keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte))
             symbol = self.src.symbol(
                 kind, name, prefix, sig, declarator.start_point.row, node=declarator, member=member
             )
