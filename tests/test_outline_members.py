@@ -667,3 +667,12 @@ def test_new_kinds_are_searchable_and_readable_as_source(tmp_path: Path) -> None
     assert 'STATUS = "git_status"' in str(source)
     variable = llmem.get("src/lib.ts", "source", 0, None, "allowedDirectories")
     assert "let allowedDirectories: string[] = [];" in str(variable)
+
+
+def test_a_plain_name_keeps_naming_the_method_it_named_before_fields_were_outlined(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "m.py").write_text("class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    run: int = 0\n")
+    llmem = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+    assert "def run(self):" in str(llmem.get("m.py", "source", 0, None, "run"))
+    assert "run: int = 0" in str(llmem.get("m.py", "source", 0, None, "B.run"))
