@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -45,7 +46,10 @@ CTAGS_KINDS = {
 }
 #: Data members (outlined since the third round): variables, constants, fields, properties,
 #: enum members. JavaScript's ``property`` is left out: ctags gives it to every key of an object
-#: literal, which an outline does not expand (a huge literal is one symbol).
+#: literal, which an outline does not expand (a huge literal is one symbol). In TypeScript and
+#: JavaScript only members of a class/interface/enum and module-level ``const``/``let``/``var``
+#: count (see :func:`_declared`): ctags also tags the locals of functions and callbacks (an
+#: outline lists no locals) and, a quirk, names inside array literals.
 CTAGS_DATA_KINDS = {
     "Python": {"variable"},
     "JavaScript": {"variable", "constant", "field"},
@@ -110,13 +114,14 @@ def _found(ours: set[tuple[str, int]], name: str, line: int) -> bool:
 def _ctags(files: list[Path], exe: str, table: dict[str, set[str]] = CTAGS_KINDS) -> dict[Path, list[tuple[str, int]]]:
     listing = "\n".join(str(p) for p in files)
     out = subprocess.run(
-        [exe, "--output-format=json", "--fields=+nKl", "-L", "-", "-f", "-"],
+        [exe, "--output-format=json", "--fields=+nKlZ", "-L", "-", "-f", "-"],
         input=listing,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     found: dict[Path, list[tuple[str, int]]] = {}
+    lines: dict[str, list[str]] = {}
     for line in out.splitlines():
         try:
             tag = json.loads(line)
@@ -127,8 +132,25 @@ def _ctags(files: list[Path], exe: str, table: dict[str, set[str]] = CTAGS_KINDS
         kinds = table.get(tag.get("language", ""), set())
         name = str(tag.get("name") or "")
         if tag.get("kind") in kinds and name and not name.startswith("AnonymousFunction") and "line" in tag:
+            if table is CTAGS_DATA_KINDS and tag.get("language") in ("TypeScript", "JavaScript"):
+                text = lines.get(tag["path"])
+                if text is None:
+                    text = lines[tag["path"]] = Path(tag["path"]).read_text(errors="replace").splitlines()
+                if not _declared(tag, text):
+                    continue
             found.setdefault(Path(tag["path"]), []).append((tag["name"], int(tag["line"])))
     return found
+
+
+def _declared(tag: dict[str, Any], text: list[str]) -> bool:
+    """A TS/JS data tag that is a member of a class, interface or enum, or a module-level declaration."""
+    if tag.get("scopeKind") in ("class", "interface", "enum"):
+        return True
+    line = int(tag["line"])
+    return line <= len(text) and bool(_TOP_DECLARATION.match(text[line - 1]))
+
+
+_TOP_DECLARATION = re.compile(r"(?:export\s+)?(?:declare\s+)?(?:const|let|var)\s")
 
 
 def _patterns(path: Path) -> list[tuple[str, int]]:

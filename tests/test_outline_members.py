@@ -472,6 +472,11 @@ class Walker {
   #seen = new Set<string>();
   private readonly opts: Options;
   run = () => this.opts;
+
+  constructor(
+    @Inject("ROOT") private readonly root: string,
+    plain: number,
+  ) {}
 }
 
 export let current: Walker | null = null;
@@ -495,12 +500,14 @@ def test_typescript_members_and_module_variables() -> None:
         ("field", "Walker.#seen", 16, 16),
         ("field", "Walker.opts", 17, 17),
         ("method", "Walker.run", 18, 18),
-        ("variable", "current", 21, 21),
-        ("variable", "legacy", 22, 22),
-        ("variable", "other", 22, 22),
-        ("variable", "cache", 23, 23),
-        ("function", "f", 24, 24),  # a function value stays a function, not also a variable
-        ("constant", "DEFAULTS", 25, 25),
+        ("method", "Walker.constructor", 20, 23),
+        ("field", "Walker.root", 21, 21),  # a parameter property; ``plain`` is only a parameter
+        ("variable", "current", 26, 26),
+        ("variable", "legacy", 27, 27),
+        ("variable", "other", 27, 27),
+        ("variable", "cache", 28, 28),
+        ("function", "f", 29, 29),  # a function value stays a function, not also a variable
+        ("constant", "DEFAULTS", 30, 30),
     ]
     symbols = _by_name(outline)
     assert symbols["Level.Mid"].doc == "The middle."
@@ -509,6 +516,7 @@ def test_typescript_members_and_module_variables() -> None:
     assert symbols["Walker.opts"].signature == "private readonly opts: Options"
     assert symbols["current"].signature == "let current: Walker | null = null"
     assert symbols["other"].signature == "var other"
+    assert symbols["Walker.root"].signature == "private readonly root: string"
 
 
 def test_javascript_class_fields_and_variables() -> None:

@@ -408,6 +408,8 @@ def test_typescript() -> None:
         ("class", "UserService", 32, 58),
         ("field", "UserService.cache", 33, 33),
         ("method", "UserService.constructor", 35, 38),
+        ("field", "UserService.http", 36, 36),
+        ("field", "UserService.baseUrl", 37, 37),
         ("method", "UserService.get", 42, 45),
         ("method", "UserService.load", 47, 49),
         ("method", "UserService.onChange", 51, 53),

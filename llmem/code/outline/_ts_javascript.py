@@ -558,6 +558,8 @@ class _Extractor:
             if inner:
                 member = Member(node, member.doc, member.decorators + inner)
             out.append(self.function(member, node, prefix, "method"))
+            if out[-1].name == "constructor":
+                self.parameter_properties(node, prefix, out)
         elif t in _FIELDS:
             value = node.child_by_field_name("value")
             name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -582,6 +584,25 @@ class _Extractor:
         elif t == "ERROR":
             for child in members(node.children, self.src, _COMMENTS, _DECORATORS):
                 self.class_member(child, prefix, out)
+
+    def parameter_properties(self, constructor: Node, prefix: str, out: list[Symbol]) -> None:
+        """``constructor(private readonly http: HttpClient)``: a parameter with a modifier is a
+        property of the class too (``field``), declared on the parameter's line."""
+        params = constructor.child_by_field_name("parameters")
+        if params is None:
+            return
+        for param in params.named_children:
+            if param.type not in ("required_parameter", "optional_parameter"):
+                continue
+            if not any(c.type in ("accessibility_modifier", "readonly") for c in param.children):
+                continue
+            name_node = param.child_by_field_name("pattern")
+            if name_node is None or name_node.type != "identifier":
+                continue
+            start = next((c for c in param.children if c.type != "decorator"), param)
+            sig = self.src.span(start.start_byte, param.end_byte)
+            name = self.src.text(name_node)
+            out.append(self.src.symbol("field", name, prefix, sig, start.start_point.row, node=param))
 
     def variables(
         self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool, functions_only: bool = False
