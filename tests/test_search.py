@@ -122,9 +122,7 @@ def test_a_change_another_process_made_is_seen_by_the_next_search(llmem: Llmem) 
         ("llmem/brand_new.py", "quokka_counter", "exact-name")
     ]
     assert not [
-        h
-        for h in llmem.search("walk_workspace", None, ".", 5, None)["results"]
-        if h["path"] == "llmem/code/walk.py"
+        h for h in llmem.search("walk_workspace", None, ".", 5, None)["results"] if h["path"] == "llmem/code/walk.py"
     ]
 
 
@@ -132,9 +130,7 @@ def test_an_artifact_removed_behind_the_journal_is_never_answered(llmem: Llmem) 
     assert llmem.search("walk_workspace", None, ".", 5, None)["total"] >= 1
     shutil.rmtree(llmem.store.artifact_file("llmem", "llmem/code/walk.py", "outline").parent)
     assert not [
-        h
-        for h in llmem.search("walk_workspace", None, ".", 5, None)["results"]
-        if h["path"] == "llmem/code/walk.py"
+        h for h in llmem.search("walk_workspace", None, ".", 5, None)["results"] if h["path"] == "llmem/code/walk.py"
     ]
 
 
