@@ -254,10 +254,13 @@ async def test_the_sandbox_proxy_is_another_origin_that_cannot_drive_the_host(ho
         assert served.status_code == 200 and "sandbox.js" in served.text
         policy = served.headers["content-security-policy"]
         assert policy.startswith(view_csp(declared) + "; frame-ancestors ")
-        assert page_origin in policy.split("frame-ancestors ")[1].split()
+        assert policy.endswith(f"; frame-ancestors {page_origin}")
         assert (await http.get(f"{proxy}/sandbox.js")).status_code == 200
         assert (await http.get(f"{proxy}/")).status_code == 404  # the page is not served there
-        assert (await http.get(f"{proxy}/sandbox.html", params={"csp": "{not json"})).status_code == 400
+        bad = await http.get(f"{proxy}/sandbox.html", params={"host": page_origin, "csp": "{not json"})
+        assert bad.status_code == 400
+        framed_elsewhere = await http.get(f"{proxy}/sandbox.html", params={"host": "http://evil.example"})
+        assert framed_elsewhere.status_code == 403 and "origin of this host's chat page" in framed_elsewhere.text
         rebinding = await http.get(f"{proxy}/sandbox.html", headers={"Host": "evil.example"})
         assert rebinding.status_code == 403
     with pytest.raises(InvalidStatus) as foreign:  # the proxy's origin may not drive the chat

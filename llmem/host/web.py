@@ -165,6 +165,12 @@ def _origins(names: set[str], port: int) -> list[str]:
     return sorted(f"http://{f'[{n}]' if ':' in n else n}:{port}" for n in names)
 
 
+def _csp_source(origin: str) -> str:
+    """An origin as a CSP source: CSP has no IPv6 literals, so ``[::1]`` becomes any host on that port."""
+    parts = urlsplit(origin)
+    return f"{parts.scheme}://*:{parts.port}" if parts.hostname and ":" in parts.hostname else origin
+
+
 async def _view_request(coordinator: Coordinator, payload: dict[str, Any]) -> dict[str, Any]:
     """A view's ``tools/call`` or ``resources/read`` (the page says which server the view belongs
     to): its JSON-RPC ``result`` or ``error``. Only the view's own server is asked; a tool must
@@ -222,14 +228,21 @@ def build_apps_app(settings: WebSettings) -> Starlette:
         if local and _host_name(request.headers.get("host", "")) not in names:
             return PlainTextResponse("this host answers only to its own name (Host header refused)", status_code=403)
         name, media = _SANDBOX_FILES[request.url.path]
-        pages = " ".join([*_origins(names, settings.port), *(o.rstrip("/") for o in settings.allowed_origins)])
         policy = "default-src 'none'; frame-ancestors 'none'"
         if name == "sandbox.html":
+            pages = {*_origins(names, settings.port), *(o.rstrip("/").lower() for o in settings.allowed_origins)}
+            page_origin = request.query_params.get("host", "").lower()
+            if page_origin not in pages:
+                return PlainTextResponse(
+                    "host must be the origin of this host's chat page (the only page that may embed a view)",
+                    status_code=403,
+                )
             try:
                 declared = json.loads(request.query_params.get("csp") or "{}")
             except ValueError:
                 return PlainTextResponse("csp must be the view's _meta.ui.csp as JSON", status_code=400)
-            policy = f"{view_csp(declared if isinstance(declared, dict) else {})}; frame-ancestors {pages}"
+            declared = declared if isinstance(declared, dict) else {}
+            policy = f"{view_csp(declared)}; frame-ancestors {_csp_source(page_origin)}"
             log.info("sandbox proxy serves a view under the CSP: %s", policy)
         headers = {**_HEADERS, "Content-Security-Policy": policy}
         return Response((files / name).read_bytes(), media_type=media, headers=headers)
@@ -274,9 +287,9 @@ def build_app(
             return PlainTextResponse(why, status_code=401 if token and "token" in why else 403)
         name, media = _PAGE_FILES[request.url.path]
         headers = dict(_HEADERS)
-        if settings.apps_port:
-            frames = " ".join(_origins(names, settings.apps_port))
-            headers["Content-Security-Policy"] = f"{_PAGE_CSP}; frame-src {frames}"
+        if settings.apps_port:  # the proxy: this page's host name, the proxy's port
+            proxy = f"http://{request.headers.get('host', '').rsplit(':', 1)[0]}:{settings.apps_port}"
+            headers["Content-Security-Policy"] = f"{_PAGE_CSP}; frame-src {_csp_source(proxy)}"
         response = Response((page / name).read_bytes(), media_type=media, headers=headers)
         if token is not None and request.query_params.get("token"):
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")

@@ -22,6 +22,7 @@
     pending: new Map(), // request id -> {resolve}
     html: new Map(), // server + uri -> Promise of {html, csp, prefersBorder}
     next: 1,
+    teardowns: [], // {uri, answered}: the views that went, and whether they answered ui/resource-teardown
   };
   const dark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
 
@@ -220,14 +221,26 @@
   // -- going away: ui/resource-teardown, answered (or given up on) before the frame is removed
 
   function teardown(view, reason) {
-    apps.views.delete(view);
-    if (!view.ready) return Promise.resolve();
+    if (view.closing) return view.closing;
+    if (!view.ready) {
+      apps.views.delete(view);
+      return Promise.resolve();
+    }
     const id = `t${view.next++}`;
-    return new Promise((resolve) => {
-      const done = setTimeout(() => { view.pending.delete(id); resolve(); }, TEARDOWN_WAIT_MS);
-      view.pending.set(id, () => { clearTimeout(done); resolve(); });
+    view.closing = new Promise((resolve) => {
+      const done = setTimeout(() => {
+        view.pending.delete(id);
+        apps.teardowns.push({ uri: view.app.uri, answered: false });
+        resolve();
+      }, TEARDOWN_WAIT_MS);
+      view.pending.set(id, () => {
+        clearTimeout(done);
+        apps.teardowns.push({ uri: view.app.uri, answered: true });
+        resolve();
+      });
       post(view, { id, method: "ui/resource-teardown", params: { reason } });
-    });
+    }).then(() => apps.views.delete(view)); // its answer still comes through the message listener
+    return view.closing;
   }
 
   // Before the conversation is cleared: the views move (alive, where the browser can move a frame
@@ -250,5 +263,5 @@
     apps.pending.clear();
   }
 
-  window.llmemApps = { configure, show, onFrame, teardownAll, views: apps.views };
+  window.llmemApps = { configure, show, onFrame, teardownAll, views: apps.views, teardowns: apps.teardowns };
 })();
