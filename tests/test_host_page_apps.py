@@ -11,7 +11,6 @@ With ``LLMEM_SCREENSHOTS=<folder>`` the test saves what it saw.
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_page import browser, shot  # noqa: F401 - the module's browser fixture
 from tests.test_host_web import since_question
+from tests.test_plot_view import _time_in_file
 
 pytestmark = pytest.mark.slow
 
@@ -52,14 +52,6 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
         with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
             process.workspace = ws  # type: ignore[attr-defined]
             yield process
-
-
-def _time_in_file(path: Path) -> str | None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for f in data["features"]:
-        if f.get("id") == "debrief-time-metadata":
-            return str(f["properties"].get("current"))
-    return None
 
 
 def _view(page: Any, index: int = 0) -> Any:
