@@ -222,6 +222,14 @@ async def test_a_tool_result_brings_its_view_and_the_view_reaches_only_its_serve
         assert "may call only that server's tools" in elsewhere["error"]["message"]
         odd = await ask({"id": 4, "server": "debrief-state", "method": "prompts/get", "params": {}})
         assert odd["error"]["code"] == -32601 and "tools/call or resources/read" in odd["error"]["message"]
+        nameless = await ask({"id": 6, "server": "debrief-state", "method": "tools/call", "params": {"arguments": []}})
+        assert nameless["error"]["code"] == INVALID_PARAMS and "params.name (a string)" in nameless["error"]["message"]
+        nowhere = await ask({"id": 7, "server": "debrief-state", "method": "resources/read", "params": {}})
+        assert "params.uri" in nowhere["error"]["message"]
+        unknown = await ask(
+            {"id": 8, "server": "debrief-state", "method": "resources/read", "params": {"uri": "ui://x"}}
+        )
+        assert "could not read ui://x" in unknown["error"]["message"]
         nobody = await ask({"id": 5, "server": "nobody", "method": "tools/call", "params": {"name": "x"}})
         assert "payload.server must name a running server" in nobody["error"]["message"]
 

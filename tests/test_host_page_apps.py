@@ -127,6 +127,27 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:  # 
     moved = _until(lambda: (t := _time_in_file(ws / PLOT)) != before and t, "the slider set the plot's time")
     assert moved > str(before)
 
+    # the view reaches nothing by itself: not the host's socket, not its page, not the outside
+    blocked = view.evaluate(
+        """async (urls) => {
+             const out = [];
+             for (const url of urls) {
+               try { await fetch(url); out.push('fetched ' + url); } catch (_) { out.push('blocked'); }
+             }
+             out.push(await new Promise((done) => {
+               try {
+                 const s = new WebSocket(urls[0].replace('http', 'ws') + 'ws');
+                 s.onopen = () => done('socket');
+                 s.onerror = () => done('blocked');
+               } catch (_) { done('blocked'); }
+             }));
+             return out;
+           }""",
+        [host.url, host.url + "health", "https://example.com/"],
+    )
+    assert blocked == ["blocked"] * 4
+    errors[:] = [e for e in errors if "Content Security Policy" not in e]  # the refusals, as expected
+
     # the page's dark scheme reaches the view
     page.emulate_media(color_scheme="dark")
     _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "dark", "the view went dark")

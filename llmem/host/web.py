@@ -7,6 +7,13 @@ with ``?token=``), compared in constant time; the WebSocket's Origin, when a bro
 must be this host's own (or one given with ``--allow-origin``), so no other site's page can drive
 it; each session has a rate limit. Secrets (the provider's key, the token) are scrubbed from
 every frame before it leaves.
+
+MCP Apps views (a tool result's ``ui://`` view, shown live on the page) run in a sandbox proxy
+served by :func:`build_apps_app` on a second port, so on another origin than the page: that
+origin cannot open ``/ws`` (its Origin is not the page's), the page's CSP lets it be framed
+(``frame-src``) and the proxy lets only the page frame it (``frame-ancestors``). A view's
+``tools/call`` and ``resources/read`` come through the page as ``app`` frames, to the view's own
+server only, under their own rate limit.
 """
 
 from __future__ import annotations
