@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -279,3 +280,24 @@ async def test_the_sandbox_proxy_is_another_origin_that_cannot_drive_the_host(ho
         async with connect(f"ws://127.0.0.1:{apps_port}/ws"):
             pass
     assert any("sandbox proxy serves a view under the CSP" in line for line in host.stderr)
+
+
+async def test_beyond_loopback_the_proxy_serves_the_page_under_any_of_its_names(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    config = write_config(ws, tmp_path / "mcp.json")
+    token = "host-token-0123456789abcdef"
+    with running_host(
+        config, ws, "--host", "0.0.0.0", "--provider", "stand-in", env={"LLMEM_HOST_AUTH_TOKEN": token}
+    ) as host:
+        base = host.url.replace("0.0.0.0", "127.0.0.1")
+        async with connect(base.replace("http://", "ws://") + f"ws?token={token}") as socket:
+            apps_port = json.loads(await socket.recv())["payload"]["appsPort"]
+        page_port = int(base.rstrip("/").rsplit(":", 1)[1])
+        proxy = f"http://127.0.0.1:{apps_port}/sandbox.html"
+        async with httpx.AsyncClient() as http:
+            for name in ("127.0.0.1", "analyst-box.local"):
+                served = await http.get(proxy, params={"host": f"http://{name}:{page_port}"})
+                assert served.status_code == 200  # static, no secret: no token needed
+                assert served.headers["content-security-policy"].endswith(f"frame-ancestors http://{name}:{page_port}")
+            for wrong in (f"http://127.0.0.1:{apps_port}", f"http://127.0.0.1:{page_port}/x", "javascript:alert(1)"):
+                assert (await http.get(proxy, params={"host": wrong})).status_code == 403

@@ -239,7 +239,10 @@ def build_apps_app(settings: WebSettings) -> Starlette:
         if name == "sandbox.html":
             pages = {*_origins(names, settings.port), *(o.rstrip("/").lower() for o in settings.allowed_origins)}
             page_origin = request.query_params.get("host", "").lower()
-            if page_origin not in pages:
+            given = urlsplit(page_origin)
+            # beyond loopback the page answers to any name (its token guards it): any name on its port
+            anywhere = not local and given.scheme in ("http", "https") and given.port == settings.port
+            if page_origin not in pages and not (anywhere and page_origin == f"{given.scheme}://{given.netloc}"):
                 return PlainTextResponse(
                     "host must be the origin of this host's chat page (the only page that may embed a view)",
                     status_code=403,
