@@ -58,11 +58,21 @@ def _view(page: Any, index: int = 0) -> Any:
     """The view's own document: the srcdoc frame inside the index-th sandbox proxy."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        frames = [f for f in page.frames if f.url == "about:srcdoc"]
+        frames = [f for f in page.frames if f.url == "about:srcdoc" and not f.is_detached()]
         if len(frames) > index:
             return frames[index]
         page.wait_for_timeout(50)
     raise AssertionError(f"no view frame #{index}; frames: {[f.url for f in page.frames]}")
+
+
+def _drawn(page: Any) -> bool:
+    """The live view has drawn (asked again of the current frame: a reload detaches the old one)."""
+    try:
+        return bool(_view(page).evaluate("Number(document.body.dataset.draws || 0) > 0"))
+    except Exception as exc:  # the frame went between finding and asking
+        if "detached" not in str(exc):
+            raise
+        return False
 
 
 def _until(check: Any, what: str, seconds: float = 30) -> Any:
@@ -158,14 +168,26 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:  # 
     page.reload()
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
     page.wait_for_selector(".app-view[data-state='ready']", timeout=30_000)
-    view = _view(page)
-    _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew after the reload")
+    _until(lambda: _drawn(page), "the view drew after the reload")
     assert page.locator(".app-view").count() == 1 and page.locator(".chat-image img").count() == 1
+
+    # the same plot again: the new result takes the live view, the earlier one is torn down
+    page.fill("#input", "Show me the plot again")
+    page.click("#send")
+    _until(lambda: page.locator(".app-view[data-state='moved']").count() == 1, "the earlier view gave way")
+    page.wait_for_selector(".app-view[data-state='ready']", timeout=30_000)
+    assert page.locator(".app-view").count() == 2 and page.locator("iframe.app-frame").count() == 1
+    assert "moved to the latest result" in page.locator(".app-view").first.inner_text()
+    page.wait_for_selector("#send[data-mode='send']", timeout=120_000)
+    page.locator(".app-view").first.scroll_into_view_if_needed()
+    shot(page, "host-live-view-moved.png")
 
     # New chat: the view is told ui/resource-teardown, answers, and goes
     page.click("#new-chat")
-    _until(lambda: page.evaluate("() => window.llmemApps.teardowns.length === 1"), "the view was torn down")
-    assert page.evaluate("window.llmemApps.teardowns") == [{"uri": "ui://debrief-state/plot-view", "answered": True}]
+    _until(lambda: page.evaluate("() => window.llmemApps.teardowns.length === 2"), "the view was torn down")
+    assert (
+        page.evaluate("window.llmemApps.teardowns") == [{"uri": "ui://debrief-state/plot-view", "answered": True}] * 2
+    )
     _until(lambda: page.locator(".app-view").count() == 0, "the view went")
 
     assert errors == []

@@ -117,6 +117,8 @@
     node.dataset.state = "loading";
     node.append(head, frame);
     const view = { app, node, frame, note, ready: false, origin: null, resource: null, pending: new Map(), next: 1 };
+    view.key = keyOf(app);
+    if (view.key) for (const older of [...apps.views]) if (older.key === view.key) retire(older);
     if (!apps.port) {
       fail(view, "this host serves no sandbox for live views");
       return node;
@@ -124,12 +126,31 @@
     view.origin = proxyOrigin();
     apps.views.add(view);
     viewResource(app.server, app.uri).then((resource) => {
+      if (view.retired) return;
       view.resource = resource;
       if (resource.prefersBorder === false) node.classList.add("borderless");
       const q = new URLSearchParams({ host: location.origin, csp: JSON.stringify(resource.csp || {}) });
       frame.src = `${view.origin}/sandbox.html?${q}`;
     }, (err) => fail(view, String(err.message || err)));
     return node;
+  }
+
+  // One live view per plot: a later result of the same view and file takes over, and the earlier
+  // one hears ui/resource-teardown and gives its place to a line saying where the view went.
+  function keyOf(app) {
+    const result = app.toolResult || {};
+    const structured = result.structuredContent || {};
+    const file = structured.filename || (app.toolInput || {}).filename;
+    return typeof file === "string" && file ? `${app.server}\n${app.uri}\n${file}` : null;
+  }
+
+  function retire(view) {
+    view.retired = true;
+    teardown(view, "a later result shows the same view").then(() => {
+      view.frame.remove();
+      view.node.dataset.state = "moved";
+      view.note.textContent = "the live view moved to the latest result below";
+    });
   }
 
   function fail(view, why) {
