@@ -1023,3 +1023,21 @@ def test_many_zones_end_in_a_count_of_the_rest() -> None:
     assert r.legend[1:8] == [f"AREA {i}" for i in range(7)]
     assert r.legend[8] == "+5 more zones, 3 more points"
     assert len(r.legend) <= 1 + 8 + 1  # the track, eight rows of zones and points, start/end
+
+
+def test_characters_the_font_lacks_draw_as_their_ascii_not_as_boxes() -> None:
+    from PIL import ImageDraw
+
+    from debrief_calc.state.render._labels import font
+
+    f = font(12)
+    assert f.drawable("10:11–10:29 −3.6° café × → 漢") == "10:11-10:29 -3.6° cafe x -> ?"
+    assert f.drawable("NELSON’s 4,033 yd … ±2°") == "NELSON’s 4,033 yd … ±2°"  # the font has these
+
+    def pixels(text: str) -> bytes:
+        img = Image.new("L", (200, 20), 255)
+        f.draw(ImageDraw.Draw(img), (2, 2), text, fill=0)
+        return img.tobytes()
+
+    assert pixels("10:11–10:29") == pixels("10:11-10:29") != pixels("10:11\U0010fffd10:29")
+    assert f.getlength("10:11–10:29") == f.getlength("10:11-10:29")
