@@ -17,6 +17,7 @@ from debrief_calc.analysis.common import (
     source_ref,
 )
 from debrief_calc.analysis.range_bearing import (
+    COLUMNS,
     COURSE_AT_FIX,
     PRIMARY_PARAM,
     SPEED_UNIT,
@@ -36,18 +37,7 @@ FIX_SLACK_S: Final = 1e-3
 COURSE_CHANGE_DEG: Final = 2.0
 SPEED_CHANGE_KN: Final = 0.5
 #: the fields that hang on the platforms' motion, which at a fix differ with the leg taken
-_MOTION_FIELDS: Final = (
-    "relative_bearing",
-    "relative_bearing_side",
-    "atb",
-    "atb_side",
-    "bearing_rate",
-    "bearing_rate_side",
-    "primary_course",
-    "primary_speed",
-    "secondary_course",
-    "secondary_speed",
-)
+_MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing"))
 
 
 def _span_text(track: TrackData) -> str:
