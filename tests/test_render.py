@@ -1041,3 +1041,26 @@ def test_characters_the_font_lacks_draw_as_their_ascii_not_as_boxes() -> None:
 
     assert pixels("10:11–10:29") == pixels("10:11-10:29") != pixels("10:11\U0010fffd10:29")
     assert f.getlength("10:11–10:29") == f.getlength("10:11-10:29")
+
+
+def test_an_annotation_line_with_a_dasharray_is_drawn_thin_and_dashed() -> None:
+    from debrief_calc.state.render._shapes import line_style
+
+    assert line_style({"stroke-width": 1, "stroke-dasharray": "6 4"}) == (1, (6.0, 4.0))
+    assert line_style({}) == (2, None) and line_style({"stroke-dasharray": "none", "stroke-width": "x"}) == (2, None)
+
+    def red_pixels(extra: dict[str, Any]) -> int:
+        line = {
+            "type": "Feature",
+            "id": "m",
+            "geometry": {"type": "LineString", "coordinates": [[0.0, 0.0], [0.1, 0.0]]},
+            "properties": {"dataType": "annotation", "stroke": "#ff0000", **extra},
+        }
+        dot = {"type": "Feature", "id": "p", "geometry": {"type": "Point", "coordinates": [0.05, 0.05]},
+               "properties": {"dataType": "reference-point", "marker_color": "#0000ff"}}  # fmt: skip
+        out = render_plot({"type": "FeatureCollection", "features": [line, dot]}, fit="all")
+        rgb = np.asarray(Image.open(io.BytesIO(out.png)).convert("RGB")).astype(int)
+        return int(((rgb[..., 0] > 200) & (rgb[..., 1] < 60) & (rgb[..., 2] < 60)).sum())
+
+    solid, dashed = red_pixels({}), red_pixels({"stroke-width": 1, "stroke-dasharray": "6 4"})
+    assert 0.2 * solid < dashed < 0.45 * solid  # half as wide, and 6 of every 10 pixels drawn

@@ -235,20 +235,38 @@ class CalcService:
         """A run whose features go into a plot (an addFeatures command carrying them: import-rep,
         resample-track) keeps them once whatever their size: the command carries the run's
         reference and the answer says where it goes (``stored``), so every such answer holds
-        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. None for other runs."""
+        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. Returns that reference;
+        None for other runs. A command adding only some of the run's features (track-legs' leg
+        marks beside its results) carries a reference to those alone, kept apart; the answer's
+        ``stored`` then says what it holds, and None is returned (the run as a whole is not kept)."""
         features = answer.get("features") or []
         commands = answer.get("commands") or []
-        if not features or not any(
-            c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands
-        ):
+        if not features:
             return None
-        ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
-        answer["commands"] = [
-            {**c, "payload": ref} if c.get("command") == "addFeatures" and _carries(c.get("payload"), features) else c
-            for c in commands
-        ]
-        answer["stored"] = _stored_note(ref["ref"], features, True, None)
-        return ref
+        if any(c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands):
+            ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
+            answer["commands"] = [
+                {**c, "payload": ref}
+                if c.get("command") == "addFeatures" and _carries(c.get("payload"), features)
+                else c
+                for c in commands
+            ]
+            answer["stored"] = _stored_note(ref["ref"], features, True, None)
+            return ref
+        out = []
+        for command in commands:
+            part = _part_carried(command.get("payload"), features) if command.get("command") == "addFeatures" else None
+            c = command
+            if part is not None:
+                ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], part)
+                c = {**command, "payload": ref}
+                answer["stored"] = {
+                    **_stored_note(ref["ref"], part, True, None),
+                    "holds": f"the {len(part)} feature(s) the addFeatures command adds (listed in features above)",
+                }
+            out.append(c)
+        answer["commands"] = out
+        return None
 
     def _earlier_imports(self, features: list[dict[str, Any]]) -> list[str]:
         """One sentence per imported track whose id an earlier import of other data already made
@@ -608,6 +626,16 @@ def _carries(payload: object, features: list[dict[str, Any]]) -> bool:
     """The payload is the run's features themselves (import-rep's, resample-track's addFeatures)."""
     carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
     return isinstance(carried, list) and carried == features
+
+
+def _part_carried(payload: object, features: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The features an addFeatures payload carries when they are some of the run's features
+    (track-legs' leg marks); else None."""
+    carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
+    if not isinstance(carried, list) or not carried or not all(isinstance(f, dict) for f in carried):
+        return None
+    ids = {f.get("id") for f in features}
+    return carried if all(f.get("id") is not None and f.get("id") in ids for f in carried) else None
 
 
 _PLOTTABLE = ("track", "zone", "point", "annotation")
