@@ -38,7 +38,10 @@ features of an earlier run), {{"ref": "debrief-calc:results/<result id>"}} (one 
 gives its ref) or {{"ref": "debrief-state:plots/<file>.plot.json", "ids": [...]}} (a plot's features, all without \
 ids), mixed freely;
 - plot: {{"filename": "x.plot.json", "feature_ids": [...]}} or {{"filename": ..., "selection": true}} (the selection \
-debrief-state-mcp keeps), read from the workspace.
+debrief-state-mcp keeps), read from the workspace. From a whole plot (plot without feature_ids or selection, or a \
+debrief-state:plots/<file> ref without ids) the features of kinds the tool does not take, metadata and backdrops \
+are left out and the answer says so (skipped: {{kind: [ids]}} and a warning); a feature named by id of a kind it \
+does not take is refused (KIND_MISMATCH, naming the kinds to pass).
 
 A window: time_start/time_end (ISO-8601, either may be left out) cut every input, however given, to that span: \
 tracks keep their fixes inside it plus a fix interpolated exactly at each edge (so 10:00-11:00 is analysed over \
@@ -121,6 +124,7 @@ class RunAnswer(BaseModel):
     keep: str | None = None
     window: dict[str, Any] | None = None
     narratives: dict[str, Any] | None = None
+    skipped: dict[str, list[str]] | None = None  # features of a whole plot left out, ids by kind
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
