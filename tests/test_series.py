@@ -363,6 +363,7 @@ async def test_the_true_peak_bearing_rate_is_marked_beside_the_sampled_extremes(
     cpa_x = int(np.flatnonzero(red.sum(axis=0) > 300).mean())
     lower = red[int(picture.size[1] * 0.7) :, : cpa_x - 30]  # the peak's red label, left of the CPA line
     assert lower.sum() > 100
-    # a stored result drawn within a window that leaves its peak out marks none
+    # a stored result drawn within a window that leaves its peak out marks none, and says so
     late, _ = await series(client, features=[{"ref": answer["source"]["ref"]}], time_start="1995-12-12T10:50:00Z")
-    assert "true_peak" not in late["panels"][2]
+    outside = late["panels"][2]["true_peak"]
+    assert outside["outside_span"] is True and outside["time"] == peak["time"] and "label" not in outside

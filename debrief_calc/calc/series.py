@@ -121,7 +121,7 @@ def render_series(
         title=title,
         cpa=cpa[0] if cpa is not None else None,
         narratives=entries,
-        peaks=[peak[0]] if peak is not None else [],
+        peaks=[peak[0]] if peak is not None and peak[0] is not None else [],
         width=opts.get("width", 900),
         height=opts.get("height"),
     )
@@ -195,7 +195,7 @@ def _panel_answer(
     panel: Panel,
     axis: tuple[float, float],
     cpa: tuple[Marker, dict[str, Any]] | None,
-    peak: tuple[Marker, dict[str, Any]] | None,
+    peak: tuple[Marker | None, dict[str, Any]] | None,
 ) -> dict[str, Any]:
     """A panel as the answer gives it: its min and max are the samples' (``extrema: "sampled"``);
     the true extreme between fixes, where the result knows it, beside them (``true_min`` of the
@@ -217,10 +217,10 @@ def _panel_answer(
 
 def _peak(
     props: Mapping[str, Any], names: Sequence[str], start: float, end: float
-) -> tuple[Marker, dict[str, Any]] | None:
+) -> tuple[Marker | None, dict[str, Any]] | None:
     """The result's peak bearing rate between fixes (``peak_bearing_rate`` at
     ``peak_bearing_rate_time``) as a marker on the bearing-rate panel, when that panel is drawn
-    and the peak falls in the span."""
+    (no marker, and ``outside_span`` said, when the peak is outside the span drawn)."""
     from debrief_calc._times import parse_times
     from debrief_calc.features import iso
     from debrief_calc.series_plot import Marker, clock
@@ -230,7 +230,8 @@ def _peak(
         return None
     t = float(parse_times([when], field="properties.peak_bearing_rate_time", label="result")[0])
     if not start <= t <= end:
-        return None
+        note = "the result's peak is outside the span drawn (not marked); the panel's min and max are the samples'"
+        return None, {"value": rate, "time": iso(t), "source": "peak_bearing_rate", "outside_span": True, "note": note}
     sampled = props.get("series", {}).get("time") if isinstance(props.get("series"), dict) else None
     on_sample = isinstance(sampled, list) and when in sampled
     where = "at a sample" if on_sample else "between samples"
