@@ -289,6 +289,13 @@ IN_THE_HOUR = [f"1995-12-12T10:{m}:00Z" for m in ("03", "13", "14", "29", "37")]
 async def test_every_narrative_given_is_marked_or_counted_with_its_reason(client: Client, ws: Path) -> None:
     features = _plot_of_the_exercise(ws)
     entries = [f for f in features if f["properties"].get("dataType") == "annotation"]
+    leg_mark = {  # a timed line (track-legs' leg mark) is not a narrative entry
+        "type": "Feature",
+        "id": "leg-1",
+        "geometry": {"type": "LineString", "coordinates": [[-21.7, 22.1], [-21.8, 22.1]]},
+        "properties": {"dataType": "annotation", "text": "NELSON leg 1", "time": "1995-12-12T10:20:00Z"},
+    }
+    (ws / "exercise.plot.json").write_text(json.dumps({"type": "FeatureCollection", "features": [*features, leg_mark]}))
     pair = ["rep-nelson", "rep-collingwood"]
     # the plot's own entries, whether the tracks come by plot or by plot-feature refs
     by_plot, _ = await series(client, plot={"filename": "exercise.plot.json", "feature_ids": pair}, **HOUR)

@@ -525,11 +525,13 @@ def _own_plot(plot: Mapping[str, Any] | None, features: Sequence[Any] | None) ->
 
 
 def _is_entry(feature: object) -> bool:
-    return (
-        isinstance(feature, dict)
-        and feature_kind(feature) == "annotation"
-        and bool(isinstance(properties_of(feature).get("time"), str))
-    )
+    """A plot's narrative entry or note: a timed annotation with no geometry or a point (a timed
+    line, such as a track-legs leg mark, is not one)."""
+    if not isinstance(feature, dict) or feature_kind(feature) != "annotation":
+        return False
+    geometry = feature.get("geometry")
+    shape = geometry.get("type") if isinstance(geometry, dict) else None
+    return shape in (None, "Point") and isinstance(properties_of(feature).get("time"), str)
 
 
 def _entries(
