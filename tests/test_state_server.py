@@ -195,6 +195,20 @@ async def test_which_plot_rules(client: Client, plots: Path) -> None:
     await fails(client, "debrief_open_plot", "PLOT_NOT_FOUND", -32002, filename="nope.plot.json")
 
 
+async def test_opening_a_second_plot_says_every_call_must_now_name_its_plot(client: Client, plots: Path) -> None:
+    first = await ok(client, "debrief_open_plot", filename=LARGE)
+    assert first["open_plots"] == [LARGE] and "open_note" not in first  # one open: filename may be left out
+    created = await ok(client, "debrief_create_plot", filename="second.plot.json", features=[point("p1")])
+    assert created["open_plots"] == [LARGE, "second.plot.json"]
+    assert created["open_note"].startswith(f"2 plots are open now ({LARGE}, second.plot.json): pass filename")
+    assert "MULTIPLE_PLOTS" in created["open_note"]
+    again = await ok(client, "debrief_open_plot", filename=SAMPLE)
+    assert again["open_note"].startswith("3 plots are open now")
+    await fails(client, "debrief_get_time", "MULTIPLE_PLOTS", -32001)  # as the note said
+    text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
+    assert "range between two tracks at `time` (default the plot's current time" in text
+
+
 async def test_the_open_set_is_shared_by_server_instances(plots: Path) -> None:
     a = build_server(ServerConfig("debrief-state-mcp", plots))
     b = build_server(ServerConfig("debrief-state-mcp", plots))

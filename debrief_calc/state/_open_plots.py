@@ -18,7 +18,7 @@ from llmem.core.config import Limits
 from llmem.core.errors import SuiteError
 from llmem.core.store import ArtifactStore
 
-__all__ = ["MAX_OPEN", "OPEN_DOC", "SHOWN_FILES", "OpenPlots"]
+__all__ = ["MAX_OPEN", "OPEN_DOC", "SHOWN_FILES", "OpenPlots", "open_note"]
 
 OPEN_DOC = "open"
 #: What PLOT_NOT_FOUND says when the workspace has no plot at all: how to make one.
@@ -28,6 +28,18 @@ CREATE_HINT = (
 )
 MAX_OPEN = 50
 SHOWN_FILES = 50
+
+
+def open_note(names: list[str]) -> str | None:
+    """What an answer that opened a plot says when more than one is open now: every call must
+    then name its plot (without filename it answers MULTIPLE_PLOTS)."""
+    if len(names) < 2:
+        return None
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return (
+        f"{len(names)} plots are open now ({shown}): pass filename to every call, which without it answers "
+        "MULTIPLE_PLOTS; debrief_close_plot closes one"
+    )
 
 
 class OpenPlots:
@@ -171,6 +183,8 @@ class OpenPlots:
 
         names = self.store.update_doc(STATE_NS, OPEN_DOC, {"open": []}, rmw)
         answer = {"filename": filename, "revision": doc.revision, "title": self.title(filename), "open_plots": names}
+        if note := open_note(names):
+            answer["open_note"] = note
         return answer, ["list"]
 
     def close_plot(self, filename: str) -> tuple[Answer, list[str]]:

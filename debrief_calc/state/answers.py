@@ -83,8 +83,10 @@ class PlotList(_Ok):
 
 
 class OpenAnswer(_OnPlot):
+    _if_set = frozenset({"open_note"})
     title: str = ""
     open_plots: list[str] = []
+    open_note: str | None = None  # with more than one plot open: pass filename to every call
 
 
 class CloseAnswer(_Ok):
@@ -162,8 +164,10 @@ class PropertiesAnswer(_OnPlot):
 
 
 class CreateAnswer(_OnPlot):
+    _if_set = frozenset({"open_note"})
     title: str
     open_plots: list[str] = []
+    open_note: str | None = None  # with more than one plot open: pass filename to every call
     added_ids: list[str] = []
     added_refs: list[str] = []
     timeState: TimeState | None = None
