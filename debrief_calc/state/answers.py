@@ -80,6 +80,10 @@ class PlotList(_Ok):
     other_plots: list[str] = []
     more_plots: int = 0
     closed_missing: list[str] = []
+    rep_files: list[str] = Field(
+        default=[], description="REP files in the workspace (.rep/.dsf/.dtf): run_tool(tool='import-rep') reads them"
+    )
+    more_rep_files: int = 0
 
 
 class OpenAnswer(_OnPlot):

@@ -349,7 +349,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     once = tool_annotations(read_only=False, destructive=True, idempotent=False)
     additive = tool_annotations(read_only=False)  # never overwrites: an existing plot is refused
     tools: list[tuple[Callable[..., Any], types.ToolAnnotations, str]] = [
-        (debrief_list_plots, read, "List the open plots (filename, title) and the other .plot.json files."),
+        (
+            debrief_list_plots,
+            read,
+            "List the open plots (filename, title), the other .plot.json files and the REP files to import.",
+        ),
         (
             debrief_create_plot,
             additive,

@@ -83,6 +83,10 @@ class ChatMessage:
     # so a page that reconnects can draw the conversation again whole
     images: list[dict[str, str]] = field(default_factory=list)
     duration_ms: int | None = None
+    # a tool step's state beyond is_error ("declined", "cancelled"; "" when it ran) and its one-line
+    # headline, so a reload draws each step as it ended
+    outcome: str = ""
+    headline: str = ""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from llmem.host.errors import HostError, ProviderError, UnknownTool
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
+from llmem.host.steps import describe_change, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = ["SYSTEM_MESSAGES", "Orchestrator", "OrchestratorSettings", "correlation_id", "is_destructive"]
@@ -140,6 +141,7 @@ class Orchestrator:
                 await self._turn(session)
             if scope.cancelled_caught:
                 log.info("turn cancelled by the person", extra={"session": session.id})
+                self._cancel_unanswered(session)
                 session.history.append(ChatMessage(role="assistant", content="(stopped by the person)"))
                 await session.emit(
                     {
@@ -196,6 +198,17 @@ class Orchestrator:
                 session.history.append(await self._run_call(session, call))
             if steps >= self.settings.max_steps:
                 tools = []  # one last answer, in words
+
+    def _cancel_unanswered(self, session: Session) -> None:
+        """The calls of the turn's last answer that got no result (stopped while running or while
+        waiting for the person): each gets one, "cancelled", so the history stays whole."""
+        answered = {m.tool_call_id for m in session.history if m.role == "tool"}
+        last = next((m for m in reversed(session.history) if m.role == "assistant"), None)
+        for call in last.tool_calls if last else []:
+            if call.id not in answered:
+                message = self._tool_message(call, "Cancelled by the person before it finished.", error=True)
+                message.outcome, message.headline = "cancelled", "stopped by the person"
+                session.history.append(message)
 
     # -- the model -------------------------------------------------------------------------------
 
@@ -274,10 +287,24 @@ class Orchestrator:
         )
 
     async def _step(self, session: Session, call: ToolCall, state: str, message: str, data: dict[str, Any]) -> None:
+        """A step's news for the page; a finished one carries its headline and its outcome
+        ("done", "failed", "declined")."""
+        extra: dict[str, Any] = {"title": step_title(call.name, call.arguments)}
+        if state == "complete":
+            failed = bool(data.get("isError"))
+            extra["outcome"] = "declined" if data.get("declined") else "failed" if failed else "done"
+            extra["headline"] = (
+                "declined by the person" if data.get("declined") else step_headline(data.get("result"), failed=failed)
+            )
         await session.emit(
             {
                 "type": "status",
-                "payload": {"state": state, "tool": call.name, "message": message, "data": {"callId": call.id, **data}},
+                "payload": {
+                    "state": state,
+                    "tool": call.name,
+                    "message": message,
+                    "data": {"callId": call.id, **extra, **data},
+                },
             }
         )
 
@@ -291,7 +318,9 @@ class Orchestrator:
             {"arguments": call.arguments if call.arguments is not None else call.raw},
         )
         await self._step(session, call, "complete", why, {"result": why, "isError": True, "durationMs": 0})
-        return self._tool_message(call, why, error=True)
+        message = self._tool_message(call, why, error=True)
+        message.outcome, message.headline = "failed", step_headline(why, failed=True)
+        return message
 
     async def _run_call(self, session: Session, call: ToolCall) -> ChatMessage:
         log.info("tool call %s", call.name, extra={"session": session.id, "native": call.native})
@@ -323,7 +352,9 @@ class Orchestrator:
                     f"Declined: {entry.qualified_name}",
                     {"result": why, "isError": True, "declined": True, "durationMs": 0},
                 )
-                return self._tool_message(call, why, error=True)
+                message = self._tool_message(call, why, error=True)
+                message.outcome, message.headline = "declined", "declined by the person"
+                return message
         await self._step(session, call, "processing", f"Calling {entry.qualified_name}", {"arguments": call.arguments})
         started = time.perf_counter()
         try:
@@ -338,7 +369,9 @@ class Orchestrator:
                 f"{entry.qualified_name} failed",
                 {"result": str(exc), "isError": True, "durationMs": _ms(started)},
             )
-            return self._tool_message(call, why, error=True)
+            message = self._tool_message(call, why, error=True)
+            message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
+            return message
         for image in result.images:
             await session.emit({"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data}})
         content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
@@ -358,19 +391,24 @@ class Orchestrator:
                 + f" … (cut at {self.settings.result_chars} characters; page with the tool's cursor or ask for less)"
             )
         message = self._tool_message(call, content, error=is_error)
+        message.outcome = "failed" if is_error else ""
+        message.headline = step_headline(page_result, failed=is_error)
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
         message.duration_ms = _ms(started)
         return message
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")
+        change = describe_change(entry.qualified_name, call.arguments)
         message = {
             "type": "confirm",
             "payload": {
                 "requestId": request_id,
                 "tool": entry.qualified_name,
+                "title": step_title(entry.qualified_name, call.arguments),
+                "change": change,
                 "arguments": call.arguments,
-                "message": f"The model wants to run {entry.qualified_name}, which can change or delete things. Allow it?",
+                "message": f"This will {change}. Allow it?",
             },
         }
         pending = PendingConfirm(request_id, message)

@@ -32,6 +32,7 @@ from llmem.core.http import LOOPBACK, is_loopback  # the servers' own rule for w
 from llmem.host.chat import ChatMessage, new_id
 from llmem.host.orchestrator import SYSTEM_MESSAGES, Orchestrator
 from llmem.host.sessions import Session, SessionManager
+from llmem.host.steps import step_title
 
 __all__ = ["LOOPBACK", "WebSettings", "build_app", "is_loopback"]
 
@@ -136,6 +137,9 @@ def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     "arguments": call.arguments if call else None,
                     "result": result,
                     "isError": m.is_error,
+                    "outcome": m.outcome or ("failed" if m.is_error else "done"),
+                    "title": step_title(m.tool_name or "", call.arguments if call else None),
+                    "headline": m.headline,
                     "durationMs": m.duration_ms,
                     "images": m.images,
                 }
