@@ -373,7 +373,9 @@ class Orchestrator:
             message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
             return message
         for image in result.images:
-            await session.emit({"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data}})
+            await session.emit(
+                {"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data, "callId": call.id}}
+            )
         content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
         ready = result.structured if result.structured.get("status") == "prompt_ready" else None
         if ready is not None and not is_error:
@@ -396,6 +398,27 @@ class Orchestrator:
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
         message.duration_ms = _ms(started)
         return message
+
+    async def larger_picture(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The picture of a step drawn again as large as its tool draws (``width``/``height`` at
+        their maxima, debrief_render_plot's 2048 px): for the page's "Open full size", without the
+        model. Only a read-only tool with both sizes among its parameters is called."""
+        entry = self._resolve(tool)
+        props = entry.tool.input_schema.get("properties") or {}
+        sizes = {k: props.get(k, {}).get("maximum") for k in ("width", "height")}
+        if is_destructive(entry) or not all(isinstance(v, int) for v in sizes.values()):
+            raise HostError(f"{entry.qualified_name} does not draw pictures at a size asked for")
+        result = await self.coordinator.call(entry.qualified_name, {**arguments, **sizes})
+        if result.is_error or not result.images:
+            raise HostError(_error_line(result) if result.is_error else f"{entry.qualified_name} drew no picture")
+        image = result.images[0]
+        facts = result.structured
+        return {
+            "mimeType": image.mime_type,
+            "data": image.data,
+            "width": facts.get("width"),
+            "height": facts.get("height"),
+        }
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")
