@@ -113,9 +113,9 @@ def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str
         at = f" at {clock(inner['time'])}" if isinstance(inner.get("time"), str) else ""
         line = f"picture {inner['width']}×{inner['height']} px{at}"
     if line is None:
-        for key in ("summary", "message", "status"):
-            if isinstance(inner.get(key), str) and inner[key]:
-                line = inner[key]
+        for key in ("summary", "message", "result", "status"):
+            if isinstance(inner.get(key), str | int | float) and not isinstance(inner[key], bool) and inner[key] != "":
+                line = str(inner[key])
                 break
     return clip(line or "", limit)
 
