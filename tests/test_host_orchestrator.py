@@ -208,7 +208,7 @@ async def test_a_destructive_tool_waits_for_the_person(approve: bool) -> None:
     if not approve:
         assert "declined" in session.history[2].content and session.history[2].is_error
         assert session.history[2].outcome == "declined" and done["outcome"] == "declined"
-        assert done["headline"] == "declined by the person" and done["title"] == "sink"
+        assert done["headline"] == "you said no; nothing ran" and done["title"] == "sink"
     else:
         assert session.history[2].outcome == "" and done["outcome"] == "done"
         assert done["headline"] == "Bismarck sunk" == session.history[2].headline
@@ -276,6 +276,8 @@ async def test_cancel_stops_the_running_tool_call_and_the_turn() -> None:
             session.turn.cancel()
         assert session.turn is None and page.kinds()[-1] == "done"
         assert page.steps()[-1]["data"] == {"cancelled": True}
+        stopped_step = page.steps()[-2]
+        assert stopped_step["state"] == "complete" and stopped_step["data"]["outcome"] == "cancelled"
         # the stopped call stays in the history, cancelled: a reload draws it so
         stopped = [m for m in session.history if m.role == "tool"]
         assert [(m.tool_name, m.outcome, m.is_error) for m in stopped] == [("ships:wait", "cancelled", True)]

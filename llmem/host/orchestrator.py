@@ -30,7 +30,7 @@ from llmem.host.errors import HostError, ProviderError, UnknownTool
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
-from llmem.host.steps import describe_change, step_headline, step_title
+from llmem.host.steps import clip, describe_change, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = ["SYSTEM_MESSAGES", "Orchestrator", "OrchestratorSettings", "correlation_id", "is_destructive"]
@@ -51,6 +51,9 @@ SYSTEM_MESSAGES = {
     "BUSY": "I'm still working on your last message. Wait for it, or press Stop first.",
     "EMPTY": "The model gave no answer. Please try rephrasing.",
 }
+
+
+DECLINED = "you said no; nothing ran"  # a declined step's headline
 
 
 def is_destructive(entry: ToolEntry) -> bool:
@@ -141,7 +144,20 @@ class Orchestrator:
                 await self._turn(session)
             if scope.cancelled_caught:
                 log.info("turn cancelled by the person", extra={"session": session.id})
-                self._cancel_unanswered(session)
+                for call in self._cancel_unanswered(session):
+                    await self._step(
+                        session,
+                        call,
+                        "complete",
+                        f"Cancelled: {call.name}",
+                        {
+                            "result": "stopped by the person",
+                            "isError": True,
+                            "outcome": "cancelled",
+                            "headline": "stopped by the person",
+                            "durationMs": None,
+                        },
+                    )
                 session.history.append(ChatMessage(role="assistant", content="(stopped by the person)"))
                 await session.emit(
                     {
@@ -199,16 +215,17 @@ class Orchestrator:
             if steps >= self.settings.max_steps:
                 tools = []  # one last answer, in words
 
-    def _cancel_unanswered(self, session: Session) -> None:
+    def _cancel_unanswered(self, session: Session) -> list[ToolCall]:
         """The calls of the turn's last answer that got no result (stopped while running or while
         waiting for the person): each gets one, "cancelled", so the history stays whole."""
         answered = {m.tool_call_id for m in session.history if m.role == "tool"}
         last = next((m for m in reversed(session.history) if m.role == "assistant"), None)
-        for call in last.tool_calls if last else []:
-            if call.id not in answered:
-                message = self._tool_message(call, "Cancelled by the person before it finished.", error=True)
-                message.outcome, message.headline = "cancelled", "stopped by the person"
-                session.history.append(message)
+        cancelled = [call for call in (last.tool_calls if last else []) if call.id not in answered]
+        for call in cancelled:
+            message = self._tool_message(call, "Cancelled by the person before it finished.", error=True)
+            message.outcome, message.headline = "cancelled", "stopped by the person"
+            session.history.append(message)
+        return cancelled
 
     # -- the model -------------------------------------------------------------------------------
 
@@ -290,12 +307,10 @@ class Orchestrator:
         """A step's news for the page; a finished one carries its headline and its outcome
         ("done", "failed", "declined")."""
         extra: dict[str, Any] = {"title": step_title(call.name, call.arguments)}
-        if state == "complete":
+        if state == "complete" and "outcome" not in data:
             failed = bool(data.get("isError"))
             extra["outcome"] = "declined" if data.get("declined") else "failed" if failed else "done"
-            extra["headline"] = (
-                "declined by the person" if data.get("declined") else step_headline(data.get("result"), failed=failed)
-            )
+            extra["headline"] = DECLINED if data.get("declined") else step_headline(data.get("result"), failed=failed)
         await session.emit(
             {
                 "type": "status",
@@ -353,7 +368,7 @@ class Orchestrator:
                     {"result": why, "isError": True, "declined": True, "durationMs": 0},
                 )
                 message = self._tool_message(call, why, error=True)
-                message.outcome, message.headline = "declined", "declined by the person"
+                message.outcome, message.headline = "declined", DECLINED
                 return message
         await self._step(session, call, "processing", f"Calling {entry.qualified_name}", {"arguments": call.arguments})
         started = time.perf_counter()
@@ -523,7 +538,7 @@ def _error_line(result: ToolResult) -> str:
     error = result.structured.get("error")
     message = error.get("message") if isinstance(error, dict) else None
     text = message if isinstance(message, str) and message else result.text or f"{result.qualified_name} failed"
-    return text if len(text) <= 300 else text[:300] + "…"
+    return clip(text, 300)
 
 
 def _ms(started: float) -> int:

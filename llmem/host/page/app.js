@@ -1142,6 +1142,7 @@
     }
     const previous = state.sessionId;
     if (p.sessionId) writeSession(p.sessionId);
+    if (p.sessionId) document.body.dataset.session = p.sessionId; // which chat this is (tests read it)
     if (p.sessionId && new URLSearchParams(location.search).get("session") !== p.sessionId) leaveAddress();
     state.open = true;
     state.attempts = 0;
@@ -1157,6 +1158,10 @@
     }
     els.standin.hidden = !p.standIn;
     if (Array.isArray(p.suggestions) && p.suggestions.length) setSuggestions(p.suggestions);
+    if (p.standIn) {
+      $(".welcome-text").textContent = "No model answers here: the deterministic stand-in plays the requests " +
+        "below through with the tools, and each step appears in the conversation and can be expanded.";
+    }
     document.body.dataset.standin = p.standIn ? "true" : "false";
     if (p.state === "connected" && previous && p.sessionId && p.sessionId !== previous &&
         els.conversation.childElementCount > 0) {
