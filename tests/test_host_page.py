@@ -71,21 +71,25 @@ def ask(page: Any, text: str) -> None:
     page.wait_for_selector("#send[data-mode='send']", timeout=120_000)
 
 
-def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
+def watched_page(browser: Any, url: str, outside: list[str] | None = None) -> tuple[Any, Any, list[str]]:
+    """A wide page open at ``url`` and connected, and the errors its scripts report; ``outside``
+    collects any request that leaves this machine."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    outside: list[str] = []
-    page.on(
-        "request",
-        lambda r: (
-            outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:")) else None
-        ),
-    )
-    page.goto(host.url)
+    if outside is not None:
+        local = ("http://127.0.0.1", "ws://127.0.0.1", "data:")
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(local) else None)
+    page.goto(url)
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    return context, page, errors
+
+
+def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
+    outside: list[str] = []
+    context, page, errors = watched_page(browser, host.url, outside)
     assert "llama3.1:8b" in page.inner_text("#provider")
     assert not page.is_visible("#standin-badge")
 
@@ -223,13 +227,8 @@ def step_rows(page: Any) -> list[tuple[str, str, str]]:
 
 
 def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any, stand_in: HostProcess) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.goto(stand_in.url)
-    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    outside: list[str] = []
+    context, page, errors = watched_page(browser, stand_in.url, outside)
     assert page.is_visible("#standin-badge")
     # the suggestions are what the stand-in plays through, and the first is the README's question
     assert [c.inner_text() for c in page.locator(".chip").all()] == list(SUGGESTIONS)
@@ -326,5 +325,5 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
     page.locator(".tool-step").nth(len(before) - 1).wait_for(timeout=30_000)
     assert "session=" in page.url and step_rows(page) == before
-    assert errors == []
+    assert errors == [] and outside == []
     context.close()
