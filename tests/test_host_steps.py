@@ -3,8 +3,12 @@ text cut only at a word: the readings the page and the stand-in share."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from llmem.host.chat import ChatMessage, ToolCall
+from llmem.host.providers.standin import StandInProvider
 from llmem.host.steps import clip, clock, day, describe_change, step_headline, step_title
 
 CPA = {
@@ -86,3 +90,39 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
 )
 def test_a_confirmation_says_what_will_change(tool: str, arguments: dict[str, object], change: str) -> None:
     assert describe_change(tool, arguments) == change
+
+
+# -- the stand-in's plays, where the tools' answers leave them nothing to go on -----------------
+
+QUESTION = "What was the closest approach between NELSON and COLLINGWOOD?"
+
+
+def _after(*steps: tuple[str, dict[str, object], str, bool, str]) -> list[ChatMessage]:
+    """The person's question, then each (tool, arguments, result, failed, outcome) as the host keeps it."""
+    history = [ChatMessage(role="user", content=QUESTION)]
+    for n, (tool, arguments, result, failed, outcome) in enumerate(steps):
+        call = ToolCall(f"c{n}", tool, arguments)
+        history.append(ChatMessage(role="assistant", tool_calls=[call]))
+        history.append(
+            ChatMessage(
+                role="tool", content=result, tool_call_id=call.id, tool_name=tool, is_error=failed, outcome=outcome
+            )
+        )
+    return history
+
+
+def test_the_stand_in_says_what_stopped_its_play() -> None:
+    standin = StandInProvider()
+    text, calls = standin._reply(_after(), [])
+    assert text == "" and [c.name for c in calls] == ["debrief-state:debrief_list_plots"]
+    empty = ("debrief-state:debrief_list_plots", {}, json.dumps({"open_plots": [], "rep_files": []}), False, "")
+    text, calls = standin._reply(_after(empty), [])
+    assert calls == [] and text.startswith("The workspace has no REP files to import")
+    listing = ("debrief-state:debrief_list_plots", {}, json.dumps({"rep_files": ["a.rep"]}), False, "")
+    args = {"tool": "import-rep", "parameters": {"path": "a.rep"}}
+    broken = json.dumps({"success": False, "error": {"message": "line 3: no fix"}})
+    text, calls = standin._reply(_after(listing, ("debrief-calc:run_tool", args, broken, True, "failed")), [])
+    assert calls == [] and text == "`run_tool · import-rep` failed: line 3: no fix. I stopped there."
+    one = json.dumps({"features": [{"kind": "track", "id": "rep-a", "name": "A", "ref": "r"}]})
+    text, calls = standin._reply(_after(listing, ("debrief-calc:run_tool", args, one, False, "")), [])
+    assert calls == [] and text == "The REP files (a.rep) hold 1 track; a closest approach needs two."

@@ -361,9 +361,11 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             assert (await http.get(base + "health")).status_code == 401
             assert (await http.get(base + "health", headers={"Authorization": "Bearer nope"})).status_code == 401
             assert (await http.get(base, params={"token": "nope"})).status_code == 401
+            assert (await http.get(base + "sessions")).status_code == 401  # the list of chats too
             opened = await http.get(base, params={"token": token})
             assert opened.status_code == 200 and "httponly" in opened.headers["set-cookie"].lower()
             assert (await http.get(base + "health", headers={"Authorization": f"Bearer {token}"})).json()["standIn"]
+            assert (await http.get(base + "sessions", params={"token": token})).json() == {"sessions": []}
         socket_url = base.replace("http://", "ws://") + "ws"
         with pytest.raises(InvalidStatus):
             async with connect(socket_url):
@@ -490,10 +492,19 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             large = _png_size(zoomed["data"])
             assert large == (zoomed["width"], zoomed["height"]) and max(large) == 2048
             assert large[0] > 2 * small[0] and large[1] > 2 * small[1]
+            await socket.send(json.dumps({"type": "zoom", "payload": {"zoomId": "z-0"}}))
+            missing = (await chat.next())["payload"]
+            assert missing == {"zoomId": "z-0", "error": missing["error"]} and "payload.tool" in missing["error"]
             bad = {"zoomId": "z-2", "tool": "debrief-state:debrief_list_plots", "arguments": {}}
             await socket.send(json.dumps({"type": "zoom", "payload": bad}))
             refused = (await chat.next())["payload"]
             assert refused["zoomId"] == "z-2" and "does not draw pictures" in refused["error"]
+
+            # the other requests it offers: the listing, read from the tool; what it can do
+            listed = text_of(await chat.turn(SUGGESTIONS[1]))
+            plot = calls[5]["filename"]
+            assert listed == f"The workspace has 1 plot ({plot}) and 2 REP files (valid_boat1.rep, valid_boat2.rep).\n"
+            assert "closest approach between NELSON and COLLINGWOOD" in text_of(await chat.turn(SUGGESTIONS[2]))
 
             # a step that fails, and one declined: each says so, and a reload keeps it so
             frames = await chat.turn(
@@ -502,7 +513,6 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             (failed,) = steps(frames)
             assert failed["data"]["outcome"] == "failed" and "'no.rep' is not a file" in failed["data"]["headline"]
             assert "`run_tool · import-rep` failed: 'no.rep' is not a file in the workspace" in text_of(frames)
-            plot = calls[5]["filename"]
             frames = await chat.turn(f'/tool debrief-state:debrief_undo {{"filename": "{plot}"}}', approve=False)
             (confirm,) = [f["payload"] for f in frames if f["type"] == "confirm"]
             assert confirm["change"] == f"undo the last change to {plot}"
@@ -515,13 +525,13 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             history = (await chat.next())["payload"]["messages"]
             tools = [(m["title"], m["outcome"], m["headline"]) for m in history if m["role"] == "tool"]
             assert tools[4] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
-            assert [t[1] for t in tools[6:]] == ["failed", "declined"] and len(tools) == 8
+            assert [t[1] for t in tools[7:]] == ["failed", "declined"] and len(tools) == 9
             assert len(history[6]["images"]) == 1  # the picture comes back with its step
 
         async with httpx.AsyncClient() as http:
             listed = (await http.get(host.url + "sessions")).json()["sessions"]
         assert [(s["id"], s["title"], s["messages"]) for s in listed] == [
-            (session, "What was the closest approach between NELSON and COLLINGWOOD?", 3)
+            (session, "What was the closest approach between NELSON and COLLINGWOOD?", 5)
         ]
 
 
