@@ -4,6 +4,7 @@ text cut only at a word: the readings the page and the stand-in share."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -97,7 +98,10 @@ def test_a_confirmation_says_what_will_change(tool: str, arguments: dict[str, ob
 QUESTION = "What was the closest approach between NELSON and COLLINGWOOD?"
 
 
-def _after(*steps: tuple[str, dict[str, object], str, bool, str]) -> list[ChatMessage]:
+Step = tuple[str, dict[str, Any], str, bool, str]
+
+
+def _after(*steps: Step) -> list[ChatMessage]:
     """The person's question, then each (tool, arguments, result, failed, outcome) as the host keeps it."""
     history = [ChatMessage(role="user", content=QUESTION)]
     for n, (tool, arguments, result, failed, outcome) in enumerate(steps):
@@ -115,11 +119,11 @@ def test_the_stand_in_says_what_stopped_its_play() -> None:
     standin = StandInProvider()
     text, calls = standin._reply(_after(), [])
     assert text == "" and [c.name for c in calls] == ["debrief-state:debrief_list_plots"]
-    empty = ("debrief-state:debrief_list_plots", {}, json.dumps({"open_plots": [], "rep_files": []}), False, "")
+    empty: Step = ("debrief-state:debrief_list_plots", {}, json.dumps({"open_plots": [], "rep_files": []}), False, "")
     text, calls = standin._reply(_after(empty), [])
     assert calls == [] and text.startswith("The workspace has no REP files to import")
-    listing = ("debrief-state:debrief_list_plots", {}, json.dumps({"rep_files": ["a.rep"]}), False, "")
-    args = {"tool": "import-rep", "parameters": {"path": "a.rep"}}
+    listing: Step = ("debrief-state:debrief_list_plots", {}, json.dumps({"rep_files": ["a.rep"]}), False, "")
+    args: dict[str, Any] = {"tool": "import-rep", "parameters": {"path": "a.rep"}}
     broken = json.dumps({"success": False, "error": {"message": "line 3: no fix"}})
     text, calls = standin._reply(_after(listing, ("debrief-calc:run_tool", args, broken, True, "failed")), [])
     assert calls == [] and text == "`run_tool · import-rep` failed: line 3: no fix. I stopped there."
