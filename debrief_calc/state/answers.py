@@ -80,9 +80,7 @@ class PlotList(_Ok):
     other_plots: list[str] = []
     more_plots: int = 0
     closed_missing: list[str] = []
-    rep_files: list[str] = Field(
-        default=[], description="REP files in the workspace (.rep/.dsf/.dtf): run_tool(tool='import-rep') reads them"
-    )
+    rep_files: list[str] = []  # .rep/.dsf/.dtf files in the workspace, for debrief-calc's import-rep
     more_rep_files: int = 0
 
 
