@@ -309,6 +309,12 @@ async def test_prompt_ready_is_closed_by_the_host_with_its_model(tmp_path: Path)
     assert steps[2]["message"] == "Stored through llmem:store_llm_result" and not steps[3]["data"]["isError"]
     result = session.history[2]
     assert result.role == "tool" and not result.is_error and "stored the answer" in result.content
+    # the store the host ran itself is kept with the call, so a reload draws that step too
+    (stored,) = result.host_steps
+    assert stored["tool"] == "llmem:store_llm_result" and stored["callId"] == steps[2]["data"]["callId"]
+    assert (stored["outcome"], stored["title"]) == ("done", "store_llm_result")
+    # and the stand-in's report of the call reads as one line, the data's own words
+    assert page.text().startswith("- `generate_prompt · annotate` answered:")
 
 
 async def test_in_text_mode_the_system_prompt_teaches_the_tool_blocks() -> None:

@@ -87,6 +87,7 @@ class ChatMessage:
     # headline, so a reload draws each step as it ended
     outcome: str = ""
     headline: str = ""
+    host_steps: list[dict[str, Any]] = field(default_factory=list)  # what the host ran for this call itself
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -393,8 +393,9 @@ class Orchestrator:
             )
         content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
         ready = result.structured if result.structured.get("status") == "prompt_ready" else None
+        host_steps: list[dict[str, Any]] = []
         if ready is not None and not is_error:
-            content, page_result, is_error = await self._close_callback(session, entry, ready)
+            content, page_result, is_error = await self._close_callback(session, entry, ready, host_steps)
         await self._step(
             session,
             call,
@@ -409,6 +410,7 @@ class Orchestrator:
             )
         message = self._tool_message(call, content, error=is_error)
         message.outcome = "failed" if is_error else ""
+        message.host_steps = host_steps
         message.headline = step_headline(page_result, failed=is_error)
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
         message.duration_ms = _ms(started)
@@ -435,6 +437,32 @@ class Orchestrator:
             "height": facts.get("height"),
         }
 
+    def _recorder(
+        self, session: Session, call: ToolCall, steps: list[dict[str, Any]]
+    ) -> Callable[[str, str, dict[str, Any]], Awaitable[None]]:
+        """``_step`` for a step the host takes itself, each finished one kept in ``steps``."""
+
+        async def step(state: str, message: str, data: dict[str, Any]) -> None:
+            await self._step(session, call, state, message, data)
+            failed = bool(data.get("isError"))
+            steps.append(
+                {
+                    "role": "tool",
+                    "tool": call.name,
+                    "callId": call.id,
+                    "arguments": call.arguments,
+                    "result": data.get("result"),
+                    "isError": failed,
+                    "outcome": "failed" if failed else "done",
+                    "title": step_title(call.name, call.arguments),
+                    "headline": step_headline(data.get("result"), failed=failed),
+                    "durationMs": data.get("durationMs"),
+                    "images": [],
+                }
+            )
+
+        return step
+
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")
         change = describe_change(entry.qualified_name, call.arguments)
@@ -459,8 +487,11 @@ class Orchestrator:
         log.info("approval of %s: %s", entry.qualified_name, pending.approve, extra={"session": session.id})
         return pending.approve
 
-    async def _close_callback(self, session: Session, entry: ToolEntry, ready: dict[str, Any]) -> tuple[str, Any, bool]:
-        """``prompt_ready``: the host's model answers the prompt, the callback tool stores it."""
+    async def _close_callback(
+        self, session: Session, entry: ToolEntry, ready: dict[str, Any], steps: list[dict[str, Any]]
+    ) -> tuple[str, Any, bool]:
+        """``prompt_ready``: the host's model answers the prompt, the callback tool stores it; the
+        step the host took is added to ``steps`` as the page draws it after a reload."""
         prompt = ready.get("promptForHostLLM")
         callback = ready.get("callbackTool")
         args = ready.get("callbackArgs")
@@ -475,6 +506,7 @@ class Orchestrator:
             return str(exc), str(exc), True
         accepts_model = "model" in (callback_entry.tool.input_schema.get("properties") or {})
         marker = ToolCall(new_id("cb-"), target, {"task": task}, native=True)
+        step = self._recorder(session, marker, steps)
         await self._step(
             session,
             marker,
@@ -500,9 +532,7 @@ class Orchestrator:
                 last_error = str(exc)
                 break
             if not stored.is_error:
-                await self._step(
-                    session,
-                    marker,
+                await step(
                     "complete",
                     f"Stored through {target}",
                     {"result": _result_for_page(stored), "isError": False, "durationMs": _ms(started)},
@@ -519,9 +549,7 @@ class Orchestrator:
             question = (
                 f"{prompt}\n\nYour previous answer was refused: {last_error[:1500]}\nAnswer again, exactly as asked."
             )
-        await self._step(
-            session,
-            marker,
+        await step(
             "complete",
             f"{target} refused the answer",
             {"result": last_error, "isError": True, "durationMs": _ms(started)},

@@ -145,6 +145,7 @@ def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     "images": m.images,
                 }
             )
+            out += m.host_steps  # the callback's store, which the host ran itself, after the call
     return out
 
 
