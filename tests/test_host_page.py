@@ -304,6 +304,7 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     page.locator(".tool-step").nth(len(before) - 1).wait_for(timeout=30_000)
     assert step_rows(page) == before
     assert page.locator(".chat-image img").count() == 1
+    assert page.locator(".notice.stopped").count() == 1  # the stopped turn, as it showed
 
     # New chat asks first; Cancel keeps the conversation
     page.click("#new-chat")

@@ -830,6 +830,8 @@
     updateEmpty();
   }
 
+  const STOPPED_MARK = "(stopped by the person)"; // the host's note of a turn the person stopped
+
   function onHistory(p) {
     clearConversation();
     const messages = (p && Array.isArray(p.messages)) ? p.messages : [];
@@ -838,7 +840,8 @@
       if (m.role === "user") addUser(String(m.content ?? ""));
       else if (m.role === "assistant") {
         const text = typeof m.content === "string" ? m.content : m.content == null ? "" : safeStringify(m.content);
-        if (text.trim()) addAssistant(text);
+        if (text === STOPPED_MARK) addNotice("Stopped.", "stopped"); // as it showed when it happened
+        else if (text.trim()) addAssistant(text);
       } else if (m.role === "tool") addHistoryTool(m, k);
     });
     updateEmpty();
