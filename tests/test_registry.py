@@ -19,10 +19,12 @@ from debrief_calc.registry import (
 
 BUILTIN = [
     "track-stats",
+    "track-legs",
     "range-bearing",
     "tote",
     "closest-approach",
     "zone-transits",
+    "zone-overlaps",
     "speed-filter",
     "area-summary",
     "resample-track",
@@ -49,8 +51,20 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
-        ("single", {"track-stats", "speed-filter", "resample-track", "delete-features"}),
-        ("multi", {"track-stats", "range-bearing", "tote", "closest-approach", "zone-transits", "delete-features"}),
+        ("single", {"track-stats", "track-legs", "speed-filter", "resample-track", "delete-features"}),
+        (
+            "multi",
+            {
+                "track-stats",
+                "track-legs",
+                "range-bearing",
+                "tote",
+                "closest-approach",
+                "zone-transits",
+                "zone-overlaps",
+                "delete-features",
+            },
+        ),
         ("region", {"area-summary"}),
         ("none", {"import-rep"}),
     ],
@@ -62,22 +76,24 @@ def test_list_filters_by_context(context: str, expected: set[str]) -> None:
 @pytest.mark.parametrize(
     ("kinds", "expected"),
     [
-        (["zone"], {"zone-transits", "area-summary", "delete-features"}),
+        (["zone"], {"zone-transits", "zone-overlaps", "area-summary", "delete-features"}),
         (
             ["TRACK"],
             {
                 "track-stats",
+                "track-legs",
                 "range-bearing",
                 "tote",
                 "closest-approach",
                 "zone-transits",
+                "zone-overlaps",
                 "speed-filter",
                 "resample-track",
                 "delete-features",
             },
         ),
         (["reference-point"], {"delete-features"}),
-        (["buoyfield", "zone"], {"zone-transits", "area-summary", "delete-features"}),
+        (["buoyfield", "zone"], {"zone-transits", "zone-overlaps", "area-summary", "delete-features"}),
         ([], set(BUILTIN)),
     ],
 )
@@ -88,7 +104,11 @@ def test_list_filters_by_kinds_any_of(kinds: list[str], expected: set[str]) -> N
 def test_list_combines_filters_and_rejects_bad_ones() -> None:
     reg = default_registry()
     assert names(reg.list(context_type="single", kinds=["zone"])) == {"delete-features"}
-    assert names(reg.list(context_type="multi", kinds=["zone"])) == {"zone-transits", "delete-features"}
+    assert names(reg.list(context_type="multi", kinds=["zone"])) == {
+        "zone-transits",
+        "zone-overlaps",
+        "delete-features",
+    }
     assert names(reg.list(context_type="none", kinds=["track"])) == set()
     with pytest.raises(ValidationFailed) as err:
         reg.list(context_type="everything")

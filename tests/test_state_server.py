@@ -153,8 +153,9 @@ async def test_tools_are_listed_lean_with_honest_annotations(client: Client) -> 
 async def test_guide_and_instructions(client: Client, plots: Path) -> None:
     assert client.instructions and client.instructions.count(". ") == 1
     text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
-    for tool in TOOLS:
+    for tool in TOOLS - {"debrief_view_data"}:
         assert f"`{tool}`" in text
+    assert "debrief_view_data" not in text  # the live view's own tool (MCP Apps visibility ["app"]): not the model's
     assert str(plots) in text and "MULTIPLE_PLOTS" in text and "SOURCE_CHANGED" in text
 
 
@@ -238,7 +239,7 @@ async def test_scenario_2_nothing_selected_changes_nothing(client: Client, plots
     error = await fails(client, "debrief_zoom_to_selection", "VALIDATION_FAILED", -32602)
     assert "nothing is selected" in error["message"]
     err, out = await call(client, "generate_prompt", task="describe-selection")
-    assert err and out["status"] == "error" and out["error"]["code"] == "VALIDATION_FAILED"
+    assert err and "status" not in out and out["success"] is False and out["error"]["code"] == "VALIDATION_FAILED"
     assert snapshot(plots) == before
 
 
@@ -394,7 +395,9 @@ async def test_features_summary_full_filters_and_pages(client: Client, plots: Pa
         "time_start": track["time_start"],
         "time_end": track["time_end"],
         "bounds": track["bounds"],
+        "ref": "debrief-state:plots/large-sample.plot.json#f-1",  # where to take it from
     }
+    assert all(f["ref"] == f"debrief-state:plots/{LARGE}#{f['id']}" for f in out["features"])
     assert "coordinates" not in json.dumps(out)
     kinds = await ok(client, "debrief_get_features", filename=LARGE, kinds=["zone", "point"])
     assert {f["kind"] for f in kinds["features"]} == {"zone", "point"} and kinds["total"] == 9
@@ -754,7 +757,7 @@ async def test_callback_tasks_store_and_annotate(client: Client, plots: Path) ->
 
 async def test_callback_errors_use_the_envelope(client: Client) -> None:
     err, out = await call(client, "store_llm_result", ticket="abc", target=LARGE, task="summarize-plot", result="x")
-    assert err and out["status"] == "error" and out["error"]["code"] == "TICKET_UNKNOWN"
+    assert err and "status" not in out and out["error"]["code"] == "TICKET_UNKNOWN"
     assert out["error"]["details"]["rpc_code"] == -32602 and out["nextAction"]
     _, prompt = await call(client, "generate_prompt", task="summarize-plot", target=LARGE)
     err, out = await call(client, "store_llm_result", **prompt["callbackArgs"], result="   ")

@@ -22,16 +22,20 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         resample,
         speed_filter,
         tote,
+        track_legs,
         track_stats,
+        zone_overlaps,
         zones,
     )
 
     return (
         track_stats.SPEC,
+        track_legs.SPEC,
         range_bearing.SPEC,
         tote.SPEC,
         cpa.SPEC,
         zones.TRANSITS_SPEC,
+        zone_overlaps.SPEC,
         speed_filter.SPEC,
         zones.AREA_SPEC,
         resample.SPEC,

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.plotstate import read_selection, update_selection
+from debrief_calc.plotstate import plot_feature_ref, read_selection, update_selection
 from debrief_calc.state import metadata
 from debrief_calc.state._answer_budget import Answer, compact_json, fit_prefix
 from debrief_calc.state._plot_commands import PlotCommands
@@ -73,7 +73,10 @@ class PlotAspects(PlotCommands):
             summaries = self.summaries(doc)
             positions = [p for p in positions if summaries[p]["kind"] in kinds]
         window = _window(time_start, time_end)
-        items = self._items(doc, positions, detail, window)
+        items = [
+            {**item, "ref": plot_feature_ref(name, item["id"])} if item.get("id") is not None else item
+            for item in self._items(doc, positions, detail, window)
+        ]
         query = hashlib.sha256(compact_json([ids, kinds, detail, time_start, time_end]).encode()).hexdigest()[:8]
         start = _read_cursor(cursor, doc.revision, query) if cursor else (0, 0)
         limit = limit or (100 if detail == "summary" else 20)

@@ -36,7 +36,6 @@ __all__ = [
     "get_time_state",
     "get_viewport",
     "padded",
-    "plot_current_time",
     "put_feature",
     "time_feature",
     "viewport_feature",
@@ -193,21 +192,6 @@ def derived_time_state(data: dict[str, Any]) -> dict[str, str] | None:
     if span is None:
         return None
     return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
-
-
-def plot_current_time(data: dict[str, Any]) -> float | None:
-    """A plot's current time in epoch seconds, as debrief_get_time answers it: the saved time
-    state's, else the start of its timed features' period; None when it has neither (or the
-    saved time cannot be read)."""
-    from debrief_calc.features import parse_iso
-
-    state = get_time_state(data) or derived_time_state(data)
-    if state is None:
-        return None
-    try:
-        return parse_iso(state["current"])
-    except (ValidationFailed, ValueError):
-        return None
 
 
 def data_bounds(features: list[dict[str, Any]]) -> list[float] | None:

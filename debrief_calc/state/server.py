@@ -1,9 +1,9 @@
 """``debrief-state-mcp``: wires the plot-state service (``service.py``) to MCP tools and resources.
 
 Answers: success ``{success: true, filename, revision, ...}`` (the seed's ``selectedIds``,
-``timeState``, ``viewportState`` at the top level); failure ``{success: false, status: "error",
-error: {code, message, details: {rpc_code, ...}}, nextAction}`` with ``isError``. The callback
-pair answers with the suite's envelope. Resources ``plots://list`` and
+``timeState``, ``viewportState`` at the top level); failure ``{success: false, error: {code,
+message, details: {rpc_code, ...}}, nextAction}`` with ``isError``, the callback pair's too (its
+successes are the suite's envelope). Resources ``plots://list`` and
 ``plot://{filename}/features|selection|time|viewport`` are notified after every write made
 through this server: on ``subscriptions/listen`` streams (2026-07-28) and to sessions that sent
 ``resources/subscribe`` (handshake era).
@@ -79,7 +79,9 @@ START = (
     "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
     "with run_tool(tool, plot={'filename': …, 'feature_ids': [...]}) (ids from debrief_get_features), look with "
     "debrief_render_plot (fit='all' shows everything without changing the saved viewport; cpa=[a, b] draws the "
-    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves), and "
+    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves; "
+    "time_start/time_end draw the tracks over that stretch alone, fit='window' frames them, the answer's span "
+    "says what was drawn; a series against time is debrief-calc's render_series), and "
     "keep a narrative in the plot with generate_prompt (its prompt includes debrief-calc's analyses of the plot's "
     "features) + store_llm_result(add_annotation=true)."
 )
@@ -92,7 +94,10 @@ CONVENTIONS = (
     "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
     "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
     "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
-    "debrief_undo's remaining counts the changes left to undo. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
+    "debrief_undo's remaining counts the changes left to undo. Features move between plots by reference: "
+    "every feature listed has its ref, {'ref': 'debrief-state:plots/<file>#<id>'} (add 'id': <new id> to copy it "
+    "under another id), and {'ref': 'debrief-state:plots/<file>', 'ids'?: [...]} is a plot's features (its "
+    "time/viewport metadata left out); pass them to debrief_create_plot, addFeatures or debrief-calc's run_tool. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
     "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
 )
 PROTOCOL = (
@@ -140,7 +145,7 @@ CommandArg = Annotated[
 ]
 FeaturesArg = Annotated[
     list[dict[str, Any]] | dict[str, Any] | None,
-    Field(description="GeoJSON Features and/or debrief-calc {ref} items (e.g. import-rep's), or one {ref}"),
+    Field(description="GeoJSON Features and/or {ref} items (import-rep's, a plot feature's), or one {ref}"),
 ]
 
 
@@ -304,7 +309,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         height: Annotated[int, Field(ge=64, le=2048, description="Max px")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
         fit: Annotated[
-            Literal["viewport", "all", "selection"] | Annotated[list[float], Field(min_length=4, max_length=4)],
+            Literal["viewport", "all", "selection", "window"]
+            | Annotated[list[float], Field(min_length=4, max_length=4)],
             Field(description="Area shown, or [w,s,e,n]; the saved viewport is unchanged"),
         ] = "viewport",
         show_future: Annotated[bool, Field(description="Tracks after time, faint")] = True,
@@ -312,8 +318,10 @@ def build_server(config: ServerConfig) -> SuiteServer:
             list[Annotated[str, Field(max_length=512)]] | None,
             Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
         ] = None,
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
-        data, png = svc().render(filename, width, height, time, fit, show_future, cpa)
+        data, png = svc().render(filename, width, height, time, fit, show_future, cpa, time_start, time_end)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
 
     def debrief_view_data(

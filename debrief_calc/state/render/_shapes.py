@@ -1,7 +1,8 @@
 """Zones, reference points, buoy fields and other annotations.
 
 Zones are filled half-transparent (``fill`` / ``fill-opacity``, default a quarter) and outlined
-in their ``stroke``, with their name at their centre; points and annotations are discs and buoy
+in their ``stroke``, with their name at their centre (a zone stored as a circle is drawn as the
+geodesic circle its ``specifics`` give); points and annotations are discs and buoy
 fields small dots in their ``marker_color`` (``marker-color``, ``color``), named beside them. The selection's highlight is drawn under them
 (:mod:`._halo`).
 """
@@ -12,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from debrief_calc._circles import circle_of, circle_ring
 from debrief_calc.state.render._common import OUTLINE, Box, Item, ink, rgb
 from debrief_calc.state.render._labels import Label
 from debrief_calc.state.render._view import Projection
 
-__all__ = ["draw_points", "draw_zones"]
+__all__ = ["draw_points", "draw_zones", "zone_outlines"]
 
 
 def _opacity(value: Any) -> int:
@@ -50,7 +52,7 @@ def draw_zones(draw: Any, proj: Projection, items: list[Item], labels: list[Labe
         props = it.feature.get("properties") or {}
         fill = _fill(props.get("fill"), it.colour)
         alpha = _opacity(props.get("fill-opacity", 0.25))
-        rings = [ring for ring in it.rings if len(ring) >= 3]
+        rings = zone_outlines(it)
         for ring in rings:
             flat = proj.flat(ring)
             areas.append((min(flat[0::2]), min(flat[1::2]), max(flat[0::2]), max(flat[1::2])))
@@ -60,6 +62,15 @@ def draw_zones(draw: Any, proj: Projection, items: list[Item], labels: list[Labe
         if anchor is not None:
             labels.append(Label(it.name, anchor, ink(it.colour), rank=2, size=11, clear=0, centred=True))
     return areas
+
+
+def zone_outlines(it: Item) -> list[list[tuple[float, float]]]:
+    """The rings to draw for a zone: a zone stored as a circle (``specifics``) drawn as the true
+    geodesic circle (its stored polygon is often an oval), else its stored rings."""
+    circle = circle_of(it.feature, strict=False)
+    if circle is not None:
+        return [[(float(x), float(y)) for x, y in circle_ring(*circle)]]
+    return [ring for ring in it.rings if len(ring) >= 3]
 
 
 def _fill(value: Any, colour: tuple[int, int, int]) -> tuple[int, int, int]:

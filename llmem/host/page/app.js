@@ -662,6 +662,7 @@
     } else if (p.state === "complete" || p.state === "error") {
       if (p.state === "error" && data.isError === undefined) data.isError = true;
       finishStep(rec, data, p.message);
+      showApp(data.app);
       els.workingText.textContent = "Working…";
       endAssistant(); // text after a step starts a new bubble
     }
@@ -676,6 +677,12 @@
       outcome: m.outcome, headline: m.headline, title: m.title,
     }, "");
     if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image, { tool: m.tool, arguments: m.arguments }));
+    showApp(m.app);
+  }
+
+  // a tool result's MCP Apps view, live in the conversation (apps.js)
+  function showApp(app) {
+    if (app && typeof app === "object" && window.llmemApps) append(window.llmemApps.show(app));
   }
 
   // -- images
@@ -826,6 +833,7 @@
     state.renderQueued = false;
     state.steps.clear();
     state.confirms.clear();
+    if (window.llmemApps) window.llmemApps.teardownAll(); // live views hear ui/resource-teardown (apps.js)
     els.conversation.replaceChildren();
     updateEmpty();
   }
@@ -1144,6 +1152,7 @@
       return;
     }
     const previous = state.sessionId;
+    if (window.llmemApps) window.llmemApps.configure({ appsPort: p.appsPort, send: sendJson });
     if (p.sessionId) writeSession(p.sessionId);
     if (p.sessionId) document.body.dataset.session = p.sessionId; // which chat this is (tests read it)
     if (p.sessionId && new URLSearchParams(location.search).get("session") !== p.sessionId) leaveAddress();
@@ -1200,6 +1209,9 @@
         break;
       case "zoomed":
         onZoomed(p);
+        break;
+      case "app": // the host's answer to a live view's request (apps.js)
+        if (window.llmemApps) window.llmemApps.onFrame(p);
         break;
       case "error":
         addError(typeof p.message === "string" ? p.message : "The host reported an error.");

@@ -201,5 +201,6 @@ def report(done: list[Done]) -> str:
         elif step.failed:
             lines.append(f"- `{what}` failed: {step_headline(step.data, failed=True, limit=300)}")
         else:
-            lines.append(f"- `{what}` answered: {step_headline(step.data, limit=300) or clip(json.dumps(step.data, ensure_ascii=False), 300)}")
+            said = step_headline(step.data, limit=300) or clip(json.dumps(step.data, ensure_ascii=False), 300)
+            lines.append(f"- `{what}` answered: {said}")
     return "\n".join(lines).replace("`" * 3, "'" * 3) + "\n"  # a quoted fence would read as a new call
