@@ -253,7 +253,8 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     )
     page.locator(".msg.user").first.evaluate("(m) => m.scrollIntoView({block: 'start'})")
     shot(page, "standin-answer.png")
-    page.set_viewport_size({"width": 1280, "height": 1480})  # the whole turn at once, for the README
+    whole = page.locator("#conversation").evaluate("(c) => c.scrollHeight")
+    page.set_viewport_size({"width": 1280, "height": min(whole + 180, 2400)})  # the whole turn, for the README
     page.locator(".msg.user").first.evaluate("(m) => m.scrollIntoView({block: 'start'})")
     shot(page, "standin-readme.png")
     page.set_viewport_size({"width": 1280, "height": 900})
