@@ -819,6 +819,35 @@ def test_a_range_too_short_to_see_gets_an_inset(boats: dict[str, Any]) -> None:
     assert apart.range is not None and not apart.range.inset
 
 
+def test_the_inset_sits_clear_of_the_tracks_and_spans_minutes(boats: dict[str, Any]) -> None:
+    """Drawn over the whole plot at the CPA, the inset covers no track pixel of the picture the
+    same render makes without it, and shows the tracks of the minutes around the CPA only."""
+    from debrief_calc.state.render._inset import SPAN_S, _around
+    from debrief_calc.state.render._tracks import track_views
+
+    r = render_plot(boats, fit="all", current_time=CPA, cpa=PAIR)
+    assert r.range is not None and r.range.inset
+    x0, y0, x1, y1 = (round(v) for v in dict(r.placed)["inset"])
+    plain = render_plot(boats, fit="all", current_time=CPA)
+    assert (plain.width, plain.height, plain.bounds) == (r.width, r.height, r.bounds)
+    for n, feature in enumerate(boats["features"]):
+        track = near(plain, colour_of(feature, n), tol=40)
+        assert track.sum() > 500 and track[y0:y1, x0:x1].sum() == 0  # not one track pixel hidden
+    proj, _, _ = frame_for(r.bounds, r.width, r.height)
+    items = read_items(boats["features"], set())
+    for v in track_views(items, proj):
+        assert v.t is not None
+        past, future = _around(v, CPA, SPAN_S)
+        assert SPAN_S == 300.0 and past and future
+        # the window's ends are where the ship was 5 minutes before and after, nothing further
+        (px, py), (fx, fy) = past[0], future[-1]
+        assert (px[0], py[0]) == pytest.approx(v.at(CPA - SPAN_S)) and (fx[-1], fy[-1]) == pytest.approx(
+            v.at(CPA + SPAN_S)
+        )
+        inside = (v.t > CPA - SPAN_S) & (v.t < CPA + SPAN_S)
+        assert sum(len(x) for x, _ in past + future) == int(inside.sum()) + 4
+
+
 def _ends(data: dict[str, Any], t: float) -> list[tuple[float, float]]:
     from debrief_calc.state.render._cpa import range_line
 

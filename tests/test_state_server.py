@@ -209,6 +209,17 @@ async def test_opening_a_second_plot_says_every_call_must_now_name_its_plot(clie
     assert "range between two tracks at `time` (default the plot's current time" in text
 
 
+async def test_the_listing_names_the_rep_files_to_import(plots: Path) -> None:
+    (plots / "missions" / "boat1.REP").write_bytes((DATA.parent / "rep" / "valid_boat1.rep").read_bytes())
+    shutil.copy(DATA.parent / "rep" / "valid_boat2.rep", plots / "valid_boat2.rep")
+    (plots / ".hidden").mkdir()
+    (plots / ".hidden" / "x.rep").write_text("")
+    (plots / "notes.txt").write_text("not a REP file")
+    async with Client(build_server(ServerConfig("debrief-state-mcp", plots))) as client:
+        listing = await ok(client, "debrief_list_plots")
+    assert listing["rep_files"] == ["missions/boat1.REP", "valid_boat2.rep"] and listing["more_rep_files"] == 0
+
+
 async def test_the_open_set_is_shared_by_server_instances(plots: Path) -> None:
     a = build_server(ServerConfig("debrief-state-mcp", plots))
     b = build_server(ServerConfig("debrief-state-mcp", plots))

@@ -11,6 +11,7 @@ from debrief_calc.errors import PlotNotFound
 from debrief_calc.plotstate import STATE_NS
 from debrief_calc.state._answer_budget import Answer, fit_prefix
 from debrief_calc.state.errors import RPC_CODES, MultiplePlots, validation_failed
+from debrief_calc.state.filenames import list_workspace_files
 from debrief_calc.state.history import History
 from debrief_calc.state.plotfile import PLOT_CACHE, PlotCache, PlotDoc, list_plot_files, plot_title
 from debrief_calc.state.plotfile import validate_plot_filename as _validate
@@ -40,6 +41,10 @@ def open_note(names: list[str]) -> str | None:
         f"{len(names)} plots are open now ({shown}): pass filename to every call, which without it answers "
         "MULTIPLE_PLOTS; debrief_close_plot closes one"
     )
+
+
+#: what import-rep reads (debrief-calc), listed so a client can find its REP files
+REP_SUFFIXES = (".rep", ".dsf", ".dtf")
 
 
 class OpenPlots:
@@ -159,11 +164,15 @@ class OpenPlots:
         alive, gone = self._alive_open()
         others = [f for f in list_plot_files(self.workspace) if f not in set(alive)]
         shown, cut = fit_prefix(others, self.budget // 2)
+        reps = list_workspace_files(self.workspace, REP_SUFFIXES)
+        reps_shown, reps_cut = fit_prefix(reps, self.budget // 4)
         return {
             "open_plots": [{"filename": n, "title": self.title(n)} for n in alive],
             "other_plots": shown,
             "more_plots": len(others) - len(shown) if cut else 0,
             "closed_missing": gone,
+            "rep_files": reps_shown,
+            "more_rep_files": len(reps) - len(reps_shown) if reps_cut else 0,
         }
 
     def open_plot(self, filename: str) -> tuple[Answer, list[str]]:

@@ -80,6 +80,8 @@ class PlotList(_Ok):
     other_plots: list[str] = []
     more_plots: int = 0
     closed_missing: list[str] = []
+    rep_files: list[str] = []  # .rep/.dsf/.dtf files in the workspace, for debrief-calc's import-rep
+    more_rep_files: int = 0
 
 
 class OpenAnswer(_OnPlot):

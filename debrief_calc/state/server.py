@@ -73,8 +73,8 @@ PURPOSE = (
     "change made here, as one step however many features it touched."
 )
 START = (
-    "From REP files: on debrief-calc-mcp, run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for "
-    "each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
+    "From REP files: debrief_list_plots names them (rep_files); on debrief-calc-mcp, "
+    "run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
     "debrief_create_plot(filename='exercise.plot.json', features=[{'ref': …}, {'ref': …}]) makes the plot, "
     "opens it and sets its time window and viewport to the tracks' period and bounds (or add them to an existing "
     "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
@@ -359,7 +359,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     once = tool_annotations(read_only=False, destructive=True, idempotent=False)
     additive = tool_annotations(read_only=False)  # never overwrites: an existing plot is refused
     tools: list[tuple[Callable[..., Any], types.ToolAnnotations, str]] = [
-        (debrief_list_plots, read, "List the open plots (filename, title) and the other .plot.json files."),
+        (
+            debrief_list_plots,
+            read,
+            "List open plots (filename, title), other .plot.json and REP files.",
+        ),
         (
             debrief_create_plot,
             additive,

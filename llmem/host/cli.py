@@ -78,6 +78,7 @@ async def _run(options: dict[str, Any]) -> None:
             "standIn": provider.name == "stand-in",
             "servers": coordinator.servers,
             "failedServers": sorted(coordinator.failed),
+            "suggestions": list(provider.suggestions),
         }
         try:
             async with anyio.create_task_group() as turns:

@@ -43,6 +43,7 @@ from llmem.host.coordinator import Coordinator
 from llmem.host.errors import HostError
 from llmem.host.orchestrator import SYSTEM_MESSAGES, Orchestrator
 from llmem.host.sessions import Session, SessionManager
+from llmem.host.steps import step_title
 
 __all__ = ["LOOPBACK", "WebSettings", "build_app", "build_apps_app", "is_loopback"]
 
@@ -159,11 +160,15 @@ def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     "arguments": call.arguments if call else None,
                     "result": result,
                     "isError": m.is_error,
+                    "outcome": m.outcome or ("failed" if m.is_error else "done"),
+                    "title": step_title(m.tool_name or "", call.arguments if call else None),
+                    "headline": m.headline,
                     "durationMs": m.duration_ms,
                     "images": m.images,
                     **({"app": m.app} if m.app else {}),
                 }
             )
+            out += m.host_steps  # the callback's store, which the host ran itself, after the call
     return out
 
 
@@ -324,6 +329,13 @@ def build_app(
             }
         )
 
+    async def list_sessions(request: Request) -> Response:
+        """The conversations the host keeps, for the page's list of earlier chats."""
+        why = refused(request)
+        if why:
+            return JSONResponse({"error": why}, status_code=401 if token and "token" in why else 403)
+        return JSONResponse({"sessions": sessions.listing()}, headers={"Cache-Control": "no-store"})
+
     async def chat_socket(ws: WebSocket) -> None:
         why = refused(ws)
         if why or not origin_ok(ws):
@@ -470,14 +482,39 @@ def build_app(
         elif kind == "cancel":
             if session.turn is not None:
                 session.turn.cancel()
+        elif kind == "zoom":  # beside the turn, so a Stop or a confirmation is not kept waiting
+            turns.start_soon(_zoom, payload, send)
         else:
-            await error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm', 'cancel' or 'app'")
+            await error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm', 'cancel', 'app' or 'zoom'")
 
     async def app_request(session: Session, payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
         """A view's request, passed on by the page: answered with the same ``id``."""
         answer = await _view_request(orchestrator.coordinator, payload)
         await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
 
+    async def _zoom(payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
+        """ "Open full size": the step's picture drawn again, larger, by its own tool."""
+        zoom_id, tool, arguments = payload.get("zoomId"), payload.get("tool"), payload.get("arguments")
+        answer: dict[str, Any] = {"zoomId": zoom_id}
+        if not isinstance(tool, str) or not isinstance(arguments, dict):
+            answer["error"] = "payload.tool (a tool name) and payload.arguments (an object) are required"
+        else:
+            try:
+                answer.update(await orchestrator.larger_picture(tool, arguments))
+            except HostError as exc:
+                answer["error"] = str(exc)
+            except Exception as exc:  # in the turns' task group: a failure here must not end them all
+                log.exception("zoom failed")
+                answer["error"] = f"the picture could not be drawn again: {exc}"
+        try:
+            await send({"type": "zoomed", "payload": answer})
+        except Exception:  # the page went away meanwhile
+            log.info("zoomed picture not delivered: the page is gone")
+
     routes: list[BaseRoute] = [Route(path, serve_page, methods=["GET"]) for path in _PAGE_FILES]
-    routes += [Route("/health", health, methods=["GET"]), WebSocketRoute("/ws", chat_socket)]
+    routes += [
+        Route("/health", health, methods=["GET"]),
+        Route("/sessions", list_sessions, methods=["GET"]),
+        WebSocketRoute("/ws", chat_socket),
+    ]
     return Starlette(routes=routes)
