@@ -16,7 +16,7 @@ from debrief_calc._arrays import FloatArray
 from debrief_calc._feature_parts import field_failure, float_or_nan
 from debrief_calc.errors import ValidationFailed
 
-__all__ = ["iso", "iso_many", "parse_iso", "parse_times"]
+__all__ = ["iso", "iso_many", "parse_iso", "parse_times", "time_precision", "time_window"]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 # A bare number in a times list at or above this is read as epoch milliseconds (1973 onwards);
@@ -53,6 +53,39 @@ def parse_iso(s: str) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return (dt - _EPOCH).total_seconds()
+
+
+def time_precision(t: float) -> float:
+    """The precision a time was asked at, in seconds: a whole second (as a plot shows times), or
+    the millisecond when it has a fraction. "Active at 10:45:08" means during that second, so
+    a feature from 10:45:08.902 is."""
+    return 1.0 if float(t).is_integer() else 0.001
+
+
+def time_window(
+    start: str | None, end: str | None, names: tuple[str, str] = ("time_start", "time_end")
+) -> tuple[float | None, float | None] | None:
+    """A time window given as two ISO-8601 times (either None: open at that end) in epoch seconds;
+    None when neither is given. ValidationFailed naming the field (``names``) that is not an
+    ISO-8601 time, or the end when it is before the start."""
+    if start is None and end is None:
+        return None
+    ends: list[float | None] = []
+    for name, value in zip(names, (start, end), strict=True):
+        try:
+            ends.append(None if value is None else parse_iso(value))
+        except ValidationFailed:
+            raise ValidationFailed(
+                f"{name}: {str(value)[:60]!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'",
+                details={"field": name, "rule": "iso-time"},
+            ) from None
+    first, last = ends
+    if first is not None and last is not None and last < first:
+        raise ValidationFailed(
+            f"{names[1]}: {end} is before {names[0]} {start}: swap them",
+            details={"field": names[1], "rule": "order"},
+        )
+    return first, last
 
 
 def iso(t: float) -> str:

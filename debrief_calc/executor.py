@@ -91,14 +91,16 @@ def run(
     bounds: Sequence[float] | None = None,
     read_text: Callable[[str], str] | None = None,
     clock: Callable[[], datetime] | None = None,
+    current_time: float | None = None,
 ) -> RunResult:
-    """Run ``tool_name`` on ``features``; a :class:`RunResult`, whatever happens."""
+    """Run ``tool_name`` on ``features``; a :class:`RunResult`, whatever happens. ``current_time``
+    (epoch seconds): the current time of the plot the features came from, for the handler."""
     start = time.perf_counter()
     name = tool_name if isinstance(tool_name, str) else repr(tool_name)
     result = RunResult(success=False, tool=name)
     try:
         spec = registry.get(tool_name)
-        output, stamped, commands = _run(spec, features, parameters, bounds, read_text, clock)
+        output, stamped, commands = _run(spec, features, parameters, bounds, read_text, clock, current_time)
         result.success = True
         result.features = stamped
         result.commands = commands
@@ -126,6 +128,7 @@ def _run(
     bounds: object,
     read_text: Callable[[str], str] | None,
     clock: Callable[[], datetime] | None,
+    current_time: float | None,
 ) -> tuple[ToolOutput, list[dict[str, Any]], list[dict[str, Any]]]:
     params = validate_parameters(spec, parameters)
     feats = validate_features(features)
@@ -135,7 +138,11 @@ def _run(
     sources = [source_of(f, i) for i, f in enumerate(feats)]
 
     try:
-        output = spec.handler(ToolInput(features=tuple(feats), parameters=params, bounds=box, read_text=read_text))
+        output = spec.handler(
+            ToolInput(
+                features=tuple(feats), parameters=params, bounds=box, read_text=read_text, current_time=current_time
+            )
+        )
     except SuiteError:
         raise
     except Exception as exc:

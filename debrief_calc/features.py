@@ -96,7 +96,8 @@ def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
     Never raises: a track whose times cannot be read has ``time_start`` and ``time_end`` None.
     Other features report ``properties.time`` and ``properties.timeEnd`` when present. An
     annotation with no name (a narrative entry) is named by its text, shortened to
-    :data:`SUMMARY_NAME_CHARS` characters.
+    :data:`SUMMARY_NAME_CHARS` characters, and a narrative entry adds ``platform``, the ship
+    that logged it (its ``properties.track``).
     """
     kind = feature_kind(feature)
     name = feature_name(feature)
@@ -127,6 +128,8 @@ def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
         props = properties_of(feature)
         summary["time_start"] = _iso_or_none(props.get("time"))
         summary["time_end"] = _iso_or_none(props.get("timeEnd"))
+        if kind == "annotation" and isinstance(platform := props.get("track"), str) and platform:
+            summary["platform"] = platform  # the ship that logged a narrative entry
     xy = feature_positions(feature)
     bounds = bounds_of(xy)
     summary["point_count"] = len(xy)

@@ -6,9 +6,11 @@ be cut off mid-array. So properties are summarised recursively: scalars as they 
 strings shortened); a list of numbers as its count, min, max and mean (and first and last
 when it is ordered); a list of times as its count and span; a list of positions as its count
 and extent; a list of objects (CPA pairs, transits, speed periods, legs) as its first few
-entries, each summarised the same way, and "… and N more". Scalars come before nested
-figures, so when the text must be shortened to its budget it is the detail that goes, whole
-lines at a time, never the key figures and never half an array.
+entries, each summarised the same way, and "… and N more". A series (an object of columns of
+equal length, such as range-bearing's ``series``) is a table of every row while it is short;
+a long one is summarised column by column, and the text says so and how many rows it left
+out. Scalars come before nested figures, so when the text must be shortened to its budget it
+is the detail that goes, whole lines at a time, never the key figures and never half an array.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from debrief_calc.errors import ValidationFailed
 from debrief_calc.features import feature_bounds, parse_times
 from debrief_calc.paging import point_count
 
-__all__ = ["elided", "result_text", "summarise"]
+__all__ = ["elided", "result_text", "rows_in_window", "summarise"]
 
 _SHORT_LIST: Final = 8  # lists of numbers up to this long are shown as they are
-#: (entries of a list of objects, characters of a string) at each level of detail
-_DETAIL: Final = ((3, 200), (2, 100), (1, 60))
+#: (entries of a list of objects, characters of a string, rows of a series table) at each level of detail
+_DETAIL: Final = ((3, 200, 120), (2, 100, 60), (1, 60, 24))
 
 
 def _num(x: float) -> str:
@@ -102,12 +104,50 @@ def _list_line(values: list[Any], entries: int, strlen: int) -> str | None:
     return f"{len(values)} items, the first {first}"
 
 
-def summarise(value: Any, key: str, indent: int = 0, *, entries: int = 3, strlen: int = 200) -> list[str]:
-    """Lines ``key: summary`` for ``value`` and, for objects, its members below it, indented."""
+def _series_rows(value: Mapping[str, Any]) -> int | None:
+    """The row count of a series (two or more columns, lists of one length), else None."""
+    if len(value) < 2 or not all(isinstance(v, list) for v in value.values()):
+        return None
+    lengths = {len(v) for v in value.values()}
+    return lengths.pop() if len(lengths) == 1 and 0 not in lengths else None
+
+
+def _cell(v: Any) -> str:
+    if _is_number(v):
+        return json.dumps(v)  # a figure as the tool gave it
+    return "" if v is None else str(v) if isinstance(v, str) else json.dumps(v, default=str)[:40]
+
+
+def _table(value: Mapping[str, Any], key: str, pad: str, n: int) -> list[str]:
+    names = list(value)
+    lines = [f"{pad}{key}: a table of all {n} rows", f"{pad}  | " + " | ".join(names) + " |"]
+    lines.append(f"{pad}  |" + "---|" * len(names))
+    columns = [value[k] for k in names]
+    lines += [f"{pad}  | " + " | ".join(_cell(c[i]) for c in columns) + " |" for i in range(n)]
+    return lines
+
+
+def summarise(
+    value: Any, key: str, indent: int = 0, *, entries: int = 3, strlen: int = 200, rows: int = 120
+) -> list[str]:
+    """Lines ``key: summary`` for ``value`` and, for objects, its members below it, indented; a
+    series of at most ``rows`` rows is a table of them all."""
     pad = "  " * indent
     if isinstance(value, Mapping):
         if not value:
             return [f"{pad}{key}: {{}}"]
+        n = _series_rows(value)
+        if n is not None and n <= rows:
+            return _table(value, key, pad, n)
+        if n is not None:
+            head = (
+                f"{pad}{key}: a series of {n} rows, too long to list here: each column summarised below "
+                f"(all {n} rows left out: get_result with this result's id reads every row)"
+            )
+            return [
+                head,
+                *(f"{pad}  {k}: {_list_line(v, entries, strlen) or f'{n} objects'}" for k, v in value.items()),
+            ]
         lines = [f"{pad}{key}:"] if key else []
         inner = indent + 1 if key else indent
         flat = [(k, v) for k, v in value.items() if not isinstance(v, Mapping | list)]
@@ -115,7 +155,7 @@ def summarise(value: Any, key: str, indent: int = 0, *, entries: int = 3, strlen
         for k, v in flat:
             lines.append(f"{'  ' * inner}{k}: {_scalar(v, strlen)}")
         for k, v in nested:
-            lines += summarise(v, str(k), inner, entries=entries, strlen=strlen)
+            lines += summarise(v, str(k), inner, entries=entries, strlen=strlen, rows=rows)
         return lines
     if isinstance(value, list):
         line = _list_line(value, entries, strlen)
@@ -124,7 +164,7 @@ def summarise(value: Any, key: str, indent: int = 0, *, entries: int = 3, strlen
         shown = min(entries, len(value))
         lines = [f"{pad}{key}: {len(value)} entries" + (f", the first {shown}:" if shown < len(value) else ":")]
         for i, item in enumerate(value[:shown]):
-            lines += summarise(item, f"[{i}]", indent + 1, entries=entries, strlen=strlen)
+            lines += summarise(item, f"[{i}]", indent + 1, entries=entries, strlen=strlen, rows=rows)
         if len(value) > shown:
             lines.append(f"{pad}  … and {len(value) - shown} more")
         return lines
@@ -144,7 +184,7 @@ def _geometry(feature: Mapping[str, Any]) -> str:
     return f"{gtype} of {n} position{'s' if n != 1 else ''}{extent}"
 
 
-def _render(feature: Mapping[str, Any], entries: int, strlen: int) -> list[str]:
+def _render(feature: Mapping[str, Any], entries: int, strlen: int, rows: int) -> list[str]:
     props = dict(feature.get("properties") or {})
     prov = props.pop("provenance", None)
     prov = prov if isinstance(prov, Mapping) else {}
@@ -155,17 +195,20 @@ def _render(feature: Mapping[str, Any], entries: int, strlen: int) -> list[str]:
         f"### Result {feature.get('id')} — tool {prov.get('tool')} v{prov.get('version')} at {prov.get('timestamp')}",
         f"Sources: {sources or 'none'}",
         f"Parameters: {param_text or 'none'}",
-        f"Geometry: {_geometry(feature)}",
-        "Figures:",
     ]
-    return lines + summarise(props, "", 1, entries=entries, strlen=strlen)
+    window = prov.get("window")
+    if isinstance(window, list) and len(window) == 2:
+        shown = " to ".join(str(t) if t else "open" for t in window)
+        lines.append(f"Computed over the window {shown} (its inputs were cut to it)")
+    lines += [f"Geometry: {_geometry(feature)}", "Figures:"]
+    return lines + summarise(props, "", 1, entries=entries, strlen=strlen, rows=rows)
 
 
 def result_text(feature: Mapping[str, Any], limit: int) -> str:
     """The result's provenance and figures in at most ``limit`` characters."""
     lines: list[str] = []
-    for entries, strlen in _DETAIL:
-        lines = _render(feature, entries, strlen)
+    for entries, strlen, rows in _DETAIL:
+        lines = _render(feature, entries, strlen, rows)
         text = "\n".join(lines)
         if len(text) <= limit:
             return text
@@ -191,3 +234,25 @@ def elided(value: Any, *, longest: int = _SHORT_LIST) -> Any:
     if isinstance(value, str) and len(value) > 200:
         return value[:200] + "…"
     return value
+
+
+def rows_in_window(value: Any, start: float | None, end: float | None) -> tuple[Any, int]:
+    """``value`` with the rows of every series that has a ``time`` column (ISO-8601) kept only
+    within ``[start, end]``, and how many rows that left out; other figures as they are."""
+    if isinstance(value, Mapping):
+        n = _series_rows(value)
+        times = value.get("time")
+        if n is not None and isinstance(times, list) and all(isinstance(t, str) for t in times):
+            try:
+                t = parse_times(times)
+            except ValidationFailed:
+                return value, 0
+            keep = [i for i in range(n) if (start is None or t[i] >= start) and (end is None or t[i] <= end)]
+            return {k: [v[i] for i in keep] for k, v in value.items()}, n - len(keep)
+        out: dict[str, Any] = {}
+        left = 0
+        for k, v in value.items():
+            out[k], cut = rows_in_window(v, start, end)
+            left += cut
+        return out, left
+    return value, 0

@@ -38,6 +38,7 @@ from typing import Any, Final
 import numpy as np
 
 from debrief_calc._feature_parts import feature_kind, geometry_of, properties_of, raw_id
+from debrief_calc._times import time_precision
 from debrief_calc._track_data import read_track
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.features import active_period
@@ -507,6 +508,6 @@ def clip_to_time(feature: Mapping[str, Any], start: float | None, end: float | N
     period = active_period(feature)
     if period is None:
         return dict(feature)
-    if (start is not None and period[1] < start) or (end is not None and period[0] > end):
-        return None
+    if (start is not None and period[1] < start) or (end is not None and period[0] >= end + time_precision(end)):
+        return None  # (the window's end counts to its precision: a whole second, or the millisecond)
     return dict(feature)

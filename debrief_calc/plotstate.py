@@ -16,8 +16,9 @@ state they share lives in the store under agreed names:
 - the plot-state server's prompts read the newest results computed from a plot's features
   (:func:`results_about`), so a narrative kept in the plot can tell its analyses.
 
-References are ``{"ref": "debrief-calc:<form>"}`` (``$ref`` and ``resultRef`` read too), and
-both servers accept them wherever they take features or a payload:
+References are ``{"ref": "debrief-calc:<form>"}`` or ``{"ref": "debrief-state:plots/<form>"}``
+(``$ref`` and ``resultRef`` read too), and both servers accept them wherever they take features
+or a payload:
 
 ==========================================  =============================================
 ``debrief-calc:runs/<run id>``              all of a run's result features, in order
@@ -26,7 +27,14 @@ both servers accept them wherever they take features or a payload:
 ``debrief-calc:results/<result id>``        one result feature (a bare result id works too)
 ``debrief-calc:results/<result id>/narrative``  the narrative of that result (text)
 ``debrief-calc:analyses/<hash>/summary``    a summary of several results (text)
+``debrief-state:plots/<file>#<feature id>``  one feature of a plot of the workspace, as saved
+``debrief-state:plots/<file>``              a plot's features (its time, viewport and
+                                            selection metadata left out); ``"ids": [...]``
+                                            beside the ref picks some, in that order
 ==========================================  =============================================
+
+A plot-feature reference may carry ``"id"`` beside it: the copy takes that id (to copy a feature
+into a plot that already has one of its id).
 
 :func:`features_of_ref` expands one into features, :func:`resolve_ref` into the payload it
 stands for; both give the caller its own copy.
@@ -43,11 +51,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from debrief_calc.errors import FeatureNotFound, ValidationFailed
-from llmem.core.errors import ArtifactNotFound
+from llmem.core.errors import ArtifactNotFound, SuiteError
 from llmem.core.store import ArtifactStore
 
 __all__ = [
     "CALC_NS",
+    "PLOT_PREFIX",
     "REF_KEYS",
     "REF_PREFIX",
     "STATE_NS",
@@ -59,6 +68,8 @@ __all__ = [
     "load_ref",
     "load_result",
     "parse_ref",
+    "plot_feature_ref",
+    "plot_ref_features",
     "prune_runs",
     "read_selection",
     "resolve_ref",
@@ -76,6 +87,8 @@ __all__ = [
 STATE_NS = "debrief-state"
 CALC_NS = "debrief-calc"
 REF_PREFIX = "debrief-calc:"
+PLOT_PREFIX = "debrief-state:plots/"
+_PLOT_SUFFIX = ".plot.json"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -174,7 +187,10 @@ class Ref:
 
     text: str
     key: str
-    kind: str  # features | payload | result | narrative | summary
+    kind: str  # features | payload | result | narrative | summary | plot
+    #: a plot reference: the ids it picks (None: every data feature) and the id the copy takes
+    ids: tuple[str, ...] | None = None
+    new_id: str | None = None
 
     @property
     def holds_text(self) -> bool:
@@ -185,7 +201,8 @@ TEXT_KINDS = ("narrative", "summary")
 REF_KEYS = ("ref", "$ref", "resultRef")
 _REF_FORMS = (
     "debrief-calc:runs/<run id>, debrief-calc:results/<result id> (or the bare result id), "
-    "debrief-calc:results/<result id>/narrative, debrief-calc:analyses/<hash>/summary"
+    "debrief-calc:results/<result id>/narrative, debrief-calc:analyses/<hash>/summary, "
+    "debrief-state:plots/<file>.plot.json#<feature id>, debrief-state:plots/<file>.plot.json (with optional ids)"
 )
 _AS_GIVEN = "pass a reference exactly as a run_tool or store_llm_result answer gave it"
 
@@ -201,6 +218,11 @@ def run_ref(run_id: str) -> dict[str, str]:
 
 def result_ref(result_id: str) -> dict[str, str]:
     return {"ref": f"{REF_PREFIX}results/{safe_segment(result_id)}"}
+
+
+def plot_feature_ref(filename: str, feature_id: object) -> str:
+    """The reference of one feature of a plot, as every answer listing plot features gives it."""
+    return f"{PLOT_PREFIX}{filename}#{feature_id}"
 
 
 def text_ref(key: str, kind: str) -> str:
@@ -222,8 +244,12 @@ def _segments_ok(parts: list[str]) -> bool:
 def parse_ref(ref: object, *, field: str = "ref") -> Ref:
     """The reference a string (or a ``{"ref": …}`` object) names; ValidationFailed naming
     ``field`` when it is not one of the forms this module hands out."""
+    extra: Mapping[str, Any] = {}
     if isinstance(ref, Mapping):
+        extra = ref
         ref = next((ref[k] for k in REF_KEYS if k in ref), None)
+    if isinstance(ref, str) and ref.strip().startswith(PLOT_PREFIX):
+        return _plot_ref(ref.strip(), extra, field)
     if not isinstance(ref, str) or not ref.strip():
         raise _bad(ref, field, f"a reference is a string, one of {_REF_FORMS}; {_AS_GIVEN}", "type")
     text = ref.strip()
@@ -251,6 +277,109 @@ def parse_ref(ref: object, *, field: str = "ref") -> Ref:
         if head == "analyses" and len(parts) == 3 and parts[2] == "summary":
             return Ref(REF_PREFIX + key, "/".join(parts[:2]), "summary")
     raise _bad(text, field, f"{text[:120]!r} is not a debrief-calc reference ({_REF_FORMS}); {_AS_GIVEN}", "format")
+
+
+def _plot_ref(text: str, extra: Mapping[str, Any], field: str) -> Ref:
+    """``debrief-state:plots/<file>[#<id>]`` with the ``ids``/``id`` members of its object."""
+    rest = text[len(PLOT_PREFIX) :]
+    end = rest.find(_PLOT_SUFFIX)
+    filename = rest[: end + len(_PLOT_SUFFIX)] if end > 0 else rest
+    after = rest[len(filename) :]
+    if end <= 0 or (after and not after.startswith("#")):
+        raise _bad(
+            text,
+            field,
+            f"{text[:120]!r} names no .plot.json file: debrief-state:plots/<file>.plot.json#<feature id>",
+            "format",
+        )
+    one = after[1:] if after else None
+    ids = extra.get("ids")
+    if ids is not None and (
+        one is not None
+        or not isinstance(ids, list)
+        or not ids
+        or not all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids)
+    ):
+        why = (
+            "a reference to one feature (#<id>) takes no ids" if one is not None else "a non-empty list of feature ids"
+        )
+        raise _bad(ids, f"{field.removesuffix('.ref')}.ids", f"ids: {why}", "ids")
+    new_id = extra.get("id")
+    if new_id is not None and (
+        one is None or not isinstance(new_id, str | int) or isinstance(new_id, bool) or not str(new_id)
+    ):
+        why = "only a reference to one feature (#<id>) takes a new id" if one is None else "a string or an integer"
+        raise _bad(new_id, f"{field.removesuffix('.ref')}.id", f"id: {why}", "id")
+    if one == "":
+        raise _bad(text, field, f"{text[:120]!r} ends in '#' without a feature id", "format")
+    picked = (one,) if one is not None else tuple(str(i) for i in ids) if ids is not None else None
+    return Ref(
+        PLOT_PREFIX + filename + (f"#{one}" if one is not None else ""),
+        filename,
+        "plot",
+        picked,
+        None if new_id is None else str(new_id),
+    )
+
+
+def plot_ref_features(
+    store: ArtifactStore, ref: Ref, *, field: str = "ref"
+) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    """The features a plot reference names, as the caller's own copies (a copy taking ``new_id``
+        has it), and the plot's time state (``{current, start, end}``: the saved one, else the period of
+    its timed features, as debrief_get_time answers; None without either).
+        INVALID_FILENAME, PLOT_NOT_FOUND listing the plots there are, or FEATURE_NOT_FOUND with the
+        plot's ids closest to the missing ones."""
+    import copy
+    import difflib
+
+    from debrief_calc.errors import PlotNotFound
+    from debrief_calc.state.metadata import derived_time_state, get_time_state
+    from debrief_calc.state.plotfile import PLOT_CACHE, list_plot_files, validate_plot_filename
+
+    try:
+        path = validate_plot_filename(store.workspace, ref.key)
+    except SuiteError as err:
+        err.message = f"{field}: {err.message}"
+        err.details["field"] = field
+        raise
+    try:
+        doc = PLOT_CACHE.get(path, name=ref.key)
+    except PlotNotFound:
+        files = list_plot_files(store.workspace, limit=200)
+        raise PlotNotFound(
+            f"{field}: no plot {ref.key!r} in the workspace ({len(files)} plot file(s) there: "
+            f"{', '.join(files[:20]) or 'none'}); use a filename debrief_list_plots gives",
+            details={"field": field, "filename": ref.key, "plot_files": files[:50]},
+        ) from None
+    from debrief_calc._feature_parts import feature_kind
+
+    if ref.ids is None:
+        picked = [f for f in doc.features if feature_kind(f) != "metadata"]
+    else:
+        index = doc.index_by_id()
+        missing = [i for i in ref.ids if i not in index]
+        if missing:
+            known = list(index)
+            close = sorted({c for m in missing for c in difflib.get_close_matches(m, known, n=5, cutoff=0.5)})
+            raise FeatureNotFound(
+                f"{field}: {len(missing)} id(s) are not features of {ref.key!r}: {', '.join(map(repr, missing[:20]))}"
+                + (f"; close ones: {', '.join(map(repr, close[:10]))}" if close else "")
+                + "; debrief_get_features lists its features with their refs",
+                details={
+                    "field": field,
+                    "filename": ref.key,
+                    "missing_ids": missing[:100],
+                    "close_ids": close[:20],
+                    "available_ids": known[:50],
+                    "available_count": len(known),
+                },
+            )
+        picked = [doc.features[index[i]] for i in ref.ids]
+    out = copy.deepcopy(picked)
+    if ref.new_id is not None:
+        out[0]["id"] = ref.new_id
+    return out, get_time_state(doc.data) or derived_time_state(doc.data)
 
 
 def load_ref(store: ArtifactStore, ref: Ref, *, field: str = "ref", shared: bool = False) -> Any:
@@ -287,6 +416,8 @@ def stored_features(
     store: ArtifactStore, ref: Ref, *, field: str = "ref", shared: bool = False
 ) -> list[dict[str, Any]]:
     """The features a parsed reference stands for (see :func:`load_ref` for ``shared``)."""
+    if ref.kind == "plot":
+        return plot_ref_features(store, ref, field=field)[0]
     if ref.holds_text:
         raise _bad(
             ref.text,
@@ -313,6 +444,8 @@ def resolve_ref(store: ArtifactStore, value: object, *, field: str = "ref") -> A
     FeatureCollection, a stored payload as it was stored, a result as its Feature, a
     narrative or summary as its text (a ``showText`` payload)."""
     ref = parse_ref(value, field=field)
+    if ref.kind == "plot":
+        return {"type": "FeatureCollection", "features": plot_ref_features(store, ref, field=field)[0]}
     content = load_ref(store, ref, field=field)
     if ref.kind == "features":
         features = features_in(content)

@@ -153,12 +153,15 @@ class ToolInput:
     """What a handler gets: the input features (plain dicts that it must not change), the
     parameters (validated, defaults filled), the region bounds ``(w, s, e, n)`` when given,
     and a reader of workspace files (``read_text(relative_path) -> str``) when the server
-    gave one; the reader enforces that the path stays inside the workspace."""
+    gave one; the reader enforces that the path stays inside the workspace. ``current_time``
+    (epoch seconds) is the current time of the plot the features were read from, when they
+    were: the time a tool that works at one instant (``tote``) takes by default."""
 
     features: Sequence[Mapping[str, Any]]
     parameters: Mapping[str, Any]
     bounds: tuple[float, float, float, float] | None = None
     read_text: Callable[[str], str] | None = None
+    current_time: float | None = None
 
 
 @dataclass

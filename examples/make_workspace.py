@@ -64,10 +64,6 @@ CPA_POSITION = (-4.95, 49.82)  # ARGONAUT's position then (lon, lat): south of t
 # The exercise area: a circle, radius in whole yards as a REP ;CIRCLE: line gives it.
 ZONE_NAME = "EXAREA KILO"
 ZONE_RADIUS_YD = 5000
-# How debrief-calc's REP importer draws a ;CIRCLE: (a sphere of this radius, 72 vertices), so that
-# the designed transit is the one the zone tools can find in the imported ring.
-_REP_EARTH_RADIUS_M = 6_371_008.8
-_REP_CIRCLE_VERTICES = 72
 
 
 @dataclass(frozen=True)
@@ -140,42 +136,25 @@ def _as_written(value: float) -> float:
     return math.copysign(round(abs(value) * 360000) / 360000, value)
 
 
-def _rep_circle_ring(origin: tuple[float, float], radius_m: float) -> list[list[float]]:
-    """The closed ring debrief-calc's REP importer draws for a ``;CIRCLE:`` (on a sphere)."""
-    lon, lat = origin
-    phi1, lam1, delta = math.radians(lat), math.radians(lon), radius_m / _REP_EARTH_RADIUS_M
-    ring = []
-    for k in range(_REP_CIRCLE_VERTICES):
-        theta = 2 * math.pi * k / _REP_CIRCLE_VERTICES
-        phi2 = math.asin(math.sin(phi1) * math.cos(delta) + math.cos(phi1) * math.sin(delta) * math.cos(theta))
-        lam2 = lam1 + math.atan2(
-            math.sin(theta) * math.sin(delta) * math.cos(phi1), math.cos(delta) - math.sin(phi1) * math.sin(phi2)
-        )
-        ring.append([math.degrees(lam2), math.degrees(phi2)])
-    return [*ring, ring[0]]
-
-
-def _inside(lon: float, lat: float, ring: list[list[float]]) -> bool:
-    """Even-odd rule, edges straight in longitude/latitude (as debrief-calc's zone tools read zones)."""
-    inside = False
-    for (x1, y1), (x2, y2) in pairwise(ring):
-        if (y1 > lat) != (y2 > lat) and lon < x1 + (lat - y1) * (x2 - x1) / (y2 - y1):
-            inside = not inside
-    return inside
+def _inside(lon: float, lat: float, circle: tuple[tuple[float, float], float]) -> bool:
+    """Within the circle's radius of its centre along the geodesic (as debrief-calc's zone tools
+    read a zone stored as a circle, whatever ring the importer drew for it)."""
+    (lon0, lat0), radius_m = circle
+    return bool(WGS84.Inverse(lat0, lon0, lat, lon)["s12"] <= radius_m)
 
 
 def _transits(
-    times: list[datetime], positions: list[tuple[float, float]], ring: list[list[float]]
+    times: list[datetime], positions: list[tuple[float, float]], circle: tuple[tuple[float, float], float]
 ) -> list[dict[str, str]]:
     """Entry and exit times to the second, sampling the track's straight legs every second."""
     found: list[dict[str, str]] = []
-    was_inside = _inside(*positions[0], ring)
+    was_inside = _inside(*positions[0], circle)
     entry: datetime | None = times[0] if was_inside else None
     for (t0, p0), (t1, p1) in pairwise(zip(times, positions, strict=True)):
         span = int((t1 - t0).total_seconds())
         for s in range(1, span + 1):
             f = s / span
-            now = _inside(p0[0] + f * (p1[0] - p0[0]), p0[1] + f * (p1[1] - p0[1]), ring)
+            now = _inside(p0[0] + f * (p1[0] - p0[0]), p0[1] + f * (p1[1] - p0[1]), circle)
             if now != was_inside:
                 t = t0 + timedelta(seconds=s)
                 if now:
@@ -441,7 +420,6 @@ def make_workspace(directory: str | Path, *, seed: int = 1805) -> dict[str, Any]
     zone_origin = _direct(*b_pos[k], heron_legs[0].course + 90.0, 0.8 * 1852.0)
     zone_origin = (_as_written(zone_origin[0]), _as_written(zone_origin[1]))
     zone_radius_m = ZONE_RADIUS_YD * YARD
-    ring = _rep_circle_ring(zone_origin, zone_radius_m)
     marks = {
         "DATUM ALPHA": _direct(*a_pos[0], rng.uniform(150.0, 210.0), rng.uniform(3.0, 5.0) * 1852.0),
         "WRECK (CHARTED)": _direct(*CPA_POSITION, rng.uniform(280.0, 320.0), rng.uniform(6.0, 8.0) * 1852.0),
@@ -552,7 +530,9 @@ def make_workspace(directory: str | Path, *, seed: int = 1805) -> dict[str, Any]
             "crossed_by": "BLUE HERON",
             # per ship, as the zone tools see the imported tracks: positions as written in the files
             "transits": {
-                s.name: _transits(s.times, [(_as_written(x), _as_written(y)) for x, y in s.positions], ring)
+                s.name: _transits(
+                    s.times, [(_as_written(x), _as_written(y)) for x, y in s.positions], (zone_origin, zone_radius_m)
+                )
                 for s in ships
             },
         },

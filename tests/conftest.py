@@ -41,6 +41,31 @@ def workspace(tmp_path: Path) -> Path:
     return ws.resolve()
 
 
+@pytest.fixture(scope="module")
+def parsed_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This repository's ``llmem`` package, outlined once per test module into a store."""
+    from llmem.code.artifacts import Llmem
+    from llmem.core.config import Limits
+    from llmem.core.store import ArtifactStore
+
+    ws = tmp_path_factory.mktemp("packagews")
+    shutil.copytree(ROOT / "llmem", ws / "llmem", ignore=shutil.ignore_patterns("__pycache__"))
+    Llmem(ArtifactStore(ws / ".llmem", ws), Limits()).parse(".")
+    return ws
+
+
+@pytest.fixture
+def package_llmem(parsed_package: Path, tmp_path: Path) -> Any:
+    """An ``Llmem`` on a copy of :func:`parsed_package` of this test's own (mtimes kept: nothing to parse)."""
+    from llmem.code.artifacts import Llmem
+    from llmem.core.config import Limits
+    from llmem.core.store import ArtifactStore
+
+    ws = tmp_path / "ws"
+    shutil.copytree(parsed_package, ws)
+    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+
+
 @pytest.fixture
 def sample_project(workspace: Path) -> Path:
     """A small real-looking project: Python, TypeScript, a .gitignore'd folder, a node_modules."""

@@ -34,9 +34,12 @@ def valid_call(tool: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
     b1, b2 = boats()
     calls: dict[str, tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]] = {
         "track-stats": ([b1], {}, {}),
+        "track-legs": ([b1], {}, {}),
         "range-bearing": ([b1, b2], {}, {}),
+        "tote": ([b1, b2], {"time": "1995-12-12T10:30:00Z"}, {}),
         "closest-approach": ([b1, b2], {}, {}),
         "zone-transits": ([b1, zone()], {}, {}),
+        "zone-overlaps": ([b1, b2, zone()], {}, {}),
         "speed-filter": ([b1], {"threshold_kn": 10}, {}),
         "area-summary": ([zone()], {}, {}),
         "resample-track": ([b1], {"interval_s": 120}, {}),

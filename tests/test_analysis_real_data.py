@@ -163,7 +163,7 @@ def test_range_bearing_of_the_rep_ships_matches_geographiclib() -> None:
         assert series["primary_course"][k] == pytest.approx(own, abs=1e-3)
         assert series["relative_bearing"][k] == pytest.approx(wrap180(brg - own), abs=1e-3)
         back = glib_range_bearing(b2, b1, when)[1]
-        assert series["angle_on_bow"][k] == pytest.approx(wrap180(back - glib_mid_course(b2, when)), abs=1e-3)
+        assert series["atb"][k] == pytest.approx(wrap180(back - glib_mid_course(b2, when)), abs=1e-3)
         assert -180 < series["relative_bearing"][k] <= 180
 
 
@@ -248,7 +248,7 @@ def test_zone_transit_of_a_track_crossing_the_upstream_zone() -> None:
 def test_plot_tracks_and_zones_transits_run_on_real_features() -> None:
     doc = load_json("plots/large-sample.plot.json")
     features = [f for f in doc["features"] if f["id"] in ("f-1", "f-2", "f-3") or f["id"].startswith("z-")]
-    result = run_ok("zone-transits", features)
+    result = run_ok("zone-transits", features, {"include_geometry": True})
     assert len(result.features) == 3 * 6
     for f in result.features:
         p = f["properties"]

@@ -142,14 +142,17 @@ def test_distance_unit_is_honoured_by_every_tool_that_has_it(unit: str) -> None:
         rb = props(run_ok("range-bearing", [b1, b2], {"distance_unit": u, "sample": "endpoints"}))
         cpa = props(run_ok("closest-approach", [b1, b2], {"distance_unit": u}))
         area = props(run_ok("area-summary", [zone], {"distance_unit": u}))
-        for p in (stats["statistics"], rb, cpa, area):
+        tote = props(run_ok("tote", [b1, b2], {"distance_unit": u, "time": "1995-12-12T10:30:00Z"}))
+        for p in (stats["statistics"], rb, cpa, area, tote):
             assert p["distance_unit"] == u
         return [
             stats["statistics"]["distance"],
             rb["series"]["range"][0],
-            rb["min_range"],
+            rb["min_sampled_range"],
+            rb["cpa_range"],
             cpa["range"],
             area["perimeter"],
+            tote["range"],
         ]
 
     for nm_value, value in zip(figures("nm"), figures(unit), strict=True):
@@ -165,14 +168,26 @@ def test_relative_bearing_angle_on_bow_and_bearing_rate_signs() -> None:
     east = straight("east", 50, -3.95, 0, 10, 11, 60)  # abeam to starboard, same course
     west = straight("west", 50, -4.05, 180, 10, 11, 60)  # to port, opposite course
     rb = props(run_ok("range-bearing", [own, east], {"sample": "endpoints"}))["series"]
-    assert rb["relative_bearing"][0] == pytest.approx(90.0, abs=0.05)
-    assert rb["angle_on_bow"][0] == pytest.approx(-90.0, abs=0.05)  # own is on east's port beam
+    assert rb["relative_bearing"][0] == pytest.approx(90.0, abs=0.05) and rb["relative_bearing_side"][0] == "G"
+    assert rb["atb"][0] == pytest.approx(-90.0, abs=0.05)  # own is on east's port beam
+    assert rb["atb_side"][0] == "R"
     assert abs(rb["bearing_rate"][0]) < 0.01
     rb = props(run_ok("range-bearing", [own, west], {"sample": "endpoints"}))["series"]
-    assert rb["relative_bearing"][0] == pytest.approx(-90.0, abs=0.05)  # port: negative
-    assert rb["angle_on_bow"][0] == pytest.approx(-90.0, abs=0.05)
+    assert rb["relative_bearing"][0] == pytest.approx(-90.0, abs=0.05)  # port: negative, red
+    assert rb["relative_bearing_side"][0] == "R"
+    assert rb["atb"][0] == pytest.approx(-90.0, abs=0.05) and rb["atb_side"][0] == "R"
     # west goes south while own goes north: the bearing of west draws left (decreasing 270 -> 260...)
-    assert rb["bearing_rate"][0] < -0.5
+    assert rb["bearing_rate"][0] < -0.5 and rb["bearing_rate_side"][0] == "L"
+    # the tote at the same instant says the same, by the same names
+    tote = props(run_ok("tote", [own, west], {"time": iso_many(np.array([T0]))[0], "distance_unit": "nm"}))
+    assert {k: tote[k] for k in rb} == {k: v[0] for k, v in rb.items()}
+    in_yards = props(run_ok("tote", [own, west], {"time": iso_many(np.array([T0]))[0]}))
+    assert in_yards["distance_unit"] == "yd" and in_yards["range"] == pytest.approx(tote["range"] * 1852 / 0.9144)
+    ahead = straight("ahead", 50.05, -4, 0, 10, 11, 60)  # dead ahead, same course: on neither side
+    row = props(run_ok("tote", [own, ahead], {"time": iso_many(np.array([T0]))[0]}))
+    assert (row["relative_bearing"], row["relative_bearing_side"]) == (0.0, None)  # dead ahead
+    assert (row["atb"], row["atb_side"]) == (180.0, None)  # she sees own dead astern
+    assert (row["bearing_rate"], row["bearing_rate_side"]) == (0.0, None)  # steady bearing
 
 
 def test_range_bearing_sampling_modes_and_cap() -> None:
@@ -205,10 +220,25 @@ def test_range_bearing_sampling_modes_and_cap() -> None:
     assert tiny.warnings
 
 
+def test_range_bearing_interval_s_alone_means_interval_sampling() -> None:
+    b1, b2 = boats()
+    alone = props(run_ok("range-bearing", [b1, b2], {"interval_s": 600}))
+    named = props(run_ok("range-bearing", [b1, b2], {"sample": "interval", "interval_s": 600}))
+    assert alone["sample"] == "interval" and alone["interval_s"] == 600 and alone["series"] == named["series"]
+    assert props(run_ok("range-bearing", [b1, b2], {"sample": "interval"}))["interval_s"] == 60
+    assert props(run_ok("range-bearing", [b1, b2]))["sample"] == "all"
+    spec = default_registry().get("range-bearing").describe()
+    (sample,) = [p for p in spec["parameters"] if p["name"] == "sample"]
+    assert "'interval' when interval_s is given, else 'all'" in sample["description"]
+
+
 def test_range_bearing_rejections() -> None:
     b1, b2 = boats()
-    error = run_err("range-bearing", [b1, b2], {"interval_s": 30})
-    assert (error["code"], error["details"]["field"]) == ("VALIDATION_FAILED", "interval_s")
+    for mode in ("all", "endpoints", "ALL"):
+        error = run_err("range-bearing", [b1, b2], {"interval_s": 30, "sample": mode})
+        assert (error["code"], error["details"]["field"]) == ("VALIDATION_FAILED", "interval_s")
+        assert error["details"]["rule"] == "applies-to" and error["details"]["sample"] == mode.lower()
+        assert "drop interval_s, or drop sample" in error["message"]
     error = run_err("range-bearing", [b1, b2], {"primary": "nobody"})
     assert (error["details"]["field"], error["details"]["ids"]) == ("primary", ["rep-nelson", "rep-collingwood"])
     later = straight("later", 22, -21.7, 0, 10, 5, 60, t0=parse_iso("1995-12-13T00:00:00Z"))
@@ -496,5 +526,7 @@ def test_range_bearing_when_the_ships_are_together() -> None:
     series = props(run_ok("range-bearing", [a, b], {"sample": "endpoints"}))["series"]
     assert series["range"][0] == 0
     assert series["bearing"][0] is None and series["relative_bearing"][0] is None
-    assert series["bearing_rate"][0] is None and series["angle_on_bow"][0] is None
+    assert series["bearing_rate"][0] is None and series["atb"][0] is None
+    assert series["relative_bearing_side"][0] is None and series["atb_side"][0] is None
+    assert series["bearing_rate_side"][0] is None
     assert series["bearing"][1] == pytest.approx(90.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -104,13 +105,20 @@ def test_through_a_vertex() -> None:
 def test_every_track_against_every_zone_with_stretches() -> None:
     a, b = along("a", [-1, 0.5, 2], [0.5] * 3), along("b", [5, 6], [5, 5])
     z1, z2 = zone("z1", square(0, 0, 1, 1)), zone("z2", square(1.5, 0, 2.5, 1))
-    result = run_ok("zone-transits", [a, z1, b, z2])
+    result = run_ok("zone-transits", [a, z1, b, z2], {"include_geometry": True})
     pairs = [(f["properties"]["track_id"], f["properties"]["zone_id"]) for f in result.features]
     assert pairs == [("a", "z1"), ("a", "z2"), ("b", "z1"), ("b", "z2")]
     stretch = result.features[0]["geometry"]["coordinates"]
     assert stretch == [[[0.0, 0.5], [0.5, 0.5], [1.0, 0.5]]]  # entry, the fix inside, exit
     assert result.features[2]["geometry"] == {"type": "MultiLineString", "coordinates": []}
     assert [s["id"] for s in result.features[1]["properties"]["provenance"]["sources"]] == ["a", "z2"]
+    compact = run_ok("zone-transits", [a, z1, b, z2])
+    assert compact.features[0]["geometry"] == {"type": "MultiPoint", "coordinates": [[0.0, 0.5], [1.0, 0.5]]}
+    assert [f["geometry"] for f in compact.features[2:]] == [None, None]
+    assert [f["properties"]["transits"] for f in compact.features] == [
+        f["properties"]["transits"] for f in result.features
+    ]
+    assert compact.features[2]["properties"]["note"] == "never inside the zone"
 
 
 def test_a_bad_zone_is_named() -> None:
@@ -128,8 +136,9 @@ def test_a_bad_zone_is_named() -> None:
 
 
 def sap_1_1_and_van_galen() -> tuple[dict[str, Any], dict[str, Any]]:
-    """The real plot's zone SAP 1-1 (active 2024-11-14T19:10Z to 2024-11-15T04:10Z) and the
-    track that crosses it, VAN GALEN3 (inside from about 21:50Z to 23:02Z)."""
+    """The real plot's zone SAP 1-1 (a 21,000 m circle, active 2024-11-14T19:10Z to
+    2024-11-15T04:10Z) and the track that crosses it, VAN GALEN3 (inside the circle from about
+    21:43Z to 23:06Z; its stored polygon is an oval it crosses from 21:50Z to 23:02Z)."""
     doc = load_json("plots/large-sample.plot.json")
     by_id = {f["id"]: f for f in doc["features"]}
     return by_id["z-1"], by_id["f-1"]
@@ -152,7 +161,8 @@ def test_a_real_zone_reports_its_active_period_and_counts_inside_it() -> None:
     assert whole["zone_active"] == ["2024-11-14T19:10:00Z", "2024-11-15T04:10:00Z"]
     (t,) = whole["transits"]  # wholly inside the active period: as if always active
     always = props(run_ok("zone-transits", [van_galen, with_period(sap, None, None)]))
-    assert always["zone_active"] is None and always["transits"] == whole["transits"]
+    assert always["zone_active"] == "always" and always["transits"] == whole["transits"]
+    assert '"always" for a zone with neither time nor timeEnd' in TRANSITS_SPEC.description
     assert "only while active" in TRANSITS_SPEC.description and "zone_active" in TRANSITS_SPEC.description
     entry, exit_ = parse_iso(t["entry_time"]), parse_iso(t["exit_time"])
 
@@ -165,7 +175,9 @@ def test_a_real_zone_reports_its_active_period_and_counts_inside_it() -> None:
     assert ends["total_inside_s"] == cut["duration_s"] and ends["zone_active"][1] == "2024-11-14T22:30:00Z"
 
     # a zone with only a time is active from then on
-    starts = run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-14T22:00:00Z", None)])
+    starts = run_ok(
+        "zone-transits", [van_galen, with_period(sap, "2024-11-14T22:00:00Z", None)], {"include_geometry": True}
+    )
     (late,) = props(starts)["transits"]
     assert props(starts)["zone_active"] == ["2024-11-14T22:00:00Z", None]
     assert late["entry_time"] == "2024-11-14T22:00:00Z" and late["exit_time"] == t["exit_time"]
@@ -183,9 +195,27 @@ def test_a_real_zone_reports_its_active_period_and_counts_inside_it() -> None:
 
     # not active during the transit at all
     never = props(run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-15T00:00:00Z", None)]))
-    assert never["transit_count"] == 0 and never["total_inside_s"] == 0 and "note" not in never
+    assert never["transit_count"] == 0 and never["total_inside_s"] == 0
+    # inside while the zone was not active is told apart from never inside
+    assert (
+        never["note"] == "inside only while the zone was not active (inside_while_inactive); that time is not counted"
+    )
+    assert never["inside_while_inactive"] == [
+        {"from": t["entry_time"], "to": t["exit_time"], "duration_s": t["duration_s"]}
+    ]
+    assert ends["inside_while_inactive"] == [
+        {
+            "from": "2024-11-14T22:30:00Z",
+            "to": t["exit_time"],
+            "duration_s": pytest.approx(exit_ - parse_iso("2024-11-14T22:30:00Z"), abs=2e-3),
+        }
+    ]
+    assert ends["note"].startswith("also inside while the zone was not active")
     off = props(run_ok("zone-transits", [van_galen, with_period(sap, "2024-11-16T00:00:00Z", None)]))
-    assert off["note"] == "the zone is not active at any time of the track"
+    assert off["note"] == (
+        "the zone is not active at any time of the track; "
+        "inside only while the zone was not active (inside_while_inactive); that time is not counted"
+    )
 
 
 def test_a_start_only_zone_is_active_from_then_on_here_and_in_a_time_window() -> None:
@@ -258,3 +288,198 @@ def test_area_of_a_real_plot_zone() -> None:
     assert p["area_m2"] == pytest.approx(glib_area(z["geometry"]["coordinates"][0])[0], rel=1e-9)
     w, s, e, n = p["bounds"]
     assert w <= p["centroid"][0] <= e and s <= p["centroid"][1] <= n
+
+
+# --- circle zones (properties.specifics) -----------------------------------------------------
+
+
+def circle_zone(fid: str, lon: float, lat: float, radius_m: float, stored: list[list[float]]) -> dict[str, Any]:
+    """A zone stored as ``stored`` (any polygon: Debrief's drawing of it) with circle specifics."""
+    z = zone(fid, stored)
+    z["properties"]["specifics"] = {"shapeType": "circle", "origin": [lon, lat], "radiusM": radius_m}
+    return z
+
+
+def test_a_circle_zone_is_the_true_circle_not_its_stored_polygon() -> None:
+    # a track north along the meridian 10.5E through a 30 km circle at (10.5, 0.5); the stored
+    # polygon is a far bigger square, which must not count
+    circle = circle_zone("c", 10.5, 0.5, 30_000, square(9, -1, 12, 2))
+    lats = [-0.5, 0.0, 0.5, 1.0, 1.5]
+    track = along("m", [10.5] * 5, lats, dt=1000.0)
+    (t,) = transits(track, circle)["transits"]
+    south = GEOD.Direct(0.5, 10.5, 180.0, 30_000)["lat2"]  # where the meridian meets the rim
+    north = GEOD.Direct(0.5, 10.5, 0.0, 30_000)["lat2"]
+    # fixes every 0.5 degrees, 1000 s apart, linear in latitude between them
+    assert parse_iso(t["entry_time"]) == pytest.approx(T0 + (south + 0.5) / 0.5 * 1000, abs=1e-3)
+    assert parse_iso(t["exit_time"]) == pytest.approx(T0 + (north + 0.5) / 0.5 * 1000, abs=1e-3)
+    assert t["entry_position"] == pytest.approx([10.5, south], abs=1e-9)
+    assert transits(track, circle)["zone_shape"] == "circle"
+
+    # a leg between two fixes outside that cuts through the rim is a transit too
+    clip = along("k", [10.5, 10.5], [0.0, 1.0], dt=1000.0)
+    (t,) = transits(clip, circle)["transits"]
+    assert parse_iso(t["entry_time"]) == pytest.approx(T0 + south * 1000, abs=1e-3)
+    assert parse_iso(t["exit_time"]) == pytest.approx(T0 + north * 1000, abs=1e-3)
+    # passing outside the rim (31 km east of the origin at its closest) is no transit
+    east = GEOD.Direct(0.5, 10.5, 90.0, 31_000)["lon2"]
+    assert transits(along("e", [east, east], [0.0, 1.0], dt=1000.0), circle)["transit_count"] == 0
+
+
+def test_sap_1_1_is_measured_as_a_21000_m_circle() -> None:
+    sap, van_galen = sap_1_1_and_van_galen()
+    (lon0, lat0), radius = sap["properties"]["specifics"]["origin"], sap["properties"]["specifics"]["radiusM"]
+    (t,) = props(run_ok("zone-transits", [van_galen, with_period(sap, None, None)]))["transits"]
+    lats, lons = coords(van_galen)
+    times = np.array([parse_iso(s) for s in van_galen["properties"]["timestamps"]])
+    for key in ("entry", "exit"):
+        when = parse_iso(t[f"{key}_time"])
+        lon, lat = (float(np.interp(when, times, v)) for v in (lons, lats))
+        assert t[f"{key}_position"] == pytest.approx([lon, lat], abs=1e-6)  # times are to the ms
+        assert GEOD.Inverse(lat0, lon0, lat, lon)["s12"] == pytest.approx(radius, abs=0.05)
+        k = int(np.searchsorted(times, when))  # the fixes either side: one in, one out
+        sides = [GEOD.Inverse(lat0, lon0, lats[i], lons[i])["s12"] <= radius for i in (k - 1, k)]
+        assert sides == ([False, True] if key == "entry" else [True, False])
+    assert (t["entry_time"][:16], t["exit_time"][:16]) == ("2024-11-14T21:42", "2024-11-14T23:06")
+
+    # area-summary: the circle's area and perimeter, against GeographicLib on a 20,000-gon
+    area = props(run_ok("area-summary", [sap], {"area_unit": "m2", "distance_unit": "m"}))
+    poly = GEOD.Polygon()
+    for az in np.linspace(0.0, 360.0, 20_000, endpoint=False):
+        d = GEOD.Direct(lat0, lon0, float(az), radius)
+        poly.AddPoint(d["lat2"], d["lon2"])
+    _, perimeter, ref_area = poly.Compute(False, True)
+    assert area["area_m2"] == pytest.approx(abs(ref_area), rel=2e-7)
+    assert area["perimeter"] == pytest.approx(perimeter, rel=2e-7)
+    assert area["centroid"] == [lon0, lat0] and area["shape"] == "circle"
+    assert area["circle"] == {"origin": [lon0, lat0], "radius_m": radius}
+    stored = props(run_ok("area-summary", [{**sap, "properties": {**sap["properties"], "specifics": None}}]))
+    assert stored["shape"] == "polygon" and abs(stored["area_m2"] / area["area_m2"] - 1) > 0.01  # the oval
+
+
+def test_a_bad_circle_is_named() -> None:
+    track = along("m", [10.5] * 2, [0, 1])
+    for specifics, field in (
+        ({"shapeType": "circle", "origin": [10.5], "radiusM": 100}, "properties.specifics.origin"),
+        ({"shapeType": "circle", "origin": [10.5, 0.5], "radiusM": -1}, "properties.specifics.radiusM"),
+        ({"shapeType": "circle", "origin": [10.5, 0.5]}, "properties.specifics.radiusM"),
+    ):
+        z = zone("c", square(10, 0, 11, 1))
+        z["properties"]["specifics"] = specifics
+        error = run_err("zone-transits", [track, z])
+        assert error["details"] == {"feature_id": "c", "field": field, "rule": "circle"}
+        assert "radiusM > 0" in error["message"]
+        assert run_err("area-summary", [z])["details"]["field"] == field
+
+
+# --- zone-overlaps ----------------------------------------------------------------------------
+
+
+def test_overlaps_of_two_tracks_in_two_zones_with_a_known_interval() -> None:
+    # A runs east along 0.5N at 1 degree per 1000 s from -1E at T0: inside z1 [0, 1] from
+    # T0+1000 to T0+2000. B runs north along 10.5E from -0.5N at T0+1200 at the same rate,
+    # through a 30 km circle z2 at (10.5, 0.5).
+    a = track_feature("a", T0 + 1000.0 * np.arange(4), [-1, 0, 1, 2], [0.5] * 4)
+    b = track_feature("b", T0 + 1200 + 500.0 * np.arange(5), [10.5] * 5, [-0.5, 0.0, 0.5, 1.0, 1.5])
+    z1 = zone("z1", square(0, 0, 1, 1))
+    z2 = circle_zone("z2", 10.5, 0.5, 30_000, square(10, 0, 11, 1))
+    a_in = (T0 + 1000.0, T0 + 2000.0)
+    south = GEOD.Direct(0.5, 10.5, 180.0, 30_000)["lat2"]
+    north = GEOD.Direct(0.5, 10.5, 0.0, 30_000)["lat2"]
+    b_in = (T0 + 1200 + (south + 0.5) * 1000, T0 + 1200 + (north + 0.5) * 1000)
+    start, end = max(a_in[0], b_in[0]), min(a_in[1], b_in[1])
+    assert start < end  # the case really has an overlap
+
+    result = run_ok("zone-overlaps", [a, b, z1, z2])
+    answer = props(result)
+    (overlap,) = answer["overlaps"]
+    assert (overlap["first"], overlap["first_zone"], overlap["second"], overlap["second_zone"]) == (
+        "a",
+        "z1",
+        "b",
+        "z2",
+    )
+    assert parse_iso(overlap["start"]) == pytest.approx(start, abs=1e-3)
+    assert parse_iso(overlap["end"]) == pytest.approx(end, abs=1e-3)
+    assert overlap["duration_s"] == pytest.approx(end - start, abs=2e-3)
+    assert answer["overlap_count"] == 1 and "note" not in answer
+    assert [t["id"] for t in answer["compared"]["tracks"]] == ["a", "b"]
+    assert [s["zone"] for s in answer["compared"]["tracks"][0]["inside"]] == ["z1"]
+    assert [s["id"] for s in answer["provenance"]["sources"]] == ["a", "b", "z1", "z2"]
+    assert result.features[0]["geometry"] is None
+
+    # the same zone counts too; and a zone not yet active does not
+    both_in_z1 = run_ok("zone-overlaps", [a, track_feature("c", [T0 + 1500, T0 + 2500], [0.5, 1.5], [0.5, 0.5]), z1])
+    (same,) = props(both_in_z1)["overlaps"]
+    assert (same["first_zone"], same["second_zone"]) == ("z1", "z1")
+    assert (parse_iso(same["start"]), parse_iso(same["end"])) == pytest.approx((T0 + 1500, T0 + 2000), abs=1e-3)
+    assert [z["active"] for z in answer["compared"]["zones"]] == ["always", "always"]  # no time: said, not null
+    late = {**z2, "properties": {**z2["properties"], "time": at(2500)}}
+    later = props(run_ok("zone-overlaps", [a, b, z1, late]))
+    assert [z["active"] for z in later["compared"]["zones"]] == ["always", [at(2500), None]]
+    assert (
+        later["overlaps"] == [] and "no track was inside a zone while another track was inside a zone" in later["note"]
+    )
+
+
+def _even_odd(ring: np.ndarray, lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Point in polygon by the even-odd rule, written here apart from the tool's."""
+    inside = np.zeros(lon.shape, dtype=bool)
+    for (x1, y1), (x2, y2) in itertools.pairwise(ring):
+        if y1 == y2:
+            continue
+        crosses = (y1 > lat) != (y2 > lat)
+        inside ^= crosses & (lon < x1 + (lat - y1) * (x2 - x1) / (y2 - y1))
+    return inside
+
+
+def test_no_overlaps_in_the_large_sample_and_that_is_right() -> None:
+    doc = load_json("plots/large-sample.plot.json")
+    tracks = [f for f in doc["features"] if f["properties"].get("dataType") == "track"]
+    zones = [f for f in doc["features"] if f["id"].startswith("z-")]
+    answer = props(run_ok("zone-overlaps", [*tracks, *zones]))
+    assert answer["overlaps"] == [] and answer["overlap_count"] == 0
+    assert answer["note"].startswith(
+        "no track was inside a zone while another track was inside a zone: compared 3 tracks "
+        "(VAN GALEN3, VAN AMSTEL and LEOPOLD I) in 6 zones"
+    )
+    # independently: every 10 s, which tracks are inside which (active) zone
+    times = np.arange(parse_iso("2024-11-14T16:00:00Z"), parse_iso("2024-11-15T10:30:00Z"), 10.0)
+    inside_any = []
+    for track in tracks:
+        lats, lons = coords(track)
+        stamps = np.array([parse_iso(s) for s in track["properties"]["timestamps"]])
+        on = (times >= stamps[0]) & (times <= stamps[-1])
+        lon, lat = np.interp(times, stamps, lons), np.interp(times, stamps, lats)
+        hit = np.zeros(times.shape, dtype=bool)
+        for z in zones:
+            spec = z["properties"].get("specifics") or {}
+            if spec.get("shapeType") == "circle":
+                (lon0, lat0), radius = spec["origin"], spec["radiusM"]
+                near = np.flatnonzero(on & (np.abs(lat - lat0) < 0.3) & (np.abs(lon - lon0) < 0.4))
+                z_in = np.zeros(times.shape, dtype=bool)
+                z_in[near] = [GEOD.Inverse(lat0, lon0, lat[k], lon[k])["s12"] <= radius for k in near]
+            else:
+                z_in = _even_odd(np.array(z["geometry"]["coordinates"][0], dtype=float), lon, lat)
+            start = parse_iso(z["properties"]["time"]) if "time" in z["properties"] else -np.inf
+            end = parse_iso(z["properties"]["timeEnd"]) if "timeEnd" in z["properties"] else np.inf
+            hit |= z_in & on & (times >= start) & (times <= end)
+        inside_any.append(hit)
+    assert all(h.any() for h in inside_any)  # each track is inside some zone at some time...
+    assert not np.any(np.sum(inside_any, axis=0) >= 2)  # ...never two at once
+
+
+def test_overlaps_need_two_tracks_and_a_zone_with_a_polygon() -> None:
+    a, b = along("a", [0, 1], [0, 0]), along("b", [0, 1], [1, 1])
+    z = zone("z", square(0, 0, 1, 1))
+    error = run_err("zone-overlaps", [a, z])
+    assert error["code"] == "INVALID_CONTEXT" and "at least 2 tracks and one zone" in error["message"]
+    assert run_err("zone-overlaps", [a, b])["code"] == "INVALID_CONTEXT"
+    pointy = {
+        "type": "Feature",
+        "id": "p",
+        "geometry": {"type": "Point", "coordinates": [0, 0]},
+        "properties": {"kind": "zone"},
+    }
+    error = run_err("zone-overlaps", [a, b, pointy])
+    assert error["code"] == "VALIDATION_FAILED" and "Polygon" in error["message"]
+    assert error["details"]["field"] == "geometry.type"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -105,8 +106,8 @@ async def test_an_import_over_the_cap_answers_one_reference_and_says_where_it_go
 
 
 async def test_an_import_under_the_cap_answers_its_reference_too(client: Client, state: Client, calc_ws: Path) -> None:
-    """The ops log (18 narratives and a metadata feature) fits the cap: its features come whole,
-    and the answer still holds the one reference the guides tell to pass to debrief_create_plot."""
+    """The ops log (19 narrative entries) answers in brief (how many, when, which platforms
+    logged them) and the one reference the guides tell to pass to debrief_create_plot."""
     shutil.copy(DATA / "rep" / "valid_narrative.rep", calc_ws / "valid_narrative.rep")
     out = await imported(client, "valid_narrative.rep")
     assert len(json.dumps(out, separators=(",", ":"))) <= CAP
@@ -117,8 +118,20 @@ async def test_an_import_under_the_cap_answers_its_reference_too(client: Client,
     for where in ("run_tool features", "debrief_create_plot", "addFeatures", "already carries it", "get_result(ref)"):
         assert where in stored["use"], where
     assert out["commands"] == [{"command": "addFeatures", "payload": {"ref": ref}}]
-    assert len(out["features"]) == 19 and all(f["type"] == "Feature" for f in out["features"])  # whole, inline
-    assert plotstate.features_of_ref(store_of(calc_ws), stored) == out["features"]
+    entries = plotstate.features_of_ref(store_of(calc_ws), stored)
+    rep = (DATA / "rep" / "valid_narrative.rep").read_text().splitlines()
+    logged = Counter(line.split()[3] for line in rep if line.startswith(";NARRATIVE:"))
+    assert out["features"] == [] and out["narratives"] == {  # not every entry with its provenance again
+        "count": 19,
+        "time_start": "1995-12-12T05:00:00Z",
+        "time_end": entries[-1]["properties"]["time"],
+        "platforms": dict(logged.most_common()),
+        "ref": ref,
+        "read": f"get_result(ref={ref!r}, kinds=['annotation']) reads every entry (time, platform, text)",
+    }
+    assert logged == {"NELSON": 15, "COLLINGWOOD": 4} and len(entries) == 19
+    assert [e["properties"]["track"] for e in entries] == [line.split()[3] for line in rep if line.startswith(";N")]
+    assert len(json.dumps(out)) < 1_500
     err, plot = await call(state, "debrief_create_plot", filename="ops.plot.json", features=[{"ref": ref}])
     assert not err, plot
     # a small resample is kept the same way
@@ -232,7 +245,7 @@ async def test_bad_references_name_the_item_and_what_to_pass(
 async def test_get_result_pages_a_whole_import_exactly(client: Client, calc_ws: Path) -> None:
     out = await imported(client, "exercise.rep")
     ref = out["stored"]["ref"]
-    assert out["stored"]["feature_count"] == len(out["features"]) > 3  # two tracks and the narratives
+    assert out["stored"]["feature_count"] == len(out["features"]) + out["narratives"]["count"] == 21
     read = await read_whole(client, ref)
     assert read == plotstate.features_of_ref(store_of(calc_ws), {"ref": ref})
     assert [f["properties"]["name"] for f in read[:2]] == ["NELSON", "COLLINGWOOD"]
@@ -251,7 +264,7 @@ async def test_get_result_parts_say_how_to_join_them(client: Client) -> None:
 
 
 async def test_get_result_reads_a_range_bearing_series_whole_in_parts(client: Client, calc_ws: Path) -> None:
-    """range-bearing NELSON to COLLINGWOOD at every fix: 399 samples in ten columns, about 41 kB.
+    """range-bearing NELSON to COLLINGWOOD at every fix: 399 samples in thirteen columns, about 50 kB.
     The answer elides the columns; get_result reads them in parts of rows, each page within the
     cap, by the result's ref and by the run's, and the parts join back into the stored result."""
     r1 = (await imported(client, "valid_boat1.rep"))["stored"]["ref"]
@@ -463,24 +476,26 @@ async def test_two_imports_with_narratives_make_one_plot(client: Client, state: 
     whole = await imported(client, "exercise.rep")  # boat1 + boat2 + the narratives, over the cap
     notes = await imported(client, "valid_narrative.rep")
     summaries = whole["features"]
-    assert [s["id"] for s in summaries[:3]] == ["rep-nelson", "rep-collingwood", "rep-exercise-narrative-1"]
-    assert summaries[2]["name"] == "COMEX SERIAL 16D"  # a narrative is named by its text
-    assert notes["features"][0]["id"] == "rep-valid-narrative-narrative-1"
+    assert [s["id"] for s in summaries] == ["rep-nelson", "rep-collingwood"]  # the narratives in brief:
+    assert whole["narratives"]["count"] == 19 and whole["narratives"]["ref"] == whole["stored"]["ref"]
+    entries = plotstate.features_of_ref(store_of(calc_ws), notes["narratives"])
+    assert entries[0]["id"] == "rep-valid-narrative-narrative-1"
     err, plot = await call(
         state,
         "debrief_create_plot",
         filename="two.plot.json",
-        features=[
-            {"ref": whole["stored"]["ref"]},
-            *({"ref": f"debrief-calc:results/{f['id']}"} for f in notes["features"]),
-        ],
+        features=[{"ref": whole["stored"]["ref"]}, {"ref": notes["narratives"]["ref"]}],
     )
     assert not err, plot
+    err, listed = await call(state, "debrief_get_features", filename="two.plot.json", kinds=["annotation"])
+    assert not err and {f.get("platform") for f in listed["features"]} == {"NELSON", "COLLINGWOOD"}
     for rid in ("rep-exercise-narrative-1", "rep-valid-narrative-narrative-1"):  # both kept, neither replaced
         err, page = await call(client, "get_result", ref=rid)
         assert not err and page["features"][0]["properties"]["text"] == "COMEX SERIAL 16D"
     again = await imported(client, "valid_narrative.rep")
-    assert [f["id"] for f in again["features"]] == [f["id"] for f in notes["features"]]  # stable
+    assert [f["id"] for f in plotstate.features_of_ref(store_of(calc_ws), again["narratives"])] == [
+        f["id"] for f in entries
+    ]  # stable
 
 
 async def test_the_same_platform_from_another_file_is_one_id_and_the_answer_says_so(

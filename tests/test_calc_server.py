@@ -23,12 +23,23 @@ from tests.conftest import DATA, MODES, call
 
 pytestmark = pytest.mark.anyio
 
-CALC_TOOLS = {"list_tools", "describe_tool", "run_tool", "get_result", "generate_prompt", "store_llm_result"}
+CALC_TOOLS = {
+    "list_tools",
+    "describe_tool",
+    "run_tool",
+    "get_result",
+    "render_series",
+    "generate_prompt",
+    "store_llm_result",
+}
 ANALYSIS = {
     "track-stats",
+    "track-legs",
     "range-bearing",
+    "tote",
     "closest-approach",
     "zone-transits",
+    "zone-overlaps",
     "speed-filter",
     "area-summary",
     "resample-track",
@@ -275,7 +286,8 @@ async def test_narrate_and_summarize_results(client: Client, calc_ws: Path) -> N
     err, bad = await call(client, "generate_prompt", target="result-unknown", task="narrate-result")
     assert err and bad["error"]["code"] == "FEATURE_NOT_FOUND"
     err, bad = await call(client, "generate_prompt", target=ids, task="narrate-result")
-    assert err and bad["status"] == "error" and bad["success"] is False  # the shape every tool here answers
+    assert err and bad["success"] is False and "status" not in bad  # the shape every tool here answers
+    assert set(bad) == {"success", "error", "nextAction"}
 
 
 async def test_zone_transits_on_the_real_plot_honour_the_zone_period_and_say_how_to_keep_them(

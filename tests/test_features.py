@@ -677,3 +677,25 @@ def test_windows_zone_transits_and_the_picture_agree_on_a_start_only_zone() -> N
     items = {i.id: i for i in read_items([zone, sono], set())}
     assert is_active(items["z-2"], later[0]) and not is_active(items["z-2"], earlier[0])
     assert is_active(items["p-2"], later[1]) and not is_active(items["p-2"], earlier[1])
+
+
+def test_windows_and_the_picture_compare_at_the_precision_asked() -> None:
+    """A result timed 10:45:08.902 (a closest approach, between fixes) is active "at 10:45:08" and in
+    a window ending then: the plot's times are to the second. A time asked to the millisecond
+    compares to the millisecond."""
+    from debrief_calc.paging import clip_to_time
+    from debrief_calc.state.render._items import is_active, read_items
+
+    cpa = {
+        "type": "Feature",
+        "id": "cpa",
+        "geometry": {"type": "Point", "coordinates": [-4.0, 36.0]},
+        "properties": {"dataType": "reference-point", "time": "1995-12-12T10:45:08.902Z"},
+    }
+    (item,) = read_items([cpa], set())
+    assert is_active(item, parse_iso("1995-12-12T10:45:08Z"))
+    assert not is_active(item, parse_iso("1995-12-12T10:45:07Z"))
+    assert not is_active(item, parse_iso("1995-12-12T10:45:08.500Z"))
+    assert clip_to_time(cpa, parse_iso("1995-12-12T10:00:00Z"), parse_iso("1995-12-12T10:45:08Z")) == cpa
+    assert clip_to_time(cpa, parse_iso("1995-12-12T10:00:00Z"), parse_iso("1995-12-12T10:45:07Z")) is None
+    assert clip_to_time(cpa, parse_iso("1995-12-12T10:00:00Z"), parse_iso("1995-12-12T10:45:08.5Z")) is None

@@ -186,6 +186,39 @@ def test_a_placeholder_left_unfilled_is_named(tmp_path: Path) -> None:
         load_config(config, {})
 
 
+def test_the_message_names_the_option_that_fills_a_placeholder() -> None:
+    with pytest.raises(ConfigError, match=r"--set '/absolute/path/to/llmem-debrief-mcp=VALUE'"):
+        load_config(ROOT / "mcp_config.example.json", {})
+
+
+def test_the_hosts_example_config_runs_as_it_is() -> None:
+    """``examples/host_config.json`` needs nothing but ``--workspace``: the installed scripts."""
+    specs = load_config(ROOT / "examples" / "host_config.json", {"${workspaceFolder}": "/work/plots"})
+    assert [(s.name, s.command, s.args) for s in specs] == [
+        (name, script, ("--workspace", "/work/plots"))
+        for name, script in (
+            ("llmem", "llmem-mcp"),
+            ("debrief-calc", "debrief-calc-mcp"),
+            ("debrief-state", "debrief-state-mcp"),
+        )
+    ]
+
+
+def test_set_fills_any_placeholder_and_refuses_a_malformed_one(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.conftest import console_script, subprocess_env
+
+    def host(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [console_script("llmem-host"), "--config", str(ROOT / "mcp_config.example.json"), *args]
+        return subprocess.run(command, env=subprocess_env(), capture_output=True, text=True, timeout=60)
+
+    bad = host("--set", "nothing")
+    assert bad.returncode == 2 and "PLACEHOLDER=VALUE" in bad.stderr and bad.stdout == ""
+    unfilled = host("--port", "0")
+    assert unfilled.returncode == 1 and "--set '/absolute/path/to/" in unfilled.stderr
+
+
 def test_two_servers_with_one_name_in_the_config(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(

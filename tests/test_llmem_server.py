@@ -28,6 +28,7 @@ TOOLS = {
     "search_artifacts",
     "store_status",
     "cancel_prompt",
+    "find_references",
 }
 
 
@@ -48,7 +49,14 @@ async def test_tools_are_listed_with_honest_annotations(client: Client) -> None:
         assert None not in (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
         assert t.output_schema is not None
     reads = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert reads == {"list_artifacts", "get_artifact", "generate_prompt", "search_artifacts", "store_status"}
+    assert reads == {
+        "list_artifacts",
+        "get_artifact",
+        "generate_prompt",
+        "search_artifacts",
+        "store_status",
+        "find_references",
+    }
     assert tools["delete_artifact"].annotations.destructive_hint is True  # type: ignore[union-attr]
     size = sum(len(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"))) for t in tools.values())
     assert size / len(tools) <= 700
@@ -177,10 +185,11 @@ async def test_stale_annotations_keep_gone_symbols_apart(client: Client, sample_
     answer = {"symbols": {"Greeter": {"description": "a"}, "main": {"description": "b"}}}
     await call(client, "store_llm_result", **out["callbackArgs"], result=json.dumps(answer))
     src = sample_project / "src" / "app.py"
-    src.write_text(src.read_text().replace("def main", "def run"))
+    # Renamed and changed: not the same code, so the note does not follow (a plain rename does).
+    src.write_text(src.read_text().replace("def main", "def run").replace("return 0", "return 1"))
     _, got = await call(client, "get_artifact", path="src/app.py", kind="annotate")
     content = got["data"]["content"]
-    assert got["data"]["status"] == "stale"
+    assert got["data"]["status"] == "stale" and "renamed" not in got["data"]
     assert set(content["symbols"]) == {"Greeter"} and set(content["gone_symbols"]) == {"main"}
     assert "run" in content["undescribed"]
 

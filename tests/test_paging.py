@@ -203,18 +203,18 @@ def test_a_point_result_over_the_budget_comes_in_parts_of_its_longest_list() -> 
 
 
 def test_columns_beside_a_short_geometry_are_cut_by_rows() -> None:
-    """range-bearing's shape: a two-point line of sight and properties.series, ten columns of
-    one length. Cutting the two points would leave every page over the budget, and cutting one
-    column would leave the other nine: the rows of all ten are cut alike."""
+    """range-bearing's shape: a two-point line of sight and properties.series, columns of one
+    length. Cutting the two points would leave every page over the budget, and cutting one
+    column would leave the others: the rows of all of them are cut alike."""
     n = 400
-    columns = ["time", "range", "bearing", "relative_bearing", "angle_on_bow", "bearing_rate"]
+    columns = ["time", "range", "bearing", "relative_bearing", "atb", "bearing_rate"]
     series: dict[str, Any] = {"time": [iso(T0 + 60 * i) for i in range(n)]}
     series |= {name: [round(i * 1.2345 + k, 4) for i in range(n)] for k, name in enumerate(columns[1:])}
     result = {
         "type": "Feature",
         "id": "rb",
         "geometry": {"type": "LineString", "coordinates": [[-21.7, 22.18], [-21.6, 21.9]]},
-        "properties": {"kind": "analysis-result", "sample_count": n, "min_range": 0.06, "series": series},
+        "properties": {"kind": "analysis-result", "sample_count": n, "cpa_range": 0.06, "series": series},
     }
     original = copy.deepcopy(result)
     budget = 5_000
@@ -226,7 +226,7 @@ def test_columns_beside_a_short_geometry_are_cut_by_rows() -> None:
         a, b = part["part"]["items"]
         assert part["part"]["at"] == ["properties", "series"] and part["part"]["arrays"] == columns
         assert all(part["properties"]["series"][c] == series[c][a:b] for c in columns)
-        assert part["geometry"] == result["geometry"] and part["properties"]["min_range"] == 0.06
+        assert part["geometry"] == result["geometry"] and part["properties"]["cpa_range"] == 0.06
     assert join_parts(parts) == original and result == original
     # a long track is still cut by its points: what is left without them is small
     big = track(2_000)

@@ -1,4 +1,4 @@
-"""The tool registry: the nine tools, list_tools filters, describe_tool, TOOL_NOT_FOUND."""
+"""The tool registry: the built-in tools, list_tools filters, describe_tool, TOOL_NOT_FOUND."""
 
 from __future__ import annotations
 
@@ -17,11 +17,14 @@ from debrief_calc.registry import (
     ToolSpec,
 )
 
-NINE = [
+BUILTIN = [
     "track-stats",
+    "track-legs",
     "range-bearing",
+    "tote",
     "closest-approach",
     "zone-transits",
+    "zone-overlaps",
     "speed-filter",
     "area-summary",
     "resample-track",
@@ -38,18 +41,30 @@ def _noop(inp: ToolInput) -> ToolOutput:
     return ToolOutput()
 
 
-def test_default_registry_holds_the_nine_tools_once() -> None:
+def test_default_registry_holds_the_builtin_tools_once() -> None:
     reg = default_registry()
-    assert reg.names() == NINE
+    assert reg.names() == BUILTIN
     assert default_registry() is reg
-    assert len(reg) == 9 and "track-stats" in reg and "nope" not in reg
+    assert len(reg) == len(BUILTIN) and "track-stats" in reg and "nope" not in reg
 
 
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
-        ("single", {"track-stats", "speed-filter", "resample-track", "delete-features"}),
-        ("multi", {"track-stats", "range-bearing", "closest-approach", "zone-transits", "delete-features"}),
+        ("single", {"track-stats", "track-legs", "speed-filter", "resample-track", "delete-features"}),
+        (
+            "multi",
+            {
+                "track-stats",
+                "track-legs",
+                "range-bearing",
+                "tote",
+                "closest-approach",
+                "zone-transits",
+                "zone-overlaps",
+                "delete-features",
+            },
+        ),
         ("region", {"area-summary"}),
         ("none", {"import-rep"}),
     ],
@@ -61,22 +76,25 @@ def test_list_filters_by_context(context: str, expected: set[str]) -> None:
 @pytest.mark.parametrize(
     ("kinds", "expected"),
     [
-        (["zone"], {"zone-transits", "area-summary", "delete-features"}),
+        (["zone"], {"zone-transits", "zone-overlaps", "area-summary", "delete-features"}),
         (
             ["TRACK"],
             {
                 "track-stats",
+                "track-legs",
                 "range-bearing",
+                "tote",
                 "closest-approach",
                 "zone-transits",
+                "zone-overlaps",
                 "speed-filter",
                 "resample-track",
                 "delete-features",
             },
         ),
         (["reference-point"], {"delete-features"}),
-        (["buoyfield", "zone"], {"zone-transits", "area-summary", "delete-features"}),
-        ([], set(NINE)),
+        (["buoyfield", "zone"], {"zone-transits", "zone-overlaps", "area-summary", "delete-features"}),
+        ([], set(BUILTIN)),
     ],
 )
 def test_list_filters_by_kinds_any_of(kinds: list[str], expected: set[str]) -> None:
@@ -86,7 +104,11 @@ def test_list_filters_by_kinds_any_of(kinds: list[str], expected: set[str]) -> N
 def test_list_combines_filters_and_rejects_bad_ones() -> None:
     reg = default_registry()
     assert names(reg.list(context_type="single", kinds=["zone"])) == {"delete-features"}
-    assert names(reg.list(context_type="multi", kinds=["zone"])) == {"zone-transits", "delete-features"}
+    assert names(reg.list(context_type="multi", kinds=["zone"])) == {
+        "zone-transits",
+        "zone-overlaps",
+        "delete-features",
+    }
     assert names(reg.list(context_type="none", kinds=["track"])) == set()
     with pytest.raises(ValidationFailed) as err:
         reg.list(context_type="everything")
@@ -99,11 +121,11 @@ def test_unknown_tool_is_tool_not_found_listing_the_names() -> None:
     with pytest.raises(ToolNotFound) as err:
         default_registry().get("track-statz")
     assert err.value.code == "TOOL_NOT_FOUND"
-    assert err.value.details["available"] == NINE
+    assert err.value.details["available"] == BUILTIN
     assert "track-stats" in err.value.message
 
 
-@pytest.mark.parametrize("name", NINE)
+@pytest.mark.parametrize("name", BUILTIN)
 def test_describe_documents_every_parameter(name: str) -> None:
     spec = default_registry().get(name)
     full = spec.describe()
@@ -121,7 +143,7 @@ def test_describe_documents_every_parameter(name: str) -> None:
             assert p["default"] is None or p["default"] in p["choices"]
 
 
-@pytest.mark.parametrize("name", NINE)
+@pytest.mark.parametrize("name", BUILTIN)
 def test_summary_is_lean(name: str) -> None:
     summary = default_registry().get(name).summary()
     json.dumps(summary)

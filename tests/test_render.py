@@ -819,6 +819,35 @@ def test_a_range_too_short_to_see_gets_an_inset(boats: dict[str, Any]) -> None:
     assert apart.range is not None and not apart.range.inset
 
 
+def test_the_inset_sits_clear_of_the_tracks_and_spans_minutes(boats: dict[str, Any]) -> None:
+    """Drawn over the whole plot at the CPA, the inset covers no track pixel of the picture the
+    same render makes without it, and shows the tracks of the minutes around the CPA only."""
+    from debrief_calc.state.render._inset import SPAN_S, _around
+    from debrief_calc.state.render._tracks import track_views
+
+    r = render_plot(boats, fit="all", current_time=CPA, cpa=PAIR)
+    assert r.range is not None and r.range.inset
+    x0, y0, x1, y1 = (round(v) for v in dict(r.placed)["inset"])
+    plain = render_plot(boats, fit="all", current_time=CPA)
+    assert (plain.width, plain.height, plain.bounds) == (r.width, r.height, r.bounds)
+    for n, feature in enumerate(boats["features"]):
+        track = near(plain, colour_of(feature, n), tol=40)
+        assert track.sum() > 500 and track[y0:y1, x0:x1].sum() == 0  # not one track pixel hidden
+    proj, _, _ = frame_for(r.bounds, r.width, r.height)
+    items = read_items(boats["features"], set())
+    for v in track_views(items, proj):
+        assert v.t is not None
+        past, future = _around(v, CPA, SPAN_S)
+        assert SPAN_S == 300.0 and past and future
+        # the window's ends are where the ship was 5 minutes before and after, nothing further
+        (px, py), (fx, fy) = past[0], future[-1]
+        assert (px[0], py[0]) == pytest.approx(v.at(CPA - SPAN_S)) and (fx[-1], fy[-1]) == pytest.approx(
+            v.at(CPA + SPAN_S)
+        )
+        inside = (v.t > CPA - SPAN_S) & (v.t < CPA + SPAN_S)
+        assert sum(len(x) for x, _ in past + future) == int(inside.sum()) + 4
+
+
 def _ends(data: dict[str, Any], t: float) -> list[tuple[float, float]]:
     from debrief_calc.state.render._cpa import range_line
 
@@ -883,3 +912,184 @@ def test_importing_render_does_not_import_pillow() -> None:
     code = "import sys, debrief_calc.state.render; print('PIL' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+# ------------------------------------------------------------------ a time window
+
+
+WINDOW = (parse_iso("2024-11-14T21:30:00Z"), parse_iso("2024-11-15T00:30:00Z"))
+
+
+def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None:
+    """Past solid up to the time, future faint up to the window's end, nothing before its start
+    or after its end; fit='window' frames what the tracks cover then, and the span is said."""
+    (leopold,) = only(large, "f-3")["features"]  # green, 16:17 to 10:17 next day
+    whole = render_plot(only(large, "f-3"), fit="all", current_time=MIDDLE)
+    cut = render_plot(only(large, "f-3"), fit=whole.bounds, current_time=MIDDLE, window=WINDOW)
+    assert cut.span == WINDOW and cut.outside_window == []
+    for t in (parse_iso("2024-11-14T17:00:00Z"), parse_iso("2024-11-15T06:00:00Z")):  # outside: gone
+        x, y = _on_track(whole, leopold, t)
+        assert _greenish(whole)[y - 3 : y + 4, x - 3 : x + 4].any()
+        assert not _greenish(cut)[y - 3 : y + 4, x - 3 : x + 4].any()
+    past, future = parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-15T00:00:00Z")
+    x, y = _on_track(cut, leopold, past)
+    assert mask(cut, GREEN)[y - 3 : y + 4, x - 3 : x + 4].any()  # solid before the time
+    x, y = _on_track(cut, leopold, future)
+    assert near(cut, blend(GREEN, BACKGROUND, FAINT), 2)[y - 3 : y + 4, x - 3 : x + 4].any()  # faint after
+    framed = render_plot(large, fit="window", current_time=MIDDLE, window=WINDOW)
+    assert framed.fit == "window"
+    lon, lat = (float(c) for c in _ends_of(leopold, WINDOW))
+    w, s, e, n = framed.bounds
+    assert w < lon < e and s < lat < n
+    everything = render_plot(large, fit="all", current_time=MIDDLE)
+    assert (framed.bounds[2] - framed.bounds[0]) < (everything.bounds[2] - everything.bounds[0])
+
+
+def _greenish(r: Rendered) -> Any:
+    """Where the picture is green, solid or faint (LEOPOLD I's past or future)."""
+    rgb_ = pixels(r.png).astype(int)
+    return rgb_[..., 1] - np.maximum(rgb_[..., 0], rgb_[..., 2]) > 60
+
+
+def _ends_of(feature: dict[str, Any], window: tuple[float, float]) -> tuple[float, float]:
+    """The track's position at the window's start (lon, lat), independently interpolated."""
+    times = [parse_iso(s) for s in feature["properties"]["timestamps"]]
+    coords = np.asarray(feature["geometry"]["coordinates"])
+    lat, lon = interpolate_track(times, coords[:, 1], coords[:, 0], window[0])
+    return float(lon), float(lat)
+
+
+def test_a_window_outside_a_track_leaves_it_out_and_outside_all_is_refused(large: dict[str, Any]) -> None:
+    early = (parse_iso("2024-11-14T16:30:00Z"), parse_iso("2024-11-14T18:00:00Z"))  # before VAN GALEN3
+    r = render_plot(large, fit="window", window=early)
+    assert r.outside_window == ["f-1"] and "VAN GALEN3 (VANG)" not in r.legend
+    assert r.span == (early[0], early[1])
+    assert "start, end" not in r.legend  # the window's edges are not the tracks' starts and ends
+    assert not any(text in ("141630Z", "141800Z") for text, _ in r.placed)
+    open_end = render_plot(large, fit="window", window=(parse_iso("2024-11-15T06:00:00Z"), None))
+    assert open_end.outside_window == ["f-1", "f-2"]  # only LEOPOLD I runs past 05:17
+    assert open_end.span == (parse_iso("2024-11-15T06:00:00Z"), parse_iso("2024-11-15T10:17:00Z"))
+    assert "start, end" in open_end.legend and "151017Z" in [text for text, _ in open_end.placed]  # LEOP's end
+    with pytest.raises(ValidationFailed) as info:
+        render_plot(large, window=(parse_iso("2024-11-16T00:00:00Z"), parse_iso("2024-11-16T01:00:00Z")))
+    assert info.value.details["field"] == "time_start" and "2024-11-14T16:16:53.662Z" in str(info.value)
+    with pytest.raises(ValidationFailed) as info:
+        render_plot(large, fit="window")
+    assert info.value.details["field"] == "fit"
+
+
+def test_without_a_time_a_window_shows_what_is_active_in_it(large: dict[str, Any]) -> None:
+    """No current time: zones and points active at some time in the window are drawn, the rest
+    in view listed as hidden."""
+    before = (parse_iso("2024-11-14T16:20:00Z"), parse_iso("2024-11-14T18:00:00Z"))
+    r = render_plot(large, fit="all", window=before)
+    assert sorted(r.hidden_inactive) == ["bf-1", "p-2", "z-1", "z-2"]  # SAP 1-2 from 18:10, SAP 1-1 19:10, …
+    assert "SAP 2" in r.legend and "SAP 1-2" not in r.legend
+    reaching = render_plot(
+        large, fit="all", window=(parse_iso("2024-11-14T16:20:00Z"), parse_iso("2024-11-14T18:10:00Z"))
+    )
+    assert sorted(reaching.hidden_inactive) == ["bf-1", "p-2", "z-1"]  # SAP 1-2 comes into force at the window's end
+    overlapping = render_plot(large, fit="all", window=(parse_iso("2024-11-14T18:00:00Z"), MIDDLE))
+    assert overlapping.hidden_inactive == []
+
+
+# ------------------------------------------------------------------ active at the precision asked
+
+
+def test_a_feature_timed_within_the_second_asked_is_active_then() -> None:
+    """A closest approach at 10:45:08.902 is shown when the picture is asked for at 10:45:08 (the
+    plot's times are to the second); at 10:45:07 it is not yet; asked at 10:45:08.5 (a fraction:
+    that precision) it is not yet either."""
+    cpa = point("cpa", 0.0, 0.0, marker_color="#0F0", time="1995-12-12T10:45:08.902Z", timeEnd="1995-12-12T10:50:00Z")
+    data = plot(cpa)
+    fit = [-0.5, -0.5, 0.5, 0.5]
+    for asked, shown in (
+        ("1995-12-12T10:45:08Z", True),
+        ("1995-12-12T10:45:07Z", False),
+        ("1995-12-12T10:45:08.500Z", False),
+        ("1995-12-12T10:45:08.902Z", True),
+        ("1995-12-12T10:50:00Z", True),
+        ("1995-12-12T10:50:01Z", False),
+    ):
+        r = render_plot(data, fit=fit, current_time=parse_iso(asked))
+        assert (count(r.png, GREEN) > 20) is shown, asked
+        assert (r.hidden_inactive == []) is shown, asked
+
+
+# ------------------------------------------------------------------ the legend's zones and points
+
+
+def test_the_legend_lists_the_zones_and_points_drawn(large: dict[str, Any]) -> None:
+    r = render_plot(large, fit="all", current_time=MIDDLE)
+    tracks = ["VAN GALEN3 (VANG)", "VAN AMSTEL (VANA)", "LEOPOLD I (LEOP)"]
+    assert r.legend[:3] == tracks
+    assert {"SAP 1-1", "SAP 2", "RING SECTOR ALPHA", "Z12344"} <= set(r.legend)
+    early = render_plot(large, fit="all", current_time=EARLY)
+    assert "SAP 1-1" not in early.legend and "Z12344" not in early.legend  # not active: not drawn, not listed
+    assert "SAP 2" in early.legend
+    legend = dict(r.placed)["legend"]
+    assert legend[3] - legend[1] <= r.height - MARGIN_TOP - MARGIN_BOTTOM  # inside the map
+
+
+def test_many_zones_end_in_a_count_of_the_rest() -> None:
+    zones = [
+        {
+            "type": "Feature",
+            "id": f"z{i}",
+            "geometry": {
+                "type": "Polygon",
+                "coordinates": [
+                    [[i * 0.1, 0], [i * 0.1 + 0.05, 0], [i * 0.1 + 0.05, 0.05], [i * 0.1, 0.05], [i * 0.1, 0]]
+                ],
+            },
+            "properties": {"dataType": "zone", "name": f"AREA {i}", "stroke": "#00F"},
+        }
+        for i in range(12)
+    ]
+    points = [point(f"p{i}", i * 0.1, 0.3, name=f"BUOY {i}", marker_color="#F0F") for i in range(3)]
+    r = render_plot(plot(track("a", [0, 1.2], [0.4, 0.4], name="ALPHA"), *zones, *points), fit="all")
+    assert r.legend[0] == "ALPHA"
+    assert r.legend[1:8] == [f"AREA {i}" for i in range(7)]
+    assert r.legend[8] == "+5 more zones, 3 more points"
+    assert len(r.legend) <= 1 + 8 + 1  # the track, eight rows of zones and points, start/end
+
+
+def test_characters_the_font_lacks_draw_as_their_ascii_not_as_boxes() -> None:
+    from PIL import ImageDraw
+
+    from debrief_calc.state.render._labels import font
+
+    f = font(12)
+    assert f.drawable("10:11–10:29 −3.6° café × → 漢") == "10:11-10:29 -3.6° cafe x -> ?"
+    assert f.drawable("NELSON’s 4,033 yd … ±2°") == "NELSON’s 4,033 yd … ±2°"  # the font has these
+
+    def pixels(text: str) -> bytes:
+        img = Image.new("L", (200, 20), 255)
+        f.draw(ImageDraw.Draw(img), (2, 2), text, fill=0)
+        return img.tobytes()
+
+    assert pixels("10:11–10:29") == pixels("10:11-10:29") != pixels("10:11\U0010fffd10:29")
+    assert f.getlength("10:11–10:29") == f.getlength("10:11-10:29")
+
+
+def test_an_annotation_line_with_a_dasharray_is_drawn_thin_and_dashed() -> None:
+    from debrief_calc.state.render._shapes import line_style
+
+    assert line_style({"stroke-width": 1, "stroke-dasharray": "6 4"}) == (1, (6.0, 4.0))
+    assert line_style({}) == (2, None) and line_style({"stroke-dasharray": "none", "stroke-width": "x"}) == (2, None)
+
+    def red_pixels(extra: dict[str, Any]) -> int:
+        line = {
+            "type": "Feature",
+            "id": "m",
+            "geometry": {"type": "LineString", "coordinates": [[0.0, 0.0], [0.1, 0.0]]},
+            "properties": {"dataType": "annotation", "stroke": "#ff0000", **extra},
+        }
+        dot = {"type": "Feature", "id": "p", "geometry": {"type": "Point", "coordinates": [0.05, 0.05]},
+               "properties": {"dataType": "reference-point", "marker_color": "#0000ff"}}  # fmt: skip
+        out = render_plot({"type": "FeatureCollection", "features": [line, dot]}, fit="all")
+        rgb = np.asarray(Image.open(io.BytesIO(out.png)).convert("RGB")).astype(int)
+        return int(((rgb[..., 0] > 200) & (rgb[..., 1] < 60) & (rgb[..., 2] < 60)).sum())
+
+    solid, dashed = red_pixels({}), red_pixels({"stroke-width": 1, "stroke-dasharray": "6 4"})
+    assert 0.2 * solid < dashed < 0.45 * solid  # half as wide, and 6 of every 10 pixels drawn

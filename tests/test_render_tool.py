@@ -154,3 +154,47 @@ async def test_narrative_entries_no_track_holds_are_listed(client: Client, plots
         "debrief_render_plot", {"filename": "log.plot.json", "time": "1995-12-12T10:50:00Z"}
     )
     assert result.structured_content is not None and "unplaced" not in result.structured_content
+
+
+async def test_a_time_window_draws_only_that_stretch(client: Client, plots: Path) -> None:
+    before = (plots / LARGE).read_bytes()
+    start, end = "2024-11-14T21:30:00Z", "2024-11-15T00:30:00Z"
+    cut, size = await render(client, time=MIDDLE, time_start=start, time_end=end, fit="window")
+    assert cut["fit"] == "window" and cut["span"] == [start, end] and cut["time"] == MIDDLE
+    assert size == (cut["width"], cut["height"]) and "outside_window" not in cut
+    whole, _ = await render(client, time=MIDDLE, fit="all")
+    assert "span" not in whole
+    assert cut["bounds"][2] - cut["bounds"][0] < whole["bounds"][2] - whole["bounds"][0]
+    early, _ = await render(client, time="2024-11-14T17:00:00Z", time_end="2024-11-14T18:00:00Z", fit="window")
+    assert early["outside_window"] == ["f-1"]  # VAN GALEN3 starts at 21:16
+    assert early["span"] == ["2024-11-14T16:16:53.662Z", "2024-11-14T18:00:00Z"]
+    assert (plots / LARGE).read_bytes() == before
+
+
+async def test_the_plots_current_time_outside_the_window_is_moved_to_it(client: Client) -> None:
+    err, _ = await call_tool(client, "debrief_set_time", filename=LARGE, timeState={"current": MIDDLE})
+    assert not err
+    moved, _ = await render(client, time_start="2024-11-15T01:00:00Z", time_end="2024-11-15T02:00:00Z")
+    assert moved["time"] == "2024-11-15T01:00:00Z"
+    assert "outside the window" in moved["note"] and MIDDLE in moved["note"]
+
+
+async def test_bad_windows_name_the_field(client: Client) -> None:
+    cases = [
+        ({"time_start": "yesterday"}, "time_start"),
+        ({"time_end": "2024-13-45T00:00:00Z"}, "time_end"),
+        ({"time_start": "2024-11-15T02:00:00Z", "time_end": "2024-11-15T01:00:00Z"}, "time_end"),
+        ({"time_start": "2024-11-20T00:00:00Z"}, "time_start"),  # after every track
+        ({"time": "2024-11-14T20:00:00Z", "time_start": "2024-11-15T01:00:00Z"}, "time"),
+        ({"fit": "window"}, "fit"),
+    ]
+    for args, field in cases:
+        error = await fails(client, "VALIDATION_FAILED", **args)
+        assert error["details"]["field"] == field, (args, error)
+    late = await fails(client, "VALIDATION_FAILED", time_start="2024-11-20T00:00:00Z")
+    assert "2024-11-15T10:17:00Z" in late["message"]  # the tracks' period, to choose from
+
+
+async def test_a_window_without_a_time_names_what_is_not_active_in_it(client: Client) -> None:
+    shown, _ = await render(client, time_start=EARLY, time_end="2024-11-14T18:00:00Z", fit="all")
+    assert sorted(shown.get("hidden_inactive", [])) == ["bf-1", "p-2", "z-1", "z-2"]

@@ -15,32 +15,15 @@ import pytest
 from llmem.code.artifacts import Llmem
 from llmem.code.index_db import DB_NAME
 from llmem.code.search import SearchIndex, split_words
-from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
-from llmem.core.store import ArtifactStore
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def parsed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This repository's ``llmem`` package, outlined once into a store (copied per test)."""
-    ws = tmp_path_factory.mktemp("searchws")
-    shutil.copytree(REPO / "llmem", ws / "llmem", ignore=shutil.ignore_patterns("__pycache__"))
-    Llmem(ArtifactStore(ws / ".llmem", ws), Limits()).parse(".")
-    return ws
-
-
-def copied(parsed: Path, tmp_path: Path) -> Llmem:
-    """The service on a copy of a parsed workspace, store included (one per test)."""
-    ws = tmp_path / "ws"
-    shutil.copytree(parsed, ws)
-    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
-
-
 @pytest.fixture
-def llmem(parsed: Path, tmp_path: Path) -> Llmem:
-    return copied(parsed, tmp_path)
+def llmem(package_llmem: Llmem) -> Llmem:
+    """This repository's ``llmem`` package, outlined once, copied per test (``conftest.py``)."""
+    return package_llmem
 
 
 def _found(answer: dict[str, Any]) -> list[tuple[Any, Any, Any]]:

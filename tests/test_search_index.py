@@ -23,7 +23,6 @@ from llmem.code.walk import walk_workspace
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
 from llmem.core.store import ArtifactStore
-from tests.test_search import copied
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = "FROM python:3.11-slim\nWORKDIR /app\nRUN pip install --no-cache-dir llmem-quokka\n"
@@ -50,7 +49,9 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def llmem(parsed: Path, tmp_path: Path) -> Llmem:
-    return copied(parsed, tmp_path)
+    ws = tmp_path / "ws"
+    shutil.copytree(parsed, ws)  # the store too: nothing to parse or index again
+    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
 
 
 def grep(ws: Path, query: str, directory: str = ".") -> list[tuple[str, int]]:

@@ -32,6 +32,7 @@ SAMPLE = "sample.plot.json"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 TOOLS = {
     "debrief_list_plots",
+    "debrief_view_data",
     "debrief_create_plot",
     "debrief_set_properties",
     "debrief_open_plot",
@@ -57,6 +58,7 @@ READS = {
     "debrief_get_time",
     "debrief_get_viewport",
     "debrief_render_plot",
+    "debrief_view_data",
     "generate_prompt",
 }
 TIME = {"current": "2024-11-14T20:00:00Z", "start": "2024-11-14T16:16:53.661Z", "end": "2024-11-15T10:17:00.000Z"}
@@ -151,8 +153,9 @@ async def test_tools_are_listed_lean_with_honest_annotations(client: Client) -> 
 async def test_guide_and_instructions(client: Client, plots: Path) -> None:
     assert client.instructions and client.instructions.count(". ") == 1
     text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
-    for tool in TOOLS:
+    for tool in TOOLS - {"debrief_view_data"}:
         assert f"`{tool}`" in text
+    assert "debrief_view_data" not in text  # the live view's own tool (MCP Apps visibility ["app"]): not the model's
     assert str(plots) in text and "MULTIPLE_PLOTS" in text and "SOURCE_CHANGED" in text
 
 
@@ -192,6 +195,31 @@ async def test_which_plot_rules(client: Client, plots: Path) -> None:
     await fails(client, "debrief_open_plot", "PLOT_NOT_FOUND", -32002, filename="nope.plot.json")
 
 
+async def test_opening_a_second_plot_says_every_call_must_now_name_its_plot(client: Client, plots: Path) -> None:
+    first = await ok(client, "debrief_open_plot", filename=LARGE)
+    assert first["open_plots"] == [LARGE] and "open_note" not in first  # one open: filename may be left out
+    created = await ok(client, "debrief_create_plot", filename="second.plot.json", features=[point("p1")])
+    assert created["open_plots"] == [LARGE, "second.plot.json"]
+    assert created["open_note"].startswith(f"2 plots are open now ({LARGE}, second.plot.json): pass filename")
+    assert "MULTIPLE_PLOTS" in created["open_note"]
+    again = await ok(client, "debrief_open_plot", filename=SAMPLE)
+    assert again["open_note"].startswith("3 plots are open now")
+    await fails(client, "debrief_get_time", "MULTIPLE_PLOTS", -32001)  # as the note said
+    text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
+    assert "range between two tracks at `time` (default the plot's current time" in text
+
+
+async def test_the_listing_names_the_rep_files_to_import(plots: Path) -> None:
+    (plots / "missions" / "boat1.REP").write_bytes((DATA.parent / "rep" / "valid_boat1.rep").read_bytes())
+    shutil.copy(DATA.parent / "rep" / "valid_boat2.rep", plots / "valid_boat2.rep")
+    (plots / ".hidden").mkdir()
+    (plots / ".hidden" / "x.rep").write_text("")
+    (plots / "notes.txt").write_text("not a REP file")
+    async with Client(build_server(ServerConfig("debrief-state-mcp", plots))) as client:
+        listing = await ok(client, "debrief_list_plots")
+    assert listing["rep_files"] == ["missions/boat1.REP", "valid_boat2.rep"] and listing["more_rep_files"] == 0
+
+
 async def test_the_open_set_is_shared_by_server_instances(plots: Path) -> None:
     a = build_server(ServerConfig("debrief-state-mcp", plots))
     b = build_server(ServerConfig("debrief-state-mcp", plots))
@@ -225,7 +253,7 @@ async def test_scenario_2_nothing_selected_changes_nothing(client: Client, plots
     error = await fails(client, "debrief_zoom_to_selection", "VALIDATION_FAILED", -32602)
     assert "nothing is selected" in error["message"]
     err, out = await call(client, "generate_prompt", task="describe-selection")
-    assert err and out["status"] == "error" and out["error"]["code"] == "VALIDATION_FAILED"
+    assert err and "status" not in out and out["success"] is False and out["error"]["code"] == "VALIDATION_FAILED"
     assert snapshot(plots) == before
 
 
@@ -381,7 +409,9 @@ async def test_features_summary_full_filters_and_pages(client: Client, plots: Pa
         "time_start": track["time_start"],
         "time_end": track["time_end"],
         "bounds": track["bounds"],
+        "ref": "debrief-state:plots/large-sample.plot.json#f-1",  # where to take it from
     }
+    assert all(f["ref"] == f"debrief-state:plots/{LARGE}#{f['id']}" for f in out["features"])
     assert "coordinates" not in json.dumps(out)
     kinds = await ok(client, "debrief_get_features", filename=LARGE, kinds=["zone", "point"])
     assert {f["kind"] for f in kinds["features"]} == {"zone", "point"} and kinds["total"] == 9
@@ -741,7 +771,7 @@ async def test_callback_tasks_store_and_annotate(client: Client, plots: Path) ->
 
 async def test_callback_errors_use_the_envelope(client: Client) -> None:
     err, out = await call(client, "store_llm_result", ticket="abc", target=LARGE, task="summarize-plot", result="x")
-    assert err and out["status"] == "error" and out["error"]["code"] == "TICKET_UNKNOWN"
+    assert err and "status" not in out and out["error"]["code"] == "TICKET_UNKNOWN"
     assert out["error"]["details"]["rpc_code"] == -32602 and out["nextAction"]
     _, prompt = await call(client, "generate_prompt", task="summarize-plot", target=LARGE)
     err, out = await call(client, "store_llm_result", **prompt["callbackArgs"], result="   ")

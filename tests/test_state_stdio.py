@@ -79,7 +79,7 @@ def test_stdout_carries_only_json_rpc(plots: Path) -> None:
         tool(11, "debrief_list_plots"),
     ]
     by_id, stderr = exchange("debrief-state-mcp", plots, lines, set(range(1, 12)))
-    assert len(by_id[2]["result"]["tools"]) == 18
+    assert len(by_id[2]["result"]["tools"]) == 19
     assert by_id[3]["result"]["structuredContent"]["open_plots"] == [LARGE]
     assert by_id[4]["result"]["structuredContent"]["selectedIds"] == []
     assert by_id[5]["error"]["code"] == -32602

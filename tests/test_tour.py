@@ -293,23 +293,21 @@ def test_the_cpa_is_what_make_workspace_says(made: dict[str, Any], imported: dic
     assert 100 < fine[0] < 1000  # a few hundred metres: a close pass
 
 
-def _inside(lon: float, lat: float, ring: list[list[float]]) -> bool:
-    inside = False
-    for (x1, y1), (x2, y2) in pairwise(ring):
-        if (y1 > lat) != (y2 > lat) and lon < x1 + (lat - y1) * (x2 - x1) / (y2 - y1):
-            inside = not inside
-    return inside
+def _inside(lon: float, lat: float, circle: dict[str, Any]) -> bool:
+    (lon0, lat0), radius_m = circle["origin"], circle["radiusM"]
+    return bool(Geodesic.WGS84.Inverse(lat0, lon0, lat, lon)["s12"] <= radius_m)
 
 
 def test_the_transits_are_what_make_workspace_says(made: dict[str, Any], imported: dict[str, Any]) -> None:
-    """On the ring the importer draws for the ;CIRCLE: line, sampled every 10 s along each track."""
+    """On the circle the importer keeps for the ;CIRCLE: line (its specifics, which the zone tools
+    measure rather than the ring drawn for it), sampled every 10 s along each track."""
     (zone,) = [f for f in imported[made["zone"]["file"]].features if feature_kind(f) == "zone"]
-    ring = zone["geometry"]["coordinates"][0]
+    circle = zone["properties"]["specifics"]
     for ship, designed in made["zone"]["transits"].items():
         series = _series(_track(imported, ship))
         times = series[0]
         samples = [times[0] + 10.0 * k for k in range(int((times[-1] - times[0]) // 10) + 1)]
-        inside = [_inside(*_at(series, t), ring) for t in samples]
+        inside = [_inside(*_at(series, t), circle) for t in samples]
         steps = list(zip(samples[1:], pairwise(inside), strict=True))
         entries = [t for t, (was, now) in steps if now and not was]
         exits = [t for t, (was, now) in steps if was and not now]

@@ -13,7 +13,7 @@ __all__ = ["builtin_specs", "default_registry"]
 
 
 def builtin_specs() -> tuple[ToolSpec, ...]:
-    """The nine built-in tools, in the order ``list_tools`` shows them."""
+    """The built-in tools, in the order ``list_tools`` shows them."""
     from debrief_calc.analysis import (
         commands,
         cpa,
@@ -21,15 +21,21 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         range_bearing,
         resample,
         speed_filter,
+        tote,
+        track_legs,
         track_stats,
+        zone_overlaps,
         zones,
     )
 
     return (
         track_stats.SPEC,
+        track_legs.SPEC,
         range_bearing.SPEC,
+        tote.SPEC,
         cpa.SPEC,
         zones.TRANSITS_SPEC,
+        zone_overlaps.SPEC,
         speed_filter.SPEC,
         zones.AREA_SPEC,
         resample.SPEC,
@@ -40,5 +46,5 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
 
 @functools.lru_cache(maxsize=1)
 def default_registry() -> Registry:
-    """The nine built-in analysis tools (built once)."""
+    """The built-in analysis tools (built once)."""
     return Registry(builtin_specs())

@@ -61,8 +61,11 @@ def _planar(track: TrackData, t: FloatArray) -> tuple[FloatArray, FloatArray]:
     return np.interp(t, track.t, track.lat), np.interp(t, track.t, lon)
 
 
-def _coarse(a: TrackData, b: TrackData, times: FloatArray) -> FloatArray:
-    """Estimated minimum range (m) within each interval of ``times``."""
+def coarse_pieces(a: TrackData, b: TrackData, times: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Estimated least range (m) within each interval of ``times``, and ``|r x d|`` there (m^2:
+    the relative position at its start crossed with the relative displacement over it, which
+    divided by the interval's duration and the least range squared is the largest bearing rate
+    in it, rad/s), treating the relative motion as linear in a local plane."""
     lat_a, lon_a = _planar(a, times)
     lat_b, lon_b = _planar(b, times)
     mid = np.radians((lat_a + lat_b) * 0.5)
@@ -78,11 +81,13 @@ def _coarse(a: TrackData, b: TrackData, times: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.clip(np.where(speed2 > 0, -(e0 * de + n0 * dn) / speed2, 0.0), 0.0, 1.0)
     est: FloatArray = np.hypot(e0 + frac * de, n0 + frac * dn)
-    return est
+    cross: FloatArray = np.abs(e0 * dn - n0 * de)
+    return est, cross
 
 
-def _golden(a: TrackData, b: TrackData, lo: FloatArray, hi: FloatArray) -> FloatArray:
-    """Time of least range in each ``[lo, hi]`` (the range is unimodal there), vectorised."""
+def least_range_times(a: TrackData, b: TrackData, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    """Time of least geodesic range in each ``[lo, hi]`` (no fix of either track inside, so the
+    range is unimodal there), by golden-section search to a millisecond, vectorised."""
     lo, hi = lo.copy(), hi.copy()
     c = hi - _GOLDEN * (hi - lo)
     d = lo + _GOLDEN * (hi - lo)
@@ -114,12 +119,12 @@ def closest_approach(a: TrackData, b: TrackData, span: tuple[float, float]) -> t
     times = np.union1d(times, [start, end])
     if times.size == 1:
         return start, float(_range_m(a, b, times)[0])
-    est = _coarse(a, b, times)
+    est = coarse_pieces(a, b, times)[0]
     order = np.argsort(est, kind="stable")
     near = int(np.searchsorted(est[order], est[order[0]] * (1 + _REL_MARGIN) + _ABS_MARGIN_M, side="right"))
     chosen = order[: min(max(near, _MIN_CANDIDATES), _MAX_CANDIDATES)]
     lo, hi = times[chosen], times[chosen + 1]
-    best = _golden(a, b, lo, hi)
+    best = least_range_times(a, b, lo, hi)
     candidates = np.concatenate((best, lo, hi))
     ranges = _range_m(a, b, candidates)
     k = int(np.argmin(ranges))

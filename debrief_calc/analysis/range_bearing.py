@@ -4,7 +4,8 @@ track over the time they share, as legacy Debrief's tote shows them."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +27,7 @@ from debrief_calc.analysis.common import (
     source_ref,
     wrap180,
 )
+from debrief_calc.analysis.cpa import closest_approach, coarse_pieces, least_range_times
 from debrief_calc.features import TrackData, iso, iso_many
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.units import METRES_PER_UNIT
@@ -93,68 +95,225 @@ def sample_times(
     return (times[_thin(total, cap)] if total > cap else times), total
 
 
-def _series(
-    primary: TrackData, p_legs: Legs, secondary: TrackData, times: FloatArray, unit: str
-) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+#: how the course (and speed) at a fix time is chosen; both range-bearing and tote say it
+COURSE_AT_FIX: Final = "leg after (at a track's last fix: the leg before)"
+SPEED_UNIT: Final = "kn"
+
+PRIMARY_PARAM: Final = Parameter("primary", "string", "Id of the primary (ownship) track; default: the first feature.")
+
+#: the columns of range-bearing's series, and the fields of a tote row, by the same names
+COLUMNS: Final = (
+    "time",
+    "range",
+    "bearing",
+    "relative_bearing",
+    "relative_bearing_side",
+    "atb",
+    "atb_side",
+    "bearing_rate",
+    "bearing_rate_side",
+    "primary_course",
+    "primary_speed",
+    "secondary_course",
+    "secondary_speed",
+)
+
+
+@dataclass(frozen=True)
+class Sight:
+    """The two platforms at some times: positions, the line of sight from the primary and both
+    motions (speeds m/s, courses and bearings degrees; NaN where there is none)."""
+
+    times: FloatArray
+    p_lat: FloatArray
+    p_lon: FloatArray
+    s_lat: FloatArray
+    s_lon: FloatArray
+    range_m: FloatArray
+    bearing: FloatArray
+    back: FloatArray  # true bearing of the primary from the secondary
+    p_speed: FloatArray
+    p_course: FloatArray
+    s_speed: FloatArray
+    s_course: FloatArray
+
+    @property
+    def rate(self) -> FloatArray:
+        return bearing_rate_deg_min(
+            self.bearing, self.range_m, (self.p_speed, self.p_course), (self.s_speed, self.s_course)
+        )
+
+
+def sight(
+    primary: TrackData,
+    p_legs: Legs,
+    secondary: TrackData,
+    s_legs: Legs,
+    times: FloatArray,
+    motion_times: FloatArray | None = None,
+) -> Sight:
+    """The platforms at ``times`` (positions along the geodesic between fixes), each moving as on
+    the leg it is on at ``motion_times`` (default ``times``: at a fix, the leg after it)."""
     p_lat, p_lon = geodesy.interpolate_track(primary.t, primary.lat, primary.lon, times)
     s_lat, s_lon = geodesy.interpolate_track(secondary.t, secondary.lat, secondary.lon, times)
     rng, bearing, az_at_s = geodesy.inverse(p_lat, p_lon, s_lat, s_lon)
-    back = (az_at_s + 180.0) % 360.0  # true bearing of the primary from the secondary
     together = rng == 0  # no line of sight, so no bearing
     bearing = np.where(together, np.nan, bearing)
-    back = np.where(together, np.nan, back)
-    p_speed, p_course = motion_at(p_legs, times)
-    s_speed, s_course = motion_at(Legs(secondary), times)
-    rate = bearing_rate_deg_min(bearing, rng, (p_speed, p_course), (s_speed, s_course))
+    back = np.where(together, np.nan, (az_at_s + 180.0) % 360.0)
+    at = times if motion_times is None else motion_times
+    p_speed, p_course = motion_at(p_legs, at)
+    s_speed, s_course = motion_at(s_legs, at)
+    return Sight(times, p_lat, p_lon, s_lat, s_lon, rng, bearing, back, p_speed, p_course, s_speed, s_course)
+
+
+def sides(values: list[float | None], negative: str, positive: str, *, astern: bool = False) -> list[str | None]:
+    """The side each (rounded) value is on: ``negative`` below 0, ``positive`` above; None at 0,
+    for None, and (``astern``) at 180, which is on neither side."""
+    return [
+        None if v is None or v == 0 or (astern and abs(v) == 180) else (negative if v < 0 else positive) for v in values
+    ]
+
+
+def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
+    """The values of :data:`COLUMNS`, JSON-ready: distances in ``unit``, speeds in knots,
+    relative bearing and ATB +-180 (R: red, to port, negative; G: green, to starboard), bearing
+    rate in degrees per minute (L: drawing left, negative; R: drawing right)."""
+    relative = num_list(wrap180(s.bearing - s.p_course), 4)
+    atb = num_list(wrap180(s.back - s.s_course), 4)
+    rate = num_list(s.rate, 5)
+    out: dict[str, list[Any]] = {
+        "time": iso_many(s.times),
+        "range": num_list(s.range_m / METRES_PER_UNIT[unit], distance_decimals(unit)),
+        "bearing": num_list(s.bearing, 4),
+        "relative_bearing": relative,
+        "relative_bearing_side": sides(relative, "R", "G", astern=True),
+        "atb": atb,
+        "atb_side": sides(atb, "R", "G", astern=True),
+        "bearing_rate": rate,
+        "bearing_rate_side": sides(rate, "L", "R"),
+        "primary_course": num_list(s.p_course, 4),
+        "primary_speed": num_list(s.p_speed / KNOT_MPS, 4),
+        "secondary_course": num_list(s.s_course, 4),
+        "secondary_speed": num_list(s.s_speed / KNOT_MPS, 4),
+    }
+    assert tuple(out) == COLUMNS
+    return out
+
+
+#: pieces whose estimated peak bearing rate is within this fraction of the best are solved exactly
+_PEAK_MARGIN: Final = 0.05
+_MIN_PEAK_PIECES: Final = 8
+_MAX_PEAK_PIECES: Final = 32
+
+
+def peak_bearing_rate(
+    primary: TrackData, p_legs: Legs, secondary: TrackData, s_legs: Legs, span: tuple[float, float]
+) -> tuple[float, float] | None:
+    """``(time, rate)`` of the bearing rate of largest magnitude within ``span``, or None when
+    there is none (the platforms together or both still throughout).
+
+    Between consecutive fix times of either track each platform keeps to one leg, so the relative
+    motion is steady and the bearing rate, ``|r x v| / r^2``, is largest in magnitude where the
+    range is least: at that piece's own closest approach (clipped to the piece) or at its ends.
+    A planar pass estimates every piece's peak; the most promising pieces are then solved on the
+    geodesic, each candidate evaluated with the motion of its own piece (at a piece's end, the
+    limit from inside it)."""
+    start, end = span
+    a, b = primary.t, secondary.t
+    inner = np.union1d(a[(a > start) & (a < end)], b[(b > start) & (b < end)])
+    times = np.union1d(inner, [start, end])
+    if times.size == 1:
+        candidates = motion = times
+    else:
+        least, cross = coarse_pieces(primary, secondary, times)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est = np.nan_to_num(cross / (np.diff(times) * least * least), nan=0.0, posinf=np.inf)
+        order = np.argsort(-est, kind="stable")
+        near = int(np.count_nonzero(est >= est[order[0]] * (1.0 - _PEAK_MARGIN)))
+        chosen = order[: min(max(near, _MIN_PEAK_PIECES), _MAX_PEAK_PIECES)]
+        lo, hi = times[chosen], times[chosen + 1]
+        mid = (lo + hi) * 0.5
+        candidates = np.concatenate((lo, least_range_times(primary, secondary, lo, hi), hi))
+        motion = np.concatenate((mid, mid, mid))
+    rate = sight(primary, p_legs, secondary, s_legs, candidates, motion).rate
+    if not np.isfinite(rate).any():
+        return None
+    k = int(np.nanargmax(np.abs(rate)))
+    return float(candidates[k]), float(rate[k])
+
+
+def _series(
+    primary: TrackData, p_legs: Legs, secondary: TrackData, times: FloatArray, unit: str
+) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+    s_legs = Legs(secondary)
+    s = sight(primary, p_legs, secondary, s_legs, times)
+    series = columns(s, unit)
     dd = distance_decimals(unit)
-    series = {
-        "time": iso_many(times),
-        "range": num_list(rng / METRES_PER_UNIT[unit], dd),
-        "bearing": num_list(bearing, 4),
-        "relative_bearing": num_list(wrap180(bearing - p_course), 4),
-        "angle_on_bow": num_list(wrap180(back - s_course), 4),
-        "bearing_rate": num_list(rate, 5),
-        "primary_course": num_list(p_course, 4),
-        "primary_speed_kn": num_list(p_speed / KNOT_MPS, 4),
-        "secondary_course": num_list(s_course, 4),
-        "secondary_speed_kn": num_list(s_speed / KNOT_MPS, 4),
+    span = (float(times[0]), float(times[-1]))
+    t_cpa, r_cpa = closest_approach(primary, secondary, span)
+    closest = int(np.argmin(s.range_m))
+    summary: dict[str, Any] = {
+        "cpa_range": num(r_cpa / METRES_PER_UNIT[unit], dd),
+        "cpa_time": iso(t_cpa),
+        "min_sampled_range": num(s.range_m[closest] / METRES_PER_UNIT[unit], dd),
+        "min_sampled_range_time": iso(float(times[closest])),
     }
-    closest = int(np.argmin(rng))
-    summary = {
-        "min_range": num(rng[closest] / METRES_PER_UNIT[unit], dd),
-        "min_range_time": iso(float(times[closest])),
-    }
+    if t_cpa in span and span[0] != span[1]:
+        summary["cpa_note"] = (
+            f"closest at the {'start' if t_cpa == span[0] else 'end'} of the series' span: the range may have been "
+            "less outside it (closest-approach over the whole shared time)"
+        )
+    peak = peak_bearing_rate(primary, p_legs, secondary, s_legs, span)
+    rate = num(peak[1], 5) if peak is not None else None
+    summary.update(
+        peak_bearing_rate=rate,
+        peak_bearing_rate_time=iso(peak[0]) if peak is not None else None,
+        peak_bearing_rate_side=sides([rate], "L", "R")[0],
+    )
     geometry = {
         "type": "LineString",
-        "coordinates": lonlat_list(np.array([p_lon[0], s_lon[0]]), np.array([p_lat[0], s_lat[0]])),
+        "coordinates": lonlat_list(np.array([s.p_lon[0], s.s_lon[0]]), np.array([s.p_lat[0], s.s_lat[0]])),
     }
     return series, geometry, summary
+
+
+def pick_primary(tracks: list[TrackData], name: str | None) -> int:
+    """The index of the track ``name`` names (its id), or 0 (the first) when None."""
+    if name is None:
+        return 0
+    ids = [t.id for t in tracks]
+    require(
+        name in ids,
+        f"primary {name!r} is not one of the given tracks: {', '.join(ids)}",
+        "primary",
+        "exists",
+        value=name,
+        ids=ids,
+    )
+    return ids.index(name)
+
+
+def sampling(sample: str | None, interval_s: float | None) -> tuple[str, float]:
+    """The sampling mode and interval: interval_s alone means sample='interval'; with another
+    mode named it is a mistake, said so."""
+    if sample is None:
+        sample = "all" if interval_s is None else "interval"
+    require(
+        interval_s is None or sample == "interval",
+        f"interval_s applies only to sample='interval', and sample is {sample!r}: drop interval_s, "
+        "or drop sample (interval_s alone samples every interval_s seconds)",
+        "interval_s",
+        "applies-to",
+        sample=sample,
+    )
+    return sample, DEFAULT_INTERVAL_S if interval_s is None else float(interval_s)
 
 
 def handle(inp: ToolInput) -> ToolOutput:
     params = inp.parameters
     tracks = read_tracks(inp.features)
-    ids = [t.id for t in tracks]
-    primary_index = 0
-    if params["primary"] is not None:
-        require(
-            params["primary"] in ids,
-            f"primary {params['primary']!r} is not one of the given tracks: {', '.join(ids)}",
-            "primary",
-            "exists",
-            value=params["primary"],
-            ids=ids,
-        )
-        primary_index = ids.index(params["primary"])
-    mode = params["sample"]
-    interval = params["interval_s"]
-    require(
-        interval is None or mode == "interval",
-        f"interval_s applies only to sample='interval' (sample is {mode!r}): drop it or set sample to 'interval'",
-        "interval_s",
-        "applies-to",
-    )
-    interval = DEFAULT_INTERVAL_S if interval is None else float(interval)
+    primary_index = pick_primary(tracks, params["primary"])
+    mode, interval = sampling(params["sample"], params["interval_s"])
     unit = params["distance_unit"]
     cap = params["max_samples"]
     primary = tracks[primary_index]
@@ -176,6 +335,8 @@ def handle(inp: ToolInput) -> ToolOutput:
             "secondary_id": secondary.id,
             "distance_unit": unit,
             "bearing_rate_unit": "deg/min",
+            "speed_unit": SPEED_UNIT,
+            "course_at_fix": COURSE_AT_FIX,
             "sample": mode,
         }
         geometry = None
@@ -214,33 +375,42 @@ def handle(inp: ToolInput) -> ToolOutput:
 SPEC = ToolSpec(
     name="range-bearing",
     description=(
-        "Range, true bearing, relative bearing (+-180, negative to port), angle on the bow and "
-        "bearing rate (deg/min, positive drawing right) from a primary track (the first, or "
-        "'primary') to each other track, with both platforms' courses and speeds derived from "
-        "their positions. The secondary is interpolated along the geodesic at the primary's "
-        "times, at round multiples of an interval or at the ends of the shared time span. One result per "
-        "secondary, with the values as columns in properties.series; its geometry is the line "
-        "of sight at the first sample."
+        "Range, true bearing, relative bearing (+-180 from the primary's course, negative to port; "
+        "relative_bearing_side R red/port, G green/starboard), angle on the bow (atb: the primary's "
+        "relative bearing from the secondary, atb_side R/G) and bearing rate (deg/min, positive drawing "
+        "right; bearing_rate_side L/R) from a primary track (the first, or 'primary') to each other track, "
+        "with both platforms' courses and speeds (kn) derived from their positions; at a fix time the course "
+        "and speed are the leg after's (at a track's last fix: the leg before), course_at_fix says so; a sample on a "
+        "fix of either ship where it turns or changes speed is thus one-sided (the tote at that time gives both "
+        "sides: at_fix, before), and a sample between fixes is not affected. "
+        "Positions are interpolated along the geodesic at the primary's fix times, at round multiples of an "
+        "interval or at the ends of the shared time span. One result per secondary, with the values as "
+        "columns in properties.series (the same names as the tote's fields); its summary gives the true "
+        "closest approach between fixes over the series' span (cpa_range, cpa_time), the least sampled "
+        "range (min_sampled_range, min_sampled_range_time: not the CPA) and the peak bearing rate between "
+        "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
+        "line of sight at the first sample."
     ),
-    version="1.0.0",
+    version="2.0.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",
     parameters=(
-        Parameter("primary", "string", "Id of the primary (ownship) track; default: the first feature."),
+        PRIMARY_PARAM,
         Parameter(
             "sample",
             "string",
             "When to sample: 'all' (the primary's fix times), 'interval' (every interval_s seconds) "
-            "or 'endpoints' (start and end of the shared time span).",
-            default="all",
+            "or 'endpoints' (start and end of the shared time span). Default: 'interval' when interval_s "
+            "is given, else 'all'.",
             choices=("all", "interval", "endpoints"),
         ),
         Parameter(
             "interval_s",
             "number",
-            "Sampling interval in seconds for sample='interval' (60 when not given); samples fall on round "
-            "multiples of it in UTC (600: 09:00, 09:10 …), not on the overlap's start. Only with that mode.",
+            "Sampling interval in seconds (60 when sample='interval' and it is not given); samples fall on round "
+            "multiples of it in UTC (600: 09:00, 09:10 …), not on the overlap's start. Given alone it means "
+            "sample='interval'; with sample 'all' or 'endpoints' it is refused.",
             unit="s",
             minimum=0,
             exclusive_minimum=True,

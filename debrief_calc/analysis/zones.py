@@ -1,9 +1,14 @@
-"""Zone tools: ``zone-transits`` (when tracks are inside zone polygons) and ``area-summary``.
+"""Zone tools: ``zone-transits`` (when tracks are inside zones), ``zone-overlaps`` (when one
+track was inside a zone while another was inside one) and ``area-summary``.
 
 Zone polygons are read as drawn, with straight edges in longitude/latitude; a position is
-inside by the even-odd rule over every ring, so holes count. A track's legs are straight in
-longitude/latitude too, so the times it crosses a zone edge are interpolated linearly along
-the leg; a leg that clips a corner between two fixes outside is a transit as well.
+inside by the even-odd rule over every ring, so holes count. A zone stored as a circle
+(``properties.specifics`` ``{shapeType: "circle", origin, radiusM}``) is the true circle
+instead: inside when the geodesic distance from its origin is at most its radius, whatever
+polygon was stored to draw it. A track's legs are straight in longitude/latitude too, so the
+times it crosses a zone edge are found along the leg (interpolated linearly for a polygon's
+edge, solved for a circle); a leg that clips a corner or the rim between two fixes outside is
+a transit as well. Both tools take their intervals from :func:`visits`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any, Final
 import numpy as np
 
 from debrief_calc import geodesy
+from debrief_calc._circles import circle_of, circle_ring
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     distance_decimals,
@@ -46,13 +52,18 @@ AREA_M2_PER_UNIT: Final[dict[str, float]] = {"nm2": 1852.0**2, "km2": 1e6, "m2":
 
 
 class Zone:
-    """A zone's rings (outer rings and holes alike, for the even-odd rule) as edge arrays."""
+    """A zone's rings (outer rings and holes alike, for the even-odd rule) as edge arrays, or
+    the true circle when the zone was drawn as one (:attr:`circle`: origin lon, lat and radius
+    in metres)."""
 
     def __init__(self, feature: Mapping[str, Any], index: int) -> None:
         self.id = feature_id(feature, index)
         self.name = feature_name(feature)
         self.polygons = _polygons(feature)
+        self.circle = circle_of(feature, index)
         rings = [ring for polygon in self.polygons for ring in polygon]
+        if self.circle is not None:
+            rings = [circle_ring(*self.circle)]
         starts = np.concatenate([r[:-1] for r in rings])
         ends = np.concatenate([r[1:] for r in rings])
         self.x1, self.y1 = starts[:, 0], starts[:, 1]
@@ -60,11 +71,23 @@ class Zone:
         every = np.concatenate(rings)
         self.west, self.south = every.min(axis=0)
         self.east, self.north = every.max(axis=0)
+        if self.circle is not None:  # the ring's chords cut inside the rim: widen its box a little
+            pad_lon, pad_lat = (self.east - self.west) * 0.01, (self.north - self.south) * 0.01
+            self.west, self.east = self.west - pad_lon, self.east + pad_lon
+            self.south, self.north = self.south - pad_lat, self.north + pad_lat
+
+    def _in_box(self, lon: FloatArray, lat: FloatArray) -> BoolArray:
+        out: BoolArray = (lon >= self.west) & (lon <= self.east) & (lat >= self.south) & (lat <= self.north)
+        return out
 
     def contains(self, lon: FloatArray, lat: FloatArray) -> BoolArray:
-        """Even-odd point-in-polygon (a horizontal ray to the east), vectorised over points."""
+        """Inside the circle (geodesic distance from its origin at most its radius) or the
+        polygon (even-odd, a horizontal ray to the east), vectorised over points."""
         out = np.zeros(lon.shape, dtype=bool)
-        box = np.flatnonzero((lon >= self.west) & (lon <= self.east) & (lat >= self.south) & (lat <= self.north))
+        box = np.flatnonzero(self._in_box(lon, lat))
+        if self.circle is not None:
+            out[box] = self._rim_distance(lon[box], lat[box]) <= 0
+            return out
         for lo in range(0, box.size, _POINT_CHUNK):
             idx = box[lo : lo + _POINT_CHUNK]
             px, py = lon[idx], lat[idx]
@@ -76,6 +99,76 @@ class Zone:
                 odd ^= spans & (px < x1 + (py - y1) * (x2 - x1) / (y2 - y1))
             out[idx] = odd
         return out
+
+    def _rim_distance(self, lon: FloatArray, lat: FloatArray) -> FloatArray:
+        """Geodesic distance of each position from the circle's rim (m, negative inside)."""
+        assert self.circle is not None
+        lon0, lat0, radius = self.circle
+        dist, _, _ = geodesy.inverse(lat0, lon0, lat, lon)
+        out: FloatArray = np.asarray(dist, dtype=np.float64) - radius
+        return out
+
+    def leg_crossings(
+        self, lon: FloatArray, lat: FloatArray, inside: BoolArray
+    ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], FloatArray]:
+        """Every place where the track's legs (``i`` → ``i + 1``, straight in lon/lat) cross
+        the zone's edge, in track order: leg and fraction along it. ``inside`` is
+        :meth:`contains` of every fix."""
+        legs = np.arange(max(lon.size - 1, 0))
+        leg_w, leg_e = np.minimum(lon[:-1], lon[1:]), np.maximum(lon[:-1], lon[1:])
+        leg_s, leg_n = np.minimum(lat[:-1], lat[1:]), np.maximum(lat[:-1], lat[1:])
+        near = legs[(leg_e >= self.west) & (leg_w <= self.east) & (leg_n >= self.south) & (leg_s <= self.north)]
+        changes = inside[:-1] != inside[1:]
+        if self.circle is not None:
+            hit_leg, hit_u = self._circle_crossings(lon, lat, near, changes, inside)
+        else:
+            hit_leg, hit_u = self.crossings(lon, lat, near)
+            counts = np.bincount(hit_leg, minlength=legs.size) if legs.size else np.zeros(0, dtype=np.int64)
+            consistent = (counts % 2 == 1) == changes
+            keep = consistent[hit_leg]
+            hit_leg, hit_u = hit_leg[keep], hit_u[keep]
+            fallback = legs[changes & ~consistent]
+            hit_leg = np.concatenate((hit_leg, fallback))
+            hit_u = np.concatenate((hit_u, _bisect(self, lon, lat, fallback)))
+        order = np.lexsort((hit_u, hit_leg))
+        return hit_leg[order], hit_u[order]
+
+    def _circle_crossings(
+        self,
+        lon: FloatArray,
+        lat: FloatArray,
+        near: np.ndarray[Any, np.dtype[np.intp]],
+        changes: BoolArray,
+        inside: BoolArray,
+    ) -> tuple[np.ndarray[Any, np.dtype[np.intp]], FloatArray]:
+        """Where legs cross the rim: one crossing on a leg whose ends are on either side, two
+        on a leg with both ends outside whose closest point to the origin is inside (found in a
+        local flat frame, then tested on the ellipsoid); each solved by bisection."""
+        assert self.circle is not None
+        lon0, lat0, _ = self.circle
+        one = near[changes[near]]
+        both_out = near[~changes[near] & ~inside[near]]
+        # closest point of each leg to the origin, in a local equirectangular frame
+        scale = math.cos(math.radians(lat0))
+        x1 = ((lon[both_out] - lon0 + 180.0) % 360.0 - 180.0) * scale
+        y1 = lat[both_out] - lat0
+        dx = (lon[both_out + 1] - lon[both_out]) * scale
+        dy = lat[both_out + 1] - lat[both_out]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u_star = np.clip(np.where(dx * dx + dy * dy > 0, -(x1 * dx + y1 * dy) / (dx * dx + dy * dy), 0.0), 0, 1)
+        px, py = _along(lon, lat, both_out, u_star)
+        dips = self._rim_distance(px, py) < 0
+        two, u_mid = both_out[dips], u_star[dips]
+        legs = np.concatenate((one, two, two))
+        lo = np.concatenate((np.zeros(one.size), np.zeros(two.size), u_mid))
+        hi = np.concatenate((np.ones(one.size), u_mid, np.ones(two.size)))
+        lo_inside = self._rim_distance(*_along(lon, lat, legs, lo)) <= 0
+        for _ in range(_BISECT_ROUNDS):
+            mid = (lo + hi) * 0.5
+            same = (self._rim_distance(*_along(lon, lat, legs, mid)) <= 0) == lo_inside
+            lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        out: FloatArray = (lo + hi) * 0.5
+        return legs, out
 
     def crossings(
         self, lon: FloatArray, lat: FloatArray, legs: np.ndarray[Any, np.dtype[np.intp]]
@@ -95,6 +188,13 @@ class Zone:
             found_leg.append(legs[hit])
             found_u.append(u[hit])
         return np.concatenate(found_leg), np.concatenate(found_u)
+
+
+def _along(
+    lon: FloatArray, lat: FloatArray, legs: np.ndarray[Any, np.dtype[np.intp]], u: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Positions a fraction ``u`` along legs ``i`` → ``i + 1``, linear in lon/lat."""
+    return lon[legs] + u * (lon[legs + 1] - lon[legs]), lat[legs] + u * (lat[legs + 1] - lat[legs])
 
 
 def _polygons(feature: Mapping[str, Any]) -> list[list[FloatArray]]:
@@ -137,24 +237,11 @@ def _bisect(zone: Zone, lon: FloatArray, lat: FloatArray, legs: np.ndarray[Any, 
 
 
 def transits(track: TrackData, zone: Zone) -> list[dict[str, Any]]:
+    """Every stay of the track inside the zone, whatever the zone's active period."""
     lon, lat, t = track.lon, track.lat, track.t
     inside = zone.contains(lon, lat)
     n = lon.size
-    legs = np.arange(max(n - 1, 0))
-    leg_w, leg_e = np.minimum(lon[:-1], lon[1:]), np.maximum(lon[:-1], lon[1:])
-    leg_s, leg_n = np.minimum(lat[:-1], lat[1:]), np.maximum(lat[:-1], lat[1:])
-    near = legs[(leg_e >= zone.west) & (leg_w <= zone.east) & (leg_n >= zone.south) & (leg_s <= zone.north)]
-    hit_leg, hit_u = zone.crossings(lon, lat, near)
-    counts = np.bincount(hit_leg, minlength=legs.size) if legs.size else np.zeros(0, dtype=np.int64)
-    changes = inside[:-1] != inside[1:]
-    consistent = (counts % 2 == 1) == changes
-    keep = consistent[hit_leg]
-    hit_leg, hit_u = hit_leg[keep], hit_u[keep]
-    fallback = legs[changes & ~consistent]
-    hit_leg = np.concatenate((hit_leg, fallback))
-    hit_u = np.concatenate((hit_u, _bisect(zone, lon, lat, fallback)))
-    order = np.lexsort((hit_u, hit_leg))
-    hit_leg, hit_u = hit_leg[order], hit_u[order]
+    hit_leg, hit_u = zone.leg_crossings(lon, lat, inside)
 
     out: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
@@ -243,34 +330,65 @@ def _while_active(entry: dict[str, Any], track: TrackData, period: tuple[float, 
     return out
 
 
+class ZoneInputs:
+    """The tracks and zones given to a zone tool (by input index), each zone's active period."""
+
+    def __init__(self, inp: ToolInput, tool: str, min_tracks: int = 1) -> None:
+        kinds = [feature_kind(f) for f in inp.features]
+        track_idx = [i for i, k in enumerate(kinds) if k == "track"]
+        zone_idx = [i for i, k in enumerate(kinds) if k == "zone"]
+        if len(track_idx) < min_tracks or not zone_idx:
+            need = "one track" if min_tracks == 1 else f"{min_tracks} tracks"
+            raise InvalidContext(
+                f"{tool} needs at least {need} and one zone, got {kinds.count('track')} track(s) "
+                f"and {kinds.count('zone')} zone(s)",
+                details={
+                    "expected": f"at least {min_tracks} track(s) and 1 zone",
+                    "received_count": len(kinds),
+                    "received_kinds": kinds,
+                },
+            )
+        self.features = inp.features
+        self.tracks = {i: track_data(inp.features[i], index=i) for i in track_idx}
+        self.zones = {j: Zone(inp.features[j], j) for j in zone_idx}
+        # the one meaning of active (the picture and time windows share it); a bad period is an error here
+        self.periods = {j: active_period(inp.features[j], strict=True, index=j) for j in zone_idx}
+
+
+def visits(
+    track: TrackData, zone: Zone, period: tuple[float, float] | None
+) -> tuple[list[dict[str, Any]], list[tuple[float, float]]]:
+    """The track's stays inside the zone while the zone is active (as :func:`transits` gives
+    them, cut to the active period; ``_t0`` and ``_t1`` in epoch seconds), and the spans of time
+    it was inside while the zone was not active."""
+    found = transits(track, zone)
+    if period is None:
+        return found, []
+    inactive = []
+    for entry in found:
+        t0, t1 = entry["_t0"], entry["_t1"]
+        for a, b in ((t0, min(t1, period[0])), (max(t0, period[1]), t1)):
+            if a < b:
+                inactive.append((a, b))
+    return [cut for entry in found if (cut := _while_active(entry, track, period)) is not None], inactive
+
+
 def handle_transits(inp: ToolInput) -> ToolOutput:
-    kinds = [feature_kind(f) for f in inp.features]
-    track_idx = [i for i, k in enumerate(kinds) if k == "track"]
-    zone_idx = [i for i, k in enumerate(kinds) if k == "zone"]
-    if not track_idx or not zone_idx:
-        raise InvalidContext(
-            f"zone-transits needs at least one track and one zone, got {kinds.count('track')} track(s) "
-            f"and {kinds.count('zone')} zone(s)",
-            details={"expected": "at least 1 track and 1 zone", "received_count": len(kinds), "received_kinds": kinds},
-        )
-    tracks = {i: track_data(inp.features[i], index=i) for i in track_idx}
-    zones = {j: Zone(inp.features[j], j) for j in zone_idx}
-    # the one meaning of active (the picture and time windows share it); a bad period is an error here
-    periods = {j: active_period(inp.features[j], strict=True, index=j) for j in zone_idx}
+    given = ZoneInputs(inp, "zone-transits")
+    with_geometry = bool(inp.parameters["include_geometry"])
     features, sources = [], []
-    for i, track in tracks.items():
-        for j, zone in zones.items():
-            found = transits(track, zone)
-            period = periods[j]
-            if period is not None:
-                found = [cut for entry in found if (cut := _while_active(entry, track, period)) is not None]
+    for i, track in given.tracks.items():
+        for j, zone in given.zones.items():
+            period = given.periods[j]
+            found, inactive = visits(track, zone, period)
             stretches = [entry.pop("_stretch") for entry in found]
             for entry in found:
                 del entry["_t0"], entry["_t1"]
-            props = {
+            props: dict[str, Any] = {
                 "track_id": track.id,
                 "zone_id": zone.id,
-                "zone_active": _period_text(period),
+                "zone_shape": "circle" if zone.circle is not None else "polygon",
+                "zone_active": period_text(period),
                 "transit_count": len(found),
                 "total_inside_s": num(sum(e["duration_s"] or 0.0 for e in found), 3),
                 "inside_at_start": bool(found and found[0]["entry_time"] is None),
@@ -279,17 +397,41 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
                 "track_end": iso(float(track.t[-1])),
                 "transits": found,
             }
+            if inactive:
+                props["inside_while_inactive"] = [
+                    {"from": iso(a), "to": iso(b), "duration_s": num(b - a, 3)} for a, b in inactive
+                ]
+            notes = []
             if period is not None and (period[1] < track.t[0] or period[0] > track.t[-1]):
-                props["note"] = "the zone is not active at any time of the track"
+                notes.append("the zone is not active at any time of the track")
+            if not found and not inactive:
+                notes.append("never inside the zone")
+            elif inactive:
+                notes.append(
+                    f"{'inside only' if not found else 'also inside'} while the zone was not active "
+                    "(inside_while_inactive); that time is not counted"
+                )
+            if notes:
+                props["note"] = "; ".join(notes)
             title = f"{track.name or track.id} in {zone.name or zone.id}"
-            features.append(result_feature(title, {"type": "MultiLineString", "coordinates": stretches}, props))
+            geometry: dict[str, Any] | None = {"type": "MultiLineString", "coordinates": stretches}
+            if not with_geometry:  # where each stay began and ended: something to draw, two points a stay
+                ends = [p for stretch in stretches for p in (stretch[0], stretch[-1])]
+                geometry = {"type": "MultiPoint", "coordinates": ends} if ends else None
+            features.append(result_feature(title, geometry, props))
             sources.append([source_ref(inp.features[i], i), source_ref(inp.features[j], j)])
     return ToolOutput(features=features, feature_sources=sources)
 
 
-def _period_text(period: tuple[float, float] | None) -> list[str | None] | None:
+#: a zone with neither time nor timeEnd, as zone-transits' zone_active and zone-overlaps' active say it
+ALWAYS: Final = "always"
+
+
+def period_text(period: tuple[float, float] | None) -> list[str | None] | str:
+    """A zone's active period as the answers give it: ``[start, end]`` (None for an open end), or
+    ``"always"`` for a zone with no time."""
     if period is None:
-        return None
+        return ALWAYS
     return [iso(period[0]) if math.isfinite(period[0]) else None, iso(period[1]) if math.isfinite(period[1]) else None]
 
 
@@ -318,11 +460,29 @@ def _centroid(polygons: list[list[FloatArray]]) -> tuple[float, float]:
     return float((lon + 180.0) % 360.0 - 180.0), lat0 + cy / area
 
 
+def _circle_area_perimeter(ring: FloatArray, radius_m: float) -> tuple[float, float]:
+    """Area (m²) and perimeter (m) of the geodesic circle ``ring`` (a regular polygon of
+    geodesic chords) was drawn on: the polygon's, plus the thin segments between each chord and
+    its arc (``r² (θ - sin θ) / 2`` each) and each arc's excess over its chord (θ/2 over
+    sin(θ/2)), which leave about 1e-9 of either."""
+    a, p = geodesy.polygon_area_perimeter(ring[:, 1], ring[:, 0])
+    sides = len(ring) - 1
+    theta = 2 * math.pi / sides
+    return (
+        a + sides * radius_m**2 * (theta - math.sin(theta)) / 2,
+        p * (theta / 2) / math.sin(theta / 2),
+    )
+
+
 def handle_area(inp: ToolInput) -> ToolOutput:
     warnings = []
+    circle = None
     if inp.features:
         feature = inp.features[0]
         polygons = _polygons(feature)
+        circle = circle_of(feature, 0)
+        if circle is not None:
+            polygons = [[circle_ring(*circle)]]
         region_id, name = feature_id(feature, 0), feature_name(feature) or feature_id(feature, 0)
         if inp.bounds is not None:
             warnings.append("bounds ignored: the zone defines the region")
@@ -334,14 +494,16 @@ def handle_area(inp: ToolInput) -> ToolOutput:
         region_id, name = None, f"bounds [{w:g}, {s:g}, {e:g}, {n:g}]"
         sources = [[]]
     area_m2 = perimeter_m = 0.0
-    for polygon in polygons:
+    if circle is not None:
+        area_m2, perimeter_m = _circle_area_perimeter(polygons[0][0], circle[2])
+    for polygon in polygons if circle is None else []:
         for k, ring in enumerate(polygon):
             a, p = geodesy.polygon_area_perimeter(ring[:, 1], ring[:, 0])
             area_m2 += a if k == 0 else -a
             perimeter_m += p
     unit, area_unit = inp.parameters["distance_unit"], inp.parameters["area_unit"]
     every = np.concatenate([ring for polygon in polygons for ring in polygon])
-    lon_c, lat_c = _centroid(polygons)
+    lon_c, lat_c = _centroid(polygons) if circle is None else circle[:2]
     props = {
         "zone_id": region_id,
         "area": num(area_m2 / AREA_M2_PER_UNIT[area_unit], 9),
@@ -358,7 +520,10 @@ def handle_area(inp: ToolInput) -> ToolOutput:
         ],
         "polygon_count": len(polygons),
         "hole_count": sum(len(p) - 1 for p in polygons),
+        "shape": "circle" if circle is not None else "polygon",
     }
+    if circle is not None:
+        props["circle"] = {"origin": [circle[0], circle[1]], "radius_m": circle[2]}
     feature_out = result_feature(f"Area of {name}", {"type": "Point", "coordinates": [lon_c, lat_c]}, props)
     return ToolOutput(features=[feature_out], warnings=warnings, feature_sources=sources)
 
@@ -366,21 +531,34 @@ def handle_area(inp: ToolInput) -> ToolOutput:
 TRANSITS_SPEC = ToolSpec(
     name="zone-transits",
     description=(
-        "For each track and each zone polygon given (at least one of each): the intervals the "
+        "For each track and each zone given (at least one of each): the intervals the "
         "track spends inside, with entry and exit times and positions (interpolated between the "
         "fixes on either side of the edge) and durations. A track inside at its first fix has "
         "entry_time null ('already inside at start'); inside at its last fix, exit_time null. "
         "A zone with a time (and timeEnd) counts only while active: time inside before it "
         "becomes active or after it ends is left out, and the result's zone_active gives the "
-        "period ([start, end], null for an open end; null when always active). "
-        "Holes count (even-odd rule). One result per track and zone; its geometry is the "
-        "stretches of track inside the zone."
+        'period ([start, end], null for an open end; "always" for a zone with neither time nor timeEnd). '
+        "Time inside while the zone was not active is listed apart in inside_while_inactive, and "
+        "a note tells 'inside only while the zone was not active' from 'never inside the zone'. "
+        "Holes count (even-odd rule). A zone stored as a circle (properties.specifics "
+        "{shapeType: circle, origin, radiusM}) is the true geodesic circle, not its stored "
+        "polygon; zone_shape says which. One result per track and zone; its geometry is a "
+        "MultiPoint of where each stay inside began and ended (null when none), or with "
+        "include_geometry the stretches of track inside the zone (a MultiLineString)."
     ),
-    version="1.0.0",
+    version="1.1.0",
     input_kinds=("track", "zone"),
     output_kind="analysis-result",
     context_type="multi",
-    parameters=(),
+    parameters=(
+        Parameter(
+            "include_geometry",
+            "boolean",
+            "Give each result the stretches of track inside the zone as its geometry "
+            "(coordinate arrays: large for long tracks); otherwise only where each stay began and ended.",
+            default=False,
+        ),
+    ),
     handler=handle_transits,
 )
 
@@ -389,9 +567,12 @@ AREA_SPEC = ToolSpec(
     description=(
         "Geodesic area (WGS84, edges as geodesics; holes subtracted), perimeter, centroid and "
         "bounds of one zone, or of the rectangle given as bounds [w, s, e, n] when no zone is "
-        "given. The result is a Point at the centroid."
+        "given. A zone stored as a circle (properties.specifics {shapeType: circle, origin, "
+        "radiusM}) is measured as the true geodesic circle, not its stored polygon: shape "
+        "'circle', circle {origin, radius_m}, centroid its origin. The result is a Point at the "
+        "centroid."
     ),
-    version="1.0.0",
+    version="1.1.0",
     input_kinds=("zone",),
     output_kind="analysis-result",
     context_type="region",

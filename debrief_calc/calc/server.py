@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict, Field
 
 from debrief_calc.calc.service import CalcService
 from llmem import __version__
 from llmem.core.config import Limits, ServerConfig
-from llmem.core.envelope import Envelope, error_envelope
+from llmem.core.envelope import Envelope, failure_answer
 from llmem.core.errors import SuiteError
 from llmem.core.serve import Runtime, SuiteServer, tool_annotations
 
@@ -31,10 +33,21 @@ knots; bearings in true degrees; times ISO-8601 UTC.
 
 Where features come from (run_tool takes one of them):
 - features: a list of GeoJSON Features and/or references {{"ref": "debrief-calc:runs/<run id>"}} (all the \
-features of an earlier run) or {{"ref": "debrief-calc:results/<result id>"}} (one result), mixed freely;
+features of an earlier run), {{"ref": "debrief-calc:results/<result id>"}} (one result), \
+{{"ref": "debrief-state:plots/<file>.plot.json#<feature id>"}} (one feature of a plot, as debrief_get_features \
+gives its ref) or {{"ref": "debrief-state:plots/<file>.plot.json", "ids": [...]}} (a plot's features, all without \
+ids), mixed freely;
 - plot: {{"filename": "x.plot.json", "feature_ids": [...]}} or {{"filename": ..., "selection": true}} (the selection \
-debrief-state-mcp keeps), read from the workspace; add "time_start"/"time_end" (ISO-8601) to analyse only that \
-window (tracks cut to their fixes inside it; the results' provenance.window says so).
+debrief-state-mcp keeps), read from the workspace. From a whole plot (plot without feature_ids or selection, or a \
+debrief-state:plots/<file> ref without ids) the features of kinds the tool does not take, metadata and backdrops \
+are left out and the answer says so (skipped: {{kind: [ids]}} and a warning); a feature named by id of a kind it \
+does not take is refused (KIND_MISMATCH, naming the kinds to pass).
+
+A window: time_start/time_end (ISO-8601, either may be left out) cut every input, however given, to that span: \
+tracks keep their fixes inside it plus a fix interpolated exactly at each edge (so 10:00-11:00 is analysed over \
+exactly 10:00-11:00), zones, points and notes are kept while active; the answer's window lists what it left \
+out and every result's provenance.window states it (plot.time_start/time_end still work; a different pair \
+in both places is refused).
 
 From REP files: run_tool(tool="import-rep", parameters={{"path": "boat1.rep"}}) answers one track per platform \
 and stored: {{"ref": "debrief-calc:runs/<run id>", "use": ...}}, the reference of the whole run, which its \
@@ -47,9 +60,14 @@ debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_c
 command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_ids": [...]}}).
 
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (CPA time, \
-range and bearing of each pair), range-bearing, speed-filter (periods above or below threshold_kn), \
-zone-transits, area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
+range and bearing of each pair), range-bearing (a series; its cpa_range is the true CPA), tote (range in yd, \
+bearings, bearing rate, courses and speeds of a primary against each other track at one time: parameters.time, \
+else the plot's current time), speed-filter (periods above or below threshold_kn), track-legs (steady legs and \
+the turns between them, per track), zone-transits, zone-overlaps (who was in one zone while another was in \
+another), area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
 parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
+
+Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (by default the plot's narrative entries and notes, timed annotations with no geometry or a point, of the plot read: plot, or debrief-state:plots refs to one plot) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max; extrema "sampled": the samples' min and max, and beside them the true ones between fixes where the result has them: true_min of range (the CPA), true_peak of bearing_rate {{value, time, label, between_samples}}, drawn as a red diamond and labelled; outside_span: true when the span drawn leaves it out), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, from_plot}}: every entry given is marked, outside_span or untimed, others (the other secondaries' result refs).
 
 Results: every result feature carries properties.provenance and is kept in the store as \
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
@@ -62,8 +80,10 @@ keep spells out the debrief_apply_command call that adds its results to a plot."
 def _protocol(limits: Limits) -> str:
     return (
         "The server never calls a model. generate_prompt(target=<a result id, or a list of ids>, "
-        "task='narrate-result' (one result) or 'summarize-analysis' (several)) answers 'prompt_ready' with "
-        "promptForHostLLM (the results' figures, summarised) and callbackArgs; run the prompt with your model and "
+        "task='narrate-result' (one result) or 'summarize-analysis' (several), time_start?/time_end? (a window to "
+        "tell about: the prompt says it and keeps only the series rows inside it)) answers 'prompt_ready' with "
+        "promptForHostLLM (the results' figures: a short series as a table of every row, a long one summarised "
+        "with the rows left out counted) and callbackArgs; run the prompt with your model and "
         "call store_llm_result(**callbackArgs, result=<Markdown>). A rejected answer can be corrected and sent again "
         f"on the same ticket, {limits.max_steps} attempts in all, within {limits.ticket_ttl_s} s; if the results "
         "changed meanwhile it is refused with SOURCE_CHANGED. store_llm_result answers the narrative's ref "
@@ -102,6 +122,9 @@ class RunAnswer(BaseModel):
     report: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
     keep: str | None = None
+    window: dict[str, Any] | None = None
+    narratives: dict[str, Any] | None = None
+    skipped: dict[str, list[str]] | None = None  # features of a whole plot left out, ids by kind
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
@@ -130,11 +153,32 @@ class StoredAnswer(BaseModel):
 
 
 class PlotRef(BaseModel):
+    # time_start/time_end are read here too (the service refuses any other member), but left
+    # out of the schema: the run's own time_start/time_end is the one window to advertise
+    model_config = ConfigDict(extra="allow")
     filename: str
     feature_ids: list[str | int] | None = None
     selection: bool = False
-    time_start: str | None = None
-    time_end: str | None = None
+
+
+class SeriesAnswer(BaseModel):
+    success: bool = True
+    mediaType: str
+    width: int
+    height: int
+    bytes: int
+    span: list[str]  # [first, last] sample drawn, ISO-8601
+    samples: int
+    panels: list[dict[str, Any]]  # quantity, label, axis [low, high], min, max, extrema, true_min, true_peak
+    source: dict[str, Any]  # where the series is: a result's ref (get_result reads its numbers) or the track
+    cpa: dict[str, Any] | None = None  # time, label, source (cpa_time, closest-approach, min_range_time), range, unit
+    # given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, untimed_note, from_plot
+    narratives: dict[str, Any] | None = None
+    others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("exclude_none", True)
+        return super().model_dump(**kwargs)
 
 
 def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
@@ -142,8 +186,8 @@ def _contract_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def _envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: ``{success: false, …}`` like the other tools, in the envelope."""
-    return error_envelope(err).with_success().model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, error, nextAction}`` like the other tools."""
+    return failure_answer(err)
 
 
 def build_server(config: ServerConfig) -> SuiteServer:
@@ -176,8 +220,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         plot: PlotRef | None = None,
         bounds: Annotated[list[float] | None, Field(min_length=4, max_length=4)] = None,
         parameters: dict[str, Any] | None = None,
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> RunAnswer:
-        answer = svc().run(tool, features, plot.model_dump() if plot else None, bounds, parameters)
+        plot_ref = plot.model_dump() if plot else None
+        answer = svc().run(tool, features, plot_ref, bounds, parameters, time_start, time_end)
         if not answer["success"]:
             error = answer["error"]
             raise SuiteError(error["message"], code=error["code"], details=error.get("details"))
@@ -192,11 +239,38 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> StoredAnswer:
         return StoredAnswer(**svc().get_result(ref, cursor, kinds))
 
+    def render_series(
+        features: list[Any] | None = None,
+        plot: dict[str, Any] | None = None,
+        time_start: str | None = None,
+        time_end: str | None = None,
+        quantities: list[str] | None = None,
+        narratives: list[Any] | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> Annotated[types.CallToolResult, SeriesAnswer]:
+        from debrief_calc.calc.series import render_series as draw
+        from debrief_calc.state.answers import with_images
+
+        data, png = draw(
+            svc(),
+            features=features,
+            plot=plot,
+            time_start=time_start,
+            time_end=time_end,
+            quantities=quantities,
+            narratives=narratives,
+            parameters=parameters,
+        )
+        image = {"mediaType": "image/png", "data": base64.b64encode(png).decode()}
+        return with_images(SeriesAnswer(**data), [image])
+
     def generate_prompt(
         target: Annotated[str | list[str], Field(description="Result id(s) or ref(s) (a run ref: all its results)")],
         task: Literal["narrate-result", "summarize-analysis"],
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Envelope:
-        return svc().prompt(target, task).with_success()
+        return svc().prompt(target, task, time_start, time_end).with_success()
 
     def store_llm_result(
         ticket: Annotated[str, Field(max_length=64)],
@@ -224,8 +298,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         run_tool,
         name="run_tool",
         annotations=read,
-        description="Run an analysis tool on features (inline or {ref} items) or a plot reference (a window: "
-        "time_start/time_end, ISO); answers results and DebriefCommands, never edits a plot.",
+        description="Run an analysis tool on features (inline or {ref} items) or a plot, within "
+        "time_start/time_end (ISO) if given; answers results and DebriefCommands.",
     )
     server.add_suite_tool(
         get_result,
@@ -233,6 +307,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         annotations=read,
         description="Read any ref an answer gave (a run, a result, a narrative) or a result id, paged: pass "
         "next_cursor for the next page.",
+    )
+    server.add_suite_tool(
+        render_series,
+        name="render_series",
+        annotations=read,
+        description="PNG time plot of a range-bearing result or of tracks, CPA and narratives marked.",
     )
     server.add_suite_tool(
         generate_prompt,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
 from debrief_calc.registry import Registry
+from debrief_calc.windows import Window, cut_to_window, left_out_text, parse_window
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.core.config import Limits
 from llmem.core.envelope import Envelope
@@ -36,6 +38,7 @@ MAX_SUMMARY_TARGETS = 20
 #: features summarised in an answer over the cap (the rest are read with get_result)
 _SUMMARIES = 50
 _NARRATIVE_MAX = 20_000
+_PLOT_MEMBERS = frozenset({"filename", "feature_ids", "selection", "time_start", "time_end"})
 
 
 class CalcService:
@@ -85,12 +88,20 @@ class CalcService:
 
     def plot_features(self, plot: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The features a plot reference names, cut to its time window when it has one."""
-        return self._plot_features(plot)[0]
+        features, _time = self._plot_features(plot)
+        window = parse_window(plot.get("time_start"), plot.get("time_end"), prefix="plot.")
+        return cut_to_window(features, window, where=f"read from {plot.get('filename')!r}", field="plot.time_start")[0]
 
-    def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], list[str]]:
-        """The features a plot reference names, and the ids its time window left out."""
+    def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], dict[str, str] | None]:
+        """The features a plot reference names (uncut) and the plot's time state (the saved one,
+        else the period of its timed features, as debrief_get_time answers)."""
         from debrief_calc.state.plotfile import PLOT_CACHE, relative_name, validate_plot_filename
 
+        if unknown := sorted(set(plot) - _PLOT_MEMBERS):
+            raise ValidationFailed(
+                f"plot has no member {unknown[0]!r}: it takes {', '.join(sorted(_PLOT_MEMBERS))}",
+                details={"field": f"plot.{unknown[0]}", "rule": "known members"},
+            )
         filename = plot.get("filename")
         if not isinstance(filename, str):
             raise ValidationFailed("plot.filename must be a .plot.json name", details={"field": "plot.filename"})
@@ -110,9 +121,8 @@ class CalcService:
                     "or pass plot.feature_ids",
                     details={"field": "plot.selection", "received_count": 0, "filename": filename},
                 )
-        window = plot_window(plot)
         if ids is None:
-            return _in_window(list(doc.features), window, filename)
+            return list(doc.features), _time_state(doc.data)
         if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
             raise ValidationFailed("plot.feature_ids must be a list of ids", details={"field": "plot.feature_ids"})
         by_id = {str(f.get("id")): f for f in doc.features if isinstance(f, dict)}
@@ -122,7 +132,24 @@ class CalcService:
                 f"{len(missing)} id(s) are not features of {filename!r}: {', '.join(missing[:20])}",
                 details={"missing_ids": missing[:100], "filename": filename},
             )
-        return _in_window([by_id[str(i)] for i in ids], window, filename)
+        return [by_id[str(i)] for i in ids], _time_state(doc.data)
+
+    def _window(
+        self, plot: Mapping[str, Any] | None, time_start: object, time_end: object
+    ) -> tuple[Window | None, str]:
+        """The one window of a run and the field that gave it: ``time_start``/``time_end``, or a
+        plot reference's own; both given and different is a ValidationFailed."""
+        window = parse_window(time_start, time_end)
+        if plot is None:
+            return window, "time_start"
+        own = parse_window(plot.get("time_start"), plot.get("time_end"), prefix="plot.")
+        if window is not None and own is not None and window != own:
+            raise ValidationFailed(
+                f"two different windows: time_start/time_end ({window.text}) and plot.time_start/plot.time_end "
+                f"({own.text}); give the window once, as time_start/time_end (it windows every input)",
+                details={"field": "plot.time_start", "rule": "one window", "window": window.shown},
+            )
+        return (window, "time_start") if window is not None else (own, "plot.time_start")
 
     def run(
         self,
@@ -131,6 +158,8 @@ class CalcService:
         plot: Mapping[str, Any] | None,
         bounds: Sequence[float] | None,
         parameters: Mapping[str, Any] | None,
+        time_start: str | None = None,
+        time_end: str | None = None,
     ) -> dict[str, Any]:
         from debrief_calc import executor
 
@@ -140,61 +169,118 @@ class CalcService:
                 details={"field": "features", "rule": "one of features, plot"},
             )
         expanded = False
-        window: tuple[float | None, float | None] | None = None
+        window: Window | None = None
         left_out: list[str] = []
+        # the time state ({current, start, end}) of the plot the features came from (one plot
+        # only): the current time for the tools that take one (tote)
+        plot_time: dict[str, str] | None = None
         try:
+            window, field = self._window(plot, time_start, time_end)
+            whole: list[bool] = []  # per feature: read from a whole plot (no ids, no selection)
             if plot is not None:
-                window = plot_window(plot)
-                features, left_out = self._plot_features(plot)
+                features, plot_time = self._plot_features(plot)
+                where = f"read from {plot.get('filename')!r}"
+                whole = [plot.get("feature_ids") is None and not plot.get("selection")] * len(features)
             elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
-                features, expanded = self.expand_refs(features), True
+                if any(_whole_plot_ref(f) for f in features):  # which features each item stands for
+                    whole = [_whole_plot_ref(f) for f in features for _ in self.expand_refs([f])[0]]
+                features, plot_time = self.expand_refs(features)
+                expanded, where = True, "given (references expanded)"
+            else:
+                where = "given"
+            skipped: dict[str, list[str]] = {}
+            takes = ""
+            if isinstance(features, list) and any(whole):
+                features, skipped, takes = _accepted(self.registry, tool, features, whole)
+            if window is not None and features is None:  # import-rep: a window would be ignored
+                raise ValidationFailed(
+                    f"{field}: {tool!r} is given no features, so a window has nothing to cut; run it without "
+                    "time_start/time_end and pass its answer's ref with the window to the analysis",
+                    details={"field": field, "rule": "features to window"},
+                )
+            if isinstance(features, list):
+                features, left_out = cut_to_window(features, window, where=where, field=field)
         except SuiteError as err:
             return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
-        result = executor.run(self.registry, tool, features, parameters, bounds=bounds, read_text=self.read_text)
+        result = executor.run(
+            self.registry,
+            tool,
+            features,
+            parameters,
+            bounds=bounds,
+            read_text=self.read_text,
+            current_time=_current(plot_time),
+        )
+        if skipped and not result.success and result.error:
+            result.error["message"] += f" ({_skipped_text(skipped, takes)})"
         if not result.success:
             if expanded and result.error and "features[" in str(result.error.get("message")):
                 # the executor counts the features after the references were expanded
                 result.error["message"] += f" (features counted after expanding the references: {len(features or [])})"
             if left_out and result.error and window is not None:
-                result.error["message"] += f" ({_left_out_text(window, left_out)})"
+                result.error["message"] += f" ({left_out_text(window, left_out)})"
             return result.to_dict()
         if window is not None:
-            from debrief_calc.features import iso
-
-            shown = [iso(t) if t is not None else None for t in window]
-            for feature in result.features:  # the run read the plot through a window: its results say so
+            for feature in result.features:  # the run read its features through a window: its results say so
                 props = feature.get("properties")
                 if isinstance(props, dict) and isinstance(props.get("provenance"), dict):
-                    props["provenance"]["window"] = shown
+                    props["provenance"]["window"] = window.shown
             if left_out:
-                result.warnings.append(_left_out_text(window, left_out))
+                result.warnings.append(left_out_text(window, left_out))
+        if skipped:
+            result.warnings.append(_skipped_text(skipped, takes))
         answer = result.to_dict()
+        if skipped:
+            answer["skipped"] = {kind: ids[:50] for kind, ids in skipped.items()}  # the warning counts them all
+        if window is not None:
+            answer["window"] = _window_note(window, left_out)
         if result.tool == "import-rep" and (repeats := self._earlier_imports(result.features)):
             answer["warnings"] = [*answer.get("warnings", []), *repeats]
         for feature in result.features:
             plotstate.store_result(self.store, feature, result.tool)
         if keep := _keep(result.features, result.commands):
             answer["keep"] = keep
-        return self._within_cap(answer, self._stored_for_plot(answer))
+        stored = self._stored_for_plot(answer)
+        if result.tool == "import-rep" and stored is not None:
+            _compact_narratives(answer, stored["ref"])
+        return self._within_cap(answer, stored)
 
     def _stored_for_plot(self, answer: dict[str, Any]) -> dict[str, str] | None:
         """A run whose features go into a plot (an addFeatures command carrying them: import-rep,
         resample-track) keeps them once whatever their size: the command carries the run's
         reference and the answer says where it goes (``stored``), so every such answer holds
-        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. None for other runs."""
+        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. Returns that reference;
+        None for other runs. A command adding only some of the run's features (track-legs' leg
+        marks beside its results) carries a reference to those alone, kept apart; the answer's
+        ``stored`` then says what it holds, and None is returned (the run as a whole is not kept)."""
         features = answer.get("features") or []
         commands = answer.get("commands") or []
-        if not features or not any(
-            c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands
-        ):
+        if not features:
             return None
-        ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
-        answer["commands"] = [
-            {**c, "payload": ref} if c.get("command") == "addFeatures" and _carries(c.get("payload"), features) else c
-            for c in commands
-        ]
-        answer["stored"] = _stored_note(ref["ref"], features, True, None)
-        return ref
+        if any(c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands):
+            ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
+            answer["commands"] = [
+                {**c, "payload": ref}
+                if c.get("command") == "addFeatures" and _carries(c.get("payload"), features)
+                else c
+                for c in commands
+            ]
+            answer["stored"] = _stored_note(ref["ref"], features, True, None)
+            return ref
+        out = []
+        for command in commands:
+            part = _part_carried(command.get("payload"), features) if command.get("command") == "addFeatures" else None
+            c = command
+            if part is not None:
+                ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], part)
+                c = {**command, "payload": ref}
+                answer["stored"] = {
+                    **_stored_note(ref["ref"], part, True, None),
+                    "holds": f"the {len(part)} feature(s) the addFeatures command adds (listed in features above)",
+                }
+            out.append(c)
+        answer["commands"] = out
+        return None
 
     def _earlier_imports(self, features: list[dict[str, Any]]) -> list[str]:
         """One sentence per imported track whose id an earlier import of other data already made
@@ -226,15 +312,24 @@ class CalcService:
             )
         return notes
 
-    def expand_refs(self, features: Sequence[Any]) -> list[Any]:
-        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for."""
+    def expand_refs(self, features: Sequence[Any]) -> tuple[list[Any], dict[str, str] | None]:
+        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for, and
+        the saved time state of the plot the plot-feature references read (when they read one
+        plot only; else None)."""
         out: list[Any] = []
+        times: dict[str, dict[str, str] | None] = {}
         for i, item in enumerate(features):
-            if plotstate.is_ref(item):
-                out += plotstate.features_of_ref(self.store, item, field=f"features[{i}].ref")
-            else:
+            if not plotstate.is_ref(item):
                 out.append(item)
-        return out
+                continue
+            field = f"features[{i}].ref"
+            ref = plotstate.parse_ref(item, field=field)
+            if ref.kind == "plot":
+                found, times[ref.key] = plotstate.plot_ref_features(self.store, ref, field=field)
+                out += found
+            else:
+                out += plotstate.stored_features(self.store, ref, field=field)
+        return out, next(iter(times.values())) if len(times) == 1 else None
 
     def _within_cap(self, answer: dict[str, Any], stored: dict[str, str] | None = None) -> dict[str, Any]:
         """The answer as it is when it fits the cap; else summaries and one reference (``stored``:
@@ -259,8 +354,10 @@ class CalcService:
         slim = {**answer, "features": summaries, "commands": commands}
         if ref is not None and "keep" in answer:
             slim["keep"] = _keep_text([ref])
+        # an import's narrative entries are in brief in ``narratives``, out of the features
+        total = len(features) + int((answer.get("narratives") or {}).get("count", 0))
         if ref is not None:
-            slim["stored"] = _stored_note(ref["ref"], features, carried, "summaries")
+            slim["stored"] = _stored_note(ref["ref"], features, carried, "summaries", total)
         elif commands:
             slim["stored"] = {
                 "commands": "large command payloads are stored: pass each command as it is to debrief_apply_command"
@@ -268,7 +365,7 @@ class CalcService:
         if len(json.dumps(slim, separators=(",", ":"), default=str)) > self.limits.answer_chars - 200:
             slim["features"] = [{"id": f.get("id"), **plotstate.result_ref(str(f.get("id")))} for f in features[:100]]
             if ref is not None:
-                slim["stored"] = _stored_note(ref["ref"], features, carried, "ids")
+                slim["stored"] = _stored_note(ref["ref"], features, carried, "ids", total)
             if isinstance(slim.get("report"), dict):
                 slim["report"] = _trimmed(slim["report"])
         return slim
@@ -288,7 +385,12 @@ class CalcService:
             digest.update(json.dumps(plotstate.load_result(self.store, rid), sort_keys=True).encode())
         return Fingerprint(len(result_ids), 0, digest.hexdigest())
 
-    def prompt(self, target: str | list[str], task: str) -> Envelope:
+    def prompt(
+        self, target: str | list[str], task: str, time_start: str | None = None, time_end: str | None = None
+    ) -> Envelope:
+        """The narrate/summarize prompt; with a window (``time_start``/``time_end``), the prompt
+        says it and keeps only the rows of the results' series inside it (saying how many went)."""
+        window = parse_window(time_start, time_end)
         if task not in TASKS:
             raise UnsupportedTask(
                 f"task {task!r} is not one of {', '.join(TASKS)}", details={"field": "task", "allowed": list(TASKS)}
@@ -309,7 +411,7 @@ class CalcService:
         per = max(400, (self.limits.answer_chars - 6_000) // len(results))
         from debrief_calc.figures import result_text
 
-        blocks = [result_text(r, per) for r in results]
+        blocks = [result_text(r, per) for r in (_windowed(r, window) for r in results)]
         if task == "narrate-result":
             ask = (
                 "Explain this maritime analysis result for an exercise report: what was computed, on which "
@@ -322,6 +424,11 @@ class CalcService:
                 "findings with figures and units, and how the results relate. Markdown, at most about 400 words. "
                 "Do not invent figures that are not below."
             )
+        if window is not None:
+            ask += (
+                f" The analyst asks about the window {window.text}: tell what happened within it; the rows of "
+                "the series below are only those inside it."
+            )
         prompt = ask + "\n\n" + "\n\n".join(blocks)
         prepared = PreparedPrompt(
             task,
@@ -331,7 +438,7 @@ class CalcService:
             "markdown",
             self._fingerprint(ids),
             {"ids": ids},
-            {"results": ids},
+            {"results": ids, **({"window": window.shown} if window is not None else {})},
         )
         return self.callback.issue(prepared)
 
@@ -428,76 +535,57 @@ class CalcService:
         return {"command": "addFeatures", "payload": payload}
 
 
-def plot_window(plot: Mapping[str, Any]) -> tuple[float | None, float | None] | None:
-    """The time window of a plot reference (``time_start``, ``time_end``: ISO-8601, either may
-    be left out), as epoch seconds; None without one. ValidationFailed naming the field."""
-    ends: list[float | None] = []
-    for key in ("time_start", "time_end"):
-        value = plot.get(key)
-        if value is None:
-            ends.append(None)
-            continue
-        if not isinstance(value, str):
-            raise ValidationFailed(
-                f"plot.{key} must be an ISO-8601 time", details={"field": f"plot.{key}", "rule": "iso-time"}
-            )
-        from debrief_calc.features import parse_iso  # numpy: only when a window is asked for
-
-        try:
-            ends.append(parse_iso(value))
-        except ValidationFailed:
-            raise ValidationFailed(
-                f"plot.{key} {value[:60]!r} is not an ISO-8601 time (e.g. 1995-12-12T09:00:00Z)",
-                details={"field": f"plot.{key}", "rule": "iso-time"},
-            ) from None
-    start, end = ends
-    if start is None and end is None:
-        return None
-    if start is not None and end is not None and start > end:
-        raise ValidationFailed(
-            f"plot.time_end ({plot.get('time_end')}) is before plot.time_start ({plot.get('time_start')})",
-            details={"field": "plot.time_end", "rule": "order"},
-        )
-    return start, end
-
-
-def _left_out_text(window: tuple[float | None, float | None], left_out: list[str]) -> str:
-    from debrief_calc.features import iso
-
-    shown = " to ".join(iso(t) if t is not None else "open" for t in window)
-    return f"{len(left_out)} feature(s) with nothing in the window {shown} left out: {', '.join(left_out[:20])}"
-
-
-def _in_window(
-    features: list[Any], window: tuple[float | None, float | None] | None, filename: str
-) -> tuple[list[Any], list[str]]:
-    """The features cut to the window (:func:`debrief_calc.paging.clip_to_time`: a track keeps
-    its fixes inside, another feature is kept while active, a timeless one whole) and the ids
-    of those with nothing inside, left out; none left at all is an InvalidContext."""
+def _windowed(result: dict[str, Any], window: Window | None) -> dict[str, Any]:
+    """A result as a narration within ``window`` reads it: its series' rows inside the window,
+    and ``window_rows_left_out`` saying how many were not."""
     if window is None:
-        return features, []
-    from debrief_calc.features import iso
-    from debrief_calc.paging import clip_to_time
+        return result
+    from debrief_calc.figures import rows_in_window
 
-    kept: list[Any] = []
-    left_out: list[str] = []
-    for n, feature in enumerate(features):
-        if not isinstance(feature, dict):  # not a Feature: the run says so
-            kept.append(feature)
-            continue
-        clipped = clip_to_time(feature, *window)
-        if clipped is None:
-            left_out.append(str(feature.get("id", f"#{n}")))
-        else:
-            kept.append(clipped)
-    if not kept and features:
-        shown = " to ".join(iso(t) if t is not None else "open" for t in window)
-        raise InvalidContext(
-            f"none of the {len(features)} feature(s) read from {filename!r} has data in the window {shown}: "
-            "widen plot.time_start/time_end or leave them out",
-            details={"field": "plot.time_start", "received_count": 0, "filename": filename},
-        )
-    return kept, left_out
+    props, left = rows_in_window(result.get("properties") or {}, window.start, window.end)
+    props = {**props, "narrated_window": window.text}
+    if left:
+        props["window_rows_left_out"] = left
+    return {**result, "properties": props}
+
+
+def _window_note(window: Window, left_out: list[str]) -> dict[str, Any]:
+    """The answer's ``window``: the window every input was cut to, and what it left out."""
+    note: dict[str, Any] = {"time_start": window.shown[0], "time_end": window.shown[1], "left_out": left_out[:100]}
+    if len(left_out) > 100:
+        note["left_out_count"] = len(left_out)
+    return note
+
+
+def _is_narrative(feature: Mapping[str, Any]) -> bool:
+    props = feature.get("properties")
+    return (  # a REP narrative entry: drawn on its ship's track when the import has it, else no geometry
+        feature_kind(feature) == "annotation"
+        and isinstance(props, dict)
+        and isinstance(props.get("time"), str)
+        and isinstance(props.get("text"), str)
+        and "track" in props
+    )
+
+
+def _compact_narratives(answer: dict[str, Any], ref: str) -> None:
+    """An import's narrative entries in brief (how many, when, logged by which platforms) in
+    place of each entry with its provenance; they are all under the run's ``ref``."""
+    features = answer.get("features") or []
+    entries = [f for f in features if _is_narrative(f)]
+    if not entries:
+        return
+    times = sorted(str(f["properties"]["time"]) for f in entries)
+    platforms = Counter(str(f["properties"].get("track") or "unknown") for f in entries)
+    answer["features"] = [f for f in features if not _is_narrative(f)]
+    answer["narratives"] = {
+        "count": len(entries),
+        "time_start": times[0],
+        "time_end": times[-1],
+        "platforms": dict(platforms.most_common()),
+        "ref": ref,
+        "read": f"get_result(ref={ref!r}, kinds=['annotation']) reads every entry (time, platform, text)",
+    }
 
 
 #: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
@@ -508,6 +596,24 @@ def _drawable(feature: dict[str, Any]) -> bool:
     from debrief_calc.paging import point_count
 
     return point_count(feature) > 0
+
+
+def _time_state(data: dict[str, Any]) -> dict[str, str] | None:
+    from debrief_calc.state.metadata import derived_time_state, get_time_state
+
+    return get_time_state(data) or derived_time_state(data)
+
+
+def _current(time_state: Mapping[str, Any] | None) -> float | None:
+    """The current time of a plot's time state in epoch seconds (None without one)."""
+    from debrief_calc.features import parse_iso
+
+    if not time_state or not isinstance(time_state.get("current"), str):
+        return None
+    try:
+        return parse_iso(time_state["current"])
+    except (ValidationFailed, ValueError):
+        return None
 
 
 def _keep(features: list[dict[str, Any]], commands: list[dict[str, Any]]) -> str | None:
@@ -536,6 +642,66 @@ def _carries(payload: object, features: list[dict[str, Any]]) -> bool:
     return isinstance(carried, list) and carried == features
 
 
+def _whole_plot_ref(item: object) -> bool:
+    """Whether ``item`` is a ``debrief-state:plots/<file>`` reference naming no ids (the whole plot)."""
+    if not plotstate.is_ref(item):
+        return False
+    try:
+        ref = plotstate.parse_ref(item)
+    except SuiteError:
+        return False
+    return ref.kind == "plot" and ref.ids is None
+
+
+#: kinds never handed to a tool from a whole plot: the plot's own settings and its map backdrops
+_NOT_DATA = frozenset({"metadata", "backdrop"})
+
+
+def _accepted(
+    registry: Any, tool: str, features: list[Any], whole: list[bool]
+) -> tuple[list[Any], dict[str, list[str]], str]:
+    """The features without those read from a whole plot whose kind the tool does not take (and
+    without its metadata and backdrops), the ids left out by kind, and the kinds it takes. A
+    feature named by id stays, so that a wrong kind asked for by name is refused (KIND_MISMATCH)."""
+    from debrief_calc.registry import ANY_KIND
+
+    if tool not in registry:
+        return features, {}, ""
+    spec = registry.get(tool)
+    kept: list[Any] = []
+    skipped: dict[str, list[str]] = {}
+    for f, from_whole in zip(features, whole, strict=True):
+        kind = feature_kind(f) if isinstance(f, dict) else "unknown"
+        takes = kind not in _NOT_DATA and (ANY_KIND in spec.input_kinds or spec.accepts_kind(kind))
+        if from_whole and not takes:
+            skipped.setdefault(kind, []).append(str(f.get("id")) if isinstance(f, dict) else "?")
+        else:
+            kept.append(f)
+    return kept, skipped, ", ".join(spec.input_kinds) or "no features"
+
+
+def _skipped_text(skipped: dict[str, list[str]], takes: str) -> str:
+    """The warning for the features of a whole plot left out (``skipped``: ids by kind)."""
+    listed = "; ".join(
+        f"{kind}: {', '.join(ids[:10])}" + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        for kind, ids in skipped.items()
+    )
+    return (
+        f"left out {sum(map(len, skipped.values()))} feature(s) of the whole plot that this tool does not take "
+        f"({listed}); it takes {takes}"
+    )
+
+
+def _part_carried(payload: object, features: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The features an addFeatures payload carries when they are some of the run's features
+    (track-legs' leg marks); else None."""
+    carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
+    if not isinstance(carried, list) or not carried or not all(isinstance(f, dict) for f in carried):
+        return None
+    ids = {f.get("id") for f in features}
+    return carried if all(f.get("id") is not None and f.get("id") in ids for f in carried) else None
+
+
 _PLOTTABLE = ("track", "zone", "point", "annotation")
 
 
@@ -552,10 +718,14 @@ def _summary(feature: dict[str, Any]) -> dict[str, Any]:
     return {"id": feature.get("id"), "properties": elided(props if isinstance(props, dict) else {}), **ref}
 
 
-def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed: str | None) -> dict[str, Any]:
+def _stored_note(
+    ref: str, features: list[dict[str, Any]], carried: bool, listed: str | None, total: int | None = None
+) -> dict[str, Any]:
     """The answer's ``stored`` member: the run's one reference and, in words, where it goes;
     ``listed`` says what the answer's features are when they are not the whole features
-    (``summaries`` or ``ids``; None: whole)."""
+    (``summaries`` or ``ids``; None: whole); ``total``: how many the ref holds, when the
+    answer lists only some (an import's narrative entries are in ``narratives``)."""
+    total = len(features) if total is None else total
     uses = ""
     if any(feature_kind(f) in _PLOTTABLE for f in features):
         command = (
@@ -565,12 +735,17 @@ def _stored_note(ref: str, features: list[dict[str, Any]], carried: bool, listed
             f'pass {{"ref": "{ref}"}} as an item of run_tool features, as debrief_create_plot\'s features '
             f"(debrief-state), or as {command}; "
         )
-    note: dict[str, Any] = {"ref": ref, "feature_count": len(features)}
+    note: dict[str, Any] = {"ref": ref, "feature_count": total}
     if listed is not None:
         shown = min(len(features), _SUMMARIES if listed == "summaries" else 100)
         note["features"] = (
-            f"the features above are {listed} ({shown} of {len(features)}), each with the ref of that one "
-            "result; the full features are stored under this ref"
+            f"the features above are {listed} ({shown} of {total}"
+            + (
+                f"; the {total - len(features)} narrative entries are in brief in narratives"
+                if total > len(features)
+                else ""
+            )
+            + "), each with the ref of that one result; the full features are stored under this ref"
         )
     note["use"] = uses + "read the features whole with get_result(ref)"
     return note

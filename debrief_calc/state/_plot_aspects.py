@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.plotstate import read_selection, update_selection
+from debrief_calc.plotstate import plot_feature_ref, read_selection, update_selection
 from debrief_calc.state import metadata
 from debrief_calc.state._answer_budget import Answer, compact_json, fit_prefix
 from debrief_calc.state._plot_commands import PlotCommands
@@ -73,7 +73,10 @@ class PlotAspects(PlotCommands):
             summaries = self.summaries(doc)
             positions = [p for p in positions if summaries[p]["kind"] in kinds]
         window = _window(time_start, time_end)
-        items = self._items(doc, positions, detail, window)
+        items = [
+            {**item, "ref": plot_feature_ref(name, item["id"])} if item.get("id") is not None else item
+            for item in self._items(doc, positions, detail, window)
+        ]
         query = hashlib.sha256(compact_json([ids, kinds, detail, time_start, time_end]).encode()).hexdigest()[:8]
         start = _read_cursor(cursor, doc.revision, query) if cursor else (0, 0)
         limit = limit or (100 if detail == "summary" else 20)
@@ -162,7 +165,7 @@ class PlotAspects(PlotCommands):
         state = doc.get_time_state()
         answer = {"filename": name, "revision": doc.revision, "timeState": state, "derived": False, "message": None}
         if state is None:
-            state = _window_of(doc.data)
+            state = metadata.derived_time_state(doc.data)
             answer.update(timeState=state, derived=state is not None)
             answer["message"] = (
                 "This plot has no saved time window; this is the period of its timed features. "
@@ -182,7 +185,7 @@ class PlotAspects(PlotCommands):
         chosen: dict[str, dict[str, str]] = {}
 
         def command(data: dict[str, Any]) -> dict[str, Any]:
-            saved = metadata.get_time_state(data) or _window_of(data) or {}
+            saved = metadata.get_time_state(data) or metadata.derived_time_state(data) or {}
             full = {**{k: v for k, v in saved.items() if k in ("start", "end")}, **given}
             if "current" not in full and "current" in saved:
                 full["current"] = _clamp(saved["current"], full.get("start"), full.get("end"))
@@ -288,16 +291,6 @@ def _read_cursor(cursor: str, revision: str, query: str) -> tuple[int, int]:
             details={"expected_revision": rev, "revision": revision},
         )
     return max(offset, 0), max(point, 0)
-
-
-def _window_of(data: dict[str, Any]) -> dict[str, str] | None:
-    """The period of a plot's timed features as a time state (current at the start), or None."""
-    from debrief_calc.features import iso
-
-    span = metadata.data_time_span(metadata.data_features(data.get("features") or []))
-    if span is None:
-        return None
-    return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
 
 
 def _clamp(current: str, start: str | None, end: str | None) -> str:

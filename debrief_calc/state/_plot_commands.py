@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from debrief_calc.errors import PlotNotFound
-from debrief_calc.plotstate import read_selection, resolve_ref, update_selection
+from debrief_calc.plotstate import plot_feature_ref, read_selection, resolve_ref, update_selection
 from debrief_calc.state import metadata
 from debrief_calc.state._answer_budget import Answer, fit_prefix, split_display
 from debrief_calc.state._open_plots import OpenPlots
@@ -110,11 +110,14 @@ class PlotCommands(OpenPlots):
             "title": shown,
             "open_plots": opened["open_plots"],
             "added_ids": fit_prefix(out.added_ids, self.budget // 4)[0],
+            "added_refs": fit_prefix([plot_feature_ref(filename, i) for i in out.added_ids], self.budget // 4)[0],
             "timeState": doc.get_time_state(),
             "viewportState": doc.get_viewport(),
             "message": f"created {filename} with {len(out.added_ids)} feature(s) and opened it"
             + ("; " + "; ".join(out.summary[1:]) if len(out.summary) > 1 else ""),
         }
+        if "open_note" in opened:
+            answer["open_note"] = opened["open_note"]
         return answer, ["list", "features", "time", "viewport"]
 
     def set_properties(

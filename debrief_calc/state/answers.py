@@ -11,7 +11,7 @@ import mcp_types as types
 from pydantic import BaseModel, Field
 
 from debrief_calc.state.errors import RPC_CODES
-from llmem.core.envelope import error_envelope
+from llmem.core.envelope import failure_answer
 from llmem.core.errors import SuiteError
 
 __all__ = [
@@ -80,11 +80,15 @@ class PlotList(_Ok):
     other_plots: list[str] = []
     more_plots: int = 0
     closed_missing: list[str] = []
+    rep_files: list[str] = []  # .rep/.dsf/.dtf files in the workspace, for debrief-calc's import-rep
+    more_rep_files: int = 0
 
 
 class OpenAnswer(_OnPlot):
+    _if_set = frozenset({"open_note"})
     title: str = ""
     open_plots: list[str] = []
+    open_note: str | None = None  # with more than one plot open: pass filename to every call
 
 
 class CloseAnswer(_Ok):
@@ -162,9 +166,12 @@ class PropertiesAnswer(_OnPlot):
 
 
 class CreateAnswer(_OnPlot):
+    _if_set = frozenset({"open_note"})
     title: str
     open_plots: list[str] = []
+    open_note: str | None = None  # with more than one plot open: pass filename to every call
     added_ids: list[str] = []
+    added_refs: list[str] = []
     timeState: TimeState | None = None
     viewportState: ViewportState | None = None
     message: str = ""
@@ -192,19 +199,36 @@ class RangeDrawn(BaseModel):
 
 
 class RenderAnswer(_OnPlot):
-    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note"})
+    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window"})
     mediaType: str
     width: int = 0
     height: int = 0
     bytes: int = 0
     time: str | None = None
-    fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, bounds
+    fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, window, bounds
     bounds: list[float]  # [west, south, east, north] of the area shown, padded to at most 2:1 (or 1:2)
     selectedIds: list[str] = []
     range: RangeDrawn | None = None
     hidden_inactive: list[str] | None = None  # zones/points in view but not active at time, so not drawn
     unplaced: list[str] | None = None  # narrative entries due at time that no track of the plot holds, not drawn
     note: str | None = None  # the area shown padded beyond the one asked (to at most 2:1)
+    span: list[str] | None = None  # with time_start/time_end: the period the tracks drawn cover
+    outside_window: list[str] | None = None  # tracks with nothing in the window, not drawn
+
+
+class ViewData(_OnPlot):
+    """The live view's data (``debrief_calc.state.view.view_data``); with ``changed: false``
+    only the revision and the selection."""
+
+    _if_set = frozenset({"title", "time", "viewport", "bounds", "features", "max_points"})
+    changed: bool = True
+    selection: list[str] = []
+    title: str | None = None
+    time: dict[str, Any] | None = None
+    viewport: list[float] | None = None
+    bounds: list[float] | None = None
+    features: list[dict[str, Any]] | None = None
+    max_points: int | None = None
 
 
 def _rpc(err: SuiteError) -> SuiteError:
@@ -235,10 +259,9 @@ def state_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
 
 
 def envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
-    """The callback pair's failure: ``{success: false, …}`` as every other tool of the server
-    answers, inside the suite's envelope (``status: "error"``, ``nextAction``, and for a retryable
-    answer ``callbackArgs``)."""
-    return error_envelope(_rpc(err)).with_success().model_dump(mode="json")
+    """The callback pair's failure: ``{success: false, error, nextAction}`` as every other tool of
+    the server answers (and ``callbackArgs`` for an answer that can be sent again)."""
+    return failure_answer(_rpc(err))
 
 
 def with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallToolResult:

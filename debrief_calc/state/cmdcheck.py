@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.plotstate import PLOT_PREFIX
 from debrief_calc.state import metadata
 from debrief_calc.state.errors import InvalidCommand
+from llmem.core.errors import SuiteError
 
 __all__ = [
     "ALIASES",
@@ -93,13 +95,19 @@ def bad(at: str, message: str, **details: Any) -> InvalidCommand:
 
 
 def _is_ref(value: Any) -> bool:
-    return isinstance(value, dict) and any(k in value for k in REF_KEYS)
+    """A reference object; a Feature is never one, whatever foreign members it has (a feature read
+    with debrief_get_features carries its own ``ref``)."""
+    return isinstance(value, dict) and value.get("type") != "Feature" and any(k in value for k in REF_KEYS)
 
 
 def _resolve(value: dict[str, Any], at: str, resolver: Resolver | None) -> Any:
     if resolver is None:
         raise bad(at, "stored-result references cannot be resolved here; pass the payload inline")
-    return resolver(value)
+    try:
+        return resolver(value)
+    except SuiteError as err:  # say which item of the command the reference was
+        err.details.setdefault("at", at)
+        raise
 
 
 def _parse(command: Any, at: str, depth: int, resolver: Resolver | None, out: list[Step]) -> None:
@@ -215,7 +223,11 @@ def _features_of(payload: Any, at: str, *, need_id: bool = False) -> list[dict[s
         at, payload = f"{at}.features", payload["features"]
     if not isinstance(payload, list):
         raise bad(at, "give a list of GeoJSON features (or a FeatureCollection)")
-    return [_check_feature(f, f"{at}[{i}]", need_id=need_id) for i, f in enumerate(payload)]
+    out = [_check_feature(f, f"{at}[{i}]", need_id=need_id) for i, f in enumerate(payload)]
+    for f in out:  # the ref debrief_get_features gave it says where it was read, not what it is
+        if isinstance(f.get("ref"), str) and f["ref"].startswith(PLOT_PREFIX):
+            del f["ref"]
+    return out
 
 
 def _ids_of(payload: Any, at: str, keys: Sequence[str]) -> list[str]:

@@ -146,7 +146,8 @@ def _add(work: _Work, step: Step) -> None:
             raise bad(
                 f"{step.at}.payload[{i}]",
                 f"{why} a feature with id {fid!r}; use updateFeatures to replace a feature, "
-                "or leave the id out to have one generated",
+                "or leave the id out to have one generated (a feature copied by reference takes a new id "
+                f'as {{"ref": "debrief-state:plots/<file>#{fid}", "id": "<new id>"}})',
                 conflicting_id=fid,
             )
         seen.add(fid)

@@ -32,6 +32,7 @@ __all__ = [
     "data_bounds",
     "data_features",
     "data_time_span",
+    "derived_time_state",
     "get_time_state",
     "get_viewport",
     "padded",
@@ -181,6 +182,16 @@ def data_time_span(features: list[dict[str, Any]]) -> tuple[float, float] | None
 
     spans = [s for f in features if (s := time_span(f)) is not None]
     return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
+
+
+def derived_time_state(data: dict[str, Any]) -> dict[str, str] | None:
+    """The period of a plot's timed features as a time state (current at the start), or None."""
+    from debrief_calc.features import iso
+
+    span = data_time_span(data_features(data.get("features") or []))
+    if span is None:
+        return None
+    return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
 
 
 def data_bounds(features: list[dict[str, Any]]) -> list[float] | None:

@@ -1,9 +1,9 @@
 """``debrief-state-mcp``: wires the plot-state service (``service.py``) to MCP tools and resources.
 
 Answers: success ``{success: true, filename, revision, ...}`` (the seed's ``selectedIds``,
-``timeState``, ``viewportState`` at the top level); failure ``{success: false, status: "error",
-error: {code, message, details: {rpc_code, ...}}, nextAction}`` with ``isError``. The callback
-pair answers with the suite's envelope. Resources ``plots://list`` and
+``timeState``, ``viewportState`` at the top level); failure ``{success: false, error: {code,
+message, details: {rpc_code, ...}}, nextAction}`` with ``isError``, the callback pair's too (its
+successes are the suite's envelope). Resources ``plots://list`` and
 ``plot://{filename}/features|selection|time|viewport`` are notified after every write made
 through this server: on ``subscriptions/listen`` streams (2026-07-28) and to sessions that sent
 ``resources/subscribe`` (handshake era).
@@ -35,6 +35,7 @@ from debrief_calc.state.answers import (
     TimeAnswer,
     TimeChange,
     UndoAnswer,
+    ViewData,
     ViewportAnswer,
     ViewportState,
     envelope_error,
@@ -44,6 +45,7 @@ from debrief_calc.state.answers import (
 from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
+from debrief_calc.state.view import DEFAULT_POINTS, MIME_TYPE, VIEW_META, VIEW_URI, view_html
 from llmem import __version__
 from llmem.core.config import Limits, ServerConfig
 from llmem.core.envelope import Envelope
@@ -64,20 +66,24 @@ PURPOSE = (
     "For an agent helping a naval analyst: the plots of the workspace, which are open, what is selected, the "
     "time window and the viewport, and one way to change a plot, the DebriefCommand (from debrief-calc's "
     "run_tool or written by you). Without filename a call uses the one open plot; with several open it answers "
-    "MULTIPLE_PLOTS listing them. Every write answers the plot's new revision; pass it as expected_revision to "
+    "MULTIPLE_PLOTS listing them (debrief_create_plot and debrief_open_plot answer open_plots, and open_note "
+    "once more than one is open). Every write answers the plot's new revision; pass it as expected_revision to "
     "fail with CONFLICT if someone changed the plot meanwhile (the selection and the open set live in the "
     "shared store, not in the file: changing them leaves the revision as it is). debrief_undo reverts the last "
     "change made here, as one step however many features it touched."
 )
 START = (
-    "From REP files: on debrief-calc-mcp, run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for "
-    "each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
+    "From REP files: debrief_list_plots names them (rep_files); on debrief-calc-mcp, "
+    "run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
     "debrief_create_plot(filename='exercise.plot.json', features=[{'ref': …}, {'ref': …}]) makes the plot, "
     "opens it and sets its time window and viewport to the tracks' period and bounds (or add them to an existing "
     "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
     "with run_tool(tool, plot={'filename': …, 'feature_ids': [...]}) (ids from debrief_get_features), look with "
     "debrief_render_plot (fit='all' shows everything without changing the saved viewport; cpa=[a, b] draws the "
-    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves), and "
+    "range between two tracks at `time` (default the plot's current time, which debrief_set_time(timeState="
+    "{'current': …}) moves); "
+    "time_start/time_end draw the tracks over that stretch alone, fit='window' frames them, the answer's span "
+    "says what was drawn; a series against time is debrief-calc's render_series), and "
     "keep a narrative in the plot with generate_prompt (its prompt includes debrief-calc's analyses of the plot's "
     "features) + store_llm_result(add_annotation=true)."
 )
@@ -90,7 +96,10 @@ CONVENTIONS = (
     "geometry. A note is an annotation feature added with addFeatures: {type: 'Feature', geometry: a Point "
     "[lon, lat] or null, properties: {dataType: 'annotation', annotationType: 'comment', name, text, time?}}. "
     "debrief_get_time's derived: true means the plot has no saved window (the answer is its features' period); "
-    "debrief_undo's remaining counts the changes left to undo. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
+    "debrief_undo's remaining counts the changes left to undo. Features move between plots by reference: "
+    "every feature listed has its ref, {'ref': 'debrief-state:plots/<file>#<id>'} (add 'id': <new id> to copy it "
+    "under another id), and {'ref': 'debrief-state:plots/<file>', 'ids'?: [...]} is a plot's features (its "
+    "time/viewport metadata left out); pass them to debrief_create_plot, addFeatures or debrief-calc's run_tool. debrief_get_features(detail='full') gives whole features: a track too large for one answer comes "
     "in parts of its points (part.points [a, b) of N, every per-point array sliced alike) behind next_cursor."
 )
 PROTOCOL = (
@@ -138,7 +147,7 @@ CommandArg = Annotated[
 ]
 FeaturesArg = Annotated[
     list[dict[str, Any]] | dict[str, Any] | None,
-    Field(description="GeoJSON Features and/or debrief-calc {ref} items (e.g. import-rep's), or one {ref}"),
+    Field(description="GeoJSON Features and/or {ref} items (import-rep's, a plot feature's), or one {ref}"),
 ]
 
 
@@ -302,7 +311,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         height: Annotated[int, Field(ge=64, le=2048, description="Max px")] = 768,
         time: Annotated[str | None, Field(max_length=64, description="ISO-8601; default: the plot's current")] = None,
         fit: Annotated[
-            Literal["viewport", "all", "selection"] | Annotated[list[float], Field(min_length=4, max_length=4)],
+            Literal["viewport", "all", "selection", "window"]
+            | Annotated[list[float], Field(min_length=4, max_length=4)],
             Field(description="Area shown, or [w,s,e,n]; the saved viewport is unchanged"),
         ] = "viewport",
         show_future: Annotated[bool, Field(description="Tracks after time, faint")] = True,
@@ -310,9 +320,18 @@ def build_server(config: ServerConfig) -> SuiteServer:
             list[Annotated[str, Field(max_length=512)]] | None,
             Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
         ] = None,
+        time_start: Annotated[str | None, Field(max_length=64)] = None,
+        time_end: Annotated[str | None, Field(max_length=64)] = None,
     ) -> Annotated[types.CallToolResult, RenderAnswer]:
-        data, png = svc().render(filename, width, height, time, fit, show_future, cpa)
+        data, png = svc().render(filename, width, height, time, fit, show_future, cpa, time_start, time_end)
         return with_images(RenderAnswer(**data), [{"mediaType": "image/png", "data": base64.b64encode(png).decode()}])
+
+    def debrief_view_data(
+        filename: Filename = None,
+        since_revision: Annotated[str | None, Field(max_length=128, description="Only changes since")] = None,
+        max_points: Annotated[int, Field(ge=100, le=50_000, description="Track points in all")] = DEFAULT_POINTS,
+    ) -> ViewData:
+        return ViewData(**svc().view(filename, since_revision, max_points))
 
     async def debrief_undo(filename: Filename = None, ctx: Context[Any, Any] | None = None) -> UndoAnswer:
         data, aspects = await run(svc().undo, filename)
@@ -340,7 +359,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     once = tool_annotations(read_only=False, destructive=True, idempotent=False)
     additive = tool_annotations(read_only=False)  # never overwrites: an existing plot is refused
     tools: list[tuple[Callable[..., Any], types.ToolAnnotations, str]] = [
-        (debrief_list_plots, read, "List the open plots (filename, title) and the other .plot.json files."),
+        (
+            debrief_list_plots,
+            read,
+            "List open plots (filename, title), other .plot.json and REP files.",
+        ),
         (
             debrief_create_plot,
             additive,
@@ -366,7 +389,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             debrief_zoom_to_selection,
             change,
-            "Set the saved viewport to the padded bounds of the selected features (or of ids).",
+            "Set the saved viewport to the padded bounds of the selection (or of ids).",
         ),
         (
             debrief_set_properties,
@@ -381,7 +404,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             debrief_render_plot,
             read,
-            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones, narratives); fit picks the area.",
+            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones); fit picks the area.",
         ),
         (debrief_undo, once, "Undo the last change made through this server (refused if the plot changed since)."),
         (
@@ -395,9 +418,33 @@ def build_server(config: ServerConfig) -> SuiteServer:
             "Store your model's answer to a generate_prompt ticket; add_annotation puts it in the plot too.",
         ),
     ]
+    shows_the_plot = {"ui": {"resourceUri": VIEW_URI}}  # hosts with MCP Apps show the live view beside
     for fn, hints, description in tools:
         shape = envelope_error if fn in (generate_prompt, store_llm_result) else None
-        server.add_suite_tool(fn, name=fn.__name__, description=description, annotations=hints, error_payload=shape)
+        meta = shows_the_plot if fn in (debrief_create_plot, debrief_open_plot, debrief_render_plot) else None
+        server.add_suite_tool(
+            fn, name=fn.__name__, description=description, annotations=hints, error_payload=shape, meta=meta
+        )
+    server.add_suite_tool(
+        debrief_view_data,
+        name="debrief_view_data",
+        description="The live plot view's drawing data (MCP Apps; tracks thinned).",
+        annotations=read,
+        meta={"ui": {"resourceUri": VIEW_URI, "visibility": ["app"]}},
+        answer_chars=max(config.limits.result_chars, config.limits.answer_chars),
+    )
+
+    def plot_view() -> str:  # the SDK validates a plain function's call, not a cached one's
+        return view_html()
+
+    server.resource(
+        VIEW_URI,
+        name="debrief_plot_view",
+        title="Debrief plot (live)",
+        description="The plot drawn live: a time slider that sets the plot's time, click to select, pan and zoom.",
+        mime_type=MIME_TYPE,
+        meta=VIEW_META,
+    )(plot_view)
 
     add_resources(server, svc)
     return server

@@ -17,6 +17,7 @@ Write methods return ``(answer, aspects)``: the aspects (``list``, ``features``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from debrief_calc.errors import ValidationFailed
@@ -36,6 +37,34 @@ class StateService(PlotAspects):
     (:class:`~debrief_calc.state._plot_commands.PlotCommands`), features, selection, time and
     viewport (:class:`~debrief_calc.state._plot_aspects.PlotAspects`), and rendering."""
 
+    def view(self, filename: str | None, since_revision: str | None, max_points: int) -> Answer:
+        """What the live view draws (:func:`debrief_calc.state.view.view_data`); with
+        ``since_revision`` equal to the plot's, only ``changed: false`` and the selection (which
+        lives in the store, so it changes without a new revision)."""
+        from debrief_calc.state.view.data import view_data
+
+        name, path, doc = self.load(filename)
+        selection = read_selection(self.store, name)
+        if since_revision is not None and since_revision == doc.revision:
+            return {"filename": name, "revision": doc.revision, "changed": False, "selection": selection}
+        viewport = (doc.get_viewport() or {}).get("bounds")
+        try:
+            if viewport is not None:
+                metadata.check_bounds(viewport, "viewport")
+        except ValidationFailed:
+            viewport = None
+        data = view_data(
+            doc.data.get("features") or [],
+            filename=name,
+            revision=doc.revision,
+            title=plot_title(path, cache=self.cache),
+            time_state=self.get_time(name)["timeState"],
+            viewport=viewport,
+            selection=selection,
+            max_points=max_points,
+        )
+        return {**data, "changed": True}
+
     def render(
         self,
         filename: str | None,
@@ -45,11 +74,16 @@ class StateService(PlotAspects):
         fit: str | Sequence[float] = "viewport",
         show_future: bool = True,
         cpa: Sequence[str] | None = None,
+        time_start: str | None = None,
+        time_end: str | None = None,
     ) -> tuple[Answer, bytes]:
         """The plot as a PNG of at most ``width`` × ``height``, at ``time`` (default the plot's
         current), showing ``fit``; the saved viewport is read, never changed. The answer adds the
         range drawn for ``cpa``, the zones and points in view left out as not active then, the
-        narrative entries due then that no track holds, and a note when the area was padded."""
+        narrative entries due then that no track holds, and a note when the area was padded.
+        ``time_start``/``time_end`` draw the tracks over that window alone (``span``: the period
+        drawn); the plot's current time outside it is taken to the nearer end (``note`` says so)."""
+        from debrief_calc._times import time_window
         from debrief_calc.features import iso, parse_iso
         from debrief_calc.state.render import render_plot
 
@@ -60,6 +94,19 @@ class StateService(PlotAspects):
             seconds = parse_iso(shown) if shown else None
         except (ValidationFailed, ValueError):
             raise validation_failed("time", f"{shown!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'") from None
+        window = time_window(time_start, time_end)
+        moved = None
+        if window is not None and seconds is not None:
+            start, end = window
+            inside = min(max(seconds, -math.inf if start is None else start), math.inf if end is None else end)
+            if inside != seconds:
+                if time:
+                    raise validation_failed(
+                        "time",
+                        f"{time} is outside the window {_shown(window)}: give a time inside it, or leave time out",
+                    )
+                moved = f"the plot's current time {shown} is outside the window: drawn at {iso(inside)}"
+                seconds, shown = inside, iso(inside)
         viewport = (doc.get_viewport() or {}).get("bounds")
         try:
             if viewport is not None:
@@ -86,6 +133,7 @@ class StateService(PlotAspects):
             title=plot_title(path, cache=self.cache),
             show_future=show_future,
             cpa=pair,
+            window=window,
         )
         answer = {
             "filename": name,
@@ -103,8 +151,12 @@ class StateService(PlotAspects):
             answer["hidden_inactive"] = rendered.hidden_inactive[:100]
         if rendered.unplaced:
             answer["unplaced"] = rendered.unplaced[:100]
-        if rendered.note:
-            answer["note"] = rendered.note
+        if rendered.span is not None:
+            answer["span"] = [iso(rendered.span[0]), iso(rendered.span[1])]
+        if rendered.outside_window:
+            answer["outside_window"] = rendered.outside_window[:100]
+        if notes := [n for n in (moved, rendered.note) if n]:
+            answer["note"] = "; ".join(notes)
         if (drawn := rendered.range) is not None:
             answer["range"] = {
                 "between": list(drawn.ids),
@@ -116,3 +168,9 @@ class StateService(PlotAspects):
                 "cpa_bounds": drawn.cpa_bounds,
             }
         return answer, rendered.png
+
+
+def _shown(window: tuple[float | None, float | None]) -> str:
+    from debrief_calc.features import iso
+
+    return " to ".join(iso(t) if t is not None else "open" for t in window)

@@ -43,6 +43,8 @@ class Llmem:
         self.limits = limits
         self.parser = Parser(store, limits)
         self.notes = Notes(store, limits)
+        # Outlines made anew (a parse, or a read re-deriving one) carry notes of renamed and moved symbols.
+        self.parser.after_parse = self.notes.carry_notes
         self._answers = _AnswerMemo()
 
     # -- paths ---------------------------------------------------------------------------
@@ -110,7 +112,9 @@ class Llmem:
             return self._folder_freshness(record, src)
         status = source_status(os.path.join(self._ws, record.key), Fingerprint.from_dict(src))  # noqa: PTH118
         hashes = record.doc.get("symbol_hashes")
-        if status != "stale" or not isinstance(hashes, dict) or record.kind == OUTLINE:
+        # A note may keep stale notes of a file unchanged since (a refresh that did not replace them).
+        kept_stale = status == "fresh" and bool(record.doc.get("kept_stale"))
+        if (status != "stale" and not kept_stale) or not isinstance(hashes, dict) or record.kind == OUTLINE:
             return status, {}
         current = self.current_symbol_hashes(record.key)
         if current is None:
@@ -167,6 +171,10 @@ class Llmem:
         # Shared with other reads of the same unchanged file: everything below only reads it.
         record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
         status, about = self.freshness(record)
+        if kind == "annotate" and status == "stale":
+            # Re-deriving the outline may just have carried notes of renamed symbols: read again.
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+            status, about = self.freshness(record)
         if kind == OUTLINE and status == "stale":
             # An outline is mechanical: re-derive it rather than answer a stale one.
             self.parser.parse(rp)
@@ -208,6 +216,7 @@ class Llmem:
             "updated_at": doc.get("updated_at"),
             "provenance": doc.get("provenance"),
             "source": doc.get("source"),
+            **{k: doc[k] for k in ("renamed", "moved") if doc.get(k)},
         }
         cap = self.limits.answer_chars - 300
         if record.kind == OUTLINE and isinstance(content, dict) and isinstance(content.get("symbols"), list):
@@ -381,6 +390,16 @@ class Llmem:
         self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
     ) -> dict[str, Any]:
         return self._search().search(query, kind, directory, limit, cursor, scope)
+
+    # -- references --------------------------------------------------------------------------
+
+    def references(
+        self, symbol: str, path: str | None, kind: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        """Every use of ``symbol`` in the workspace (of the definition in ``path`` when given)."""
+        from llmem.code.references import finder_for
+
+        return finder_for(self.ws).find(symbol, path, kind, limit, cursor, self.limits.answer_chars - 300)
 
     # -- store status ----------------------------------------------------------------------
 
@@ -662,9 +681,14 @@ def _compare_symbols(
 
 def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:
     """The symbol named ``wanted``: its qualified name, or a plain name that only one symbol has."""
+    from llmem.code.outline import DATA_KINDS
+
     exact = [s for s in symbols if s.qualified_name == wanted]
     if not exact:
         exact = [s for s in symbols if s.name == wanted]
+        code = [s for s in exact if s.kind not in DATA_KINDS]
+        if code and len(code) < len(exact) and all(s.qualified_name == code[0].qualified_name for s in code):
+            exact = code  # a plain name keeps naming the one class/function it named before fields were outlined
     if len(exact) == 1 or (exact and all(s.qualified_name == exact[0].qualified_name for s in exact)):
         if len(exact) > 1:  # overloads: one name, several declarations: answer them all as one range
             first = min(exact, key=lambda s: s.start_line)

@@ -8,9 +8,11 @@ outlines and summaries of what the folder holds, and answers are validated befor
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
+from llmem.code import carry
 from llmem.code import tasks as llm_tasks
 from llmem.code.parsing import NAMESPACE, OUTLINE, PRODUCER
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
@@ -37,6 +39,21 @@ def _readme(folder: Path) -> str | None:
 
 
 __all__ = ["Notes"]
+
+#: The store document of notes whose symbol went with no new home found yet, and how many it keeps.
+_GONE_NOTES = "gone-notes"
+_GONE_NOTES_KEPT = 500
+#: At most this many files (renamed) and moves a parse answer lists; notes_carried counts them all.
+_CARRIED_SHOWN = 100
+
+#: Symbol kinds that hold data rather than code: after functions and classes in a folder prompt.
+_DATA_KINDS = frozenset({"constant", "variable", "field", "attribute", "property", "member", "enum-member"})
+
+#: Decorator calls that configure a function rather than register it somewhere.
+_PLAIN_DECORATORS = ("functools.", "lru_cache", "cache", "dataclass", "pytest.", "overload", "wraps")
+
+#: Names that mark an entry point, whatever their decorators.
+_ENTRY_NAMES = frozenset({"main", "serve", "run", "app", "cli", "handler", "handle", "start"})
 
 
 class Notes:
@@ -149,8 +166,13 @@ class Notes:
                     details={"field": "part", "rule": f"1..{len(parts)}", "parts": len(parts)},
                 )
             units = parts[k - 1]
-            names = [n for u in units for n in u.names]
-            prompt = llm_tasks.annotate_prompt(rp.key, outline, units, k, len(parts))
+            # A refresh: only the part's symbols whose note is missing or stale (changed code, new
+            # symbols); the notes still fresh are kept and only named. A part all fresh is asked whole.
+            done = self._described_now(rp.key, hashes)
+            asked = [u for u in units if any(n not in done for n in u.names)] or units
+            names = [n for u in asked for n in u.names if n not in done] or [n for u in units for n in u.names]
+            fresh = sorted(done - set(names))
+            prompt = llm_tasks.annotate_prompt(rp.key, outline, asked, k, len(parts), names=names, described=fresh)
             return self.callback.issue(
                 PreparedPrompt(
                     task,
@@ -165,6 +187,7 @@ class Notes:
                         "parts": len(parts),
                         "symbols": len(names),
                         "symbols_in_file": len(hashes),
+                        "already_described": len(fresh),
                         "language": outline.language,
                     },
                     part=k if len(parts) > 1 else None,
@@ -200,22 +223,20 @@ class Notes:
         from llmem.code.walk import walk_workspace
 
         walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
-        entries: list[dict[str, Any]] = []
-        subfolders: set[str] = set()
+        entries: list[llm_tasks.FolderEntry] = []
+        subfolders: dict[str, int] = {}
         prefix = "" if rp.key == "." else rp.key + "/"
         for f in walked.files:
             rest = f.rel_path[len(prefix) :]
             if "/" in rest:
-                subfolders.add(prefix + rest.split("/", 1)[0])
+                sub = prefix + rest.split("/", 1)[0]
+                subfolders[sub] = subfolders.get(sub, 0) + 1
                 continue
             entries.append(self._known_of(f.rel_path))
-        for sub in sorted(subfolders):
-            entry = {"path": sub, "folder": True}
-            summary = self.store.get_or_none(NAMESPACE, sub, "summarize")
-            entry["summary" if summary else "note"] = summary.doc.get("content") if summary else "(no summary yet)"
-            entries.append(entry)
+        entries.extend(self._known_of_folder(sub, files) for sub, files in sorted(subfolders.items()))
         fp = self.folder_fingerprint(rp.abs)
-        prompt = llm_tasks.folder_summary_prompt(rp.key, entries, _readme(rp.abs))
+        limit = self.callback.prompt_chars - 1_000
+        prompt = llm_tasks.folder_summary_prompt(rp.key, entries, _readme(rp.abs), limit)
         return PreparedPrompt(
             "summarize",
             rp.key,
@@ -227,35 +248,122 @@ class Notes:
             {"files": len(walked.files), "subfolders": len(subfolders)},
         )
 
-    def _known_of(self, key: str) -> dict[str, Any]:
-        """What the store knows of one file: its summary, else its notes, else its doc comments."""
-        entry: dict[str, Any] = {"path": key}
-        summary = self.store.get_or_none(NAMESPACE, key, "summarize")
-        if summary is not None and isinstance(summary.doc.get("content"), str):
-            entry["summary"] = summary.doc["content"]
+    def _known_of_folder(self, key: str, files: int) -> llm_tasks.FolderEntry:
+        """A subfolder: its summary; else the summaries of the nearest folders below it that have
+        one (``src/`` of ``src/pkg/``, say); else how many files it holds."""
+        entry = llm_tasks.FolderEntry(key, folder=True, read_with=f"get_artifact(path={key!r}, kind='summarize')")
+        summary = self._summary_of(key)
+        if summary is not None:
+            entry.summary = summary
             return entry
+        below: list[str] = []
+        for k, kinds in self.store.iter_keys(NAMESPACE, key):
+            if "summarize" in kinds and not any(k.startswith(b + "/") for b in below) and (self.ws / k).is_dir():
+                below.append(k)
+        found = [(k, text) for k in below if (text := self._summary_of(k)) is not None]
+        if found:
+            entry.items = found
+            entry.items_are = "summaries of folders below it"
+            entry.head = f"no summary of its own; {len(found)} folder(s) below it have one"
+            entry.read_with = "get_artifact(path='<folder>', kind='summarize')"
+            return entry
+        entry.note = f"{files} file(s); no summary yet (generate_prompt({key!r}, 'summarize') writes one)"
+        return entry
+
+    def _summary_of(self, key: str) -> str | None:
+        record = self.store.get_or_none(NAMESPACE, key, "summarize")
+        content = record.doc.get("content") if record is not None else None
+        return content if isinstance(content, str) and content.strip() else None
+
+    def _known_of(self, key: str) -> llm_tasks.FolderEntry:
+        """What the store knows of one file: its summary, else its notes, else its doc comments,
+        notes and doc lines most important first (:meth:`_by_importance`)."""
+        entry = llm_tasks.FolderEntry(key)
+        summary = self._summary_of(key)
+        if summary is not None:
+            entry.summary = summary
+            entry.read_with = f"get_artifact(path={key!r}, kind='summarize')"
+            return entry
+        outline_rec = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+        outline = outline_rec.doc.get("content") if outline_rec is not None else None
+        symbols = outline.get("symbols", []) if isinstance(outline, dict) else []
         notes = self.store.get_or_none(NAMESPACE, key, "annotate")
         content = notes.doc.get("content") if notes is not None else None
         if isinstance(content, dict) and (content.get("symbols") or content.get("file")):
-            described: dict[str, str] = {}
+            described = {
+                str(name): str(note.get("description", ""))
+                for name, note in (content.get("symbols") or {}).items()
+                if isinstance(note, dict)
+            }
+            items = [(n, described[n]) for n in self._by_importance(key, symbols, list(described))]
             if isinstance(content.get("file"), dict):
-                described[""] = str(content["file"].get("description", ""))
-            for name, note in (content.get("symbols") or {}).items():
-                if isinstance(note, dict):
-                    described[str(name)] = str(note.get("description", ""))
-            entry["notes"] = described
+                items.insert(0, ("", str(content["file"].get("description", ""))))
+            entry.items = items
+            entry.read_with = f"get_artifact(path={key!r}, kind='annotate')"
             return entry
-        outline = self.store.get_or_none(NAMESPACE, key, OUTLINE)
         if outline is None:
-            entry["note"] = "(not outlined yet: run generate_artifact on the folder first)"
+            entry.note = "(not outlined yet: run generate_artifact on the folder first)"
             return entry
-        symbols = outline.doc["content"].get("symbols", [])
-        docs = {str(s.get("qualified_name")): str(s["doc"]).splitlines()[0] for s in symbols if s.get("doc")}
+        docs = {
+            str(s.get("qualified_name")): str(s["doc"]).splitlines()[0]
+            for s in carry.symbol_dicts(symbols)
+            if s.get("doc") and str(s["doc"]).strip()
+        }
         if docs:
-            entry["docs"] = docs
-        else:
-            entry["symbols"] = [s.get("name") for s in symbols]
+            entry.items = [(n, docs[n]) for n in self._by_importance(key, symbols, list(docs), references=False)]
+            entry.items_are = "doc comments"
+            entry.read_with = f"get_artifact(path={key!r}, kind='outline')"
+            return entry
+        names = [str(s.get("name")) for s in symbols]
+        shown = ", ".join(names[:12])
+        entry.head = (
+            f"symbols {shown}" + (f" … ({len(names)} in all: get_artifact(path={key!r}))" if len(names) > 12 else "")
+            if names
+            else "no symbols"
+        )
         return entry
+
+    def _by_importance(self, key: str, symbols: list[Any], names: list[str], references: bool = True) -> list[str]:
+        """``names`` most important first: entry points (``main``, ``serve``, registered handlers
+        such as ``@server.call_tool()``), then public before private (a private class's methods
+        too), code before constants and fields, outer before nested, the most referenced in the
+        file (with ``references``: the file is read), the largest; source order last."""
+        info: dict[str, tuple[int, bool, int, int, int, int]] = {}
+        order = 0
+        stack = [(s, 0) for s in reversed(symbols) if isinstance(s, dict)]
+        while stack:
+            sym, depth = stack.pop()
+            qn = str(sym.get("qualified_name"))
+            name = str(sym.get("name") or carry.leaf(qn))
+            # A decorator call registers a handler (``@server.call_tool()``, ``@app.get("/")``).
+            decorated = any("(" in d and not d.startswith(_PLAIN_DECORATORS) for d in sym.get("decorators") or [])
+            entry = name in _ENTRY_NAMES or decorated or sym.get("kind") in ("registration", "entry-point")
+            private = any(part.startswith("_") and not part.startswith("__") for part in qn.split("."))
+            data = 1 if sym.get("kind") in _DATA_KINDS else 0
+            size = int(sym.get("end_line") or 0) - int(sym.get("start_line") or 0)
+            info.setdefault(qn, (0 if entry else 1, private, data, depth, size, order))
+            order += 1
+            children = sym.get("children")
+            if isinstance(children, list):
+                stack.extend((c, depth + 1) for c in reversed(children) if isinstance(c, dict))
+        text = self._source_text(key) if references else ""
+        words: dict[str, int] = {}
+        if text:
+            for w in re.findall(r"[A-Za-z_$][\w$]*", text):
+                words[w] = words.get(w, 0) + 1
+
+        def rank(n: str) -> tuple[int, bool, int, int, int, int, int]:
+            entry, private, data, depth, size, pos = info.get(n, (1, n.startswith("_"), 1, 9, 0, 1 << 30))
+            return (entry, private, data, depth, -words.get(carry.leaf(n), 0), -size, pos)
+
+        return sorted(names, key=rank)
+
+    def _source_text(self, key: str) -> str:
+        try:
+            with (self.ws / key).open("rb") as handle:
+                return handle.read(self.limits.max_file_bytes).decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def cancel(self, ticket: str | None, path: str | None, task: str | None) -> dict[str, Any]:
         """Cancel one pending ticket, or every pending ticket of a path (and task). None is no error."""
@@ -300,24 +408,233 @@ class Notes:
 
     def _merged_notes(
         self, key: str, notes: dict[str, dict[str, str]], file_note: dict[str, str] | None, context: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, str]]:
+    ) -> tuple[dict[str, Any], dict[str, str], list[str]]:
         """This answer's notes merged into the stored ones (called under the artifact's lock):
-        earlier parts' notes are kept while their symbols are unchanged."""
+        notes of unchanged symbols are kept; a stale note the answer did not replace is kept with
+        the hash it was written from (so it still reads as stale); notes of symbols gone from the
+        file are dropped and named. Returns the content, its symbol hashes and the dropped names."""
         hashes = dict(context.get("symbol_hashes") or {})
         merged: dict[str, Any] = {"symbols": {}}
+        written = dict(hashes)
+        gone: list[str] = []
         record = self.store.get_or_none(NAMESPACE, key, "annotate")
         if record is not None and isinstance(record.doc.get("content"), dict):
             old = record.doc["content"]
             old_hashes = record.doc.get("symbol_hashes") or {}
-            merged["symbols"] = {
-                k: v for k, v in (old.get("symbols") or {}).items() if k in hashes and old_hashes.get(k) == hashes[k]
-            }
+            for name, note in (old.get("symbols") or {}).items():
+                if name not in hashes:
+                    gone.append(name)
+                elif name not in notes:
+                    merged["symbols"][name] = note
+                    if old_hashes.get(name) != hashes[name]:
+                        written[name] = str(old_hashes.get(name) or "unknown")
             if isinstance(old.get("file"), dict):
                 merged["file"] = old["file"]
         merged["symbols"].update(notes)
         if file_note is not None:
             merged["file"] = file_note
-        return merged, hashes
+        return merged, written, sorted(gone)
+
+    # -- notes that follow their code ------------------------------------------------------
+
+    def carry_notes(self, keys: list[str]) -> dict[str, Any]:
+        """Move the notes of symbols renamed or moved with their code unchanged (``carry.py``)
+        to the symbols' new names and files; ``keys`` are the files whose outlines were just made
+        anew. The parse answer gains ``renamed: {path: {old: new}}`` and
+        ``moved: {"old_path#old": "new_path#new"}``.
+
+        A note whose symbol went and found no new home here is remembered (the store's
+        ``gone-notes`` document) so that a later parse of the file the symbol moved to finds it."""
+        batch = set(keys)
+        gone: list[carry.Gone] = []
+        noted: dict[str, set[str]] = {}
+        for key in keys:
+            if not self.store.artifact_file(NAMESPACE, key, "annotate").is_file():
+                continue
+            record = self.store.get_or_none(NAMESPACE, key, "annotate")
+            content = record.doc.get("content") if record is not None else None
+            stored = record.doc.get("symbol_hashes") if record is not None else None
+            if not isinstance(content, dict) or not isinstance(stored, dict):
+                continue
+            current = self._outline_hashes(key)
+            described = set(content.get("symbols") or {})
+            noted[key] = described
+            gone += [carry.Gone(key, n, str(stored[n])) for n in described if n not in current and n in stored]
+        here = list(gone)
+        waiting = self.store.read_doc(NAMESPACE, _GONE_NOTES, {})
+        waiting = {k: v for k, v in waiting.items() if isinstance(v, dict)} if isinstance(waiting, dict) else {}
+        gone += [
+            carry.Gone(str(v["path"]), str(v["name"]), str(v["hash"]))
+            for v in waiting.values()
+            if v.get("path") not in batch and {"path", "name", "hash"} <= set(v)
+        ]
+        if not gone:
+            if any(v.get("path") in batch for v in waiting.values()):
+                self._remember_gone(batch, [], [])  # forget what these files no longer miss
+            return {}
+        new: list[carry.New] = []
+        sources: dict[str, tuple[bytes, str | None]] = {}
+        for key in keys:
+            record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+            outline = record.doc.get("content") if record is not None else None
+            if not isinstance(outline, dict):
+                continue
+            counts: dict[str, int] = {}
+            for sym in carry.symbol_dicts(outline.get("symbols", [])):
+                counts[str(sym.get("qualified_name"))] = counts.get(str(sym.get("qualified_name")), 0) + 1
+            for sym in carry.symbol_dicts(outline.get("symbols", [])):
+                name, digest = str(sym.get("qualified_name")), sym.get("hash")
+                # Overloads share one combined hash: they are never carried one by one.
+                if name in noted.get(key, ()) or not isinstance(digest, str) or counts[name] > 1:
+                    continue
+                new.append(carry.New(key, name, digest, int(sym["start_line"]), int(sym["end_line"])))
+            if any(g.path == key for g in here):
+                try:
+                    sources[key] = ((self.ws / key).read_bytes(), outline.get("language"))
+                except OSError:
+                    continue
+        moves = carry.match(gone, new, sources)
+        answer = self._apply_moves(moves) if moves else {}
+        unmatched = [g for g in here if all(m.old != g for m in moves)]
+        if unmatched or moves or any(v.get("path") in batch for v in waiting.values()):
+            self._remember_gone(batch, unmatched, moves)
+        return answer
+
+    def _remember_gone(self, batch: set[str], unmatched: list[carry.Gone], moves: list[carry.Move]) -> None:
+        done = {f"{m.old.path}#{m.old.name}" for m in moves}
+
+        def update(current: Any) -> tuple[Any, None]:
+            kept = {
+                k: v
+                for k, v in (current if isinstance(current, dict) else {}).items()
+                if k not in done and isinstance(v, dict) and v.get("path") not in batch
+            }
+            kept.update({f"{g.path}#{g.name}": {"path": g.path, "name": g.name, "hash": g.hash} for g in unmatched})
+            return dict(list(kept.items())[-_GONE_NOTES_KEPT:]), None
+
+        self.store.update_doc(NAMESPACE, _GONE_NOTES, {}, update)
+
+    def _outline_hashes(self, key: str) -> dict[str, str]:
+        from llmem.code.outline import hashes_of_symbol_dicts
+
+        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+        outline = record.doc.get("content") if record is not None else None
+        return hashes_of_symbol_dicts(outline.get("symbols", [])) if isinstance(outline, dict) else {}
+
+    def _apply_moves(self, moves: list[carry.Move]) -> dict[str, Any]:
+        """Write the carried notes through the store (so every index of it follows): the new
+        home first, then the old one, each under its artifact's lock; a note moved to another
+        file is never lost between the two writes, at worst briefly in both."""
+        notes: dict[tuple[str, str], Any] = {}
+        for m in moves:
+            record = self.store.get_or_none(NAMESPACE, m.old.path, "annotate")
+            content = record.doc.get("content") if record is not None else None
+            if isinstance(content, dict):
+                notes[(m.old.path, m.old.name)] = (content.get("symbols") or {}).get(m.old.name)
+        # A remembered note rewritten since (its answer replaced), or whose symbol is back in its
+        # file, has nothing to carry.
+        moves = [
+            m
+            for m in moves
+            if isinstance(notes.get((m.old.path, m.old.name)), dict)
+            and m.old.name not in self._outline_hashes(m.old.path)
+        ]
+        renamed: dict[str, dict[str, str]] = {}
+        moved: dict[str, str] = {}
+        by_target: dict[str, list[carry.Move]] = {}
+        for m in moves:
+            by_target.setdefault(m.new.path, []).append(m)
+            if m.old.path == m.new.path:
+                renamed.setdefault(m.old.path, {})[m.old.name] = m.new.name
+            else:
+                moved[f"{m.old.path}#{m.old.name}"] = f"{m.new.path}#{m.new.name}"
+        for target, arriving in by_target.items():
+            self._rewrite_note(
+                target,
+                add={m.new.name: (notes[(m.old.path, m.old.name)], m.new.hash) for m in arriving},
+                remove={m.old.name for m in arriving if m.old.path == target},
+                renamed=renamed.get(target, {}),
+                moved={k: v for k, v in moved.items() if v.startswith(target + "#")},
+                carried_from=sorted({m.old.path for m in arriving if m.old.path != target}),
+            )
+        for source in sorted({m.old.path for m in moves if m.old.path != m.new.path}):
+            leaving = [m for m in moves if m.old.path == source and m.new.path != source]
+            self._rewrite_note(
+                source,
+                add={},
+                remove={m.old.name for m in leaving},
+                renamed={},
+                moved={k: v for k, v in moved.items() if k.startswith(source + "#")},
+                carried_from=[],
+            )
+        if not moves:
+            return {}
+        out: dict[str, Any] = {"notes_carried": len(moves)}
+        if renamed:
+            out["renamed"] = dict(list(renamed.items())[:_CARRIED_SHOWN])
+        if moved:
+            out["moved"] = dict(list(moved.items())[:_CARRIED_SHOWN])
+        if len(renamed) > _CARRIED_SHOWN or len(moved) > _CARRIED_SHOWN:
+            out["carried_note"] = (
+                f"renamed and moved show the first {_CARRIED_SHOWN} files and moves; "
+                "get_artifact(path, kind='annotate') of each file lists its own"
+            )
+        return out
+
+    def _rewrite_note(
+        self,
+        key: str,
+        add: dict[str, tuple[Any, str]],
+        remove: set[str],
+        renamed: dict[str, str],
+        moved: dict[str, str],
+        carried_from: list[str],
+    ) -> None:
+        with self.store.lock(self.store.artifact_file(NAMESPACE, key, "annotate")):
+            record = self.store.get_or_none(NAMESPACE, key, "annotate")
+            doc: dict[str, Any] = record.doc if record is not None else {}
+            stored = doc.get("content")
+            content: dict[str, Any] = stored if isinstance(stored, dict) else {"symbols": {}}
+            symbols = {k: v for k, v in (content.get("symbols") or {}).items() if k not in remove}
+            hashes = {k: v for k, v in (doc.get("symbol_hashes") or {}).items() if k not in remove}
+            for name, (note, digest) in add.items():
+                # A note written for the new name meanwhile (another process) is newer: it stays.
+                if isinstance(note, dict) and name not in symbols:
+                    symbols[name] = note
+                    hashes[name] = digest
+            content = {**content, "symbols": symbols}
+            if not symbols and "file" not in content:
+                self.store.delete(NAMESPACE, key, "annotate")
+                return
+            # What the last carries did, chained: a→b then b→c reads a→c; entries whose new
+            # name has no note any more are dropped.
+            was = dict(doc.get("renamed") or {})
+            chained = {old: renamed.get(new, new) for old, new in was.items()}
+            chained.update({old: new for old, new in renamed.items() if old not in was.values()})
+            chained = {old: new for old, new in chained.items() if new in symbols and old != new}
+            moves = {**(doc.get("moved") or {}), **moved}
+            extra: dict[str, Any] = {"symbol_hashes": hashes}
+            kept_stale = [k for k in doc.get("kept_stale") or [] if k in symbols]
+            if kept_stale:
+                extra["kept_stale"] = kept_stale
+            if chained:
+                extra["renamed"] = chained
+            if moves:
+                extra["moved"] = dict(list(moves.items())[-100:])
+            source = doc.get("source")
+            provenance = dict(doc.get("provenance") or {"producer": PRODUCER, "tool": "generate_artifact"})
+            if carried_from:
+                provenance["carried_from"] = sorted({*provenance.get("carried_from", []), *carried_from})
+            self.store.put(
+                NAMESPACE,
+                key,
+                "annotate",
+                content=content,
+                fmt="json",
+                provenance=provenance,
+                source=Fingerprint.from_dict(source) if isinstance(source, dict) else self.probe(key),
+                extra=extra,
+            )
 
     def store_result(self, ticket: str, rp: ResolvedPath, task: str, result: str, model: str | None) -> Envelope:
 
@@ -331,9 +648,19 @@ class Notes:
                 extra["files"] = context["files"]
             if doc["task"] == "annotate":
                 notes, missing, file_note = llm_tasks.validate_annotate(answer, list(context.get("symbols", [])))
-                content, hashes = self._merged_notes(rp.key, notes, file_note, context)
+                content, hashes, gone = self._merged_notes(rp.key, notes, file_note, context)
                 extra["symbol_hashes"] = hashes
-                data: dict[str, Any] = {"described": len(notes), "missing_symbols": missing[:100]}
+                current = context.get("symbol_hashes") or {}
+                kept_stale = sorted(k for k in content["symbols"] if hashes.get(k) != current.get(k))
+                if kept_stale:
+                    extra["kept_stale"] = kept_stale[:1000]
+                data: dict[str, Any] = {
+                    "described": len(notes),
+                    "missing_symbols": missing[:100],
+                    "notes_in_file": len(content["symbols"]),
+                }
+                if gone:
+                    data["dropped_gone_notes"] = gone[:100]
                 if context.get("parts", 1) > 1:
                     data.update(part=context.get("part"), parts=context.get("parts"))
                 return Validated(content, "json", extra=extra, data=data)

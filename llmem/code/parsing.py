@@ -22,8 +22,8 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -92,6 +92,7 @@ class ParseCounts:
     parsed: int = 0
     unchanged: int = 0
     fallback: int = 0
+    changed: list[str] = field(default_factory=list)  # keys whose outline was made anew
 
 
 class Parser:
@@ -103,6 +104,14 @@ class Parser:
         self.limits = limits
         self._jobs: dict[str, _Job] = {}
         self._jobs_lock = threading.Lock()
+        #: Called with the keys whose outline a parse made anew; what it returns joins the answer
+        #: (notes carried over renamed and moved symbols: ``Notes.carry_notes``).
+        self.after_parse: Callable[[list[str]], dict[str, Any]] | None = None
+
+    def _after(self, counts: ParseCounts) -> dict[str, Any]:
+        if self.after_parse is None or not counts.changed:
+            return {}
+        return self.after_parse(counts.changed)
 
     def parse(
         self, rp: ResolvedPath, progress: ProgressSink | None = None, budget_s: float | None = None
@@ -139,6 +148,7 @@ class Parser:
             "mode": content.get("mode"),
             "symbols": _count_symbols(content.get("symbols", [])),
             "reparsed": outline is not None,
+            **self._after(counts),
         }
 
     def _outline_if_changed(
@@ -197,6 +207,7 @@ class Parser:
             durable=False,  # derived: a parse makes it again; never worth an fsync per file
         )
         counts.parsed += 1
+        counts.changed.append(key)
         return content
 
     # -- a folder ------------------------------------------------------------------------------
@@ -254,6 +265,7 @@ class Parser:
             "skipped_truncated": len(skipped) > SKIPPED_SHOWN,
             "failed_files": failed[:SKIPPED_SHOWN],
             **({"ignored_with_artifacts": leftovers[:SKIPPED_SHOWN]} if leftovers else {}),
+            **self._after(counts),
         }
 
     def _has_artifacts(self, skipped_path: str) -> bool:

@@ -21,8 +21,8 @@ __all__ = ["build_server"]
 INSTRUCTIONS = (
     "llmem is a code memory for one workspace: parser-made outlines of every file (symbols, manifests, "
     "Markdown headings, tests, registrations) and notes your model writes, kept across sessions and checked "
-    "against the code. Look here before grep: search_artifacts finds symbols and notes, get_artifact with "
-    "kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
+    "against the code. Look here before grep: search_artifacts finds symbols and notes, find_references "
+    "who uses one, get_artifact with kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
     "model, then store_llm_result."
 )
 
@@ -42,7 +42,25 @@ PROTOCOL = (
     "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
     "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for. A newer "
     "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
-    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt."
+    "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt. Notes follow their "
+    "code: when a parse finds a described symbol renamed with its code unchanged, or moved to another file, "
+    "its note moves with it and the parse answer says renamed {path: {old: new}} or moved "
+    "{'old_path#old': 'new_path#new'} (get_artifact of the notes repeats them until notes are next written); "
+    "only notes of symbols whose code changed go stale. A move is found when one generate_artifact call "
+    "parses both files, or the old file first. generate_prompt(path, 'annotate') on a stale file asks only "
+    "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it."
+)
+
+USAGES = (
+    "find_references(symbol) answers every use of a name across the workspace: each with path, line, column, "
+    "the line's text, the function or class it lies in ('in') and its kind: import, call, reference (any other "
+    "identifier), entry-point (pyproject scripts, package.json bin/main, Dockerfile ENTRYPOINT/CMD) or text "
+    "(comments, strings, other files), with an exact total and counts by kind. Every line `grep -w` finds is "
+    "there, as a use or among 'definitions'. The answer lists the name's definitions; pass one of their paths "
+    "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
+    "JavaScript; Go, Rust and Java by name in files of the same language). With symbol set to a module's own "
+    "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. kind='call' and the "
+    "like filter; page with cursor=next_cursor."
 )
 
 SEARCH_GUIDE = (
@@ -99,7 +117,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         purpose=PURPOSE,
         protocol_notes=PROTOCOL,
         error_payload=_llmem_error,
-        guide_sections=[("Searching", SEARCH_GUIDE)],
+        guide_sections=[("Searching", SEARCH_GUIDE), ("How to find usages", USAGES)],
     )
 
     def svc() -> Llmem:
@@ -186,6 +204,25 @@ def build_server(config: ServerConfig) -> SuiteServer:
         )
         return ok(data, hint)
 
+    def find_references(
+        symbol: Annotated[str, Field(max_length=200)],
+        path: Path_ | None = None,
+        kind: Annotated[str | None, Field(max_length=40)] = None,
+        limit: Annotated[int, Field(ge=1)] = 50,  # a page also ends where the answer cap would be passed
+        cursor: Annotated[str | None, Field(max_length=4096)] = None,
+    ) -> Envelope:
+        data = svc().references(symbol, path, kind, limit, cursor)
+        hint = (
+            "Call again with cursor=next_cursor for more."
+            if data["next_cursor"]
+            else f"No use of {data['symbol']!r} found" + (" beside its definition." if data["definitions"] else ".")
+            if not data["total"]
+            else "Add path=<a file of definitions> to keep only the uses of that one."
+            if data["path"] is None and data["definitions_total"] > 1
+            else "That is all."
+        )
+        return ok(data, hint)
+
     def generate_prompt(path: Path_, task: Task, part: Part = None) -> Envelope:
         return svc().prompt(path, task, part)
 
@@ -224,6 +261,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
         search_artifacts,
         name="search_artifacts",
         description="Symbols by name, notes by words, text-file lines (scope='lines'); exact totals, paged.",
+        annotations=tool_annotations(read_only=True),
+    )
+    server.add_suite_tool(
+        find_references,
+        name="find_references",
+        description="Who uses a symbol: imports, calls, references, mentions, with line and enclosing scope; "
+        "path=its file.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
-from llmem.code.outline import Outline, Symbol
+from llmem.code.outline import DATA_KINDS, Outline, Symbol
 from llmem.core.errors import ResultInvalid
 
 __all__ = [
     "FILE_TASKS",
     "FOLDER_TASKS",
     "TASKS",
+    "FolderEntry",
     "SourceUnit",
     "annotate_parts",
     "annotate_prompt",
+    "cut_at_word",
     "file_prompt",
     "folder_summary_prompt",
     "validate_annotate",
@@ -57,7 +58,7 @@ _INSTRUCTIONS = {
 
 
 def _symbol_line(sym: Symbol, depth: int) -> str:
-    doc = f" — {sym.doc.splitlines()[0][:120]}" if sym.doc else ""
+    doc = f" — {cut_at_word(sym.doc.splitlines()[0], 120)}" if sym.doc else ""
     return f"{'  ' * depth}- {sym.kind} `{sym.qualified_name}` (lines {sym.start_line}-{sym.end_line}): {sym.signature}{doc}"
 
 
@@ -102,9 +103,13 @@ class SourceUnit:
 
 
 def _descendants(sym: Symbol) -> list[str]:
+    """The names a unit asks notes for: the symbol and its descendants, data members left out
+    (:data:`DATA_KINDS`: fields, attributes, enum members and variables are shown for context,
+    and their class's or function's note covers them)."""
     out = [sym.qualified_name]
     for child in sym.children:
-        out.extend(_descendants(child))
+        if child.kind not in DATA_KINDS:
+            out.extend(_descendants(child))
     return out
 
 
@@ -113,6 +118,8 @@ def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceU
     doc, its children's signatures) and then each child as units of its own. No unit cuts a line."""
     out: list[SourceUnit] = []
     for sym in symbols:
+        if sym.kind in DATA_KINDS:
+            continue  # a data member: in its container's head or source, not a unit of its own
         body = "".join(lines[sym.start_line - 1 : sym.end_line])
         if len(body) <= budget:
             out.append(SourceUnit(sym.start_line, sym.end_line, tuple(_descendants(sym)), body))
@@ -120,10 +127,10 @@ def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceU
         first_line = lines[sym.start_line - 1].rstrip() if sym.start_line <= len(lines) else sym.signature
         head = [f"{first_line}  … (lines {sym.start_line}-{sym.end_line}; its members are shown one by one)"]
         if sym.doc:
-            head.append(f"    {sym.doc.splitlines()[0][:200]}")
+            head.append(f"    {cut_at_word(sym.doc.splitlines()[0], 200)}")
         head.extend(f"    {c.signature}  (lines {c.start_line}-{c.end_line})" for c in sym.children[:60])
         out.append(SourceUnit(sym.start_line, sym.start_line, (sym.qualified_name,), "\n".join(head) + "\n"))
-        if sym.children:
+        if any(c.kind not in DATA_KINDS for c in sym.children):
             out.extend(_units(sym.children, lines, budget))
         elif len(body) > budget:
             # One body larger than any prompt, with nothing inside to split on: its first lines.
@@ -170,9 +177,10 @@ def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str
     shown = units[0] if units else []
     rest = sum(len(p) for p in units[1:])
     lines = source_text.splitlines(keepends=True)
-    first = outline.symbols[0].start_line if outline.symbols else len(lines) + 1
+    # the module head runs to the first symbol with a unit (module variables stay in the head)
+    first = next((s.start_line for s in outline.symbols if s.kind not in DATA_KINDS), len(lines) + 1)
     head = _cut_at_line("".join(lines[: first - 1]), 1_500, "… (module head cut here)") if first > 1 else ""
-    if not outline.symbols:
+    if not units:  # nothing but data (or nothing): the file itself, as far as it fits
         head = _cut_at_line(source_text, FILE_SOURCE_CHARS, "… (the rest of the file is left out for size)")
     body = (f"```{lang}\n{head.rstrip()}\n```\n\n" if head.strip() else "") + _shown_source(shown, lang)
     tail = (
@@ -187,9 +195,18 @@ def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str
     )
 
 
-def annotate_prompt(path: str, outline: Outline, units: list[SourceUnit], part: int, parts: int) -> str:
-    """The prompt for one part: exactly the symbols its units cover, their whole source shown."""
-    names = [n for u in units for n in u.names]
+def annotate_prompt(
+    path: str,
+    outline: Outline,
+    units: list[SourceUnit],
+    part: int,
+    parts: int,
+    names: list[str] | None = None,
+    described: list[str] | None = None,
+) -> str:
+    """The prompt for one part: the symbols its units cover (or just ``names``, a refresh), their
+    whole source shown; ``described`` names the symbols whose notes are kept, for context."""
+    names = names if names is not None else [n for u in units for n in u.names]
     listed = "\n".join(f"- {n}" for n in names)
     schema = (
         '{"file": {"description": "<optional: what the whole file is for>"}, '
@@ -197,69 +214,154 @@ def annotate_prompt(path: str, outline: Outline, units: list[SourceUnit], part: 
         '"inputs": "<optional: parameters and their meaning>", "outputs": "<optional: return value / effects>"}}}'
     )
     of = f" This is part {part} of {parts} of the file." if parts > 1 else ""
+    context = ""
+    if described:
+        shown: list[str] = []
+        size = 0
+        for n in described:
+            size += len(n) + 4
+            if size > 1_500:
+                break
+            shown.append(f"`{n}`")
+        rest = len(described) - len(shown)
+        kept = ", ".join(shown) + (f" … and {rest} more: get_artifact(path={path!r}, kind='annotate')" if rest else "")
+        context = (
+            f"\n## Already described ({len(described)}; their notes are kept — for context, do not describe them)\n"
+            f"{kept}\n"
+        )
     return (
         f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
         f"{_header(path, outline)}\n## Source of the symbols to describe\n"
-        f"{_shown_source(units, outline.language or '')}\n\n"
+        f"{_shown_source(units, outline.language or '')}\n{context}\n"
         f'## Answer format\nAnswer with JSON only, exactly of this shape ("file" is optional):\n{schema}\n'
         f'Keys of "symbols" must be these qualified names ({len(names)}; describe every one you can):\n{listed}\n'
     )
 
 
-def folder_summary_prompt(path: str, entries: list[dict[str, Any]], readme: str | None, limit: int = 12_000) -> str:
-    """``entries``: one per file or subfolder with what is known of it: ``summary``, ``notes``
-    (symbol → description), ``docs`` (symbol → doc line), ``symbols`` (names) or a ``note``.
+#: At most this much of one note (or doc line) in a folder prompt; longer ones are cut at a word.
+NOTE_CHARS = 400
+_SENTENCE_END = re.compile(r"[.!?;:](?=\s)")
 
-    Every entry gets one line before any entry gets more: the budget is spent line first."""
-    heads: list[str] = []
-    details: list[str] = []
-    for e in entries:
-        name = f"{e['path']}{'/' if e.get('folder') else ''}"
-        if e.get("summary"):
-            first = next((ln.strip("# ").strip() for ln in str(e["summary"]).splitlines() if ln.strip()), "")
-            heads.append(f"- {name}: {first[:160]}")
-            details.append(f"### {name} (its summary)\n{excerpt(str(e['summary']), 900)}")
-        elif e.get("notes"):
-            notes = e["notes"]
-            file_note = notes.pop("", None)
-            heads.append(f"- {name}: {(file_note or next(iter(notes.values()), ''))[:160]}")
-            body = "\n".join(f"- `{k}`: {v[:200]}" for k, v in list(notes.items())[:25])
-            details.append(f"### {name} (notes on its symbols)\n{body}")
-        elif e.get("docs"):
-            heads.append(f"- {name}: symbols {', '.join(list(e['docs'])[:8])}")
-            body = "\n".join(f"- `{k}`: {v[:160]}" for k, v in list(e["docs"].items())[:25])
-            details.append(f"### {name} (doc comments)\n{body}")
-        elif e.get("symbols"):
-            heads.append(f"- {name}: symbols {', '.join(e['symbols'][:12])}{' …' if len(e['symbols']) > 12 else ''}")
-            details.append("")
-        else:
-            heads.append(f"- {name}: {e.get('note', '')}")
-            details.append("")
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` on one line within ``limit`` characters: whole when it fits, else cut at the last
+    sentence end (or, failing that, the last space) before the limit, marked with "…"."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    room = max(1, limit - 1)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, room)]
+    if ends and ends[-1] >= room // 2:
+        return text[: ends[-1]] + " …"
+    space = text.rfind(" ", 0, room)
+    return (text[:space] if space > 0 else text[:room]).rstrip(",;:") + "…"
+
+
+@dataclass
+class FolderEntry:
+    """What a folder summary prompt knows of one file or subfolder.
+
+    ``items`` are its notes (or doc lines, or summaries of folders below it) as ``(name, text)``,
+    most important first; ``read_with`` is the call that reads all of them."""
+
+    path: str
+    folder: bool = False
+    summary: str | None = None
+    head: str | None = None
+    items: list[tuple[str, str]] = field(default_factory=list)
+    items_are: str = "notes"
+    read_with: str | None = None
+    note: str | None = None
+
+
+def _entry_head(e: FolderEntry) -> str:
+    name = f"{e.path}{'/' if e.folder else ''}"
+    if e.summary:
+        first = next((ln.strip("# ").strip() for ln in e.summary.splitlines() if ln.strip()), "")
+        return f"- {name}: {cut_at_word(first, 160)}"
+    if e.head:
+        return f"- {name}: {cut_at_word(e.head, 160)}"
+    if e.items:
+        return f"- {name}: {e.items_are} on {len(e.items)} symbol(s)"
+    return f"- {name}: {e.note or ''}"
+
+
+def folder_summary_prompt(path: str, entries: list[FolderEntry], readme: str | None, limit: int = 12_000) -> str:
+    """The prompt for a folder summary from what is known of each file and subfolder.
+
+    Nothing is dropped silently: every entry gets one line before any gets more; then notes are
+    shown fairly across entries (each one's most important first), each cut at a word with "…"
+    when long; an entry whose notes did not all fit says how many were left out and how to read
+    them; entries past the budget are counted and the call listing them named."""
+    heads = [_entry_head(e) for e in entries]
     used = 0
-    shown_heads: list[str] = []
+    shown = 0
     for h in heads:
         if used + len(h) + 1 > limit // 2:
             break
-        shown_heads.append(h)
+        shown += 1
         used += len(h) + 1
-    omitted = len(heads) - len(shown_heads)
+    omitted = len(heads) - shown
+    tail = (
+        f"\n({omitted} more entries left out for size: list_artifacts(directory={path!r}) lists them all.)\n"
+        if omitted
+        else ""
+    )
+    used += len(tail)
     readme_block = ""
     if readme:
         readme_block = "## README\n" + excerpt(readme, min(2_500, max(0, limit - used) // 3)) + "\n\n"
         used += len(readme_block)
-    shown_details: list[str] = []
-    for d in details[: len(shown_heads)]:
-        if d and used + len(d) + 2 <= limit:
-            shown_details.append(d)
-            used += len(d) + 2
-    tail = f"\n({omitted} more entries left out for size.)\n" if omitted else ""
+    # Room for each entry's heading and its "left out" line, then its lines fairly: rank 0 of
+    # every entry, then rank 1 of every entry, and so on, while they fit.
+    kept = entries[:shown]
+    reserve = [len(e.path) + 40 + (len(e.read_with or "") + 90 if e.items else 0) for e in kept]
+    room = limit - used - sum(reserve)
+    lines: list[list[str]] = [[] for _ in kept]
+    summaries: list[str | None] = [None] * len(kept)
+    for i, e in enumerate(kept):
+        if e.summary:
+            block = excerpt(e.summary, 900)
+            if len(block) + 2 <= room:
+                summaries[i] = block
+                room -= len(block) + 2
+    depth = max((len(e.items) for e in kept), default=0)
+    full = False
+    for rank in range(depth):
+        for i, e in enumerate(kept):
+            if rank >= len(e.items) or len(lines[i]) < rank:
+                continue
+            name, text = e.items[rank]
+            line = f"- `{name}`: {cut_at_word(text, NOTE_CHARS)}" if name else f"- {cut_at_word(text, NOTE_CHARS)}"
+            if len(line) + 1 > room:
+                full = True
+                continue
+            lines[i].append(line)
+            room -= len(line) + 1
+        if full and room < 80:
+            break
+    blocks: list[str] = []
+    for i, e in enumerate(kept):
+        name = f"{e.path}{'/' if e.folder else ''}"
+        if summaries[i]:
+            blocks.append(f"### {name} (its summary)\n{summaries[i]}")
+        elif e.summary:
+            blocks.append(f"### {name}\n(its summary is left out for size: read it with {e.read_with})")
+        if not e.items:
+            continue
+        left = len(e.items) - len(lines[i])
+        if left:
+            more = "more " if lines[i] else ""
+            lines[i].append(f"({left} {more}{e.items_are} of {name} left out for size: read them with {e.read_with})")
+        body = "\n".join(lines[i])
+        blocks.append(f"### {name} ({e.items_are})\n{body}")
     return (
         "Summarise this folder of a codebase for a developer new to it: what it is for, how its files and "
         "subfolders divide the work, and where to start reading. Answer in Markdown, at most about 400 words.\n\n"
         f"Folder: {path}\n\n{readme_block}## Contents (one line each)\n"
-        + "\n".join(shown_heads)
+        + "\n".join(heads[:shown])
         + tail
-        + ("\n\n## What is known of them\n" + "\n\n".join(shown_details) if shown_details else "")
+        + ("\n\n## What is known of them\n" + "\n\n".join(blocks) if blocks else "")
         + "\n"
     )
 

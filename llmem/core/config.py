@@ -46,6 +46,12 @@ class Limits:
     max_file_bytes: int = 1_000_000
     #: How long a folder parse answers within; past it the parse goes on in the background.
     parse_budget_s: int = 20
+    #: Calls a client may make (token buckets, ``llmem.core.ratelimit``): writes on average per
+    #: minute and in one burst; reads likewise, generously.
+    writes_per_minute: int = 600
+    write_burst: int = 60
+    reads_per_minute: int = 6_000
+    read_burst: int = 600
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -59,6 +65,10 @@ class Limits:
             ticket_ttl_s=_env_int("LLMEM_TICKET_TTL", d.ticket_ttl_s),
             max_file_bytes=_env_int("LLMEM_MAX_FILE_BYTES", d.max_file_bytes),
             parse_budget_s=_env_int("LLMEM_PARSE_BUDGET", d.parse_budget_s),
+            writes_per_minute=_env_int("LLMEM_WRITES_PER_MINUTE", d.writes_per_minute),
+            write_burst=_env_int("LLMEM_WRITE_BURST", d.write_burst),
+            reads_per_minute=_env_int("LLMEM_READS_PER_MINUTE", d.reads_per_minute),
+            read_burst=_env_int("LLMEM_READ_BURST", d.read_burst),
         )
 
 

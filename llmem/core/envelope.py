@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from llmem.core.errors import SuiteError
 
-__all__ = ["Envelope", "ErrorInfo", "error_envelope"]
+__all__ = ["Envelope", "ErrorInfo", "error_envelope", "failure_answer"]
 
 
 class ErrorInfo(BaseModel):
@@ -69,3 +69,12 @@ def error_envelope(err: SuiteError) -> Envelope:
         callbackArgs=err.callback_args,
         nextAction=err.next_action or "Read error.message, correct the call and try again.",
     )
+
+
+def failure_answer(err: SuiteError) -> dict[str, Any]:
+    """A callback tool's failure in the one shape every tool of a ``{success}`` server answers:
+    ``{success: false, error, nextAction}`` (with ``callbackTool``/``callbackArgs`` when the
+    answer can be sent again), without the envelope's ``status``."""
+    out = error_envelope(err).with_success().model_dump(mode="json")
+    del out["status"]
+    return out

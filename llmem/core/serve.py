@@ -4,8 +4,9 @@ It adds what the SDK leaves to each server: unknown tools answered with JSON-RPC
 schema failures and domain errors returned as structured tool errors (``isError`` with the
 error object in ``structuredContent``), internal failures logged with their traceback and
 answered with ``INTERNAL``, the answer-size and input-size caps, a per-tool timeout, sync
-tools run in a worker thread, one JSON log line per call, and the ``tool-descriptions``
-prompt generated from the registered tools.
+tools run in a worker thread, a rate limit per client (``ratelimit.py``: over it a call is
+refused ``RATE_LIMITED`` with ``retry_after`` before it runs), one JSON log line per call, and
+the ``tool-descriptions`` prompt generated from the registered tools.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pydantic_core import to_json
 
 from llmem.core.envelope import Envelope
 from llmem.core.errors import InvalidArgument, SuiteError
+from llmem.core.ratelimit import RateLimiter
 from llmem.core.runtime import Runtime
 from llmem.core.schema import compact_schema, tool_annotations
 
@@ -67,6 +69,14 @@ class SuiteServer(MCPServer[Any]):
         self._payload_for: dict[str, ErrorPayload] = {}
         self._returns: dict[str, Callable[..., Any]] = {}
         self._listed: list[Any] | None = None
+        self._answer_caps: dict[str, int] = {}
+        lim = self.limits
+        self.rate_limiter = RateLimiter(
+            writes_per_minute=lim.writes_per_minute,
+            write_burst=lim.write_burst,
+            reads_per_minute=lim.reads_per_minute,
+            read_burst=lim.read_burst,
+        )
         self.add_prompt_fn()
 
     # -- registration -------------------------------------------------------------------
@@ -80,8 +90,13 @@ class SuiteServer(MCPServer[Any]):
         annotations: ToolAnnotations,
         correlation: str | None = "ticket",
         error_payload: ErrorPayload | None = None,
+        meta: dict[str, Any] | None = None,
+        answer_chars: int | None = None,
     ) -> None:
-        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool.
+        """Register ``fn``; ``error_payload`` overrides the server's error shape for this tool,
+        ``meta`` is the tool's ``_meta`` (an MCP App's ``ui`` link), and ``answer_chars`` its own
+        answer cap: only for tools whose answers never reach the model (an app-only tool feeding a
+        view), since the cap exists to keep the model's context whole.
 
         The answer is always a ``CallToolResult`` with structured content (``_enforce_answer_cap``),
         so the SDK is not asked to build an output model and its JSON schema for each tool at
@@ -92,8 +107,13 @@ class SuiteServer(MCPServer[Any]):
         wrapped = self._wrap(fn, name, correlation, error_payload or self._error_payload)
         self._payload_for[name] = error_payload or self._error_payload
         self._returns[name] = fn
-        self.add_tool(wrapped, name=name, description=description, annotations=annotations, structured_output=False)
-        self._tool_order.append((name, description))
+        if answer_chars is not None:
+            self._answer_caps[name] = answer_chars
+        self.add_tool(
+            wrapped, name=name, description=description, annotations=annotations, structured_output=False, meta=meta
+        )
+        if "model" in ((meta or {}).get("ui") or {}).get("visibility", ["model"]):
+            self._tool_order.append((name, description))  # a view's own tool (MCP Apps) is not the model's
         self._listed = None
 
     def _wrap(
@@ -178,14 +198,15 @@ class SuiteServer(MCPServer[Any]):
 
     def _enforce_answer_cap(self, name: str, result: Any) -> Any:
         """Serialise a model once, for both the text and the structured content, within the cap."""
+        cap = self._answer_caps.get(name, self.limits.answer_chars)
         if isinstance(result, CallToolResult):
             # Built by the tool itself (images, say): its text parts are what count against the cap.
             size = sum(len(c.text) for c in result.content if isinstance(c, TextContent))
-            if size > self.limits.answer_chars:
+            if size > cap:
                 raise SuiteError(
-                    f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
+                    f"the answer of {name} would be {size} characters, over the cap of {cap}",
                     code="RESULT_TOO_LARGE",
-                    details={"size": size, "limit": self.limits.answer_chars},
+                    details={"size": size, "limit": cap},
                 )
             return result
         if isinstance(result, BaseModel):
@@ -193,11 +214,11 @@ class SuiteServer(MCPServer[Any]):
             # pydantic-core's encoder: compact, UTF-8 as is, and several times faster than ``json``.
             text = to_json(payload).decode()
             size = len(text)
-            if size > self.limits.answer_chars:
+            if size > cap:
                 raise SuiteError(
-                    f"the answer of {name} would be {size} characters, over the cap of {self.limits.answer_chars}",
+                    f"the answer of {name} would be {size} characters, over the cap of {cap}",
                     code="RESULT_TOO_LARGE",
-                    details={"size": size, "limit": self.limits.answer_chars},
+                    details={"size": size, "limit": cap},
                     next_action="Ask for less: pass a smaller limit, use the cursor, or a narrower path.",
                 )
             return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
@@ -242,7 +263,8 @@ class SuiteServer(MCPServer[Any]):
     # -- the SDK's call path --------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
-        if self._tool_manager.get_tool(name) is None:
+        registered = self._tool_manager.get_tool(name)
+        if registered is None:
             # The MCP specification answers an unknown tool with a protocol error, not a tool result.
             shown = name if len(name) <= 100 else name[:100] + "…"
             raise MCPError(
@@ -251,6 +273,28 @@ class SuiteServer(MCPServer[Any]):
                 data={"tool": shown},
             )
         started = time.perf_counter()
+        read_only = bool(registered.annotations and registered.annotations.read_only_hint)
+        verdict = self.rate_limiter.check(_client_key(context), "read" if read_only else "write")
+        if not verdict.allowed:
+            calls_log.info(
+                "tool call", extra={"tool": name, "success": False, "error_code": "RATE_LIMITED", "duration_ms": 0.0}
+            )
+            return self.error_result(
+                SuiteError(
+                    f"too many {verdict.kind} calls: this client may make {verdict.rate_per_minute} a minute "
+                    f"(bursts of {verdict.burst}); nothing was done. Call again in {verdict.retry_after:g} s",
+                    code="RATE_LIMITED",
+                    details={
+                        "retry_after": verdict.retry_after,
+                        "kind": verdict.kind,
+                        "per_minute": verdict.rate_per_minute,
+                        "burst": verdict.burst,
+                    },
+                    next_action=f"Wait {verdict.retry_after:g} s, then make the same call again.",
+                ),
+                started,
+                self._payload_for.get(name),
+            )
         size = len(json.dumps(arguments, default=str))
         if size > self.limits.input_bytes:
             return self.error_result(
@@ -332,7 +376,11 @@ class SuiteServer(MCPServer[Any]):
         lines.append(
             f"Answers stay under {lim.answer_chars} characters (use cursor/limit to page); inputs over "
             f"{lim.input_bytes} bytes are refused; a callback ticket allows {lim.max_steps} attempts and "
-            f"expires after {lim.ticket_ttl_s} s; each call times out after {lim.tool_timeout_s} s."
+            f"expires after {lim.ticket_ttl_s} s; each call times out after {lim.tool_timeout_s} s. "
+            f"A client may make {lim.writes_per_minute} write calls a minute (bursts of {lim.write_burst}) and "
+            f"{lim.reads_per_minute} reads (bursts of {lim.read_burst}); over that a call is refused "
+            "RATE_LIMITED with details.retry_after (seconds) and nothing is done: wait, then call again "
+            "(settings LLMEM_WRITES_PER_MINUTE, LLMEM_WRITE_BURST, LLMEM_READS_PER_MINUTE, LLMEM_READ_BURST)."
         )
         return "\n".join(lines)
 
@@ -386,6 +434,19 @@ def _return_model(fn: Callable[..., Any]) -> type[BaseModel] | None:
     hint = typing.get_type_hints(fn, include_extras=True).get("return")
     candidates = [hint, *getattr(hint, "__metadata__", ())]
     return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+
+
+def _client_key(context: Context[Any, Any] | None) -> str:
+    """Who is calling: over HTTP the session the client carries; over stdio the one client of
+    this process (see ``ratelimit.py``)."""
+    if context is None:
+        return "client"
+    try:
+        headers = context.headers
+    except Exception:  # outside a request (in-memory tests): the one client
+        return "client"
+    session = headers.get("mcp-session-id") if headers else None
+    return f"session:{session}" if session else "client"
 
 
 def _find_ctx(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Context[Any, Any] | None:

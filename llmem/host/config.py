@@ -96,7 +96,8 @@ def parse_config(
         left = _PLACEHOLDER.search(text)
         if left:
             raise ConfigError(
-                f"{source}: {where} still holds the placeholder {left.group(0)!r}; pass a substitution for it"
+                f"{source}: {where} still holds the placeholder {left.group(0)!r}: replace it in the file, or run "
+                f"llmem-host with --set '{left.group(0)}=VALUE' (--workspace fills ${{workspaceFolder}})"
             )
         return text
 

@@ -22,7 +22,10 @@ names and tracks' starts and ends, and time labels give way to it. Land is fille
 optional ``land`` extra (GSHHS coastlines) is installed. Text is Pillow's built-in font, its word
 spaces widened where they would vanish (:mod:`._labels`).
 
-Which area: the saved viewport, all the data, the selection or explicit bounds (``fit``), padded
+A window (``time_start``/``time_end``) draws the tracks over that stretch of time alone.
+
+Which area: the saved viewport, all the data, the selection, the tracks in the window or explicit
+bounds (``fit``), padded
 about its middle to at most 2:1 (or 1:2), which ``note`` then says; the image takes that shape
 within the maximum size. Rendering never changes the plot. Backdrops, metadata and features with
 ``visible: false`` are not drawn. Pillow and numpy are imported on the first render, so importing
@@ -51,17 +54,21 @@ def render_plot(
     title: str | None = None,
     show_future: bool = True,
     cpa: tuple[str, str] | tuple[str, str, float] | None = None,
+    window: tuple[float | None, float | None] | None = None,
 ) -> Rendered:
     """The plot as a PNG no larger than ``max_width`` × ``max_height``.
 
     ``fit``: ``"viewport"`` (``viewport``, the plot's saved ``[w, s, e, n]`` or ``{bounds}``;
     all the data when it is None), ``"all"`` (everything drawable, whatever the time),
-    ``"selection"`` (the features whose ids are in ``selection``) or ``[w, s, e, n]``.
+    ``"selection"`` (the features whose ids are in ``selection``), ``"window"`` (what the tracks
+    cover in ``window``) or ``[w, s, e, n]``. ``window``: ``(start, end)`` epoch seconds (either
+    None: open), the tracks drawn only over it (:mod:`._window`).
     ``current_time`` in epoch seconds. ``cpa``: two track ids, and optionally a time (epoch
     seconds; default the current time), to draw the range line between them.
 
-    Raises ``ValidationFailed`` naming ``fit``, ``viewport`` or ``cpa`` when that cannot be
-    used (bad bounds, nothing selected, not tracks, no position at the time).
+    Raises ``ValidationFailed`` naming ``fit``, ``viewport``, ``cpa`` or ``time_start`` when that
+    cannot be used (bad bounds, nothing selected, no window, not tracks, no position at the time,
+    no track in the window).
     """
     from debrief_calc.state.render._plot import draw_plot
 
@@ -76,6 +83,7 @@ def render_plot(
         title=_title_of(doc_data) if title is None else title,
         show_future=show_future,
         cpa=cpa,
+        window=window,
     )
 
 

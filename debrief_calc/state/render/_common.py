@@ -41,6 +41,8 @@ class Rendered:
     legend: list[str] = field(default_factory=list)  # the legend's rows
     unplaced: list[str] = field(default_factory=list)  # narrative entries due then that no track of the plot holds
     note: str | None = None  # how the area shown differs from the one asked (padded to a readable shape)
+    span: tuple[float, float] | None = None  # with a window: the period the tracks drawn cover (epoch s)
+    outside_window: list[str] = field(default_factory=list)  # tracks with nothing in the window, not drawn
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Item:
     ship: str | None = None  # a narrative entry: the name of the track that logged it (``properties.track``)
     at: float | None = None  # a narrative entry: when it was logged (epoch s)
     own_colour: bool = True  # False: the colour is the palette's, for want of one in the properties
+    cut: tuple[bool, bool] = (False, False)  # a track cut by a time window at its start, at its end
 
 
 def css_colour(value: Any) -> RGB | None:
@@ -96,6 +99,11 @@ def css_colour(value: Any) -> RGB | None:
 def rgb(value: Any, fallback: str) -> RGB:
     """A CSS colour as RGB; the fallback when it is not one (black when neither is)."""
     return css_colour(value) or css_colour(fallback) or (0, 0, 0)
+
+
+def hex_colour(colour: RGB) -> str:
+    """``#rrggbb``."""
+    return "#{:02x}{:02x}{:02x}".format(*colour)
 
 
 def blend(colour: RGB, towards: RGB, amount: float) -> RGB:

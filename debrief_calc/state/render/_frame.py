@@ -50,15 +50,17 @@ def draw_graticule(draw: Any, proj: Projection, labels: list[Label]) -> None:
         lat += lat_step
 
 
-def hidden_note(kinds: list[str], t: float) -> str:
-    """``"2 zones, 1 point not active at 142300Z: hidden"`` for the kinds of the features left out."""
+def hidden_note(kinds: list[str], t: float | None) -> str:
+    """``"2 zones, 1 point not active at 142300Z: hidden"`` for the kinds of the features left out
+    (``in the window`` for a picture of a time window with no current time)."""
     names = {"zone": "zone", "buoyfield": "buoy field", "point": "point"}
     counts: dict[str, int] = {}
     for kind in kinds:
         name = names.get(kind, "feature")
         counts[name] = counts.get(name, 0) + 1
     parts = [f"{n} {name}{'s' if n > 1 else ''}" for name, n in counts.items()]
-    return f"{', '.join(parts)} not active at {dtg(t)}: hidden"
+    when = "in the window" if t is None else f"at {dtg(t)}"
+    return f"{', '.join(parts)} not active {when}: hidden"
 
 
 def draw_frame(

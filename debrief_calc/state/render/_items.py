@@ -22,6 +22,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from debrief_calc._times import time_precision
 from debrief_calc._track_data import read_track
 from debrief_calc.errors import CalcError
 from debrief_calc.features import active_period, feature_kind
@@ -122,8 +123,12 @@ def _narrative(item: Item, props: dict[str, Any]) -> bool:
     return True
 
 
-def is_active(item: Item, t: float | None) -> bool:
-    """Whether the item is shown at time ``t`` (everything is, without a time)."""
+def is_active(item: Item, t: float | None, until: float | None = None) -> bool:
+    """Whether the item is shown at time ``t`` (everything is, without a time), or with ``until``
+    at some time from ``t`` to ``until``. Times compare at the precision asked: at ``10:45:08``
+    the whole of that second counts, so a result timed ``10:45:08.902`` (a closest approach
+    found between fixes) is shown then, as the plot's times (to the second) say it is."""
     if t is None or item.active is None:
         return True
-    return item.active[0] <= t <= item.active[1]
+    end = t if until is None else until
+    return item.active[0] < end + time_precision(end) and t <= item.active[1]

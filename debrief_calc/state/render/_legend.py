@@ -1,4 +1,5 @@
-"""The legend: a swatch and the name of each track, then what the picture's conventions mean when
+"""The legend: a swatch and the name of each track, of each zone and each point (buoy field,
+annotation) drawn, then what the picture's conventions mean when
 they are on it (the selection's highlight, the faint or hidden future, the marks of a track's
 start and end), in the corner of the map where it hides least. :func:`best_corner` also places
 the range inset.
@@ -7,7 +8,9 @@ A track's row is its name and, when it has another, its ``shortName`` (``VAN GAL
 with ``(resampled 300 s)`` said as ``(every 5 min)``; where that is too long for the row (about 32
 characters, or under half a narrow map's width), the name alone, then the ``shortName`` with the name's
 last bracket (``LEOP (every 5 min)``), then the name cut at a word before any bracket it would
-split, with an ellipsis."""
+split, with an ellipsis. Zones and points come after the tracks, one row per name and colour,
+at most ``_OTHERS`` rows: beyond that, and where the map is too short for them all, the last row
+says how many more (``+4 more zones, 2 more points``)."""
 
 from __future__ import annotations
 
@@ -29,13 +32,16 @@ from debrief_calc.state.render._common import (
     Box,
     Item,
     blend,
+    rgb,
 )
 from debrief_calc.state.render._labels import font
 
 __all__ = ["Conventions", "best_corner", "draw_legend"]
 
 _ROW, _PAD, _SWATCH, _INSET = 16, 6, 18, 6
+_OTHERS = 8  # rows of zones and points at most, the last saying how many more when there are more
 _NEUTRAL: RGB = (90, 90, 90)
+Row = tuple[str, str, RGB, RGB]  # kind, text, colour (line, marker), fill (a zone's)
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,7 @@ def _overlaps(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _swatch(draw: Any, kind: str, x: float, y: float, colour: RGB) -> None:
+def _swatch(draw: Any, kind: str, x: float, y: float, colour: RGB, fill: RGB) -> None:
     end = x + _SWATCH
     if kind == "track":
         draw.line((x, y, end, y), fill=colour, width=4)
@@ -139,40 +145,85 @@ def _swatch(draw: Any, kind: str, x: float, y: float, colour: RGB) -> None:
         draw.line((x, y, end, y), fill=_NEUTRAL, width=3)
     elif kind == "future":
         draw.line((x, y, end, y), fill=blend(_NEUTRAL, BACKGROUND, FAINT), width=2)
+    elif kind == "zone":
+        draw.rectangle((x + 1, y - 5, end - 1, y + 5), fill=(*fill, 110), outline=colour, width=2)
+    elif kind == "point":
+        draw.ellipse((x + 4, y - 5, x + 14, y + 5), fill=colour, outline=_NEUTRAL)
+    elif kind == "buoyfield":
+        for dx in (3.0, 9.0, 15.0):
+            draw.ellipse((x + dx - 3, y - 3, x + dx + 3, y + 3), fill=colour, outline=_NEUTRAL)
     elif kind == "ends":
         draw.line((x + 4, y, end, y), fill=_NEUTRAL, width=2)
         draw.ellipse((x, y - 4, x + 8, y + 4), fill=BACKGROUND, outline=_NEUTRAL, width=2)
         draw.line((end, y - 5, end, y + 5), fill=_NEUTRAL, width=3)
 
 
+def _others(items: Sequence[Item], room: float) -> list[Row]:
+    """One row per zone, point or buoy field drawn (the same name and colour once), in drawing order."""
+    rows: list[Row] = []
+    seen: set[tuple[str, str, RGB]] = set()
+    for it in items:
+        kind = "zone" if it.rings else "buoyfield" if it.kind == "buoyfield" else "point"
+        key = (kind, it.name, it.colour)
+        if key in seen:
+            continue
+        seen.add(key)
+        text = it.name or ("unnamed zone" if kind == "zone" else "unnamed point")
+        props = it.feature.get("properties") or {}
+        fill = rgb(props.get("fill"), "#{:02x}{:02x}{:02x}".format(*it.colour)) if kind == "zone" else it.colour
+        rows.append((kind, text if font(11).getlength(text) <= room else _cut(text, room), it.colour, fill))
+    return rows
+
+
+def _more(rows: list[Row]) -> Row:
+    """The row that stands for ``rows`` left out: ``+3 more zones, 1 more point``."""
+    zones = sum(1 for row in rows if row[0] == "zone")
+    points = len(rows) - zones
+    parts = [f"{n} more {noun}{'s' if n > 1 else ''}" for n, noun in ((zones, "zone"), (points, "point")) if n]
+    return "more", "+" + ", ".join(parts), _NEUTRAL, _NEUTRAL
+
+
 def draw_legend(
-    draw: Any, tracks: list[Item], conventions: Conventions, box: Box, clutter: Any, areas: list[Box]
+    draw: Any,
+    tracks: list[Item],
+    conventions: Conventions,
+    box: Box,
+    clutter: Any,
+    areas: list[Box],
+    others: Sequence[Item] = (),
 ) -> tuple[Box, list[str]] | None:
-    """The legend in the corner where it hides least (:func:`best_corner`); returns its box and rows."""
+    """The legend in the corner where it hides least (:func:`best_corner`); returns its box and rows.
+    ``others``: the zones and points drawn, listed after the tracks."""
     room = min(_ROW_TEXT, 0.45 * (box[2] - box[0]))  # the legend never takes half a narrow map's width
-    rows: list[tuple[str, str, RGB]] = [("track", _entry(it, room), it.colour) for it in tracks]
-    if not rows:
+    rows: list[Row] = [("track", _entry(it, room), it.colour, it.colour) for it in tracks]
+    extra = _others(others, room)
+    if not rows and not extra:
         return None
     f = font(11)
     room = max(int((box[3] - box[1] - 2 * (_INSET + _PAD)) // _ROW), 0)
-    notes = [(kind, text, _NEUTRAL) for kind, text in conventions.rows()]
+    notes: list[Row] = [(kind, text, _NEUTRAL, _NEUTRAL) for kind, text in conventions.rows()]
     if room < 1:
         return None
     if len(rows) + len(notes) > room:
         notes = notes[: max(room - 1, 0)]
         keep = room - len(notes)
         if len(rows) > keep:
-            rows = [*rows[: keep - 1], ("more", f"+{len(tracks) - keep + 1} more", _NEUTRAL)]
-    rows += notes
-    w = _SWATCH + 6 + max(f.getlength(text) for _, text, _ in rows) + 2 * _PAD
+            rows = [*rows[: keep - 1], ("more", f"+{len(tracks) - keep + 1} more", _NEUTRAL, _NEUTRAL)]
+    free = min(room - len(rows) - len(notes), _OTHERS)
+    if len(extra) > free:
+        extra = [*extra[: free - 1], _more(extra[free - 1 :])] if free >= 1 else []
+    rows += extra + notes
+    if not rows:
+        return None
+    w = _SWATCH + 6 + max(f.getlength(row[1]) for row in rows) + 2 * _PAD
     h = len(rows) * _ROW + 2 * _PAD - 2
     corner = best_corner(box, (w, h), clutter, areas)
     if corner is None:
         return None
     x0, y0 = corner
     draw.rectangle((x0, y0, x0 + w, y0 + h), fill=(255, 255, 255, 225), outline=(150, 155, 165))
-    for i, (kind, text, colour) in enumerate(rows):
+    for i, (kind, text, colour, fill) in enumerate(rows):
         y = y0 + _PAD + i * _ROW + 6
-        _swatch(draw, kind, x0 + _PAD, y, colour)
+        _swatch(draw, kind, x0 + _PAD, y, colour, fill)
         f.draw(draw, (x0 + _PAD + _SWATCH + 6, y), text, fill=TEXT, anchor="lm")
-    return (x0, y0, x0 + w, y0 + h), [text for _, text, _ in rows]
+    return (x0, y0, x0 + w, y0 + h), [row[1] for row in rows]

@@ -16,7 +16,7 @@ from debrief_calc.state.render._cpa import RangeLine, draw_range, range_line, ra
 from debrief_calc.state.render._frame import draw_frame, draw_graticule, hidden_note
 from debrief_calc.state.render._halo import draw_halos
 from debrief_calc.state.render._inset import INSET_BELOW, draw_inset
-from debrief_calc.state.render._items import is_active, read_items
+from debrief_calc.state.render._items import read_items
 from debrief_calc.state.render._labels import Label, Lines, Placer
 from debrief_calc.state.render._land import draw_land
 from debrief_calc.state.render._legend import Conventions, draw_legend
@@ -24,6 +24,7 @@ from debrief_calc.state.render._narrative import draw_entries, place_entries, un
 from debrief_calc.state.render._shapes import draw_points, draw_zones
 from debrief_calc.state.render._tracks import TrackView, draw_ships, draw_tracks, dtg, flat_line, track_views
 from debrief_calc.state.render._view import Projection, frame_for, padding_note, resolve_fit
+from debrief_calc.state.render._window import Window, clip_tracks, shown
 
 __all__ = ["draw_plot"]
 
@@ -40,10 +41,15 @@ def draw_plot(
     title: str,
     show_future: bool,
     cpa: Sequence[Any] | None,
+    window: Window | None = None,
 ) -> Rendered:
     q = current_time
     items = read_items(doc_data.get("features") or [], {str(s) for s in selection})
-    bounds, used = resolve_fit(items, fit, viewport)
+    left_out: list[str] = []
+    span = None
+    if window is not None:
+        items, left_out, span = clip_tracks(items, window)
+    bounds, used = resolve_fit(items, fit, viewport, windowed=window is not None)
     ranged = range_line(items, cpa, q) if cpa is not None else None
     proj, width, height = frame_for(bounds, max(int(max_width), 64), max(int(max_height), 64))
     img = Image.new("RGB", (width, height), BACKGROUND)
@@ -52,17 +58,20 @@ def draw_plot(
     labels: list[Label] = []
     draw_graticule(draw, proj, labels)
 
-    shown = [it for it in items if is_active(it, q)]
-    hidden = [it for it in items if not is_active(it, q) and _in_view(it, proj)]
-    views = track_views([it for it in shown if it.kind == "track"], proj)
-    selected = draw_halos(img, proj, shown, views, q, show_future)
-    areas = draw_zones(draw, proj, [it for it in shown if it.rings], labels)
+    drawn_now = [shown(it, q, window) for it in items]
+    hidden = [
+        it for it, on in zip(items, drawn_now, strict=True) if not on and it.kind != "track" and _in_view(it, proj)
+    ]
+    shown_items = [it for it, on in zip(items, drawn_now, strict=True) if on]
+    views = track_views([it for it in shown_items if it.kind == "track"], proj)
+    selected = draw_halos(img, proj, shown_items, views, q, show_future)
+    areas = draw_zones(draw, proj, [it for it in shown_items if it.rings], labels)
     step, lines = draw_tracks(draw, views, q, show_future, proj.box, labels)
-    entries, unplaced = place_entries([it for it in shown if it.ship is not None], views, q)
+    entries, unplaced = place_entries([it for it in shown_items if it.ship is not None], views, q)
     markers = draw_entries(draw, entries, proj.box, labels)
     markers += draw_ships(draw, views, lines, q, labels)
     drawn = [line for parts in lines for line in parts]
-    others = [it for it in shown if it.kind != "track" and not it.rings and it.ship is None]
+    others = [it for it in shown_items if it.kind != "track" and not it.rings and it.ship is None]
     markers += draw_points(draw, proj, others, labels)
     drawn += [proj.arrays([p[0] for p in line], [p[1] for p in line]) for it in others for line in it.lines]
     if ranged is not None:
@@ -77,7 +86,12 @@ def draw_plot(
     centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in markers] + [lb.anchor for lb in labels if not lb.spots]
     clutter = np.concatenate([np.column_stack((v.x, v.y)) for v in views] + [np.asarray(centres * 40).reshape(-1, 2)])
     conventions = _conventions(views, proj.box, q, show_future, selected)
-    drawn_legend = draw_legend(draw, [v.item for v in views], conventions, proj.box, clutter, areas)
+    listed = [
+        it
+        for it in shown_items
+        if (it.rings or (it.points and it.ship is None and it.kind != "track")) and _in_view(it, proj)
+    ]
+    drawn_legend = draw_legend(draw, [v.item for v in views], conventions, proj.box, clutter, areas, listed)
     legend, rows = drawn_legend if drawn_legend is not None else (None, [])
     taken = [legend] if legend is not None else []
     inset = None
@@ -88,7 +102,9 @@ def draw_plot(
     for label in sorted(labels, key=lambda lb: lb.key):
         placer.place(label)
     placer.draw(draw)
-    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and q is not None else []
+    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and (q is not None or window is not None) else []
+    if span is not None:
+        notes.insert(0, f"tracks {dtg(span[0])} to {dtg(span[1])}")
     note = "; ".join([*([unplaced_note(len(unplaced))] if unplaced else []), *notes])
     draw_frame(draw, proj, (width, height), title=title, t=q, step=step, note=note)
 
@@ -100,7 +116,9 @@ def draw_plot(
     hidden_ids = [it.id for it in hidden]
     area = proj.shown()
     padded = padding_note(bounds, area)
-    return Rendered(out.getvalue(), width, height, area, used, hidden_ids, info, placed, rows, unplaced, padded)
+    return Rendered(
+        out.getvalue(), width, height, area, used, hidden_ids, info, placed, rows, unplaced, padded, span, left_out
+    )
 
 
 def _in_view(it: Item, proj: Projection) -> bool:
@@ -139,7 +157,9 @@ def _conventions(views: list[TrackView], box: Box, q: float | None, show_future:
         return bool(np.any((x >= box[0]) & (x <= box[2]) & (y >= box[1]) & (y <= box[3])))
 
     later = q is not None and any(v.t is not None and on_map(v, v.t > q) for v in views)
-    ends = any(v.x.size and on_map(v, [0, -1]) for v in views)
+    ends = any(
+        v.x.size and on_map(v, [i for i, cut in ((0, v.item.cut[0]), (-1, v.item.cut[1])) if not cut]) for v in views
+    )
     after = dtg(q) if later and q is not None else None
     return Conventions(selected=selected, after=after, future_hidden=not show_future, ends=ends)
 

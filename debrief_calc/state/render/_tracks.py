@@ -212,6 +212,8 @@ def _ends(draw: Any, v: TrackView, q: float | None, show_future: bool, labels: l
     first, last = v.parts[0].start, v.parts[-1].stop - 1
     solid, colour = ink(v.item.colour), v.item.colour
     for i, is_start in ((first, True), (last, False)):
+        if v.item.cut[0 if is_start else 1]:
+            continue  # the window's edge, not the track's start or end
         t = None if v.t is None else float(v.t[i])
         future = q is not None and t is not None and t > q
         if future and not show_future:

@@ -115,10 +115,19 @@ def data_bounds(items: Sequence[Item], pad: float = 0.06) -> list[float] | None:
     return [max(w - pad_x, -180.0), south, min(e + pad_x, 180.0), north]
 
 
-def resolve_fit(items: Sequence[Item], fit: str | Sequence[float], viewport: Any) -> tuple[list[float], str]:
+def resolve_fit(
+    items: Sequence[Item], fit: str | Sequence[float], viewport: Any, *, windowed: bool = False
+) -> tuple[list[float], str]:
     """The bounds to show and the fit used: ``"viewport"`` (the saved viewport, else all),
-    ``"all"``, ``"selection"`` or explicit ``[w, s, e, n]`` (``"bounds"``)."""
+    ``"all"``, ``"selection"``, ``"window"`` (the tracks, already cut to the window: ``windowed``)
+    or explicit ``[w, s, e, n]`` (``"bounds"``)."""
     if isinstance(fit, str):
+        if fit == "window":
+            if not windowed:
+                raise validation_failed(
+                    "fit", "'window' frames the tracks in a time window: give time_start and/or time_end"
+                )
+            return data_bounds([it for it in items if it.kind == "track"]) or list(_WORLD), "window"
         if fit == "viewport" and viewport is not None:
             return check_bounds(viewport, "viewport"), "viewport"
         if fit in ("viewport", "all"):
@@ -132,7 +141,9 @@ def resolve_fit(items: Sequence[Item], fit: str | Sequence[float], viewport: Any
                     "select some (debrief_set_selection) or use fit='all'",
                 )
             return bounds, "selection"
-        raise validation_failed("fit", f"{fit!r} is not 'viewport', 'all', 'selection' or [west, south, east, north]")
+        raise validation_failed(
+            "fit", f"{fit!r} is not 'viewport', 'all', 'selection', 'window' or [west, south, east, north]"
+        )
     return check_bounds(fit, "fit"), "bounds"
 
 

@@ -1,0 +1,389 @@
+"""``find_references``: every place a symbol is used across the workspace, each with its kind.
+
+How it finds them: every file the workspace walk keeps (source, manifests, Markdown, and the
+text files of no outlined language such as Dockerfiles, YAML, shell; plus ``.github/``) is
+searched for the name as a whole word, exactly as ``grep -w`` would (a word character is a
+letter, digit or underscore). Each occurrence is then classified by the file's parser
+(:mod:`llmem.code.references_parse`): ``import``, ``call``, ``reference`` (any other identifier:
+a name, an attribute, a type, a parameter, a keyword argument), ``entry-point`` (a
+``pyproject.toml`` script, a ``package.json`` bin/main/exports line, a Dockerfile
+ENTRYPOINT/CMD) or ``text`` (a comment, a string, a file of no parsed language). Definitions
+of the name are answered apart (``definitions``) and are not uses; so every line ``grep -w``
+finds is answered, as a use or a definition (without ``path``). One entry per occurrence:
+``path``, ``line``, ``column`` (1-based, counted in bytes of UTF-8), ``kind``, ``in`` (the
+innermost function or class around it, by its qualified name) and the line's text, trimmed;
+uses in code come before ``text`` mentions, then by place.
+
+With ``path`` (the file that defines the symbol) only the uses of *that* definition are
+answered: those in its own file, and those in files that import it — Python: ``from m import
+x [as y]`` with absolute or relative module names, ``import m [as y]`` then ``m.x``,
+re-exports through any module that imports it (``__init__``), ``from m import *``; TypeScript
+and JavaScript: ``import {x [as y]} from './rel'``, ``import * as ns``, ``export {x} from``,
+``export * from`` for relative specifiers. Text and entry-point mentions count in files under
+the definition's project folder (the nearest folder above it with a manifest); a pyproject
+entry point ``"m:x"`` counts wherever it is when ``m`` resolves to it. When ``symbol`` is the
+name the file is imported by (``paths`` for ``llmem/core/paths.py``, the package for an
+``__init__.py``, ``lib`` for ``lib.ts``) and the file defines no such symbol, the question is
+who imports that module (``resolution: "module"``): the import lines of the files that import it
+or anything from it, the uses of a name it is bound to (``import a.mod as m`` then ``m``), and
+pyproject entry points in it; the words of its name elsewhere (a README's "server") are left
+out, and so is its own file. Go, Rust and Java are not resolved: the uses of the name in code
+(not ``text``) in files of the same language are answered, with ``resolution: "by-name"``.
+Shadowing (a local of the same name) is not followed. How imports are followed is
+:mod:`llmem.code.references_imports`; what is kept of the files, and for how long,
+:mod:`llmem.code.references_files`.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import difflib
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from llmem.code.references_files import MAX_FILE_BYTES, SourceFile, Use, WorkspaceFiles
+from llmem.code.references_imports import (
+    RESOLVED,
+    absolute_module,
+    module_name,
+    project_of,
+    python_bindings,
+    stems,
+    ts_bindings,
+    ts_resolve,
+)
+from llmem.code.references_parse import CODE_LANGUAGES, language_of
+from llmem.core.errors import InvalidArgument, SourceNotFound
+from llmem.core.paths import resolve_in_workspace
+
+__all__ = ["KINDS", "ReferenceFinder", "finder_for"]
+
+#: The kinds of a use, in the order ``by_kind`` lists them.
+KINDS = ("import", "call", "reference", "entry-point", "text")
+DEFINITIONS_SHOWN = 50
+_SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
+
+
+class ReferenceFinder:
+    """Finds references in one workspace; thread-safe, one per workspace per process (:func:`finder_for`)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.ws = workspace
+        self.src = WorkspaceFiles(workspace)
+        self._lock = threading.Lock()
+
+    # -- the question -----------------------------------------------------------------------------
+
+    def find(
+        self,
+        symbol: str,
+        path: str | None = None,
+        kind: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        answer_chars: int = 20_000,
+    ) -> dict[str, Any]:
+        symbol = symbol.strip()
+        if not _SYMBOL.match(symbol):
+            last = re.findall(r"[A-Za-z_$][\w$]*", symbol)
+            raise InvalidArgument(
+                f"symbol {symbol[:100]!r} is not one identifier",
+                details={"field": "symbol", "rule": "one identifier: letters, digits, _ or $"}
+                | ({"did_you_mean": last[-1]} if last else {}),
+                next_action=f"Give the bare name, e.g. symbol={last[-1]!r}." if last else "Give a bare name.",
+            )
+        if kind is not None and kind not in KINDS:
+            raise InvalidArgument(
+                f"kind {kind!r} is not a kind of use",
+                details={"field": "kind", "rule": "one of the kinds", "allowed": list(KINDS)},
+            )
+        with self._lock:  # the caches are shared by every caller of this workspace
+            return self._find(symbol, path, kind, limit, cursor, answer_chars)
+
+    def _find(
+        self, symbol: str, path: str | None, kind: str | None, limit: int, cursor: str | None, answer_chars: int
+    ) -> dict[str, Any]:
+        paths = self.src.paths()
+        files = {k: f for k in paths if (f := self.src.file(k)) is not None}
+        definitions = [
+            d for k, f in files.items() if f.offsets(symbol)
+            for d in self._definitions(k, f, symbol)
+        ]  # fmt: skip
+        if path is None:
+            uses = [u for k, f in files.items() for u in self.src.occurrences(k, f, symbol)]
+            resolution, target = "by-name", None
+        else:
+            target = self._target(path, symbol, files, definitions)
+            definitions = [d for d in definitions if d["path"] == target]
+            module = not definitions
+            if module:
+                name = module_name(target, set(files)) if language_of(target) == "python" else target
+                definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
+            uses, resolution = self._resolved(target, symbol, files, module)
+        uses = [u for u in uses if u.kind != "definition"]
+        uses.sort(key=Use.order)
+        by_kind = dict.fromkeys(KINDS, 0)
+        for u in uses:
+            by_kind[u.kind] += 1
+        chosen = [u for u in uses if kind is None or u.kind == kind]
+        tag = _tag(symbol, target, kind)
+        start = _decode_cursor(cursor, tag, chosen) if cursor else 0
+        out: dict[str, Any] = {
+            "symbol": symbol,
+            "path": target,
+            "resolution": resolution,
+            "definitions": definitions[:DEFINITIONS_SHOWN],
+            "definitions_total": len(definitions),
+            "total": len(chosen),
+            "by_kind": by_kind,
+            "files": len({u.path for u in chosen}),
+            "scanned_files": len(files),
+        }
+        unread = sorted(k for k, f in files.items() if f.data is None)
+        if unread:
+            out["not_searched"] = {
+                "count": len(unread),
+                "why": f"binary (a NUL byte) or over {MAX_FILE_BYTES:,} bytes",
+                "paths": unread[:5],
+            }
+        if not chosen:
+            where = f"that definition in {target}" if target else "the name"
+            out["note"] = (
+                f"No use of {where} in the {len(files)} files scanned"
+                + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
+                + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
+            )
+        results: list[dict[str, Any]] = []
+        room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
+        pos = start
+        while pos < len(chosen) and len(results) < limit:
+            u = chosen[pos]
+            f = files[u.path]
+            facts = self.src.facts(u.path, f)
+            item = {
+                "path": u.path,
+                "line": u.line,
+                "column": u.column + 1,
+                "kind": u.kind,
+                "in": facts.enclosing(u.line),
+                "text": f.line_text(u.line),
+            }
+            if u.name != symbol:
+                item["as"] = u.name
+            size = len(json.dumps(item, ensure_ascii=False)) + 2
+            if results and size > room:
+                break
+            room -= size
+            results.append(item)
+            pos += 1
+        out["count"] = len(results)
+        out["results"] = results
+        out["next_cursor"] = _encode_cursor(tag, chosen[pos - 1].order()) if pos < len(chosen) and results else None
+        return out
+
+    def _definitions(self, key: str, f: SourceFile, symbol: str) -> list[dict[str, Any]]:
+        facts = self.src.facts(key, f)
+        return [
+            {"path": key, "line": line, "column": col + 1, "kind": kind, "symbol": qn}
+            for name, line, col, kind, qn in facts.defs
+            if name == symbol
+        ]
+
+    def _target(self, path: str, symbol: str, files: dict[str, SourceFile], definitions: list[dict[str, Any]]) -> str:
+        where = sorted({d["path"] for d in definitions})
+        rp = resolve_in_workspace(self.ws, path, field="path")
+        if rp.key not in files:
+            close = difflib.get_close_matches(rp.key, list(files), n=5, cutoff=0.5)
+            reason = (
+                "does not exist"
+                if not rp.abs.exists()
+                else "is a folder"
+                if rp.abs.is_dir()
+                else "is not a file the workspace walk keeps (ignored, binary or too large)"
+            )
+            raise SourceNotFound(
+                f"path {rp.key!r} {reason}: give the file that defines {symbol!r}",
+                details={
+                    "field": "path",
+                    "rule": "a file of the workspace",
+                    "close_matches": close,
+                    "defined_in": where,
+                },
+                next_action="Call find_references without path to see where the name is defined.",
+            )
+        if rp.key not in where and symbol not in stems(rp.key):
+            raise InvalidArgument(
+                f"{rp.key!r} does not define {symbol!r}"
+                + (f"; it is defined in {', '.join(where[:5])}" if where else ""),
+                details={
+                    "field": "path",
+                    "rule": "the file that defines the symbol, or a module named as the symbol",
+                    "defined_in": where[:20],
+                },
+                next_action=f"Pass one of defined_in as path, or leave path out to get every use of {symbol!r}; "
+                f"symbol={stems(rp.key)[0]!r} asks who imports that file.",
+            )
+        return rp.key
+
+    # -- resolving one definition -------------------------------------------------------------------
+
+    def _resolved(self, target: str, symbol: str, files: dict[str, SourceFile], module: bool) -> tuple[list[Use], str]:
+        lang = language_of(target)
+        # A module's own file does not use it; the words of its name elsewhere are mostly not about it.
+        uses = [] if module else self.src.occurrences(target, files[target], symbol)
+        if module:
+            found, importers, entry = self._module_uses(target, symbol, files)
+            resolution = "module"
+        else:
+            found, importers, entry = self._symbol_uses(target, symbol, files)
+            resolution = "imports" if lang in RESOLVED else "by-name"
+        uses += found
+        seen = {u.key() for u in uses}
+        project = project_of(target, files)
+        for key, f in files.items():
+            if key in importers or key == target or language_of(key) in CODE_LANGUAGES or f.data is None:
+                continue
+            facts = self.src.facts(key, f)
+            lines = {line for line, mod, attr in facts.entry_refs if entry(mod, attr)}
+            for word in {attr if not module else symbol for line, _mod, attr in facts.entry_refs if line in lines}:
+                uses += [u for u in self.src.occurrences(key, f, word) if u.line in lines and u.key() not in seen]
+            if not module and (project == "" or key.startswith(project + "/")):
+                # an entry point naming another module's attribute of the same name is not a use
+                other = {line for line, mod, attr in facts.entry_refs if not entry(mod, attr)}
+                uses += [u for u in self.src.occurrences(key, f, symbol) if u.key() not in seen and u.line not in other]
+        return _unique(uses), resolution
+
+    def _symbol_uses(
+        self, target: str, symbol: str, files: dict[str, SourceFile]
+    ) -> tuple[list[Use], set[str], Callable[[str, str], bool]]:
+        """The uses of the symbol defined in ``target`` outside it, the files that import it, and
+        which pyproject entry points (module, attribute) name it."""
+        lang = language_of(target)
+        uses: list[Use] = []
+        if lang == "python":
+            bindings, modules = python_bindings(self.src, target, symbol, files)
+        elif lang in RESOLVED:
+            bindings, modules = ts_bindings(self.src, target, symbol, files)
+        else:
+            for key, f in files.items():
+                if key != target and language_of(key) == lang:
+                    uses += [u for u in self.src.occurrences(key, f, symbol) if u.kind != "text"]
+            bindings, modules = {}, set()
+        names = {n for _, n in modules}
+        for key, (locals_, quals) in bindings.items():
+            if key == target:
+                continue
+            f = files[key]
+            for word in locals_ | names:
+                uses += [
+                    u
+                    for u in self.src.occurrences(key, f, word)
+                    if u.kind == "import"  # in a file that binds it: ``x as y`` names both
+                    or (word in locals_ and u.qualifier == "")
+                    or (u.qualifier in quals and (quals[u.qualifier], word) in modules)
+                    or (word == symbol and u.kind == "text")
+                ]
+        return uses, set(bindings), lambda mod, attr: (mod, attr) in modules
+
+    def _module_uses(
+        self, target: str, symbol: str, files: dict[str, SourceFile]
+    ) -> tuple[list[Use], set[str], Callable[[str, str], bool]]:
+        """Who imports the module ``target`` (``symbol`` is its name): the import lines, and the
+        uses of the name it is bound to (``import a.mod``, ``from a import mod [as m]``, ``import * as m``)."""
+        keys = set(files)
+        lang = language_of(target)
+        own = module_name(target, keys) if lang == "python" else target
+        parent = own.rpartition(".")[0]
+        uses: list[Use] = []
+        importers: set[str] = set()
+        for key, f in files.items():
+            if key == target or f.data is None or language_of(key) not in (RESOLVED if lang != "python" else {lang}):
+                continue
+            if lang == "python" and not f.offsets(symbol):
+                continue  # every way of importing a Python module names it
+            ranges: list[tuple[int, int]] = []
+            locals_: set[str] = set()
+            for imp in self.src.facts(key, f).imports:
+                span = (imp.line, imp.end_line or imp.line)
+                if lang != "python":
+                    if ts_resolve(key, imp.module, keys) == target:
+                        ranges.append(span)
+                        locals_ |= {imp.alias} if imp.alias else set()
+                    continue
+                if imp.alias is not None:  # import a.b.mod [as m]
+                    if imp.module == own or imp.module.startswith(own + "."):
+                        ranges.append(span)
+                        if imp.module == own and imp.alias != own:
+                            locals_.add(imp.alias)
+                    continue
+                base = absolute_module(imp.module, imp.level, module_name(key, keys), key)
+                if base == own or base.startswith(own + "."):
+                    ranges.append(span)
+                for name, local in imp.names:
+                    if (f"{base}.{name}" if base else name) == own:
+                        ranges.append(span)
+                        locals_.add(local)
+            if not ranges:
+                continue
+            importers.add(key)
+            for word in locals_ | {symbol}:
+                for u in self.src.occurrences(key, f, word):
+                    if any(a <= u.line <= b for a, b in ranges):
+                        uses.append(Use(u.path, u.line, u.column, "import", u.qualifier, u.name))
+                    elif (word in locals_ and u.qualifier == "") or (word == symbol and u.qualifier == parent):
+                        uses.append(u)
+        return uses, importers, lambda mod, attr: mod == own
+
+
+def _unique(uses: list[Use]) -> list[Use]:
+    seen: dict[tuple[str, int, int], Use] = {}
+    for u in uses:
+        seen.setdefault(u.key(), u)
+    return list(seen.values())
+
+
+def _tag(symbol: str, path: str | None, kind: str | None) -> str:
+    return hashlib.blake2b(f"{symbol}\0{path}\0{kind}".encode(), digest_size=6).hexdigest()
+
+
+def _encode_cursor(tag: str, after: tuple[bool, str, int, int]) -> str:
+    raw = json.dumps({"q": tag, "after": list(after)})
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _decode_cursor(cursor: str, tag: str, uses: list[Use]) -> int:
+    """Where the next page starts: after the last use answered, so a file changed between pages
+    shifts nothing before it (the cursor names a place, not a count)."""
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        text, where, line, column = value["after"]
+        after = (bool(text), str(where), int(line), int(column))
+        ok = value["q"] == tag
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise InvalidArgument(
+            "cursor is not one this question issued; pass next_cursor unchanged with the same symbol, path and kind",
+            details={"field": "cursor", "rule": "opaque cursor of the same question"},
+        )
+    return bisect.bisect_right([u.order() for u in uses], after)
+
+
+_FINDERS: dict[str, ReferenceFinder] = {}
+_FINDERS_GUARD = threading.Lock()
+
+
+def finder_for(workspace: Path) -> ReferenceFinder:
+    """The one finder of ``workspace`` in this process (its caches warm across calls)."""
+    key = str(workspace)
+    with _FINDERS_GUARD:
+        finder = _FINDERS.get(key)
+        if finder is None:
+            finder = _FINDERS[key] = ReferenceFinder(workspace)
+        return finder

@@ -1,0 +1,5 @@
+# __main__.py
+
+from mcp_server_git import main
+
+main()

@@ -1,0 +1,347 @@
+"""``track-legs`` on the real NELSON track (checked against GeographicLib) and on tracks built
+here with known legs and turns."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from debrief_calc.analysis import default_registry
+from debrief_calc.analysis.track_legs import SPEC
+from debrief_calc.features import parse_iso
+from tests.test_analysis_support import GEOD, coords, epoch, load_json, props, rep_track, run_err, run_ok, track_feature
+
+T0 = parse_iso("2024-05-01T00:00:00Z")
+KNOT = 1852.0 / 3600.0
+
+
+def legs_of(feature: dict[str, Any], **params: Any) -> dict[str, Any]:
+    return props(run_ok("track-legs", [feature], params))
+
+
+def find_leg(answer: dict[str, Any], start: str, end: str) -> dict[str, Any]:
+    found = [leg for leg in answer["legs"] if leg["start"][11:16] == start and leg["end"][11:16] == end]
+    assert len(found) == 1, [(leg["start"], leg["end"], leg["course"]) for leg in answer["legs"]]
+    return found[0]
+
+
+def glib_leg(feature: dict[str, Any], start: str, end: str) -> tuple[float, float, float]:
+    """Course (mean of the azimuths at both ends of the geodesic from the leg's first fix to
+    its last), along-track length (m) and mean speed (kn), from GeographicLib alone."""
+    lat, lon = coords(feature)
+    t = epoch(feature)
+    i = int(np.flatnonzero(t == parse_iso(start))[0])
+    j = int(np.flatnonzero(t == parse_iso(end))[0])
+    inv = GEOD.Inverse(lat[i], lon[i], lat[j], lon[j])
+    az1, az2 = math.radians(inv["azi1"]), math.radians(inv["azi2"])
+    course = math.degrees(math.atan2(math.sin(az1) + math.sin(az2), math.cos(az1) + math.cos(az2))) % 360.0
+    length = math.fsum(GEOD.Inverse(lat[k], lon[k], lat[k + 1], lon[k + 1])["s12"] for k in range(i, j))
+    return course, length, length / (t[j] - t[i]) / KNOT
+
+
+def angle_diff(a: float, b: float) -> float:
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def test_nelson_legs_are_the_plain_ones() -> None:
+    nelson = rep_track("valid_boat1.rep")
+    answer = legs_of(nelson)
+    day = "1995-12-12T"
+    expected = [  # (start, end, course as read from the track)
+        ("09:51", "10:10", 334.0),
+        ("10:11", "10:29", 277.5),
+        ("10:32", "10:35", 67.0),
+        ("10:37", "10:40", 142.0),
+    ]
+    for start, end, course in expected:
+        leg = find_leg(answer, start, end)
+        ref_course, ref_length, ref_speed = glib_leg(nelson, f"{day}{start}:00Z", f"{day}{end}:00Z")
+        assert angle_diff(leg["course"], ref_course) < 0.5 and angle_diff(leg["course"], course) < 1.0
+        assert leg["distance"] == pytest.approx(ref_length / 1852.0, abs=1e-3)
+        assert leg["speed_kn"] == pytest.approx(ref_speed, abs=0.01)
+        assert leg["point_count"] == (parse_iso(f"{day}{end}:00Z") - parse_iso(f"{day}{start}:00Z")) / 60 + 1
+        lo, hi = leg["speed_range_kn"]
+        assert lo <= leg["speed_kn"] <= hi
+    # the 277 leg really is 277-278 throughout, by GeographicLib fix to fix
+    lat, lon = coords(nelson)
+    t = epoch(nelson)
+    i, j = (int(np.flatnonzero(t == parse_iso(f"{day}{hhmm}:00Z"))[0]) for hhmm in ("10:11", "10:29"))
+    az = [GEOD.Inverse(lat[k], lon[k], lat[k + 1], lon[k + 1])["azi1"] % 360 for k in range(i, j)]
+    assert min(az) > 276.5 and max(az) < 278.5
+
+    # the whole track: legs in time order, apart, manoeuvres between each pair
+    legs = answer["legs"]
+    assert answer["leg_count"] == len(legs) == 21 and "legs_truncated" not in answer
+    assert all(a["end"] <= b["start"] for a, b in itertools.pairwise(legs))
+    assert len(answer["manoeuvres"]) == len(legs) - 1
+    assert (legs[0]["start"], legs[-1]["end"]) == ("1995-12-12T05:00:00Z", "1995-12-12T11:41:00Z")
+    # compact: a few hundred bytes per leg, no coordinate arrays
+    assert len(json.dumps(answer)) < 500 * len(legs)
+
+    k = legs.index(find_leg(answer, "10:11", "10:29"))
+    turn = answer["manoeuvres"][k]
+    assert turn["between_legs"] == [k + 1, k + 2]
+    assert (turn["start"], turn["end"]) == (f"{day}10:29:00Z", f"{day}10:32:00Z")
+    assert turn["turn"] == "starboard" and turn["changed"] == "course and speed"
+    assert turn["turn_deg"] == pytest.approx((legs[k + 1]["course"] - legs[k]["course"]) % 360, abs=0.11)
+    assert (turn["speed_from_kn"], turn["speed_to_kn"]) == pytest.approx(
+        (legs[k]["speed_kn"], legs[k + 1]["speed_kn"]), abs=0.006
+    )
+    to_142 = answer["manoeuvres"][k + 1]
+    assert to_142["turn"] == "starboard" and to_142["turn_deg"] == pytest.approx(74.5, abs=0.2)
+
+
+def built_track(fid: str, pieces: list[tuple[float, float, float]], step_s: float = 60.0) -> dict[str, Any]:
+    """A track from (course at the start of the piece, knots, minutes) pieces, its course
+    turning evenly within a piece to the next piece's course when the piece is a turn:
+    positions by GeographicLib Direct, one fix every ``step_s``."""
+    lat, lon, t = [50.0], [-4.0], [T0]
+    for course, knots, minutes, turn in _expand(pieces):
+        steps = round(minutes * 60 / step_s)
+        for s in range(steps):
+            heading = course + turn * (s + 0.5) / steps
+            d = GEOD.Direct(lat[-1], lon[-1], heading, knots * KNOT * step_s)
+            lat.append(d["lat2"])
+            lon.append(d["lon2"])
+            t.append(t[-1] + step_s)
+    return track_feature(fid, t, lon, lat)
+
+
+def _expand(pieces: list[tuple[float, float, float]]) -> list[tuple[float, float, float, float]]:
+    """Turn pieces (knots < 0 marks 'turn by course degrees') into (course, knots, minutes, turn)."""
+    out = []
+    course = pieces[0][0]
+    for value, knots, minutes in pieces:
+        if knots < 0:
+            out.append((course, -knots, minutes, value))
+            course += value
+        else:
+            course = value
+            out.append((course, knots, minutes, 0.0))
+    return out
+
+
+def test_a_round_turn_counts_and_direction_is_as_turned() -> None:
+    # 090 for 20 min, turn 450 deg to starboard in 8 min, 180 for 20 min, then 40 deg to port
+    track = built_track("r", [(90, 10, 20), (450, -10, 8), (180, 10, 20), (-40, -10, 2), (140, 14, 20)])
+    answer = legs_of(track)
+    assert [round(leg["course"]) for leg in answer["legs"]] == [90, 180, 140]
+    first, second = answer["manoeuvres"]
+    assert first["turn"] == "starboard" and first["turn_deg"] == pytest.approx(450, abs=1)
+    assert first["changed"] == "course"
+    assert second["turn"] == "port" and second["turn_deg"] == pytest.approx(40, abs=1)
+    assert second["changed"] == "course and speed" and second["speed_to_kn"] == pytest.approx(14, abs=0.05)
+    assert answer["legs"][0]["start"] == "2024-05-01T00:00:00Z" and answer["legs"][0]["end"] == "2024-05-01T00:20:00Z"
+    assert answer["legs"][0]["speed_kn"] == pytest.approx(10, abs=1e-3)
+
+
+def test_a_speed_change_alone_parts_legs_and_a_slow_turn_is_not_one_leg() -> None:
+    track = built_track("s", [(45, 8, 15), (45, 16, 15)])
+    answer = legs_of(track)
+    assert [leg["speed_kn"] for leg in answer["legs"]] == pytest.approx([8, 16], abs=0.01)
+    (change,) = answer["manoeuvres"]
+    assert change["changed"] == "speed" and change["turn_deg"] == pytest.approx(0, abs=0.1)
+    # 2 degrees a minute for an hour: small steps, but 120 degrees in all
+    slow = legs_of(built_track("slow", [(0, 10, 10), (120, -10, 60), (120, 10, 10)]))
+    for leg in slow["legs"]:
+        assert (
+            leg["duration_s"] <= 1200 + 1e-6 or angle_diff(leg["course"], 0) < 1 or angle_diff(leg["course"], 120) < 1
+        )
+    assert max(leg["duration_s"] for leg in slow["legs"]) < 70 * 60
+
+
+def test_mark_legs_adds_one_labelled_line_per_leg() -> None:
+    nelson = rep_track("valid_boat1.rep")
+    result = run_ok("track-legs", [nelson], {"mark_legs": True, "max_legs": 5})
+    answer, marks = result.features[0]["properties"], result.features[1:]
+    assert len(marks) == 5 and answer["leg_count"] == 21 and answer["legs_truncated"] is True
+    assert "the first 5 listed" in answer["note"] and "max_legs" in answer["note"]
+    assert len(answer["manoeuvres"]) == 4
+    (command,) = result.commands
+    assert command["command"] == "addFeatures" and [f["id"] for f in command["payload"]["features"]] == [
+        f["id"] for f in marks
+    ]
+    first = marks[0]
+    assert first["properties"]["kind"] == "annotation" and first["geometry"]["type"] == "LineString"
+    assert first["properties"]["text"] == "NELSON leg 1: 270° 12.0 kn 05:00–05:12"
+    # shown while its leg is sailed, thin and dashed in the track's colour
+    for mark, leg in zip(marks, answer["legs"], strict=True):
+        assert (mark["properties"]["time"], mark["properties"]["timeEnd"]) == (leg["start"], leg["end"])
+        assert mark["properties"]["stroke-dasharray"] == "6 4" and mark["properties"]["stroke-width"] == 1
+        assert mark["properties"]["stroke"] == nelson["properties"]["stroke"]
+    lat, lon = coords(nelson)
+    assert first["geometry"]["coordinates"] == [[lon[0], lat[0]], [lon[12], lat[12]]]
+    plain = run_ok("track-legs", [nelson])
+    assert len(plain.features) == 1 and plain.commands == []
+
+
+def test_several_tracks_one_result_each_with_units() -> None:
+    tracks = [
+        f for f in load_json("plots/large-sample.plot.json")["features"] if f["properties"].get("dataType") == "track"
+    ]
+    result = run_ok("track-legs", tracks, {"distance_unit": "km"})
+    assert [f["properties"]["track_id"] for f in result.features] == [f["id"] for f in tracks]
+    for f in result.features:
+        answer = f["properties"]
+        assert answer["distance_unit"] == "km" and answer["leg_count"] == len(answer["legs"])
+        assert [s["id"] for s in answer["provenance"]["sources"]] == [answer["track_id"]]
+
+
+def test_no_leg_is_said_in_words() -> None:
+    zigzag = track_feature(
+        "z", T0 + 60 * np.arange(6), [0, 0.01, 0.0, 0.01, 0.0, 0.01], [0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    )
+    result = run_ok("track-legs", [zigzag])
+    answer = props(result)
+    assert answer["leg_count"] == 0 and answer["legs"] == [] and answer["manoeuvres"] == []
+    assert "no steady leg" in answer["note"] and "course_tolerance" in answer["note"]
+    assert any("no steady leg" in w for w in result.warnings)
+    # one fix, or a platform that never moves (no course at all), has no leg either
+    for lons, lats in (([0.0], [0.0]), ([0.0] * 5, [0.0] * 5)):
+        still = legs_of(track_feature("s", T0 + 60 * np.arange(len(lons)), lons, lats), mark_legs=True)
+        assert still["leg_count"] == 0 and still["manoeuvres"] == []
+
+
+def test_bad_input_is_named() -> None:
+    nelson = rep_track("valid_boat1.rep")
+    for field, value, rule in (
+        ("course_tolerance", 0, "minimum"),
+        ("course_tolerance", 120, "maximum"),
+        ("speed_tolerance", -1, "minimum"),
+        ("min_leg_duration_s", "long", "type"),
+        ("max_legs", 0, "minimum"),
+    ):
+        error = run_err("track-legs", [nelson], {field: value})
+        assert error["code"] == "VALIDATION_FAILED" and error["details"]["field"] == field
+        assert error["details"]["rule"] == rule, error
+    assert run_err("track-legs", [])["code"] == "INVALID_CONTEXT"
+    zone = {
+        "type": "Feature",
+        "id": "z",
+        "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]},
+        "properties": {"kind": "zone"},
+    }
+    assert run_err("track-legs", [zone])["code"] == "KIND_MISMATCH"
+
+
+def test_describe_tool_lists_the_parameters_the_handler_reads() -> None:
+    described = default_registry().get("track-legs").describe()
+    names = [p["name"] for p in described["parameters"]]
+    assert names == [
+        "course_tolerance",
+        "speed_tolerance",
+        "min_leg_duration_s",
+        "max_legs",
+        "mark_legs",
+        "distance_unit",
+    ]
+    assert described["output_kinds"] == ["analysis-result", "annotation"]
+    for name in names:
+        assert name in SPEC.description or name == "distance_unit"
+
+
+def test_noise_does_not_part_a_leg_but_a_dog_leg_stays_a_manoeuvre() -> None:
+    clean = built_track("n", [(90, 10, 30), (180, 10, 30), (135, 10, 30)])
+    rng = np.random.default_rng(3)
+    xy = np.array(clean["geometry"]["coordinates"])
+    jitter_m = rng.normal(0.0, 5.0, xy.shape)  # 5 m of position noise, each way
+    xy[:, 0] += jitter_m[:, 0] / (111_320.0 * math.cos(math.radians(50.0)))
+    xy[:, 1] += jitter_m[:, 1] / 111_320.0
+    noisy = {**clean, "geometry": {"type": "LineString", "coordinates": xy.tolist()}}
+    answer = legs_of(noisy)
+    assert [round(leg["course"]) for leg in answer["legs"]] == [90, 180, 135]
+    assert [(leg["start"][11:16], leg["end"][11:16]) for leg in answer["legs"]] == [
+        ("00:00", "00:30"),
+        ("00:30", "01:00"),
+        ("01:00", "01:30"),
+    ]
+    # out 60 degrees to starboard for 90 s and back on the line: the same course either side,
+    # but the stretch between makes good half the speed, so it is a manoeuvre, not noise
+    dog = legs_of(built_track("d", [(90, 10, 20), (150, 10, 1.5), (30, 10, 1.5), (90, 10, 20)], step_s=30.0))
+    assert [round(leg["course"]) for leg in dog["legs"]] == [90, 90]
+    (jink,) = dog["manoeuvres"]
+    assert jink["changed"].startswith("neither") and jink["duration_s"] == pytest.approx(180, abs=31)
+
+
+def _pieces_cover_the_span(answer: dict[str, Any]) -> None:
+    """Legs, manoeuvres and unsteady stretches, in time order, meet end to start from the span's
+    first fix to its last."""
+    pieces = sorted((p["start"], p["end"]) for key in ("legs", "manoeuvres", "unsteady") for p in answer[key])
+    assert pieces[0][0] == answer["track_start"] and pieces[-1][1] == answer["track_end"]
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces)), pieces
+
+
+def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
+    from debrief_calc.paging import clip_to_time
+
+    nelson = rep_track("valid_boat1.rep")
+    day = "1995-12-12T"
+    window = clip_to_time(nelson, parse_iso(f"{day}10:00:00Z"), parse_iso(f"{day}10:45:00Z"))
+    assert window is not None
+    answer = legs_of(window)
+    assert answer["legs"][-1]["end"] == f"{day}10:40:00Z"
+    (tail,) = answer["unsteady"]  # 10:40 to 10:45: turning, no steady leg before the span ends
+    assert (tail["where"], tail["start"], tail["end"]) == ("after_last_leg", f"{day}10:40:00Z", f"{day}10:45:00Z")
+    assert tail["duration_s"] == 300 and tail["point_count"] == 6 and tail["changed"] == "course"
+    assert (
+        tail["course_from"] == answer["legs"][-1]["course"] and tail["speed_from_kn"] == answer["legs"][-1]["speed_kn"]
+    )
+    lat, lon = coords(nelson)
+    t = epoch(nelson)
+    k = int(np.flatnonzero(t == parse_iso(f"{day}10:44:00Z"))[0])  # the span's last segment, by GeographicLib
+    line = GEOD.InverseLine(lat[k], lon[k], lat[k + 1], lon[k + 1])
+    assert angle_diff(tail["course_to"], line.Position(line.s13 / 2)["azi2"] % 360) < 0.06
+    assert tail["speed_to_kn"] == pytest.approx(line.s13 / 60 / KNOT, abs=0.006)
+    assert tail["turn"] == "port" and tail["turn_deg"] == pytest.approx(
+        angle_diff(tail["course_from"], tail["course_to"]), abs=0.11
+    )
+    assert "last leg's end" in tail["note"]
+    _pieces_cover_the_span(answer)
+    # a window opening mid-turn: the stretch before the first leg too
+    late = clip_to_time(nelson, parse_iso(f"{day}10:30:00Z"), parse_iso(f"{day}10:45:00Z"))
+    assert late is not None
+    answer = legs_of(late)
+    head = answer["unsteady"][0]
+    assert (head["where"], head["start"], head["end"]) == ("before_first_leg", f"{day}10:30:00Z", f"{day}10:32:00Z")
+    assert head["course_to"] == answer["legs"][0]["course"] and head["turn"] == "starboard"
+    _pieces_cover_the_span(answer)
+    # the whole track ends on legs: nothing unsteady; no leg at all: the whole span is
+    assert legs_of(nelson)["unsteady"] == []
+    zigzag = track_feature(
+        "z", T0 + 60 * np.arange(6), [0, 0.01, 0.0, 0.01, 0.0, 0.01], [0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    )
+    (whole,) = legs_of(zigzag)["unsteady"]
+    assert whole["where"] == "whole_span" and whole["point_count"] == 6
+    assert "unsteady" in SPEC.description and "cover the whole span" in SPEC.description
+
+
+def test_leg_marks_go_to_the_plot_by_a_stored_ref_timed_and_dashed(tmp_path: Path) -> None:
+    """Through run_tool the addFeatures command carries a reference to the marks, not the marks
+    again; the reference reads back the marks; a picture shows each only while its leg is sailed."""
+    from debrief_calc.calc.service import CalcService
+    from debrief_calc.state.render import render_plot
+    from llmem.core.config import Limits
+    from llmem.core.store import ArtifactStore
+
+    nelson = rep_track("valid_boat1.rep")
+    svc = CalcService(ArtifactStore(tmp_path / ".llmem", tmp_path), Limits())
+    answer = svc.run(
+        "track-legs", [nelson], None, None, {"mark_legs": True}, "1995-12-12T10:00:00Z", "1995-12-12T10:45:00Z"
+    )
+    marks = [f for f in answer["features"] if f["properties"]["kind"] == "annotation"]
+    assert len(marks) == 4
+    (command,) = answer["commands"]
+    assert command["command"] == "addFeatures" and command["payload"] == {"ref": answer["stored"]["ref"]}
+    assert answer["stored"]["feature_count"] == 4 and "addFeatures" in answer["stored"]["holds"]
+    assert len(json.dumps(answer)) < 2 * len(json.dumps(marks)) + 4000  # the marks once, not twice
+    stored, _ = svc.expand_refs([command["payload"]])
+    assert stored == marks
+    plot = {"type": "FeatureCollection", "features": [nelson, *marks]}
+    at_1020 = render_plot(plot, current_time=parse_iso("1995-12-12T10:20:00Z"), fit="all")
+    assert sorted(at_1020.hidden_inactive) == sorted(m["id"] for m in marks if m["properties"]["leg"] != 2)
