@@ -178,7 +178,8 @@ def _expanded(svc: CalcService, items: Sequence[Any], field: str) -> list[dict[s
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise _fail(f"{field}[{i}]", "type", "a GeoJSON Feature or a {ref} item")
-    return [f for f in svc.expand_refs(items) if isinstance(f, dict)]
+    found, _plot_time = svc.expand_refs(items)
+    return [f for f in found if isinstance(f, dict)]
 
 
 def _extent(values: FloatArray) -> dict[str, Any]:
