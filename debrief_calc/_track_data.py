@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,10 @@ from debrief_calc._feature_parts import (
     geometry_of,
     properties_of,
 )
-from debrief_calc._times import iso, parse_times
+from debrief_calc._times import iso, parse_iso, parse_times
+from debrief_calc.errors import ValidationFailed
 
-__all__ = ["TrackData", "read_track", "track_data"]
+__all__ = ["TrackData", "read_track", "track_data", "track_near"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,3 +151,60 @@ def read_track(feature: Mapping[str, Any], index: int | None, fid: str) -> Track
         if arr is not None:
             arr.flags.writeable = False
     return TrackData(id=fid, name=name, lon=lon, lat=lat, t=t, depth=depth, time_field=time_field)
+
+
+def _listed_times(feature: Mapping[str, Any]) -> tuple[list[Any], list[Any]] | None:
+    """A LineString's coordinates and the list of its times (``properties.timestamps``, else
+    ``times``), one per coordinate: the shape :func:`track_near` can read a piece of. None for
+    any other shape (positions, MultiLineString, times in a 4th coordinate, a count mismatch)."""
+    props, geom = properties_of(feature), geometry_of(feature)
+    if geom is None or geom.get("type") != "LineString" or _present(props.get("positions")):
+        return None
+    coords = geom.get("coordinates")
+    times = props.get("timestamps") if _present(props.get("timestamps")) else props.get("times")
+    if not isinstance(coords, list) or not isinstance(times, list) or not coords or len(times) != len(coords):
+        return None
+    return coords, times
+
+
+def track_near(feature: Mapping[str, Any], when: float, *, index: int | None = None) -> tuple[TrackData, float, float]:
+    """The fixes of a track around ``when`` (the leg it falls in and the legs either side, so a
+    fix's course is the leg after's, or at the last fix the leg before's), validated as
+    :func:`track_data` validates a track, and the track's first and last times.
+
+    For a question at one time (the tote): a LineString with a list of times is bisected on its
+    times, parsing some twenty of them, and only the few fixes found are read, so the cost does not
+    grow with the track; any other shape is read whole and cut. The times are taken to be in order
+    (as every reader of the whole track checks); only the piece read is checked."""
+    fid = feature_id(feature, index)
+    listed = _listed_times(feature)
+    if listed is None:
+        whole = read_track(feature, index, fid)
+        return _piece(whole, when), float(whole.t[0]), float(whole.t[-1])
+    coords, times = listed
+    label = feature_label(feature, index, "track")
+    field = "properties.timestamps" if _present(properties_of(feature).get("timestamps")) else "properties.times"
+
+    def at(i: int) -> float:
+        if isinstance(times[i], str):  # one string: the scalar parser is ~50x faster than the array one
+            try:
+                return parse_iso(times[i])
+            except ValidationFailed:
+                pass  # parse_times names the field and index
+        return float(parse_times([times[i]], field=f"{field}[{i}]", label=label, fid=fid)[0])
+
+    n = len(times)
+    i = min(max(bisect.bisect_right(range(n), when, key=at) - 1, 0), n - 1)
+    lo, hi = max(i - 1, 0), min(i + 3, n)
+    props = {**properties_of(feature), field.split(".")[1]: times[lo:hi]}
+    view = {**feature, "properties": props, "geometry": {"type": "LineString", "coordinates": coords[lo:hi]}}
+    return read_track(view, index, fid), at(0), at(n - 1)
+
+
+def _piece(track: TrackData, when: float) -> TrackData:
+    """The fixes of ``track`` around ``when``, as :func:`track_near` reads them."""
+    n = len(track)
+    i = min(max(int(np.searchsorted(track.t, when, side="right")) - 1, 0), n - 1)
+    cut = slice(max(i - 1, 0), min(i + 3, n))
+    depth = track.depth[cut] if track.depth is not None else None
+    return TrackData(track.id, track.name, track.lon[cut], track.lat[cut], track.t[cut], depth, track.time_field)
