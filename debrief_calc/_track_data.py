@@ -22,7 +22,7 @@ from debrief_calc._feature_parts import (
 from debrief_calc._times import iso, parse_iso, parse_times
 from debrief_calc.errors import ValidationFailed
 
-__all__ = ["TrackData", "read_track", "track_data", "track_near"]
+__all__ = ["ListedTimes", "TrackData", "listed_times", "read_track", "track_data", "track_near"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,18 +153,63 @@ def read_track(feature: Mapping[str, Any], index: int | None, fid: str) -> Track
     return TrackData(id=fid, name=name, lon=lon, lat=lat, t=t, depth=depth, time_field=time_field)
 
 
-def _listed_times(feature: Mapping[str, Any]) -> tuple[list[Any], list[Any]] | None:
-    """A LineString's coordinates and the list of its times (``properties.timestamps``, else
-    ``times``), one per coordinate: the shape :func:`track_near` can read a piece of. None for
-    any other shape (positions, MultiLineString, times in a 4th coordinate, a count mismatch)."""
+@dataclass(frozen=True)
+class ListedTimes:
+    """A LineString track with a list of times, one per coordinate (``properties.timestamps``,
+    else ``times``): the shape whose times can be bisected, parsing only the few looked at. The
+    times are taken to be in order, as every reader of a whole track checks."""
+
+    feature: Mapping[str, Any]
+    coords: list[Any]
+    times: list[Any]
+    field: str  # "properties.timestamps" or "properties.times"
+    label: str
+    fid: str
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def at(self, i: int) -> float:
+        """The time of fix ``i`` in epoch seconds (ValidationFailed naming ``field[i]``)."""
+        value = self.times[i]
+        if isinstance(value, str):  # one string: the scalar parser is ~50x faster than the array one
+            try:
+                return parse_iso(value)
+            except ValidationFailed:
+                pass  # parse_times names the field and index
+        return float(parse_times([value], field=f"{self.field}[{i}]", label=self.label, fid=self.fid)[0])
+
+    def first_at_or_after(self, when: float) -> int:
+        return bisect.bisect_left(range(len(self.times)), when, key=self.at)
+
+    def first_after(self, when: float) -> int:
+        return bisect.bisect_right(range(len(self.times)), when, key=self.at)
+
+    def piece(self, lo: int, hi: int) -> dict[str, Any]:
+        """The track with only fixes ``lo`` to ``hi - 1``: its coordinates and every per-fix list of
+        its properties (as long as its times) cut alike; the other members kept."""
+        n = len(self.times)
+        props = {
+            k: v[lo:hi] if isinstance(v, list) and len(v) == n else v for k, v in properties_of(self.feature).items()
+        }
+        geom = geometry_of(self.feature) or {}
+        return {**self.feature, "properties": props, "geometry": {**geom, "coordinates": self.coords[lo:hi]}}
+
+
+def listed_times(feature: Mapping[str, Any], index: int | None = None) -> ListedTimes | None:
+    """The track as :class:`ListedTimes`, or None for any other shape (positions, a MultiLineString,
+    times in a 4th coordinate, as many times as coordinates not given)."""
     props, geom = properties_of(feature), geometry_of(feature)
     if geom is None or geom.get("type") != "LineString" or _present(props.get("positions")):
         return None
     coords = geom.get("coordinates")
-    times = props.get("timestamps") if _present(props.get("timestamps")) else props.get("times")
+    field = "properties.timestamps" if _present(props.get("timestamps")) else "properties.times"
+    times = props.get(field.split(".")[1])
     if not isinstance(coords, list) or not isinstance(times, list) or not coords or len(times) != len(coords):
         return None
-    return coords, times
+    return ListedTimes(
+        feature, coords, times, field, feature_label(feature, index, "track"), feature_id(feature, index)
+    )
 
 
 def track_near(feature: Mapping[str, Any], when: float, *, index: int | None = None) -> tuple[TrackData, float, float]:
@@ -176,29 +221,14 @@ def track_near(feature: Mapping[str, Any], when: float, *, index: int | None = N
     times, parsing some twenty of them, and only the few fixes found are read, so the cost does not
     grow with the track; any other shape is read whole and cut. The times are taken to be in order
     (as every reader of the whole track checks); only the piece read is checked."""
-    fid = feature_id(feature, index)
-    listed = _listed_times(feature)
+    listed = listed_times(feature, index)
     if listed is None:
-        whole = read_track(feature, index, fid)
+        whole = read_track(feature, index, feature_id(feature, index))
         return _piece(whole, when), float(whole.t[0]), float(whole.t[-1])
-    coords, times = listed
-    label = feature_label(feature, index, "track")
-    field = "properties.timestamps" if _present(properties_of(feature).get("timestamps")) else "properties.times"
-
-    def at(i: int) -> float:
-        if isinstance(times[i], str):  # one string: the scalar parser is ~50x faster than the array one
-            try:
-                return parse_iso(times[i])
-            except ValidationFailed:
-                pass  # parse_times names the field and index
-        return float(parse_times([times[i]], field=f"{field}[{i}]", label=label, fid=fid)[0])
-
-    n = len(times)
-    i = min(max(bisect.bisect_right(range(n), when, key=at) - 1, 0), n - 1)
-    lo, hi = max(i - 1, 0), min(i + 3, n)
-    props = {**properties_of(feature), field.split(".")[1]: times[lo:hi]}
-    view = {**feature, "properties": props, "geometry": {"type": "LineString", "coordinates": coords[lo:hi]}}
-    return read_track(view, index, fid), at(0), at(n - 1)
+    n = len(listed)
+    i = min(max(listed.first_after(when) - 1, 0), n - 1)
+    piece = listed.piece(max(i - 1, 0), min(i + 3, n))
+    return read_track(piece, index, listed.fid), listed.at(0), listed.at(n - 1)
 
 
 def _piece(track: TrackData, when: float) -> TrackData:
