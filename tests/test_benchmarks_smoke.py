@@ -51,7 +51,8 @@ FIGURE_ROWS = [
     (CALC, "tote 2 x 24,000 fixes at one time", 2),  # the first call and the warm p50
     (CALC, "same warm p50, vs one GeographicLib Inverse *1", 1),
     (CALC, "tote in process (CalcService.run), vs one Inverse", 1),
-    (CALC, "same, vs reading both whole tracks (the tote before)", 1),
+    (CALC, "the tote's own work (executor.run: no store, no MCP), vs one Inverse", 1),
+    (CALC, "the tote's own work, vs reading both whole tracks (the tote before)", 1),
     (CALC, "track-legs 24,000 fixes", 2),
     (CALC, "same warm p50, vs numpy diff/arctan2 pass *2", 1),
     (CALC, "range-bearing on refs, windowed to 3,600 samples", 2),
