@@ -177,7 +177,9 @@ def check_kinds(spec: ToolSpec, feats: list[Mapping[str, Any]]) -> None:
             fid = raw_id(f)
             expected = ", ".join(repr(k) for k in spec.input_kinds) or "no features"
             raise KindMismatch(
-                f"tool {spec.name!r} requires features of kind {expected}, got {kind!r} (features[{i}], id {fid!r})",
+                f"tool {spec.name!r} requires features of kind {expected}, got {kind!r} (features[{i}], id {fid!r}): "
+                f"pass only features (or plot.feature_ids) of kind {expected}, leaving {fid or f'features[{i}]'!r} "
+                "out, or the whole plot (plot without feature_ids), from which the other kinds are left out",
                 details={
                     "expected_kinds": list(spec.input_kinds),
                     "received_kind": kind,

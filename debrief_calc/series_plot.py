@@ -89,10 +89,13 @@ def _nice_step(span: float, ticks: int) -> float:
     return next((m * base for m in (1, 2, 2.5, 5, 10) if m * base >= raw), 10 * base)
 
 
-def _y_range(panel: Panel) -> tuple[float, float, float]:
-    """The panel's y axis: low, high (the data's, padded a little; from 0 for a distance or a speed;
-    the whole circle for an angle that spreads over half of it) and the step between its ticks."""
+def _y_range(panel: Panel, extra: Sequence[float] = ()) -> tuple[float, float, float]:
+    """The panel's y axis: low, high (the data's and ``extra``'s, a marked value the samples miss,
+    padded a little; from 0 for a distance or a speed; the whole circle for an angle that spreads
+    over half of it) and the step between its ticks."""
     v = panel.values[np.isfinite(panel.values)]
+    if extra:
+        v = np.concatenate((v, np.asarray([x for x in extra if math.isfinite(x)], dtype=float)))
     if panel.angle is not None and v.size and float(v.max() - v.min()) > 180.0:
         return (-180.0, 180.0, 90.0) if panel.angle == "signed" else (0.0, 360.0, 90.0)
     if not v.size:
@@ -178,11 +181,13 @@ def draw_series(
     title: str,
     cpa: Marker | None = None,
     narratives: Sequence[Marker] = (),
+    peaks: Sequence[Marker] = (),
     width: int = 900,
     height: int | None = None,
 ) -> SeriesPicture:
     """The panels over ``times`` (epoch seconds, increasing) as a PNG ``width`` pixels wide and
-    ``height`` high (default: about 190 pixels a panel)."""
+    ``height`` high (default: about 190 pixels a panel). ``peaks``: true extremes the samples miss,
+    each a diamond on its panel at its value (the axis reaching it) with its label beside."""
     from PIL import Image, ImageDraw
 
     t0, t1 = float(times[0]), float(times[-1])
@@ -216,7 +221,7 @@ def draw_series(
     for i, panel in enumerate(panels):
         y0 = top + i * (panel_h + _GAP)
         y1 = y0 + panel_h
-        lo, hi, ystep = _y_range(panel)
+        lo, hi, ystep = _y_range(panel, [m.value for m in peaks if m.panel == panel.name and m.value is not None])
         ranges[panel.name] = (lo, hi)
         tops[panel.name] = (y0, y1, lo, hi)
         draw.rectangle((x0, y0, x1, y1), fill=(250, 251, 253), outline=(170, 175, 185))
@@ -262,9 +267,27 @@ def draw_series(
         draw.rectangle((lx - 2, first[0] + 20, lx + w + 2, first[0] + 36), fill=(255, 255, 255, 230))
         normal.draw(draw, (lx, first[0] + 22), cpa.text, fill=_CPA)
 
+    for m in peaks:
+        if m.panel in tops and m.value is not None and t0 <= m.t <= t1:
+            _draw_peak(draw, m, float(x_of(m.t)), tops[m.panel], (x0, x1), normal)
+
     out = io.BytesIO()
     img.save(out, format="PNG", compress_level=1)
     return SeriesPicture(out.getvalue(), width, height, labelled, ranges)
+
+
+def _draw_peak(
+    draw: Any, m: Marker, x: float, panel: tuple[float, float, float, float], span: tuple[float, float], f: Any
+) -> None:
+    """A true extreme: a red diamond at its value, its label beside it (inside the panel)."""
+    p0, p1, lo, hi = panel
+    y = p1 - (float(m.value or 0.0) - lo) / (hi - lo) * (p1 - p0)
+    draw.polygon(((x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)), outline=_CPA, fill=(255, 255, 255), width=2)
+    w = f.getlength(m.text)
+    lx = x + 9 if x + 9 + w <= span[1] - 2 else x - 9 - w
+    ly = min(max(y - 8, p0 + 2), p1 - 18)
+    draw.rectangle((lx - 2, ly, lx + w + 2, ly + 16), fill=(255, 255, 255, 230))
+    f.draw(draw, (lx, ly + 2), m.text, fill=_CPA)
 
 
 def _draw_narratives(

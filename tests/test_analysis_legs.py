@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -169,6 +170,11 @@ def test_mark_legs_adds_one_labelled_line_per_leg() -> None:
     first = marks[0]
     assert first["properties"]["kind"] == "annotation" and first["geometry"]["type"] == "LineString"
     assert first["properties"]["text"] == "NELSON leg 1: 270° 12.0 kn 05:00–05:12"
+    # shown while its leg is sailed, thin and dashed in the track's colour
+    for mark, leg in zip(marks, answer["legs"], strict=True):
+        assert (mark["properties"]["time"], mark["properties"]["timeEnd"]) == (leg["start"], leg["end"])
+        assert mark["properties"]["stroke-dasharray"] == "6 4" and mark["properties"]["stroke-width"] == 1
+        assert mark["properties"]["stroke"] == nelson["properties"]["stroke"]
     lat, lon = coords(nelson)
     assert first["geometry"]["coordinates"] == [[lon[0], lat[0]], [lon[12], lat[12]]]
     plain = run_ok("track-legs", [nelson])
@@ -261,3 +267,81 @@ def test_noise_does_not_part_a_leg_but_a_dog_leg_stays_a_manoeuvre() -> None:
     assert [round(leg["course"]) for leg in dog["legs"]] == [90, 90]
     (jink,) = dog["manoeuvres"]
     assert jink["changed"].startswith("neither") and jink["duration_s"] == pytest.approx(180, abs=31)
+
+
+def _pieces_cover_the_span(answer: dict[str, Any]) -> None:
+    """Legs, manoeuvres and unsteady stretches, in time order, meet end to start from the span's
+    first fix to its last."""
+    pieces = sorted((p["start"], p["end"]) for key in ("legs", "manoeuvres", "unsteady") for p in answer[key])
+    assert pieces[0][0] == answer["track_start"] and pieces[-1][1] == answer["track_end"]
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces)), pieces
+
+
+def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
+    from debrief_calc.paging import clip_to_time
+
+    nelson = rep_track("valid_boat1.rep")
+    day = "1995-12-12T"
+    window = clip_to_time(nelson, parse_iso(f"{day}10:00:00Z"), parse_iso(f"{day}10:45:00Z"))
+    assert window is not None
+    answer = legs_of(window)
+    assert answer["legs"][-1]["end"] == f"{day}10:40:00Z"
+    (tail,) = answer["unsteady"]  # 10:40 to 10:45: turning, no steady leg before the span ends
+    assert (tail["where"], tail["start"], tail["end"]) == ("after_last_leg", f"{day}10:40:00Z", f"{day}10:45:00Z")
+    assert tail["duration_s"] == 300 and tail["point_count"] == 6 and tail["changed"] == "course"
+    assert (
+        tail["course_from"] == answer["legs"][-1]["course"] and tail["speed_from_kn"] == answer["legs"][-1]["speed_kn"]
+    )
+    lat, lon = coords(nelson)
+    t = epoch(nelson)
+    k = int(np.flatnonzero(t == parse_iso(f"{day}10:44:00Z"))[0])  # the span's last segment, by GeographicLib
+    line = GEOD.InverseLine(lat[k], lon[k], lat[k + 1], lon[k + 1])
+    assert angle_diff(tail["course_to"], line.Position(line.s13 / 2)["azi2"] % 360) < 0.06
+    assert tail["speed_to_kn"] == pytest.approx(line.s13 / 60 / KNOT, abs=0.006)
+    assert tail["turn"] == "port" and tail["turn_deg"] == pytest.approx(
+        angle_diff(tail["course_from"], tail["course_to"]), abs=0.11
+    )
+    assert "last leg's end" in tail["note"]
+    _pieces_cover_the_span(answer)
+    # a window opening mid-turn: the stretch before the first leg too
+    late = clip_to_time(nelson, parse_iso(f"{day}10:30:00Z"), parse_iso(f"{day}10:45:00Z"))
+    assert late is not None
+    answer = legs_of(late)
+    head = answer["unsteady"][0]
+    assert (head["where"], head["start"], head["end"]) == ("before_first_leg", f"{day}10:30:00Z", f"{day}10:32:00Z")
+    assert head["course_to"] == answer["legs"][0]["course"] and head["turn"] == "starboard"
+    _pieces_cover_the_span(answer)
+    # the whole track ends on legs: nothing unsteady; no leg at all: the whole span is
+    assert legs_of(nelson)["unsteady"] == []
+    zigzag = track_feature(
+        "z", T0 + 60 * np.arange(6), [0, 0.01, 0.0, 0.01, 0.0, 0.01], [0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    )
+    (whole,) = legs_of(zigzag)["unsteady"]
+    assert whole["where"] == "whole_span" and whole["point_count"] == 6
+    assert "unsteady" in SPEC.description and "cover the whole span" in SPEC.description
+
+
+def test_leg_marks_go_to_the_plot_by_a_stored_ref_timed_and_dashed(tmp_path: Path) -> None:
+    """Through run_tool the addFeatures command carries a reference to the marks, not the marks
+    again; the reference reads back the marks; a picture shows each only while its leg is sailed."""
+    from debrief_calc.calc.service import CalcService
+    from debrief_calc.state.render import render_plot
+    from llmem.core.config import Limits
+    from llmem.core.store import ArtifactStore
+
+    nelson = rep_track("valid_boat1.rep")
+    svc = CalcService(ArtifactStore(tmp_path / ".llmem", tmp_path), Limits())
+    answer = svc.run(
+        "track-legs", [nelson], None, None, {"mark_legs": True}, "1995-12-12T10:00:00Z", "1995-12-12T10:45:00Z"
+    )
+    marks = [f for f in answer["features"] if f["properties"]["kind"] == "annotation"]
+    assert len(marks) == 4
+    (command,) = answer["commands"]
+    assert command["command"] == "addFeatures" and command["payload"] == {"ref": answer["stored"]["ref"]}
+    assert answer["stored"]["feature_count"] == 4 and "addFeatures" in answer["stored"]["holds"]
+    assert len(json.dumps(answer)) < 2 * len(json.dumps(marks)) + 4000  # the marks once, not twice
+    stored, _ = svc.expand_refs([command["payload"]])
+    assert stored == marks
+    plot = {"type": "FeatureCollection", "features": [nelson, *marks]}
+    at_1020 = render_plot(plot, current_time=parse_iso("1995-12-12T10:20:00Z"), fit="all")
+    assert sorted(at_1020.hidden_inactive) == sorted(m["id"] for m in marks if m["properties"]["leg"] != 2)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from debrief_calc.analysis.range_bearing import COLUMNS as series_columns
 from debrief_calc.calc.server import build_server
 from debrief_calc.features import parse_iso
 from debrief_calc.paging import clip_to_time
@@ -129,7 +130,7 @@ def test_the_tote_at_1030_matches_geographiclib(ships: Any) -> None:
     (lon0, lat0), (lon1, lat1) = feature["geometry"]["coordinates"]
     assert (lat0, lon0) == pytest.approx(a.position(when), abs=1e-9)
     assert (lat1, lon1) == pytest.approx(b.position(when), abs=1e-9)
-    assert len(json.dumps(feature)) < 1500  # a tote is a small table
+    assert len(json.dumps(feature)) < 1800  # a tote is a small table (here on a fix in a turn: before, note)
 
 
 def test_bearing_rate_at_102030_is_drawing_left(ships: Any) -> None:
@@ -262,6 +263,36 @@ def test_course_at_a_fix_is_the_leg_after_and_at_the_last_fix_the_leg_before(shi
         )
 
 
+def test_at_a_fix_in_a_turn_the_tote_gives_the_legs_before_too(ships: Any) -> None:
+    nelson, collingwood, a, b = ships
+    when = at("10:30:00")  # a fix of both, mid NELSON's turn
+    result = run_ok("tote", [nelson, collingwood], {"time": f"{DAY}10:30:00Z"})
+    row = props(result)
+    assert row["at_fix"] is True and row["at_fix_of"] == ["rep-nelson", "rep-collingwood"]
+    assert row["bearing_rate"] == pytest.approx(fd_rate(a, b, when, after=True), abs=0.01)  # the legs after
+    before = row["before"]
+    assert before["bearing_rate"] == pytest.approx(fd_rate(a, b, when), abs=0.01)  # the legs before, GeographicLib
+    assert round(before["bearing_rate"], 1) == -3.6 and before["bearing_rate_side"] == "L"
+    assert before["primary_course"] == pytest.approx(a.motion(when - 1)[0], abs=1e-3)
+    assert before["secondary_speed"] == pytest.approx(b.motion(when - 1)[1], abs=1e-3)
+    brg = sight(a, b, when)[1]
+    assert before["relative_bearing"] == pytest.approx(wrap180(brg - a.motion(when - 1)[0]), abs=1e-3)
+    assert set(before) == set(series_columns) - {"time", "range", "bearing"}  # what the motion changes
+    assert "-3.61°/min L before, +0.21°/min R after" in row["note"] and "between fixes" in row["note"]
+    assert any("on a fix in a turn" in w for w in result.warnings)
+    # within a millisecond of the fix it is the fix; between fixes, no convention applied
+    near = props(run_ok("tote", [nelson, collingwood], {"time": f"{DAY}10:29:59.9995Z"}))
+    assert near["at_fix"] is True and near["bearing_rate"] == row["bearing_rate"] and near["before"] == before
+    between = props(run_ok("tote", [nelson, collingwood], {"time": f"{DAY}10:30:30Z"}))
+    assert between["at_fix"] is False and "before" not in between and "note" not in between
+    assert between["bearing_rate"] == pytest.approx(fd_rate(a, b, at("10:30:30")), abs=0.01)
+    # a fix on steady legs: on a fix, and nothing to add
+    steady = props(run_ok("tote", [nelson, collingwood], {"time": f"{DAY}10:06:00Z"}))
+    assert steady["at_fix"] is True and "before" not in steady
+    assert "at_fix says whether the time is on a fix" in _description("tote")
+    assert "the tote at that time gives both sides: at_fix, before" in _description("range-bearing")
+
+
 def _hms(t: float) -> str:
     return f"{int(t // 3600 % 24):02d}:{int(t // 60 % 60):02d}:{int(t % 60):02d}"
 
@@ -336,7 +367,10 @@ def test_a_secondary_with_no_data_then_says_so(ships: Any) -> None:
     assert missing["secondary_id"] == early["id"] and "range" not in missing
     assert missing["note"].startswith("no data at 1995-12-12T10:30:00Z") and "08:00:00Z" in missing["note"]
     assert result.features[1]["geometry"] is None
-    assert result.warnings == [f"track {early['id']!r} has no data at 1995-12-12T10:30:00Z: no tote row for it"]
+    assert result.warnings == [
+        "rep-collingwood: the time is on a fix in a turn; the row's note and before say more",  # 10:30 is a fix
+        f"track {early['id']!r} has no data at 1995-12-12T10:30:00Z: no tote row for it",
+    ]
     # NELSON named as primary, the first feature becomes a secondary
     named = run_ok("tote", [collingwood, nelson], {"time": f"{DAY}10:30:00Z", "primary": "rep-nelson"})
     assert props(named)["range"] == full["range"] and props(named)["secondary_id"] == "rep-collingwood"

@@ -161,7 +161,8 @@ def test_a_real_zone_reports_its_active_period_and_counts_inside_it() -> None:
     assert whole["zone_active"] == ["2024-11-14T19:10:00Z", "2024-11-15T04:10:00Z"]
     (t,) = whole["transits"]  # wholly inside the active period: as if always active
     always = props(run_ok("zone-transits", [van_galen, with_period(sap, None, None)]))
-    assert always["zone_active"] is None and always["transits"] == whole["transits"]
+    assert always["zone_active"] == "always" and always["transits"] == whole["transits"]
+    assert '"always" for a zone with neither time nor timeEnd' in TRANSITS_SPEC.description
     assert "only while active" in TRANSITS_SPEC.description and "zone_active" in TRANSITS_SPEC.description
     entry, exit_ = parse_iso(t["entry_time"]), parse_iso(t["exit_time"])
 
@@ -411,8 +412,10 @@ def test_overlaps_of_two_tracks_in_two_zones_with_a_known_interval() -> None:
     (same,) = props(both_in_z1)["overlaps"]
     assert (same["first_zone"], same["second_zone"]) == ("z1", "z1")
     assert (parse_iso(same["start"]), parse_iso(same["end"])) == pytest.approx((T0 + 1500, T0 + 2000), abs=1e-3)
+    assert [z["active"] for z in answer["compared"]["zones"]] == ["always", "always"]  # no time: said, not null
     late = {**z2, "properties": {**z2["properties"], "time": at(2500)}}
     later = props(run_ok("zone-overlaps", [a, b, z1, late]))
+    assert [z["active"] for z in later["compared"]["zones"]] == ["always", [at(2500), None]]
     assert (
         later["overlaps"] == [] and "no track was inside a zone while another track was inside a zone" in later["note"]
     )

@@ -195,14 +195,23 @@ async def test_a_destructive_tool_waits_for_the_person(approve: bool) -> None:
                     page.seen = anyio.Event()
             confirm = next(f for f in page.frames if f["type"] == "confirm")["payload"]
             assert confirm["tool"] == "ships:sink" and confirm["arguments"] == {"ship": "Bismarck"}
+            # what will change, in words; the arguments stay for the disclosure
+            assert confirm["change"] == "run sink with ship Bismarck"
+            assert confirm["message"] == "This will run sink with ship Bismarck. Allow it?"
             assert log == []  # nothing runs before the answer
             pending = session.confirms[confirm["requestId"]]
             pending.approve = approve
             pending.answered.set()
     assert log == (["sink Bismarck"] if approve else [])
     assert page.text() == ("done" if approve else "not sunk")
+    done = page.steps()[-1]["data"]
     if not approve:
         assert "declined" in session.history[2].content and session.history[2].is_error
+        assert session.history[2].outcome == "declined" and done["outcome"] == "declined"
+        assert done["headline"] == "you said no; nothing ran" and done["title"] == "sink"
+    else:
+        assert session.history[2].outcome == "" and done["outcome"] == "done"
+        assert done["headline"] == "Bismarck sunk" == session.history[2].headline
 
 
 async def test_the_step_limit_ends_a_turn_with_a_last_answer_in_words() -> None:
@@ -267,6 +276,11 @@ async def test_cancel_stops_the_running_tool_call_and_the_turn() -> None:
             session.turn.cancel()
         assert session.turn is None and page.kinds()[-1] == "done"
         assert page.steps()[-1]["data"] == {"cancelled": True}
+        stopped_step = page.steps()[-2]
+        assert stopped_step["state"] == "complete" and stopped_step["data"]["outcome"] == "cancelled"
+        # the stopped call stays in the history, cancelled: a reload draws it so
+        stopped = [m for m in session.history if m.role == "tool"]
+        assert [(m.tool_name, m.outcome, m.is_error) for m in stopped] == [("ships:wait", "cancelled", True)]
         with anyio.fail_after(10):  # the client's notifications/cancelled reaches the server
             while "wait cancelled" not in log:
                 await anyio.sleep(0.01)
@@ -295,6 +309,12 @@ async def test_prompt_ready_is_closed_by_the_host_with_its_model(tmp_path: Path)
     assert steps[2]["message"] == "Stored through llmem:store_llm_result" and not steps[3]["data"]["isError"]
     result = session.history[2]
     assert result.role == "tool" and not result.is_error and "stored the answer" in result.content
+    # the store the host ran itself is kept with the call, so a reload draws that step too
+    (stored,) = result.host_steps
+    assert stored["tool"] == "llmem:store_llm_result" and stored["callId"] == steps[2]["data"]["callId"]
+    assert (stored["outcome"], stored["title"]) == ("done", "store_llm_result")
+    # and the stand-in's report of the call reads as one line, the data's own words
+    assert page.text().startswith("- `generate_prompt · annotate` answered:")
 
 
 async def test_in_text_mode_the_system_prompt_teaches_the_tool_blocks() -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from llmem.host.providers.standin_plays import SUGGESTIONS
+from tests.conftest import DATA
 from tests.fake_models import FakeOpenAI
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_web import PLOT, model
@@ -69,21 +71,25 @@ def ask(page: Any, text: str) -> None:
     page.wait_for_selector("#send[data-mode='send']", timeout=120_000)
 
 
-def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
+def watched_page(browser: Any, url: str, outside: list[str] | None = None) -> tuple[Any, Any, list[str]]:
+    """A wide page open at ``url`` and connected, and the errors its scripts report; ``outside``
+    collects any request that leaves this machine."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    outside: list[str] = []
-    page.on(
-        "request",
-        lambda r: (
-            outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:")) else None
-        ),
-    )
-    page.goto(host.url)
+    if outside is not None:
+        local = ("http://127.0.0.1", "ws://127.0.0.1", "data:")
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(local) else None)
+    page.goto(url)
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    return context, page, errors
+
+
+def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
+    outside: list[str] = []
+    context, page, errors = watched_page(browser, host.url, outside)
     assert "llama3.1:8b" in page.inner_text("#provider")
     assert not page.is_visible("#standin-badge")
 
@@ -122,7 +128,7 @@ def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
     page.fill("#input", "a slow answer please")
     page.click("#send")
     page.wait_for_selector("#send[data-mode='stop']", timeout=30_000)
-    page.wait_for_function("document.querySelectorAll('.msg.assistant').length > 0", timeout=30_000)
+    page.locator(".msg.assistant").first.wait_for(timeout=30_000)
     page.keyboard.press("Escape")  # as the Stop button: the answer would stream for 20 s
     page.wait_for_selector("#send[data-mode='send']", timeout=8_000)
 
@@ -130,15 +136,19 @@ def test_a_conversation_in_the_browser(browser: Any, host: HostProcess) -> None:
     before = page.locator(".msg.user").count()
     page.reload()
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
-    page.wait_for_function(f"document.querySelectorAll('.msg.user').length === {before}", timeout=30_000)
+    page.locator(".msg.user").nth(before - 1).wait_for(timeout=30_000)  # (the page's CSP forbids string waits)
+    assert page.locator(".msg.user").count() == before
     assert page.locator(".tool-step").count() >= 6
     assert page.locator(".chat-image img").count() == 1  # the picture comes back with the history
 
     # New chat: an empty conversation in a new session
     session = page.evaluate("Object.values(sessionStorage)[0]")
     page.click("#new-chat")
+    page.click("#new-chat-yes")  # it asks first
+    page.wait_for_selector("#welcome", state="visible", timeout=30_000)
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
-    page.wait_for_function(f"Object.values(sessionStorage)[0] && Object.values(sessionStorage)[0] !== {session!r}")
+    page.wait_for_selector(f"body[data-session]:not([data-session={session!r}])", state="attached", timeout=30_000)
+    assert page.evaluate("Object.values(sessionStorage)[0]") not in (None, session)
     assert page.locator(".msg.user").count() == 0 and page.is_visible("#welcome")
 
     assert errors == [] and outside == []
@@ -182,4 +192,140 @@ def readme_screenshot(browser: Any, host: HostProcess) -> None:
     assert PLOT in (page.locator(".tool-step").nth(2).text_content() or "")
     page.locator(".msg.user").first.evaluate("(m) => m.scrollIntoView({block: 'start'})")
     shot(page, "host-page.png")
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
+    """The README's "try it": the two REP files alone, and the stand-in."""
+    root = tmp_path_factory.mktemp("stand-in")
+    ws = root / "plots"
+    ws.mkdir()
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        shutil.copy(DATA / "rep" / name, ws / name)
+    config = write_config(ws, root / "mcp.json")
+    with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50") as process:
+        yield process
+
+
+def send(page: Any, text: str) -> None:
+    page.fill("#input", text)
+    page.click("#send")
+    page.wait_for_selector("#send[data-mode='stop']", timeout=30_000)
+
+
+def step_rows(page: Any) -> list[tuple[str, str, str]]:
+    """Each step's header as the person reads it: what ran, its outcome, its one-line result."""
+    return [
+        (
+            step.locator(".tool-short").inner_text(),
+            step.get_attribute("data-outcome") or "",
+            step.locator(".step-preview").inner_text(),
+        )
+        for step in page.locator(".tool-step").all()
+    ]
+
+
+def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any, stand_in: HostProcess) -> None:
+    outside: list[str] = []
+    context, page, errors = watched_page(browser, stand_in.url, outside)
+    assert page.is_visible("#standin-badge")
+    # the suggestions are what the stand-in plays through, and the first is the README's question
+    assert [c.inner_text() for c in page.locator(".chip").all()] == list(SUGGESTIONS)
+    shot(page, "standin-welcome.png")
+    page.locator(".chip").first.click()
+    page.click("#send")
+    page.wait_for_selector("#send[data-mode='stop']", timeout=30_000)
+    page.wait_for_selector("#send[data-mode='send']", timeout=120_000)
+    rows = step_rows(page)
+    assert [r[:2] for r in rows] == [
+        ("debrief_list_plots", "done"),
+        ("run_tool · import-rep", "done"),
+        ("run_tool · import-rep", "done"),
+        ("debrief_create_plot", "done"),
+        ("run_tool · closest-approach", "done"),
+        ("debrief_render_plot", "done"),
+    ]
+    assert rows[4][2] == "119.5 yd at 10:45:09Z" and rows[1][2] == "NELSON (402 fixes)"
+    answer = page.locator(".msg.assistant .msg-body").last.inner_text()
+    assert answer.startswith(
+        "The closest approach between NELSON and COLLINGWOOD was 119.5 yd at 10:45:09Z on 12 Dec 1995."
+    )
+    page.locator(".msg.user").first.evaluate("(m) => m.scrollIntoView({block: 'start'})")
+    shot(page, "standin-answer.png")
+    whole = page.locator("#conversation").evaluate("(c) => c.scrollHeight")
+    page.set_viewport_size({"width": 1280, "height": min(whole + 180, 2400)})  # the whole turn, for the README
+    page.locator(".msg.user").first.evaluate("(m) => m.scrollIntoView({block: 'start'})")
+    shot(page, "standin-readme.png")
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    # "Open full size": the picture drawn again by the server, with more pixels, in a zoomable frame
+    inline = page.locator(".chat-image img").last
+    small = inline.evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
+    page.locator(".open-full").last.click()
+    page.wait_for_selector("#zoom-note:has-text('Drawn again')", timeout=60_000)
+    large = page.locator("#zoom-frame img").evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
+    assert max(large) == 2048 and large[0] > 2 * small[0] and large[1] > 2 * small[1], (small, large)
+    shot(page, "standin-zoom.png")
+    page.click("#zoom-close")
+
+    # a confirmation says in words what will change, the arguments behind a disclosure; Deny
+    plot = page.locator(".tool-step").nth(3).get_attribute("data-call-id")
+    assert plot
+    filename = rows[3][2].split(" with ")[0]
+    send(page, f'/tool debrief-state:debrief_undo {{"filename": "{filename}"}}')
+    card = page.locator(".confirm-card").last
+    card.wait_for(timeout=30_000)
+    assert f"This will undo the last change to {filename}." in card.inner_text()
+    assert not card.locator(".confirm-args .value").is_visible()  # the arguments: one click away
+    card.locator(".confirm-args summary").click()
+    assert filename in card.locator(".confirm-args .value").inner_text()
+    shot(page, "standin-confirm.png")
+    card.locator("button.deny").click()
+    page.wait_for_selector("#send[data-mode='send']", timeout=60_000)
+    # another, stopped while it waits: cancelled
+    send(page, f'/tool debrief-state:debrief_undo {{"filename": "{filename}"}}')
+    page.locator(".confirm-card[data-state='pending']").wait_for(timeout=30_000)
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#send[data-mode='send']", timeout=30_000)
+    # and one that fails
+    page.fill("#input", '/tool debrief-calc:run_tool {"tool": "import-rep", "parameters": {"path": "no.rep"}}')
+    page.click("#send")  # a quick turn: wait for its step and its answer, not for the Stop button
+    page.locator(".tool-step[data-outcome='failed']").wait_for(timeout=30_000)
+    page.locator(".msg.assistant:has-text('no.rep')").wait_for(timeout=30_000)
+    page.wait_for_selector("#send[data-mode='send']", timeout=30_000)
+    outcomes = [r[1] for r in step_rows(page)][6:]
+    assert outcomes == ["declined", "cancelled", "failed"], step_rows(page)
+    shot(page, "standin-outcomes.png")
+
+    # a reload keeps every step with its state
+    before = step_rows(page)
+    page.reload()
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    page.locator(".tool-step").nth(len(before) - 1).wait_for(timeout=30_000)
+    assert step_rows(page) == before
+    assert page.locator(".chat-image img").count() == 1
+    assert page.locator(".notice.stopped").count() == 1  # the stopped turn, as it showed
+
+    # New chat asks first; Cancel keeps the conversation
+    page.click("#new-chat")
+    assert page.is_visible("#new-chat-dialog")
+    shot(page, "standin-new-chat.png")
+    page.click("#new-chat-no")
+    assert page.locator(".msg.user").count() == 4 and not page.is_visible("#new-chat-dialog")
+    page.click("#new-chat")
+    page.click("#new-chat-yes")
+    page.wait_for_selector("#welcome", state="visible", timeout=30_000)
+    assert page.locator(".msg.user").count() == 0
+    # the earlier chat is in the list, and its link brings it back whole
+    page.click("#chats")
+    link = page.locator(".chat-link").first
+    link.wait_for(timeout=10_000)
+    assert "What was the closest approach between NELSON and COLLINGWOOD?" in link.inner_text()
+    shot(page, "standin-chats.png")
+    link.click()
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    page.locator(".tool-step").nth(len(before) - 1).wait_for(timeout=30_000)
+    assert "session=" in page.url and step_rows(page) == before
+    assert errors == [] and outside == []
     context.close()

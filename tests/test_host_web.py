@@ -21,6 +21,8 @@ from websockets.exceptions import InvalidStatus
 
 from llmem.host.providers.base import CALLBACK_SYSTEM
 from llmem.host.providers.standin import stand_in_answer
+from llmem.host.providers.standin_plays import SUGGESTIONS
+from llmem.host.steps import clock
 from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_analyst_workflow import independent_figures
@@ -359,9 +361,11 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             assert (await http.get(base + "health")).status_code == 401
             assert (await http.get(base + "health", headers={"Authorization": "Bearer nope"})).status_code == 401
             assert (await http.get(base, params={"token": "nope"})).status_code == 401
+            assert (await http.get(base + "sessions")).status_code == 401  # the list of chats too
             opened = await http.get(base, params={"token": token})
             assert opened.status_code == 200 and "httponly" in opened.headers["set-cookie"].lower()
             assert (await http.get(base + "health", headers={"Authorization": f"Bearer {token}"})).json()["standIn"]
+            assert (await http.get(base + "sessions", params={"token": token})).json() == {"sessions": []}
         socket_url = base.replace("http://", "ws://") + "ws"
         with pytest.raises(InvalidStatus):
             async with connect(socket_url):
@@ -428,3 +432,116 @@ async def test_settings_and_the_key_can_come_from_a_dotenv_file(tmp_path: Path) 
                 assert text_of(await chat.turn("hello")) == "from the file; your key is [redacted], as I read it"
     assert fake.headers[0]["authorization"] == f"Bearer {KEY}"
     assert not any(KEY in raw for raw in chat.raw)
+
+
+async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(tmp_path: Path) -> None:
+    """The README's "try it": two REP files, the stand-in, the README's question. Each step is
+    found through the tools and named with its result; the answer's figure is the analysis's own
+    (checked against GeographicLib); "Open full size" draws the picture again, larger; a reload
+    finds every step with its outcome; the chats are listed."""
+    ws = tmp_path / "plots"
+    ws.mkdir()
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        (ws / name).write_bytes((Path(__file__).parent / "data" / "rep" / name).read_bytes())
+    config = write_config(ws, tmp_path / "mcp.json")
+    with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50") as host:
+        async with connect(host.ws_url) as socket:
+            chat = Chat(socket)
+            hello = (await chat.next())["payload"]
+            assert hello["standIn"] is True and hello["suggestions"] == list(SUGGESTIONS)
+            frames = await chat.turn("What was the closest approach between NELSON and COLLINGWOOD?")
+            done = steps(frames)
+            assert [s["data"]["title"] for s in done] == [
+                "debrief_list_plots",
+                "run_tool · import-rep",
+                "run_tool · import-rep",
+                "debrief_create_plot",
+                "run_tool · closest-approach",
+                "debrief_render_plot",
+            ]
+            assert all(s["data"]["outcome"] == "done" for s in done), done
+            calls = [s["data"]["arguments"] for s in steps(frames, "processing")]
+            # each call's input read from an earlier answer: the files listed, the refs imported
+            assert [c["parameters"]["path"] for c in calls[1:3]] == done[0]["data"]["result"]["rep_files"]
+            refs = [f["ref"] for s in done[1:3] for f in s["data"]["result"]["features"]]
+            assert [f["ref"] for f in calls[3]["features"]] == refs == [f["ref"] for f in calls[4]["features"]]
+            cpa = done[4]["data"]["result"]["features"][0]["properties"]
+            facts = independent_figures()
+            assert abs(cpa["range"] - facts.cpa_yd) <= 0.5 and abs(_epoch(cpa["time"]) - facts.cpa_time) <= 2
+            assert (
+                done[4]["data"]["headline"]
+                == f"{cpa['range']:.1f} yd at {clock(cpa['time'])}"
+                == "119.5 yd at 10:45:09Z"
+            )
+            assert calls[5]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[5]["time"] == cpa["time"]
+            answer = text_of(frames)
+            sentence = (
+                f"The closest approach between NELSON and COLLINGWOOD was {cpa['range']:.1f} yd "
+                f"at {clock(cpa['time'])} on 12 Dec 1995."
+            )
+            assert answer.startswith(sentence) and "{" not in answer
+            (image,) = [f["payload"] for f in frames if f["type"] == "image"]
+            assert image["callId"] == done[5]["data"]["callId"]
+            small = _png_size(image["data"])
+
+            # "Open full size": the render again, as large as the tool draws, without the model
+            zoom = {"zoomId": "z-1", "tool": done[5]["tool"], "arguments": calls[5]}
+            await socket.send(json.dumps({"type": "zoom", "payload": zoom}))
+            zoomed = (await chat.next())["payload"]
+            assert zoomed["zoomId"] == "z-1" and "error" not in zoomed, zoomed
+            large = _png_size(zoomed["data"])
+            assert large == (zoomed["width"], zoomed["height"]) and max(large) == 2048
+            assert large[0] > 2 * small[0] and large[1] > 2 * small[1]
+            await socket.send(json.dumps({"type": "zoom", "payload": {"zoomId": "z-0"}}))
+            missing = (await chat.next())["payload"]
+            assert missing == {"zoomId": "z-0", "error": missing["error"]} and "payload.tool" in missing["error"]
+            bad = {"zoomId": "z-2", "tool": "debrief-state:debrief_list_plots", "arguments": {}}
+            await socket.send(json.dumps({"type": "zoom", "payload": bad}))
+            refused = (await chat.next())["payload"]
+            assert refused["zoomId"] == "z-2" and "does not draw pictures" in refused["error"]
+
+            # the other requests it offers: the listing, read from the tool; what it can do
+            listed = text_of(await chat.turn(SUGGESTIONS[1]))
+            plot = calls[5]["filename"]
+            assert listed == f"The workspace has 1 plot ({plot}) and 2 REP files (valid_boat1.rep, valid_boat2.rep).\n"
+            assert "closest approach between NELSON and COLLINGWOOD" in text_of(await chat.turn(SUGGESTIONS[2]))
+
+            # a step that fails, and one declined: each says so, and a reload keeps it so
+            frames = await chat.turn(
+                '/tool debrief-calc:run_tool {"tool": "import-rep", "parameters": {"path": "no.rep"}}'
+            )
+            (failed,) = steps(frames)
+            assert failed["data"]["outcome"] == "failed" and "'no.rep' is not a file" in failed["data"]["headline"]
+            assert "`run_tool · import-rep` failed: 'no.rep' is not a file in the workspace" in text_of(frames)
+            frames = await chat.turn(f'/tool debrief-state:debrief_undo {{"filename": "{plot}"}}', approve=False)
+            (confirm,) = [f["payload"] for f in frames if f["type"] == "confirm"]
+            assert confirm["change"] == f"undo the last change to {plot}"
+            assert steps(frames)[0]["data"]["outcome"] == "declined" and "was declined" in text_of(frames)
+            session = hello["sessionId"]
+
+        async with connect(host.ws_url + f"?session={session}") as socket:
+            chat = Chat(socket)
+            assert (await chat.next())["payload"]["state"] == "reconnected"
+            history = (await chat.next())["payload"]["messages"]
+            tools = [(m["title"], m["outcome"], m["headline"]) for m in history if m["role"] == "tool"]
+            assert tools[4] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
+            assert [t[1] for t in tools[7:]] == ["failed", "declined"] and len(tools) == 9
+            assert len(history[6]["images"]) == 1  # the picture comes back with its step
+
+        async with httpx.AsyncClient() as http:
+            listed = (await http.get(host.url + "sessions")).json()["sessions"]
+        assert [(s["id"], s["title"], s["messages"]) for s in listed] == [
+            (session, "What was the closest approach between NELSON and COLLINGWOOD?", 5)
+        ]
+
+
+def _epoch(iso: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def _png_size(data: str) -> tuple[int, int]:
+    png = base64.b64decode(data, validate=True)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")

@@ -819,6 +819,35 @@ def test_a_range_too_short_to_see_gets_an_inset(boats: dict[str, Any]) -> None:
     assert apart.range is not None and not apart.range.inset
 
 
+def test_the_inset_sits_clear_of_the_tracks_and_spans_minutes(boats: dict[str, Any]) -> None:
+    """Drawn over the whole plot at the CPA, the inset covers no track pixel of the picture the
+    same render makes without it, and shows the tracks of the minutes around the CPA only."""
+    from debrief_calc.state.render._inset import SPAN_S, _around
+    from debrief_calc.state.render._tracks import track_views
+
+    r = render_plot(boats, fit="all", current_time=CPA, cpa=PAIR)
+    assert r.range is not None and r.range.inset
+    x0, y0, x1, y1 = (round(v) for v in dict(r.placed)["inset"])
+    plain = render_plot(boats, fit="all", current_time=CPA)
+    assert (plain.width, plain.height, plain.bounds) == (r.width, r.height, r.bounds)
+    for n, feature in enumerate(boats["features"]):
+        track = near(plain, colour_of(feature, n), tol=40)
+        assert track.sum() > 500 and track[y0:y1, x0:x1].sum() == 0  # not one track pixel hidden
+    proj, _, _ = frame_for(r.bounds, r.width, r.height)
+    items = read_items(boats["features"], set())
+    for v in track_views(items, proj):
+        assert v.t is not None
+        past, future = _around(v, CPA, SPAN_S)
+        assert SPAN_S == 300.0 and past and future
+        # the window's ends are where the ship was 5 minutes before and after, nothing further
+        (px, py), (fx, fy) = past[0], future[-1]
+        assert (px[0], py[0]) == pytest.approx(v.at(CPA - SPAN_S)) and (fx[-1], fy[-1]) == pytest.approx(
+            v.at(CPA + SPAN_S)
+        )
+        inside = (v.t > CPA - SPAN_S) & (v.t < CPA + SPAN_S)
+        assert sum(len(x) for x, _ in past + future) == int(inside.sum()) + 4
+
+
 def _ends(data: dict[str, Any], t: float) -> list[tuple[float, float]]:
     from debrief_calc.state.render._cpa import range_line
 
@@ -1023,3 +1052,44 @@ def test_many_zones_end_in_a_count_of_the_rest() -> None:
     assert r.legend[1:8] == [f"AREA {i}" for i in range(7)]
     assert r.legend[8] == "+5 more zones, 3 more points"
     assert len(r.legend) <= 1 + 8 + 1  # the track, eight rows of zones and points, start/end
+
+
+def test_characters_the_font_lacks_draw_as_their_ascii_not_as_boxes() -> None:
+    from PIL import ImageDraw
+
+    from debrief_calc.state.render._labels import font
+
+    f = font(12)
+    assert f.drawable("10:11–10:29 −3.6° café × → 漢") == "10:11-10:29 -3.6° cafe x -> ?"
+    assert f.drawable("NELSON’s 4,033 yd … ±2°") == "NELSON’s 4,033 yd … ±2°"  # the font has these
+
+    def pixels(text: str) -> bytes:
+        img = Image.new("L", (200, 20), 255)
+        f.draw(ImageDraw.Draw(img), (2, 2), text, fill=0)
+        return img.tobytes()
+
+    assert pixels("10:11–10:29") == pixels("10:11-10:29") != pixels("10:11\U0010fffd10:29")
+    assert f.getlength("10:11–10:29") == f.getlength("10:11-10:29")
+
+
+def test_an_annotation_line_with_a_dasharray_is_drawn_thin_and_dashed() -> None:
+    from debrief_calc.state.render._shapes import line_style
+
+    assert line_style({"stroke-width": 1, "stroke-dasharray": "6 4"}) == (1, (6.0, 4.0))
+    assert line_style({}) == (2, None) and line_style({"stroke-dasharray": "none", "stroke-width": "x"}) == (2, None)
+
+    def red_pixels(extra: dict[str, Any]) -> int:
+        line = {
+            "type": "Feature",
+            "id": "m",
+            "geometry": {"type": "LineString", "coordinates": [[0.0, 0.0], [0.1, 0.0]]},
+            "properties": {"dataType": "annotation", "stroke": "#ff0000", **extra},
+        }
+        dot = {"type": "Feature", "id": "p", "geometry": {"type": "Point", "coordinates": [0.05, 0.05]},
+               "properties": {"dataType": "reference-point", "marker_color": "#0000ff"}}  # fmt: skip
+        out = render_plot({"type": "FeatureCollection", "features": [line, dot]}, fit="all")
+        rgb = np.asarray(Image.open(io.BytesIO(out.png)).convert("RGB")).astype(int)
+        return int(((rgb[..., 0] > 200) & (rgb[..., 1] < 60) & (rgb[..., 2] < 60)).sum())
+
+    solid, dashed = red_pixels({}), red_pixels({"stroke-width": 1, "stroke-dasharray": "6 4"})
+    assert 0.2 * solid < dashed < 0.45 * solid  # half as wide, and 6 of every 10 pixels drawn

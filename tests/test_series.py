@@ -270,3 +270,107 @@ async def test_a_result_in_range_bearings_new_names_reads_the_same(client: Clien
     assert answer["source"] == {"kind": "result given inline", "id": "rb-new"}
     error = await fails(client, features=[result], quantities=["atb_side"])
     assert error["details"]["available"] == ["range", "atb", "primary_speed", "bearing_rate"]
+
+
+def _plot_of_the_exercise(ws: Path) -> list[dict[str, Any]]:
+    features = [
+        f
+        for name in ("valid_boat1.rep", "valid_boat2.rep", "valid_narrative.rep")
+        for f in parse_rep((DATA / "rep" / name).read_text(encoding="utf-8")).features
+    ]
+    (ws / "exercise.plot.json").write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    return features
+
+
+HOUR = {"time_start": "1995-12-12T10:00:00Z", "time_end": "1995-12-12T11:00:00Z"}
+IN_THE_HOUR = [f"1995-12-12T10:{m}:00Z" for m in ("03", "13", "14", "29", "37")]
+
+
+async def test_every_narrative_given_is_marked_or_counted_with_its_reason(client: Client, ws: Path) -> None:
+    features = _plot_of_the_exercise(ws)
+    entries = [f for f in features if f["properties"].get("dataType") == "annotation"]
+    leg_mark = {  # a timed line (track-legs' leg mark) is not a narrative entry
+        "type": "Feature",
+        "id": "leg-1",
+        "geometry": {"type": "LineString", "coordinates": [[-21.7, 22.1], [-21.8, 22.1]]},
+        "properties": {"dataType": "annotation", "text": "NELSON leg 1", "time": "1995-12-12T10:20:00Z"},
+    }
+    (ws / "exercise.plot.json").write_text(json.dumps({"type": "FeatureCollection", "features": [*features, leg_mark]}))
+    pair = ["rep-nelson", "rep-collingwood"]
+    # the plot's own entries, whether the tracks come by plot or by plot-feature refs
+    by_plot, _ = await series(client, plot={"filename": "exercise.plot.json", "feature_ids": pair}, **HOUR)
+    refs = [{"ref": f"debrief-state:plots/exercise.plot.json#{i}"} for i in pair]
+    by_refs, _ = await series(client, features=refs, **HOUR)
+    for answer in (by_plot, by_refs):
+        counts = answer["narratives"]
+        assert counts["from_plot"] == "exercise.plot.json" and counts["given"] == len(entries) == 19
+        assert counts["marked"] == 5 and counts["marked_at"] == IN_THE_HOUR
+        assert counts["outside_span"] == 14 and counts["labelled"] == 5 and "untimed" not in counts
+    # the import's run ref, plot-feature refs and inline entries, one of them untimed
+    log = await imported(client, "valid_narrative.rep")
+    by_run, _ = await series(client, features=refs, narratives=[log], **HOUR)
+    assert by_run["narratives"]["marked_at"] == IN_THE_HOUR and "from_plot" not in by_run["narratives"]
+    two = [{"ref": f"debrief-state:plots/exercise.plot.json#{e['id']}"} for e in entries[13:15]]
+    by_entry, _ = await series(client, features=refs, narratives=two, **HOUR)
+    assert by_entry["narratives"]["marked_at"] == IN_THE_HOUR[3:5]
+    inline = [
+        {
+            "type": "Feature",
+            "id": "n1",
+            "geometry": None,
+            "properties": {"dataType": "annotation", "text": "zig", "time": "1995-12-12T10:29:00Z"},
+        },
+        {"type": "Feature", "id": "n2", "geometry": None, "properties": {"dataType": "annotation", "text": "no time"}},
+        {
+            "type": "Feature",
+            "id": "n3",
+            "geometry": None,
+            "properties": {"dataType": "annotation", "text": "late", "time": "1995-12-12T12:00:00Z"},
+        },
+    ]
+    mixed, _ = await series(client, features=refs, narratives=inline, **HOUR)
+    counts = mixed["narratives"]
+    assert counts["given"] == 3 and counts["marked"] == 1 and counts["marked_at"] == ["1995-12-12T10:29:00Z"]
+    assert counts["outside_span"] == 1 and counts["untimed"] == 1 and counts["untimed_ids"] == ["n2"]
+    assert "properties.time" in counts["untimed_note"]
+
+
+def _bearing_rate(nelson: Any, collingwood: Any, t: float, h: float = 0.5) -> float:
+    """deg/min, a central difference of the GeographicLib bearings half a second either side."""
+
+    def bearing(x: float) -> float:
+        a, b = _at(nelson, x), _at(collingwood, x)
+        return float(Geodesic.WGS84.Inverse(a[0], a[1], b[0], b[1])["azi1"])
+
+    return ((bearing(t + h) - bearing(t - h) + 180.0) % 360.0 - 180.0) / (2 * h) * 60.0
+
+
+async def test_the_true_peak_bearing_rate_is_marked_beside_the_sampled_extremes(client: Client, ws: Path) -> None:
+    _plot_of_the_exercise(ws)
+    answer, picture = await series(
+        client,
+        plot={"filename": "exercise.plot.json", "feature_ids": ["rep-nelson", "rep-collingwood"]},
+        parameters={"distance_unit": "yd"},
+        **HOUR,
+    )
+    rng, _, rate = answer["panels"]
+    assert {p["extrema"] for p in answer["panels"]} == {"sampled"}
+    peak = rate["true_peak"]
+    assert peak["label"] == "Peak -108.6°/min at 10:44:53, between samples" and peak["between_samples"] is True
+    assert round(rate["min"]) == -89 and rate["axis"][0] <= peak["value"] < rate["min"]  # the axis reaches it
+    nelson, collingwood = _track("valid_boat1.rep"), _track("valid_boat2.rep")
+    start = parse_iso("1995-12-12T10:44:30Z")
+    best_t = max(np.arange(start, start + 60.0, 0.25), key=lambda t: abs(_bearing_rate(nelson, collingwood, t)))
+    assert peak["value"] == pytest.approx(_bearing_rate(nelson, collingwood, best_t), abs=0.05)
+    assert abs(parse_iso(peak["time"]) - best_t) < 0.5
+    _, yards = _true_cpa()
+    assert rng["true_min"]["value"] == pytest.approx(yards, abs=0.05) and rng["true_min"]["value"] < rng["min"]
+    rgb = np.asarray(picture.convert("RGB")).astype(int)
+    red = (rgb[..., 0] > 180) & (rgb[..., 1] < 90) & (rgb[..., 2] < 90)
+    cpa_x = int(np.flatnonzero(red.sum(axis=0) > 300).mean())
+    lower = red[int(picture.size[1] * 0.7) :, : cpa_x - 30]  # the peak's red label, left of the CPA line
+    assert lower.sum() > 100
+    # a stored result drawn within a window that leaves its peak out marks none, and says so
+    late, _ = await series(client, features=[{"ref": answer["source"]["ref"]}], time_start="1995-12-12T10:50:00Z")
+    outside = late["panels"][2]["true_peak"]
+    assert outside["outside_span"] is True and outside["time"] == peak["time"] and "label" not in outside

@@ -153,8 +153,9 @@ async def test_tools_are_listed_lean_with_honest_annotations(client: Client) -> 
 async def test_guide_and_instructions(client: Client, plots: Path) -> None:
     assert client.instructions and client.instructions.count(". ") == 1
     text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
-    for tool in TOOLS:
+    for tool in TOOLS - {"debrief_view_data"}:
         assert f"`{tool}`" in text
+    assert "debrief_view_data" not in text  # the live view's own tool (MCP Apps visibility ["app"]): not the model's
     assert str(plots) in text and "MULTIPLE_PLOTS" in text and "SOURCE_CHANGED" in text
 
 
@@ -192,6 +193,31 @@ async def test_which_plot_rules(client: Client, plots: Path) -> None:
     assert listing["open_plots"] == [{"filename": LARGE, "title": "large-sample"}]
     assert LARGE not in listing["other_plots"]
     await fails(client, "debrief_open_plot", "PLOT_NOT_FOUND", -32002, filename="nope.plot.json")
+
+
+async def test_opening_a_second_plot_says_every_call_must_now_name_its_plot(client: Client, plots: Path) -> None:
+    first = await ok(client, "debrief_open_plot", filename=LARGE)
+    assert first["open_plots"] == [LARGE] and "open_note" not in first  # one open: filename may be left out
+    created = await ok(client, "debrief_create_plot", filename="second.plot.json", features=[point("p1")])
+    assert created["open_plots"] == [LARGE, "second.plot.json"]
+    assert created["open_note"].startswith(f"2 plots are open now ({LARGE}, second.plot.json): pass filename")
+    assert "MULTIPLE_PLOTS" in created["open_note"]
+    again = await ok(client, "debrief_open_plot", filename=SAMPLE)
+    assert again["open_note"].startswith("3 plots are open now")
+    await fails(client, "debrief_get_time", "MULTIPLE_PLOTS", -32001)  # as the note said
+    text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
+    assert "range between two tracks at `time` (default the plot's current time" in text
+
+
+async def test_the_listing_names_the_rep_files_to_import(plots: Path) -> None:
+    (plots / "missions" / "boat1.REP").write_bytes((DATA.parent / "rep" / "valid_boat1.rep").read_bytes())
+    shutil.copy(DATA.parent / "rep" / "valid_boat2.rep", plots / "valid_boat2.rep")
+    (plots / ".hidden").mkdir()
+    (plots / ".hidden" / "x.rep").write_text("")
+    (plots / "notes.txt").write_text("not a REP file")
+    async with Client(build_server(ServerConfig("debrief-state-mcp", plots))) as client:
+        listing = await ok(client, "debrief_list_plots")
+    assert listing["rep_files"] == ["missions/boat1.REP", "valid_boat2.rep"] and listing["more_rep_files"] == 0
 
 
 async def test_the_open_set_is_shared_by_server_instances(plots: Path) -> None:

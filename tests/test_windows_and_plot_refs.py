@@ -429,3 +429,34 @@ def test_plot_refs_read_the_plot_without_copying_it_and_leave_it_as_it_was(ws: P
     assert stats[0] == stats[1] and stats[0]["start"] == window[0] and stats[0]["end"] == window[1]
     assert renamed["features"][0]["properties"]["provenance"]["sources"][0]["id"] == "galen-copy"
     assert json.dumps(svc.plot_features({"filename": LARGE, "feature_ids": ["f-1"]})) == before
+
+
+def test_a_whole_plot_leaves_out_the_kinds_a_tool_does_not_take_and_says_so(ws: Path) -> None:
+    svc = service(ws)
+    before = (ws / LARGE).read_bytes()
+    data = json.loads(before)
+    kinds: dict[str, list[str]] = {}
+    for f in data["features"]:
+        kinds.setdefault(feature_summary(f)["kind"], []).append(f["id"])
+    named = svc.run("zone-overlaps", None, {"filename": LARGE, "feature_ids": kinds["track"] + kinds["zone"]}, None, {})
+    assert named["success"] is True and "skipped" not in named
+    for source in ({"plot": {"filename": LARGE}}, {"features": [{"ref": f"debrief-state:plots/{LARGE}"}]}):
+        answer = svc.run("zone-overlaps", source.get("features"), source.get("plot"), None, {})
+        assert answer["success"] is True, answer
+        left = {k: v for k, v in kinds.items() if k not in ("track", "zone")}
+        if "features" in source:  # a plot reference never hands over the plot's metadata
+            left.pop("metadata")
+        assert answer["skipped"] == left and set(left) >= {"buoyfield", "point", "backdrop"}
+        assert any("left out" in w and "bf-1" in w and "it takes track, zone" in w for w in answer["warnings"])
+        strip = [{k: v for k, v in f["properties"].items() if k != "provenance"} for f in answer["features"]]
+        assert strip == [{k: v for k, v in f["properties"].items() if k != "provenance"} for f in named["features"]]
+    # the tote on the whole plot: its metadata and other kinds no longer stop it
+    tote = svc.run("tote", None, {"filename": LARGE}, None, {"time": "2024-11-15T00:00:00Z"})
+    assert tote["success"] is True and "metadata" in tote["skipped"] and "zone" in tote["skipped"]
+    assert {f["properties"]["primary_id"] for f in tote["features"]} == {"f-1"}
+    # a feature named by id of a kind the tool does not take is still refused, the fix spelled out
+    wrong = svc.run("zone-overlaps", None, {"filename": LARGE, "feature_ids": ["z-1", "bf-1"]}, None, {})
+    assert wrong["success"] is False and wrong["error"]["code"] == "KIND_MISMATCH"
+    message = wrong["error"]["message"]
+    assert "of kind 'track', 'zone'" in message and "leaving 'bf-1' out" in message and "whole plot" in message
+    assert (ws / LARGE).read_bytes() == before

@@ -17,6 +17,7 @@ from debrief_calc.analysis.common import (
     source_ref,
 )
 from debrief_calc.analysis.range_bearing import (
+    COLUMNS,
     COURSE_AT_FIX,
     PRIMARY_PARAM,
     SPEED_UNIT,
@@ -30,6 +31,13 @@ from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
 DEFAULT_UNIT: Final = "yd"
+#: seconds within which a time counts as on a fix (ISO text keeps milliseconds)
+FIX_SLACK_S: Final = 1e-3
+#: a leg before a fix differs from the leg after when its course or speed differs by more than these
+COURSE_CHANGE_DEG: Final = 2.0
+SPEED_CHANGE_KN: Final = 0.5
+#: the fields that hang on the platforms' motion, which at a fix differ with the leg taken
+_MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +128,75 @@ def _covers(near: _Near, when: float) -> bool:
     return near.start <= when <= near.end
 
 
+def _holds(track: TrackData, when: float) -> bool:
+    """Whether the fixes read (a piece of the track round the tote's time) span ``when``."""
+    return float(track.t[0]) <= when <= float(track.t[-1])
+
+
+def _fix_near(track: TrackData, when: float) -> float | None:
+    """The time of the track's fix within :data:`FIX_SLACK_S` of ``when``, if any."""
+    i = int(np.searchsorted(track.t, when))
+    near = [float(track.t[j]) for j in (i - 1, i) if 0 <= j < track.t.size]
+    best = min(near, key=lambda f: abs(f - when), default=None)
+    return best if best is not None and abs(best - when) <= FIX_SLACK_S else None
+
+
+def _changes(row: dict[str, Any], before: dict[str, Any]) -> list[str]:
+    """The platforms whose course or speed differs between the legs before and after the fix."""
+    changed = []
+    for who in ("primary", "secondary"):
+        c0, c1 = before[f"{who}_course"], row[f"{who}_course"]
+        v0, v1 = before[f"{who}_speed"], row[f"{who}_speed"]
+        turned = c0 is not None and c1 is not None and abs(((c1 - c0 + 180.0) % 360.0) - 180.0) > COURSE_CHANGE_DEG
+        if (
+            turned
+            or (v0 is not None and v1 is not None and abs(v1 - v0) > SPEED_CHANGE_KN)
+            or (c0 is None) != (c1 is None)
+        ):
+            changed.append(who)
+    return changed
+
+
+def _fixes(primary: TrackData, secondary: TrackData, when: float) -> dict[str, float]:
+    """The platforms with a fix at ``when`` (within :data:`FIX_SLACK_S`), by id, and its time."""
+    return {t.id: f for t in (primary, secondary) if (f := _fix_near(t, when)) is not None}
+
+
+def _at_fix(
+    pair: tuple[TrackData, Legs, TrackData, Legs], when: float, fixes: dict[str, float], row: dict[str, Any], unit: str
+) -> tuple[dict[str, Any], str | None]:
+    """Whether ``when`` is on a fix of either platform (``row`` holds the legs' after it), and
+    there, when the legs before it move otherwise, the values from those legs (``before``) and a
+    note saying so: a rate or a course at a fix in a turn is one-sided."""
+    primary, p_legs, secondary, s_legs = pair
+    out: dict[str, Any] = {"at_fix": bool(fixes)}
+    if not fixes:
+        return out, None
+    out["at_fix_of"] = list(fixes)
+    behind = min(when, *fixes.values()) - FIX_SLACK_S
+    if not _holds(primary, behind) or not _holds(secondary, behind):
+        return out, None  # a track starts here: there is no leg before
+    s = sight(primary, p_legs, secondary, s_legs, np.array([when]), np.array([behind]))
+    before = {k: v[0] for k, v in columns(s, unit).items()}
+    changed = _changes(row, before)
+    if not changed:
+        return out, None
+    out["before"] = {k: before[k] for k in _MOTION_FIELDS}
+    who = " and ".join(
+        (primary.name or primary.id) if w == "primary" else (secondary.name or secondary.id) for w in changed
+    )
+
+    def rate(values: dict[str, Any]) -> str:
+        value = values["bearing_rate"]
+        return "-" if value is None else f"{value:+.2f}°/min {values['bearing_rate_side'] or ''}".rstrip()
+
+    out["note"] = (
+        f"on a fix where {who} changed course or speed: the row is the legs after it, before the legs before "
+        f"(bearing rate {rate(before)} before, {rate(row)} after); ask between fixes for one value"
+    )
+    return out, out["note"]
+
+
 def handle(inp: ToolInput) -> ToolOutput:
     params = inp.parameters
     when, source = _when(inp)
@@ -140,12 +217,19 @@ def handle(inp: ToolInput) -> ToolOutput:
         title = f"Tote {primary.name or primary.id} / {secondary.name or secondary.id} at {iso(when)}"
         props: dict[str, Any] = {"primary_id": primary.id, "secondary_id": secondary.id, "time_source": source}
         if _covers(tracks[i], when):
-            s = sight(primary, p_legs, secondary, Legs(secondary), at, None)
+            s_legs = Legs(secondary)
+            fixes = _fixes(primary, secondary, when)
+            moving = np.array([max(when, *fixes.values())]) if fixes else None  # on a fix: the legs after it
+            s = sight(primary, p_legs, secondary, s_legs, at, moving)
             row = {name: values[0] for name, values in columns(s, unit).items()}
             props.update(row)
             props.update(
                 distance_unit=unit, bearing_rate_unit="deg/min", speed_unit=SPEED_UNIT, course_at_fix=COURSE_AT_FIX
             )
+            fix, note = _at_fix((primary, p_legs, secondary, s_legs), when, fixes, row, unit)
+            props.update(fix)
+            if note is not None:
+                warnings.append(f"{secondary.id}: the time is on a fix in a turn; the row's note and before say more")
             line = lonlat_list(np.array([s.p_lon[0], s.s_lon[0]]), np.array([s.p_lat[0], s.s_lat[0]]))
             geometry: dict[str, Any] | None = {"type": "LineString", "coordinates": line}
         else:
@@ -173,8 +257,12 @@ SPEC = ToolSpec(
         "atb_side R/G, bearing_rate (deg/min, positive drawing right) with bearing_rate_side L/R, and "
         "primary_course, primary_speed, secondary_course, secondary_speed (kn). Positions are interpolated "
         "along the geodesic between fixes; at a fix time the course and speed are the leg after's (at a "
-        "track's last fix: the leg before), course_at_fix says so. A secondary with no data then gets a note "
-        "instead. The fields are range-bearing's series columns by the same names; the geometry is the line "
+        "track's last fix: the leg before), course_at_fix says so. at_fix says whether the time is on a fix "
+        "(within 1 ms) of either ship (at_fix_of: whose), i.e. whether that convention applied; where the "
+        "legs before the fix move otherwise (course by more than 2 deg or speed by more than 0.5 kn) the "
+        "row also gives before {relative_bearing, atb, bearing_rate, primary_course, ... with their sides}: "
+        "the values from the legs before, and a note (a rate at a fix in a turn is one-sided: ask between "
+        "fixes for one value). A secondary with no data then gets a note instead. The fields are range-bearing's series columns by the same names; the geometry is the line "
         "of sight."
     ),
     version="1.0.0",

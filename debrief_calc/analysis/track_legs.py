@@ -47,6 +47,8 @@ BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 #: a leg is at least this many segments: one segment alone cannot show that it is steady
 MIN_SEGMENTS: Final = 2
 MAX_LEGS_DEFAULT: Final = 100
+#: a leg mark drawn thin and dashed, unlike its track (debrief_render_plot reads these)
+LEG_MARK_STYLE: Final = {"stroke-width": 1, "stroke-dasharray": "6 4"}
 _NEITHER: Final = "neither: the same course and speed either side of fixes that were not steady"
 
 
@@ -253,6 +255,68 @@ def _manoeuvre(fig: dict[str, FloatArray], k: int, course_tol: float, speed_tol_
     }
 
 
+def _turn_between(split: LegSplit, seg_a: int, seg_b: int, course_a: float, course_b: float) -> float:
+    """The turn from ``course_a`` (at segment ``seg_a``) to ``course_b`` (at ``seg_b``) as the
+    track turned between them (a round turn counts), degrees, positive to starboard."""
+    path = float(split.turned[split.pos[seg_b]] - split.turned[split.pos[seg_a]])
+    direct = float(wrap180(np.array([course_b - course_a]))[0])
+    return direct + 360.0 * round((path - direct) / 360.0)
+
+
+def _unsteady(
+    split: LegSplit, fig: dict[str, FloatArray], where: str, course_tol: float, speed_tol_kn: float
+) -> dict[str, Any] | None:
+    """The stretch of the track outside every leg at one end (``where``: ``before_first_leg``,
+    ``after_last_leg``, or ``whole_span`` when there is no leg), or None when a leg reaches it:
+    its times, and how course and speed changed over it (from the leg's mean to the end segment's,
+    or from the first segment's to the leg's)."""
+    legs, t = split.legs, split.legs.track.t
+    n = len(legs)
+    if where == "before_first_leg":
+        a, b = 0, int(split.first[0]) - 1
+    elif where == "after_last_leg":
+        a, b = int(split.last[-1]) + 1, n - 1
+    else:
+        a, b = 0, n - 1
+    if b < a:
+        return None
+    inside = split.valid_idx[(split.valid_idx >= a) & (split.valid_idx <= b)]
+    ends: list[tuple[int, float, float]] = []  # (segment, course, speed m/s) at the stretch's start and end
+    if where == "after_last_leg":
+        ends.append((int(split.last[-1]), float(fig["course"][-1]), float(fig["speed"][-1])))
+    elif inside.size:
+        ends.append((int(inside[0]), float(legs.course[inside[0]]), float(legs.speed[inside[0]])))
+    if where == "before_first_leg":
+        ends.append((int(split.first[0]), float(fig["course"][0]), float(fig["speed"][0])))
+    elif inside.size:
+        ends.append((int(inside[-1]), float(legs.course[inside[-1]]), float(legs.speed[inside[-1]])))
+    t0, t1 = float(t[a]), float(t[b + 1])
+    out: dict[str, Any] = {"where": where, "start": iso(t0), "end": iso(t1), "duration_s": num(t1 - t0, 3)}
+    out["point_count"] = b - a + 2
+    if len(ends) == 2:
+        (s0, c0, v0), (s1, c1, v1) = ends
+        turn = _turn_between(split, s0, s1, c0, c1)
+        v0, v1 = v0 / KNOT_MPS, v1 / KNOT_MPS
+        changed = [w for w, big in (("course", abs(turn) > course_tol), ("speed", abs(v1 - v0) > speed_tol_kn)) if big]
+        out.update(
+            changed=" and ".join(changed) if changed else "neither, but not steady long enough to be a leg",
+            course_from=_course(c0),
+            course_to=_course(c1),
+            turn="starboard" if turn > 0 else "port" if turn < 0 else None,
+            turn_deg=num(abs(turn), 1),
+            speed_from_kn=num(v0, 2),
+            speed_to_kn=num(v1, 2),
+        )
+    else:
+        out["changed"] = "not moving: no course"
+    out["note"] = {
+        "before_first_leg": f"no steady leg from the span's start to the first leg ({iso(t1)})",
+        "after_last_leg": f"no steady leg from the last leg's end ({iso(t0)}) to the span's end",
+        "whole_span": "no steady leg anywhere in the span",
+    }[where]
+    return out
+
+
 def split_track(track: TrackData, params: dict[str, Any] | Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The answer for one track, and one small mark per listed leg (when asked for)."""
     course_tol = float(params["course_tolerance"])
@@ -281,6 +345,10 @@ def split_track(track: TrackData, params: dict[str, Any] | Any) -> tuple[dict[st
         if params["mark_legs"]:
             marks.append(_mark(track, split, k, leg, name))
     manoeuvres = [_manoeuvre(fig, k, course_tol, speed_tol_kn) for k in range(max(shown - 1, 0))]
+    # the legs not listed (max_legs) reach past the last listed one: only the start is then told here
+    edges = ("whole_span",) if total == 0 else ("before_first_leg", "after_last_leg") if total == shown else ()
+    edges = ("before_first_leg",) if total > shown else edges
+    unsteady = [u for where in edges if (u := _unsteady(split, fig, where, course_tol, speed_tol_kn)) is not None]
     out: dict[str, Any] = {
         "track_id": track.id,
         "track_name": track.name,
@@ -291,6 +359,7 @@ def split_track(track: TrackData, params: dict[str, Any] | Any) -> tuple[dict[st
         "distance_unit": unit,
         "legs": legs_out,
         "manoeuvres": manoeuvres,
+        "unsteady": unsteady,
     }
     if total > shown:
         out["legs_truncated"] = True
@@ -312,7 +381,15 @@ def _mark(track: TrackData, split: LegSplit, k: int, leg: dict[str, Any], name: 
     t0, t1 = float(track.t[i]), float(track.t[j])
     label = f"{name} leg {k + 1}: {leg['course']:03.0f}° {leg['speed_kn']:.1f} kn {_clock(t0)}–{_clock(t1)}"
     line = [[float(track.lon[i]), float(track.lat[i])], [float(track.lon[j]), float(track.lat[j])]]
-    props = {"annotationType": "label", "text": label, "track_id": track.id, "leg": k + 1}
+    props: dict[str, Any] = {
+        "annotationType": "label",
+        "text": label,
+        "track_id": track.id,
+        "leg": k + 1,
+        "time": leg["start"],  # shown while the leg is sailed, as a timed zone or point is
+        "timeEnd": leg["end"],
+        **LEG_MARK_STYLE,
+    }
     return result_feature(label, {"type": "LineString", "coordinates": line}, props, kind="annotation")
 
 
@@ -322,6 +399,9 @@ def handle(inp: ToolInput) -> ToolOutput:
     for i, feature in enumerate(inp.features):
         track = track_data(feature, index=i)
         answer, leg_marks = split_track(track, inp.parameters)
+        colour = (feature.get("properties") or {}).get("stroke")
+        for mark in leg_marks if isinstance(colour, str) else ():
+            mark["properties"]["stroke"] = colour  # its track's colour, dashed
         where = {"type": "Point", "coordinates": [float(track.lon[-1]), float(track.lat[-1])]}
         features.append(result_feature(f"Legs of {track.name or track.id}", where, answer))
         sources.append([source_ref(feature, i)])
@@ -348,10 +428,16 @@ SPEC = ToolSpec(
         "speed_range_kn [slowest, fastest segment], distance (in distance_unit), point_count. Each "
         "manoeuvre: between_legs, start, end, duration_s, changed (course, speed or both), "
         "course_from, course_to, turn (port/starboard) and turn_deg (as the track turned: a round "
-        "turn counts), speed_from_kn, speed_to_kn. No coordinate arrays; at most max_legs legs per "
+        "turn counts), speed_from_kn, speed_to_kn. unsteady: the stretches at the span's ends that are in "
+        "no leg, each where (before_first_leg, after_last_leg, or whole_span when there is no leg), start, "
+        "end, duration_s, point_count, changed, course_from, course_to, turn, turn_deg, speed_from_kn, "
+        "speed_to_kn (from the first segment's motion to the first leg's; from the last leg's to the last "
+        "segment's), note: legs, manoeuvres and unsteady together cover the whole span. No coordinate arrays; at most max_legs legs per "
         "track (legs_truncated and a note say how to get the rest). mark_legs adds one small "
         "annotation per leg (a line from its start to its end, labelled 'NELSON leg 2: 277° "
-        "11.2 kn 10:11–10:29') and an addFeatures command that puts them on the plot."
+        "11.2 kn 10:11–10:29', timed time/timeEnd to the leg so that a picture shows it while the leg is "
+        "sailed, drawn thin and dashed in the track's colour: stroke-width 1, stroke-dasharray) and an "
+        "addFeatures command that puts them on the plot (run_tool hands it a stored ref to them)."
     ),
     version="1.0.0",
     input_kinds=("track",),

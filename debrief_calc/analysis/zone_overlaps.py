@@ -101,7 +101,8 @@ SPEC = ToolSpec(
         "zone ids; first is the track given first), in time order. Stays inside are those of "
         "zone-transits (the same geometry: true circles for circle zones, edges crossed between "
         "fixes, each zone counted only while active). compared lists the tracks (with each stay inside "
-        "a zone: zone, start, end) and zones (with their active period); when there is no overlap "
+        "a zone: zone, start, end) and zones (id, name, active: [start, end] with null for an open end, or "
+        '"always" for a zone with no time); when there is no overlap '
         "the list is empty and a note says so in words, with what was compared. One result."
     ),
     version="1.0.0",

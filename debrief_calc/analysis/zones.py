@@ -423,9 +423,15 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
     return ToolOutput(features=features, feature_sources=sources)
 
 
-def period_text(period: tuple[float, float] | None) -> list[str | None] | None:
+#: a zone with neither time nor timeEnd, as zone-transits' zone_active and zone-overlaps' active say it
+ALWAYS: Final = "always"
+
+
+def period_text(period: tuple[float, float] | None) -> list[str | None] | str:
+    """A zone's active period as the answers give it: ``[start, end]`` (None for an open end), or
+    ``"always"`` for a zone with no time."""
     if period is None:
-        return None
+        return ALWAYS
     return [iso(period[0]) if math.isfinite(period[0]) else None, iso(period[1]) if math.isfinite(period[1]) else None]
 
 
@@ -531,7 +537,7 @@ TRANSITS_SPEC = ToolSpec(
         "entry_time null ('already inside at start'); inside at its last fix, exit_time null. "
         "A zone with a time (and timeEnd) counts only while active: time inside before it "
         "becomes active or after it ends is left out, and the result's zone_active gives the "
-        "period ([start, end], null for an open end; null when always active). "
+        'period ([start, end], null for an open end; "always" for a zone with neither time nor timeEnd). '
         "Time inside while the zone was not active is listed apart in inside_while_inactive, and "
         "a note tells 'inside only while the zone was not active' from 'never inside the zone'. "
         "Holes count (even-odd rule). A zone stored as a circle (properties.specifics "

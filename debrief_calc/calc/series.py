@@ -8,8 +8,11 @@ its speed and course at its fixes (derived from the positions). A window (``time
 ``time_end``) cuts the tracks, or the stored series, to it. The CPA is marked where it is known:
 ``cpa_time`` (and ``cpa_range``) in the result's properties, else found between the fixes of the
 two tracks, else the sampled minimum (``min_range_time``), which the answer then says it is.
-Narrative entries (annotations with a ``time``: given, or those of the plot read) are marked
-where they fall inside the span.
+Narrative entries (annotations with a ``time``: given, or those of the plot read, by ``plot`` or
+by ``debrief-state:plots`` references to one plot) are marked where they fall inside the span;
+the answer accounts for each (marked, outside the span, untimed). A panel's min and max are the
+samples'; where the result knows the true extreme between fixes (the CPA's range, the peak
+bearing rate) the answer gives it beside them and the picture marks it.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ _CPA_FIELDS = (
     ("min_sampled_range_time", "min_sampled_range", "Min range (sampled)"),
     ("min_range_time", "min_range", "Min range (sampled)"),
 )
+#: what is drawn: the times, a panel per numeric column, the title, the CPA marked (and what the
+#: answer says of it) and the drawn result's properties (its summary; empty for one track's motion)
+Table = tuple["FloatArray", dict[str, "Panel"], str, tuple["Marker", dict[str, Any]] | None, Mapping[str, Any]]
 _NAMES = {"atb": "ATB", "cpa_range": "CPA range"}  # labels that title case would spell badly
 
 
@@ -77,6 +83,7 @@ def render_series(
     window = time_window(time_start, time_end)
     answer: dict[str, Any] = {}
     keep: list[dict[str, Any]] = []  # range-bearing's results, stored once the picture is drawn
+    narratives_from: str | None = None  # the plot whose entries are marked when none are given
     found = _read(svc, features, plot)
     results = [f for f in found if isinstance(properties_of(f).get("series"), dict)]
     if results:
@@ -88,10 +95,11 @@ def render_series(
         table = _stored(svc, results, opts.get("secondary"), window, answer)
     else:
         tracks = _tracks(found, "plot" if plot is not None else "features", window)
-        if narratives is None and plot is not None:
-            narratives = [f for f in svc.plot_features({"filename": plot.get("filename")}) if _is_entry(f)]
+        if narratives is None and (own := _own_plot(plot, features)) is not None:
+            narratives = [f for f in svc.plot_features({"filename": own}) if _is_entry(f)]
+            narratives_from = own
         table = _from_tracks(svc, tracks, opts, answer, keep)
-    times, columns, title, cpa = table
+    times, columns, title, cpa, props = table
     names = list(quantities) if quantities else _defaults(columns)
     if len(names) > MAX_PANELS:
         raise _fail("quantities", "max items", f"at most {MAX_PANELS} quantities in one picture; {len(names)} given")
@@ -106,12 +114,14 @@ def render_series(
     entries, counts = _entries(svc, narratives, float(times[0]), float(times[-1]))
     if cpa is not None and not float(times[0]) <= cpa[0].t <= float(times[-1]):
         cpa = None  # outside the window drawn
+    peak = _peak(props, names, float(times[0]), float(times[-1]))
     picture = draw_series(
         times,
         panels,
         title=title,
         cpa=cpa[0] if cpa is not None else None,
         narratives=entries,
+        peaks=[peak[0]] if peak is not None and peak[0] is not None else [],
         width=opts.get("width", 900),
         height=opts.get("height"),
     )
@@ -122,15 +132,7 @@ def render_series(
         bytes=len(picture.png),
         span=[iso(float(times[0])), iso(float(times[-1]))],
         samples=int(times.size),
-        panels=[
-            {
-                "quantity": p.name,
-                "label": p.label,
-                "axis": [round(v, 4) for v in picture.ranges[p.name]],
-                **_extent(p.values),
-            }
-            for p in panels
-        ],
+        panels=[_panel_answer(p, picture.ranges[p.name], cpa, peak) for p in panels],
     )
     for feature in keep:
         plotstate.store_result(svc.store, feature, "range-bearing")
@@ -138,6 +140,13 @@ def render_series(
         answer["cpa"] = cpa[1]
     if counts is not None:
         counts["labelled"] = len(picture.labelled)
+        if counts["labelled"] < counts["marked"]:
+            counts["unlabelled_note"] = (
+                f"{counts['marked'] - counts['labelled']} marked entr(ies) drawn as lines without a label "
+                "(no room above the panels): narrow the window or widen the picture to label them"
+            )
+        if narratives_from is not None:
+            counts["from_plot"] = narratives_from  # its timed annotations: no narratives were given
         answer["narratives"] = counts
     return answer, picture.png
 
@@ -178,8 +187,64 @@ def _expanded(svc: CalcService, items: Sequence[Any], field: str) -> list[dict[s
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise _fail(f"{field}[{i}]", "type", "a GeoJSON Feature or a {ref} item")
-    found, _plot_time = svc.expand_refs(items)
-    return [f for f in found if isinstance(f, dict)]
+    expanded, _time = svc.expand_refs(items)
+    return [f for f in expanded if isinstance(f, dict)]
+
+
+def _panel_answer(
+    panel: Panel,
+    axis: tuple[float, float],
+    cpa: tuple[Marker, dict[str, Any]] | None,
+    peak: tuple[Marker | None, dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """A panel as the answer gives it: its min and max are the samples' (``extrema: "sampled"``);
+    the true extreme between fixes, where the result knows it, beside them (``true_min`` of the
+    range: the CPA; ``true_peak`` of the bearing rate)."""
+    out: dict[str, Any] = {
+        "quantity": panel.name,
+        "label": panel.label,
+        "axis": [round(v, 4) for v in axis],
+        **_extent(panel.values),
+        "extrema": "sampled",
+    }
+    true_cpa = cpa is not None and cpa[1]["source"] in ("cpa_time", "closest-approach") and "range" in cpa[1]
+    if panel.name == "range" and cpa is not None and true_cpa:
+        out["true_min"] = {"value": cpa[1]["range"], "time": cpa[1]["time"], "source": cpa[1]["source"]}
+    if panel.name == "bearing_rate" and peak is not None:
+        out["true_peak"] = peak[1]
+    return out
+
+
+def _peak(
+    props: Mapping[str, Any], names: Sequence[str], start: float, end: float
+) -> tuple[Marker | None, dict[str, Any]] | None:
+    """The result's peak bearing rate between fixes (``peak_bearing_rate`` at
+    ``peak_bearing_rate_time``) as a marker on the bearing-rate panel, when that panel is drawn
+    (no marker, and ``outside_span`` said, when the peak is outside the span drawn)."""
+    from debrief_calc._times import parse_times
+    from debrief_calc.features import iso
+    from debrief_calc.series_plot import Marker, clock
+
+    rate, when = props.get("peak_bearing_rate"), props.get("peak_bearing_rate_time")
+    if "bearing_rate" not in names or not isinstance(rate, int | float) or not isinstance(when, str):
+        return None
+    t = float(parse_times([when], field="properties.peak_bearing_rate_time", label="result")[0])
+    if not start <= t <= end:
+        note = "the result's peak is outside the span drawn (not marked); the panel's min and max are the samples'"
+        return None, {"value": rate, "time": iso(t), "source": "peak_bearing_rate", "outside_span": True, "note": note}
+    sampled = props.get("series", {}).get("time") if isinstance(props.get("series"), dict) else None
+    on_sample = isinstance(sampled, list) and when in sampled
+    where = "at a sample" if on_sample else "between samples"
+    unit = str(props.get("bearing_rate_unit") or "deg/min").replace("deg", "°")
+    text = f"Peak {rate:+.1f}{unit} at {clock(round(t), 1)}, {where}"
+    info = {
+        "value": rate,
+        "time": iso(t),
+        "label": text,
+        "source": "peak_bearing_rate",
+        "between_samples": not on_sample,
+    }
+    return Marker(t, text, "bearing_rate", float(rate)), info
 
 
 def _extent(values: FloatArray) -> dict[str, Any]:
@@ -237,7 +302,7 @@ def _stored(
     secondary: str | None,
     window: tuple[float | None, float | None] | None,
     answer: dict[str, Any],
-) -> tuple[FloatArray, dict[str, Panel], str, tuple[Marker, dict[str, Any]] | None]:
+) -> Table:
     chosen = _pick(usable, secondary)
     key = "results/" + plotstate.safe_segment(str(chosen.get("id")))
     if svc.store.artifact_file(plotstate.CALC_NS, key, "result").is_file():
@@ -268,9 +333,7 @@ def _pick(features: list[dict[str, Any]], secondary: str | None) -> dict[str, An
     return features[ids.index(secondary)]
 
 
-def _table(
-    feature: Mapping[str, Any], window: tuple[float | None, float | None] | None
-) -> tuple[FloatArray, dict[str, Panel], str, tuple[Marker, dict[str, Any]] | None]:
+def _table(feature: Mapping[str, Any], window: tuple[float | None, float | None] | None) -> Table:
     """A result's series as arrays, cut to the window: times, each numeric column as a panel, the
     title and the CPA marked (``cpa_time`` first, else ``min_range_time``)."""
     import numpy as np
@@ -311,7 +374,7 @@ def _table(
                 when,
             )
             break
-    return times[keep], columns, title, cpa
+    return times[keep], columns, title, cpa, props
 
 
 def _numeric(values: object, size: int) -> bool:
@@ -377,7 +440,7 @@ def _from_tracks(
     opts: Mapping[str, Any],
     answer: dict[str, Any],
     keep: list[dict[str, Any]],
-) -> tuple[FloatArray, dict[str, Panel], str, tuple[Marker, dict[str, Any]] | None]:
+) -> Table:
     from debrief_calc.analysis.common import read_tracks
 
     secondary = opts.get("secondary")
@@ -406,12 +469,11 @@ def _from_tracks(
     keep.extend(run.features)  # stored once the picture is drawn: a refused call keeps nothing
     answer["source"] = {**plotstate.result_ref(str(chosen["id"])), "kind": "range-bearing run"}
     _others(usable, chosen, answer)
-    times, columns, title, cpa = _table(chosen, None)
+    times, columns, title, cpa, props = _table(chosen, None)
     if cpa is None or cpa[1]["source"] != "cpa_time":
-        props = chosen["properties"]
         by_id = {t.id: t for t in read_tracks(tracks)}
         cpa = _between_fixes(by_id[props["primary_id"]], by_id[props["secondary_id"]], props) or cpa
-    return times, columns, title, cpa
+    return times, columns, title, cpa, props
 
 
 def _between_fixes(a: TrackData, b: TrackData, props: Mapping[str, Any]) -> tuple[Marker, dict[str, Any]] | None:
@@ -431,7 +493,7 @@ def _between_fixes(a: TrackData, b: TrackData, props: Mapping[str, Any]) -> tupl
     return _cpa(t, value, unit, "CPA", "closest-approach")
 
 
-def _motion(track: TrackData) -> tuple[FloatArray, dict[str, Panel], str, None]:
+def _motion(track: TrackData) -> Table:
     """A single track's speed (kn) and course (°T) at its fixes, from its positions."""
     from debrief_calc.analysis.common import KNOT_MPS, Legs, motion_at
 
@@ -440,25 +502,44 @@ def _motion(track: TrackData) -> tuple[FloatArray, dict[str, Panel], str, None]:
         "speed": _panel("speed", speed / KNOT_MPS, {}),
         "course": _panel("course", course, {}),
     }
-    return track.t, columns, f"Speed and course of {track.name or track.id}", None
+    return track.t, columns, f"Speed and course of {track.name or track.id}", None, {}
 
 
 # -- narrative entries -------------------------------------------------------------------------------
 
 
+def _own_plot(plot: Mapping[str, Any] | None, features: Sequence[Any] | None) -> str | None:
+    """The plot whose entries are marked when no narratives are given: the plot read, or the one
+    plot every ``debrief-state:plots/…`` reference among the features names."""
+    if plot is not None:
+        filename = plot.get("filename")
+        return filename if isinstance(filename, str) else None
+    files: set[str] = set()
+    for item in features or ():
+        if plotstate.is_ref(item):
+            ref = plotstate.parse_ref(item)
+            if ref.kind != "plot":
+                return None
+            files.add(ref.key)
+    return files.pop() if len(files) == 1 else None
+
+
 def _is_entry(feature: object) -> bool:
-    return (
-        isinstance(feature, dict)
-        and feature_kind(feature) == "annotation"
-        and bool(isinstance(properties_of(feature).get("time"), str))
-    )
+    """A plot's narrative entry or note: a timed annotation with no geometry or a point (a timed
+    line, such as a track-legs leg mark, is not one)."""
+    if not isinstance(feature, dict) or feature_kind(feature) != "annotation":
+        return False
+    geometry = feature.get("geometry")
+    shape = geometry.get("type") if isinstance(geometry, dict) else None
+    return shape in (None, "Point") and isinstance(properties_of(feature).get("time"), str)
 
 
 def _entries(
     svc: CalcService, narratives: Sequence[Mapping[str, Any]] | None, start: float, end: float
 ) -> tuple[list[Marker], dict[str, Any] | None]:
-    """The narrative entries inside the span as markers, and how many were given, marked and outside."""
-    from debrief_calc.features import parse_iso
+    """The narrative entries inside the span as markers, and what became of each one given: marked
+    (``marked_at``: their times, the first 50), ``outside_span`` or ``untimed`` (with their ids)."""
+    from debrief_calc.features import iso, parse_iso
     from debrief_calc.series_plot import Marker
 
     if narratives is None:
@@ -467,7 +548,8 @@ def _entries(
         raise _fail("narratives", "type", "a list of annotation Features or {ref} items")
     items = _expanded(svc, narratives, "narratives")
     markers: list[Marker] = []
-    untimed = outside = 0
+    untimed: list[str] = []
+    outside = 0
     for f in items:
         props = f.get("properties") if isinstance(f, dict) else None
         when = props.get("time") if isinstance(props, dict) else None
@@ -476,7 +558,7 @@ def _entries(
         except ValidationFailed:
             t = None
         if t is None or not isinstance(props, dict):
-            untimed += 1
+            untimed.append(str(f.get("id")) if isinstance(f, dict) else "?")
             continue
         if not start <= t <= end:
             outside += 1
@@ -484,8 +566,12 @@ def _entries(
         text = props.get("text") if isinstance(props.get("text"), str) else props.get("name")
         markers.append(Marker(t, text if isinstance(text, str) else ""))
     counts: dict[str, Any] = {"given": len(items), "marked": len(markers)}
+    if markers:
+        counts["marked_at"] = [iso(m.t) for m in sorted(markers, key=lambda m: m.t)[:50]]
     if outside:
         counts["outside_span"] = outside
     if untimed:
-        counts["untimed"] = untimed
+        counts["untimed"] = len(untimed)
+        counts["untimed_ids"] = untimed[:20]
+        counts["untimed_note"] = "no properties.time (an ISO 8601 string): an entry needs one to be marked"
     return markers, counts

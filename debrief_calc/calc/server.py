@@ -38,7 +38,10 @@ features of an earlier run), {{"ref": "debrief-calc:results/<result id>"}} (one 
 gives its ref) or {{"ref": "debrief-state:plots/<file>.plot.json", "ids": [...]}} (a plot's features, all without \
 ids), mixed freely;
 - plot: {{"filename": "x.plot.json", "feature_ids": [...]}} or {{"filename": ..., "selection": true}} (the selection \
-debrief-state-mcp keeps), read from the workspace.
+debrief-state-mcp keeps), read from the workspace. From a whole plot (plot without feature_ids or selection, or a \
+debrief-state:plots/<file> ref without ids) the features of kinds the tool does not take, metadata and backdrops \
+are left out and the answer says so (skipped: {{kind: [ids]}} and a warning); a feature named by id of a kind it \
+does not take is refused (KIND_MISMATCH, naming the kinds to pass).
 
 A window: time_start/time_end (ISO-8601, either may be left out) cut every input, however given, to that span: \
 tracks keep their fixes inside it plus a fix interpolated exactly at each edge (so 10:00-11:00 is analysed over \
@@ -64,7 +67,7 @@ the turns between them, per track), zone-transits, zone-overlaps (who was in one
 another), area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
 parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
 
-Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (a plot's own by default) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, labelled, outside_span}}, others (the other secondaries' result refs).
+Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (by default the plot's narrative entries and notes, timed annotations with no geometry or a point, of the plot read: plot, or debrief-state:plots refs to one plot) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max; extrema "sampled": the samples' min and max, and beside them the true ones between fixes where the result has them: true_min of range (the CPA), true_peak of bearing_rate {{value, time, label, between_samples}}, drawn as a red diamond and labelled; outside_span: true when the span drawn leaves it out), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, from_plot}}: every entry given is marked, outside_span or untimed, others (the other secondaries' result refs).
 
 Results: every result feature carries properties.provenance and is kept in the store as \
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
@@ -121,6 +124,7 @@ class RunAnswer(BaseModel):
     keep: str | None = None
     window: dict[str, Any] | None = None
     narratives: dict[str, Any] | None = None
+    skipped: dict[str, list[str]] | None = None  # features of a whole plot left out, ids by kind
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)
@@ -165,10 +169,11 @@ class SeriesAnswer(BaseModel):
     bytes: int
     span: list[str]  # [first, last] sample drawn, ISO-8601
     samples: int
-    panels: list[dict[str, Any]]  # quantity, label (with unit), axis [low, high], min, max
+    panels: list[dict[str, Any]]  # quantity, label, axis [low, high], min, max, extrema, true_min, true_peak
     source: dict[str, Any]  # where the series is: a result's ref (get_result reads its numbers) or the track
     cpa: dict[str, Any] | None = None  # time, label, source (cpa_time, closest-approach, min_range_time), range, unit
-    narratives: dict[str, Any] | None = None  # given, marked, labelled, outside_span, untimed
+    # given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, untimed_note, from_plot
+    narratives: dict[str, Any] | None = None
     others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:

@@ -176,14 +176,22 @@ class CalcService:
         plot_time: dict[str, str] | None = None
         try:
             window, field = self._window(plot, time_start, time_end)
+            whole: list[bool] = []  # per feature: read from a whole plot (no ids, no selection)
             if plot is not None:
                 features, plot_time = self._plot_features(plot)
                 where = f"read from {plot.get('filename')!r}"
+                whole = [plot.get("feature_ids") is None and not plot.get("selection")] * len(features)
             elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
+                if any(_whole_plot_ref(f) for f in features):  # which features each item stands for
+                    whole = [_whole_plot_ref(f) for f in features for _ in self.expand_refs([f])[0]]
                 features, plot_time = self.expand_refs(features)
                 expanded, where = True, "given (references expanded)"
             else:
                 where = "given"
+            skipped: dict[str, list[str]] = {}
+            takes = ""
+            if isinstance(features, list) and any(whole):
+                features, skipped, takes = _accepted(self.registry, tool, features, whole)
             if window is not None and features is None:  # import-rep: a window would be ignored
                 raise ValidationFailed(
                     f"{field}: {tool!r} is given no features, so a window has nothing to cut; run it without "
@@ -203,6 +211,8 @@ class CalcService:
             read_text=self.read_text,
             current_time=_current(plot_time),
         )
+        if skipped and not result.success and result.error:
+            result.error["message"] += f" ({_skipped_text(skipped, takes)})"
         if not result.success:
             if expanded and result.error and "features[" in str(result.error.get("message")):
                 # the executor counts the features after the references were expanded
@@ -217,7 +227,11 @@ class CalcService:
                     props["provenance"]["window"] = window.shown
             if left_out:
                 result.warnings.append(left_out_text(window, left_out))
+        if skipped:
+            result.warnings.append(_skipped_text(skipped, takes))
         answer = result.to_dict()
+        if skipped:
+            answer["skipped"] = {kind: ids[:50] for kind, ids in skipped.items()}  # the warning counts them all
         if window is not None:
             answer["window"] = _window_note(window, left_out)
         if result.tool == "import-rep" and (repeats := self._earlier_imports(result.features)):
@@ -235,20 +249,38 @@ class CalcService:
         """A run whose features go into a plot (an addFeatures command carrying them: import-rep,
         resample-track) keeps them once whatever their size: the command carries the run's
         reference and the answer says where it goes (``stored``), so every such answer holds
-        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. None for other runs."""
+        the ``{"ref"}`` the guides tell to pass to debrief_create_plot. Returns that reference;
+        None for other runs. A command adding only some of the run's features (track-legs' leg
+        marks beside its results) carries a reference to those alone, kept apart; the answer's
+        ``stored`` then says what it holds, and None is returned (the run as a whole is not kept)."""
         features = answer.get("features") or []
         commands = answer.get("commands") or []
-        if not features or not any(
-            c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands
-        ):
+        if not features:
             return None
-        ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
-        answer["commands"] = [
-            {**c, "payload": ref} if c.get("command") == "addFeatures" and _carries(c.get("payload"), features) else c
-            for c in commands
-        ]
-        answer["stored"] = _stored_note(ref["ref"], features, True, None)
-        return ref
+        if any(c.get("command") == "addFeatures" and _carries(c.get("payload"), features) for c in commands):
+            ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], features)
+            answer["commands"] = [
+                {**c, "payload": ref}
+                if c.get("command") == "addFeatures" and _carries(c.get("payload"), features)
+                else c
+                for c in commands
+            ]
+            answer["stored"] = _stored_note(ref["ref"], features, True, None)
+            return ref
+        out = []
+        for command in commands:
+            part = _part_carried(command.get("payload"), features) if command.get("command") == "addFeatures" else None
+            c = command
+            if part is not None:
+                ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], part)
+                c = {**command, "payload": ref}
+                answer["stored"] = {
+                    **_stored_note(ref["ref"], part, True, None),
+                    "holds": f"the {len(part)} feature(s) the addFeatures command adds (listed in features above)",
+                }
+            out.append(c)
+        answer["commands"] = out
+        return None
 
     def _earlier_imports(self, features: list[dict[str, Any]]) -> list[str]:
         """One sentence per imported track whose id an earlier import of other data already made
@@ -608,6 +640,66 @@ def _carries(payload: object, features: list[dict[str, Any]]) -> bool:
     """The payload is the run's features themselves (import-rep's, resample-track's addFeatures)."""
     carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
     return isinstance(carried, list) and carried == features
+
+
+def _whole_plot_ref(item: object) -> bool:
+    """Whether ``item`` is a ``debrief-state:plots/<file>`` reference naming no ids (the whole plot)."""
+    if not plotstate.is_ref(item):
+        return False
+    try:
+        ref = plotstate.parse_ref(item)
+    except SuiteError:
+        return False
+    return ref.kind == "plot" and ref.ids is None
+
+
+#: kinds never handed to a tool from a whole plot: the plot's own settings and its map backdrops
+_NOT_DATA = frozenset({"metadata", "backdrop"})
+
+
+def _accepted(
+    registry: Any, tool: str, features: list[Any], whole: list[bool]
+) -> tuple[list[Any], dict[str, list[str]], str]:
+    """The features without those read from a whole plot whose kind the tool does not take (and
+    without its metadata and backdrops), the ids left out by kind, and the kinds it takes. A
+    feature named by id stays, so that a wrong kind asked for by name is refused (KIND_MISMATCH)."""
+    from debrief_calc.registry import ANY_KIND
+
+    if tool not in registry:
+        return features, {}, ""
+    spec = registry.get(tool)
+    kept: list[Any] = []
+    skipped: dict[str, list[str]] = {}
+    for f, from_whole in zip(features, whole, strict=True):
+        kind = feature_kind(f) if isinstance(f, dict) else "unknown"
+        takes = kind not in _NOT_DATA and (ANY_KIND in spec.input_kinds or spec.accepts_kind(kind))
+        if from_whole and not takes:
+            skipped.setdefault(kind, []).append(str(f.get("id")) if isinstance(f, dict) else "?")
+        else:
+            kept.append(f)
+    return kept, skipped, ", ".join(spec.input_kinds) or "no features"
+
+
+def _skipped_text(skipped: dict[str, list[str]], takes: str) -> str:
+    """The warning for the features of a whole plot left out (``skipped``: ids by kind)."""
+    listed = "; ".join(
+        f"{kind}: {', '.join(ids[:10])}" + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        for kind, ids in skipped.items()
+    )
+    return (
+        f"left out {sum(map(len, skipped.values()))} feature(s) of the whole plot that this tool does not take "
+        f"({listed}); it takes {takes}"
+    )
+
+
+def _part_carried(payload: object, features: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The features an addFeatures payload carries when they are some of the run's features
+    (track-legs' leg marks); else None."""
+    carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
+    if not isinstance(carried, list) or not carried or not all(isinstance(f, dict) for f in carried):
+        return None
+    ids = {f.get("id") for f in features}
+    return carried if all(f.get("id") is not None and f.get("id") in ids for f in carried) else None
 
 
 _PLOTTABLE = ("track", "zone", "point", "annotation")

@@ -11,6 +11,7 @@ from debrief_calc.errors import PlotNotFound
 from debrief_calc.plotstate import STATE_NS
 from debrief_calc.state._answer_budget import Answer, fit_prefix
 from debrief_calc.state.errors import RPC_CODES, MultiplePlots, validation_failed
+from debrief_calc.state.filenames import list_workspace_files
 from debrief_calc.state.history import History
 from debrief_calc.state.plotfile import PLOT_CACHE, PlotCache, PlotDoc, list_plot_files, plot_title
 from debrief_calc.state.plotfile import validate_plot_filename as _validate
@@ -18,7 +19,7 @@ from llmem.core.config import Limits
 from llmem.core.errors import SuiteError
 from llmem.core.store import ArtifactStore
 
-__all__ = ["MAX_OPEN", "OPEN_DOC", "SHOWN_FILES", "OpenPlots"]
+__all__ = ["MAX_OPEN", "OPEN_DOC", "SHOWN_FILES", "OpenPlots", "open_note"]
 
 OPEN_DOC = "open"
 #: What PLOT_NOT_FOUND says when the workspace has no plot at all: how to make one.
@@ -28,6 +29,22 @@ CREATE_HINT = (
 )
 MAX_OPEN = 50
 SHOWN_FILES = 50
+
+
+def open_note(names: list[str]) -> str | None:
+    """What an answer that opened a plot says when more than one is open now: every call must
+    then name its plot (without filename it answers MULTIPLE_PLOTS)."""
+    if len(names) < 2:
+        return None
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return (
+        f"{len(names)} plots are open now ({shown}): pass filename to every call, which without it answers "
+        "MULTIPLE_PLOTS; debrief_close_plot closes one"
+    )
+
+
+#: what import-rep reads (debrief-calc), listed so a client can find its REP files
+REP_SUFFIXES = (".rep", ".dsf", ".dtf")
 
 
 class OpenPlots:
@@ -147,11 +164,15 @@ class OpenPlots:
         alive, gone = self._alive_open()
         others = [f for f in list_plot_files(self.workspace) if f not in set(alive)]
         shown, cut = fit_prefix(others, self.budget // 2)
+        reps = list_workspace_files(self.workspace, REP_SUFFIXES)
+        reps_shown, reps_cut = fit_prefix(reps, self.budget // 4)
         return {
             "open_plots": [{"filename": n, "title": self.title(n)} for n in alive],
             "other_plots": shown,
             "more_plots": len(others) - len(shown) if cut else 0,
             "closed_missing": gone,
+            "rep_files": reps_shown,
+            "more_rep_files": len(reps) - len(reps_shown) if reps_cut else 0,
         }
 
     def open_plot(self, filename: str) -> tuple[Answer, list[str]]:
@@ -171,6 +192,8 @@ class OpenPlots:
 
         names = self.store.update_doc(STATE_NS, OPEN_DOC, {"open": []}, rmw)
         answer = {"filename": filename, "revision": doc.revision, "title": self.title(filename), "open_plots": names}
+        if note := open_note(names):
+            answer["open_note"] = note
         return answer, ["list"]
 
     def close_plot(self, filename: str) -> tuple[Answer, list[str]]:

@@ -116,6 +116,8 @@ class PlotCommands(OpenPlots):
             "message": f"created {filename} with {len(out.added_ids)} feature(s) and opened it"
             + ("; " + "; ".join(out.summary[1:]) if len(out.summary) > 1 else ""),
         }
+        if "open_note" in opened:
+            answer["open_note"] = opened["open_note"]
         return answer, ["list", "features", "time", "viewport"]
 
     def set_properties(

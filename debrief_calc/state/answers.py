@@ -80,11 +80,15 @@ class PlotList(_Ok):
     other_plots: list[str] = []
     more_plots: int = 0
     closed_missing: list[str] = []
+    rep_files: list[str] = []  # .rep/.dsf/.dtf files in the workspace, for debrief-calc's import-rep
+    more_rep_files: int = 0
 
 
 class OpenAnswer(_OnPlot):
+    _if_set = frozenset({"open_note"})
     title: str = ""
     open_plots: list[str] = []
+    open_note: str | None = None  # with more than one plot open: pass filename to every call
 
 
 class CloseAnswer(_Ok):
@@ -162,8 +166,10 @@ class PropertiesAnswer(_OnPlot):
 
 
 class CreateAnswer(_OnPlot):
+    _if_set = frozenset({"open_note"})
     title: str
     open_plots: list[str] = []
+    open_note: str | None = None  # with more than one plot open: pass filename to every call
     added_ids: list[str] = []
     added_refs: list[str] = []
     timeState: TimeState | None = None

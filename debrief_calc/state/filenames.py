@@ -18,7 +18,7 @@ from pathlib import Path
 from debrief_calc.state.errors import InvalidFilename
 from llmem.core.paths import MAX_DEPTH, NAME_MAX
 
-__all__ = ["PLOT_SUFFIX", "list_plot_files", "relative_name", "validate_plot_filename"]
+__all__ = ["PLOT_SUFFIX", "list_plot_files", "list_workspace_files", "relative_name", "validate_plot_filename"]
 
 PLOT_SUFFIX = ".plot.json"
 MAX_FILENAME_CHARS = 1024
@@ -93,18 +93,24 @@ def relative_name(workspace: Path, path: Path) -> str:
 def list_plot_files(workspace: Path, *, limit: int = 10_000) -> list[str]:
     """Workspace-relative names of the ``.plot.json`` files (subfolders too; dot folders and
     ``node_modules`` skipped; symlinks are not followed into folders), sorted, at most ``limit``."""
+    return list_workspace_files(workspace, (PLOT_SUFFIX,), limit=limit)
+
+
+def list_workspace_files(workspace: Path, suffixes: tuple[str, ...], *, limit: int = 10_000) -> list[str]:
+    """Workspace-relative names of the files ending in one of ``suffixes`` (case-insensitive), as
+    :func:`list_plot_files` walks: a symlink counts only when it stays in the workspace."""
     root = workspace.resolve()
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
         base = Path(folder)
         for fname in files:
-            if not fname.endswith(PLOT_SUFFIX) or fname.startswith("."):
+            if not fname.lower().endswith(suffixes) or fname.startswith("."):
                 continue
             full = base / fname
             if full.is_symlink():
                 target = full.resolve()
-                if not (target.is_relative_to(root) and target.name.endswith(PLOT_SUFFIX)):
+                if not (target.is_relative_to(root) and target.name.lower().endswith(suffixes)):
                     continue
             found.append(full.relative_to(root).as_posix())
             if len(found) >= limit:

@@ -66,20 +66,22 @@ PURPOSE = (
     "For an agent helping a naval analyst: the plots of the workspace, which are open, what is selected, the "
     "time window and the viewport, and one way to change a plot, the DebriefCommand (from debrief-calc's "
     "run_tool or written by you). Without filename a call uses the one open plot; with several open it answers "
-    "MULTIPLE_PLOTS listing them. Every write answers the plot's new revision; pass it as expected_revision to "
+    "MULTIPLE_PLOTS listing them (debrief_create_plot and debrief_open_plot answer open_plots, and open_note "
+    "once more than one is open). Every write answers the plot's new revision; pass it as expected_revision to "
     "fail with CONFLICT if someone changed the plot meanwhile (the selection and the open set live in the "
     "shared store, not in the file: changing them leaves the revision as it is). debrief_undo reverts the last "
     "change made here, as one step however many features it touched."
 )
 START = (
-    "From REP files: on debrief-calc-mcp, run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for "
-    "each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
+    "From REP files: debrief_list_plots names them (rep_files); on debrief-calc-mcp, "
+    "run_tool(tool='import-rep', parameters={'path': 'boat1.rep'}) for each file; each answer holds a reference {'ref': 'debrief-calc:runs/…'} to its tracks. Then here "
     "debrief_create_plot(filename='exercise.plot.json', features=[{'ref': …}, {'ref': …}]) makes the plot, "
     "opens it and sets its time window and viewport to the tracks' period and bounds (or add them to an existing "
     "plot with debrief_apply_command(command=<the import's addFeatures command>)). Then analyse on debrief-calc "
     "with run_tool(tool, plot={'filename': …, 'feature_ids': [...]}) (ids from debrief_get_features), look with "
     "debrief_render_plot (fit='all' shows everything without changing the saved viewport; cpa=[a, b] draws the "
-    "range between two tracks at the current time, which debrief_set_time(timeState={'current': …}) moves; "
+    "range between two tracks at `time` (default the plot's current time, which debrief_set_time(timeState="
+    "{'current': …}) moves); "
     "time_start/time_end draw the tracks over that stretch alone, fit='window' frames them, the answer's span "
     "says what was drawn; a series against time is debrief-calc's render_series), and "
     "keep a narrative in the plot with generate_prompt (its prompt includes debrief-calc's analyses of the plot's "
@@ -357,7 +359,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     once = tool_annotations(read_only=False, destructive=True, idempotent=False)
     additive = tool_annotations(read_only=False)  # never overwrites: an existing plot is refused
     tools: list[tuple[Callable[..., Any], types.ToolAnnotations, str]] = [
-        (debrief_list_plots, read, "List the open plots (filename, title) and the other .plot.json files."),
+        (
+            debrief_list_plots,
+            read,
+            "List open plots (filename, title), other .plot.json and REP files.",
+        ),
         (
             debrief_create_plot,
             additive,

@@ -82,7 +82,13 @@ class ChatMessage:
     # for the page only, never sent to the model: a tool's pictures and how long the call took,
     # so a page that reconnects can draw the conversation again whole
     images: list[dict[str, str]] = field(default_factory=list)
+    app: dict[str, Any] | None = None  # a tool result's MCP Apps view (server, uri, input, result), for the page
     duration_ms: int | None = None
+    # a tool step's state beyond is_error ("declined", "cancelled"; "" when it ran) and its one-line
+    # headline, so a reload draws each step as it ended
+    outcome: str = ""
+    headline: str = ""
+    host_steps: list[dict[str, Any]] = field(default_factory=list)  # what the host ran for this call itself
 
 
 @dataclass(frozen=True)

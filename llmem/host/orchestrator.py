@@ -18,18 +18,20 @@ import json
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
+from llmem.host.apps import view_of
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.coordinator import Coordinator, ToolEntry, ToolResult
 from llmem.host.errors import HostError, ProviderError, UnknownTool
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
+from llmem.host.steps import clip, describe_change, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = ["SYSTEM_MESSAGES", "Orchestrator", "OrchestratorSettings", "correlation_id", "is_destructive"]
@@ -50,6 +52,9 @@ SYSTEM_MESSAGES = {
     "BUSY": "I'm still working on your last message. Wait for it, or press Stop first.",
     "EMPTY": "The model gave no answer. Please try rephrasing.",
 }
+
+
+DECLINED = "you said no; nothing ran"  # a declined step's headline
 
 
 def is_destructive(entry: ToolEntry) -> bool:
@@ -140,6 +145,20 @@ class Orchestrator:
                 await self._turn(session)
             if scope.cancelled_caught:
                 log.info("turn cancelled by the person", extra={"session": session.id})
+                for call in self._cancel_unanswered(session):
+                    await self._step(
+                        session,
+                        call,
+                        "complete",
+                        f"Cancelled: {call.name}",
+                        {
+                            "result": "stopped by the person",
+                            "isError": True,
+                            "outcome": "cancelled",
+                            "headline": "stopped by the person",
+                            "durationMs": None,
+                        },
+                    )
                 session.history.append(ChatMessage(role="assistant", content="(stopped by the person)"))
                 await session.emit(
                     {
@@ -196,6 +215,18 @@ class Orchestrator:
                 session.history.append(await self._run_call(session, call))
             if steps >= self.settings.max_steps:
                 tools = []  # one last answer, in words
+
+    def _cancel_unanswered(self, session: Session) -> list[ToolCall]:
+        """The calls of the turn's last answer that got no result (stopped while running or while
+        waiting for the person): each gets one, "cancelled", so the history stays whole."""
+        answered = {m.tool_call_id for m in session.history if m.role == "tool"}
+        last = next((m for m in reversed(session.history) if m.role == "assistant"), None)
+        cancelled = [call for call in (last.tool_calls if last else []) if call.id not in answered]
+        for call in cancelled:
+            message = self._tool_message(call, "Cancelled by the person before it finished.", error=True)
+            message.outcome, message.headline = "cancelled", "stopped by the person"
+            session.history.append(message)
+        return cancelled
 
     # -- the model -------------------------------------------------------------------------------
 
@@ -274,10 +305,22 @@ class Orchestrator:
         )
 
     async def _step(self, session: Session, call: ToolCall, state: str, message: str, data: dict[str, Any]) -> None:
+        """A step's news for the page; a finished one carries its headline and its outcome
+        ("done", "failed", "declined")."""
+        extra: dict[str, Any] = {"title": step_title(call.name, call.arguments)}
+        if state == "complete" and "outcome" not in data:
+            failed = bool(data.get("isError"))
+            extra["outcome"] = "declined" if data.get("declined") else "failed" if failed else "done"
+            extra["headline"] = DECLINED if data.get("declined") else step_headline(data.get("result"), failed=failed)
         await session.emit(
             {
                 "type": "status",
-                "payload": {"state": state, "tool": call.name, "message": message, "data": {"callId": call.id, **data}},
+                "payload": {
+                    "state": state,
+                    "tool": call.name,
+                    "message": message,
+                    "data": {"callId": call.id, **extra, **data},
+                },
             }
         )
 
@@ -291,7 +334,9 @@ class Orchestrator:
             {"arguments": call.arguments if call.arguments is not None else call.raw},
         )
         await self._step(session, call, "complete", why, {"result": why, "isError": True, "durationMs": 0})
-        return self._tool_message(call, why, error=True)
+        message = self._tool_message(call, why, error=True)
+        message.outcome, message.headline = "failed", step_headline(why, failed=True)
+        return message
 
     async def _run_call(self, session: Session, call: ToolCall) -> ChatMessage:
         log.info("tool call %s", call.name, extra={"session": session.id, "native": call.native})
@@ -323,7 +368,9 @@ class Orchestrator:
                     f"Declined: {entry.qualified_name}",
                     {"result": why, "isError": True, "declined": True, "durationMs": 0},
                 )
-                return self._tool_message(call, why, error=True)
+                message = self._tool_message(call, why, error=True)
+                message.outcome, message.headline = "declined", DECLINED
+                return message
         await self._step(session, call, "processing", f"Calling {entry.qualified_name}", {"arguments": call.arguments})
         started = time.perf_counter()
         try:
@@ -338,19 +385,25 @@ class Orchestrator:
                 f"{entry.qualified_name} failed",
                 {"result": str(exc), "isError": True, "durationMs": _ms(started)},
             )
-            return self._tool_message(call, why, error=True)
+            message = self._tool_message(call, why, error=True)
+            message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
+            return message
         for image in result.images:
-            await session.emit({"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data}})
+            await session.emit(
+                {"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data, "callId": call.id}}
+            )
         content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
         ready = result.structured if result.structured.get("status") == "prompt_ready" else None
+        host_steps: list[dict[str, Any]] = []
         if ready is not None and not is_error:
-            content, page_result, is_error = await self._close_callback(session, entry, ready)
+            content, page_result, is_error = await self._close_callback(session, entry, ready, host_steps)
+        view = view_of(entry.server, entry.tool, call.arguments, result.result)  # MCP Apps: shown live on the page
         await self._step(
             session,
             call,
             "complete",
             _error_line(result) if is_error and ready is None else f"{entry.qualified_name} answered",
-            {"result": page_result, "isError": is_error, "durationMs": _ms(started)},
+            {"result": page_result, "isError": is_error, "durationMs": _ms(started), **({"app": view} if view else {})},
         )
         if len(content) > self.settings.result_chars:
             content = (
@@ -358,19 +411,73 @@ class Orchestrator:
                 + f" … (cut at {self.settings.result_chars} characters; page with the tool's cursor or ask for less)"
             )
         message = self._tool_message(call, content, error=is_error)
+        message.outcome = "failed" if is_error else ""
+        message.host_steps = host_steps
+        message.headline = step_headline(page_result, failed=is_error)
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
         message.duration_ms = _ms(started)
+        message.app = view
         return message
+
+    async def larger_picture(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The picture of a step drawn again as large as its tool draws (``width``/``height`` at
+        their maxima, debrief_render_plot's 2048 px): for the page's "Open full size", without the
+        model. Only a read-only tool with both sizes among its parameters is called."""
+        entry = self._resolve(tool)
+        props = entry.tool.input_schema.get("properties") or {}
+        sizes = {k: props.get(k, {}).get("maximum") for k in ("width", "height")}
+        if is_destructive(entry) or not all(isinstance(v, int) for v in sizes.values()):
+            raise HostError(f"{entry.qualified_name} does not draw pictures at a size asked for")
+        result = await self.coordinator.call(entry.qualified_name, {**arguments, **sizes})
+        if result.is_error or not result.images:
+            raise HostError(_error_line(result) if result.is_error else f"{entry.qualified_name} drew no picture")
+        image = result.images[0]
+        facts = result.structured
+        return {
+            "mimeType": image.mime_type,
+            "data": image.data,
+            "width": facts.get("width"),
+            "height": facts.get("height"),
+        }
+
+    def _recorder(
+        self, session: Session, call: ToolCall, steps: list[dict[str, Any]]
+    ) -> Callable[[str, str, dict[str, Any]], Awaitable[None]]:
+        """``_step`` for a step the host takes itself, each finished one kept in ``steps``."""
+
+        async def step(state: str, message: str, data: dict[str, Any]) -> None:
+            await self._step(session, call, state, message, data)
+            failed = bool(data.get("isError"))
+            steps.append(
+                {
+                    "role": "tool",
+                    "tool": call.name,
+                    "callId": call.id,
+                    "arguments": call.arguments,
+                    "result": data.get("result"),
+                    "isError": failed,
+                    "outcome": "failed" if failed else "done",
+                    "title": step_title(call.name, call.arguments),
+                    "headline": step_headline(data.get("result"), failed=failed),
+                    "durationMs": data.get("durationMs"),
+                    "images": [],
+                }
+            )
+
+        return step
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")
+        change = describe_change(entry.qualified_name, call.arguments)
         message = {
             "type": "confirm",
             "payload": {
                 "requestId": request_id,
                 "tool": entry.qualified_name,
+                "title": step_title(entry.qualified_name, call.arguments),
+                "change": change,
                 "arguments": call.arguments,
-                "message": f"The model wants to run {entry.qualified_name}, which can change or delete things. Allow it?",
+                "message": f"This will {change}. Allow it?",
             },
         }
         pending = PendingConfirm(request_id, message)
@@ -383,8 +490,11 @@ class Orchestrator:
         log.info("approval of %s: %s", entry.qualified_name, pending.approve, extra={"session": session.id})
         return pending.approve
 
-    async def _close_callback(self, session: Session, entry: ToolEntry, ready: dict[str, Any]) -> tuple[str, Any, bool]:
-        """``prompt_ready``: the host's model answers the prompt, the callback tool stores it."""
+    async def _close_callback(
+        self, session: Session, entry: ToolEntry, ready: dict[str, Any], steps: list[dict[str, Any]]
+    ) -> tuple[str, Any, bool]:
+        """``prompt_ready``: the host's model answers the prompt, the callback tool stores it; the
+        step the host took is added to ``steps`` as the page draws it after a reload."""
         prompt = ready.get("promptForHostLLM")
         callback = ready.get("callbackTool")
         args = ready.get("callbackArgs")
@@ -399,6 +509,7 @@ class Orchestrator:
             return str(exc), str(exc), True
         accepts_model = "model" in (callback_entry.tool.input_schema.get("properties") or {})
         marker = ToolCall(new_id("cb-"), target, {"task": task}, native=True)
+        step = self._recorder(session, marker, steps)
         await self._step(
             session,
             marker,
@@ -424,9 +535,7 @@ class Orchestrator:
                 last_error = str(exc)
                 break
             if not stored.is_error:
-                await self._step(
-                    session,
-                    marker,
+                await step(
                     "complete",
                     f"Stored through {target}",
                     {"result": _result_for_page(stored), "isError": False, "durationMs": _ms(started)},
@@ -443,9 +552,7 @@ class Orchestrator:
             question = (
                 f"{prompt}\n\nYour previous answer was refused: {last_error[:1500]}\nAnswer again, exactly as asked."
             )
-        await self._step(
-            session,
-            marker,
+        await step(
             "complete",
             f"{target} refused the answer",
             {"result": last_error, "isError": True, "durationMs": _ms(started)},
@@ -462,7 +569,7 @@ def _error_line(result: ToolResult) -> str:
     error = result.structured.get("error")
     message = error.get("message") if isinstance(error, dict) else None
     text = message if isinstance(message, str) and message else result.text or f"{result.qualified_name} failed"
-    return text if len(text) <= 300 else text[:300] + "…"
+    return clip(text, 300)
 
 
 def _ms(started: float) -> int:

@@ -1,8 +1,9 @@
 """Chat sessions (seed 004 §2.5): history, the running turn, pending confirmations, a rate limit.
 
 A session outlives its WebSocket: the page reconnects with ``?session=<id>`` and finds its
-history, its running turn and any confirmation still waiting. Sessions without a connection are
-dropped after ``idle_s``. In memory only, like the seed's MVP.
+history, its running turn and any confirmation still waiting; "New chat" leaves the old one
+here, and :meth:`SessionManager.listing` lists them so the page can go back to one. Sessions
+without a connection are dropped after ``idle_s``. In memory only, like the seed's MVP.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 RateLimiter = TokenBucket  # a page's messages, limited as the servers limit calls
+APP_RATE, APP_BURST = 20.0, 60  # requests per second from a page's views, and the burst
 
 
 @dataclass
@@ -48,10 +50,25 @@ class Session:
     turn: anyio.CancelScope | None = None
     confirms: dict[str, PendingConfirm] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
+    #: the MCP Apps views' tools/call and resources/read: a live view polls and follows a slider
+    app_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(APP_RATE, APP_BURST))
 
     @property
     def turn_running(self) -> bool:
         return self.turn is not None
+
+    def summary(self) -> dict[str, Any]:
+        """The session as the page's list of chats shows it: its first question as its title."""
+        asked = [m.content for m in self.history if m.role == "user"]
+        first = " ".join(asked[0].split()) if asked else ""
+        return {
+            "id": self.id,
+            "title": first if len(first) <= 80 else first[:79].rsplit(" ", 1)[0] + "…",
+            "messages": len(asked),
+            "createdAt": self.created_at,
+            "lastActiveS": round(time.monotonic() - self.last_active),
+            "turnRunning": self.turn_running,
+        }
 
     async def emit(self, message: dict[str, Any]) -> None:
         """Send to the page if one is connected; a turn goes on while the page is away."""
@@ -67,7 +84,7 @@ class Session:
 
 
 class SessionManager:
-    def __init__(self, *, rate: float = 1.0, burst: int = 10, idle_s: float = 3600.0) -> None:
+    def __init__(self, *, rate: float = 1.0, burst: int = 10, idle_s: float = 7 * 24 * 3600.0) -> None:
         self.rate, self.burst, self.idle_s = rate, burst, idle_s
         self._sessions: dict[str, Session] = {}
 
@@ -81,6 +98,11 @@ class SessionManager:
 
     def get(self, session_id: str | None) -> Session | None:
         return self._sessions.get(session_id) if session_id else None
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The sessions that hold a conversation, the latest first."""
+        kept = [s for s in self._sessions.values() if any(m.role == "user" for m in s.history)]
+        return [s.summary() for s in sorted(kept, key=lambda s: s.last_active, reverse=True)]
 
     def sweep(self) -> list[str]:
         """Drop sessions with no page and no turn for ``idle_s``; the ids dropped."""

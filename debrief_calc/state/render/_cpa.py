@@ -83,16 +83,25 @@ def range_line(items: Sequence[Item], cpa: Sequence[Any], current_time: float | 
     return RangeLine((str(cpa[0]), str(cpa[1])), (ends[0], ends[1]), t, float(metres))
 
 
-def dashed_line(draw: Any, a: tuple[float, float], b: tuple[float, float], fill: tuple[int, int, int]) -> None:
+def dashed_line(
+    draw: Any,
+    a: tuple[float, float],
+    b: tuple[float, float],
+    fill: tuple[int, int, int],
+    *,
+    width: int = 2,
+    dash: tuple[float, float] = (8.0, 5.0),
+) -> None:
+    """A dashed line from ``a`` to ``b`` (pixels): ``dash`` is the pixels drawn and skipped."""
     length = math.hypot(b[0] - a[0], b[1] - a[1])
 
     def at(s: float) -> tuple[float, float]:
         return a[0] + (b[0] - a[0]) * s / length, a[1] + (b[1] - a[1]) * s / length
 
-    dash, gap, s = 8.0, 5.0, 0.0
+    (on, off), s = dash, 0.0
     while s < length:
-        draw.line((at(s), at(min(s + dash, length))), fill=fill, width=2)
-        s += dash + gap
+        draw.line((at(s), at(min(s + on, length))), fill=fill, width=width)
+        s += on + max(off, 1.0)
 
 
 def clip_segment(

@@ -15,13 +15,17 @@ other label is dropped. Graticule degrees have fixed ``spots`` at the map's edge
 
 Text is Pillow's built-in font (nothing to install or download), through :class:`Font`: below 12
 pixels its word space rounds down to 2 pixels, which vanishes between upright letters ("14BIOLOGIC"),
-so there each space is drawn as two.
+so there each space is drawn as two. That font holds ASCII and a few signs (° … ‘ ’ “ ” ± ·) only:
+any other character would draw as a box, so :meth:`Font.drawable` writes it as its ASCII
+equivalent (– — − as -, é as e, × as x, → as ->), or ? where there is none, before measuring
+or drawing.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,16 +49,66 @@ _SIDES = (
 )
 
 
+#: ASCII for the characters Pillow's built-in font lacks (beside accents, which are dropped)
+_ASCII = {
+    "\u2010": "-",
+    "\u2011": "-",
+    "\u2012": "-",
+    "\u2013": "-",
+    "\u2014": "-",
+    "\u2015": "-",
+    "\u2212": "-",
+    "\u00a0": " ",
+    "\u2009": " ",
+    "\u202f": " ",
+    "\u00d7": "x",
+    "\u2022": "*",
+    "\u2192": "->",
+    "\u2190": "<-",
+    "\u2032": "'",
+    "\u2033": '"',
+    "\u00df": "ss",
+    "\u00bd": "1/2",
+    "\u00bc": "1/4",
+    "\u00be": "3/4",
+    "\u00b5": "u",
+}
+
+
 class Font:
-    """Pillow's built-in font at one size, measuring and drawing text with visible word spaces."""
+    """Pillow's built-in font at one size, measuring and drawing text with visible word spaces
+    and only the characters it has."""
 
     def __init__(self, size: int):
         from PIL import ImageFont
 
         self.face = ImageFont.load_default(size=size)
         self.space = " " if self.face.getlength(" ") >= 3 else "  "
+        self._missing = bytes(self.face.getmask("\U0010fffd"))  # the box drawn for a character it lacks
+        self._has: dict[str, bool] = {}
+
+    def has(self, ch: str) -> bool:
+        """Whether the font draws ``ch`` as itself (not as its box)."""
+        known = self._has.get(ch)
+        if known is None:
+            known = self._has[ch] = ch.isspace() or ch.isascii() or bytes(self.face.getmask(ch)) != self._missing
+        return known
+
+    def drawable(self, text: str) -> str:
+        """``text`` with each character the font lacks written as its ASCII equivalent (or ?)."""
+        if all(self.has(ch) for ch in text):
+            return text
+        out = []
+        for ch in text:
+            if self.has(ch):
+                out.append(ch)
+                continue
+            plain = _ASCII.get(ch) or unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+            out.append(plain if plain and all(self.has(c) for c in plain) else "?")
+        return "".join(out)
 
     def spaced(self, text: str) -> str:
+        text = self.drawable(text)
         return text.replace(" ", self.space) if self.space != " " else text
 
     def getlength(self, text: str) -> float:

@@ -4,17 +4,20 @@ Zones are filled half-transparent (``fill`` / ``fill-opacity``, default a quarte
 in their ``stroke``, with their name at their centre (a zone stored as a circle is drawn as the
 geodesic circle its ``specifics`` give); points and annotations are discs and buoy
 fields small dots in their ``marker_color`` (``marker-color``, ``color``), named beside them. The selection's highlight is drawn under them
-(:mod:`._halo`).
+(:mod:`._halo`). An annotation line is 2 pixels wide, or its ``stroke-width``, and dashed when it
+has a ``stroke-dasharray`` (pixels drawn and skipped, e.g. ``"6 4"``): track-legs' leg marks are.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
 from debrief_calc._circles import circle_of, circle_ring
 from debrief_calc.state.render._common import OUTLINE, Box, Item, ink, rgb
+from debrief_calc.state.render._cpa import clip_segment, dashed_line
 from debrief_calc.state.render._labels import Label
 from debrief_calc.state.render._view import Projection
 
@@ -77,13 +80,42 @@ def _fill(value: Any, colour: tuple[int, int, int]) -> tuple[int, int, int]:
     return rgb(value, "#{:02x}{:02x}{:02x}".format(*colour))
 
 
+def line_style(props: dict[str, Any]) -> tuple[int, tuple[float, float] | None]:
+    """An annotation line's width in pixels (``stroke-width``, 1 to 8; default 2) and its dash
+    (``stroke-dasharray``: pixels drawn, pixels skipped; None: solid)."""
+    value = props.get("stroke-width")
+    width = 2
+    if isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value):
+        width = int(min(max(round(float(value)), 1), 8))
+    dash = props.get("stroke-dasharray")
+    numbers = [float(x) for x in str(dash).replace(",", " ").split() if _number(x)] if dash else []
+    if not numbers or numbers[0] <= 0:
+        return width, None
+    return width, (numbers[0], numbers[1] if len(numbers) > 1 else numbers[0])
+
+
+def _number(text: str) -> bool:
+    try:
+        return float(text) >= 0
+    except ValueError:
+        return False
+
+
 def draw_points(draw: Any, proj: Projection, items: list[Item], labels: list[Label]) -> list[Box]:
     """Points, buoy fields and annotation lines; returns the boxes of their markers."""
     markers: list[Box] = []
     for it in items:
+        width, dash = line_style(it.feature.get("properties") or {})
         for line in it.lines:
-            if len(line) >= 2:
-                draw.line(proj.flat(line), fill=it.colour, width=2)
+            if len(line) < 2:
+                continue
+            if dash is None:
+                draw.line(proj.flat(line), fill=it.colour, width=width)
+                continue
+            xy = [proj.xy(lon, lat) for lon, lat in line]
+            for a, b in itertools.pairwise(xy):
+                if (shown := clip_segment(a, b, proj.box)) is not None:
+                    dashed_line(draw, *shown, it.colour, width=width, dash=dash)
         r = 3 if it.kind == "buoyfield" else 5
         for lon, lat in it.points:
             x, y = proj.xy(lon, lat)

@@ -26,6 +26,15 @@
     standin: $("#standin-badge"),
     jump: $("#jump"),
     newChat: $("#new-chat"),
+    chats: $("#chats"),
+    chatsDialog: $("#chats-dialog"),
+    chatsList: $("#chats-list"),
+    newChatDialog: $("#new-chat-dialog"),
+    newChatYes: $("#new-chat-yes"),
+    zoomDialog: $("#zoom-dialog"),
+    zoomFrame: $("#zoom-frame"),
+    zoomNote: $("#zoom-note"),
+    chips: $(".chips"),
   };
 
   const state = {
@@ -41,11 +50,14 @@
     confirms: new Map(), // requestId -> card
     stick: true, // keep scrolled to the bottom
     renderQueued: false,
+    zooms: new Map(), // zoomId -> {mime, data}: the picture shown meanwhile
   };
 
   // ---------------------------------------------------------------- helpers
 
   function readSession() {
+    const asked = new URLSearchParams(location.search).get("session");
+    if (asked) return asked; // a chat from the list of earlier chats
     try {
       return sessionStorage.getItem(SESSION_KEY) || null;
     } catch (_) {
@@ -531,25 +543,26 @@
     return k > 0 ? [s.slice(0, k), s.slice(k + 1)] : ["", s];
   }
 
-  function toolLabel(name) {
-    const [server, tool] = splitTool(name);
-    const frag = el("span", { class: "tool-name" });
+  // "debrief-calc:run_tool" titled "run_tool · closest-approach": the server faint, what ran in bold
+  function stepLabel(tool, title) {
+    const [server, short] = splitTool(tool);
+    const frag = el("span", { class: "tool-name", title: String(tool || "") });
     if (server) frag.append(el("span", { class: "tool-server", text: `${server}:` }));
-    frag.append(el("span", { class: "tool-short", text: tool }));
+    frag.append(el("span", { class: "tool-short", text: title || short }));
     return frag;
   }
 
-  function createStep(callId, tool) {
+  function createStep(callId, tool, title) {
     endAssistant();
     const icon = el("span", { class: "step-icon", "aria-hidden": "true" }, el("span", { class: "spinner" }));
     const status = el("span", { class: "step-status", text: "running…" });
     const duration = el("span", { class: "step-duration" });
     const preview = el("span", { class: "step-preview" });
-    const summary = el("summary", null, icon, el("span", { class: "step-kind", text: "Tool" }), toolLabel(tool),
-      status, duration, preview);
+    const label = stepLabel(tool, title);
+    const summary = el("summary", null, icon, label, status, preview, duration);
     const body = el("div", { class: "step-body" });
     const node = el("details", { class: "tool-step", "data-call-id": callId, "data-state": "processing" }, summary, body);
-    const rec = { node, icon, status, duration, preview, body, tool, args: undefined, argsEl: null, resultEl: null };
+    const rec = { node, icon, status, duration, preview, body, tool, label, args: undefined, argsEl: null, resultEl: null };
     state.steps.set(callId, rec);
     append(node);
     return rec;
@@ -564,20 +577,42 @@
     rec.argsEl = block;
   }
 
+  // text cut only at a word, with "…"
+  function clip(text, limit) {
+    const t = String(text || "").replace(/\s+/g, " ").trim();
+    if (t.length <= limit) return t;
+    let cut = t.slice(0, limit - 1);
+    const space = cut.lastIndexOf(" ");
+    if (space > limit / 2) cut = cut.slice(0, space);
+    return `${cut.replace(/[ ,;:.]+$/, "")}…`;
+  }
+
+  const OUTCOME_ICONS = { done: "✓", failed: "✗", declined: "⊘", cancelled: "■" };
+
+  // a finished step: its outcome (done, failed, declined, cancelled) and its one-line headline
+  function setOutcome(rec, outcome, headline) {
+    rec.node.dataset.state = outcome === "done" ? "complete" : "error";
+    rec.node.dataset.outcome = outcome;
+    if (outcome === "declined") rec.node.dataset.declined = "true";
+    if (outcome === "cancelled") rec.node.dataset.interrupted = "true";
+    rec.icon.textContent = OUTCOME_ICONS[outcome] || "✓";
+    rec.status.textContent = outcome;
+    rec.preview.textContent = clip(headline, 140);
+    rec.preview.title = String(headline || "");
+  }
+
   function finishStep(rec, data, message) {
     const isError = !!data.isError;
-    const declined = !!data.declined;
-    rec.node.dataset.state = isError ? "error" : "complete";
-    if (declined) rec.node.dataset.declined = "true";
-    rec.icon.textContent = isError ? "✗" : "✓";
-    rec.status.textContent = declined ? "declined" : isError ? "failed" : "done";
-    rec.duration.textContent = declined ? "" : formatDuration(data.durationMs);
-    if (isError) {
-      const r = typeof data.result === "string" ? data.result : message || "";
-      rec.preview.textContent = r.length > 140 ? `${r.slice(0, 140)}…` : r;
-    } else {
-      rec.preview.textContent = "";
+    const outcome = data.outcome || (data.declined ? "declined" : isError ? "failed" : "done");
+    if (data.title && rec.label) {
+      const label = stepLabel(rec.tool, data.title);
+      rec.label.replaceWith(label);
+      rec.label = label;
     }
+    const headline = data.headline !== undefined ? data.headline
+      : isError ? (typeof data.result === "string" ? data.result : message || "") : "";
+    setOutcome(rec, outcome, headline);
+    rec.duration.textContent = outcome === "done" || outcome === "failed" ? formatDuration(data.durationMs) : "";
     if ("result" in data) {
       const block = valueBlock(data.result, isError ? "Error" : "Result");
       if (isError) block.classList.add("is-error");
@@ -593,10 +628,8 @@
   function interruptSteps(reason) {
     for (const rec of state.steps.values()) {
       if (rec.node.dataset.state === "processing") {
-        rec.node.dataset.state = "error";
-        rec.node.dataset.interrupted = "true";
-        rec.icon.textContent = "■";
-        rec.status.textContent = reason || "interrupted";
+        setOutcome(rec, "cancelled", reason || "interrupted");
+        if (reason !== "stopped by the person") rec.status.textContent = "interrupted";
       }
     }
   }
@@ -607,7 +640,7 @@
     if (!callId) {
       // a turn-level status: cancellation, or a hint of what the host is doing
       if (data.cancelled) {
-        interruptSteps("stopped");
+        interruptSteps("stopped by the person");
         addNotice(p.message || "Stopped.", "stopped");
       } else if (p && p.message) {
         els.workingText.textContent = p.message;
@@ -617,7 +650,7 @@
     let rec = state.steps.get(callId);
     // providers may reuse call ids across rounds ("call_0"): a new "processing" for a finished step is a new step
     if (rec && p.state === "processing" && rec.node.dataset.state !== "processing") rec = null;
-    if (!rec) rec = createStep(callId, p.tool);
+    if (!rec) rec = createStep(callId, p.tool, data.title);
     else if (p.tool && p.tool !== rec.tool) {
       rec.tool = p.tool;
     }
@@ -629,6 +662,7 @@
     } else if (p.state === "complete" || p.state === "error") {
       if (p.state === "error" && data.isError === undefined) data.isError = true;
       finishStep(rec, data, p.message);
+      showApp(data.app);
       els.workingText.textContent = "Working…";
       endAssistant(); // text after a step starts a new bubble
     }
@@ -636,18 +670,31 @@
   }
 
   function addHistoryTool(m, index) {
-    const rec = createStep(`h-${index}`, m.tool);
+    const rec = createStep(`h-${index}`, m.tool, m.title);
     setStepArgs(rec, m.arguments);
-    finishStep(rec, { result: m.result, isError: !!m.isError, durationMs: m.durationMs }, "");
-    if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image));
+    finishStep(rec, {
+      result: m.result, isError: !!m.isError, durationMs: m.durationMs,
+      outcome: m.outcome, headline: m.headline, title: m.title,
+    }, "");
+    if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image, { tool: m.tool, arguments: m.arguments }));
+    showApp(m.app);
+  }
+
+  // a tool result's MCP Apps view, live in the conversation (apps.js)
+  function showApp(app) {
+    if (app && typeof app === "object" && window.llmemApps) append(window.llmemApps.show(app));
   }
 
   // -- images
 
   const IMAGE_TYPES = /^image\/(png|jpeg|jpg|gif|webp|svg\+xml|bmp)$/i;
 
-  function addImage(p) {
+  function addImage(p, source) {
     endAssistant();
+    if (!source && p && p.callId && state.steps.has(p.callId)) {
+      const rec = state.steps.get(p.callId);
+      source = { tool: rec.tool, arguments: rec.args };
+    }
     const mime = String((p && p.mimeType) || "image/png");
     const data = String((p && p.data) || "").replace(/[^A-Za-z0-9+/=]/g, "");
     if (!IMAGE_TYPES.test(mime) || !data) {
@@ -665,32 +712,47 @@
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
     });
     img.addEventListener("load", () => scrollToBottom(), { once: true });
-    const open = el("button", { type: "button", class: "linkish", text: "Open full size" });
-    open.addEventListener("click", () => openImage(mime, data));
+    const open = el("button", { type: "button", class: "linkish open-full", text: "Open full size" });
+    open.addEventListener("click", () => openFull(mime, data, source));
     const caption = el("figcaption", null, el("span", { text: "Click the picture to zoom" }), open);
     const fig = el("figure", { class: "chat-image" }, el("div", { class: "image-frame" }, img), caption);
     append(fig);
   }
 
-  function openImage(mime, data) {
-    try {
-      const bin = atob(data);
-      const bytes = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-      const url = URL.createObjectURL(new Blob([bytes], { type: mime }));
-      const w = window.open(url, "_blank", "noopener");
-      setTimeout(() => URL.revokeObjectURL(url), 60000);
-      if (!w) {
-        // pop-ups blocked: fall back to a download link
-        const a = el("a", { href: url, download: `image.${mime.split("/")[1].replace("+xml", "")}` });
-        document.body.append(a);
-        a.click();
-        a.remove();
-      }
-    } catch (_) {
-      addError("The picture could not be opened.");
+  // "Open full size": the step's tool draws the picture again as large as it can (the host asks
+  // it, without the model); meanwhile, and when it cannot, the picture as it is, at natural size.
+  let zoomCount = 0;
+  function openFull(mime, data, source) {
+    showZoom(mime, data, source && source.tool ? "Drawing it larger…" : "");
+    if (!source || !source.tool || !source.arguments || typeof source.arguments !== "object") return;
+    const zoomId = `z-${++zoomCount}`;
+    state.zooms.set(zoomId, true);
+    if (!sendJson({ type: "zoom", payload: { zoomId, tool: source.tool, arguments: source.arguments } })) {
+      els.zoomNote.textContent = "Not connected: this is the picture as it came.";
     }
   }
+
+  function showZoom(mime, data, note) {
+    const img = el("img", { src: `data:${mime};base64,${data}`, alt: "The picture at full size" });
+    els.zoomFrame.replaceChildren(img);
+    els.zoomNote.textContent = note || "";
+    if (!els.zoomDialog.open) els.zoomDialog.showModal();
+  }
+
+  function onZoomed(p) {
+    if (!state.zooms.delete(p.zoomId) || !els.zoomDialog.open) return;
+    if (p.error) {
+      els.zoomNote.textContent = `Shown as it came (${clip(p.error, 160)}).`;
+      return;
+    }
+    const mime = String(p.mimeType || "image/png");
+    if (!IMAGE_TYPES.test(mime)) return;
+    const data = String(p.data || "").replace(/[^A-Za-z0-9+/=]/g, "");
+    showZoom(mime, data, p.width ? `Drawn again at ${p.width}×${p.height} px; scroll to move around.` : "");
+  }
+
+  $("#zoom-close").addEventListener("click", () => els.zoomDialog.close());
+  els.zoomDialog.addEventListener("click", (e) => { if (e.target === els.zoomDialog) els.zoomDialog.close(); });
 
   // -- confirmations
 
@@ -712,9 +774,16 @@
     const bodyParts = [];
     bodyParts.push(el("div", { class: "confirm-title" },
       el("span", { class: "confirm-icon", "aria-hidden": "true", text: "⚠" }),
-      el("span", { text: "Approval needed: " }), toolLabel(p.tool)));
-    if (p.message) bodyParts.push(el("p", { class: "confirm-message", text: p.message }));
-    if (p.arguments !== undefined) bodyParts.push(valueBlock(p.arguments, "Arguments"));
+      el("span", { text: "Approval needed: " }), stepLabel(p.tool, p.title)));
+    if (p.change) {
+      bodyParts.push(el("p", { class: "confirm-message" }, "This will ", el("strong", { text: p.change }), "."));
+    } else if (p.message) {
+      bodyParts.push(el("p", { class: "confirm-message", text: p.message }));
+    }
+    if (p.arguments !== undefined) {
+      bodyParts.push(el("details", { class: "confirm-args" }, el("summary", { text: "Arguments" }),
+        valueBlock(p.arguments, "Arguments")));
+    }
     const actions = el("div", { class: "confirm-actions" }, approve, always, deny, outcome);
     const node = el("section", {
       class: "confirm-card", "data-request-id": requestId, "data-state": "pending",
@@ -764,9 +833,12 @@
     state.renderQueued = false;
     state.steps.clear();
     state.confirms.clear();
+    if (window.llmemApps) window.llmemApps.teardownAll(); // live views hear ui/resource-teardown (apps.js)
     els.conversation.replaceChildren();
     updateEmpty();
   }
+
+  const STOPPED_MARK = "(stopped by the person)"; // the host's note of a turn the person stopped
 
   function onHistory(p) {
     clearConversation();
@@ -776,7 +848,8 @@
       if (m.role === "user") addUser(String(m.content ?? ""));
       else if (m.role === "assistant") {
         const text = typeof m.content === "string" ? m.content : m.content == null ? "" : safeStringify(m.content);
-        if (text.trim()) addAssistant(text);
+        if (text === STOPPED_MARK) addNotice("Stopped.", "stopped"); // as it showed when it happened
+        else if (text.trim()) addAssistant(text);
       } else if (m.role === "tool") addHistoryTool(m, k);
     });
     updateEmpty();
@@ -872,7 +945,7 @@
   });
   window.addEventListener("resize", autoGrow);
 
-  for (const chip of document.querySelectorAll(".chip")) {
+  function useChip(chip) {
     chip.addEventListener("click", () => {
       els.input.value = chip.textContent.trim();
       autoGrow();
@@ -880,6 +953,17 @@
       els.input.focus();
       els.input.setSelectionRange(els.input.value.length, els.input.value.length);
     });
+  }
+  for (const chip of document.querySelectorAll(".chip")) useChip(chip);
+
+  // what the host says its model can do (the stand-in: only what it plays through)
+  function setSuggestions(list) {
+    const chips = list.filter((t) => typeof t === "string" && t.trim()).map((t) => {
+      const chip = el("button", { type: "button", class: "chip", role: "listitem", text: t });
+      useChip(chip);
+      return chip;
+    });
+    els.chips.replaceChildren(...chips);
   }
 
   // ---------------------------------------------------------------- connection
@@ -981,9 +1065,35 @@
 
   els.connection.addEventListener("click", retryNow);
 
-  // A new conversation: a new session on the host; the old one is left to expire there.
+  // A new conversation, once the person says so: a new session on the host; the old one stays
+  // there, in the list of earlier chats.
   els.newChat.addEventListener("click", () => {
+    if (els.conversation.childElementCount === 0) {
+      startNewChat();
+      return;
+    }
+    els.newChatDialog.showModal();
+    els.newChatYes.focus();
+  });
+  els.newChatYes.addEventListener("click", () => {
+    els.newChatDialog.close();
+    startNewChat();
+  });
+  $("#new-chat-no").addEventListener("click", () => els.newChatDialog.close());
+
+  function leaveAddress() {
+    // the address may name the session (?session=…): a new or other chat must not keep it
+    const q = new URLSearchParams(location.search);
+    if (q.has("session")) {
+      q.delete("session");
+      const qs = q.toString();
+      history.replaceState(null, "", `${location.pathname}${qs ? `?${qs}` : ""}`);
+    }
+  }
+
+  function startNewChat() {
     if (state.busy) sendJson({ type: "cancel" });
+    leaveAddress();
     writeSession(null);
     clearConversation();
     const ws = state.ws;
@@ -994,7 +1104,41 @@
     state.attempts = 0;
     connect();
     els.input.focus();
-  });
+  }
+
+  // Earlier chats: the sessions the host keeps; a link resumes one with ?session=<id>.
+  function chatLink(c) {
+    const q = new URLSearchParams(location.search);
+    q.set("session", c.id);
+    const when = new Date(c.createdAt * 1000);
+    const current = c.id === state.sessionId;
+    return el("li", null, el("a", {
+      href: `?${q.toString()}`, class: current ? "chat-link current" : "chat-link",
+      "aria-current": current ? "page" : null,
+    }, el("span", { class: "chat-title", text: c.title || "(no question yet)" }),
+    el("span", { class: "chat-meta", text:
+      `${c.messages} question${c.messages === 1 ? "" : "s"} · ${when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" })}${current ? " · this chat" : ""}` })));
+  }
+
+  async function showChats() {
+    els.chatsList.replaceChildren(el("li", { class: "chats-empty", text: "Loading…" }));
+    els.chatsDialog.showModal();
+    const q = new URLSearchParams();
+    const token = new URLSearchParams(location.search).get("token");
+    if (token) q.set("token", token);
+    try {
+      const r = await fetch(`sessions${token ? `?${q}` : ""}`, { credentials: "same-origin", cache: "no-store" });
+      const body = await r.json();
+      const list = Array.isArray(body.sessions) ? body.sessions : [];
+      els.chatsList.replaceChildren(...(list.length ? list.map(chatLink)
+        : [el("li", { class: "chats-empty", text: "No conversations yet." })]));
+    } catch (_) {
+      els.chatsList.replaceChildren(el("li", { class: "chats-empty", text: "The host did not answer; try again." }));
+    }
+  }
+  els.chats.addEventListener("click", showChats);
+  $("#chats-close").addEventListener("click", () => els.chatsDialog.close());
+
   window.addEventListener("online", retryNow);
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible" && !state.open) retryNow();
@@ -1008,7 +1152,10 @@
       return;
     }
     const previous = state.sessionId;
+    if (window.llmemApps) window.llmemApps.configure({ appsPort: p.appsPort, send: sendJson });
     if (p.sessionId) writeSession(p.sessionId);
+    if (p.sessionId) document.body.dataset.session = p.sessionId; // which chat this is (tests read it)
+    if (p.sessionId && new URLSearchParams(location.search).get("session") !== p.sessionId) leaveAddress();
     state.open = true;
     state.attempts = 0;
     setConnection("connected", "connected", p.message || "Connected to the host");
@@ -1022,6 +1169,11 @@
       els.provider.textContent = "";
     }
     els.standin.hidden = !p.standIn;
+    if (Array.isArray(p.suggestions) && p.suggestions.length) setSuggestions(p.suggestions);
+    if (p.standIn) {
+      $(".welcome-text").textContent = "No model answers here: the deterministic stand-in plays the requests " +
+        "below through with the tools, and each step appears in the conversation and can be expanded.";
+    }
     document.body.dataset.standin = p.standIn ? "true" : "false";
     if (p.state === "connected" && previous && p.sessionId && p.sessionId !== previous &&
         els.conversation.childElementCount > 0) {
@@ -1054,6 +1206,12 @@
         break;
       case "confirm":
         addConfirm(p);
+        break;
+      case "zoomed":
+        onZoomed(p);
+        break;
+      case "app": // the host's answer to a live view's request (apps.js)
+        if (window.llmemApps) window.llmemApps.onFrame(p);
         break;
       case "error":
         addError(typeof p.message === "string" ? p.message : "The host reported an error.");

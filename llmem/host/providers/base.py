@@ -82,6 +82,8 @@ class Provider(ABC):
     name: ClassVar[str]
     #: True when the provider passes tools natively (else they are only in the system prompt)
     native_tools: bool = True
+    #: what the page offers to ask (empty: the page's own examples); the stand-in's are what it can play
+    suggestions: tuple[str, ...] = ()
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings

@@ -1,9 +1,9 @@
 """The deterministic stand-in: a scripted "model" for offline demos and tests, labelled as such.
 
-It calls no model. In a chat it answers a few plain requests from the tool list ("help", "list
-the plots"), runs what the person writes as ``/tool server:name {json}`` (natively) or as a
-```tool block (through the host's block parser), and after a tool step it reports the result's
-headline figures. Handed a tool's prompt (the callback protocol) it answers from the prompt's own
+It calls no model. In a chat it plays a few requests through with the tools (the closest approach
+of two ships, the workspace's listing: see :mod:`standin_plays`), lists the tools ("help"), runs
+what the person writes as ``/tool server:name {json}`` (natively) or as a ```tool block (through
+the host's block parser), and after such a step reports each result's headline in a line. Handed a tool's prompt (the callback protocol) it answers from the prompt's own
 text: JSON notes for llmem's annotate, figure lists for the calc server's summaries.
 """
 
@@ -16,6 +16,8 @@ from typing import Any
 
 from llmem.host.chat import ChatMessage, StreamEvent, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.providers.base import Provider, ProviderSettings
+from llmem.host.providers.standin_plays import SUGGESTIONS, play_for, report, turn_so_far
+from llmem.host.steps import clip
 
 __all__ = ["StandInProvider", "stand_in_answer"]
 
@@ -142,9 +144,12 @@ _HELP = (
     "I am the **deterministic stand-in**, not a model: I follow a script so the host can be shown "
     "and tested offline. Start `llmem-host` with `--provider openai --base-url …` (a local model) "
     "or another provider to talk to a real model.\n\n"
-    "What I can do:\n"
+    "What I can play through, finding everything with the tools:\n"
+    "- *What was the closest approach between NELSON and COLLINGWOOD?* (any two ships of the REP "
+    "files in the workspace): I list the workspace, import each REP file, make a plot, run "
+    "closest-approach, draw the picture at that moment and answer with its figure;\n"
+    "- *List the plots and REP files in this workspace*;\n"
     "- `help` or `tools`: list the tools of the servers;\n"
-    "- `list the plots`: call the state server's list of plots;\n"
     '- `/tool server:name {"arg": …}`: call any tool with those arguments;\n'
     '- a fenced block marked `tool` holding `{"tool": …, "arguments": {…}}`, as a model without native '
     "tool calls writes it.\n"
@@ -156,36 +161,9 @@ def _pieces(text: str, size: int = 24) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _headline(content: str) -> str:
-    """The first facts of a tool result, for the stand-in's report, its fences defused: a report
-    that quoted a tool fence would be read as a new call."""
-    return _facts(content).replace("`" * 3, "'" * 3)
-
-
-def _facts(content: str) -> str:
-    try:
-        data: Any = json.loads(content)
-    except ValueError:
-        first = content.strip().splitlines()[0] if content.strip() else "(empty)"
-        return first[:300]
-    if isinstance(data, dict):
-        facts = []
-        for key in ("status", "message", "summary", "nextAction"):
-            if isinstance(data.get(key), str):
-                facts.append(f"{key}: {data[key][:200]}")
-        inner = data.get("data")
-        if isinstance(inner, dict):
-            for key, value in list(inner.items())[:8]:
-                if isinstance(value, str | int | float | bool) or value is None:
-                    facts.append(f"{key}: {value}")
-                elif isinstance(value, list):
-                    facts.append(f"{key}: {len(value)} entries")
-        return "; ".join(facts) if facts else json.dumps(data)[:300]
-    return json.dumps(data)[:300]
-
-
 class StandInProvider(Provider):
     name = "stand-in"
+    suggestions = SUGGESTIONS
 
     def __init__(self, settings: ProviderSettings | None = None) -> None:
         super().__init__(settings or ProviderSettings("deterministic stand-in"))
@@ -195,18 +173,16 @@ class StandInProvider(Provider):
         return "deterministic stand-in · not a model"
 
     def _reply(self, history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
-        last = history[-1] if history else None
-        if last is None:
+        if not history:
             return _HELP, []
-        if last.role == "tool":
-            results = []
-            for m in reversed(history):
-                if m.role != "tool":
-                    break
-                verdict = "failed" if m.is_error else "answered"
-                results.append(f"- `{m.tool_name}` {verdict}: {_headline(m.content)}")
-            return "The tool step is done (stand-in report):\n" + "\n".join(reversed(results)) + "\n", []
-        text = last.content.strip()
+        question, done = turn_so_far(history)
+        play = play_for(question)
+        if play is not None:
+            step = play(question, done, tools)
+            return ("", [step]) if isinstance(step, ToolCall) else (step, [])
+        if done:  # calls the person asked for by name (/tool, a block): what each did
+            return report(done), []
+        text = question.strip()
         if "```tool" in text:
             return "Calling the tool in your block.\n" + text[text.index("```tool") :], []
         match = _CALL.match(text)
@@ -219,12 +195,8 @@ class StandInProvider(Provider):
             return "", [ToolCall(new_id("s-"), match.group(1), arguments, native=True, raw=raw)]
         lowered = text.lower()
         if lowered in ("help", "tools", "?") or "what can you do" in lowered:
-            listing = "\n".join(f"- `{t.name}`: {t.description.splitlines()[0][:120]}" for t in tools)
+            listing = "\n".join(f"- `{t.name}`: {clip(t.description.splitlines()[0], 120)}" for t in tools)
             return _HELP + "\nThe tools:\n" + listing + "\n", []
-        if "plot" in lowered and ("list" in lowered or "which" in lowered):
-            name = next((t.name for t in tools if t.name.endswith(":debrief_list_plots")), None)
-            if name:
-                return "", [ToolCall(new_id("s-"), name, {}, native=True, raw="{}")]
         return _HELP, []
 
     async def stream(

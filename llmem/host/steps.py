@@ -1,0 +1,171 @@
+"""What a tool step says in one line, for a person: which tool ran (``run_tool · closest-approach``),
+its result's headline figure (``119.5 yd at 10:45:09Z``), and text cut only at a word, with "…".
+
+Shared by the orchestrator (the steps it sends the page and keeps in the history) and the
+stand-in (its answers are built from the same readings of the tools' results).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+__all__ = ["as_data", "clip", "clock", "day", "describe_change", "step_headline", "step_title"]
+
+# the tool arguments that say what a generic tool ran (debrief-calc's run_tool runs "tool")
+_WHAT = ("tool", "task", "name")
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary with "…" when it is longer."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def _when(iso: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (moment + timedelta(milliseconds=500)).replace(microsecond=0)  # to the nearest second
+
+
+def clock(iso: str) -> str:
+    """``1995-12-12T10:45:08.902Z`` → ``10:45:09Z`` (UTC, to the second); other text as it is."""
+    moment = _when(iso)
+    return moment.astimezone(UTC).strftime("%H:%M:%SZ") if moment else iso
+
+
+def day(iso: str) -> str:
+    """``1995-12-12T10:45:08.902Z`` → ``12 Dec 1995``."""
+    moment = _when(iso)
+    return f"{moment.astimezone(UTC).day} {moment.astimezone(UTC):%b %Y}" if moment else iso
+
+
+def as_data(content: Any) -> Any:
+    """A tool result as data: JSON text parsed, anything else as it is."""
+    if isinstance(content, str):
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content
+    return content
+
+
+def step_title(tool: str, arguments: Any) -> str:
+    """The step's name without its server: ``run_tool · closest-approach``, ``debrief_render_plot``."""
+    short = tool.split(":", 1)[-1] or "(unnamed)"
+    if isinstance(arguments, dict):
+        what = next((arguments[k] for k in _WHAT if isinstance(arguments.get(k), str) and arguments[k]), None)
+        if what is not None and short in ("run_tool", "describe_tool", "generate_prompt", "generate_artifact"):
+            return f"{short} · {clip(what, 40)}"
+    return short
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("x") else f"{n} {word}s"
+
+
+def _features_line(features: list[Any]) -> str | None:
+    """A result's features in one line: a CPA's range and time, tracks with their fixes."""
+    first: dict[str, Any] = features[0] if features and isinstance(features[0], dict) else {}
+    props: dict[str, Any] = first["properties"] if isinstance(first.get("properties"), dict) else first
+    if isinstance(props.get("range"), int | float) and isinstance(props.get("time"), str):
+        line = f"{props['range']:.1f} {props.get('distance_unit', '')} at {clock(props['time'])}".replace("  ", " ")
+        return line + (f" (+{len(features) - 1} more)" if len(features) > 1 else "")
+    tracks = [f for f in features if isinstance(f, dict) and f.get("kind") == "track"]
+    if tracks:
+        named = ", ".join(
+            f"{t.get('name', t.get('id'))} ({_plural(int(t.get('point_count') or 0), 'fix')})" for t in tracks[:3]
+        )
+        return named + (f" and {len(tracks) - 3} more" if len(tracks) > 3 else "")
+    return _plural(len(features), "feature")
+
+
+def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str:
+    """The result's headline in one line: its error when it failed, else its main figure."""
+    data = as_data(result)
+    if not isinstance(data, dict):
+        return clip(str(data), limit) if data not in (None, "") else ""
+    error = data.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return clip(error["message"], limit)
+    if failed:
+        return clip(str(data.get("message") or json.dumps(data, ensure_ascii=False)), limit)
+    inner: dict[str, Any] = data["data"] if isinstance(data.get("data"), dict) else data
+    line: str | None = None
+    if isinstance(inner.get("features"), list) and inner["features"]:
+        line = _features_line(inner["features"])
+    elif "rep_files" in inner or "other_plots" in inner:
+        plots = len(inner.get("open_plots") or []) + len(inner.get("other_plots") or [])
+        line = f"{_plural(plots, 'plot')}, {_plural(len(inner.get('rep_files') or []), 'REP file')}"
+    elif isinstance(inner.get("added_ids"), list) and isinstance(inner.get("filename"), str):
+        line = f"{inner['filename']} with {_plural(len(inner['added_ids']), 'feature')}"
+    elif isinstance(inner.get("mediaType"), str) and inner.get("width"):
+        at = f" at {clock(inner['time'])}" if isinstance(inner.get("time"), str) else ""
+        line = f"picture {inner['width']}×{inner['height']} px{at}"
+    if line is None:
+        for key in ("summary", "message", "result", "status"):
+            if isinstance(inner.get(key), str | int | float) and not isinstance(inner[key], bool) and inner[key] != "":
+                line = str(inner[key])
+                break
+    return clip(line or "", limit)
+
+
+def _count(payload: Any, noun: str) -> str:
+    """How much a command payload holds: ``3 features``, ``the features of one stored run``."""
+    if isinstance(payload, list):
+        return _plural(len(payload), noun)
+    if isinstance(payload, dict):
+        if isinstance(payload.get("ref"), str):
+            return f"the {noun}s of {payload['ref']}"
+        for key in ("features", "ids"):
+            if isinstance(payload.get(key), list):
+                return _plural(len(payload[key]), noun)
+    return ""
+
+
+def _command_change(command: Any, target: str) -> str:
+    if not isinstance(command, dict) or not isinstance(command.get("command"), str):
+        return f"apply a command to {target}"
+    name, payload = command["command"], command.get("payload")
+    if name == "deleteFeatures":
+        return f"delete {_count(payload, 'feature') or 'features'} from {target}"
+    if name == "composite" and isinstance(payload, list):
+        parts = [
+            _command_change(step, target).removesuffix(f" to {target}").removesuffix(f" from {target}")
+            for step in payload[:4]
+        ]
+        return f"apply to {target}: " + "; ".join(parts) + ("; …" if len(payload) > 4 else "")
+    held = _count(payload, "feature") if name.endswith("Features") or name == "setFeatureCollection" else ""
+    return f"apply {name}" + (f" ({held})" if held else "") + f" to {target}"
+
+
+def describe_change(tool: str, arguments: Any) -> str:
+    """What a destructive call will change, in words: ``delete 2 features from exercise.plot.json``,
+    ``apply addFeatures (3 features) to x.plot.json``; the arguments say the rest."""
+    short = tool.split(":", 1)[-1]
+    args = arguments if isinstance(arguments, dict) else {}
+    target = str(args.get("filename") or "the open plot")
+    if "command" in args:
+        return _command_change(args["command"], target)
+    if short == "debrief_set_properties":
+        names = ", ".join(sorted(args.get("properties") or {})) if isinstance(args.get("properties"), dict) else ""
+        ids: list[Any] = args["ids"] if isinstance(args.get("ids"), list) else []
+        return f"set {names or 'properties'} on {_plural(len(ids), 'feature')} of {target}"
+    if short == "debrief_undo":
+        return f"undo the last change to {target}"
+    if short == "delete_artifact":
+        return f"delete the stored notes of {args.get('path', 'a path')}" + (
+            f" ({args['kind']} only)" if isinstance(args.get("kind"), str) else ""
+        )
+    simple = [f"{k} {clip(str(v), 40)}" for k, v in args.items() if isinstance(v, str | int | float | bool)][:3]
+    return f"run {short}" + (f" with {', '.join(simple)}" if simple else "")
