@@ -58,6 +58,7 @@ from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
 
 T0 = 1_731_618_413.0  # 2024-11-14T21:06:53Z, the day of the shared sample plot
+START = "2024-11-14T21:06:53.000Z"  # T0: the plots' time window starts there, and their current time
 BIG_PLOT, CPA_PLOT = "patrol.plot.json", "exercise.plot.json"
 BIG_REF = {"filename": BIG_PLOT, "feature_ids": ["ship-1"]}  # ids as bench_calc_domain.patrol names them
 CPA_REF = {"filename": CPA_PLOT, "feature_ids": ["ship-2", "ship-3"]}
@@ -81,14 +82,14 @@ FULL = Sizes()
 QUICK = Sizes(True, track_points=20_000, cpa_points=5_000, run_calls=2, glib_sample=1_000, pairs=500)
 
 
-def _service(workspace: Path, store_root: Path) -> CalcService:
+def service(workspace: Path, store_root: Path) -> CalcService:
     return CalcService(ArtifactStore(store_root, workspace.resolve()), Limits())
 
 
 # -- the plots ------------------------------------------------------------------------------
 
 
-def _small_features(lat0: float, lon0: float) -> list[dict[str, Any]]:
+def small_features(lat0: float, lon0: float, current: str = START) -> list[dict[str, Any]]:
     """A reference point, a zone and the time metadata, as in Debrief's own plot files."""
     box = [[lon0 - 0.2, lat0 - 0.1], [lon0 + 0.2, lat0 - 0.1], [lon0 + 0.2, lat0 + 0.1], [lon0 - 0.2, lat0 + 0.1]]
     return [
@@ -111,16 +112,16 @@ def _small_features(lat0: float, lon0: float) -> list[dict[str, Any]]:
             "properties": {
                 "dataType": "metadata",
                 "metadataType": "time",
-                "current": "2024-11-14T21:06:53.000Z",
-                "start": "2024-11-14T21:06:53.000Z",
+                "current": current,
+                "start": START,
                 "end": "2024-11-26T11:00:00.000Z",
             },
         },
     ]
 
 
-def _write_plot(path: Path, tracks: list[dict[str, Any]], lat0: float, lon0: float) -> int:
-    doc = {"type": "FeatureCollection", "features": [*tracks, *_small_features(lat0, lon0)]}
+def write_plot(path: Path, tracks: list[dict[str, Any]], lat0: float, lon0: float, current: str = START) -> int:
+    doc = {"type": "FeatureCollection", "features": [*tracks, *small_features(lat0, lon0, current)]}
     raw = json.dumps(doc, indent=2).encode()
     path.write_bytes(raw)
     return len(raw)
@@ -140,12 +141,12 @@ def make_plots(tmp: Path, sizes: Sizes) -> Plots:
     ws = tmp / "ws_plots"
     ws.mkdir()
     big = patrol(sizes.track_points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=1)
-    big_bytes = _write_plot(ws / BIG_PLOT, [big], 50.0, -4.0)
+    big_bytes = write_plot(ws / BIG_PLOT, [big], 50.0, -4.0)
     base_legs = glib_legs(track_data(big), sizes.glib_sample)
     del big
     ship_a = patrol(sizes.cpa_points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=2, box_s=3600)
     ship_b = patrol(sizes.cpa_points, 10.0, lat0=50.05, lon0=-3.95, t0=T0 + 0.5, seed=3, box_s=5400)
-    cpa_bytes = _write_plot(ws / CPA_PLOT, [ship_a, ship_b], 50.0, -4.0)
+    cpa_bytes = write_plot(ws / CPA_PLOT, [ship_a, ship_b], 50.0, -4.0)
     base_scan, scan_times = glib_scan(track_data(ship_a), track_data(ship_b), max(1, sizes.glib_sample // 4))
     return Plots(ws, big_bytes, cpa_bytes, base_legs, base_scan, scan_times)
 
@@ -156,7 +157,7 @@ def make_plots(tmp: Path, sizes: Sizes) -> Plots:
 def bench_server(tmp: Path, sizes: Sizes, section: Section) -> None:
     ws = tmp / "ws_server"
     ws.mkdir()
-    svc = _service(ws, tmp / "store_inproc_list")
+    svc = service(ws, tmp / "store_inproc_list")
     answer_chars = len(json.dumps({"tools": svc.list_tools(None, None)}, ensure_ascii=False))
     harness.add_server_figures(
         section,
@@ -178,13 +179,15 @@ class RunTimes:
     answer: dict[str, Any]
 
 
-def _succeeded(answer: dict[str, Any], what: str) -> dict[str, Any]:
+def succeeded(answer: dict[str, Any], what: str) -> dict[str, Any]:
     if answer.get("success") is not True:
         raise RuntimeError(f"{what} did not succeed: {answer}")
     return answer
 
 
-async def _plot_runs_async(ws: Path, calls: list[tuple[str, dict[str, Any]]], n: int) -> list[RunTimes]:
+async def tool_runs_async(ws: Path, calls: list[tuple[str, dict[str, Any]]], n: int) -> list[RunTimes]:
+    """``(tool, arguments)`` calls on a live ``debrief-calc-mcp`` over stdio, each timed once
+    first (a plot's read + parse) then ``n`` times warm, alternating with the baseline's echo."""
     async with harness.connected([harness.server_cmd("debrief-calc-mcp", ws), harness.BASELINE_CMD]) as (calc, base):
         # Warm the server's lazy imports (registry, numpy, the analysis tools) on a tiny inline
         # track, so the first timed call is the plot's read + parse + the work, not imports.
@@ -197,19 +200,19 @@ async def _plot_runs_async(ws: Path, calls: list[tuple[str, dict[str, Any]]], n:
             ],
             3,
         )
-        _succeeded(warm_up.last[0], "warm-up")
+        succeeded(warm_up.last[0], "warm-up")
         out = []
-        for tool, plot in calls:
-            args = {"tool": tool, "plot": plot}
+        for tool, args in calls:
+            what = str(args.get("tool", tool))
             start = time.perf_counter()
-            _succeeded(harness.checked(await calc.call_tool("run_tool", args), tool), f"{tool} (first)")
+            succeeded(harness.checked(await calc.call_tool(tool, args), what), f"{what} (first)")
             first = time.perf_counter() - start
-            rounds = await harness.timed_rounds([(calc, "run_tool", args), (base, "echo", {"text": "ping"})], n)
-            out.append(RunTimes(first, rounds.times[0], rounds.times[1], _succeeded(rounds.last[0], tool)))
+            rounds = await harness.timed_rounds([(calc, tool, args), (base, "echo", {"text": "ping"})], n)
+            out.append(RunTimes(first, rounds.times[0], rounds.times[1], succeeded(rounds.last[0], what)))
         return out
 
 
-def _inprocess_runs(svc: CalcService, tool: str, plot: dict[str, Any], n: int) -> list[float]:
+def inprocess_runs(svc: CalcService, tool: str, plot: dict[str, Any], n: int) -> list[float]:
     """``CalcService.run`` in this process on the same plot: first (parse) call untimed."""
     answer = svc.run(tool, None, plot, None, None)
     if not answer["success"]:
@@ -226,12 +229,14 @@ def bench_plots(tmp: Path, sizes: Sizes, plots: Plots, section: Section) -> None
     import anyio
 
     n = sizes.run_calls
-    stats_run, cpa_run = anyio.run(
-        _plot_runs_async, plots.ws, [("track-stats", BIG_REF), ("closest-approach", CPA_REF)], n
-    )
-    svc = _service(plots.ws, tmp / "store_inproc_plots")
-    stats_inproc = _inprocess_runs(svc, "track-stats", BIG_REF, n)
-    cpa_inproc = _inprocess_runs(svc, "closest-approach", CPA_REF, n)
+    calls = [
+        ("run_tool", {"tool": tool, "plot": plot})
+        for tool, plot in (("track-stats", BIG_REF), ("closest-approach", CPA_REF))
+    ]
+    stats_run, cpa_run = anyio.run(tool_runs_async, plots.ws, calls, n)
+    svc = service(plots.ws, tmp / "store_inproc_plots")
+    stats_inproc = inprocess_runs(svc, "track-stats", BIG_REF, n)
+    cpa_inproc = inprocess_runs(svc, "closest-approach", CPA_REF, n)
 
     for label, run, inproc, glib, target_key, glib_note in (
         (
@@ -314,7 +319,7 @@ def bench_accuracy(sizes: Sizes, section: Section) -> None:
 
 
 def profile_runs(tmp: Path, sizes: Sizes) -> None:
-    svc = _service(tmp / "ws_plots", tmp / "store_profile")
+    svc = service(tmp / "ws_plots", tmp / "store_profile")
     for tool, plot in (("track-stats", BIG_REF), ("closest-approach", CPA_REF)):
         svc.run(tool, None, plot, None, None)  # the plot is parsed and cached: profile the warm calls
         prof = cProfile.Profile()

@@ -4,7 +4,9 @@
 
 Runs, one after another in this process, ``bench_llmem.collect``, the TypeScript outline figure
 of ``bench_parse`` (the one spec figure no server script covers), ``bench_calc.collect`` (its
-geodesic accuracy comes from ``bench_geodesy``) and ``bench_state.collect``: each measures its
+geodesic accuracy comes from ``bench_geodesy``), ``bench_instruments.collect`` (the analyst's
+instruments of debrief-calc-mcp: tote, track-legs, windowed range-bearing, render_series) and
+``bench_state.collect``: each measures its
 figures and, in the same moments, its baselines. Then it prints one report: the machine line
 (with the load average at start and at end: these machines are shared), one table with a
 ``server`` column and every figure as a ratio to its baseline, the notes, and the list of
@@ -30,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_calc
+import bench_instruments
 import bench_llmem
 import bench_parse
 import bench_state
@@ -48,6 +51,7 @@ PARTS: list[tuple[str, str, Callable[[Path, bool], Section]]] = [
     ("llmem", "llmem-mcp", bench_llmem.collect),
     ("typescript", "llmem-mcp", lambda _tmp, quick: bench_parse.typescript_section(quick)),
     ("calc", "debrief-calc-mcp", bench_calc.collect),
+    ("instruments", "debrief-calc-mcp", bench_instruments.collect),
     ("state", "debrief-state-mcp", bench_state.collect),
 ]
 HEADER = ("server", "figure", "ours", "baseline", "ratio")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,10 @@ from debrief_calc._feature_parts import (
     geometry_of,
     properties_of,
 )
-from debrief_calc._times import iso, parse_times
+from debrief_calc._times import iso, parse_iso, parse_times
+from debrief_calc.errors import ValidationFailed
 
-__all__ = ["TrackData", "read_track", "track_data"]
+__all__ = ["ListedTimes", "TrackData", "listed_times", "read_track", "track_data", "track_near"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,3 +151,90 @@ def read_track(feature: Mapping[str, Any], index: int | None, fid: str) -> Track
         if arr is not None:
             arr.flags.writeable = False
     return TrackData(id=fid, name=name, lon=lon, lat=lat, t=t, depth=depth, time_field=time_field)
+
+
+@dataclass(frozen=True)
+class ListedTimes:
+    """A LineString track with a list of times, one per coordinate (``properties.timestamps``,
+    else ``times``): the shape whose times can be bisected, parsing only the few looked at. The
+    times are taken to be in order, as every reader of a whole track checks."""
+
+    feature: Mapping[str, Any]
+    coords: list[Any]
+    times: list[Any]
+    field: str  # "properties.timestamps" or "properties.times"
+    label: str
+    fid: str
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def at(self, i: int) -> float:
+        """The time of fix ``i`` in epoch seconds (ValidationFailed naming ``field[i]``)."""
+        value = self.times[i]
+        if isinstance(value, str):  # one string: the scalar parser is ~50x faster than the array one
+            try:
+                return parse_iso(value)
+            except ValidationFailed:
+                pass  # parse_times names the field and index
+        return float(parse_times([value], field=f"{self.field}[{i}]", label=self.label, fid=self.fid)[0])
+
+    def first_at_or_after(self, when: float) -> int:
+        return bisect.bisect_left(range(len(self.times)), when, key=self.at)
+
+    def first_after(self, when: float) -> int:
+        return bisect.bisect_right(range(len(self.times)), when, key=self.at)
+
+    def piece(self, lo: int, hi: int) -> dict[str, Any]:
+        """The track with only fixes ``lo`` to ``hi - 1``: its coordinates and every per-fix list of
+        its properties (as long as its times) cut alike; the other members kept."""
+        n = len(self.times)
+        props = {
+            k: v[lo:hi] if isinstance(v, list) and len(v) == n else v for k, v in properties_of(self.feature).items()
+        }
+        geom = geometry_of(self.feature) or {}
+        return {**self.feature, "properties": props, "geometry": {**geom, "coordinates": self.coords[lo:hi]}}
+
+
+def listed_times(feature: Mapping[str, Any], index: int | None = None) -> ListedTimes | None:
+    """The track as :class:`ListedTimes`, or None for any other shape (positions, a MultiLineString,
+    times in a 4th coordinate, as many times as coordinates not given)."""
+    props, geom = properties_of(feature), geometry_of(feature)
+    if geom is None or geom.get("type") != "LineString" or _present(props.get("positions")):
+        return None
+    coords = geom.get("coordinates")
+    field = "properties.timestamps" if _present(props.get("timestamps")) else "properties.times"
+    times = props.get(field.split(".")[1])
+    if not isinstance(coords, list) or not isinstance(times, list) or not coords or len(times) != len(coords):
+        return None
+    return ListedTimes(
+        feature, coords, times, field, feature_label(feature, index, "track"), feature_id(feature, index)
+    )
+
+
+def track_near(feature: Mapping[str, Any], when: float, *, index: int | None = None) -> tuple[TrackData, float, float]:
+    """The fixes of a track around ``when`` (the leg it falls in and the legs either side, so a
+    fix's course is the leg after's, or at the last fix the leg before's), validated as
+    :func:`track_data` validates a track, and the track's first and last times.
+
+    For a question at one time (the tote): a LineString with a list of times is bisected on its
+    times, parsing some twenty of them, and only the few fixes found are read, so the cost does not
+    grow with the track; any other shape is read whole and cut. The times are taken to be in order
+    (as every reader of the whole track checks); only the piece read is checked."""
+    listed = listed_times(feature, index)
+    if listed is None:
+        whole = read_track(feature, index, feature_id(feature, index))
+        return _piece(whole, when), float(whole.t[0]), float(whole.t[-1])
+    n = len(listed)
+    i = min(max(listed.first_after(when) - 1, 0), n - 1)
+    piece = listed.piece(max(i - 1, 0), min(i + 3, n))
+    return read_track(piece, index, listed.fid), listed.at(0), listed.at(n - 1)
+
+
+def _piece(track: TrackData, when: float) -> TrackData:
+    """The fixes of ``track`` around ``when``, as :func:`track_near` reads them."""
+    n = len(track)
+    i = min(max(int(np.searchsorted(track.t, when, side="right")) - 1, 0), n - 1)
+    cut = slice(max(i - 1, 0), min(i + 3, n))
+    depth = track.depth[cut] if track.depth is not None else None
+    return TrackData(track.id, track.name, track.lon[cut], track.lat[cut], track.t[cut], depth, track.time_field)

@@ -38,7 +38,7 @@ from debrief_calc._feature_parts import (
     raw_id,
 )
 from debrief_calc._times import iso, iso_many, parse_iso, parse_times
-from debrief_calc._track_data import TrackData, read_track, track_data
+from debrief_calc._track_data import TrackData, read_track, track_data, track_near
 from debrief_calc.errors import ValidationFailed
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "point_lonlat",
     "time_span",
     "track_data",
+    "track_near",
     "zone_rings",
 ]
 

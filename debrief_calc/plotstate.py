@@ -323,10 +323,12 @@ def _plot_ref(text: str, extra: Mapping[str, Any], field: str) -> Ref:
 
 
 def plot_ref_features(
-    store: ArtifactStore, ref: Ref, *, field: str = "ref"
+    store: ArtifactStore, ref: Ref, *, field: str = "ref", shared: bool = False
 ) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
     """The features a plot reference names, as the caller's own copies (a copy taking ``new_id``
-        has it), and the plot's time state (``{current, start, end}``: the saved one, else the period of
+        has it; with ``shared``, the plot cache's own features, as ``run_tool``'s ``plot`` reads
+        them: the caller must not change them, and a million-fix track is not copied), and the
+        plot's time state (``{current, start, end}``: the saved one, else the period of
     its timed features, as debrief_get_time answers; None without either).
         INVALID_FILENAME, PLOT_NOT_FOUND listing the plots there are, or FEATURE_NOT_FOUND with the
         plot's ids closest to the missing ones."""
@@ -376,9 +378,9 @@ def plot_ref_features(
                 },
             )
         picked = [doc.features[index[i]] for i in ref.ids]
-    out = copy.deepcopy(picked)
+    out = list(picked) if shared else copy.deepcopy(picked)
     if ref.new_id is not None:
-        out[0]["id"] = ref.new_id
+        out[0] = {**out[0], "id": ref.new_id}
     return out, get_time_state(doc.data) or derived_time_state(doc.data)
 
 

@@ -148,6 +148,8 @@ def window_track(feature: Mapping[str, Any], start: float | None, end: float | N
     geom = feature.get("geometry")
     if isinstance(geom, Mapping) and geom.get("type") != "LineString":
         return clip_to_time(feature, start, end)
+    feature = _fixes_round(feature, start, end)
+    geom = feature.get("geometry")
     try:
         track = read_track(feature, None, raw_id(feature) or "")
     except ValidationFailed as exc:
@@ -184,6 +186,21 @@ def window_track(feature: Mapping[str, Any], start: float | None, end: float | N
     if isinstance(props, Mapping):
         out["properties"] = {k: cut(k, v) if isinstance(v, list) and len(v) == n else v for k, v in props.items()}
     return out
+
+
+def _fixes_round(feature: Mapping[str, Any], start: float | None, end: float | None) -> Mapping[str, Any]:
+    """The track's fixes in ``[start, end]`` and one either side (for the edge fixes), found by
+    bisecting its list of times, so that a window on a long track reads the window, not the track;
+    a track of another shape is left whole."""
+    from debrief_calc._track_data import listed_times
+
+    listed = listed_times(feature)
+    if listed is None:
+        return feature
+    n = len(listed)
+    lo = max(listed.first_at_or_after(start) - 1, 0) if start is not None else 0
+    hi = min(listed.first_after(end) + 1, n) if end is not None else n
+    return feature if (lo, hi) == (0, n) else listed.piece(lo, hi)
 
 
 def _cut_one(feature: Mapping[str, Any], window: Window) -> dict[str, Any] | None:

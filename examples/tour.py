@@ -29,7 +29,11 @@ answer for the next call (``stored.ref``, ``stored.use``, ``nextAction``, featur
       line and saved to disk;
   (f) the calc server's summarize-analysis of the results through the callback, read back with
       get_result by the ref store_llm_result answers; and a plot summary through the state
-      server's callback, kept in the plot as an annotation.
+      server's callback, kept in the plot as an annotation;
+  (g) the analyst's instruments: the tote at the plot's current time (the CPA, as (e) left it),
+      ARGONAUT's legs (checked against the design) marked in the plot with the answer's
+      addFeatures command, range-bearing every minute over the hour round the CPA, and
+      render_series of that result (its ref from the answer's keep): a PNG with the CPA marked.
 
 The host's model is played by ``stand_in_llm``: a clearly labelled, DETERMINISTIC STAND-IN that
 answers from the prompt's own text; no model is called. The tour exits non-zero if any step fails.
@@ -234,6 +238,7 @@ async def tour(base: Path, use_uvx: bool) -> None:
         await step_d(host, plot)
         await step_e(host, plot, cpa, plots)
         await step_f(host, plot, results)
+        await step_g(host, ws, plot, cpa, plots)
         t = time.perf_counter()
     say((time.perf_counter() - t) * 1000, "servers stopped (stdin closed, each exited)")
 
@@ -609,6 +614,148 @@ async def step_f(host: Coordinator, plot: Plot, results: list[str]) -> None:
     for line in text.splitlines():
         if line:
             say(None, f"  | {line}")
+
+
+def _dm(deg: float) -> str:
+    return f"{deg:05.1f}°"
+
+
+async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[str, Any], folder: Path) -> None:
+    section("(g) the analyst's instruments: the tote, the legs, the range-bearing series and its picture")
+    designed = ws["cpa"]
+    ships = designed["ships"]
+    # the tote without a time: the plot's current time, which (e) set to the CPA
+    r = await host.call("debrief-calc:run_tool", {"tool": "tote", "plot": plot.ref(*ships)})
+    (tote,) = (f["properties"] for f in ok(r, "tote")["features"])
+    say(
+        r.duration_ms,
+        f"debrief-calc:run_tool tote {' / '.join(ships)} ({tote['time_source']}, {hm(tote['time'])}): "
+        f"{tote['range']:.1f} {tote['distance_unit']}, bearing {_dm(tote['bearing'])}, relative "
+        f"{abs(tote['relative_bearing']):.1f}° {tote['relative_bearing_side']}, ATB {abs(tote['atb']):.1f}° "
+        f"{tote['atb_side']}, bearing rate {abs(tote['bearing_rate']):.1f}°/min {tote['bearing_rate_side']}",
+    )
+    say(
+        None,
+        f"  {ships[0]} {_dm(tote['primary_course'])} {tote['primary_speed']:.1f} kn, "
+        f"{ships[1]} {_dm(tote['secondary_course'])} {tote['secondary_speed']:.1f} kn",
+    )
+    at_cpa = {
+        name: next(g for g in ws["ships"][name]["legs"] if g["start"] <= designed["time"] < g["end"]) for name in ships
+    }
+    check(
+        hm(tote["time"]) == hm(cpa["time"])
+        and abs(tote["range"] * YARD_M - designed["range_m"]) < 5
+        and abs(tote["primary_course"] - at_cpa[ships[0]]["course"]) < 1
+        and abs(tote["secondary_course"] - at_cpa[ships[1]]["course"]) < 1
+        and abs(tote["primary_speed"] - at_cpa[ships[0]]["speed_kn"]) < 0.3
+        and abs(tote["secondary_speed"] - at_cpa[ships[1]]["speed_kn"]) < 0.3,
+        f"the tote at the CPA differs from the design: {tote}",
+    )
+
+    # ARGONAUT's legs, marked in the plot (an answer over the cap gives summaries: read by its ref)
+    name = ships[0]
+    r = await host.call(
+        "debrief-calc:run_tool", {"tool": "track-legs", "plot": plot.ref(name), "parameters": {"mark_legs": True}}
+    )
+    answer = ok(r, "track-legs")
+    result = next(f for f in answer["features"] if "legs" in f.get("properties", {}))
+    say(
+        r.duration_ms,
+        f"debrief-calc:run_tool track-legs {name} mark_legs=true → {result['properties']['leg_count']} legs, "
+        f"{len(answer['features']) - 1} leg marks, commands {[c['command'] for c in answer['commands']]}",
+    )
+    if "ref" in result:  # a summary
+        r = await host.call("debrief-calc:get_result", {"ref": result["ref"]})
+        (result,) = ok(r, "get_result")["features"]
+        say(r.duration_ms, f"debrief-calc:get_result {result['id']} → the legs whole")
+    legs = result["properties"]["legs"]
+    for leg in legs:
+        say(
+            None,
+            f"  leg {leg['leg']}: {_dm(leg['course'])} {leg['speed_kn']:.1f} kn {hm(leg['start'])}–{hm(leg['end'])}, "
+            f"{leg['distance']:.2f} nm",
+        )
+    for turn in result["properties"]["manoeuvres"]:
+        say(
+            None,
+            f"  {hm(turn['start'])}–{hm(turn['end'])}: {turn['changed']}, {turn['turn_deg']:.0f}° to {turn['turn']}, "
+            f"{turn['speed_from_kn']:.1f} → {turn['speed_to_kn']:.1f} kn",
+        )
+    design = ws["ships"][name]["legs"]
+    say(
+        None,
+        "  designed: "
+        + ", ".join(f"{_dm(g['course'])} {g['speed_kn']:.1f} kn {hm(g['start'])}–{hm(g['end'])}" for g in design),
+    )
+    check(
+        len(legs) == len(design)
+        and all(
+            abs(leg["course"] - g["course"]) < 1
+            and abs(leg["speed_kn"] - g["speed_kn"]) < 0.3
+            and abs(seconds(leg["start"]) - seconds(g["start"])) <= 120
+            and abs(seconds(leg["end"]) - seconds(g["end"])) <= 120
+            for leg, g in zip(legs, design, strict=True)
+        ),
+        f"{name}'s legs differ from the designed ones",
+    )
+    (command,) = answer["commands"]
+    r = await host.call("debrief-state:debrief_apply_command", {"command": command})
+    marked = ok(r, "apply the leg marks")["added_ids"]
+    say(
+        r.duration_ms, f"debrief-state:debrief_apply_command {command['command']} → {len(marked)} leg marks in the plot"
+    )
+    check(len(marked) == len(legs), "not every leg was marked in the plot")
+
+    # range-bearing every minute over the hour round the CPA, then its picture from the stored result
+    day, mid = cpa["time"][:11], int(seconds(cpa["time"]) // 60)
+    start, end = (f"{day}{m // 60:02d}:{m % 60:02d}:00Z" for m in (mid - 30, mid + 30))
+    r = await host.call(
+        "debrief-calc:run_tool",
+        {
+            "tool": "range-bearing",
+            "plot": plot.ref(*ships),
+            "time_start": start,
+            "time_end": end,
+            "parameters": {"interval_s": 60, "distance_unit": "yd"},
+        },
+    )
+    run = ok(r, "range-bearing")
+    (rb,) = run["features"]
+    props = rb["properties"]
+    say(
+        r.duration_ms,
+        f"debrief-calc:run_tool range-bearing every 60 s, window {hm(start)}–{hm(end)} → {props['sample_count']} "
+        f"samples; true CPA {props['cpa_range']:.1f} yd at {hm(props['cpa_time'])}, least sample "
+        f"{props['min_sampled_range']:.1f} yd at {hm(props['min_sampled_range_time'])}, peak bearing rate "
+        f"{abs(props['peak_bearing_rate']):.1f}°/min {props['peak_bearing_rate_side']} at {hm(props['peak_bearing_rate_time'])}",
+    )
+    check(
+        props["sample_count"] == 61
+        and hm(props["cpa_time"]) == hm(cpa["time"])
+        and abs(props["cpa_range"] - cpa["range"]) < 0.5,
+        "range-bearing's true CPA differs from closest-approach's",
+    )
+    ref = f"debrief-calc:results/{rb['id']}"
+    check(ref in run.get("keep", ""), "the range-bearing answer does not say how to keep its result")
+    r = await host.call("debrief-calc:render_series", {"features": [{"ref": ref}]})
+    drawn = ok(r, "render_series")
+    if not r.images:
+        raise StepFailed("render_series returned no image")
+    png = base64.b64decode(r.images[0].data)
+    out = folder / "exercise-series.png"
+    out.write_bytes(png)
+    say(
+        r.duration_ms,
+        f"debrief-calc:render_series [{ref}] → {r.images[0].mime_type} {drawn['width']}×{drawn['height']}, "
+        f"{drawn['samples']} samples, panels {', '.join(p['label'] for p in drawn['panels'])}; "
+        f"CPA marked: '{drawn['cpa']['label']}'",
+    )
+    say(None, f"PNG saved: {out} ({len(png)} bytes)")
+    check(
+        struct.unpack(">II", png[16:24]) == (drawn["width"], drawn["height"])
+        and drawn["cpa"]["time"] == props["cpa_time"],
+        "the series picture is not the size it says, or does not mark the CPA",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -215,6 +215,38 @@ def test_range_bearing_columns_are_the_totes_fields(ships: Any) -> None:
         assert {name: row[name] for name in series} == {name: column[k] for name, column in series.items()}
 
 
+def test_the_tote_reads_a_few_fixes_and_answers_as_the_whole_track_does(ships: Any) -> None:
+    """The tote reads only the fixes around its time (bisecting the times), yet its row is the
+    range-bearing row at every fix of NELSON's from 10:00 to 11:00 (range-bearing reads the whole
+    tracks), and the same for a track given as positions[] or with epoch-ms times (read whole)."""
+    nelson, collingwood, _, _ = ships
+    series = props(run_ok("range-bearing", [nelson, collingwood], {"distance_unit": "yd"}))["series"]
+    hour = [k for k, when in enumerate(series["time"]) if at("10:00:00") <= parse_iso(when) <= at("11:00:00")]
+    assert len(hour) == 61
+    for k in hour:
+        row = props(run_ok("tote", [nelson, collingwood], {"time": series["time"][k]}))
+        assert {name: row[name] for name in series} == {name: column[k] for name, column in series.items()}, k
+    times = epoch(nelson)
+    own = {k: v for k, v in nelson["properties"].items() if k != "timestamps"}
+    positions = {
+        **nelson,
+        "geometry": None,
+        "properties": {
+            **own,
+            "positions": [
+                {"coordinates": c, "time": s}
+                for c, s in zip(nelson["geometry"]["coordinates"], nelson["properties"]["timestamps"], strict=True)
+            ],
+        },
+    }
+    epoch_ms = {**nelson, "properties": {**own, "times": [round(t * 1000) for t in times]}}
+    for when in (f"{DAY}10:30:00Z", f"{DAY}10:44:52.5Z", f"{DAY}05:03:00Z", f"{DAY}11:41:00Z"):
+        want = props(run_ok("tote", [nelson, collingwood], {"time": when}))
+        for other in (positions, epoch_ms):
+            got = props(run_ok("tote", [other, collingwood], {"time": when}))
+            assert {k: got[k] for k in series} == {k: want[k] for k in series}, (when, other["properties"].keys())
+
+
 def test_course_at_a_fix_is_the_leg_after_and_at_the_last_fix_the_leg_before(ships: Any) -> None:
     nelson, collingwood, a, _ = ships
     fix = at("10:30:00")  # a fix of NELSON's where it changes course

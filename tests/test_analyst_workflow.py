@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import io
 import itertools
 import json
 import re
@@ -45,10 +46,14 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 REQUEST = (
     "Make me a plot from my two REP files; when did the ships come closest and how close, in yards; "
     "each ship's average speed; did COLLINGWOOD go over 12 knots; select both, set the time to the "
-    "closest approach, show me a picture, and keep a short narrative in the plot."
+    "closest approach, show me a picture, and keep a short narrative in the plot. "
+    "Then the tote at 10:30; NELSON's legs, marked in the plot; range and bearing every ten minutes "
+    "from 10:00 to 11:00, with a picture of the series; NELSON alone in a second plot, nelson.plot.json; "
+    "and a picture of the plot over 10:00 to 11:00."
 )
 REP_FILES = ("valid_boat1.rep", "valid_boat2.rep")  # NELSON, COLLINGWOOD
 PLOT = "exercise.plot.json"
+SECOND_PLOT = "nelson.plot.json"
 CAP = 20_000
 YARD_M = 0.9144
 METRES_PER_NM = 1852.0
@@ -120,12 +125,41 @@ def mean_and_max_speed_kn(fixes: list[Fix]) -> tuple[float, float]:
     return distance / METRES_PER_NM / ((fixes[-1][0] - fixes[0][0]) / 3600), fastest
 
 
+def range_and_bearing(a: list[Fix], b: list[Fix], t: float) -> tuple[float, float]:
+    """(geodesic range in metres, true bearing in degrees) from ``a`` to ``b`` at ``t``."""
+    (lat_a, lon_a), (lat_b, lon_b) = position_at(a, [f[0] for f in a], t), position_at(b, [f[0] for f in b], t)
+    line = Geodesic.WGS84.Inverse(lat_a, lon_a, lat_b, lon_b)
+    return line["s12"], line["azi1"] % 360
+
+
+def peak_bearing_rate(a: list[Fix], b: list[Fix], start: float, end: float) -> tuple[float, float]:
+    """(degrees per minute, epoch seconds) of the fastest change of the bearing from ``a`` to ``b``
+    between ``start`` and ``end``: central differences of GeographicLib bearings 0.1 s apart."""
+    step, best = 0.1, (0.0, start)
+    for k in range(round((end - start) / step) + 1):
+        t = start + k * step
+        turned = (range_and_bearing(a, b, t + step / 2)[1] - range_and_bearing(a, b, t - step / 2)[1] + 180) % 360 - 180
+        rate = turned / (step / 60)
+        if abs(rate) > abs(best[0]):
+            best = (rate, t)
+    return best
+
+
+def day_at(hhmm: str) -> float:
+    """Epoch seconds of ``HH:MM`` UTC on the exercise's day (12 December 1995)."""
+    return datetime.fromisoformat(f"1995-12-12T{hhmm}:00+00:00").timestamp()
+
+
 @dataclass(frozen=True)
 class Independent:
     cpa_yd: float
     cpa_time: float  # epoch seconds
     mean_kn: dict[str, float]
     max_kn: dict[str, float]
+    tote_yd: float  # NELSON to COLLINGWOOD at 10:30
+    tote_bearing: float
+    peak_rate: float  # degrees per minute, NELSON to COLLINGWOOD, 10:40-10:50
+    peak_rate_time: float
 
 
 @cache
@@ -134,11 +168,17 @@ def independent_figures() -> Independent:
     tracks = dict(read_rep_fixes(DATA / "rep" / name) for name in REP_FILES)
     metres, when = closest_approach_by_sampling(tracks["NELSON"], tracks["COLLINGWOOD"])
     speeds = {name: mean_and_max_speed_kn(fixes) for name, fixes in tracks.items()}
+    tote_m, tote_bearing = range_and_bearing(tracks["NELSON"], tracks["COLLINGWOOD"], day_at("10:30"))
+    rate, rate_time = peak_bearing_rate(tracks["NELSON"], tracks["COLLINGWOOD"], day_at("10:40"), day_at("10:50"))
     return Independent(
         cpa_yd=metres / YARD_M,
         cpa_time=when,
         mean_kn={name: mean for name, (mean, _) in speeds.items()},
         max_kn={name: fastest for name, (_, fastest) in speeds.items()},
+        tote_yd=tote_m / YARD_M,
+        tote_bearing=tote_bearing,
+        peak_rate=rate,
+        peak_rate_time=rate_time,
     )
 
 
@@ -209,6 +249,11 @@ class Conversation:
         answer, _result = await self.ask_for_result(client, tool, **args)
         return answer
 
+    async def learn_parameter(self, calc: Client, tool: str, name: str) -> None:
+        """``describe_tool``: the analysis tool takes a parameter of that name (the model learns it)."""
+        described = await self.ask(calc, "describe_tool", name=tool)
+        assert any(p["name"] == name for p in described["parameters"]), described
+
     async def ask_for_result(
         self, client: Client, tool: str, /, **args: Any
     ) -> tuple[dict[str, Any], types.CallToolResult]:
@@ -258,11 +303,184 @@ class Outcome:
     cpa_time: str
     annotation_id: str
     narrative: str
+    copied: str  # the id of NELSON's track, copied into the second plot
 
 
 def assert_era(client: Client, mode: str) -> None:
     stateless = client.protocol_version >= STATELESS_ERA
     assert stateless == (mode == "auto"), (mode, client.protocol_version)
+
+
+# -- the analyst's instruments: the tote, the legs, a window, a series picture, plot to plot ----------
+
+
+#: NELSON's legs the issue quotes around the encounter: (start, end, course) to the minute and degree.
+NELSON_LEGS = [
+    (None, "10:10", {334}),
+    ("10:11", "10:29", {277, 278}),
+    ("10:32", "10:35", {67}),
+    ("10:37", "10:40", {142}),
+]
+
+
+def hhmm(iso: str) -> str:
+    return iso[11:16]
+
+
+def clock(iso: str) -> str:
+    """``HH:MM:SS`` of an ISO-8601 time, to the nearest second."""
+    return f"{datetime.fromtimestamp(round(epoch(iso)), UTC):%H:%M:%S}"
+
+
+async def read_whole(talk: Conversation, calc: Client, ref: str) -> list[dict[str, Any]]:
+    """A stored result read back with get_result, following next_cursor to the end."""
+    page = await talk.ask(calc, "get_result", ref=ref)
+    features = list(page["features"])
+    while page.get("next_cursor"):
+        page = await talk.ask(calc, "get_result", ref=ref, cursor=page["next_cursor"])
+        features += page["features"]
+    assert len(features) == page["total"], page
+    return features
+
+
+def leg_course(fixes: list[Fix], start: str, end: str) -> float:
+    """The true azimuth (GeographicLib) from the fix at ``start`` to the fix at ``end`` (HH:MM)."""
+    by_time = {datetime.fromtimestamp(t, UTC).strftime("%H:%M"): (lat, lon) for t, lat, lon in fixes}
+    (lat0, lon0), (lat1, lon1) = by_time[start], by_time[end]
+    return float(Geodesic.WGS84.Inverse(lat0, lon0, lat1, lon1)["azi1"]) % 360
+
+
+def decoded_png(result: types.CallToolResult, answer: dict[str, Any]) -> bytes:
+    """The one image of an answer: a PNG that Pillow decodes, of the size and length the answer says."""
+    from PIL import Image
+
+    image = only([b.model_dump() for b in result.content if isinstance(b, types.ImageContent)])
+    assert image["mime_type"] == answer["mediaType"] == "image/png", (image["mime_type"], answer)
+    png = base64.b64decode(image["data"], validate=True)
+    assert len(png) == answer["bytes"] and png_size(png) == (answer["width"], answer["height"]), answer
+    with Image.open(io.BytesIO(png)) as picture:
+        picture.load()  # the whole image decodes, not only its header
+        assert picture.format == "PNG" and picture.size == (answer["width"], answer["height"])
+    return png
+
+
+async def the_instruments(
+    talk: Conversation,
+    calc: Client,
+    state: Client,
+    refs: list[dict[str, str]],
+    cpa: dict[str, Any],
+    nelson: str,
+    collingwood: str,
+) -> str:
+    """The request's second half: the tote at 10:30, NELSON's legs marked in the plot, range and
+    bearing every ten minutes over 10:00-11:00 on the imports' refs and its picture, NELSON copied
+    into a second plot by reference, and the plot drawn over the window. Answers NELSON's id."""
+    facts = independent_figures()
+    tracks = dict(read_rep_fixes(DATA / "rep" / name) for name in REP_FILES)
+    day = cpa["time"][:10]  # the exercise's day, from an answer; the hours are the analyst's
+    at_1030, start, end = (f"{day}T{hm}:00Z" for hm in ("10:30", "10:00", "11:00"))
+    talk.texts.append(f"{at_1030} {start} {end}")  # the model's own words: the times it composed
+
+    # 10. the tote at 10:30 by plot reference: range in yards, true bearing
+    await talk.learn_parameter(calc, "tote", "time")
+    both = {"filename": PLOT, "feature_ids": [nelson, collingwood]}
+    toted = await talk.ask(calc, "run_tool", tool="tote", plot=both, parameters={"time": at_1030})
+    tote = only(toted["features"])["properties"]
+    assert (tote["primary_id"], tote["secondary_id"], tote["time"]) == (nelson, collingwood, at_1030), tote
+    assert tote["distance_unit"] == "yd" and tote["time_source"] == "parameters.time", tote
+    assert round(tote["range"]) == 4033 and round(tote["bearing"], 1) == 112.7, tote
+    assert abs(tote["range"] - facts.tote_yd) < 0.5 and abs(tote["bearing"] - facts.tote_bearing) < 0.01, (tote, facts)
+
+    # 11. NELSON's legs, marked in the plot with the answer's addFeatures command
+    await talk.learn_parameter(calc, "track-legs", "mark_legs")
+    legged = await talk.ask(
+        calc,
+        "run_tool",
+        tool="track-legs",
+        plot={"filename": PLOT, "feature_ids": [nelson]},
+        parameters={"mark_legs": True},
+    )
+    # over the cap: summaries (the legs result's, then one per leg mark), each with its ref
+    summary = only([f for f in legged["features"] if "legs" in f.get("properties", {})])
+    (result,) = await read_whole(talk, calc, summary["ref"])
+    legs = result["properties"]["legs"]
+    assert result["properties"]["track_id"] == nelson and len(legs) == result["properties"]["leg_count"], result
+    for want_start, want_end, courses in NELSON_LEGS:
+        leg = next(g for g in legs if hhmm(g["end"]) == want_end)
+        assert want_start is None or hhmm(leg["start"]) == want_start, leg
+        assert round(leg["course"]) in courses, leg
+        # the leg's mean course and GeographicLib's azimuth from its first fix to its last agree
+        assert abs(leg["course"] - leg_course(tracks["NELSON"], hhmm(leg["start"]), hhmm(leg["end"]))) < 2, leg
+    (command,) = legged["commands"]
+    assert command["command"] == "addFeatures", command
+    marked = await talk.ask(state, "debrief_apply_command", command=command, filename=PLOT)
+    assert len(marked["added_ids"]) == len(legs), marked
+    listing = await talk.ask(state, "debrief_get_features", filename=PLOT, ids=marked["added_ids"])
+    names = [f["name"] for f in listing["features"]]
+    assert all(name.startswith("NELSON leg ") for name in names) and len(names) == len(legs), names
+
+    # 12. range and bearing every 600 s on the imports' refs, windowed 10:00-11:00: exactly 7 samples
+    await talk.learn_parameter(calc, "range-bearing", "interval_s")
+    series_run = await talk.ask(
+        calc,
+        "run_tool",
+        tool="range-bearing",
+        features=refs,
+        time_start=start,
+        time_end=end,
+        parameters={"interval_s": 600, "distance_unit": "yd"},
+    )
+    assert series_run["window"] == {"time_start": start, "time_end": end, "left_out": []}, series_run["window"]
+    rb = only(series_run["features"])
+    props = rb["properties"]
+    times = props["series"]["time"]
+    assert times == [f"{day}T10:{m}0:00Z" for m in range(6)] + [end], times
+    assert props["sample_count"] == 7 and props["provenance"]["window"] == [start, end], props
+    assert abs(props["series"]["range"][3] - tote["range"]) < 0.01  # 10:30: the tote's figure
+    assert round(props["cpa_range"], 1) == 119.5 and clock(props["cpa_time"]) == "10:45:09"
+    assert abs(props["cpa_range"] - facts.cpa_yd) < 0.5 and abs(epoch(props["cpa_time"]) - facts.cpa_time) < 1
+    assert round(props["peak_bearing_rate"], 1) == -108.6 and props["peak_bearing_rate_side"] == "L", props
+    assert clock(props["peak_bearing_rate_time"]) == "10:44:53", props["peak_bearing_rate_time"]
+    assert abs(props["peak_bearing_rate"] - facts.peak_rate) < 0.1, (props["peak_bearing_rate"], facts.peak_rate)
+    assert abs(epoch(props["peak_bearing_rate_time"]) - facts.peak_rate_time) < 1, props["peak_bearing_rate_time"]
+
+    # 13. the series picture of that stored result (its ref from the answer's keep), the CPA marked
+    result_ref = f"debrief-calc:results/{rb['id']}"
+    assert result_ref in series_run["keep"], series_run["keep"]
+    drawn, image = await talk.ask_for_result(calc, "render_series", features=[{"ref": result_ref}])
+    decoded_png(image, drawn)
+    assert drawn["samples"] == 7 and drawn["span"] == [start, end], drawn
+    assert [p["quantity"] for p in drawn["panels"]] == ["range", "bearing", "bearing_rate"], drawn["panels"]
+    marked_cpa = drawn["cpa"]
+    assert (marked_cpa["time"], marked_cpa["range"], marked_cpa["unit"]) == (
+        props["cpa_time"],
+        props["cpa_range"],
+        "yd",
+    )
+    assert "119.5 yd" in marked_cpa["label"] and "10:45:09" in marked_cpa["label"], marked_cpa
+
+    # 14. NELSON into a second plot by its plot reference: the copy is the same feature
+    found = await talk.ask(state, "debrief_get_features", filename=PLOT, ids=[nelson])
+    track_ref = only(found["features"])["ref"]
+    assert track_ref == f"debrief-state:plots/{PLOT}#{nelson}", track_ref
+    second = await talk.ask(state, "debrief_create_plot", filename=SECOND_PLOT, features=[{"ref": track_ref}])
+    assert second["added_ids"] == [nelson] and second["added_refs"] == [f"debrief-state:plots/{SECOND_PLOT}#{nelson}"]
+
+    # 15. the plot drawn over 10:00-11:00 only, framed to what the tracks cover in it
+    shown, picture = await talk.ask_for_result(
+        state,
+        "debrief_render_plot",
+        filename=PLOT,
+        time_start=start,
+        time_end=end,
+        fit="window",
+        cpa=[nelson, collingwood],
+    )
+    decoded_png(picture, shown)
+    assert shown["span"] == [start, end] and not shown.get("outside_window"), shown
+    assert shown["time"] == cpa["time"] and shown["width"] <= 1024 and shown["height"] <= 768, shown
+    return nelson
 
 
 # -- the request, step by step --------------------------------------------------------------------
@@ -369,10 +587,12 @@ async def run_the_request(workspace: Path, mode: str) -> Outcome:
         read_back = await talk.ask(state, "debrief_get_features", ids=[annotation["id"]], detail="full")
         assert only(read_back["features"])["properties"]["text"] == narrative, read_back
 
+        copied = await the_instruments(talk, calc, state, refs, cpa, nelson, collingwood)
+
         for client in (calc, state):  # a last round trip each: any stray line before it has been seen
             await client.list_tools()
         assert not talk.stray_stdout, talk.stray_stdout
-    return Outcome([nelson, collingwood], cpa["time"], annotation["id"], narrative)
+    return Outcome([nelson, collingwood], cpa["time"], annotation["id"], narrative, copied)
 
 
 async def read_state_afresh(workspace: Path, mode: str) -> tuple[list[str], dict[str, str]]:
@@ -411,7 +631,12 @@ async def test_the_analysts_request_over_stdio(rep_workspace: Path, mode: str) -
     assert set(outcome.selected) <= by_id.keys()
     assert by_id[outcome.annotation_id]["properties"]["text"] == outcome.narrative
     assert by_id["debrief-time-metadata"]["properties"]["current"] == outcome.cpa_time
-    assert sorted(p.name for p in rep_workspace.iterdir()) == sorted([".llmem", PLOT, *REP_FILES])
+    legs = [f for f in plot["features"] if str(f["properties"].get("name", "")).startswith("NELSON leg ")]
+    assert len(legs) > 4, [f["properties"].get("name") for f in plot["features"]]
+    second = json.loads((rep_workspace / SECOND_PLOT).read_text(encoding="utf-8"))
+    copies = [f for f in second["features"] if f.get("id") == outcome.copied]
+    assert copies == [by_id[outcome.copied]]  # the same feature, every property and coordinate
+    assert sorted(p.name for p in rep_workspace.iterdir()) == sorted([".llmem", PLOT, SECOND_PLOT, *REP_FILES])
     for name in REP_FILES:
         assert (rep_workspace / name).read_bytes() == (DATA / "rep" / name).read_bytes()
 
@@ -422,6 +647,9 @@ def test_the_independent_figures_are_the_issues() -> None:
     assert abs(facts.cpa_yd - 119.5) < 0.1
     assert datetime.fromtimestamp(facts.cpa_time, UTC).isoformat() == "1995-12-12T10:45:09+00:00"
     assert abs(facts.max_kn["NELSON"] - 12.7) < 0.05 and abs(facts.max_kn["COLLINGWOOD"] - 8.9) < 0.05
+    assert round(facts.tote_yd) == 4033 and round(facts.tote_bearing, 1) == 112.7
+    assert round(facts.peak_rate, 1) == -108.6
+    assert datetime.fromtimestamp(round(facts.peak_rate_time), UTC).isoformat() == "1995-12-12T10:44:53+00:00"
 
 
 async def test_a_stray_stdout_line_is_caught(workspace: Path) -> None:

@@ -2,7 +2,8 @@
 
 The tour runs as a user runs it, in a subprocess; its transcript must say what each step found
 (the imports, the new plot, the CPA in yards against the design, one track-stats result per
-track, the transits, the deleted mark, the PNGs, the narratives) and the plot it made must hold
+track, the transits, the deleted mark, the PNGs, the narratives, the tote, the legs and the series
+picture) and the plot it made must hold
 what the transcript says. The workspace generator is checked on its own: each REP file imports
 without a bad line, and the closest approach and the zone transit are what ``make_workspace``
 says they are, computed independently (GeographicLib on the imported tracks, the imported ring).
@@ -32,7 +33,8 @@ from tests.conftest import ROOT, subprocess_env
 
 EXAMPLES = ROOT / "examples"
 STEPS = ["── setup", "── start", "── (a) llmem", "── (b) from REP files to a new plot", "── (c) analysis"]
-STEPS += ["── (d) delete", "── (e) the two ships at their CPA", "── (f) narratives", "Tour complete"]
+STEPS += ["── (d) delete", "── (e) the two ships at their CPA", "── (f) narratives", "── (g) the analyst's instruments"]
+STEPS += ["Tour complete"]
 SHIPS = ("ARGONAUT", "BLUE HERON", "CORMORANT")
 
 
@@ -139,7 +141,7 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
     # (e) the time moved to the CPA, two PNGs on disk
     assert "(the CPA, current alone) → 10:42:30Z in 08:00:00Z..12:30:00Z" in transcript
     saved = re.findall(r"PNG saved: (.+) \((\d+) bytes\)$", transcript, re.M)
-    assert [Path(p).name for p, _ in saved] == ["exercise.png", "exercise-cpa.png"]
+    assert [Path(p).name for p, _ in saved] == ["exercise.png", "exercise-cpa.png", "exercise-series.png"]
     for path, size in saved:
         png = Path(path)
         assert png.is_file() and " " in str(png) and png.is_relative_to(keep)
@@ -156,6 +158,30 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
     note = _one(r"add_annotation=true → annotation (\S+) added: True", transcript).group(1)
     _one(rf"debrief_get_features {re.escape(note)} \(full\) → in exercise\.plot\.json: 'Plot summary'", transcript)
 
+    # (g) the tote at the plot's current time (the CPA), as designed; the legs as designed, marked;
+    # range-bearing's true CPA over the hour round it, and its picture marking it
+    _one(
+        r"tote ARGONAUT / BLUE HERON \(the plot's current time, 10:42:30Z\): 459\.\d yd, bearing [\d.]+°, relative "
+        r"[\d.]+° [RG], ATB [\d.]+° [RG], bearing rate [\d.]+°/min [LR]$",
+        transcript,
+    )
+    _one(r"^ +ARGONAUT 108\.0° 14\.0 kn, BLUE HERON 201\.0° 12\.0 kn$", transcript)
+    _one(r"track-legs ARGONAUT mark_legs=true → 2 legs, 2 leg marks, commands \['addFeatures'\]$", transcript)
+    _one(r"^ +leg 1: 062\.0° 16\.0 kn 08:00:00Z–09:20:00Z, [\d.]+ nm$", transcript)
+    _one(r"^ +leg 2: 108\.0° 14\.0 kn 09:20:00Z–12:00:00Z, [\d.]+ nm$", transcript)
+    _one(r"^ +09:20:00Z–09:20:00Z: course and speed, 46° to starboard, 16\.0 → 14\.0 kn$", transcript)
+    assert "debrief_apply_command addFeatures → 2 leg marks in the plot" in transcript
+    _one(
+        r"range-bearing every 60 s, window 10:12:00Z–11:12:00Z → 61 samples; true CPA 459\.4 yd at 10:42:30Z, least "
+        r"sample [\d.]+ yd at \S+, peak bearing rate [\d.]+°/min [LR] at \S+$",
+        transcript,
+    )
+    _one(
+        r"render_series \[debrief-calc:results/[\w-]+\] → image/png 900×\d+, 61 samples, panels Range \(yd\), "
+        r"Bearing \(°T\), Bearing rate \(°/min\); CPA marked: 'CPA 459\.4 yd at 10:42:30'$",
+        transcript,
+    )
+
     # every tool call line carries its timing
     calls = [line for line in transcript.splitlines() if re.match(r"\[\s*[\d.]+ ms\] (llmem|debrief)", line)]
     assert len(calls) >= 30
@@ -169,6 +195,8 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
     assert sorted(tracks) == sorted(SHIPS)
     assert tracks["ARGONAUT"]["properties"]["stroke"] == "#E00000"
     assert victim not in features and note in features
+    leg_marks = [f for f in features.values() if str(f["properties"].get("name", "")).startswith("ARGONAUT leg ")]
+    assert sorted(f["properties"]["leg"] for f in leg_marks) == [1, 2]
     assert features[note]["properties"]["text"].startswith("# Plot summary (written by the deterministic stand-in")
     narratives = [f for f in features.values() if f["properties"].get("annotationType") == "comment"]
     assert len(narratives) == 12 + 1  # every ship's narratives, and the plot summary

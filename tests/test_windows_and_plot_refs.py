@@ -414,6 +414,23 @@ async def test_narration_in_a_window_shows_it_and_keeps_short_series_whole(calc:
     assert error["details"]["field"] == "time_end" and "status" not in error
 
 
+def test_plot_refs_read_the_plot_without_copying_it_and_leave_it_as_it_was(ws: Path) -> None:
+    """run_tool reads a plot-feature ref as it reads plot=: the cached features themselves (a
+    million-fix track is not copied on every call), so the runs, windowed or under a new id, must
+    leave them as they were; the answers are the same as by plot=."""
+    svc = service(ws)
+    before = json.dumps(svc.plot_features({"filename": LARGE, "feature_ids": ["f-1"]}))
+    window = ("2024-11-14T22:00:00Z", "2024-11-14T23:00:00Z")
+    by_ref = svc.run("track-stats", [{"ref": GALEN}], None, None, None, *window)
+    by_plot = svc.run("track-stats", None, {"filename": LARGE, "feature_ids": ["f-1"]}, None, None, *window)
+    renamed = svc.run("track-stats", [{"ref": GALEN, "id": "galen-copy"}], None, None, None)
+    assert by_ref["success"] and by_plot["success"] and renamed["success"], (by_ref, by_plot, renamed)
+    stats = [answer["features"][0]["properties"]["statistics"] for answer in (by_ref, by_plot)]
+    assert stats[0] == stats[1] and stats[0]["start"] == window[0] and stats[0]["end"] == window[1]
+    assert renamed["features"][0]["properties"]["provenance"]["sources"][0]["id"] == "galen-copy"
+    assert json.dumps(svc.plot_features({"filename": LARGE, "feature_ids": ["f-1"]})) == before
+
+
 def test_a_whole_plot_leaves_out_the_kinds_a_tool_does_not_take_and_says_so(ws: Path) -> None:
     svc = service(ws)
     before = (ws / LARGE).read_bytes()

@@ -4,6 +4,7 @@ bearing, relative bearing, angle on the bow, bearing rate, and the course and sp
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Final
 
 import numpy as np
@@ -12,7 +13,6 @@ from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     Legs,
     lonlat_list,
-    read_tracks,
     result_feature,
     source_ref,
 )
@@ -26,7 +26,7 @@ from debrief_calc.analysis.range_bearing import (
     sight,
 )
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import TrackData, iso, parse_iso
+from debrief_calc.features import TrackData, iso, parse_iso, track_near
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
@@ -40,21 +40,36 @@ SPEED_CHANGE_KN: Final = 0.5
 _MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing"))
 
 
-def _span_text(track: TrackData) -> str:
-    return f"{track.name or track.id} ({track.id}) has data from {iso(float(track.t[0]))} to {iso(float(track.t[-1]))}"
+@dataclasses.dataclass(frozen=True)
+class _Near:
+    """A track as the tote reads it: the fixes around its time, and the track's first and last times."""
+
+    track: TrackData
+    start: float
+    end: float
 
 
-def _shared(tracks: list[TrackData]) -> tuple[float, float] | None:
-    start = max(float(t.t[0]) for t in tracks)
-    end = min(float(t.t[-1]) for t in tracks)
+def _read(inp: ToolInput, when: float) -> list[_Near]:
+    """Each track's fixes around ``when``: a few fixes read, not the whole track (one time asked)."""
+    return [_Near(*track_near(f, when, index=i)) for i, f in enumerate(inp.features)]
+
+
+def _span_text(near: _Near) -> str:
+    t = near.track
+    return f"{t.name or t.id} ({t.id}) has data from {iso(near.start)} to {iso(near.end)}"
+
+
+def _shared(tracks: list[_Near]) -> tuple[float, float] | None:
+    start = max(t.start for t in tracks)
+    end = min(t.end for t in tracks)
     return (start, end) if start <= end else None
 
 
-def _spans(tracks: list[TrackData]) -> dict[str, list[str]]:
-    return {t.id: [iso(float(t.t[0])), iso(float(t.t[-1]))] for t in tracks}
+def _spans(tracks: list[_Near]) -> dict[str, list[str]]:
+    return {t.track.id: [iso(t.start), iso(t.end)] for t in tracks}
 
 
-def _when(inp: ToolInput, tracks: list[TrackData]) -> tuple[float, str]:
+def _when(inp: ToolInput) -> tuple[float, str]:
     """The time of the tote and where it came from: parameters.time, else the current time of the
     plot the features were read from; neither is a ValidationFailed giving the tracks' shared span."""
     given = inp.parameters["time"]
@@ -68,6 +83,7 @@ def _when(inp: ToolInput, tracks: list[TrackData]) -> tuple[float, str]:
             ) from None
     if inp.current_time is not None:
         return inp.current_time, "the plot's current time"
+    tracks = _read(inp, -math.inf)
     shared = _shared(tracks)
     where = (
         f"the tracks share {iso(shared[0])} to {iso(shared[1])}"
@@ -87,7 +103,7 @@ def _when(inp: ToolInput, tracks: list[TrackData]) -> tuple[float, str]:
     )
 
 
-def _outside(when: float, source: str, tracks: list[TrackData], who: str) -> ValidationFailed:
+def _outside(when: float, source: str, tracks: list[_Near], who: str) -> ValidationFailed:
     shared = _shared(tracks)
     pick = (
         f"give parameters.time from {iso(shared[0])} to {iso(shared[1])}, the time all the tracks share"
@@ -108,7 +124,12 @@ def _outside(when: float, source: str, tracks: list[TrackData], who: str) -> Val
     )
 
 
-def _covers(track: TrackData, when: float) -> bool:
+def _covers(near: _Near, when: float) -> bool:
+    return near.start <= when <= near.end
+
+
+def _holds(track: TrackData, when: float) -> bool:
+    """Whether the fixes read (a piece of the track round the tote's time) span ``when``."""
     return float(track.t[0]) <= when <= float(track.t[-1])
 
 
@@ -153,7 +174,7 @@ def _at_fix(
         return out, None
     out["at_fix_of"] = list(fixes)
     behind = min(when, *fixes.values()) - FIX_SLACK_S
-    if not _covers(primary, behind) or not _covers(secondary, behind):
+    if not _holds(primary, behind) or not _holds(secondary, behind):
         return out, None  # a track starts here: there is no leg before
     s = sight(primary, p_legs, secondary, s_legs, np.array([when]), np.array([behind]))
     before = {k: v[0] for k, v in columns(s, unit).items()}
@@ -178,11 +199,11 @@ def _at_fix(
 
 def handle(inp: ToolInput) -> ToolOutput:
     params = inp.parameters
-    tracks = read_tracks(inp.features)
-    p_index = pick_primary(tracks, params["primary"])
-    primary = tracks[p_index]
-    when, source = _when(inp, tracks)
-    if not _covers(primary, when):
+    when, source = _when(inp)
+    tracks = _read(inp, when)
+    p_index = pick_primary([t.track for t in tracks], params["primary"])
+    primary = tracks[p_index].track
+    if not _covers(tracks[p_index], when):
         raise _outside(when, source, tracks, f"the primary {primary.name or primary.id}'s track")
     others = [i for i in range(len(tracks)) if i != p_index]
     if not any(_covers(tracks[i], when) for i in others):
@@ -192,10 +213,10 @@ def handle(inp: ToolInput) -> ToolOutput:
     p_legs = Legs(primary)
     features, sources, warnings = [], [], []
     for i in others:
-        secondary = tracks[i]
+        secondary = tracks[i].track
         title = f"Tote {primary.name or primary.id} / {secondary.name or secondary.id} at {iso(when)}"
         props: dict[str, Any] = {"primary_id": primary.id, "secondary_id": secondary.id, "time_source": source}
-        if _covers(secondary, when):
+        if _covers(tracks[i], when):
             s_legs = Legs(secondary)
             fixes = _fixes(primary, secondary, when)
             moving = np.array([max(when, *fixes.values())]) if fixes else None  # on a fix: the legs after it
@@ -214,9 +235,9 @@ def handle(inp: ToolInput) -> ToolOutput:
         else:
             props.update(
                 time=iso(when),
-                note=f"no data at {iso(when)}: {_span_text(secondary)}",
-                secondary_start=iso(float(secondary.t[0])),
-                secondary_end=iso(float(secondary.t[-1])),
+                note=f"no data at {iso(when)}: {_span_text(tracks[i])}",
+                secondary_start=iso(tracks[i].start),
+                secondary_end=iso(tracks[i].end),
             )
             geometry = None
             warnings.append(f"track {secondary.id!r} has no data at {iso(when)}: no tote row for it")

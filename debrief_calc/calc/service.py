@@ -325,7 +325,7 @@ class CalcService:
             field = f"features[{i}].ref"
             ref = plotstate.parse_ref(item, field=field)
             if ref.kind == "plot":
-                found, times[ref.key] = plotstate.plot_ref_features(self.store, ref, field=field)
+                found, times[ref.key] = plotstate.plot_ref_features(self.store, ref, field=field, shared=True)
                 out += found
             else:
                 out += plotstate.stored_features(self.store, ref, field=field)

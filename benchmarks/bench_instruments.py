@@ -1,0 +1,311 @@
+"""debrief-calc-mcp's analyst's instruments (issue 17), each beside its baseline in the same run.
+
+    python benchmarks/bench_instruments.py [--quick] [--tmp DIR]
+
+One plot of two 1,000,000-fix ships (``bench_calc_domain.patrol``: 1 s fixes, ISO-8601
+``properties.timestamps``, 12 kn and 10 kn box patrols with GPS-like noise; 240 MB with Debrief's
+two-space indent), its current time half-way through. Every call goes to the real
+``debrief-calc-mcp`` over stdio (the first call reads and parses the plot, then warm calls
+alternate with the bare ``MCPServer`` echo); the figures beside their baselines:
+
+1. ``tote`` at one time (the plot's current time) on both tracks by plot reference: warm p50 vs
+   ONE ``Geodesic.WGS84.Inverse`` (the median of 2,000 single calls, positions at that time): the
+   tote answers one time, so it should cost that plus a run's fixed costs, not a pass over the
+   tracks. Also ``CalcService.run`` in this process (no MCP, no stdio; it keeps the result in the
+   store, with an fsync) and the tote's own work (``executor.run`` on the plot's features) against
+   that inverse; and the tote's own work against what it no longer does: reading both whole tracks
+   (``track_data`` + legs), 2.3 s on this machine before it bisected the times.
+2. ``track-legs`` on one 1,000,000-fix track by plot reference (``course_tolerance`` 20,
+   ``speed_tolerance`` 5: the defaults suit one-minute fixes, not noisy 1 s ones): warm p50 vs a bare numpy pass over
+   the same arrays (``np.diff`` of times and positions, local east/north metres, ``hypot`` and
+   ``arctan2``: every leg's course and speed, no legs found, no reading of the plot).
+3. ``range-bearing`` on both tracks by plot-feature refs (``{"ref":
+   "debrief-state:plots/<file>#<id>"}``) windowed to one hour (``time_start``/``time_end``):
+   3,600 samples at the primary's fixes, warm p50 vs a bare GeographicLib loop over the same
+   sample times (each ship interpolated on its geodesic leg, then ``Inverse``).
+4. ``render_series`` of a stored 10,000-sample range-bearing result (``{"ref":
+   "debrief-calc:results/<id>"}``; three panels, 900 px): warm p50 vs a bare Pillow drawing of the
+   same points (three polylines in panels of the same size, PNG-encoded; no axes, labels or CPA).
+
+Results are ratios (ours / baseline time): these machines are shared and noisy. ``--quick``
+shrinks every size for a smoke run; its figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from geographiclib.geodesic import Geodesic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import _harness as harness
+from _harness import Section, ms, ratio, s
+from bench_calc import T0, RunTimes, inprocess_runs, service, succeeded, tool_runs_async, write_plot
+from bench_calc_domain import best_of, glib_position, patrol
+
+from debrief_calc import executor
+from debrief_calc.analysis.common import Legs, read_tracks
+from debrief_calc.features import TrackData, iso, track_data
+
+GEOD = Geodesic.WGS84
+PLOT = "instruments.plot.json"
+SHIPS = ["ship-2", "ship-3"]  # as bench_calc_domain.patrol names them by seed
+RB_SAMPLES = 3_600  # range-bearing's window: this many of the primary's 1 s fixes
+SERIES_SAMPLES = 10_000  # render_series's series
+#: track-legs compares fix to fix: at 1 s fixes, 0.5 m of noise swings the course ~7 degrees, so
+#: the defaults (3 deg, 1.5 kn: for one-minute REP fixes) find no leg (and say so)
+LEGS = {"course_tolerance": 20, "speed_tolerance": 5}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    quick: bool = False
+    points: int = 1_000_000
+    calls: int = 7  # warm calls timed after the first
+    inverses: int = 2_000
+    passes: int = 5  # numpy / Pillow baseline runs
+
+
+FULL = Sizes()
+QUICK = Sizes(True, points=24_000, calls=2, inverses=200, passes=2)
+
+
+def _median_of(fn: Callable[[], Any], runs: int) -> float:
+    return statistics.median(best_of(fn, runs)[0])
+
+
+# -- the plot -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Plot:
+    ws: Path
+    bytes: int
+    tracks: list[dict[str, Any]]  # the two track features, as written
+    mid: float  # the plot's current time: the tote's
+
+
+def make_plot(tmp: Path, sizes: Sizes) -> Plot:
+    ws = tmp / "ws_instruments"
+    ws.mkdir()
+    a = patrol(sizes.points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=2, box_s=3600)
+    b = patrol(sizes.points, 10.0, lat0=50.05, lon0=-3.95, t0=T0 + 0.5, seed=3, box_s=5400)
+    mid = T0 + sizes.points // 2 + 0.25  # between fixes of both ships
+    size = write_plot(ws / PLOT, [a, b], 50.0, -4.0, current=iso(mid))
+    return Plot(ws, size, [a, b], mid)
+
+
+def _window(center: float, samples: int) -> tuple[float, float]:
+    """A window around ``center`` holding ``samples`` of the primary's 1 s fixes, edges on fixes."""
+    start = float(round(center) - samples // 2)
+    return start, start + samples - 1
+
+
+def _iso_window(center: float, samples: int) -> tuple[str, str]:
+    start, end = _window(center, samples)
+    return iso(start), iso(end)
+
+
+# -- the calls, over stdio ------------------------------------------------------------------------
+
+
+def _calls(plot: Plot) -> list[tuple[str, dict[str, Any]]]:
+    refs = [{"ref": f"debrief-state:plots/{PLOT}#{fid}"} for fid in SHIPS]
+    start, end = _iso_window(plot.mid, RB_SAMPLES)
+    return [
+        ("run_tool", {"tool": "tote", "plot": {"filename": PLOT, "feature_ids": SHIPS}}),
+        ("run_tool", {"tool": "track-legs", "plot": {"filename": PLOT, "feature_ids": SHIPS[:1]}, "parameters": LEGS}),
+        ("run_tool", {"tool": "range-bearing", "features": refs, "time_start": start, "time_end": end}),
+    ]
+
+
+async def _stdio_runs(plot: Plot, n: int) -> tuple[list[RunTimes], RunTimes, dict[str, Any]]:
+    """The run_tool calls, then a 10,000-sample range-bearing kept by the server and its picture."""
+    calls = _calls(plot)
+    start, end = _iso_window(plot.mid, SERIES_SAMPLES)
+    series_args = {
+        "tool": "range-bearing",
+        "plot": {"filename": PLOT, "feature_ids": SHIPS},
+        "time_start": start,
+        "time_end": end,
+        "parameters": {"max_samples": SERIES_SAMPLES},
+    }
+    runs = await tool_runs_async(plot.ws, [*calls, ("run_tool", series_args)], n)
+    series = runs.pop()
+    result = series.answer["features"][0]
+    ref = {"ref": f"debrief-calc:results/{result['id']}"}
+    (render,) = await tool_runs_async(plot.ws, [("render_series", {"features": [ref]})], n)
+    return runs, render, result
+
+
+# -- the baselines ----------------------------------------------------------------------------------
+
+
+def one_inverse(a: TrackData, b: TrackData, when: float, n: int) -> float:
+    """The median of ``n`` single ``Geodesic.WGS84.Inverse`` calls between the ships at ``when``."""
+    (lat1, lon1), (lat2, lon2) = glib_position(a, when), glib_position(b, when)
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        GEOD.Inverse(lat1, lon1, lat2, lon2)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def numpy_legs(track: TrackData) -> tuple[np.ndarray, np.ndarray]:
+    """Every leg's course (degrees) and speed (m/s): a bare local-metres numpy pass."""
+    lat, lon, t = track.lat, track.lon, track.t
+    north = np.diff(lat) * 111_132.0
+    east = np.diff(lon) * (111_320.0 * np.cos(np.radians((lat[:-1] + lat[1:]) * 0.5)))
+    course = np.degrees(np.arctan2(east, north)) % 360.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        speed = np.hypot(east, north) / np.diff(t)
+    return course, speed
+
+
+def glib_series(a: TrackData, b: TrackData, start: float, end: float) -> tuple[float, int]:
+    """Seconds for GeographicLib at every fix of ``a`` from ``start`` to ``end``; how many."""
+    times = a.t[(a.t >= start) & (a.t <= end)].tolist()
+    t0 = time.perf_counter()
+    for when in times:
+        p, q = glib_position(a, when), glib_position(b, when)
+        GEOD.Inverse(p[0], p[1], q[0], q[1])
+    return time.perf_counter() - t0, len(times)
+
+
+def pillow_series(result: dict[str, Any], width: int, height: int) -> Callable[[], bytes]:
+    """A bare Pillow drawing of the result's range, bearing and bearing rate: three polylines in
+    panels of ``width`` x ``height`` / 3, PNG-encoded."""
+    from PIL import Image, ImageDraw
+
+    from debrief_calc.features import parse_times
+
+    series = result["properties"]["series"]
+    t = parse_times(series["time"])
+    columns = [np.array(series[q], dtype=float) for q in ("range", "bearing", "bearing_rate")]
+    panel = height // len(columns)
+    x = (t - t[0]) / max(float(t[-1] - t[0]), 1.0) * (width - 1)
+    lines = []
+    for k, v in enumerate(columns):
+        low, high = float(np.nanmin(v)), float(np.nanmax(v))
+        y = k * panel + (panel - 1) * (1.0 - (v - low) / max(high - low, 1e-9))
+        lines.append(np.column_stack((x, y)).ravel().tolist())
+
+    def draw() -> bytes:
+        img = Image.new("RGB", (width, height), (255, 255, 255))
+        pen = ImageDraw.Draw(img)
+        for line in lines:
+            pen.line(line, fill=(0, 0, 160), width=1)
+        out = io.BytesIO()
+        img.save(out, format="PNG")
+        return out.getvalue()
+
+    return draw
+
+
+# -- the figures -----------------------------------------------------------------------------------
+
+
+def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
+    import anyio
+
+    n = sizes.calls
+    (tote, legs, rb), render, series = anyio.run(_stdio_runs, plot, n)
+    a, b = (track_data(f) for f in plot.tracks)
+    mb = f"plot {plot.bytes / 1e6:.0f} MB"
+
+    inverse = one_inverse(a, b, plot.mid, sizes.inverses)
+    svc = service(plot.ws, tmp / "store_inproc")
+    tote_ref = {"filename": PLOT, "feature_ids": SHIPS}
+    tote_inproc = statistics.median(inprocess_runs(svc, "tote", tote_ref, n))
+    features = svc.plot_features(tote_ref)
+    own = _median_of(
+        lambda: executor.run(svc.registry, "tote", features, {}, current_time=plot.mid), max(5, sizes.calls)
+    )
+    whole = _median_of(lambda: [Legs(t) for t in read_tracks(plot.tracks)], max(1, sizes.passes // 2))
+    label = f"tote 2 x {sizes.points:,} fixes at one time ({mb})"
+    _add_run(section, label, tote, "one GeographicLib Inverse *1", inverse)
+    section.add(
+        "  tote in process (CalcService.run), vs one Inverse", ms(tote_inproc), ms(inverse), ratio(tote_inproc, inverse)
+    )
+    section.add(
+        "  the tote's own work (executor.run: no store, no MCP), vs one Inverse",
+        ms(own),
+        ms(inverse),
+        ratio(own, inverse),
+    )
+    section.add(
+        "  the tote's own work, vs reading both whole tracks (the tote before)", ms(own), s(whole), ratio(own, whole)
+    )
+
+    bare = _median_of(lambda: numpy_legs(a), sizes.passes)
+    _add_run(section, f"track-legs {sizes.points:,} fixes", legs, "numpy diff/arctan2 pass *2", bare)
+
+    glib, samples = glib_series(a, b, *_window(plot.mid, RB_SAMPLES))
+    _add_run(section, f"range-bearing on refs, windowed to {samples:,} samples", rb, "GeographicLib loop *3", glib)
+
+    shown = render.answer
+    series_run = svc.run(
+        "range-bearing", None, tote_ref, None, {"max_samples": SERIES_SAMPLES}, *_iso_window(plot.mid, SERIES_SAMPLES)
+    )
+    (full,), _ = svc.expand_refs([{"ref": f"debrief-calc:results/{series_run['features'][0]['id']}"}])
+    check = full["properties"]["sample_count"], series["properties"]["sample_count"], shown["samples"]
+    if len(set(check)) != 1:
+        raise RuntimeError(f"the series drawn and the one in process differ: {check} samples")
+    pillow = _median_of(pillow_series(full, shown["width"], shown["height"]), sizes.passes)
+    _add_run(section, f"render_series {shown['samples']:,} samples", render, "bare Pillow lines *4", pillow)
+
+    t1 = tote.answer["features"][0]["properties"]
+    legs_found = legs.answer["features"][0]["properties"]
+    rb_props = rb.answer["features"][0]["properties"]
+    section.notes += [
+        f"results: tote {t1['range']} yd on {t1['bearing']} deg at {t1['time']}; track-legs "
+        f"{legs_found['leg_count']} legs ({LEGS}); range-bearing "
+        f"{rb_props['sample_count']} samples, window {rb.answer.get('window', {}).get('time_start')} to "
+        f"{rb.answer.get('window', {}).get('time_end')}; render_series {shown['width']}x{shown['height']} px, "
+        f"{shown['bytes']:,} bytes",
+        f"*1 the median of {sizes.inverses:,} single Geodesic.WGS84.Inverse calls between the two ships' positions "
+        "at the tote's time (the positions found beforehand, untimed)",
+        "*2 courses and speeds of every leg in local metres (np.diff, cos, hypot, arctan2) over the arrays already "
+        "read: no geodesics, no legs found, no reading of the plot",
+        "*3 both ships interpolated on their geodesic legs (InverseLine.Position) and Inverse, at each of the same "
+        "sample times, in a Python loop",
+        "*4 three polylines of the same points in panels of the same size, PNG-encoded: no axes, ticks, labels, "
+        "title or CPA mark",
+    ]
+
+
+def _add_run(section: Section, label: str, run: RunTimes, base_name: str, base: float) -> None:
+    echo = statistics.median(run.echo)
+    warm = statistics.median(run.warm)
+    section.add(f"{label}: first call, vs echo", s(run.first), ms(echo), ratio(run.first, echo))
+    section.add(f"{label}: warm p50, vs echo", ms(warm), ms(echo), ratio(warm, echo))
+    section.add(f"  same warm p50, vs {base_name}", ms(warm), ms(base), ratio(warm, base))
+    _ = succeeded(run.answer, label)
+
+
+def collect(tmp: Path, quick: bool) -> Section:
+    """The instruments' figures, each beside its baseline; the plot under ``tmp``."""
+    sizes = QUICK if quick else FULL
+    section = Section("debrief-calc-mcp")
+    plot: Plot = section.stage("instruments plot", lambda: make_plot(tmp, sizes))
+    section.stage("instruments", lambda: bench(tmp, sizes, plot, section))
+    return section
+
+
+def main() -> None:
+    harness.script_main("debrief-calc-mcp", __doc__, collect)
+
+
+if __name__ == "__main__":
+    main()
