@@ -133,12 +133,13 @@ def test_a_parent_folder_prompt_uses_its_subfolders_summaries(llmem: Llmem) -> N
     _summarize(llmem, "llmem/code/outline", "# Outlines\nOTTER: parsers that outline source files.")
     code = llmem.prompt("llmem/code", "summarize").promptForHostLLM
     assert code is not None
-    assert "- llmem/code/outline/: Outlines" in code and "OTTER: parsers that outline source files." in code
+    # The contents line is the summary's first sentence of substance, not its heading.
+    assert "- llmem/code/outline/: OTTER: parsers that outline source files." in code
     assert "no summary yet" not in code.split("llmem/code/outline/", 1)[1].split("\n", 1)[0]
     # Two levels up, with no summary of llmem/code yet: the one below it is used, and said so.
     top = llmem.prompt("llmem", "summarize").promptForHostLLM
     assert top is not None
-    assert "- llmem/code/: no summary of its own; 1 folder(s) below it have one" in top
+    assert "- llmem/code/: no summary of its own; 1 folder(s) below it have a summary" in top
     assert "- `llmem/code/outline`: # Outlines OTTER: parsers that outline source files." in top
     assert re.search(
         r"- llmem/core/: \d+ file\(s\); no summary yet \(generate_prompt\('llmem/core', 'summarize'\)", top
@@ -147,6 +148,78 @@ def test_a_parent_folder_prompt_uses_its_subfolders_summaries(llmem: Llmem) -> N
     _summarize(llmem, "llmem/code", "# The code memory\nBADGER: outlines, notes, search.")
     top = llmem.prompt("llmem", "summarize").promptForHostLLM
     assert top is not None
-    assert "- llmem/code/: The code memory" in top and "BADGER: outlines, notes, search." in top
+    assert "- llmem/code/: BADGER: outlines, notes, search." in top
     root = llmem.prompt(".", "summarize").promptForHostLLM
-    assert root is not None and "- llmem/: no summary of its own; 1 folder(s) below it have one" in root
+    assert root is not None and "- llmem/: no summary of its own; 1 folder(s) below it have a summary" in root
+
+
+def test_a_folder_prompt_draws_on_the_notes_below_a_subfolder_with_no_summary(llmem: Llmem) -> None:
+    # The servers trial: src/git's prompt had none of the notes of src/git/src/mcp_server_git/server.py.
+    described = annotate_all(llmem, "one/store.py", note=lambda n: f"NOTE-{n}: keeps one part.")
+    root = llmem.prompt(".", "summarize").promptForHostLLM
+    assert root is not None and len(root) <= llmem.notes.callback.prompt_chars
+    assert "- one/: no summary of its own; 1 file(s) below it have notes or a summary" in root
+    section = root.split("### one/ (summaries and notes from below it)\n", 1)[1].split("\n### ", 1)[0]
+    shown = re.findall(r"^- `one/store\.py: ([^`]+)`: NOTE-", section, re.MULTILINE)
+    left = re.search(
+        r"\((\d+) more summaries and notes from below it of one/ left out for size: read them with "
+        r"get_artifact\(path='<file>', kind='annotate'\)",
+        section,
+    )
+    assert shown and set(shown) <= described
+    assert len(shown) + (int(left.group(1)) if left else 0) == len(described)
+    # The most important first: the public class before any private helper.
+    assert shown[0] == "ArtifactStore" or not shown[0].startswith("_")
+    assert "no summary yet" not in root.split("- one/", 1)[1].split("\n", 1)[0]
+
+
+def test_a_long_summary_is_whole_when_the_budget_has_room(llmem: Llmem) -> None:
+    sentences = [f"Sentence {i} tells what part {i} of the outline parsers does for the reader." for i in range(40)]
+    long = "# llmem/code/outline\n\n" + "\n".join(sentences) + "\nLAST: serve and call_tool are at the end."
+    assert 3_000 < len(long) < 4_000
+    _summarize(llmem, "llmem/code/outline", long)
+    prompt = llmem.prompt("llmem/code", "summarize").promptForHostLLM
+    assert prompt is not None
+    assert "LAST: serve and call_tool are at the end." in prompt and "cut here" not in prompt
+    assert "- llmem/code/outline/: Sentence 0 tells what part 0 of the outline parsers does for the reader." in prompt
+
+
+def test_a_summary_or_readme_cut_for_size_ends_at_a_sentence_and_names_the_call() -> None:
+    from llmem.code.tasks import FolderEntry, folder_summary_prompt
+
+    long = " ".join(f"Sentence {i} of the child summary." for i in range(400))
+    readme = "\n".join(f"Readme line {i} about the package." for i in range(400))
+    entry = FolderEntry(
+        "pkg/sub", folder=True, summary=long, read_with="get_artifact(path='pkg/sub', kind='summarize')"
+    )
+    prompt = folder_summary_prompt("pkg", [entry], readme, limit=6_000, readme_path="pkg/README.md")
+    assert len(prompt) <= 6_000
+    summary = prompt.split("### pkg/sub/ (its summary)\n", 1)[1]
+    assert re.search(
+        r"child summary\. …\n\[… the rest is left out for size: get_artifact\(path='pkg/sub', "
+        r"kind='summarize'\) reads it whole\]",
+        summary,
+    )
+    head = prompt.split("## README\n", 1)[1].split("## Contents", 1)[0]
+    assert re.search(
+        r"about the package\. …\n\[… the rest is left out for size: "
+        r"get_artifact\(path='pkg/README\.md', kind='source'\) reads it whole\]",
+        head,
+    )
+    # Shared by need: both got a fair part of the room, not a fixed small cap.
+    assert len(summary) > 1_500 and len(head) > 1_500
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("# src/git/src\n\nThe package of the git server. It wires tools.", "The package of the git server."),
+        ("# Title\n\n---\n**Bold** start of [the text](http://x) here", "Bold start of the text here"),
+        ("# Only a heading", "Only a heading"),
+        ("```\ncode\n```\nAfter the fence. More.", "After the fence."),
+    ],
+)
+def test_first_sentence(markdown: str, expected: str) -> None:
+    from llmem.code.tasks import first_sentence
+
+    assert first_sentence(markdown) == expected

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,14 @@ from llmem.core.store import ArtifactStore, Fingerprint, fingerprint_file
 _READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
 
 
-def _readme(folder: Path) -> str | None:
+def _readme(folder: Path) -> tuple[str, str] | None:
+    """The folder's README: its name and (at most 16,000 characters of) its text."""
     for name in _READMES:
         file = folder / name
         if file.is_file():
             try:
                 with file.open("rb") as handle:
-                    return handle.read(8_000).decode("utf-8", "replace")
+                    return name, handle.read(16_000).decode("utf-8", "replace")
             except OSError:
                 return None
     return None
@@ -236,7 +238,14 @@ class Notes:
         entries.extend(self._known_of_folder(sub, files) for sub, files in sorted(subfolders.items()))
         fp = self.folder_fingerprint(rp.abs)
         limit = self.callback.prompt_chars - 1_000
-        prompt = llm_tasks.folder_summary_prompt(rp.key, entries, _readme(rp.abs), limit)
+        readme = _readme(rp.abs)
+        prompt = llm_tasks.folder_summary_prompt(
+            rp.key,
+            entries,
+            readme[1] if readme else None,
+            limit,
+            readme_path=(prefix + readme[0]) if readme else None,
+        )
         return PreparedPrompt(
             "summarize",
             rp.key,
@@ -256,16 +265,47 @@ class Notes:
         if summary is not None:
             entry.summary = summary
             return entry
+        # No summary of its own: what is known below it — the nearest summarised folders, then
+        # the summaries and notes of files not under one, ranked as one list (summaries first,
+        # then notes by importance: entry points, public, code, outer, most referenced).
         below: list[str] = []
+        ranked: list[tuple[tuple[Any, ...], str, str]] = []
+        files_known = 0
         for k, kinds in self.store.iter_keys(NAMESPACE, key):
-            if "summarize" in kinds and not any(k.startswith(b + "/") for b in below) and (self.ws / k).is_dir():
-                below.append(k)
-        found = [(k, text) for k in below if (text := self._summary_of(k)) is not None]
-        if found:
-            entry.items = found
-            entry.items_are = "summaries of folders below it"
-            entry.head = f"no summary of its own; {len(found)} folder(s) below it have one"
-            entry.read_with = "get_artifact(path='<folder>', kind='summarize')"
+            if k == key or any(k.startswith(b + "/") for b in below):
+                continue
+            if "summarize" in kinds and (self.ws / k).is_dir():
+                if (text := self._summary_of(k)) is not None:
+                    below.append(k)
+                    ranked.append(((0, len(below)), k, text))
+                continue
+            if (self.ws / k).is_dir() or not ({"summarize", "annotate"} & set(kinds)):
+                continue
+            files_known += 1
+            file_entry = self._known_of(k)
+            if file_entry.summary is not None:
+                ranked.append(((1, files_known), k, file_entry.summary))
+                continue
+            ranks = file_entry.ranks or {}
+            for name, text in file_entry.items:
+                if not name:  # the file's own note
+                    ranked.append(((1, files_known), k, text))
+                else:
+                    ranked.append(((2, *ranks.get(name, (1, True, 1, 9, 0, 0, 0)), files_known), f"{k}: {name}", text))
+        if ranked:
+            ranked.sort(key=lambda r: r[0])
+            entry.items = [(name, text) for _, name, text in ranked]
+            entry.items_are = "summaries and notes from below it"
+            parts = []
+            if below:
+                parts.append(f"{len(below)} folder(s) below it have a summary")
+            if files_known:
+                parts.append(f"{files_known} file(s) below it have notes or a summary")
+            entry.head = "no summary of its own; " + ", ".join(parts)
+            entry.read_with = (
+                "get_artifact(path='<file>', kind='annotate') for a file's notes, "
+                "get_artifact(path='<path>', kind='summarize') for a summary"
+            )
             return entry
         entry.note = f"{files} file(s); no summary yet (generate_prompt({key!r}, 'summarize') writes one)"
         return entry
@@ -295,7 +335,9 @@ class Notes:
                 for name, note in (content.get("symbols") or {}).items()
                 if isinstance(note, dict)
             }
-            items = [(n, described[n]) for n in self._by_importance(key, symbols, list(described))]
+            rank = self._importance(key, symbols)
+            entry.ranks = {n: rank(n) for n in described}
+            items = [(n, described[n]) for n in sorted(described, key=rank)]
             if isinstance(content.get("file"), dict):
                 items.insert(0, ("", str(content["file"].get("description", ""))))
             entry.items = items
@@ -324,7 +366,13 @@ class Notes:
         return entry
 
     def _by_importance(self, key: str, symbols: list[Any], names: list[str], references: bool = True) -> list[str]:
-        """``names`` most important first: entry points (``main``, ``serve``, registered handlers
+        """``names`` most important first (:meth:`_importance`)."""
+        return sorted(names, key=self._importance(key, symbols, references))
+
+    def _importance(
+        self, key: str, symbols: list[Any], references: bool = True
+    ) -> Callable[[str], tuple[int, bool, int, int, int, int, int]]:
+        """The sort key of a symbol's importance, most important first: entry points (``main``, ``serve``, registered handlers
         such as ``@server.call_tool()``), then public before private (a private class's methods
         too), code before constants and fields, outer before nested, the most referenced in the
         file (with ``references``: the file is read), the largest; source order last."""
@@ -356,7 +404,7 @@ class Notes:
             entry, private, data, depth, size, pos = info.get(n, (1, n.startswith("_"), 1, 9, 0, 1 << 30))
             return (entry, private, data, depth, -words.get(carry.leaf(n), 0), -size, pos)
 
-        return sorted(names, key=rank)
+        return rank
 
     def _source_text(self, key: str) -> str:
         try:

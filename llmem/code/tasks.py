@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from llmem.code.outline import DATA_KINDS, Outline, Symbol
 from llmem.core.errors import ResultInvalid
@@ -23,7 +24,9 @@ __all__ = [
     "annotate_parts",
     "annotate_prompt",
     "cut_at_word",
+    "cut_block",
     "file_prompt",
+    "first_sentence",
     "folder_summary_prompt",
     "validate_annotate",
     "validate_markdown",
@@ -33,7 +36,6 @@ TASKS = ("annotate", "summarize", "document", "test-plan")
 FILE_TASKS = frozenset(TASKS)
 FOLDER_TASKS = frozenset({"summarize"})
 
-EXCERPT_CHARS = 6_000
 OUTLINE_CHARS = 5_000
 #: Source shown by one annotate part (whole symbols), and by a summarize/document/test-plan prompt.
 ANNOTATE_SOURCE_CHARS = 11_000
@@ -85,11 +87,6 @@ def _cut_at_line(text: str, limit: int, marker: str) -> str:
         return text
     end = text.rfind("\n", 0, max(0, limit - len(marker) - 1))
     return (text[:end] if end > 0 else "") + "\n" + marker
-
-
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """A Markdown or note text within ``limit``: its head, cut at a line end."""
-    return _cut_at_line(text, limit, "[… cut here for size …]")
 
 
 @dataclass(frozen=True)
@@ -272,27 +269,93 @@ class FolderEntry:
     items_are: str = "notes"
     read_with: str | None = None
     note: str | None = None
+    #: Each note's importance (:meth:`Notes._importance`), so notes of several files rank as one list.
+    ranks: dict[str, tuple[Any, ...]] | None = None
+
+
+_MARKUP = re.compile(r"[*_`]+|\[([^\]]*)\]\([^)]*\)")
+
+
+def first_sentence(markdown: str) -> str:
+    """The first sentence of substance of a Markdown text: headings, rules, badges and fences are
+    skipped (a summary's heading is often just its path); the heading when nothing else is there."""
+    heading = ""
+    in_fence = False
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line or set(line) <= set("-=*_|: "):
+            continue
+        if line.startswith("#"):
+            heading = heading or line.strip("# ").strip()
+            continue
+        text = _MARKUP.sub(lambda m: m.group(1) or "", line.lstrip("-*+> ").strip()).strip()
+        if not text:
+            continue
+        end = _SENTENCE_END.search(text + " ")
+        return text[: end.end()] if end and text[end.start()] in ".!?" else text
+    return heading
+
+
+def cut_block(text: str, limit: int, read_with: str) -> str:
+    """A Markdown block within about ``limit`` characters: whole when it fits; else cut at the last
+    line or sentence end (failing that, a space) before the limit, marked "…" and followed by the
+    call that reads it whole."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    marker = f"\n[… the rest is left out for size: {read_with} reads it whole]"
+    room = max(1, limit - len(marker) - 2)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, room)]
+    line_end = text.rfind("\n", 0, room)
+    cut = max([*ends[-1:], line_end])
+    if cut < room // 2:
+        cut = text.rfind(" ", 0, room)
+    if cut <= 0:
+        cut = room
+    return text[:cut].rstrip() + " …" + marker
+
+
+def _water_fill(needs: list[int], room: int) -> list[int]:
+    """Shares of ``room`` by need: each gets what it needs when that is below the fair share of
+    what is left, the rest split evenly among the others."""
+    shares = [0] * len(needs)
+    left, todo = max(0, room), sorted(range(len(needs)), key=lambda i: needs[i])
+    for n, i in enumerate(todo):
+        fair = left // (len(todo) - n)
+        shares[i] = min(needs[i], fair)
+        left -= shares[i]
+    return shares
 
 
 def _entry_head(e: FolderEntry) -> str:
     name = f"{e.path}{'/' if e.folder else ''}"
     if e.summary:
-        first = next((ln.strip("# ").strip() for ln in e.summary.splitlines() if ln.strip()), "")
-        return f"- {name}: {cut_at_word(first, 160)}"
+        return f"- {name}: {cut_at_word(first_sentence(e.summary), 200)}"
     if e.head:
-        return f"- {name}: {cut_at_word(e.head, 160)}"
+        return f"- {name}: {cut_at_word(e.head, 200)}"
     if e.items:
         return f"- {name}: {e.items_are} on {len(e.items)} symbol(s)"
     return f"- {name}: {e.note or ''}"
 
 
-def folder_summary_prompt(path: str, entries: list[FolderEntry], readme: str | None, limit: int = 12_000) -> str:
+def _note_line(name: str, text: str) -> str:
+    return f"- `{name}`: {cut_at_word(text, NOTE_CHARS)}" if name else f"- {cut_at_word(text, NOTE_CHARS)}"
+
+
+def folder_summary_prompt(
+    path: str, entries: list[FolderEntry], readme: str | None, limit: int = 12_000, readme_path: str | None = None
+) -> str:
     """The prompt for a folder summary from what is known of each file and subfolder.
 
-    Nothing is dropped silently: every entry gets one line before any gets more; then notes are
-    shown fairly across entries (each one's most important first), each cut at a word with "…"
-    when long; an entry whose notes did not all fit says how many were left out and how to read
-    them; entries past the budget are counted and the call listing them named."""
+    Nothing is dropped silently: every entry gets one line before any gets more; then the README,
+    the summaries and the notes share the rest by need (whole when they fit; a text cut for size
+    is cut at a line, sentence or word with "…" and names the call that reads it whole); notes
+    are shown fairly across entries (each one's most important first); an entry whose notes did
+    not all fit says how many were left out and how to read them; entries past the budget are
+    counted and the call listing them named."""
     heads = [_entry_head(e) for e in entries]
     used = 0
     shown = 0
@@ -307,32 +370,37 @@ def folder_summary_prompt(path: str, entries: list[FolderEntry], readme: str | N
         if omitted
         else ""
     )
-    used += len(tail)
-    readme_block = ""
-    if readme:
-        readme_block = "## README\n" + excerpt(readme, min(2_500, max(0, limit - used) // 3)) + "\n\n"
-        used += len(readme_block)
-    # Room for each entry's heading and its "left out" line, then its lines fairly: rank 0 of
-    # every entry, then rank 1 of every entry, and so on, while they fit.
+    used += len(tail) + 600  # the instructions and section titles
     kept = entries[:shown]
     reserve = [len(e.path) + 40 + (len(e.read_with or "") + 90 if e.items else 0) for e in kept]
     room = limit - used - sum(reserve)
-    lines: list[list[str]] = [[] for _ in kept]
+    texts: list[str] = [readme.strip() if readme else "", *(e.summary or "" for e in kept)]
+    item_needs = [sum(len(_note_line(n, t)) + 1 for n, t in e.items) for e in kept]
+    # Summaries and the README say more per character than notes: they share up to two thirds
+    # of the room (all of it the notes do not need), the notes the rest.
+    shares = _water_fill([len(t) + 40 if t else 0 for t in texts], max(room * 2 // 3, room - sum(item_needs)))
+    readme_call = f"get_artifact(path={readme_path!r}, kind='source')" if readme_path else "reading the README"
+    readme_block = ""
+    if texts[0]:
+        readme_block = (
+            "## README\n" + cut_block(texts[0], max(min(200, len(texts[0])), shares[0]), readme_call) + "\n\n"
+        )
     summaries: list[str | None] = [None] * len(kept)
     for i, e in enumerate(kept):
         if e.summary:
-            block = excerpt(e.summary, 900)
-            if len(block) + 2 <= room:
-                summaries[i] = block
-                room -= len(block) + 2
+            share = shares[1 + i]
+            call = e.read_with or f"get_artifact(path={e.path!r}, kind='summarize')"
+            summaries[i] = cut_block(e.summary, share, call) if share >= min(200, len(e.summary.strip())) else None
+    room -= len(readme_block) + sum(len(b) + 2 for b in summaries if b)
+    # Notes fairly: rank 0 of every entry, then rank 1 of every entry, and so on, while they fit.
+    lines: list[list[str]] = [[] for _ in kept]
     depth = max((len(e.items) for e in kept), default=0)
     full = False
     for rank in range(depth):
         for i, e in enumerate(kept):
             if rank >= len(e.items) or len(lines[i]) < rank:
                 continue
-            name, text = e.items[rank]
-            line = f"- `{name}`: {cut_at_word(text, NOTE_CHARS)}" if name else f"- {cut_at_word(text, NOTE_CHARS)}"
+            line = _note_line(*e.items[rank])
             if len(line) + 1 > room:
                 full = True
                 continue
