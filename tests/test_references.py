@@ -98,22 +98,26 @@ def test_uses_are_classified_by_the_parser(finder: ReferenceFinder) -> None:
     assert all(by[(r["path"], r["line"])]["kind"] in {"import", "call", "reference", "text"} for r in answer["results"])
 
 
-def test_one_definition_is_followed_through_its_importers(finder: ReferenceFinder) -> None:
+def test_one_definition_is_followed_through_its_importers(finder: ReferenceFinder, ws: Path) -> None:
     answer = _everything(finder, "resolve_in_workspace", path="llmem/core/paths.py")
     assert answer["resolution"] == "imports" and answer["path"] == "llmem/core/paths.py"
     importers = {r["path"] for r in answer["results"] if r["kind"] == "import"}
-    assert importers == {"llmem/code/artifacts.py", "llmem/code/references.py", "debrief_calc/calc/service.py"}
+    # the files whose import lines name it, as a grep finds them
+    pattern = re.compile(r"^\s*from llmem\.core\.paths import .*\bresolve_in_workspace\b", re.MULTILINE)
+    grepped = {p.relative_to(ws).as_posix() for p in ws.rglob("*.py") if pattern.search(p.read_text("utf-8"))}
+    assert importers == grepped and "llmem/code/artifacts.py" in importers
     # every use is in the defining file or in a file that imports it
     assert {r["path"] for r in answer["results"]} <= importers | {"llmem/core/paths.py"}
 
 
 def test_the_one_serve_of_the_git_server_not_those_of_time(finder: ReferenceFinder) -> None:
     every = _everything(finder, "serve")
-    assert {(d["path"], d["symbol"]) for d in every["definitions"]} == {
+    defined = {(d["path"], d["symbol"]) for d in every["definitions"]}
+    assert {(p, s) for p, s in defined if p.startswith("src/")} == {
         ("src/git/src/mcp_server_git/server.py", "serve"),
         ("src/time/src/mcp_server_time/server.py", "serve"),
-        ("llmem/core/serve.py", "SuiteServer.serve"),
     }
+    assert ("llmem/core/serve.py", "SuiteServer.serve") in defined
     git = _everything(finder, "serve", path="src/git/src/mcp_server_git/server.py")
     assert [(r["path"], r["kind"], r["text"]) for r in git["results"]] == [
         ("src/git/src/mcp_server_git/__init__.py", "import", "from .server import serve"),
@@ -316,7 +320,7 @@ async def test_find_references_through_the_server(client: Client) -> None:
     data = out["data"]
     assert data["total"] == 2 and data["by_kind"]["call"] == 1 and data["resolution"] == "imports"
     err, out = await call(client, "find_references", symbol="serve")
-    assert not err and out["data"]["definitions_total"] == 3 and "path=" in out["nextAction"]
+    assert not err and out["data"]["definitions_total"] >= 3 and "path=" in out["nextAction"]
     cursor, seen = None, 0
     while True:
         err, out = await call(client, "find_references", symbol="ArtifactStore", limit=500, cursor=cursor)
@@ -359,3 +363,31 @@ def test_go_is_answered_by_name_and_unreadable_files_are_said(tmp_path: Path) ->
     assert answer["not_searched"]["count"] == 1 and answer["not_searched"]["paths"] == ["notes.txt"]
     every = ReferenceFinder(tmp_path).find("main")
     assert {(r["path"], r["line"], r["kind"]) for r in every["results"]} >= {("main.go", 1, "reference")}
+
+
+def test_the_caller_is_named_as_the_line_search_names_it(tmp_path: Path) -> None:
+    """Arrow-function consts, registerTool handlers and describe/it blocks (the servers trial
+    answered ``in: null`` in all three), named as search_artifacts(scope='lines') names them."""
+    from llmem.code.artifacts import Llmem
+    from llmem.core.config import Limits
+    from llmem.core.store import ArtifactStore
+
+    shutil.copytree(SERVERS / "src" / "filesystem", tmp_path / "src" / "filesystem")
+    finder = ReferenceFinder(tmp_path)
+    answer = _everything(finder, "validatePath", path="src/filesystem/lib.ts")
+    where = {(r["path"], r["line"]): r["in"] for r in answer["results"]}
+    index = "src/filesystem/index.ts"
+    assert where[(index, 192)] == "readTextFileHandler"  # const readTextFileHandler = async (...) => {
+    assert where[(index, 280)] == "read_media_file"  # server.registerTool("read_media_file", ..., async (args) => {
+    assert where[(index, 570)] == "directory_tree.buildTree"
+    tests = _everything(finder, "getValidRootDirectories")
+    calls = [r["in"] for r in tests["results"] if r["kind"] == "call" and "__tests__" in r["path"]]
+    assert calls and all(c.startswith("getValidRootDirectories.") for c in calls)
+    assert "getValidRootDirectories.error handling.should handle various error types" in calls
+    # The line search names the same symbols.
+    svc = Llmem(ArtifactStore(tmp_path / ".llmem", tmp_path), Limits())
+    svc.parse(".")
+    lines = svc.search("validatePath(", None, "src/filesystem", 100, None, scope="lines")["results"]
+    named = {(h["path"], h["start_line"]): h["symbol"] for h in lines}
+    for key in [(index, 192), (index, 280), (index, 570)]:
+        assert named[key] == where[key], key

@@ -165,13 +165,12 @@ class ReferenceFinder:
         while pos < len(chosen) and len(results) < limit:
             u = chosen[pos]
             f = files[u.path]
-            facts = self.src.facts(u.path, f)
             item = {
                 "path": u.path,
                 "line": u.line,
                 "column": u.column + 1,
                 "kind": u.kind,
-                "in": facts.enclosing(u.line),
+                "in": self.src.enclosing(u.path, f, u.line),
                 "text": f.line_text(u.line),
             }
             if u.name != symbol:

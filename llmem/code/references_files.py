@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from posixpath import dirname
 
+from llmem.code.outline import Outline, build_outline, enclosing_symbol
 from llmem.code.references_parse import Facts, facts_of, language_of
 
 __all__ = ["MAX_FILE_BYTES", "SourceFile", "Use", "WorkspaceFiles", "word_offsets"]
@@ -34,6 +35,7 @@ class SourceFile:
     mtime_ns: int
     data: bytes | None  # None: binary or unreadable
     facts: Facts | None = None
+    outline: Outline | None = None
     line_starts: list[int] | None = None
     words: dict[str, list[int]] = field(default_factory=dict)
 
@@ -130,6 +132,18 @@ class WorkspaceFiles:
             except Exception as exc:  # a parser that fails leaves the words as text, never the call
                 f.facts = Facts(language_of(key), note=f"not parsed: {type(exc).__name__}")
         return f.facts
+
+    def enclosing(self, key: str, f: SourceFile, line: int) -> str | None:
+        """The qualified name of what ``line`` lies in, as the line search names it: the outline's
+        innermost symbol of code holding it (an arrow-function const, a ``registerTool`` call, a
+        ``describe``/``it`` block), else of data; else the parser's innermost scope."""
+        if f.outline is None and f.data is not None:
+            try:
+                f.outline = build_outline(key, f.data)
+            except Exception:  # an outliner that fails leaves the parser's scopes, never the call
+                f.outline = Outline(path=key, language=None, mode="fallback", line_count=0, size=0, sha256="")
+        sym = enclosing_symbol(f.outline, line) if f.outline is not None else None
+        return sym.qualified_name if sym is not None else self.facts(key, f).enclosing(line)
 
     def occurrences(self, key: str, f: SourceFile, word: str) -> list[Use]:
         offsets = f.offsets(word)

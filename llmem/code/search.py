@@ -45,6 +45,7 @@ from llmem.code.index_db import (
     under_sql,
 )
 from llmem.code.lines import LineIndex
+from llmem.code.outline import DATA_KINDS
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
 from llmem.core.paths import resolve_in_workspace
@@ -319,10 +320,12 @@ def _rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Entry]:
 
 
 def _line_entry(conn: sqlite3.Connection, path: str, line: int, text: str) -> Entry:
-    """A line of a file as an entry naming the innermost symbol it lies in (from the outline)."""
+    """A line of a file as an entry naming the symbol it lies in, as :func:`enclosing_symbol`
+    does: the outline's innermost symbol of code holding it, else of data."""
+    data = ",".join(f"'{k}'" for k in sorted(DATA_KINDS))
     inner = conn.execute(
         "SELECT symbol, name, kind, signature FROM entries WHERE path = ? AND artifact = 'outline'"
-        " AND start <= ? AND end_ >= ? ORDER BY start DESC, id DESC LIMIT 1",
+        f" AND start <= ? AND end_ >= ? ORDER BY kind IN ({data}), start DESC, id DESC LIMIT 1",
         (path, line, line),
     ).fetchone()
     symbol, name, kind, signature = inner if inner else (None, "", "line", None)

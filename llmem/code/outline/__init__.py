@@ -24,6 +24,7 @@ __all__ = [
     "SymbolKind",
     "build_outline",
     "detect_language",
+    "enclosing_symbol",
     "hashes_of_symbol_dicts",
     "iter_symbols",
     "supported_languages",
@@ -164,6 +165,20 @@ def symbol_hashes(outline: Outline) -> dict[str, str]:
     """Qualified name → hash of every symbol; a name several symbols share (overloads) gets one
     hash of all of them, the same whatever their order."""
     return hashes_of_symbols(iter_symbols(outline))
+
+
+def enclosing_symbol(outline: Outline, line: int) -> Symbol | None:
+    """The symbol a line lies in: the innermost one of code (function, class, registration, test
+    …) that holds it, else the innermost data symbol (a module variable, a field) that does."""
+    code: Symbol | None = None
+    data: Symbol | None = None
+    for sym in iter_symbols(outline):  # parents before children: a later holder is inner
+        if sym.start_line <= line <= sym.end_line:
+            if sym.kind in DATA_KINDS:
+                data = sym
+            else:
+                code = sym
+    return code or data
 
 
 def iter_symbols(outline: Outline) -> Iterator[Symbol]:
