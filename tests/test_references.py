@@ -391,3 +391,55 @@ def test_the_caller_is_named_as_the_line_search_names_it(tmp_path: Path) -> None
     named = {(h["path"], h["start_line"]): h["symbol"] for h in lines}
     for key in [(index, 192), (index, 280), (index, 570)]:
         assert named[key] == where[key], key
+
+
+def _grep_w_count(ws: Path, word: str) -> int:
+    """Occurrences (not lines) of ``word`` as grep -ow counts them, in the files _grep_w reads."""
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])")
+    return sum(
+        len(pattern.findall(Path(ws, path).read_text("utf-8", "replace").split("\n")[line - 1]))
+        for path, line in _grep_w(ws, word)
+    )
+
+
+def test_with_path_what_is_left_out_is_counted_so_totals_add_up(tmp_path: Path) -> None:
+    # The servers trial: validatePath of lib.ts answered 23 where grep found 25, silently.
+    shutil.copytree(SERVERS / "src" / "filesystem", tmp_path / "src" / "filesystem")
+    (tmp_path / "src" / "filesystem" / "notes.md").write_text("Call validatePath first.\n", encoding="utf-8")
+    (tmp_path / "src" / "filesystem" / "other.ts").write_text(
+        "// validatePath is not imported here\nexport const x = 1;\n", encoding="utf-8"
+    )
+    answer = _everything(ReferenceFinder(tmp_path), "validatePath", path="src/filesystem/lib.ts")
+    left = answer["left_out"]
+    assert left["by_reason"]["text mentions in files that do not import this definition"] == 1
+    assert sum(left["by_reason"].values()) == left["count"]
+    assert answer["total"] + answer["definitions_total"] + left["count"] == _grep_w_count(tmp_path, "validatePath")
+    # Nothing left out: no left_out at all.
+    alone = _everything(ReferenceFinder(tmp_path), "getValidRootDirectories", path="src/filesystem/roots-utils.ts")
+    assert "left_out" not in alone
+
+
+def test_a_name_nothing_defines_any_more_is_flagged_with_its_imports(tmp_path: Path) -> None:
+    """After a rename, the old name's imports refer to nothing: said plainly, the lines listed."""
+    shutil.copytree(ROOT / "llmem", tmp_path / "llmem", ignore=shutil.ignore_patterns("__pycache__"))
+    paths = tmp_path / "llmem" / "core" / "paths.py"
+    paths.write_text(re.sub(r"\bresolve_in_workspace\b", "resolve_path", paths.read_text("utf-8")), encoding="utf-8")
+    answer = _everything(ReferenceFinder(tmp_path), "resolve_in_workspace")
+    assert answer["definitions"] == []
+    importing = re.compile(r"^\s*from llmem\.core\.paths import .*\bresolve_in_workspace\b", re.MULTILINE)
+    grepped = set()
+    for p in tmp_path.rglob("*.py"):
+        text = p.read_text("utf-8")
+        for m in importing.finditer(text):
+            grepped.add((p.relative_to(tmp_path).as_posix(), text.count("\n", 0, m.start()) + 1))
+    unresolved = {(u["path"], u["line"]) for u in answer["unresolved_imports"]}
+    assert unresolved == grepped and answer["unresolved_imports_total"] == len(grepped)
+    assert {u["from"] for u in answer["unresolved_imports"]} == {"llmem.core.paths"}
+    code = answer["by_kind"]["import"] + answer["by_kind"]["call"] + answer["by_kind"]["reference"]
+    assert answer["note"].startswith(
+        f"no definition of resolve_in_workspace in the workspace: these {code} uses "
+        f"({answer['by_kind']['import']} imports) refer to a name nothing defines — renamed or removed?"
+    )
+    # A name from outside the workspace (the standard library) is not flagged.
+    path = _everything(ReferenceFinder(tmp_path), "Path")
+    assert "unresolved_imports" not in path and "note" not in path

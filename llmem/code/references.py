@@ -127,6 +127,7 @@ class ReferenceFinder:
                 definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
             uses, resolution = self._resolved(target, symbol, files, module)
         uses = [u for u in uses if u.kind != "definition"]
+        left_out = self._left_out(symbol, target, files, uses, definitions) if target is not None else None
         uses.sort(key=Use.order)
         by_kind = dict.fromkeys(KINDS, 0)
         for u in uses:
@@ -145,6 +146,10 @@ class ReferenceFinder:
             "files": len({u.path for u in chosen}),
             "scanned_files": len(files),
         }
+        if left_out:
+            out["left_out"] = left_out
+        if target is None and not definitions:
+            out |= self._undefined(symbol, files, uses)
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {
@@ -152,7 +157,7 @@ class ReferenceFinder:
                 "why": f"binary (a NUL byte) or over {MAX_FILE_BYTES:,} bytes",
                 "paths": unread[:5],
             }
-        if not chosen:
+        if not chosen and "note" not in out:
             where = f"that definition in {target}" if target else "the name"
             out["note"] = (
                 f"No use of {where} in the {len(files)} files scanned"
@@ -185,6 +190,78 @@ class ReferenceFinder:
         out["results"] = results
         out["next_cursor"] = _encode_cursor(tag, chosen[pos - 1].order()) if pos < len(chosen) and results else None
         return out
+
+    def _left_out(
+        self,
+        symbol: str,
+        target: str,
+        files: dict[str, SourceFile],
+        uses: list[Use],
+        definitions: list[dict[str, Any]],
+    ) -> dict[str, Any] | None:
+        """What ``grep -w symbol`` finds that the answer for one definition leaves out, by reason,
+        so that totals add up: occurrences, as ``total`` counts them (a line with two is two)."""
+        kept = {u.key() for u in uses} | {(d["path"], d["line"], d["column"] - 1) for d in definitions}
+        project = project_of(target, files)
+        reasons: dict[str, int] = {}
+        for key, f in files.items():
+            for u in self.src.occurrences(key, f, symbol):
+                if u.key() in kept:
+                    continue
+                if u.kind == "definition":
+                    why = "definitions of the same name elsewhere (find_references without path lists them)"
+                elif key == target:
+                    why = "the module's own file"
+                elif u.kind == "text" and project and not key.startswith(project + "/"):
+                    why = f"text mentions outside the definition's project folder {project}/"
+                elif u.kind == "text":
+                    why = "text mentions in files that do not import this definition"
+                else:
+                    why = "uses in files that do not import this definition (another of the same name)"
+                reasons[why] = reasons.get(why, 0) + 1
+        if not reasons:
+            return None
+        return {
+            "count": sum(reasons.values()),
+            "by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+            "how": "find_references without path answers every occurrence of the name",
+        }
+
+    def _undefined(self, symbol: str, files: dict[str, SourceFile], uses: list[Use]) -> dict[str, Any]:
+        """A name used in code that nothing in the workspace defines, imported from a workspace
+        module: what is left of a rename or a removal. Nothing when no import of it resolves into
+        the workspace (a builtin, a name from an installed package)."""
+        keys = set(files)
+        modules = {module_name(k, keys) for k in keys if language_of(k) == "python"}
+        unresolved: list[dict[str, Any]] = []
+        for u in uses:
+            if u.kind != "import":
+                continue
+            facts = self.src.facts(u.path, files[u.path])
+            for imp in facts.imports:
+                if not imp.line <= u.line <= (imp.end_line or imp.line):
+                    continue
+                if language_of(u.path) == "python":
+                    base = absolute_module(imp.module, imp.level, module_name(u.path, keys), u.path)
+                    inside = base in modules or f"{base}.{symbol}" in modules
+                    shown = "." * imp.level + imp.module
+                else:
+                    inside = ts_resolve(u.path, imp.module, keys) is not None
+                    shown = imp.module
+                if inside:
+                    unresolved.append({"path": u.path, "line": u.line, "from": shown})
+                break
+        if not unresolved:
+            return {}
+        code = [u for u in uses if u.kind in ("import", "call", "reference")]
+        imports = sum(1 for u in code if u.kind == "import")
+        return {
+            "note": f"no definition of {symbol} in the workspace: these {len(code)} uses ({imports} imports) "
+            "refer to a name nothing defines — renamed or removed? The import lines that name a module of "
+            "the workspace are in unresolved_imports.",
+            "unresolved_imports": unresolved[:DEFINITIONS_SHOWN],
+            "unresolved_imports_total": len(unresolved),
+        }
 
     def _definitions(self, key: str, f: SourceFile, symbol: str) -> list[dict[str, Any]]:
         facts = self.src.facts(key, f)

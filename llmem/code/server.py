@@ -213,7 +213,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         data = svc().references(symbol, path, kind, limit, cursor)
         hint = (
-            "Call again with cursor=next_cursor for more."
+            f"Nothing defines {data['symbol']!r}: if it was renamed, search_artifacts(query='<the new name>') "
+            "finds the new one; then fix the lines listed in unresolved_imports and the calls"
+            + (" (more on the next page: cursor=next_cursor)." if data["next_cursor"] else ".")
+            if data.get("unresolved_imports")
+            else "Call again with cursor=next_cursor for more."
             if data["next_cursor"]
             else f"No use of {data['symbol']!r} found" + (" beside its definition." if data["definitions"] else ".")
             if not data["total"]
