@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -192,6 +193,8 @@ class Llmem:
         # Depends on the source as it is now, not only on the artifact: never memoised.
         if kind == "annotate" and isinstance(content, dict):
             content = self._split_notes(rp, record, content, status, about)
+        if status == "stale" and isinstance(content, str):
+            about = {**about, "gone_names_mentioned": _gone_names_mentioned(content, about)}
         answer = self._answer(rp.key, record, status, content, offset, limit, about)
         return answer
 
@@ -677,6 +680,16 @@ def _compare_symbols(
     if added:
         about["new_symbols"] = added[:200]
     return "stale", about
+
+
+def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:
+    """The symbols (or, for a folder, files) gone since a summary was written that it still
+    names: what a reader must not look for."""
+    gone = [s["symbol"] for s in about.get("stale_symbols", []) if s.get("change") == "gone"]
+    gone += list(about.get("changed_files", {}).get("removed", []))
+    # A symbol by its own name (``method`` of ``Class.method``), a file by its file name.
+    own = {n: n.rsplit("/", 1)[-1] if "/" in n else n.rsplit(".", 1)[-1] for n in gone}
+    return [n for n in gone if re.search(rf"(?<![\w$]){re.escape(own[n])}(?![\w$])", text)][:100]
 
 
 def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:

@@ -167,7 +167,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
         hint = (
             f"Call again with offset={more} for the next page."
             if more is not None
-            else f"Some symbols changed since: generate_prompt({data['path']!r}, {kind!r}) writes fresh notes."
+            else f"Stale: generate_prompt({data['path']!r}, {kind!r}) writes it afresh"
+            + (
+                f"; it still names {len(data['gone_names_mentioned'])} name(s) gone from the code "
+                "(gone_names_mentioned)."
+                if data.get("gone_names_mentioned")
+                else "."
+            )
             if data["status"] == "stale"
             else "Done."
         )
@@ -182,6 +188,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         data = svc().list(directory, kind, status, limit, cursor)
         hint = "Call again with cursor=next_cursor for more." if data["next_cursor"] else "That is all."
+        if status == "stale" and data["count"]:
+            hint += (
+                " To refresh: generate_artifact(path) re-parses outlines; generate_prompt(path, task) writes "
+                "fresh notes (annotate asks only for the stale symbols) or summaries."
+            )
         return ok(data, hint)
 
     def search_artifacts(
