@@ -22,6 +22,14 @@ GIT = "src/git/src/mcp_server_git/server.py"
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[Client]:
     shutil.copytree(SERVERS / "src", tmp_path / "src")
+    shutil.copytree(SERVERS / ".github", tmp_path / ".github")
+    (tmp_path / "src" / "git" / ".python-version").write_text("3.10\n", encoding="utf-8")
+    # A lock file as uv writes one (abridged): thousands of lines of names in a real workspace.
+    (tmp_path / "src" / "git" / "uv.lock").write_text(
+        'version = 1\n\n[[package]]\nname = "gitpython"\nversion = "3.1.44"\n\n'
+        '[[package]]\nname = "mcp-server-git"\ndependencies = [\n    { name = "gitpython" },\n]\n',
+        encoding="utf-8",
+    )
     async with Client(build_server(ServerConfig("llmem-mcp", tmp_path)), mode="auto") as c:
         err, _ = await call(c, "generate_artifact", path=".")
         assert not err
@@ -48,3 +56,57 @@ async def test_a_stale_summary_names_what_it_mentions_that_is_gone_and_how_to_re
     assert not err and out["data"]["status"] == "stale"
     assert out["data"]["gone_names_mentioned"] == ["git_status"]  # git_log and serve are still there
     assert "gone_names_mentioned" in out["nextAction"] and f"generate_prompt('{GIT}', 'summarize')" in out["nextAction"]
+
+
+def _grep_i(root: Path, text: str) -> set[tuple[str, int]]:
+    found = set()
+    for path in root.rglob("*"):
+        if path.is_file() and ".llmem" not in path.parts:
+            for n, line in enumerate(path.read_text("utf-8", "replace").split("\n"), 1):
+                if text.lower() in line.lower():
+                    found.add((path.relative_to(root).as_posix(), n))
+    return found
+
+
+@pytest.mark.anyio
+async def test_files_are_found_by_name_and_read_whole(client: Client, tmp_path: Path) -> None:
+    err, out = await call(client, "search_artifacts", query="Dockerfile")
+    assert not err
+    files = [h["path"] for h in out["data"]["results"] if h["match"] == "file"]
+    assert set(files) == {"src/git/Dockerfile", "src/filesystem/Dockerfile"}
+    err, out = await call(client, "search_artifacts", query="workflow", scope="files")
+    assert not err and [h["path"] for h in out["data"]["results"]] == [".github/workflows/python.yml"]
+    err, out = await call(client, "search_artifacts", query=".python-version", scope="files")
+    assert not err and [h["path"] for h in out["data"]["results"]] == ["src/git/.python-version"]
+    assert out["data"]["total"] == 1 and out["data"]["results"][0]["kind"] == "file"
+    # get_artifact(kind='source') without symbol: the whole file.
+    err, out = await call(client, "get_artifact", path="src/git/Dockerfile", kind="source")
+    assert not err and out["data"]["content"] == (tmp_path / "src/git/Dockerfile").read_text("utf-8")
+    err, out = await call(client, "search_artifacts", query="workflow", scope="files", kind="function")
+    assert err and out["error"]["details"]["field"] == "kind"
+
+
+@pytest.mark.anyio
+async def test_lock_files_are_left_out_of_line_search_and_counted(client: Client, tmp_path: Path) -> None:
+    grepped = _grep_i(tmp_path, "gitpython")
+    lock = {(p, n) for p, n in grepped if p == "src/git/uv.lock"}
+    assert len(lock) == 2
+    err, out = await call(client, "search_artifacts", query="gitpython", scope="lines", limit=100)
+    assert not err
+    data = out["data"]
+    assert {(h["path"], h["start_line"]) for h in data["results"]} == grepped - lock
+    assert data["total"] == len(grepped - lock)
+    assert data["lock_files_skipped"]["lock_files"] == 1 and data["lock_files_skipped"]["lines"] == 2
+    assert "directory=" in data["lock_files_skipped"]["how"]
+    err, out = await call(client, "search_artifacts", query="gitpython", scope="lines", directory="src/git/uv.lock")
+    assert not err and {(h["path"], h["start_line"]) for h in out["data"]["results"]} == lock
+    assert "lock_files_skipped" not in out["data"]
+
+
+@pytest.mark.anyio
+async def test_an_empty_query_says_what_to_pass(client: Client) -> None:
+    err, out = await call(client, "search_artifacts", query="  ")
+    assert err and out["error"]["details"]["field"] == "query"
+    assert (
+        "at least one character" in out["error"]["message"] and "list_artifacts(directory=" in out["error"]["message"]
+    )

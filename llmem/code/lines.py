@@ -27,7 +27,7 @@ from pathlib import Path
 
 from llmem.code.index_db import IndexDb, workspace_file
 
-__all__ = ["INDEX_BUDGET_S", "LineHit", "LineIndex"]
+__all__ = ["INDEX_BUDGET_S", "LOCK_FILES", "LineHit", "LineIndex", "is_lock_file"]
 
 LINE_BITS = 24
 _MASK = (1 << LINE_BITS) - 1
@@ -208,17 +208,40 @@ class LineIndex:
 
     # -- answering -------------------------------------------------------------------------------
 
+    def files_named(self, conn: sqlite3.Connection, query: str, directory: str) -> list[str]:
+        """The files under ``directory`` whose path holds every word of ``query`` (ASCII case
+        ignored): those whose own name is the query first, then whose name holds it, then the rest."""
+        words = query.lower().split()
+        found = [
+            f.path
+            for f in self.refresh(conn, budget_s=0).values()  # names only: no line is indexed for this
+            if _under(f.path, directory) and all(w in f.path.lower() for w in words)
+        ]
+        q = query.lower()
+
+        def rank(path: str) -> tuple[int, str]:
+            name = path.rsplit("/", 1)[-1].lower()
+            return (0 if name == q else 1 if q in name else 2, path)
+
+        return sorted(found, key=rank)
+
     def search(
         self, conn: sqlite3.Connection, query: str, directory: str, start: int, count: int
-    ) -> tuple[int, list[LineHit]]:
+    ) -> tuple[int, list[LineHit], dict[str, int]]:
         """The exact number of lines under ``directory`` holding ``query`` (ASCII case ignored),
-        and ``count`` of them from ``start`` on, in path and line order."""
+        ``count`` of them from ``start`` on, in path and line order, and the lines of lock files
+        left out (``{"lock_files": …, "lines": …}``): a lock file is searched only when
+        ``directory`` is that file."""
         files = self.refresh(conn)
         needle = query.encode("utf-8").lower()
-        inside = {fid: f for fid, f in files.items() if _under(f.path, directory)}
+        under = {fid: f for fid, f in files.items() if _under(f.path, directory)}
+        inside = {fid: f for fid, f in under.items() if f.path == directory or not is_lock_file(f.path)}
+        locks = [f for fid, f in under.items() if fid not in inside]
+        skipped = self._scan(sorted((f.path, f.size, f.mtime_ns) for f in locks), needle) if locks else []
+        left = {"lock_files": len({h.path for h in skipped}), "lines": len(skipped)} if skipped else {}
         if not self.db.trigram or len(needle.decode("utf-8", "replace")) < 3:
             hits = self._scan(sorted((f.path, f.size, f.mtime_ns) for f in inside.values()), needle)
-            return len(hits), hits[start : start + count]
+            return len(hits), hits[start : start + count], left
         match = '"' + _low(needle).replace('"', '""') + '"'
         keyed: list[tuple[str, int, int | str]] = []  # path, line, and the rowid of the text or the text
         for (rowid,) in conn.execute("SELECT rowid FROM lines WHERE lines MATCH ?", (match,)):
@@ -232,7 +255,7 @@ class LineIndex:
         wanted = [k[2] for k in page if isinstance(k[2], int)]
         marks = ",".join("?" * len(wanted))
         texts = dict(conn.execute(f"SELECT rowid, text FROM lines WHERE rowid IN ({marks})", wanted)) if wanted else {}
-        return len(keyed), [LineHit(p, n, texts.get(t, "") if isinstance(t, int) else t) for p, n, t in page]
+        return len(keyed), [LineHit(p, n, texts.get(t, "") if isinstance(t, int) else t) for p, n, t in page], left
 
     def _scan(self, files: list[tuple[str, int, int]], needle: bytes) -> list[LineHit]:
         """The lines holding ``needle`` read from the files themselves."""
@@ -256,6 +279,33 @@ class LineIndex:
                 hits.append(LineHit(path, line, data[begin:end].decode("utf-8", "replace")))
                 at = low.find(needle, end)
         return hits
+
+
+#: Files a package manager writes (thousands of lines of names and hashes): left out of a line
+#: search unless asked for by path, and counted.
+LOCK_FILES = frozenset(
+    {
+        "uv.lock",
+        "poetry.lock",
+        "pdm.lock",
+        "Pipfile.lock",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "flake.lock",
+        "packages.lock.json",
+    }
+)
+
+
+def is_lock_file(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] in LOCK_FILES
 
 
 def _under(path: str, directory: str) -> bool:

@@ -17,7 +17,14 @@ What a search covers is its ``scope``:
 - ``lines``: the lines of every text file the walk keeps (source, Dockerfile, YAML, Markdown…)
   that hold the query, ASCII case ignored, as ``grep -i`` finds them (``match: "code"``), each
   naming the symbol it lies in;
-- ``auto`` (the default): ``symbols`` then ``notes``; ``lines`` when neither finds anything.
+- ``files``: the files whose path holds every word of the query, ASCII case ignored
+  (``Dockerfile``, ``workflow``, ``.python-version``), the file named exactly so first
+  (``match: "file"``);
+- ``auto`` (the default): ``symbols``, ``notes``, then ``files``; ``lines`` when none finds anything.
+
+Lock files (``uv.lock``, ``package-lock.json`` … :data:`llmem.code.lines.LOCK_FILES`) are left out
+of ``lines`` unless ``directory`` is the lock file itself; the answer counts what they held
+(``lock_files_skipped``).
 
 Within a tier, an exact-case name first, then index order (path order, then later changes). Every
 answer says the exact ``total`` of its hits; pages (``cursor``) follow one order and never
@@ -54,9 +61,9 @@ from llmem.core.store import ArtifactStore
 __all__ = ["MATCHES", "SCOPES", "Scope", "SearchIndex", "Searcher", "search_index_for", "split_words"]
 
 #: The order of the tiers, best first (the ``match`` of each hit).
-MATCHES = ("exact-name", "prefix", "word", "substring", "doc", "note", "summary", "code")
+MATCHES = ("exact-name", "prefix", "word", "substring", "doc", "note", "summary", "file", "code")
 _TIER = {m: n for n, m in enumerate(MATCHES)}
-Scope = Literal["auto", "symbols", "notes", "lines"]
+Scope = Literal["auto", "symbols", "notes", "files", "lines"]
 SCOPES: tuple[str, ...] = get_args(Scope)
 SNIPPET_CHARS = 160
 QUERY_CHARS = 200
@@ -126,8 +133,10 @@ class SearchIndex:
         q = " ".join(query.split())
         if not q:
             raise InvalidArgument(
-                "query is empty: give a symbol name or some words",
-                details={"field": "query", "rule": "non-empty"},
+                "query: give at least one character (a name, words, a line's text or a file name); "
+                "to list files use list_artifacts(directory=…)",
+                details={"field": "query", "rule": "at least one character"},
+                next_action="Pass a query, or call list_artifacts(directory='.') to list files.",
             )
         if len(q) > QUERY_CHARS:
             raise InvalidArgument(
@@ -141,10 +150,11 @@ class SearchIndex:
                 f"scope {scope!r} is not one of {', '.join(SCOPES)}",
                 details={"field": "scope", "rule": "one of the scopes", "allowed": list(SCOPES)},
             )
-        if scope == "lines" and kind is not None:
+        if scope in ("lines", "files") and kind is not None:
             raise InvalidArgument(
-                f"kind {kind!r} filters symbols and notes; scope='lines' searches lines of files",
-                details={"field": "kind", "rule": "not with scope='lines'"},
+                f"kind {kind!r} filters symbols and notes; scope={scope!r} searches "
+                + ("lines of files" if scope == "lines" else "file names"),
+                details={"field": "kind", "rule": f"not with scope={scope!r}"},
                 next_action="Drop kind, or search with scope='symbols'.",
             )
         tag = _query_tag(q, kind, directory, scope)
@@ -162,16 +172,22 @@ class SearchIndex:
         limit: int,
         answer_chars: int,
     ) -> dict[str, Any]:
-        segments = _rank(conn, q, kind, directory, scope, self.db.trigram) if scope != "lines" else []
+        segments = (
+            _rank(conn, q, kind, directory, scope, self.db.trigram) if scope in ("auto", "symbols", "notes") else []
+        )
         ranked = [i for _, seg in segments for i in seg] if len(segments) > 1 else (segments or [(0, [])])[0][1]
+        # Files by name or path come after symbols and notes: "Dockerfile", "workflow", ".python-version".
+        named = self.lines.files_named(conn, q, directory) if scope in ("auto", "files") and kind is None else []
         lines_total = 0
         line_entries: list[Entry] = []
+        skipped: dict[str, int] = {}
         searched = scope
-        if scope == "lines" or (scope == "auto" and not ranked and kind is None):
-            searched = "lines" if scope == "lines" else "auto: lines (no symbol, doc or note matched)"
-            lines_total, found = self.lines.search(conn, q, directory, max(0, start - len(ranked)), limit)
+        if scope == "lines" or (scope == "auto" and not ranked and not named and kind is None):
+            searched = "lines" if scope == "lines" else "auto: lines (no symbol, doc, note or file name matched)"
+            before = len(ranked) + len(named)
+            lines_total, found, skipped = self.lines.search(conn, q, directory, max(0, start - before), limit)
             line_entries = [_line_entry(conn, h.path, h.line, h.text) for h in found]
-        total = len(ranked) + lines_total
+        total = len(ranked) + len(named) + lines_total
         rows = _rows(conn, ranked[start : start + limit])
         hits: list[dict[str, Any]] = []
         used = 0
@@ -184,6 +200,9 @@ class SearchIndex:
                 if i not in rows:  # past the page's rows: hits were skipped
                     rows.update(_rows(conn, ranked[pos : pos + limit]))
                 entry, match = rows[i], MATCHES[_tier_at(segments, pos)]
+            elif pos < len(ranked) + len(named):
+                path = named[pos - len(ranked)]
+                entry, match = Entry(path, "source", None, path.rsplit("/", 1)[-1], "file", 1, 1, None, path), "file"
             elif line_at < len(line_entries):
                 entry, match = line_entries[line_at], "code"
                 line_at += 1
@@ -213,6 +232,16 @@ class SearchIndex:
             "results": hits,
             "next_cursor": _encode_cursor(pos, _query_tag(q, kind, directory, scope)) if more else None,
             **({"left": total - pos} if more else {}),
+            **(
+                {
+                    "lock_files_skipped": {
+                        **skipped,
+                        "how": "lock files are not searched by default: directory='<the lock file>' searches one",
+                    }
+                }
+                if skipped
+                else {}
+            ),
         }
 
 

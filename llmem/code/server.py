@@ -64,12 +64,16 @@ USAGES = (
 )
 
 SEARCH_GUIDE = (
-    "search_artifacts has four scopes. 'symbols': names of symbols (exact, prefix, camelCase/snake_case "
+    "search_artifacts has five scopes. 'symbols': names of symbols (exact, prefix, camelCase/snake_case "
     "words, substring of the qualified name). 'notes': all the words in docstrings, your model's notes and "
-    "summaries. 'lines': every line of every text file the walk keeps (code, Dockerfile, YAML, TOML, shell, "
-    "Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as grep -i "
-    "would find them, each with its line and the symbol it lies in. 'auto' (default): symbols then notes, "
-    "and lines when neither matches. Use 'lines' to find every use of a name before changing it. Every "
+    "summaries. 'files': files whose path holds every word of the query (Dockerfile, workflow, "
+    ".python-version). 'lines': every line of every text file the walk keeps (code, Dockerfile, YAML, TOML, "
+    "shell, Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as "
+    "grep -i would find them, each with its line and the symbol it lies in; lock files (uv.lock, "
+    "package-lock.json …) are left out and counted in lock_files_skipped unless directory is the lock file. "
+    "'auto' (default): symbols, notes, then files, and lines when none matches. Use 'lines' to find every use "
+    "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
+    "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
     "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines')."
 )
@@ -78,7 +82,7 @@ Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what
 Task = Literal["annotate", "summarize", "document", "test-plan"]
 Part = Annotated[int | None, Field(ge=1)]  # annotate: which part of a file too big for one prompt
 StoredKind = Literal["outline", "annotate", "summarize", "document", "test-plan"]
-Scope = Literal["auto", "symbols", "notes", "lines"]  # as llmem.code.search.SCOPES (not imported: lazy)
+Scope = Literal["auto", "symbols", "notes", "files", "lines"]  # as llmem.code.search.SCOPES (not imported: lazy)
 ReadKind = Literal["outline", "source", "annotate", "summarize", "document", "test-plan"]
 
 
@@ -158,7 +162,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def get_artifact(
         path: Path_,
         kind: ReadKind = "outline",
-        symbol: Annotated[str | None, Field(max_length=500, description="kind='source': e.g. Class.method")] = None,
+        symbol: Annotated[
+            str | None, Field(max_length=500, description="kind='source': e.g. Class.method; none: whole file")
+        ] = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
     ) -> Envelope:
@@ -275,7 +281,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         search_artifacts,
         name="search_artifacts",
-        description="Symbols by name, notes by words, text-file lines (scope='lines'); exact totals, paged.",
+        description="Symbols by name, notes by words, file names, text lines (scope); exact totals, paged.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
@@ -300,7 +306,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     server.add_suite_tool(
         get_artifact,
         name="get_artifact",
-        description="An outline or notes with their status, or kind='source' (symbol=…) for current code; paged.",
+        description="An outline or notes with their status, or kind='source': a file's or symbol's text; paged.",
         annotations=tool_annotations(read_only=True),
     )
     server.add_suite_tool(
