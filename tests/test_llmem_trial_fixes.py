@@ -110,3 +110,38 @@ async def test_an_empty_query_says_what_to_pass(client: Client) -> None:
     assert (
         "at least one character" in out["error"]["message"] and "list_artifacts(directory=" in out["error"]["message"]
     )
+
+
+@pytest.mark.anyio
+async def test_counts_agree_with_what_was_asked(client: Client) -> None:
+    from llmem.code.outline import DATA_KINDS, build_outline, iter_symbols
+
+    # The annotate prompt: the symbols asked apart from the data members shown for context.
+    err, out = await call(client, "generate_prompt", path=GIT, task="annotate")
+    assert not err
+    data = out["data"]
+    outline = build_outline(GIT, (SERVERS / GIT).read_bytes())
+    members = sum(1 for s in iter_symbols(outline) if s.kind in DATA_KINDS)
+    assert data["data_members_for_context"] == members > 0
+    asked = data["asked"]
+    assert data["asked"] == data["symbols"]
+    for part in range(2, data["parts"] + 1):
+        err, out = await call(client, "generate_prompt", path=GIT, task="annotate", part=part)
+        assert not err and out["data"]["symbols_in_file"] == data["symbols_in_file"]
+        asked += out["data"]["asked"]
+    assert asked + members == data["symbols_in_file"]
+    # store_status(directory): only the parse jobs of that folder, or of a folder holding it.
+    err, _ = await call(client, "generate_artifact", path="src/git")
+    assert not err
+    err, out = await call(client, "store_status", directory="src/filesystem")
+    assert not err and {j["path"] for j in out["data"]["parse_jobs"]} <= {"."}
+    err, out = await call(client, "store_status", directory="src/git/src")
+    assert not err and "src/git" in {j["path"] for j in out["data"]["parse_jobs"]}
+    # find_references with a kind: by_kind counts what total counts; by_kind_all every kind.
+    err, out = await call(client, "find_references", symbol="validatePath", kind="call")
+    assert not err
+    refs = out["data"]
+    assert sum(refs["by_kind"].values()) == refs["total"] == refs["by_kind_all"]["call"]
+    assert sum(refs["by_kind_all"].values()) > refs["total"]
+    err, out = await call(client, "find_references", symbol="validatePath")
+    assert not err and out["data"]["by_kind"] == refs["by_kind_all"] and "by_kind_all" not in out["data"]

@@ -430,7 +430,8 @@ class Llmem:
             by_status["pending"] = by_status.get("pending", 0) + 1
             counts = by_kind.setdefault(str(t["kind"]), {})
             counts["pending"] = counts.get("pending", 0) + 1
-        jobs = self.parser.jobs()
+        # The jobs that parse this folder: those under it, and those of a folder holding it.
+        jobs = [j for j in self.parser.jobs() if _overlaps(str(j.get("path", ".")), rp.key)]
         return {
             "directory": rp.key,
             "store": str(self.store.root),
@@ -680,6 +681,11 @@ def _compare_symbols(
     if added:
         about["new_symbols"] = added[:200]
     return "stale", about
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether one of two workspace folders holds the other (``.`` holds everything)."""
+    return a == b or "." in (a, b) or a.startswith(b + "/") or b.startswith(a + "/")
 
 
 def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:

@@ -146,7 +146,7 @@ class Notes:
                 f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
                 details={"path": rp.key, "rule": "max_file_bytes"},
             )
-        from llmem.code.outline import build_outline, iter_symbols, symbol_hashes
+        from llmem.code.outline import DATA_KINDS, build_outline, iter_symbols, symbol_hashes
 
         data = rp.abs.read_bytes()
         fp = fingerprint_file(rp.abs, data)
@@ -188,7 +188,10 @@ class Notes:
                         "part": k,
                         "parts": len(parts),
                         "symbols": len(names),
+                        "asked": len(names),
                         "symbols_in_file": len(hashes),
+                        # fields, attributes, enum members, variables: shown with their class, not asked
+                        "data_members_for_context": sum(1 for s in iter_symbols(outline) if s.kind in DATA_KINDS),
                         "already_described": len(fresh),
                         "language": outline.language,
                     },

@@ -129,10 +129,12 @@ class ReferenceFinder:
         uses = [u for u in uses if u.kind != "definition"]
         left_out = self._left_out(symbol, target, files, uses, definitions) if target is not None else None
         uses.sort(key=Use.order)
-        by_kind = dict.fromkeys(KINDS, 0)
+        every_kind = dict.fromkeys(KINDS, 0)
         for u in uses:
-            by_kind[u.kind] += 1
+            every_kind[u.kind] += 1
         chosen = [u for u in uses if kind is None or u.kind == kind]
+        # by_kind counts what total counts; with a kind filter the other kinds are in by_kind_all.
+        by_kind = every_kind if kind is None else {k: n if k == kind else 0 for k, n in every_kind.items()}
         tag = _tag(symbol, target, kind)
         start = _decode_cursor(cursor, tag, chosen) if cursor else 0
         out: dict[str, Any] = {
@@ -143,6 +145,7 @@ class ReferenceFinder:
             "definitions_total": len(definitions),
             "total": len(chosen),
             "by_kind": by_kind,
+            **({"by_kind_all": every_kind} if kind is not None else {}),
             "files": len({u.path for u in chosen}),
             "scanned_files": len(files),
         }
