@@ -435,3 +435,45 @@ def test_python_route_registrations_and_dynamic_imports() -> None:
     assert got["/"] == ("registration", 11, 'app.add_url_rule("/", …)')
     assert got["create_app./items"][0] == "registration"
     assert ("plugins.extra", 16) in [(i.module, i.line) for i in outline.imports]
+
+
+def test_python_mcp_handlers_are_registrations_as_typescripts_are() -> None:
+    """``@server.list_tools()`` / ``@server.call_tool()`` (the real git server of
+    modelcontextprotocol/servers), ``@mcp.tool()`` and FastMCP's bare ``@app.tool``."""
+    git = Path(__file__).parent / "data" / "servers" / "src" / "git" / "src" / "mcp_server_git" / "server.py"
+    outline = build_outline("src/git/src/mcp_server_git/server.py", git.read_bytes())
+    kinds = {s.qualified_name: s.kind for s in iter_symbols(outline)}
+    assert kinds["serve.list_tools"] == kinds["serve.call_tool"] == "registration"
+    assert kinds["serve"] == kinds["serve.list_repos"] == kinds["git_status"] == "function"
+    text = textwrap.dedent(
+        """\
+        from mcp.server.fastmcp import FastMCP
+
+        mcp = FastMCP("demo")
+
+
+        @mcp.tool()
+        def add(a: int, b: int) -> int:
+            return a + b
+
+
+        @app.tool
+        async def ping() -> str:
+            return "pong"
+
+
+        @mcp.resource("config://app")
+        def config() -> str:
+            return "{}"
+
+
+        @functools.cache
+        def plain() -> None:
+            pass
+        """
+    )
+    got = {s.qualified_name: (s.kind, s.start_line) for s in iter_symbols(build_outline("demo.py", text.encode()))}
+    assert got["add"] == ("registration", 7)
+    assert got["ping"] == ("registration", 12)
+    assert got["config"][0] == "registration"
+    assert got["plain"][0] == "function"

@@ -38,6 +38,28 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _REGISTRATIONS = frozenset(
     {"add_url_rule", "add_api_route", "add_api_websocket_route", "add_route", "add_websocket_route", "add_typer"}
 )
+#: Decorators that register the function as an MCP handler (``@server.list_tools()``,
+#: ``@server.call_tool()``, ``@mcp.tool()``, FastMCP's ``@app.tool``): the function is outlined as
+#: a ``registration``, as TypeScript's ``server.registerTool(…)`` is.
+_MCP_HANDLERS = frozenset(
+    {
+        "tool",
+        "resource",
+        "prompt",
+        "list_tools",
+        "call_tool",
+        "list_resources",
+        "list_resource_templates",
+        "read_resource",
+        "list_prompts",
+        "get_prompt",
+        "subscribe_resource",
+        "unsubscribe_resource",
+        "completion",
+        "progress_notification",
+        "set_logging_level",
+    }
+)
 _DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
 #: ``x = attr.ib()``, ``x = field(...)``, ``x = Column(...)``: a field declared by a call, not annotated
 #: (also any ``…Field(...)``: pydantic's ``Field``, Django's ``CharField``).
@@ -161,6 +183,8 @@ class _Extractor:
             sig += " -> " + self.seg(node.returns)
         if self.test_file and node.name.startswith("test") and (kind == "method" or not prefix):
             kind = "test"  # what pytest and unittest collect
+        elif kind == "function" and any(_mcp_handler(d) for d in node.decorator_list):
+            kind = "registration"
         qualified = prefix + node.name
         return Symbol(
             kind=kind,
@@ -399,6 +423,12 @@ def outline_python(data: bytes, test_file: bool = False) -> tuple[list[ImportRef
     if b"import_module(" in source or b"__import__(" in source:
         extractor.imports += _dynamic_imports(tree)
     return extractor.imports, symbols
+
+
+def _mcp_handler(decorator: ast.expr) -> bool:
+    """``@x.tool``, ``@x.tool(…)``, ``@server.call_tool()`` …: an MCP handler's registration."""
+    target = decorator.func if type(decorator) is ast.Call else decorator
+    return type(target) is ast.Attribute and target.attr in _MCP_HANDLERS
 
 
 def _attribute_doc(body: list[ast.stmt], i: int) -> str | None:
