@@ -48,7 +48,9 @@ PROTOCOL = (
     "{'old_path#old': 'new_path#new'} (get_artifact of the notes repeats them until notes are next written); "
     "only notes of symbols whose code changed go stale. A move is found when one generate_artifact call "
     "parses both files, or the old file first. generate_prompt(path, 'annotate') on a stale file asks only "
-    "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it."
+    "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it "
+    "(a subfolder with no summary brings the ranked notes and summaries below it). list_artifacts(status="
+    "'stale') ends with how to refresh; a stale summary's get_artifact lists gone_names_mentioned."
 )
 
 USAGES = (
@@ -59,8 +61,13 @@ USAGES = (
     "there, as a use or among 'definitions'. The answer lists the name's definitions; pass one of their paths "
     "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
     "JavaScript; Go, Rust and Java by name in files of the same language). With symbol set to a module's own "
-    "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. kind='call' and the "
-    "like filter; page with cursor=next_cursor."
+    "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. With path, "
+    "left_out counts by reason what grep -w finds beyond the answer (text mentions in files that do not "
+    "import it, other definitions), so totals add up. A name nothing in the workspace defines but imported "
+    "from a module of it (what a rename leaves behind) gets a note and unresolved_imports [{path, line, from}]. "
+    "'in' is the outline's innermost symbol holding the line (an arrow-function const, a registerTool "
+    "handler, a describe/it block), as the line search names it. kind='call' and the like filter (by_kind "
+    "then counts what total counts; by_kind_all every kind); page with cursor=next_cursor."
 )
 
 SEARCH_GUIDE = (
