@@ -20,7 +20,8 @@ What a search covers is its ``scope``:
 - ``files``: the files whose path holds every word of the query, ASCII case ignored
   (``Dockerfile``, ``workflow``, ``.python-version``), the file named exactly so first
   (``match: "file"``);
-- ``auto`` (the default): ``symbols``, ``notes``, then ``files``; ``lines`` when none finds anything.
+- ``auto`` (the default): ``symbols`` then ``notes``; ``files`` when neither finds anything, and
+  ``lines`` when that finds nothing either.
 
 Lock files (``uv.lock``, ``package-lock.json`` … :data:`llmem.code.lines.LOCK_FILES`) are left out
 of ``lines`` unless ``directory`` is the lock file itself; the answer counts what they held
@@ -176,8 +177,13 @@ class SearchIndex:
             _rank(conn, q, kind, directory, scope, self.db.trigram) if scope in ("auto", "symbols", "notes") else []
         )
         ranked = [i for _, seg in segments for i in seg] if len(segments) > 1 else (segments or [(0, [])])[0][1]
-        # Files by name or path come after symbols and notes: "Dockerfile", "workflow", ".python-version".
-        named = self.lines.files_named(conn, q, directory) if scope in ("auto", "files") and kind is None else []
+        # Files by name or path: "Dockerfile", "workflow", ".python-version". In auto only when no
+        # symbol or note matched: a search answered from the artifacts never walks the workspace.
+        named = (
+            self.lines.files_named(conn, q, directory)
+            if kind is None and (scope == "files" or (scope == "auto" and not ranked))
+            else []
+        )
         lines_total = 0
         line_entries: list[Entry] = []
         skipped: dict[str, int] = {}

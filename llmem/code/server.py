@@ -78,7 +78,7 @@ SEARCH_GUIDE = (
     "shell, Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as "
     "grep -i would find them, each with its line and the symbol it lies in; lock files (uv.lock, "
     "package-lock.json …) are left out and counted in lock_files_skipped unless directory is the lock file. "
-    "'auto' (default): symbols, notes, then files, and lines when none matches. Use 'lines' to find every use "
+    "'auto' (default): symbols then notes; files when neither matches, then lines. Use 'lines' to find every use "
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
