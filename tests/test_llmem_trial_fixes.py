@@ -145,3 +145,20 @@ async def test_counts_agree_with_what_was_asked(client: Client) -> None:
     assert sum(refs["by_kind_all"].values()) > refs["total"]
     err, out = await call(client, "find_references", symbol="validatePath")
     assert not err and out["data"]["by_kind"] == refs["by_kind_all"] and "by_kind_all" not in out["data"]
+
+
+@pytest.mark.anyio
+async def test_after_a_rename_the_old_name_is_flagged_through_the_server(client: Client, tmp_path: Path) -> None:
+    lib = tmp_path / "src" / "filesystem" / "lib.ts"
+    lib.write_text(
+        lib.read_text("utf-8").replace("export async function validatePath(", "export async function checkPath("),
+        encoding="utf-8",
+    )
+    err, out = await call(client, "find_references", symbol="validatePath", limit=500)
+    assert not err
+    data = out["data"]
+    assert data["definitions"] == []
+    assert data["unresolved_imports"] == [{"path": "src/filesystem/index.ts", "line": 20, "from": "./lib.js"}]
+    assert data["note"].startswith("no definition of validatePath in the workspace: these ")
+    assert "renamed or removed?" in data["note"]
+    assert "search_artifacts(query='<the new name>')" in out["nextAction"]
