@@ -93,7 +93,7 @@ class Page:
     def __init__(self, session: Session) -> None:
         self.frames: list[dict[str, Any]] = []
         self.seen = anyio.Event()
-        session.send = self.send
+        session.connections["test"] = self.send
 
     async def send(self, frame: dict[str, Any]) -> None:
         self.frames.append(frame)
@@ -209,8 +209,12 @@ async def test_a_destructive_tool_waits_for_the_person(approve: bool) -> None:
         assert "declined" in session.history[2].content and session.history[2].is_error
         assert session.history[2].outcome == "declined" and done["outcome"] == "declined"
         assert done["headline"] == "you said no; nothing ran" and done["title"] == "sink"
+        # the person reads a neutral note; the model reads why and what not to do
+        assert done["result"] == "You declined; nothing ran." and "Do not run it again" in session.history[2].content
     else:
         assert session.history[2].outcome == "" and done["outcome"] == "done"
+        # one measured duration: the step's and the history's (a reload shows the same)
+        assert done["durationMs"] == session.history[2].duration_ms is not None
         assert done["headline"] == "Bismarck sunk" == session.history[2].headline
 
 

@@ -22,6 +22,7 @@ from websockets.exceptions import InvalidStatus
 from llmem.host.providers.base import CALLBACK_SYSTEM
 from llmem.host.providers.standin import stand_in_answer
 from llmem.host.providers.standin_plays import SUGGESTIONS
+from llmem.host.sessions import MAX_PAGES
 from llmem.host.steps import clock
 from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
@@ -273,6 +274,63 @@ async def test_a_session_resumes_after_a_dropped_connection(host: HostProcess) -
     async with connect(host.ws_url + "?session=gone-long-ago") as socket:
         fresh = await Chat(socket).next()
         assert fresh["payload"]["state"] == "connected" and "gone" in fresh["payload"]["message"]
+
+
+async def until(chat: Chat, kind: str) -> list[dict[str, Any]]:
+    """The frames up to and with the first of ``kind``."""
+    frames = [await chat.next()]
+    while frames[-1]["type"] != kind:
+        frames.append(await chat.next())
+    return frames
+
+
+async def test_every_page_on_a_session_gets_every_frame(host: HostProcess) -> None:
+    """A phone and a desktop on one ``?session=``: each sees the other's question, every step,
+    the confirmation and its answer, and the turn's end."""
+    async with connect(host.ws_url) as phone_socket:
+        phone = Chat(phone_socket)
+        session = (await phone.next())["payload"]["sessionId"]
+        async with connect(host.ws_url + f"?session={session}") as desktop_socket:
+            desktop = Chat(desktop_socket)
+            assert (await desktop.next())["payload"]["state"] == "reconnected"
+            assert (await desktop.next())["type"] == "history"
+            # the desktop asks: its step and answer reach both, the phone sees the question too
+            mine = await desktop.turn("hello from the desktop")
+            theirs = await until(phone, "done")
+            assert theirs[0] == {"type": "user", "payload": {"text": "hello from the desktop"}}
+            assert text_of(mine) == text_of(theirs) == "Hello! Ask me about your plots."
+            assert not any(f["type"] == "user" for f in mine)  # the asking page drew its own bubble
+            # the phone asks for something destructive and declines it: the desktop sees the
+            # question, the card, the card settled, the declined step and the end of the turn
+            await phone.turn("clean the notes", approve=False)
+            seen = await until(desktop, "done")
+            kinds = [f["type"] for f in seen]
+            assert kinds[0] == "user" and "confirm" in kinds and "confirmed" in kinds
+            confirmed = next(f for f in seen if f["type"] == "confirmed")["payload"]
+            card = next(f for f in seen if f["type"] == "confirm")["payload"]
+            assert confirmed == {"requestId": card["requestId"], "approve": False}
+            assert steps(seen)[-1]["data"]["outcome"] == "declined"
+            assert "declined" in text_of(seen)
+
+
+async def test_a_page_beyond_the_limit_is_told_it_was_replaced(host: HostProcess) -> None:
+    async with connect(host.ws_url) as first_socket:
+        first = Chat(first_socket)
+        session = (await first.next())["payload"]["sessionId"]
+        async with anyio.create_task_group() as tg:
+            opened: list[ClientConnection] = []
+
+            async def open_one() -> None:
+                socket = await connect(host.ws_url + f"?session={session}")
+                opened.append(socket)
+
+            for _ in range(MAX_PAGES):
+                tg.start_soon(open_one)
+        told = await first.next()
+        assert told["type"] == "connection" and told["payload"]["state"] == "replaced"
+        assert f"more than {MAX_PAGES} pages" in told["payload"]["message"]
+        for socket in opened:
+            await socket.close()
 
 
 async def test_stop_cancels_a_slow_answer(host: HostProcess) -> None:

@@ -34,7 +34,14 @@ from llmem.host.sessions import PendingConfirm, Session
 from llmem.host.steps import clip, describe_change, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
-__all__ = ["SYSTEM_MESSAGES", "Orchestrator", "OrchestratorSettings", "correlation_id", "is_destructive"]
+__all__ = [
+    "OUTCOME_NOTES",
+    "SYSTEM_MESSAGES",
+    "Orchestrator",
+    "OrchestratorSettings",
+    "correlation_id",
+    "is_destructive",
+]
 
 log = logging.getLogger("llmem.host.chat")
 
@@ -55,6 +62,11 @@ SYSTEM_MESSAGES = {
 
 
 DECLINED = "you said no; nothing ran"  # a declined step's headline
+#: what a step that did not run says to the person (the model reads its own text in the history)
+OUTCOME_NOTES = {
+    "declined": "You declined; nothing ran.",
+    "cancelled": "You stopped it before it finished.",
+}
 
 
 def is_destructive(entry: ToolEntry) -> bool:
@@ -152,7 +164,7 @@ class Orchestrator:
                         "complete",
                         f"Cancelled: {call.name}",
                         {
-                            "result": "stopped by the person",
+                            "result": OUTCOME_NOTES["cancelled"],
                             "isError": True,
                             "outcome": "cancelled",
                             "headline": "stopped by the person",
@@ -366,7 +378,7 @@ class Orchestrator:
                     call,
                     "complete",
                     f"Declined: {entry.qualified_name}",
-                    {"result": why, "isError": True, "declined": True, "durationMs": 0},
+                    {"result": OUTCOME_NOTES["declined"], "isError": True, "declined": True, "durationMs": None},
                 )
                 message = self._tool_message(call, why, error=True)
                 message.outcome, message.headline = "declined", DECLINED
@@ -378,15 +390,17 @@ class Orchestrator:
         except HostError as exc:
             why = f"I encountered an error when using the {entry.qualified_name} tool: {exc}"
             log.warning("tool call failed: %s", exc, extra={"session": session.id})
+            took = _ms(started)
             await self._step(
                 session,
                 call,
                 "complete",
                 f"{entry.qualified_name} failed",
-                {"result": str(exc), "isError": True, "durationMs": _ms(started)},
+                {"result": str(exc), "isError": True, "durationMs": took},
             )
             message = self._tool_message(call, why, error=True)
             message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
+            message.duration_ms = took
             return message
         for image in result.images:
             await session.emit(
@@ -398,12 +412,13 @@ class Orchestrator:
         if ready is not None and not is_error:
             content, page_result, is_error = await self._close_callback(session, entry, ready, host_steps)
         view = view_of(entry.server, entry.tool, call.arguments, result.result)  # MCP Apps: shown live on the page
+        took = _ms(started)  # measured once: the step shows it now and after a reload
         await self._step(
             session,
             call,
             "complete",
             _error_line(result) if is_error and ready is None else f"{entry.qualified_name} answered",
-            {"result": page_result, "isError": is_error, "durationMs": _ms(started), **({"app": view} if view else {})},
+            {"result": page_result, "isError": is_error, "durationMs": took, **({"app": view} if view else {})},
         )
         if len(content) > self.settings.result_chars:
             content = (
@@ -415,7 +430,7 @@ class Orchestrator:
         message.host_steps = host_steps
         message.headline = step_headline(page_result, failed=is_error)
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
-        message.duration_ms = _ms(started)
+        message.duration_ms = took
         message.app = view
         return message
 

@@ -614,8 +614,11 @@
     setOutcome(rec, outcome, headline);
     rec.duration.textContent = outcome === "done" || outcome === "failed" ? formatDuration(data.durationMs) : "";
     if ("result" in data) {
-      const block = valueBlock(data.result, isError ? "Error" : "Result");
-      if (isError) block.classList.add("is-error");
+      // a step that did not run (declined, stopped) is no error: a neutral note for the person
+      const ran = outcome === "done" || outcome === "failed";
+      const block = valueBlock(data.result, !ran ? "Outcome" : isError ? "Error" : "Result");
+      if (isError && ran) block.classList.add("is-error");
+      if (!ran) block.classList.add("is-note");
       if (rec.resultEl) rec.resultEl.replaceWith(block);
       else rec.body.append(block);
       rec.resultEl = block;
