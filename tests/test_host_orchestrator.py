@@ -22,6 +22,7 @@ from llmem.host.orchestrator import Orchestrator, OrchestratorSettings
 from llmem.host.providers import Provider, ProviderSettings
 from llmem.host.providers.standin import StandInProvider
 from llmem.host.sessions import Session, SessionManager
+from tests.conftest import DATA
 
 pytestmark = pytest.mark.anyio
 
@@ -344,3 +345,37 @@ async def test_the_spellings_models_use_for_a_tool_all_reach_it(name: str) -> No
     log: list[str] = []
     page, _, _ = await run_turn(script, "count", log=log)
     assert log == ["count a,b"] and page.text() == "two"
+
+
+async def test_a_confirmation_names_the_features_from_the_plot_server(tmp_path: Path) -> None:
+    """The host reads the names of the features a deletion names from the state server's own
+    ``debrief_get_features``, so the person is asked about London and Paris, not about ids."""
+    from debrief_calc.state.server import build_server as build_state
+
+    (tmp_path / "sample.plot.json").write_bytes((DATA / "plots" / "sample.plot.json").read_bytes())
+    command = {"command": "deleteFeatures", "payload": ["london_city_001", "paris_city_002"]}
+
+    def script(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[StreamEvent]:
+        if history[-1].role == "user":
+            args = {"filename": "sample.plot.json", "command": command}
+            return calls_of(("debrief-state:debrief_apply_command", args))
+        return [TextDelta("kept")]
+
+    state = build_state(ServerConfig("debrief-state-mcp", tmp_path))
+    async with Coordinator([Attached("debrief-state", state)]) as host:
+        orchestrator = Orchestrator(ScriptedModel(script), host)
+        session = SessionManager().create()
+        page = Page(session)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(orchestrator.handle_input, session, "delete London and Paris")
+            with anyio.fail_after(20):
+                while not session.confirms:
+                    await page.seen.wait()
+                    page.seen = anyio.Event()
+            confirm = next(f for f in page.frames if f["type"] == "confirm")["payload"]
+            assert confirm["change"] == "delete 2 features — London, Paris from sample.plot.json"
+            pending = session.confirms[confirm["requestId"]]
+            pending.approve = False
+            pending.answered.set()
+        left = await host.call("debrief-state:debrief_get_features", {"filename": "sample.plot.json"})
+    assert {f["id"] for f in left.structured["features"]} >= {"london_city_001", "paris_city_002"}  # declined

@@ -67,7 +67,7 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
         (
             "debrief-state:debrief_apply_command",
             {"filename": "exercise.plot.json", "command": {"command": "deleteFeatures", "payload": ["a", "b"]}},
-            "delete 2 features from exercise.plot.json",
+            "delete 2 features — a, b from exercise.plot.json",
         ),
         (
             "debrief-state:debrief_apply_command",
@@ -82,7 +82,12 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
         (
             "debrief-state:debrief_set_properties",
             {"filename": "x.plot.json", "ids": ["a"], "properties": {"stroke": "#f00"}},
-            "set stroke on 1 feature of x.plot.json",
+            'set stroke to "#f00" on a of x.plot.json',
+        ),
+        (
+            "debrief-state:debrief_set_properties",
+            {"filename": "x.plot.json", "ids": ["a"], "properties": {"name": "B"}},
+            "rename a to B in x.plot.json",
         ),
         ("debrief-state:debrief_undo", {"filename": "x.plot.json"}, "undo the last change to x.plot.json"),
         ("llmem:delete_artifact", {"path": "app.py"}, "delete the stored notes of app.py"),
@@ -91,6 +96,29 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
 )
 def test_a_confirmation_says_what_will_change(tool: str, arguments: dict[str, object], change: str) -> None:
     assert describe_change(tool, arguments) == change
+
+
+def test_a_confirmation_names_the_features_it_will_change() -> None:
+    known = {"rep-nelson": {"name": "NELSON"}, "rep-collingwood": {"name": "COLLINGWOOD"}}
+    tracks = ["rep-nelson", "rep-collingwood"]
+    apply = "debrief-state:debrief_apply_command"
+    plot = "nelson-collingwood.plot.json"
+
+    def delete(ids: object) -> dict[str, object]:
+        return {"filename": plot, "command": {"command": "deleteFeatures", "payload": ids}}
+
+    assert describe_change(apply, delete(["rep-collingwood"]), known, tracks) == (
+        f"delete COLLINGWOOD (rep-collingwood) from {plot}"
+    )
+    assert describe_change(apply, delete({"ids": ["rep-nelson", "rep-collingwood"]}), known, tracks) == (
+        f"delete 2 features — NELSON, COLLINGWOOD — all the tracks of the plot from {plot}"
+    )
+    rename = {"filename": plot, "ids": ["rep-nelson"], "properties": {"name": "NELSON-renamed"}}
+    assert describe_change("debrief-state:debrief_set_properties", rename, known, tracks) == (
+        f"rename rep-nelson (NELSON) to NELSON-renamed in {plot}"
+    )
+    # names not known (no reader, or the read failed): the ids
+    assert describe_change(apply, delete(["x-1"]), {}, None) == f"delete x-1 from {plot}"
 
 
 # -- the stand-in's plays, where the tools' answers leave them nothing to go on -----------------

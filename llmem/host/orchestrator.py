@@ -31,7 +31,7 @@ from llmem.host.errors import HostError, ProviderError, UnknownTool
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
-from llmem.host.steps import clip, describe_change, step_headline, step_title
+from llmem.host.steps import Known, change_ids, clip, describe_change, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = [
@@ -61,6 +61,7 @@ SYSTEM_MESSAGES = {
 }
 
 
+FEATURES_READER = "debrief_get_features"  # a plot server's read of features by id: names for confirmations
 DECLINED = "you said no; nothing ran"  # a declined step's headline
 #: what a step that did not run says to the person (the model reads its own text in the history)
 OUTCOME_NOTES = {
@@ -483,7 +484,8 @@ class Orchestrator:
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")
-        change = describe_change(entry.qualified_name, call.arguments)
+        known, tracks = await self._features_named(entry, call.arguments)
+        change = describe_change(entry.qualified_name, call.arguments, known, tracks)
         message = {
             "type": "confirm",
             "payload": {
@@ -504,6 +506,30 @@ class Orchestrator:
         session.confirms.pop(request_id, None)
         log.info("approval of %s: %s", entry.qualified_name, pending.approve, extra={"session": session.id})
         return pending.approve
+
+    async def _features_named(self, entry: ToolEntry, arguments: Any) -> tuple[Known, list[str] | None]:
+        """The features a destructive call names, read from its own server's
+        ``debrief_get_features`` (cheap summaries) so the person is asked by name; and the ids of
+        the plot's tracks, to say when a call takes them all. Nothing when there is no such tool
+        or the read fails: the ids say it then."""
+        ids = change_ids(entry.qualified_name, arguments)
+        reader = f"{entry.server}:{FEATURES_READER}"
+        if not ids or reader not in {t.name for t in self.tools}:
+            return {}, None
+        filename = arguments.get("filename") if isinstance(arguments, dict) else None
+        plot = {"filename": filename} if isinstance(filename, str) else {}
+        try:
+            named = await self.coordinator.call(reader, {**plot, "ids": ids[:100], "limit": 100})
+            tracked = await self.coordinator.call(reader, {**plot, "kinds": ["track"], "limit": 100})
+        except HostError as exc:
+            log.info("names for the confirmation not read: %s", exc)
+            return {}, None
+        if named.is_error or tracked.is_error:
+            return {}, None
+        known = {str(f["id"]): f for f in named.structured.get("features") or [] if isinstance(f, dict) and "id" in f}
+        complete = tracked.structured.get("next_cursor") is None
+        tracks = [str(f.get("id")) for f in tracked.structured.get("features") or [] if isinstance(f, dict)]
+        return known, tracks if complete else None
 
     async def _close_callback(
         self, session: Session, entry: ToolEntry, ready: dict[str, Any], steps: list[dict[str, Any]]

@@ -11,7 +11,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["as_data", "clip", "clock", "day", "describe_change", "step_headline", "step_title"]
+__all__ = ["Known", "as_data", "change_ids", "clip", "clock", "day", "describe_change", "step_headline", "step_title"]
 
 # the tool arguments that say what a generic tool ran (debrief-calc's run_tool runs "tool")
 _WHAT = ("tool", "task", "name")
@@ -120,6 +120,11 @@ def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str
     return clip(line or "", limit)
 
 
+#: what the host knows of a plot's features when it asks a person: id -> its summary (name,
+#: kind), and the ids of all the plot's tracks
+Known = dict[str, dict[str, Any]]
+
+
 def _count(payload: Any, noun: str) -> str:
     """How much a command payload holds: ``3 features``, ``the features of one stored run``."""
     if isinstance(payload, list):
@@ -133,34 +138,93 @@ def _count(payload: Any, noun: str) -> str:
     return ""
 
 
-def _command_change(command: Any, target: str) -> str:
+def _payload_ids(name: str, payload: Any) -> list[str]:
+    """The ids a command's payload names: ``deleteFeatures``' ids, ``updateFeatures``' features'."""
+    if name == "deleteFeatures":
+        listed = payload if isinstance(payload, list) else None
+        if isinstance(payload, dict):
+            listed = next((payload[k] for k in ("ids", "featureIds") if isinstance(payload.get(k), list)), None)
+        return [str(i) for i in listed or [] if isinstance(i, str | int)]
+    if name == "updateFeatures" and isinstance(payload, list):
+        return [str(f["id"]) for f in payload if isinstance(f, dict) and isinstance(f.get("id"), str | int)]
+    return []
+
+
+def change_ids(tool: str, arguments: Any) -> list[str]:
+    """The feature ids a destructive call will change, when its arguments name them: the ones
+    whose names a confirmation should show."""
+    args = arguments if isinstance(arguments, dict) else {}
+    if tool.split(":", 1)[-1] == "debrief_set_properties" and isinstance(args.get("ids"), list):
+        return [str(i) for i in args["ids"] if isinstance(i, str | int)]
+    command = args.get("command")
+    if not isinstance(command, dict) or not isinstance(command.get("command"), str):
+        return []
+    if command["command"] == "composite" and isinstance(command.get("payload"), list):
+        return [i for step in command["payload"] for i in change_ids(tool, {"command": step})]
+    return _payload_ids(command["command"], command.get("payload"))
+
+
+def _named(fid: str, known: Known) -> str:
+    """``COLLINGWOOD (rep-collingwood)``; the id alone when the plot's name for it is not known."""
+    name = known.get(fid, {}).get("name")
+    return f"{name} ({fid})" if isinstance(name, str) and name and name != fid else fid
+
+
+def _which(ids: list[str], known: Known, tracks: list[str] | None) -> str:
+    """The features by name: one as ``NAME (id)``; several as ``2 features — A, B — all the
+    tracks of the plot``."""
+    if len(ids) == 1:
+        return _named(ids[0], known)
+    names = [str(known.get(i, {}).get("name") or i) for i in ids]
+    listed = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    every = tracks is not None and len(tracks) > 1 and set(tracks) <= set(ids)
+    return f"{_plural(len(ids), 'feature')} — {listed}" + (" — all the tracks of the plot" if every else "")
+
+
+def _command_change(command: Any, target: str, known: Known, tracks: list[str] | None) -> str:
     if not isinstance(command, dict) or not isinstance(command.get("command"), str):
         return f"apply a command to {target}"
     name, payload = command["command"], command.get("payload")
+    ids = _payload_ids(name, payload)
     if name == "deleteFeatures":
-        return f"delete {_count(payload, 'feature') or 'features'} from {target}"
+        return f"delete {_which(ids, known, tracks) if ids else _count(payload, 'feature') or 'features'} from {target}"
     if name == "composite" and isinstance(payload, list):
         parts = [
-            _command_change(step, target).removesuffix(f" to {target}").removesuffix(f" from {target}")
+            _command_change(step, target, known, tracks).removesuffix(f" to {target}").removesuffix(f" from {target}")
             for step in payload[:4]
         ]
         return f"apply to {target}: " + "; ".join(parts) + ("; …" if len(payload) > 4 else "")
+    if name == "updateFeatures" and ids:
+        return f"replace {_which(ids, known, None)} in {target}"
     held = _count(payload, "feature") if name.endswith("Features") or name == "setFeatureCollection" else ""
     return f"apply {name}" + (f" ({held})" if held else "") + f" to {target}"
 
 
-def describe_change(tool: str, arguments: Any) -> str:
-    """What a destructive call will change, in words: ``delete 2 features from exercise.plot.json``,
-    ``apply addFeatures (3 features) to x.plot.json``; the arguments say the rest."""
+def describe_change(tool: str, arguments: Any, known: Known | None = None, tracks: list[str] | None = None) -> str:
+    """What a destructive call will change, in words: ``delete COLLINGWOOD (rep-collingwood) from
+    x.plot.json``, ``rename rep-nelson (NELSON) to NELSON-2 in x.plot.json``, ``apply addFeatures
+    (3 features) to x.plot.json``; ``known``: the features' summaries by id (their names), when
+    the host could read them; ``tracks``: the ids of all the plot's tracks."""
     short = tool.split(":", 1)[-1]
     args = arguments if isinstance(arguments, dict) else {}
+    known = known or {}
     target = str(args.get("filename") or "the open plot")
     if "command" in args:
-        return _command_change(args["command"], target)
+        return _command_change(args["command"], target, known, tracks)
     if short == "debrief_set_properties":
-        names = ", ".join(sorted(args.get("properties") or {})) if isinstance(args.get("properties"), dict) else ""
-        ids: list[Any] = args["ids"] if isinstance(args.get("ids"), list) else []
-        return f"set {names or 'properties'} on {_plural(len(ids), 'feature')} of {target}"
+        props: dict[str, Any] = args["properties"] if isinstance(args.get("properties"), dict) else {}
+        ids = change_ids(tool, args)
+        which = _which(ids, known, tracks) if ids else "no feature"
+        if set(props) == {"name"} and isinstance(props["name"], str):
+            if len(ids) == 1:  # ``rep-nelson (NELSON)``: the id first, as the new name follows
+                old = known.get(ids[0], {}).get("name")
+                which = f"{ids[0]} ({old})" if isinstance(old, str) and old and old != ids[0] else ids[0]
+            return f"rename {which} to {props['name']} in {target}"
+        shown = [
+            f"{k} to {clip(json.dumps(v), 30)}" if v is not None else f"remove {k}" for k, v in sorted(props.items())
+        ]
+        names = ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "")
+        return f"set {names or 'properties'} on {which} of {target}"
     if short == "debrief_undo":
         return f"undo the last change to {target}"
     if short == "delete_artifact":

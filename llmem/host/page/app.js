@@ -1036,6 +1036,7 @@
         setBusy(false);
       }
       updateControls();
+      if (state.replaced) return; // told it was replaced: it waits for a click, not to push another page out
       scheduleReconnect();
     });
     ws.addEventListener("error", () => {
@@ -1060,6 +1061,7 @@
 
   function retryNow() {
     if (state.open) return;
+    state.replaced = false;
     state.attempts = 0;
     clearTimeout(state.retryTimer);
     state.retryTimer = null;
@@ -1144,7 +1146,7 @@
 
   window.addEventListener("online", retryNow);
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible" && !state.open) retryNow();
+    if (document.visibilityState === "visible" && !state.open && !state.replaced) retryNow();
   });
 
   function onConnection(p) {
@@ -1152,6 +1154,14 @@
     if (p.state === "error") {
       setConnection("error", "error", p.message || "The host refused the connection");
       addError(p.message || "The host could not set up the session.");
+      return;
+    }
+    if (p.state === "replaced") { // too many pages on this chat: this one stops, and says so
+      state.replaced = true;
+      endAssistant();
+      if (state.busy) { interruptSteps("disconnected"); setBusy(false); }
+      setConnection("offline", "disconnected", "Click to reconnect");
+      addNotice(p.message || "This page was disconnected. Click the connection badge to reconnect.", "stopped");
       return;
     }
     const previous = state.sessionId;
@@ -1184,6 +1194,7 @@
       clearConversation();
       addNotice("The host started a new session; the earlier conversation is no longer available.");
     }
+    if (p.turnRunning && !state.busy) setBusy(true); // a turn another page started is still going
     updateControls();
   }
 
@@ -1213,6 +1224,16 @@
       case "zoomed":
         onZoomed(p);
         break;
+      case "user": // a question asked from another page open on this chat
+        addUser(typeof p.text === "string" ? p.text : "");
+        state.current = null;
+        setBusy(true);
+        break;
+      case "confirmed": { // answered on another page: this card settles the same way
+        const card = state.confirms.get(String(p.requestId || ""));
+        if (card && card.node.dataset.state === "pending") settleConfirm(card, p.approve ? "approved" : "denied");
+        break;
+      }
       case "app": // the host's answer to a live view's request (apps.js)
         if (window.llmemApps) window.llmemApps.onFrame(p);
         break;
