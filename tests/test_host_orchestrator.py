@@ -100,6 +100,15 @@ class Page:
         self.frames.append(frame)
         self.seen.set()
 
+    async def confirmation(self, session: Session) -> dict[str, Any]:
+        """The confirmation the turn is waiting on, once it has come."""
+        with anyio.fail_after(20):
+            while not session.confirms:
+                await self.seen.wait()
+                self.seen = anyio.Event()
+        payload: dict[str, Any] = next(f for f in self.frames if f["type"] == "confirm")["payload"]
+        return payload
+
     def kinds(self) -> list[str]:
         return [f["type"] for f in self.frames]
 
@@ -190,11 +199,7 @@ async def test_a_destructive_tool_waits_for_the_person(approve: bool) -> None:
         page = Page(session)
         async with anyio.create_task_group() as tg:
             tg.start_soon(orchestrator.handle_input, session, "sink it")
-            with anyio.fail_after(10):
-                while not session.confirms:
-                    await page.seen.wait()
-                    page.seen = anyio.Event()
-            confirm = next(f for f in page.frames if f["type"] == "confirm")["payload"]
+            confirm = await page.confirmation(session)
             assert confirm["tool"] == "ships:sink" and confirm["arguments"] == {"ship": "Bismarck"}
             # what will change, in words; the arguments stay for the disclosure
             assert confirm["change"] == "run sink with ship Bismarck"
@@ -368,11 +373,7 @@ async def test_a_confirmation_names_the_features_from_the_plot_server(tmp_path: 
         page = Page(session)
         async with anyio.create_task_group() as tg:
             tg.start_soon(orchestrator.handle_input, session, "delete London and Paris")
-            with anyio.fail_after(20):
-                while not session.confirms:
-                    await page.seen.wait()
-                    page.seen = anyio.Event()
-            confirm = next(f for f in page.frames if f["type"] == "confirm")["payload"]
+            confirm = await page.confirmation(session)
             assert confirm["change"] == "delete 2 features — London, Paris from sample.plot.json"
             pending = session.confirms[confirm["requestId"]]
             pending.approve = False
