@@ -59,6 +59,22 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
     assert line.startswith("'x.rep' is not a file") and line.endswith("…") and len(line) <= 120
     assert step_headline("There is no tool named 'x'.", failed=True) == "There is no tool named 'x'."
     assert step_headline({"result": "Bismarck sunk"}) == "Bismarck sunk" and step_headline(None) == ""
+    # a plot's time and selection, read; a narrative-only import; what a new plot holds, by kind
+    time = {
+        "timeState": {"current": "1995-12-12T10:45:00Z", "start": "1995-12-12T05:00:00Z", "end": "1995-12-12T11:45:00Z"}
+    }
+    assert step_headline(time) == "at 10:45:00Z (05:00:00Z to 11:45:00Z)"
+    assert step_headline({"selectedIds": []}) == "nothing selected"
+    assert (
+        step_headline({"selectedIds": ["rep-nelson", "rep-collingwood"]}) == "2 selected: rep-nelson, rep-collingwood"
+    )
+    report = {"source": "log.rep", "fix_count": 0, "narrative_count": 19, "feature_count": 19}
+    assert step_headline({"features": [], "report": report}) == "19 narrative entries from log.rep (no fixes)"
+    made = {"filename": "x.plot.json", "added_ids": ["a"] * 21}
+    assert (
+        step_headline(made, kinds={"track": 2, "narrative": 19}) == "x.plot.json with 2 tracks and 19 narrative entries"
+    )
+    assert step_headline(made, kinds={"track": 1}) == "x.plot.json with 1 track"
 
 
 @pytest.mark.parametrize(

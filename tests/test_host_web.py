@@ -499,7 +499,7 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
     finds every step with its outcome; the chats are listed."""
     ws = tmp_path / "plots"
     ws.mkdir()
-    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+    for name in ("valid_boat1.rep", "valid_boat2.rep", "valid_narrative.rep"):
         (ws / name).write_bytes((Path(__file__).parent / "data" / "rep" / name).read_bytes())
     config = write_config(ws, tmp_path / "mcp.json")
     with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50") as host:
@@ -513,6 +513,7 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
                 "debrief_list_plots",
                 "run_tool · import-rep",
                 "run_tool · import-rep",
+                "run_tool · import-rep",
                 "debrief_create_plot",
                 "run_tool · closest-approach",
                 "debrief_render_plot",
@@ -520,18 +521,23 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             assert all(s["data"]["outcome"] == "done" for s in done), done
             calls = [s["data"]["arguments"] for s in steps(frames, "processing")]
             # each call's input read from an earlier answer: the files listed, the refs imported
-            assert [c["parameters"]["path"] for c in calls[1:3]] == done[0]["data"]["result"]["rep_files"]
+            assert [c["parameters"]["path"] for c in calls[1:4]] == done[0]["data"]["result"]["rep_files"]
             refs = [f["ref"] for s in done[1:3] for f in s["data"]["result"]["features"]]
-            assert [f["ref"] for f in calls[3]["features"]] == refs == [f["ref"] for f in calls[4]["features"]]
-            cpa = done[4]["data"]["result"]["features"][0]["properties"]
+            log = done[3]["data"]["result"]["narratives"]["ref"]  # the ships' log goes into the plot too
+            assert [f["ref"] for f in calls[4]["features"]] == [*refs, log]
+            assert refs == [f["ref"] for f in calls[5]["features"]]
+            # each step says what it did: the log's entries, what the plot holds
+            assert done[3]["data"]["headline"] == "19 narrative entries from valid_narrative.rep (no fixes)"
+            assert done[4]["data"]["headline"] == f"{calls[4]['filename']} with 2 tracks and 19 narrative entries"
+            cpa = done[5]["data"]["result"]["features"][0]["properties"]
             facts = independent_figures()
             assert abs(cpa["range"] - facts.cpa_yd) <= 0.5 and abs(_epoch(cpa["time"]) - facts.cpa_time) <= 2
             assert (
-                done[4]["data"]["headline"]
+                done[5]["data"]["headline"]
                 == f"{cpa['range']:.1f} yd at {clock(cpa['time'])}"
                 == "119.5 yd at 10:45:09Z"
             )
-            assert calls[5]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[5]["time"] == cpa["time"]
+            assert calls[6]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[6]["time"] == cpa["time"]
             answer = text_of(frames)
             sentence = (
                 f"The closest approach between NELSON and COLLINGWOOD was {cpa['range']:.1f} yd "
@@ -539,11 +545,11 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             )
             assert answer.startswith(sentence) and "{" not in answer
             (image,) = [f["payload"] for f in frames if f["type"] == "image"]
-            assert image["callId"] == done[5]["data"]["callId"]
+            assert image["callId"] == done[6]["data"]["callId"]
             small = _png_size(image["data"])
 
             # "Open full size": the render again, as large as the tool draws, without the model
-            zoom = {"zoomId": "z-1", "tool": done[5]["tool"], "arguments": calls[5]}
+            zoom = {"zoomId": "z-1", "tool": done[6]["tool"], "arguments": calls[6]}
             await socket.send(json.dumps({"type": "zoom", "payload": zoom}))
             zoomed = (await chat.next())["payload"]
             assert zoomed["zoomId"] == "z-1" and "error" not in zoomed, zoomed
@@ -560,8 +566,11 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
 
             # the other requests it offers: the listing, read from the tool; what it can do
             listed = text_of(await chat.turn(SUGGESTIONS[1]))
-            plot = calls[5]["filename"]
-            assert listed == f"The workspace has 1 plot ({plot}) and 2 REP files (valid_boat1.rep, valid_boat2.rep).\n"
+            plot = calls[6]["filename"]
+            assert listed == (
+                f"The workspace has 1 plot ({plot}) and 3 REP files (valid_boat1.rep, valid_boat2.rep, "
+                "valid_narrative.rep).\n"
+            )
             assert "closest approach between NELSON and COLLINGWOOD" in text_of(await chat.turn(SUGGESTIONS[2]))
 
             # a step that fails, and one declined: each says so, and a reload keeps it so
@@ -582,9 +591,14 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             assert (await chat.next())["payload"]["state"] == "reconnected"
             history = (await chat.next())["payload"]["messages"]
             tools = [(m["title"], m["outcome"], m["headline"]) for m in history if m["role"] == "tool"]
-            assert tools[4] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
-            assert [t[1] for t in tools[7:]] == ["failed", "declined"] and len(tools) == 9
-            assert len(history[6]["images"]) == 1  # the picture comes back with its step
+            assert tools[5] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
+            assert [t[1] for t in tools[8:]] == ["failed", "declined"] and len(tools) == 10
+            assert len(history[7]["images"]) == 1  # the picture comes back with its step
+            shown = [m for m in history if m["role"] == "tool"]
+            # the durations measured once: a reload shows what the steps showed
+            assert [m["durationMs"] for m in shown[:7]] == [s["data"]["durationMs"] for s in done]
+            # a declined step reads as the person's choice, not as an error addressed to the model
+            assert shown[-1]["result"] == "You declined; nothing ran."
 
         async with httpx.AsyncClient() as http:
             listed = (await http.get(host.url + "sessions")).json()["sessions"]

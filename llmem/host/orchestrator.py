@@ -31,7 +31,7 @@ from llmem.host.errors import HostError, ProviderError, UnknownTool
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
-from llmem.host.steps import Known, change_ids, clip, describe_change, step_headline, step_title
+from llmem.host.steps import Known, change_ids, clip, describe_change, kinds_of, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = [
@@ -414,12 +414,20 @@ class Orchestrator:
             content, page_result, is_error = await self._close_callback(session, entry, ready, host_steps)
         view = view_of(entry.server, entry.tool, call.arguments, result.result)  # MCP Apps: shown live on the page
         took = _ms(started)  # measured once: the step shows it now and after a reload
+        kinds = await self._added_kinds(entry, result) if not is_error else None
+        headline = step_headline(page_result, failed=is_error, kinds=kinds)
         await self._step(
             session,
             call,
             "complete",
             _error_line(result) if is_error and ready is None else f"{entry.qualified_name} answered",
-            {"result": page_result, "isError": is_error, "durationMs": took, **({"app": view} if view else {})},
+            {
+                "result": page_result,
+                "isError": is_error,
+                "headline": headline,
+                "durationMs": took,
+                **({"app": view} if view else {}),
+            },
         )
         if len(content) > self.settings.result_chars:
             content = (
@@ -429,7 +437,7 @@ class Orchestrator:
         message = self._tool_message(call, content, error=is_error)
         message.outcome = "failed" if is_error else ""
         message.host_steps = host_steps
-        message.headline = step_headline(page_result, failed=is_error)
+        message.headline = headline
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
         message.duration_ms = took
         message.app = view
@@ -530,6 +538,25 @@ class Orchestrator:
         complete = tracked.structured.get("next_cursor") is None
         tracks = [str(f.get("id")) for f in tracked.structured.get("features") or [] if isinstance(f, dict)]
         return known, tracks if complete else None
+
+    async def _added_kinds(self, entry: ToolEntry, result: ToolResult) -> dict[str, int] | None:
+        """The features a plot change added, counted by kind (``2 tracks and 19 narrative
+        entries``), read with the server's own ``debrief_get_features``; None when it cannot say."""
+        added, filename = result.structured.get("added_ids"), result.structured.get("filename")
+        reader = f"{entry.server}:{FEATURES_READER}"
+        if not isinstance(added, list) or not added or not isinstance(filename, str):
+            return None
+        if reader not in {t.name for t in self.tools} or len(added) > 1000:
+            return None
+        try:
+            read = await self.coordinator.call(reader, {"filename": filename, "ids": added, "limit": 1000})
+        except HostError as exc:
+            log.info("kinds of the added features not read: %s", exc)
+            return None
+        features = read.structured.get("features")
+        if read.is_error or not isinstance(features, list) or read.structured.get("next_cursor"):
+            return None
+        return kinds_of(features)
 
     async def _close_callback(
         self, session: Session, entry: ToolEntry, ready: dict[str, Any], steps: list[dict[str, Any]]

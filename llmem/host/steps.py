@@ -11,7 +11,18 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["Known", "as_data", "change_ids", "clip", "clock", "day", "describe_change", "step_headline", "step_title"]
+__all__ = [
+    "Known",
+    "as_data",
+    "change_ids",
+    "clip",
+    "clock",
+    "day",
+    "describe_change",
+    "kinds_of",
+    "step_headline",
+    "step_title",
+]
 
 # the tool arguments that say what a generic tool ran (debrief-calc's run_tool runs "tool")
 _WHAT = ("tool", "task", "name")
@@ -90,8 +101,69 @@ def _features_line(features: list[Any]) -> str | None:
     return _plural(len(features), "feature")
 
 
-def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str:
-    """The result's headline in one line: its error when it failed, else its main figure."""
+#: how a headline counts features of each kind: (one, many)
+_KIND_NOUNS = {
+    "track": ("track", "tracks"),
+    "narrative": ("narrative entry", "narrative entries"),
+    "annotation": ("annotation", "annotations"),
+    "zone": ("zone", "zones"),
+    "reference-point": ("reference point", "reference points"),
+}
+
+
+def kinds_of(summaries: list[Any]) -> dict[str, int]:
+    """Feature summaries counted by kind, in the order met; an annotation of a platform is a
+    narrative entry."""
+    counts: dict[str, int] = {}
+    for f in summaries:
+        if isinstance(f, dict):
+            kind = str(f.get("kind") or "feature")
+            kind = "narrative" if kind == "annotation" and f.get("platform") else kind
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _kinds_line(kinds: dict[str, int]) -> str:
+    """``2 tracks and 19 narrative entries``."""
+    parts = []
+    for kind, n in kinds.items():
+        one, many = _KIND_NOUNS.get(kind, (f"{kind} feature", f"{kind} features"))
+        parts.append(f"{n} {one if n == 1 else many}")
+    return ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
+
+
+def _report_line(report: dict[str, Any]) -> str | None:
+    """An import's report when it brought no track: ``19 narrative entries from x.rep (no fixes)``."""
+    narratives, fixes = report.get("narrative_count"), report.get("fix_count")
+    if not isinstance(narratives, int) or not isinstance(fixes, int):
+        return None
+    source = f" from {report['source']}" if isinstance(report.get("source"), str) else ""
+    got = _kinds_line({"narrative": narratives}) if narratives else f"{report.get('feature_count', 0)} features"
+    return f"{got}{source}" + (" (no fixes)" if not fixes else f", {_plural(fixes, 'fix')}")
+
+
+def _state_line(inner: dict[str, Any]) -> str | None:
+    """A plot's time or selection, read: ``at 10:45:09Z (05:00:00Z to 11:45:00Z)``, ``2 selected: a, b``."""
+    time = inner.get("timeState")
+    if isinstance(time, dict) and isinstance(time.get("current"), str):
+        span = (
+            f" ({clock(time['start'])} to {clock(time['end'])})"
+            if isinstance(time.get("start"), str) and isinstance(time.get("end"), str)
+            else ""
+        )
+        return f"at {clock(time['current'])}{span}"
+    selected = inner.get("selectedIds")
+    if isinstance(selected, list):
+        if not selected:
+            return "nothing selected"
+        shown = ", ".join(map(str, selected[:4])) + (f" and {len(selected) - 4} more" if len(selected) > 4 else "")
+        return f"{len(selected)} selected: {shown}"
+    return None
+
+
+def step_headline(result: Any, *, failed: bool = False, limit: int = 120, kinds: dict[str, int] | None = None) -> str:
+    """The result's headline in one line: its error when it failed, else its main figure.
+    ``kinds``: the features a plot change added, counted by kind, when the host read them."""
     data = as_data(result)
     if not isinstance(data, dict):
         return clip(str(data), limit) if data not in (None, "") else ""
@@ -108,7 +180,12 @@ def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str
         plots = len(inner.get("open_plots") or []) + len(inner.get("other_plots") or [])
         line = f"{_plural(plots, 'plot')}, {_plural(len(inner.get('rep_files') or []), 'REP file')}"
     elif isinstance(inner.get("added_ids"), list) and isinstance(inner.get("filename"), str):
-        line = f"{inner['filename']} with {_plural(len(inner['added_ids']), 'feature')}"
+        added = _kinds_line(kinds) if kinds else _plural(len(inner["added_ids"]), "feature")
+        line = f"{inner['filename']} with {added}"
+    elif isinstance(inner.get("report"), dict) and _report_line(inner["report"]):
+        line = _report_line(inner["report"])
+    elif _state_line(inner):
+        line = _state_line(inner)
     elif isinstance(inner.get("mediaType"), str) and inner.get("width"):
         at = f" at {clock(inner['time'])}" if isinstance(inner.get("time"), str) else ""
         line = f"picture {inner['width']}×{inner['height']} px{at}"
