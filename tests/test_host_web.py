@@ -20,7 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from llmem.host.providers.base import CALLBACK_SYSTEM
-from llmem.host.providers.standin import stand_in_answer
+from llmem.host.providers.standin import GUIDE, stand_in_answer
 from llmem.host.providers.standin_plays import SUGGESTIONS
 from llmem.host.sessions import MAX_PAGES
 from llmem.host.steps import clock
@@ -432,8 +432,12 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             chat = Chat(socket)
             hello = await chat.next()
             assert hello["payload"]["standIn"] is True
-            listing = text_of(await chat.turn("help"))
-            assert "deterministic stand-in" in listing and "llmem:get_artifact" in listing
+            # what it can do, for a person: in words, no tool names, and where a real model is connected
+            helped = text_of(await chat.turn("What can you do?"))
+            assert "deterministic stand-in" in helped and GUIDE in helped and "closest approach" in helped
+            assert "get_artifact" not in helped and "--provider" not in helped
+            listing = text_of(await chat.turn("tools"))  # the developer's listing
+            assert "llmem:get_artifact" in listing
             assert "delete_artifact" not in listing  # the config's excludeTools
             assert not any(token in raw for raw in chat.raw)
             # the session's rate limit (1 a second, bursts of 10 by default): a flood is refused
@@ -549,10 +553,17 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             small = _png_size(image["data"])
 
             # "Open full size": the render again, as large as the tool draws, without the model
-            zoom = {"zoomId": "z-1", "tool": done[6]["tool"], "arguments": calls[6]}
+            drawn = done[6]["data"]["result"]  # what the inline picture drew: its time, revision, selection
+            zoom = {"zoomId": "z-1", "tool": done[6]["tool"], "arguments": calls[6], "drawn": drawn}
             await socket.send(json.dumps({"type": "zoom", "payload": zoom}))
             zoomed = (await chat.next())["payload"]
-            assert zoomed["zoomId"] == "z-1" and "error" not in zoomed, zoomed
+            assert zoomed["zoomId"] == "z-1" and "error" not in zoomed and zoomed["changed"] is False, zoomed
+            # the plot changed since the step drew it: redrawn now, and said so
+            since = {**zoom, "zoomId": "z-3", "drawn": {**drawn, "revision": "an-older-one"}}
+            await socket.send(json.dumps({"type": "zoom", "payload": since}))
+            assert (await chat.next())["payload"]["changed"] is True
+            await socket.send(json.dumps({"type": "zoom", "payload": {**zoom, "zoomId": "z-4", "drawn": "10:45"}}))
+            assert "payload.drawn" in (await chat.next())["payload"]["error"]
             large = _png_size(zoomed["data"])
             assert large == (zoomed["width"], zoomed["height"]) and max(large) == 2048
             assert large[0] > 2 * small[0] and large[1] > 2 * small[1]

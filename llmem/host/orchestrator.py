@@ -443,25 +443,35 @@ class Orchestrator:
         message.app = view
         return message
 
-    async def larger_picture(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def larger_picture(
+        self, tool: str, arguments: dict[str, Any], drawn: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The picture of a step drawn again as large as its tool draws (``width``/``height`` at
         their maxima, debrief_render_plot's 2048 px): for the page's "Open full size", without the
-        model. Only a read-only tool with both sizes among its parameters is called."""
+        model. Only a read-only tool with both sizes among its parameters is called. ``drawn``:
+        what the step's own answer said it drew (its ``time``, ``revision``, ``selectedIds``): the
+        same moment is drawn again, and ``changed`` says when the plot has changed since."""
         entry = self._resolve(tool)
         props = entry.tool.input_schema.get("properties") or {}
         sizes = {k: props.get(k, {}).get("maximum") for k in ("width", "height")}
         if is_destructive(entry) or not all(isinstance(v, int) for v in sizes.values()):
             raise HostError(f"{entry.qualified_name} does not draw pictures at a size asked for")
-        result = await self.coordinator.call(entry.qualified_name, {**arguments, **sizes})
+        drawn = drawn or {}
+        same = dict(arguments)
+        if "time" in props and "time" not in same and isinstance(drawn.get("time"), str):
+            same["time"] = drawn["time"]  # the moment the step drew, not the plot's time now
+        result = await self.coordinator.call(entry.qualified_name, {**same, **sizes})
         if result.is_error or not result.images:
             raise HostError(_error_line(result) if result.is_error else f"{entry.qualified_name} drew no picture")
         image = result.images[0]
         facts = result.structured
+        changed = any(key in drawn and key in facts and drawn[key] != facts[key] for key in ("revision", "selectedIds"))
         return {
             "mimeType": image.mime_type,
             "data": image.data,
             "width": facts.get("width"),
             "height": facts.get("height"),
+            "changed": changed,
         }
 
     def _recorder(

@@ -529,12 +529,15 @@ def build_app(
     async def _zoom(payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
         """ "Open full size": the step's picture drawn again, larger, by its own tool."""
         zoom_id, tool, arguments = payload.get("zoomId"), payload.get("tool"), payload.get("arguments")
+        drawn = payload.get("drawn")
         answer: dict[str, Any] = {"zoomId": zoom_id}
         if not isinstance(tool, str) or not isinstance(arguments, dict):
             answer["error"] = "payload.tool (a tool name) and payload.arguments (an object) are required"
+        elif drawn is not None and not isinstance(drawn, dict):
+            answer["error"] = "payload.drawn, when given, must be the step's answer (an object with its time, revision)"
         else:
             try:
-                answer.update(await orchestrator.larger_picture(tool, arguments))
+                answer.update(await orchestrator.larger_picture(tool, arguments, drawn))
             except HostError as exc:
                 answer["error"] = str(exc)
             except Exception as exc:  # in the turns' task group: a failure here must not end them all
