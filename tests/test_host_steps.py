@@ -52,7 +52,13 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
     listing = {"open_plots": [], "other_plots": ["a.plot.json"], "rep_files": ["a.rep", "b.rep"]}
     assert step_headline(listing) == "1 plot, 2 REP files"
     assert step_headline({"filename": "x.plot.json", "added_ids": ["a", "b"]}) == "x.plot.json with 2 features"
-    picture = {"mediaType": "image/png", "width": 681, "height": 768, "time": "1995-12-12T10:45:08.902Z"}
+    picture = {
+        "mediaType": "image/png",
+        "width": 681,
+        "height": 768,
+        "time": "1995-12-12T10:45:08.902Z",
+        "selectedIds": [],  # a picture's headline is the picture, not the selection it drew
+    }
     assert step_headline(picture) == "picture 681×768 px at 10:45:09Z"
     error = {"success": False, "error": {"code": "VALIDATION_FAILED", "message": "'x.rep' is not a file " * 20}}
     line = step_headline(error, failed=True)

@@ -9,6 +9,7 @@ without a connection are dropped after ``idle_s``. In memory only, like the seed
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,9 @@ __all__ = ["MAX_PAGES", "PendingConfirm", "RateLimiter", "Session", "SessionMana
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
+
+#: questions that say nothing of what a chat is about: not its title when a real one follows
+_SMALL_TALK = re.compile(r"^(what can you do|help|tools|hi|hello|hey|thanks|thank you)\W*$|^/tool\b", re.IGNORECASE)
 
 RateLimiter = TokenBucket  # a page's messages, limited as the servers limit calls
 APP_RATE, APP_BURST = 20.0, 60  # requests per second from a page's views, and the burst
@@ -47,6 +51,7 @@ class Session:
     history: list[ChatMessage] = field(default_factory=list)
     created_at: float = field(default_factory=time.time)
     last_active: float = field(default_factory=time.monotonic)
+    last_active_at: float = field(default_factory=time.time)  # the same moment, on the clock, for the page
     #: the pages connected to it, by connection id, in the order they came: each gets every frame
     connections: dict[str, Send] = field(default_factory=dict)
     turn: anyio.CancelScope | None = None
@@ -60,14 +65,16 @@ class Session:
         return self.turn is not None
 
     def summary(self) -> dict[str, Any]:
-        """The session as the page's list of chats shows it: its first question as its title."""
-        asked = [m.content for m in self.history if m.role == "user"]
-        first = " ".join(asked[0].split()) if asked else ""
+        """The session as the page's list of chats shows it: its first question of substance as
+        its title (not "What can you do?" when a real one came later), and when it was last active."""
+        asked = [" ".join(m.content.split()) for m in self.history if m.role == "user"]
+        first = next((q for q in asked if not _SMALL_TALK.match(q)), asked[0] if asked else "")
         return {
             "id": self.id,
             "title": first if len(first) <= 80 else first[:79].rsplit(" ", 1)[0] + "…",
             "messages": len(asked),
             "createdAt": self.created_at,
+            "lastActiveAt": round(self.last_active_at, 3),
             "lastActiveS": round(time.monotonic() - self.last_active),
             "turnRunning": self.turn_running,
         }
@@ -75,7 +82,7 @@ class Session:
     async def emit(self, message: dict[str, Any], *, skip: str | None = None) -> None:
         """Send to every connected page (but ``skip``, a connection id); a turn goes on while no
         page is there."""
-        self.last_active = time.monotonic()
+        self.last_active, self.last_active_at = time.monotonic(), time.time()
         for connection_id, send in list(self.connections.items()):
             if connection_id == skip:
                 continue

@@ -184,11 +184,11 @@ def step_headline(result: Any, *, failed: bool = False, limit: int = 120, kinds:
         line = f"{inner['filename']} with {added}"
     elif isinstance(inner.get("report"), dict) and _report_line(inner["report"]):
         line = _report_line(inner["report"])
-    elif _state_line(inner):
-        line = _state_line(inner)
     elif isinstance(inner.get("mediaType"), str) and inner.get("width"):
         at = f" at {clock(inner['time'])}" if isinstance(inner.get("time"), str) else ""
         line = f"picture {inner['width']}×{inner['height']} px{at}"
+    elif _state_line(inner):
+        line = _state_line(inner)
     if line is None:
         for key in ("summary", "message", "result", "status"):
             if isinstance(inner.get(key), str | int | float) and not isinstance(inner[key], bool) and inner[key] != "":

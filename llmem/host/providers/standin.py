@@ -154,8 +154,8 @@ _NO_PLOTS = (
     "requests I can play through (the closest approach of two ships, the workspace's plots) cannot run.\n"
 )
 _ME = (
-    "\n_I am a deterministic stand-in, not a language model: I follow a script so the page can be tried "
-    f"without one. To talk to a real model, start the host with one: [Chat with your plots]({GUIDE})._\n"
+    "\n*I am a deterministic stand-in, not a language model: I follow a script so the page can be tried "
+    f"without one. To talk to a real model, start the host with one: [Chat with your plots]({GUIDE}).*\n"
 )
 _DEVELOPER = (
     '\nFor developers: `tools` lists the tools; `/tool server:name {"arg": …}` calls one; so does a '
