@@ -163,6 +163,12 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:  # 
     _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "dark", "the view went dark")
     shot(page, "host-live-view-dark.png")
     page.emulate_media(color_scheme="light")
+    _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "light", "the view went light")
+    # the page's own Dark/Light button reaches it too (the host context's theme)
+    page.click("#theme")
+    _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "dark", "the view followed the button")
+    page.click("#theme")
+    _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "light", "and back")
 
     # a reload: the conversation comes back with the live view in it, showing the time it was left at
     page.reload()
