@@ -8,29 +8,18 @@ Skipped, with the reason, where no chromium is installed (``.ci/run`` installs i
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests._browser import CHROMIUM, FLAGS
 from tests.fake_models import FakeOpenAI
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_web import PLOT, model
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
