@@ -119,7 +119,8 @@ def _small_features(lat0: float, lon0: float) -> list[dict[str, Any]]:
     ]
 
 
-def _write_plot(path: Path, tracks: list[dict[str, Any]], lat0: float, lon0: float) -> int:
+def write_plot(path: Path, tracks: list[dict[str, Any]], lat0: float, lon0: float) -> int:
+    """``tracks`` with a reference point, a zone and the time metadata, written as plots are (``indent=2``); its bytes."""
     doc = {"type": "FeatureCollection", "features": [*tracks, *_small_features(lat0, lon0)]}
     raw = json.dumps(doc, indent=2).encode()
     path.write_bytes(raw)
@@ -140,12 +141,12 @@ def make_plots(tmp: Path, sizes: Sizes) -> Plots:
     ws = tmp / "ws_plots"
     ws.mkdir()
     big = patrol(sizes.track_points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=1)
-    big_bytes = _write_plot(ws / BIG_PLOT, [big], 50.0, -4.0)
+    big_bytes = write_plot(ws / BIG_PLOT, [big], 50.0, -4.0)
     base_legs = glib_legs(track_data(big), sizes.glib_sample)
     del big
     ship_a = patrol(sizes.cpa_points, 12.0, lat0=50.0, lon0=-4.0, t0=T0, seed=2, box_s=3600)
     ship_b = patrol(sizes.cpa_points, 10.0, lat0=50.05, lon0=-3.95, t0=T0 + 0.5, seed=3, box_s=5400)
-    cpa_bytes = _write_plot(ws / CPA_PLOT, [ship_a, ship_b], 50.0, -4.0)
+    cpa_bytes = write_plot(ws / CPA_PLOT, [ship_a, ship_b], 50.0, -4.0)
     base_scan, scan_times = glib_scan(track_data(ship_a), track_data(ship_b), max(1, sizes.glib_sample // 4))
     return Plots(ws, big_bytes, cpa_bytes, base_legs, base_scan, scan_times)
 
