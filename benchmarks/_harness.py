@@ -176,17 +176,26 @@ class Section:
 # -- environment and commands -----------------------------------------------------------------
 
 
-ENV_VARS = ("LLMEM_LOG_DIR", "LLMEM_DATA_DIR")
+#: A benchmark measures the servers' own speed with thousands of calls a second, far past the
+#: rate limit a model meets (its cost, one bucket check a call, is in every figure all the same).
+UNLIMITED_RATES = {
+    "LLMEM_WRITES_PER_MINUTE": "100000000",
+    "LLMEM_WRITE_BURST": "1000000",
+    "LLMEM_READS_PER_MINUTE": "100000000",
+    "LLMEM_READ_BURST": "1000000",
+}
+ENV_VARS = ("LLMEM_LOG_DIR", "LLMEM_DATA_DIR", *UNLIMITED_RATES)
 
 
 def bench_env(tmp: Path) -> dict[str, str]:
-    """The servers' logs and user-level data go to ``tmp``, never the user's home.
+    """The servers' logs and user-level data go to ``tmp``, never the user's home, and their
+    rate limits out of the way (:data:`UNLIMITED_RATES`).
 
     The runners (:func:`script_main`, ``run_all.py``) put these in this process's environment
     (:func:`patched_environ`) around a ``collect``: the servers spawned inherit them, and so do
     the in-process services.
     """
-    return dict(zip(ENV_VARS, (str(tmp / "logs"), str(tmp / "data")), strict=True))
+    return {**dict(zip(ENV_VARS[:2], (str(tmp / "logs"), str(tmp / "data")), strict=True)), **UNLIMITED_RATES}
 
 
 def _server_env() -> dict[str, str]:

@@ -277,7 +277,8 @@ async def _paged_read_async(ws: Path, scratch: Path, plot: str, track: dict[str,
                 cursor = page["next_cursor"]
                 if cursor is None:
                     break
-            if join_parts(parts) != track:
+            joined = {k: v for k, v in join_parts(parts).items() if k != "ref"}  # the listing's own ref
+            if joined != track:
                 raise RuntimeError(f"the {len(texts)} pages of {plot} do not join back into its track")
             return ours, base, texts
 

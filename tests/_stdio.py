@@ -42,10 +42,28 @@ def rpc_line(id_: Any, method: str, params: Any = None, *, notification: bool = 
     return json.dumps(msg, ensure_ascii=False)
 
 
+#: For tests that hammer a server on purpose (soak, fuzz): thousands of calls a second, far past
+#: the rate limit a model meets, which has tests of its own (tests/test_ratelimit.py).
+UNLIMITED_RATES = {
+    "LLMEM_WRITES_PER_MINUTE": "100000000",
+    "LLMEM_WRITE_BURST": "1000000",
+    "LLMEM_READS_PER_MINUTE": "100000000",
+    "LLMEM_READ_BURST": "1000000",
+}
+
+
 class RawServer:
     """One server process over stdio, answers collected by id in a background reader thread."""
 
-    def __init__(self, script: str, workspace: Path, stderr_path: Path, *args: str, keep_raw: bool = True):
+    def __init__(
+        self,
+        script: str,
+        workspace: Path,
+        stderr_path: Path,
+        *args: str,
+        keep_raw: bool = True,
+        env: dict[str, str] | None = None,
+    ):
         self.keep_raw = keep_raw  # a soak drops the raw lines (and pops its answers) to stay small
         self.stderr_path = stderr_path
         self._stderr = stderr_path.open("wb")
@@ -54,7 +72,7 @@ class RawServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            env=subprocess_env(),
+            env=subprocess_env(**(env or {})),
         )
         self.pid = self.proc.pid
         self._cond = threading.Condition()

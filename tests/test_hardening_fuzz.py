@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from tests._stdio import INIT, RawServer, id_key
+from tests._stdio import INIT, UNLIMITED_RATES, RawServer, id_key
 from tests.conftest import DATA
 
 SEED = int(os.environ.get("HARDENING_SEED", "20261123"))
@@ -823,7 +823,7 @@ def test_fuzz_over_stdio(script: str, workspace: Path, tmp_path: Path) -> None:
     store, logs = workspace / ".llmem", tmp_path / "logs"
     logs.mkdir()
     before = snapshot(tmp_path, store, logs)
-    with RawServer(script, workspace, logs / f"{script}.stderr.log") as server:
+    with RawServer(script, workspace, logs / f"{script}.stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         listed = server.request("tools/list")
         server.wait_for([listed], 60)
@@ -883,7 +883,7 @@ def test_fuzz_over_stdio(script: str, workspace: Path, tmp_path: Path) -> None:
 
 
 def test_deeply_nested_request_is_answered(workspace: Path, tmp_path: Path) -> None:
-    with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log") as server:
+    with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         nested: Any = "x"
         for _ in range(250):
@@ -918,7 +918,7 @@ def test_error_answers_stay_under_the_cap(
     script: str, tool: str, arguments: dict[str, Any], workspace: Path, tmp_path: Path
 ) -> None:
     shutil.copy(DATA / "plots" / LARGE, workspace / LARGE)
-    with RawServer(script, workspace, tmp_path / "stderr.log") as server:
+    with RawServer(script, workspace, tmp_path / "stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         id_ = server.request("tools/call", {"name": tool, "arguments": arguments})
         server.wait_for([id_], 60)
@@ -936,7 +936,7 @@ def test_error_answers_stay_under_the_cap(
 def test_refused_plot_write_leaves_the_workspace_alone(workspace: Path, tmp_path: Path) -> None:
     shutil.copy(DATA / "plots" / SAMPLE, workspace / SAMPLE)
     before = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*"))
-    with RawServer("debrief-state-mcp", workspace, tmp_path / "stderr.log") as server:
+    with RawServer("debrief-state-mcp", workspace, tmp_path / "stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         command = {"command": "logMessage", "payload": "hello"}
         r = server.call_tool("debrief_apply_command", {"filename": "new/folder/x.plot.json", "command": command})
@@ -960,7 +960,7 @@ def test_refused_plot_write_leaves_the_workspace_alone(workspace: Path, tmp_path
     ids=["unknown-name", "unexpected-arguments"],
 )
 def test_prompt_errors_are_invalid_params(params: dict[str, Any], workspace: Path, tmp_path: Path) -> None:
-    with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log") as server:
+    with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         id_ = server.request("prompts/get", params)
         server.wait_for([id_], 30)
@@ -991,7 +991,7 @@ def test_prompt_errors_are_invalid_params(params: dict[str, Any], workspace: Pat
 def test_extreme_paths_are_refused_not_internal(
     script: str, tool: str, arguments: dict[str, Any], workspace: Path, tmp_path: Path
 ) -> None:
-    with RawServer(script, workspace, tmp_path / "stderr.log") as server:
+    with RawServer(script, workspace, tmp_path / "stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         result = server.call_tool(tool, arguments)
         assert server.close() == 0
@@ -1003,7 +1003,7 @@ def test_refused_delete_leaves_the_store_alone(workspace: Path, tmp_path: Path) 
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text("X = 1\n", encoding="utf-8")
     store = workspace / ".llmem"
-    with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log") as server:
+    with RawServer("llmem-mcp", workspace, tmp_path / "stderr.log", env=UNLIMITED_RATES) as server:
         server.initialize()
         assert not server.call_tool("generate_artifact", {"path": "src/app.py"})["isError"]
         before = sorted(p.relative_to(store).as_posix() for p in store.rglob("*"))

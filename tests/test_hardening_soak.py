@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from tests._stdio import RawServer
+from tests._stdio import UNLIMITED_RATES, RawServer
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.skipif(
@@ -155,7 +155,7 @@ def test_memory_stays_flat_over_thousands_of_calls(
 ) -> None:
     make = factory(workspace, random.Random(f"soak:{script}"))
     started = time.monotonic()
-    with RawServer(script, workspace, tmp_path / "stderr.log", keep_raw=False) as server:
+    with RawServer(script, workspace, tmp_path / "stderr.log", keep_raw=False, env=UNLIMITED_RATES) as server:
         server.initialize()
         setup_server(server, script)
         samples = soak(server, make, calls)

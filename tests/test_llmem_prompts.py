@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from llmem.code.artifacts import Llmem
-from llmem.code.outline import build_outline, iter_symbols
+from llmem.code.outline import DATA_KINDS, build_outline, iter_symbols
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument, TicketError
 from llmem.core.store import ArtifactStore
@@ -61,6 +61,7 @@ def _symbol_sources(ws: Path, rel: str) -> dict[str, str]:
     return {
         s.qualified_name: "".join(lines[s.start_line - 1 : s.end_line]).rstrip()
         for s in iter_symbols(build_outline(rel, data))
+        if s.kind not in DATA_KINDS  # fields, members, variables: context, not asked for notes
     }
 
 

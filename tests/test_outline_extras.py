@@ -270,7 +270,12 @@ def test_calls_that_only_look_like_registrations_are_not() -> None:
         """
     )
     got = {name: kind for name, (kind, _, _) in _symbols("src/app.ts", text).items()}
-    assert got == {"/users/:id": "registration", "/api": "registration", "open-file": "registration"}
+    assert got == {
+        "value": "variable",  # a module variable, not a registration
+        "/users/:id": "registration",
+        "/api": "registration",
+        "open-file": "registration",
+    }
 
 
 def test_a_chained_command_is_one_registration_with_its_action_inside() -> None:
@@ -317,7 +322,7 @@ def test_compiled_classes_object_methods_and_module_exports() -> None:
     assert got["def.code"] == ("method", 8, 11)
     assert got["def.code.loopAll"][0] == "function"
     assert got["def.error.message"][0] == "method"
-    assert "plain" not in got
+    assert got["plain"] == ("variable", 14, 14)  # a plain object: one variable, not a container
     assert got["applyBind"] == ("function", 15, 15)
 
 

@@ -202,14 +202,17 @@ def test_sample_kinds_names_and_lines() -> None:
     assert got == [
         ("constant", "MAX_RETRIES", 14, 14),
         ("constant", "_PRIVATE_LIMIT", 15, 15),
+        ("variable", "lowercase_ignored", 16, 16),
         ("constant", "A", 17, 17),
         ("constant", "B", 17, 17),
         ("constant", "timeout", 18, 18),
         ("type", "Json", 19, 19),
         ("type", "T", 20, 20),
         ("enum", "Color", 23, 27),
+        ("enum_member", "Color.RED", 24, 24),
         ("method", "Color.label", 26, 27),
         ("enum", "Perm", 30, 31),
+        ("enum_member", "Perm.R", 31, 31),
         ("class", "Outer", 38, 61),
         ("class", "Outer.Inner", 44, 46),
         ("method", "Outer.Inner.deep", 45, 46),
@@ -263,7 +266,8 @@ def test_sample_signatures_docs_and_decorators() -> None:
     assert symbols["_PRIVATE_LIMIT"].signature == "_PRIVATE_LIMIT: int = 10"
     assert symbols["Json"].signature.startswith("Json: TypeAlias = ")
     assert symbols["Color"].signature == "class Color(Enum)"
-    assert "lowercase_ignored" not in symbols
+    assert symbols["lowercase_ignored"].kind == "variable"
+    assert symbols["lowercase_ignored"].signature == "lowercase_ignored = 1"
     assert symbols["Outer.helper.hidden"].signature == "def hidden()"
 
 

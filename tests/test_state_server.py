@@ -153,8 +153,9 @@ async def test_tools_are_listed_lean_with_honest_annotations(client: Client) -> 
 async def test_guide_and_instructions(client: Client, plots: Path) -> None:
     assert client.instructions and client.instructions.count(". ") == 1
     text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
-    for tool in TOOLS:
+    for tool in TOOLS - {"debrief_view_data"}:
         assert f"`{tool}`" in text
+    assert "debrief_view_data" not in text  # the live view's own tool (MCP Apps visibility ["app"]): not the model's
     assert str(plots) in text and "MULTIPLE_PLOTS" in text and "SOURCE_CHANGED" in text
 
 

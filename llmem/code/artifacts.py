@@ -692,9 +692,14 @@ def _compare_symbols(
 
 def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:
     """The symbol named ``wanted``: its qualified name, or a plain name that only one symbol has."""
+    from llmem.code.outline import DATA_KINDS
+
     exact = [s for s in symbols if s.qualified_name == wanted]
     if not exact:
         exact = [s for s in symbols if s.name == wanted]
+        code = [s for s in exact if s.kind not in DATA_KINDS]
+        if code and len(code) < len(exact) and all(s.qualified_name == code[0].qualified_name for s in code):
+            exact = code  # a plain name keeps naming the one class/function it named before fields were outlined
     if len(exact) == 1 or (exact and all(s.qualified_name == exact[0].qualified_name for s in exact)):
         if len(exact) > 1:  # overloads: one name, several declarations: answer them all as one range
             first = min(exact, key=lambda s: s.start_line)

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from llmem.code.outline import Outline, Symbol
+from llmem.code.outline import DATA_KINDS, Outline, Symbol
 from llmem.core.errors import ResultInvalid
 
 __all__ = [
@@ -103,9 +103,13 @@ class SourceUnit:
 
 
 def _descendants(sym: Symbol) -> list[str]:
+    """The names a unit asks notes for: the symbol and its descendants, data members left out
+    (:data:`DATA_KINDS`: fields, attributes, enum members and variables are shown for context,
+    and their class's or function's note covers them)."""
     out = [sym.qualified_name]
     for child in sym.children:
-        out.extend(_descendants(child))
+        if child.kind not in DATA_KINDS:
+            out.extend(_descendants(child))
     return out
 
 
@@ -114,6 +118,8 @@ def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceU
     doc, its children's signatures) and then each child as units of its own. No unit cuts a line."""
     out: list[SourceUnit] = []
     for sym in symbols:
+        if sym.kind in DATA_KINDS:
+            continue  # a data member: in its container's head or source, not a unit of its own
         body = "".join(lines[sym.start_line - 1 : sym.end_line])
         if len(body) <= budget:
             out.append(SourceUnit(sym.start_line, sym.end_line, tuple(_descendants(sym)), body))
@@ -124,7 +130,7 @@ def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceU
             head.append(f"    {cut_at_word(sym.doc.splitlines()[0], 200)}")
         head.extend(f"    {c.signature}  (lines {c.start_line}-{c.end_line})" for c in sym.children[:60])
         out.append(SourceUnit(sym.start_line, sym.start_line, (sym.qualified_name,), "\n".join(head) + "\n"))
-        if sym.children:
+        if any(c.kind not in DATA_KINDS for c in sym.children):
             out.extend(_units(sym.children, lines, budget))
         elif len(body) > budget:
             # One body larger than any prompt, with nothing inside to split on: its first lines.
@@ -171,9 +177,10 @@ def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str
     shown = units[0] if units else []
     rest = sum(len(p) for p in units[1:])
     lines = source_text.splitlines(keepends=True)
-    first = outline.symbols[0].start_line if outline.symbols else len(lines) + 1
+    # the module head runs to the first symbol with a unit (module variables stay in the head)
+    first = next((s.start_line for s in outline.symbols if s.kind not in DATA_KINDS), len(lines) + 1)
     head = _cut_at_line("".join(lines[: first - 1]), 1_500, "… (module head cut here)") if first > 1 else ""
-    if not outline.symbols:
+    if not units:  # nothing but data (or nothing): the file itself, as far as it fits
         head = _cut_at_line(source_text, FILE_SOURCE_CHARS, "… (the rest of the file is left out for size)")
     body = (f"```{lang}\n{head.rstrip()}\n```\n\n" if head.strip() else "") + _shown_source(shown, lang)
     tail = (

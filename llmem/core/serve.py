@@ -112,7 +112,8 @@ class SuiteServer(MCPServer[Any]):
         self.add_tool(
             wrapped, name=name, description=description, annotations=annotations, structured_output=False, meta=meta
         )
-        self._tool_order.append((name, description))
+        if "model" in ((meta or {}).get("ui") or {}).get("visibility", ["model"]):
+            self._tool_order.append((name, description))  # a view's own tool (MCP Apps) is not the model's
         self._listed = None
 
     def _wrap(

@@ -82,6 +82,7 @@ class ChatMessage:
     # for the page only, never sent to the model: a tool's pictures and how long the call took,
     # so a page that reconnects can draw the conversation again whole
     images: list[dict[str, str]] = field(default_factory=list)
+    app: dict[str, Any] | None = None  # a tool result's MCP Apps view (server, uri, input, result), for the page
     duration_ms: int | None = None
 
 

@@ -37,6 +37,21 @@ def _setup_logging(level: str) -> None:
         handler.addFilter(_CorrelationFilter())
 
 
+def _signals_to_main() -> type[Any]:
+    import contextlib
+
+    import uvicorn
+
+    class SignalsToMain(uvicorn.Server):
+        """A second server that leaves the signals to the main one, which stops it."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            yield
+
+    return SignalsToMain
+
+
 async def _run(options: dict[str, Any]) -> None:
     import anyio
     import uvicorn
@@ -45,8 +60,9 @@ async def _run(options: dict[str, Any]) -> None:
     from llmem.host.coordinator import Coordinator
     from llmem.host.orchestrator import Orchestrator, OrchestratorSettings
     from llmem.host.sessions import SessionManager
-    from llmem.host.web import WebSettings, build_app
+    from llmem.host.web import WebSettings, build_app, build_apps_app
 
+    _SignalsToMain = _signals_to_main()
     provider = options["provider"]
     specs = load_config(options["config"], options["substitutions"])
     settings = OrchestratorSettings(max_steps=options["max_steps"], history_tokens=options["history_tokens"])
@@ -85,28 +101,53 @@ async def _run(options: dict[str, Any]) -> None:
                     ws_max_size=1 << 20,
                 )
                 server = uvicorn.Server(config)
+                # MCP Apps views run in a sandbox proxy served on a second port: another origin
+                apps = _SignalsToMain(
+                    uvicorn.Config(
+                        build_apps_app(web),
+                        host=options["host"],
+                        port=options["apps_port"],
+                        log_config=None,
+                        access_log=False,
+                    )
+                )
+
+                def bound(s: uvicorn.Server) -> tuple[str, int] | None:
+                    for sock in s.servers[0].sockets if s.servers else ():
+                        host, port = sock.getsockname()[:2]
+                        return host, port
+                    return None
 
                 async def announce() -> None:
-                    while not server.started:
+                    while not (server.started and apps.started):
                         await anyio.sleep(0.02)
-                    for sock in server.servers[0].sockets if server.servers else ():
-                        host, port = sock.getsockname()[:2]
+                    where, proxy = bound(server), bound(apps)
+                    if where is not None:
+                        host, web.port = where
+                        web.apps_port = proxy[1] if proxy else 0
                         shown = f"[{host}]" if ":" in host else host
+                        log.info(
+                            "MCP Apps sandbox proxy (views of tool results) at http://%s:%s/", shown, web.apps_port
+                        )
                         click.echo(
-                            f"llmem-host: chat at http://{shown}:{port}/ with {provider.label}; "
+                            f"llmem-host: chat at http://{shown}:{web.port}/ with {provider.label}; "
                             f"servers: {', '.join(coordinator.servers)} ({len(orchestrator.tools)} tools)",
                             err=True,
                         )
-                        break
+
+                async def serve_apps() -> None:
+                    await apps.serve()
 
                 async def sweep() -> None:
                     while True:
                         await anyio.sleep(60)
                         sessions.sweep()
 
+                turns.start_soon(serve_apps)
                 turns.start_soon(announce)
                 turns.start_soon(sweep)
                 await server.serve()
+                apps.should_exit = True
                 turns.cancel_scope.cancel()
         finally:
             await provider.aclose()
@@ -131,6 +172,14 @@ async def _run(options: dict[str, Any]) -> None:
 @click.option("--base-url", default=None, help="The provider's API address, e.g. http://127.0.0.1:11434/v1 for Ollama.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to serve the page on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=60120, show_default=True)
+@click.option(
+    "--apps-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="The port of the MCP Apps sandbox proxy (live views of tool results run there, on another origin "
+    "than the page); 0: any free port.",
+)
 @click.option(
     "--auth-token",
     default=None,

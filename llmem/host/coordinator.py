@@ -30,10 +30,13 @@ from mcp_types import (
     REQUEST_TIMEOUT,
     CallToolResult,
     ImageContent,
+    ReadResourceResult,
     TextContent,
     Tool,
 )
 
+from llmem.host.apps import APP_MIME, ViewRefused, app_callable, model_visible
+from llmem.host.apps import visibility as app_visibility
 from llmem.host.breaker import CircuitBreaker
 from llmem.host.config import ServerSpec, tool_offered
 from llmem.host.errors import (
@@ -121,6 +124,7 @@ class _Connection:
     guide_generated: bool
     breaker: CircuitBreaker
     timeout_s: float | None
+    views: dict[str, ReadResourceResult] = field(default_factory=dict)  # ui:// HTML, read once
 
 
 def _fallback_guide(server: str, tools: Sequence[Tool]) -> str:
@@ -132,7 +136,7 @@ def _fallback_guide(server: str, tools: Sequence[Tool]) -> str:
         "",
         f"## Tools (call them as `{server}:<tool>`)",
     ]
-    for tool in tools:
+    for tool in (t for t in tools if model_visible(t)):
         lines.append(f"- `{tool.name}`: {(tool.description or '(no description)').strip()}")
         props = tool.input_schema.get("properties") or {}
         required = set(tool.input_schema.get("required") or [])
@@ -365,7 +369,8 @@ class Coordinator:
                     [qualified],
                 )
             self._registry[qualified] = ToolEntry(qualified, conn.name, tool, _validator(conn.name, tool))
-            self._by_bare.setdefault(tool.name, []).append(qualified)
+            if model_visible(tool):
+                self._by_bare.setdefault(tool.name, []).append(qualified)
 
     # -- the registry --------------------------------------------------------------------------
 
@@ -373,8 +378,14 @@ class Coordinator:
     def servers(self) -> list[str]:
         return list(self._conns)
 
-    def tools(self, server: str | None = None) -> list[ToolEntry]:
-        return [e for e in self._registry.values() if server is None or e.server == server]
+    def tools(self, server: str | None = None, *, include_app_only: bool = False) -> list[ToolEntry]:
+        """The tools a model may see and call; with ``include_app_only``, also those only a view
+        of their server may call (MCP Apps ``_meta.ui.visibility: ["app"]``)."""
+        return [
+            e
+            for e in self._registry.values()
+            if (server is None or e.server == server) and (include_app_only or model_visible(e.tool))
+        ]
 
     def descriptions(self, server: str) -> str:
         """The server's ``tool-descriptions`` prompt, or the guide written from its tools/list."""
@@ -397,7 +408,14 @@ class Coordinator:
     def resolve(self, name: str) -> ToolEntry:
         """A qualified ``server:tool`` name, or a bare tool name that only one server offers."""
         if name in self._registry:
-            return self._registry[name]
+            entry = self._registry[name]
+            if not model_visible(entry.tool):
+                raise UnknownTool(
+                    f"{name} is callable only by the views of server {entry.server!r} (MCP Apps visibility "
+                    f"{list(app_visibility(entry.tool))}), not by the model",
+                    name,
+                )
+            return entry
         candidates = self._by_bare.get(name, [])
         if len(candidates) == 1:
             return self._registry[candidates[0]]
@@ -406,8 +424,9 @@ class Coordinator:
                 f"the tool name {name!r} is ambiguous: {', '.join(candidates)} offer it; call it by its qualified name",
                 candidates,
             )
-        close = difflib.get_close_matches(name, list(self._registry) + list(self._by_bare), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; known tools: {', '.join(self._registry)}"
+        visible = [q for q, e in self._registry.items() if model_visible(e.tool)]
+        close = difflib.get_close_matches(name, visible + list(self._by_bare), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known tools: {', '.join(visible)}"
         raise UnknownTool(f"no tool named {name!r}{hint}", name, close)
 
     def validate(self, name: str, arguments: Mapping[str, Any] | None) -> ToolEntry:
@@ -439,7 +458,9 @@ class Coordinator:
         self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout_s: float | None = None
     ) -> ToolResult:
         """Call a tool: resolve, validate, pass the breaker, call under a timeout, record the verdict."""
-        entry = self.validate(name, arguments)
+        return await self._call(self.validate(name, arguments), arguments, timeout_s)
+
+    async def _call(self, entry: ToolEntry, arguments: Mapping[str, Any] | None, timeout_s: float | None) -> ToolResult:
         conn = self._conns[entry.server]
         conn.breaker.acquire()
         limit = timeout_s if timeout_s is not None else conn.timeout_s if conn.timeout_s is not None else self.timeout_s
@@ -470,6 +491,54 @@ class Coordinator:
             entry.calls += 1
             entry.total_ms += (time.perf_counter() - started) * 1000.0
         return ToolResult(entry.qualified_name, result, (time.perf_counter() - started) * 1000.0)
+
+    # -- MCP Apps: what a view may ask of its own server ----------------------------------------
+
+    async def call_from_view(self, server: str, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
+        """A view's ``tools/call``: only a tool of the view's own server whose visibility has "app"
+        (the specification); ``ViewRefused`` (JSON-RPC invalid params) for any other."""
+        entry = self._registry.get(f"{server}:{name}")
+        if entry is None:
+            raise ViewRefused(
+                INVALID_PARAMS,
+                f"a view of server {server!r} may call only that server's tools, and it has no tool {name!r}",
+            )
+        if not app_callable(entry.tool):
+            raise ViewRefused(
+                INVALID_PARAMS,
+                f"tool {name!r} of server {server!r} is not callable from a view: its MCP Apps visibility is "
+                f'{list(app_visibility(entry.tool))}, without "app"',
+            )
+        if entry.validator is not None:
+            errors = sorted(entry.validator.iter_errors(dict(arguments or {})), key=lambda e: list(map(str, e.path)))
+            if errors:
+                raise ViewRefused(
+                    INVALID_PARAMS,
+                    f"arguments of {entry.qualified_name} break its schema at {errors[0].json_path}: "
+                    f"{errors[0].message}; nothing was sent",
+                )
+        return await self._call(entry, arguments, None)
+
+    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """``resources/read`` on one server, for the page (a view's HTML) and for views. A view's
+        ``ui://`` HTML is read once per server and address, then served from memory."""
+        conn = self._conn(server)
+        cached = conn.views.get(uri)
+        if cached is not None:
+            return cached
+        limit = conn.timeout_s if conn.timeout_s is not None else self.timeout_s
+        try:
+            with anyio.fail_after(limit):
+                result = await conn.client.read_resource(uri)
+        except TimeoutError:
+            raise CallTimeout(
+                f"resources/read {uri} on {server!r} did not answer within {limit:g} s", uri, limit
+            ) from None
+        except MCPError as exc:
+            raise ViewRefused(exc.error.code, f"server {server!r} could not read {uri}: {exc.error.message}") from exc
+        if uri.startswith("ui://") and any(c.mime_type == APP_MIME for c in result.contents):
+            conn.views[uri] = result
+        return result
 
 
 def _classify(entry: ToolEntry, limit: float, exc: Exception) -> tuple[HostError, bool]:

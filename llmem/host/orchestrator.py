@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from llmem.host.apps import view_of
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.coordinator import Coordinator, ToolEntry, ToolResult
 from llmem.host.errors import HostError, ProviderError, UnknownTool
@@ -345,12 +346,13 @@ class Orchestrator:
         ready = result.structured if result.structured.get("status") == "prompt_ready" else None
         if ready is not None and not is_error:
             content, page_result, is_error = await self._close_callback(session, entry, ready)
+        view = view_of(entry.server, entry.tool, call.arguments, result.result)  # MCP Apps: shown live on the page
         await self._step(
             session,
             call,
             "complete",
             _error_line(result) if is_error and ready is None else f"{entry.qualified_name} answered",
-            {"result": page_result, "isError": is_error, "durationMs": _ms(started)},
+            {"result": page_result, "isError": is_error, "durationMs": _ms(started), **({"app": view} if view else {})},
         )
         if len(content) > self.settings.result_chars:
             content = (
@@ -360,6 +362,7 @@ class Orchestrator:
         message = self._tool_message(call, content, error=is_error)
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
         message.duration_ms = _ms(started)
+        message.app = view
         return message
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:

@@ -24,6 +24,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 RateLimiter = TokenBucket  # a page's messages, limited as the servers limit calls
+APP_RATE, APP_BURST = 20.0, 60  # requests per second from a page's views, and the burst
 
 
 @dataclass
@@ -48,6 +49,8 @@ class Session:
     turn: anyio.CancelScope | None = None
     confirms: dict[str, PendingConfirm] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
+    #: the MCP Apps views' tools/call and resources/read: a live view polls and follows a slider
+    app_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(APP_RATE, APP_BURST))
 
     @property
     def turn_running(self) -> bool:

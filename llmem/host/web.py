@@ -7,6 +7,13 @@ with ``?token=``), compared in constant time; the WebSocket's Origin, when a bro
 must be this host's own (or one given with ``--allow-origin``), so no other site's page can drive
 it; each session has a rate limit. Secrets (the provider's key, the token) are scrubbed from
 every frame before it leaves.
+
+MCP Apps views (a tool result's ``ui://`` view, shown live on the page) run in a sandbox proxy
+served by :func:`build_apps_app` on a second port, so on another origin than the page: that
+origin cannot open ``/ws`` (its Origin is not the page's), the page's CSP lets it be framed
+(``frame-src``) and the proxy lets only the page frame it (``frame-ancestors``). A view's
+``tools/call`` and ``resources/read`` come through the page as ``app`` frames, to the view's own
+server only, under their own rate limit.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import TaskGroup
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -29,11 +37,14 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from llmem.core.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
+from llmem.host.apps import APP_MIME, ViewRefused, refused_origins, view_csp
 from llmem.host.chat import ChatMessage, new_id
+from llmem.host.coordinator import Coordinator
+from llmem.host.errors import HostError
 from llmem.host.orchestrator import SYSTEM_MESSAGES, Orchestrator
 from llmem.host.sessions import Session, SessionManager
 
-__all__ = ["LOOPBACK", "WebSettings", "build_app", "is_loopback"]
+__all__ = ["LOOPBACK", "WebSettings", "build_app", "build_apps_app", "is_loopback"]
 
 log = logging.getLogger("llmem.host.web")
 
@@ -43,14 +54,24 @@ _PAGE_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
+    "/apps.js": ("apps.js", "text/javascript; charset=utf-8"),
+    "/apps.css": ("apps.css", "text/css; charset=utf-8"),
 }
+# nothing from outside: scripts, styles and sockets from this host only, pictures inline; frames
+# only from the MCP Apps sandbox proxy (added per request: its port is known once it serves)
+_PAGE_CSP = (
+    "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
+    "style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
 _HEADERS = {
-    # nothing from outside: scripts, styles and sockets from this host only, pictures inline
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
-    "style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "Content-Security-Policy": _PAGE_CSP,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
+}
+_SANDBOX_FILES = {
+    "/sandbox.html": ("sandbox.html", "text/html; charset=utf-8"),
+    "/sandbox.js": ("sandbox.js", "text/javascript; charset=utf-8"),
 }
 
 
@@ -61,6 +82,8 @@ class WebSettings:
     auth_token: str | None = None
     allowed_origins: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()  # scrubbed from every frame
+    #: the MCP Apps sandbox proxy's port (another origin than the page); 0 while it is not serving
+    apps_port: int = 0
     info: dict[str, Any] = field(default_factory=dict)  # provider, servers…: the connection payload
 
 
@@ -138,9 +161,103 @@ def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     "isError": m.is_error,
                     "durationMs": m.duration_ms,
                     "images": m.images,
+                    **({"app": m.app} if m.app else {}),
                 }
             )
     return out
+
+
+def _origins(names: set[str], port: int) -> list[str]:
+    """``http://name:port`` for each name this host answers to."""
+    return sorted(f"http://{f'[{n}]' if ':' in n else n}:{port}" for n in names)
+
+
+def _csp_source(origin: str) -> str:
+    """An origin as a CSP source: CSP has no IPv6 literals, so ``[::1]`` becomes any host on that port."""
+    parts = urlsplit(origin)
+    return f"{parts.scheme}://*:{parts.port}" if parts.hostname and ":" in parts.hostname else origin
+
+
+async def _view_request(coordinator: Coordinator, payload: dict[str, Any]) -> dict[str, Any]:
+    """A view's ``tools/call`` or ``resources/read`` (the page says which server the view belongs
+    to): its JSON-RPC ``result`` or ``error``. Only the view's own server is asked; a tool must
+    let views call it (its MCP Apps visibility has "app")."""
+    server, method, params = payload.get("server"), payload.get("method"), payload.get("params")
+    params = params if isinstance(params, dict) else {}
+    if not isinstance(server, str) or server not in coordinator.servers:
+        return _rpc_error(INVALID_PARAMS, f"payload.server must name a running server, not {server!r}")
+    try:
+        if method == "tools/call":
+            name, arguments = params.get("name"), params.get("arguments")
+            if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+                return _rpc_error(
+                    INVALID_PARAMS, "tools/call needs params.name (a string) and params.arguments (an object)"
+                )
+            called = await coordinator.call_from_view(server, name, arguments)
+            return {"result": called.result.model_dump(mode="json", by_alias=True, exclude_none=True)}
+        if method == "resources/read":
+            uri = params.get("uri")
+            if not isinstance(uri, str) or not uri:
+                return _rpc_error(INVALID_PARAMS, "resources/read needs params.uri (a string)")
+            read = await coordinator.read_resource(server, uri)
+            for content in read.contents:
+                ui = (content.meta or {}).get("ui")
+                csp = ui.get("csp") if isinstance(ui, dict) else None
+                if content.mime_type == APP_MIME:
+                    log.info("view %s of %s runs under the CSP: %s", uri, server, view_csp(csp))
+                    dropped = refused_origins(csp if isinstance(csp, dict) else {})
+                    if dropped:
+                        log.warning("view %s of %s: declared origins left out of its CSP: %s", uri, server, dropped)
+            return {"result": read.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    except ViewRefused as exc:
+        log.warning("a view's %s refused: %s", method, exc)
+        return _rpc_error(exc.code, str(exc))
+    except HostError as exc:
+        return _rpc_error(INTERNAL_ERROR, str(exc))
+    return _rpc_error(METHOD_NOT_FOUND, f"a view may ask for tools/call or resources/read, not {method!r}")
+
+
+def _rpc_error(code: int, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def build_apps_app(settings: WebSettings) -> Starlette:
+    """The sandbox proxy of MCP Apps views, on its own port: another origin than the page, so a
+    view shares nothing with it (SEP-1865 "Sandbox proxy"). It serves the proxy page and its
+    script, nothing else: no WebSocket, no token (the page is static and holds no secret). The
+    proxy page's header carries the policy built from the view's declared ``csp`` (``?csp=``),
+    which the view's srcdoc document inherits; the proxy adds the same policy as a meta tag."""
+    local = is_loopback(settings.host)
+    names = {settings.host.lower(), *(LOOPBACK if local else ())}
+    files = resources.files("llmem.host") / "page"
+
+    async def serve(request: Request) -> Response:
+        if local and _host_name(request.headers.get("host", "")) not in names:
+            return PlainTextResponse("this host answers only to its own name (Host header refused)", status_code=403)
+        name, media = _SANDBOX_FILES[request.url.path]
+        policy = "default-src 'none'; frame-ancestors 'none'"
+        if name == "sandbox.html":
+            pages = {*_origins(names, settings.port), *(o.rstrip("/").lower() for o in settings.allowed_origins)}
+            page_origin = request.query_params.get("host", "").lower()
+            given = urlsplit(page_origin)
+            # beyond loopback the page answers to any name (its token guards it): any name on its port
+            anywhere = not local and given.scheme in ("http", "https") and given.port == settings.port
+            if page_origin not in pages and not (anywhere and page_origin == f"{given.scheme}://{given.netloc}"):
+                return PlainTextResponse(
+                    "host must be the origin of this host's chat page (the only page that may embed a view)",
+                    status_code=403,
+                )
+            try:
+                declared = json.loads(request.query_params.get("csp") or "{}")
+            except ValueError:
+                return PlainTextResponse("csp must be the view's _meta.ui.csp as JSON", status_code=400)
+            declared = declared if isinstance(declared, dict) else {}
+            policy = f"{view_csp(declared)}; frame-ancestors {_csp_source(page_origin)}"
+            log.info("sandbox proxy serves a view under the CSP: %s", policy)
+        headers = {**_HEADERS, "Content-Security-Policy": policy}
+        return Response((files / name).read_bytes(), media_type=media, headers=headers)
+
+    return Starlette(routes=[Route(path, serve, methods=["GET"]) for path in _SANDBOX_FILES])
 
 
 def build_app(
@@ -179,7 +296,11 @@ def build_app(
         if why:
             return PlainTextResponse(why, status_code=401 if token and "token" in why else 403)
         name, media = _PAGE_FILES[request.url.path]
-        response = Response((page / name).read_bytes(), media_type=media, headers=_HEADERS)
+        headers = dict(_HEADERS)
+        if settings.apps_port:  # the proxy: this page's host name, the proxy's port
+            proxy = f"http://{request.headers.get('host', '').rsplit(':', 1)[0]}:{settings.apps_port}"
+            headers["Content-Security-Policy"] = f"{_PAGE_CSP}; frame-src {_csp_source(proxy)}"
+        response = Response((page / name).read_bytes(), media_type=media, headers=headers)
         if token is not None and request.query_params.get("token"):
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
@@ -254,6 +375,7 @@ def build_app(
                     "turnRunning": session.turn_running,
                     **{k: v for k, v in settings.info.items() if k != "secrets"},
                     "tools": len(orchestrator.tools),
+                    "appsPort": settings.apps_port or None,  # MCP Apps views: the sandbox proxy's port
                 },
             }
         )
@@ -279,7 +401,6 @@ def build_app(
             log.info("page disconnected", extra={"session": session.id})
 
     async def _handle_frame(session: Session, raw: str, send: Callable[[dict[str, Any]], Any]) -> None:
-        limited = not session.limiter.allow()  # counted before anything else, even unreadable frames
         try:
             frame = json.loads(raw)
         except ValueError:
@@ -287,6 +408,8 @@ def build_app(
         kind = frame.get("type") if isinstance(frame, dict) else None
         payload = frame.get("payload") if isinstance(frame, dict) else None
         payload = payload if isinstance(payload, dict) else {}
+        # counted before anything else, even unreadable frames; a view's requests have their own limit
+        limited = kind != "app" and not session.limiter.allow()
 
         async def error(message: str) -> None:
             await send({"type": "error", "payload": {"message": message}})
@@ -294,6 +417,25 @@ def build_app(
                 # the page started a turn for this message: end it, or its Send stays a Stop
                 await send({"type": "done", "payload": {}})
 
+        if kind == "app":  # a view's tools/call or resources/read: its own limit, answered in its own task
+            if not session.app_limiter.allow():
+                await send(
+                    {
+                        "type": "app",
+                        "payload": {
+                            "id": payload.get("id"),
+                            "error": {
+                                "code": -32000,
+                                "message": (
+                                    f"too many requests from the views (retry in {session.app_limiter.retry_in_s():.1f} s)"
+                                ),
+                            },
+                        },
+                    }
+                )
+            else:
+                turns.start_soon(app_request, session, payload, send)
+            return
         if limited:
             await error(SYSTEM_MESSAGES["RATE_LIMITED"] + f" (retry in {session.limiter.retry_in_s():.1f} s)")
             return
@@ -329,7 +471,12 @@ def build_app(
             if session.turn is not None:
                 session.turn.cancel()
         else:
-            await error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm' or 'cancel'")
+            await error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm', 'cancel' or 'app'")
+
+    async def app_request(session: Session, payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
+        """A view's request, passed on by the page: answered with the same ``id``."""
+        answer = await _view_request(orchestrator.coordinator, payload)
+        await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
 
     routes: list[BaseRoute] = [Route(path, serve_page, methods=["GET"]) for path in _PAGE_FILES]
     routes += [Route("/health", health, methods=["GET"]), WebSocketRoute("/ws", chat_socket)]

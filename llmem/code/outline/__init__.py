@@ -13,9 +13,10 @@ from posixpath import splitext
 
 from llmem.code.outline._common import OutlineFailure, count_lines
 from llmem.code.outline.hashes import code_lines, fill_hashes, hashes_of_symbol_dicts, hashes_of_symbols
-from llmem.code.outline.model import ImportRef, Outline, OutlineMode, Symbol, SymbolKind
+from llmem.code.outline.model import DATA_KINDS, ImportRef, Outline, OutlineMode, Symbol, SymbolKind
 
 __all__ = [
+    "DATA_KINDS",
     "ImportRef",
     "Outline",
     "OutlineMode",

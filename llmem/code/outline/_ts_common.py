@@ -81,17 +81,24 @@ class Source:
         member: Member | None = None,
         children: list[Symbol] | None = None,
     ) -> Symbol:
-        return Symbol(
+        # The optional parts are set only when there are some: most symbols (fields, members,
+        # leaf functions) have none, and a model left to its defaults is cheaper to build.
+        symbol = Symbol(
             kind=kind,
             name=name,
             qualified_name=prefix + name,
             signature=signature,
             start_line=start_row + 1,
             end_line=max(last_row(node), start_row) + 1,
-            doc=member.doc if member is not None else None,
-            decorators=member.decorators if member is not None else [],
-            children=children if children is not None else [],
         )
+        if member is not None:
+            if member.doc is not None:
+                symbol.doc = member.doc
+            if member.decorators:
+                symbol.decorators = member.decorators
+        if children:
+            symbol.children = children
+        return symbol
 
 
 class Member:

@@ -112,6 +112,8 @@ class _Extractor:
         children: list[Symbol] = []
         if kind in ("struct", "interface") and type_node is not None:
             sig = "type " + src.span(spec.start_byte, type_node.start_byte) + " " + type_node.type[:-5]
+            if kind == "struct":
+                children = self.fields(type_node, name + ".")
             if kind == "interface":
                 for m in members(type_node.children, src, _COMMENTS):
                     if m.node.type in ("method_elem", "method_spec"):
@@ -130,6 +132,27 @@ class _Extractor:
         else:
             sig = "type " + src.span(spec.start_byte, spec.end_byte)
         return src.symbol(kind, name, "", sig, spec.start_point.row, node=spec, member=member, children=children)
+
+    def fields(self, struct: Node, prefix: str) -> list[Symbol]:
+        """A struct's fields, ``A, B int `json:"a"```, one symbol per name; an embedded type is
+        named by its type (``*pkg.Reader`` → ``Reader``)."""
+        src = self.src
+        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
+        out: list[Symbol] = []
+        if body is None:
+            return out
+        for m in members(body.children, src, _COMMENTS):
+            field = m.node
+            if field.type != "field_declaration":
+                continue
+            sig = src.span(field.start_byte, field.end_byte)
+            names = [src.text(n) for n in field.children_by_field_name("name")]
+            if not names:
+                type_node = field.child_by_field_name("type")
+                names = [src.text(type_node).rsplit(".", 1)[-1].lstrip("*")] if type_node is not None else []
+            for name in names:
+                out.append(src.symbol("field", name, prefix, sig, field.start_point.row, node=field, member=m))
+        return out
 
 
 def _name(src: Source, node: Node) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from llmem.code.outline._common import SIGNATURE_CAP, one_line
+from llmem.code.outline._common import SIGNATURE_CAP, VALUE_CAP, cap, drop_shadowed, one_line
 from llmem.code.outline._ts_common import Member, Source, members
 from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
 
@@ -41,7 +41,7 @@ class _Extractor:
         out: list[Symbol] = []
         for member in members(children, self.src, _COMMENTS):
             self.declaration(member, member.node, prefix, out)
-        return out
+        return drop_shadowed(out)
 
     def declaration(self, member: Member, node: Node, prefix: str, out: list[Symbol]) -> None:
         t = node.type
@@ -49,6 +49,16 @@ class _Extractor:
             out.append(self.type_(member, node, prefix, _TYPES[t]))
         elif t in _METHODS:
             out.append(self.method(member, node, prefix))
+        elif t in ("field_declaration", "constant_declaration"):
+            self.fields(member, node, prefix, out)
+        elif t == "enum_constant":
+            name = _name(self.src, node)
+            body = node.child_by_field_name("body")  # B("x") { … }: the constant's own class body
+            sig = self.src.signature(node.start_byte, body, node.end_byte)
+            member = Member(node, member.doc, member.decorators)
+            out.append(
+                self.src.symbol("enum_member", name, prefix, sig, node.start_point.row, node=node, member=member)
+            )
         elif t == "enum_body_declarations":
             out += self.members(node.children, prefix)
         elif t == "import_declaration":
@@ -88,6 +98,24 @@ class _Extractor:
         children = self.members(body.children, prefix + name + ".") if body is not None else []
         member = Member(node, member.doc, member.decorators + decorators)
         return self.src.symbol(kind, name, prefix, sig, start_row, node=node, member=member, children=children)
+
+    def fields(self, member: Member, node: Node, prefix: str, out: list[Symbol]) -> None:
+        """``private int x = 1, y;``: one ``field`` per declarator, its value cut short."""
+        src = self.src
+        type_node = node.child_by_field_name("type")
+        if type_node is None:
+            return
+        head, start_row, decorators = self.header(node, type_node)
+        member = Member(node, member.doc, member.decorators + decorators)
+        kind: SymbolKind = "field"
+        for declarator in node.children_by_field_name("declarator"):
+            name = _name(src, declarator)
+            value = declarator.child_by_field_name("value")
+            text = src.span(declarator.start_byte, value.start_byte if value is not None else declarator.end_byte)
+            if value is not None:
+                text = text.rstrip(" =") + " = " + cap(src.span(value.start_byte, value.end_byte, VALUE_CAP), VALUE_CAP)
+            sig = one_line(f"{head} {src.text(type_node)} {text}".strip(), SIGNATURE_CAP)
+            out.append(src.symbol(kind, name, prefix, sig, start_row, node=node, member=member))
 
     def method(self, member: Member, node: Node, prefix: str) -> Symbol:
         body = node.child_by_field_name("body")

@@ -6,7 +6,7 @@ import re
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from llmem.code.outline._common import one_line
+from llmem.code.outline._common import VALUE_CAP, cap, drop_shadowed, one_line
 from llmem.code.outline._ts_common import Member, Source, first_row, last_row, members
 from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
 
@@ -191,7 +191,7 @@ class _Extractor:
         out: list[Symbol] = []
         for member in members(children, self.src, _COMMENTS, _DECORATORS):
             self.statement(member, member.node, prefix, out, exported=False)
-        return out
+        return drop_shadowed(out)
 
     def statement(self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool) -> None:
         t = node.type
@@ -204,11 +204,11 @@ class _Extractor:
         elif t in _FUNCTIONS:
             out.append(self.function(member, node, prefix, "function"))
         elif t == "interface_declaration":
-            out.append(self.simple(member, node, prefix, "interface"))
+            out.append(self.with_members(self.simple(member, node, prefix, "interface"), node))
         elif t == "type_alias_declaration":
             out.append(self.simple(member, node, prefix, "type", whole=True))
         elif t == "enum_declaration":
-            out.append(self.simple(member, node, prefix, "enum"))
+            out.append(self.with_members(self.simple(member, node, prefix, "enum"), node))
         elif t in ("lexical_declaration", "variable_declaration"):
             self.variables(member, node, prefix, out, exported)
         elif t in ("internal_module", "module"):
@@ -477,6 +477,47 @@ class _Extractor:
         sig = self.src.signature(node.start_byte, body, node.end_byte)
         return self.src.symbol(kind, self._name(node), prefix, sig, start, node=node, member=member)
 
+    def data_sig(self, start: int, value: Node | None, end: int) -> str:
+        """``name: type = value`` from ``start``, the value cut short (a huge literal stays a few bytes)."""
+        if value is None:
+            return self.src.span(start, end).rstrip(" ;,")
+        head = self.src.span(start, value.start_byte).rstrip(" =")
+        return one_line(head + " = " + cap(self.src.span(value.start_byte, value.end_byte, VALUE_CAP), VALUE_CAP))
+
+    def with_members(self, symbol: Symbol, node: Node) -> Symbol:
+        """An interface's properties (``field``) and method signatures (``method``), an enum's members."""
+        body = node.child_by_field_name("body")
+        if body is None:
+            return symbol
+        prefix = symbol.qualified_name + "."
+        src = self.src
+        out = symbol.children
+        for m in members(body.children, src, _COMMENTS):
+            item = m.node
+            t = item.type
+            if t in ("property_signature", "method_signature"):
+                name_node = item.child_by_field_name("name")
+                if name_node is None:
+                    continue
+                kind: SymbolKind = "field" if t == "property_signature" else "method"
+                sig = src.span(item.start_byte, item.end_byte).rstrip(" ;,")
+                out.append(
+                    src.symbol(kind, _string(src, name_node), prefix, sig, item.start_point.row, node=item, member=m)
+                )
+            elif t in ("property_identifier", "string", "enum_assignment"):
+                name_node = item.child_by_field_name("name") if t == "enum_assignment" else item
+                if name_node is None:
+                    continue
+                value = item.child_by_field_name("value")
+                sig = self.data_sig(item.start_byte, value, item.end_byte)
+                out.append(
+                    src.symbol(
+                        "enum_member", _string(src, name_node), prefix, sig, item.start_point.row, node=item, member=m
+                    )
+                )
+        symbol.children = drop_shadowed(out)
+        return symbol
+
     def function(self, member: Member, node: Node, prefix: str, kind: SymbolKind) -> Symbol:
         symbol = self.simple(member, node, prefix, kind)
         body = node.child_by_field_name("body")
@@ -497,6 +538,7 @@ class _Extractor:
             qualified = prefix + name + "."
             for m in members(body.children, self.src, _COMMENTS, _DECORATORS):
                 self.class_member(m, qualified, children)
+            children = drop_shadowed(children)
         return self.src.symbol(
             "class",
             name,
@@ -516,10 +558,10 @@ class _Extractor:
             if inner:
                 member = Member(node, member.doc, member.decorators + inner)
             out.append(self.function(member, node, prefix, "method"))
+            if out[-1].name == "constructor":
+                self.parameter_properties(node, prefix, out)
         elif t in _FIELDS:
             value = node.child_by_field_name("value")
-            if value is None or value.type not in _FUNCTION_VALUES:
-                return
             name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
             if name_node is None:
                 return
@@ -528,6 +570,11 @@ class _Extractor:
                 member = Member(node, member.doc, member.decorators + inner)
             start = first_row(node, _DECORATORS)
             start_child = next((c for c in node.children if c.type != "decorator"), node)
+            if value is None or value.type not in _FUNCTION_VALUES:
+                sig = self.data_sig(start_child.start_byte, value, node.end_byte)
+                name = _string(self.src, name_node)
+                out.append(self.src.symbol("field", name, prefix, sig, start, node=node, member=member))
+                return
             body = value.child_by_field_name("body")
             sig = self.src.signature(start_child.start_byte, body, node.end_byte)
             method = self.src.symbol("method", self.src.text(name_node), prefix, sig, start, node=node, member=member)
@@ -537,6 +584,25 @@ class _Extractor:
         elif t == "ERROR":
             for child in members(node.children, self.src, _COMMENTS, _DECORATORS):
                 self.class_member(child, prefix, out)
+
+    def parameter_properties(self, constructor: Node, prefix: str, out: list[Symbol]) -> None:
+        """``constructor(private readonly http: HttpClient)``: a parameter with a modifier is a
+        property of the class too (``field``), declared on the parameter's line."""
+        params = constructor.child_by_field_name("parameters")
+        if params is None:
+            return
+        for param in params.named_children:
+            if param.type not in ("required_parameter", "optional_parameter"):
+                continue
+            if not any(c.type in ("accessibility_modifier", "readonly") for c in param.children):
+                continue
+            name_node = param.child_by_field_name("pattern")
+            if name_node is None or name_node.type != "identifier":
+                continue
+            start = next((c for c in param.children if c.type != "decorator"), param)
+            sig = self.src.span(start.start_byte, param.end_byte)
+            name = self.src.text(name_node)
+            out.append(self.src.symbol("field", name, prefix, sig, start.start_point.row, node=param))
 
     def variables(
         self, member: Member, node: Node, prefix: str, out: list[Symbol], exported: bool, functions_only: bool = False
@@ -589,9 +655,15 @@ class _Extractor:
             elif keyword == "const" and (exported or _UPPER.match(name)):
                 kind = "constant"
                 body = None
-            else:
+            else:  # let/var, and a const neither exported nor in capitals: a module variable
+                sig = keyword + " " + self.data_sig(declarator.start_byte, value, declarator.end_byte)
+                out.append(
+                    self.src.symbol(
+                        "variable", name, prefix, sig, declarator.start_point.row, node=declarator, member=member
+                    )
+                )
                 continue
-            sig = keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte)
+            sig = one_line(keyword + " " + self.src.signature(declarator.start_byte, body, declarator.end_byte))
             symbol = self.src.symbol(
                 kind, name, prefix, sig, declarator.start_point.row, node=declarator, member=member
             )

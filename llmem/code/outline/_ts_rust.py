@@ -25,6 +25,10 @@ _KINDS: dict[str, SymbolKind] = {
     "static_item": "constant",
 }
 _WHOLE = frozenset({"type_item", "const_item", "static_item"})
+#: Bodies whose items are outlined as children: ``struct P { x: i32 }``, ``enum E { A, B(i32) }``
+#: (a tuple struct's ``(i32, u8)`` has no names to give).
+_MEMBER_LISTS = frozenset({"field_declaration_list", "enum_variant_list"})
+_MEMBERS: dict[str, SymbolKind] = {"field_declaration": "field", "enum_variant": "enum_member"}
 _FUNCTIONS = frozenset({"function_item", "function_signature_item"})
 _IDENT = re.compile(r"'?[A-Za-z_][A-Za-z0-9_]*")
 _NOT_TYPE = frozenset({"mut", "dyn", "const", "impl"})
@@ -60,7 +64,11 @@ class _Extractor:
             body = None if t in _WHOLE else node.child_by_field_name("body")
             sig = src.signature(node.start_byte, body, node.end_byte)
             kind = _KINDS[t]
-            out.append(src.symbol(kind, _name(src, node), prefix, sig, node.start_point.row, node=node, member=member))
+            name = _name(src, node)
+            symbol = src.symbol(kind, name, prefix, sig, node.start_point.row, node=node, member=member)
+            if body is not None and body.type in _MEMBER_LISTS:
+                symbol.children = self.members(body, prefix + name + ".")
+            out.append(symbol)
         elif t == "trait_item":
             name = _name(src, node)
             body = node.child_by_field_name("body")
@@ -106,6 +114,18 @@ class _Extractor:
         elif t == "ERROR":
             for child in members(node.children, src, _COMMENTS, _ATTRIBUTES, "#["):
                 self.item(child, child.node, prefix, out, fn_kind)
+
+    def members(self, body: Node, prefix: str) -> list[Symbol]:
+        """A struct's named fields (``field``) or an enum's variants (``enum_member``)."""
+        src = self.src
+        out: list[Symbol] = []
+        for m in members(body.children, src, _COMMENTS, _ATTRIBUTES, "#["):
+            item = m.node
+            kind = _MEMBERS.get(item.type)
+            if kind is not None:
+                sig = src.span(item.start_byte, item.end_byte).rstrip(" ,")
+                out.append(src.symbol(kind, _name(src, item), prefix, sig, item.start_point.row, node=item, member=m))
+        return out
 
     def impl(self, member: Member, node: Node, prefix: str) -> Symbol:
         src = self.src

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["ImportRef", "Outline", "OutlineMode", "Symbol", "SymbolKind"]
+__all__ = ["DATA_KINDS", "ImportRef", "Outline", "OutlineMode", "Symbol", "SymbolKind"]
 
 SymbolKind = Literal[
     "class",
@@ -27,7 +27,19 @@ SymbolKind = Literal[
     "script",
     "entry-point",
     "dependency",
+    # Data members (third round): listed under their class/enum/struct (or at module level) for
+    # context; see DATA_KINDS.
+    "field",
+    "attribute",
+    "enum_member",
+    "variable",
 ]
+#: The kinds that describe data rather than behaviour: a class's fields (annotated or declared by
+#: a field call) and attributes, an enum's members, a module's variables. They are outlined,
+#: hashed and searchable like any symbol, but notes are asked per class/function, not per field:
+#: annotate prompts leave them out of the names to describe (their class's note covers them).
+#: Module constants keep their older kind ``constant`` and are described as before.
+DATA_KINDS: frozenset[str] = frozenset({"field", "attribute", "enum_member", "variable"})
 OutlineMode = Literal["full", "fallback"]
 
 

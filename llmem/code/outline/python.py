@@ -17,9 +17,12 @@ from llmem.code.outline._common import (
     DECORATOR_CAP,
     DOC_CAP,
     SIGNATURE_CAP,
+    VALUE_CAP,
     OutlineFailure,
     cap,
     clean_comment,
+    drop_shadowed,
+    exports_doc,
     one_line,
 )
 from llmem.code.outline.model import ImportRef, Symbol, SymbolKind
@@ -36,6 +39,9 @@ _REGISTRATIONS = frozenset(
     {"add_url_rule", "add_api_route", "add_api_websocket_route", "add_route", "add_websocket_route", "add_typer"}
 )
 _DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
+#: ``x = attr.ib()``, ``x = field(...)``, ``x = Column(...)``: a field declared by a call, not annotated
+#: (also any ``…Field(...)``: pydantic's ``Field``, Django's ``CharField``).
+_FIELD_CALLS = frozenset({"ib", "attrib", "field", "Column", "mapped_column", "relationship"})
 _TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # the ``type X = ...`` statement, Python 3.12+
 _TRY_STAR = getattr(ast, "TryStar", None)
 _Located = ast.expr | ast.stmt | ast.arg | ast.keyword
@@ -189,7 +195,7 @@ class _Extractor:
             end_line=node.end_lineno or node.lineno,
             doc=self.doc(node),
             decorators=[self.seg(d, DECORATOR_CAP) for d in node.decorator_list],
-            children=self.statements(node.body, qualified + ".", "class"),
+            children=drop_shadowed(self.statements(node.body, qualified + ".", kind if kind == "enum" else "class")),
         )
 
     def variable(self, node: ast.stmt, name: str, kind: SymbolKind) -> Symbol:
@@ -212,6 +218,8 @@ class _Extractor:
                     type(ann) is ast.Attribute and ann.attr == "TypeAlias"
                 )
                 out.append(self.variable(node, target.id, "type" if is_alias else "constant"))
+                if target.id == "__all__":
+                    out[-1].doc = self.exports(node.value, out[-1]) or out[-1].doc
             return
         assert type(node) is ast.Assign
         value = node.value
@@ -226,6 +234,80 @@ class _Extractor:
             for name in names:
                 if isinstance(name, ast.Name) and _UPPER.match(name.id):
                     out.append(self.variable(node, name.id, "constant"))
+        self.module_variables(node, out)
+
+    def value_sig(self, node: ast.Assign | ast.AnnAssign) -> str:
+        """``name: type = value`` with the value cut short: a huge literal costs a few bytes here."""
+        if isinstance(node, ast.AnnAssign):
+            sig = self.seg(node.target) + ": " + self.seg(node.annotation)
+        else:
+            sig = " = ".join(self.seg(t) for t in node.targets)
+        if node.value is not None:
+            sig += " = " + cap(self.seg(node.value, VALUE_CAP).replace("( ", "(").replace(" )", ")"), VALUE_CAP)
+        return one_line(sig, SIGNATURE_CAP)
+
+    def member(
+        self, node: ast.Assign | ast.AnnAssign, name: str, prefix: str, kind: SymbolKind, doc: str | None
+    ) -> Symbol:
+        """A new-kind data symbol: field, attribute, enum member or module variable."""
+        return Symbol(
+            kind=kind,
+            name=name,
+            qualified_name=prefix + name,
+            signature=self.value_sig(node),
+            start_line=node.lineno,
+            end_line=node.end_lineno or node.lineno,
+            doc=doc if doc is not None else self.leading_comment(node.lineno),
+        )
+
+    def class_assignment(
+        self, node: ast.Assign | ast.AnnAssign, prefix: str, scope: str, doc: str | None, out: list[Symbol]
+    ) -> None:
+        """Class-level names: annotated ones are fields, enum assignments are members, the rest attributes."""
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+        kind: SymbolKind
+        if isinstance(node, ast.AnnAssign):
+            kind = "enum_member" if scope == "enum" and node.value is not None else "field"
+        elif scope == "enum":
+            kind = "enum_member"
+        else:
+            kind = "attribute"
+            value = node.value
+            if type(value) is ast.Call:
+                func = value.func
+                fname = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+                if fname in _FIELD_CALLS or fname.endswith("Field"):
+                    kind = "field"
+        for each in targets:
+            names: list[ast.expr] = each.elts if isinstance(each, ast.Tuple | ast.List) else [each]
+            for name in names:
+                if type(name) is ast.Name:
+                    sunder = name.id.startswith("_") and name.id.endswith("_") and len(name.id) > 2
+                    out.append(
+                        self.member(
+                            node, name.id, prefix, "attribute" if kind == "enum_member" and sunder else kind, doc
+                        )
+                    )
+
+    def module_variables(self, node: ast.Assign, out: list[Symbol]) -> None:
+        """Module-level names the constant rule leaves out (lowercase ones, ``__all__``): variables."""
+        for each in node.targets:
+            names: list[ast.expr] = each.elts if isinstance(each, ast.Tuple | ast.List) else [each]
+            for name in names:
+                if type(name) is ast.Name and not _UPPER.match(name.id):
+                    symbol = self.member(node, name.id, "", "variable", None)
+                    if name.id == "__all__":
+                        symbol.doc = self.exports(node.value, symbol) or symbol.doc
+                    out.append(symbol)
+
+    def exports(self, value: ast.expr | None, symbol: Symbol) -> str | None:
+        """``__all__``'s names, listed (the doc the outline shows), when it is a literal list of strings."""
+        if not isinstance(value, ast.List | ast.Tuple):
+            return None
+        names = [e.value for e in value.elts if type(e) is ast.Constant and type(e.value) is str]
+        if len(names) != len(value.elts):
+            return None
+        return exports_doc(names, symbol.start_line, symbol.end_line)
 
     def import_(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -244,9 +326,10 @@ class _Extractor:
         functions, nested functions and classes are children of the function (no variables).
         """
         out: list[Symbol] = []
-        for node in body:
+        in_class = scope in ("class", "enum")
+        for i, node in enumerate(body):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                out.append(self.function(node, prefix, "method" if scope == "class" else "function"))
+                out.append(self.function(node, prefix, "method" if in_class else "function"))
             elif isinstance(node, ast.ClassDef):
                 out.append(self.klass(node, prefix))
             elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -254,6 +337,8 @@ class _Extractor:
             elif isinstance(node, ast.Assign | ast.AnnAssign):
                 if scope == "module":
                     self.assignment(node, out)
+                elif in_class:
+                    self.class_assignment(node, prefix, scope, _attribute_doc(body, i), out)
             elif isinstance(node, _COMPOUND):
                 out += self.statements(getattr(node, "body", []), prefix, scope)
                 out += self.statements(getattr(node, "orelse", []), prefix, scope)
@@ -265,7 +350,7 @@ class _Extractor:
                     out += self.statements(case.body, prefix, scope)
             elif _TYPE_ALIAS is not None and isinstance(node, _TYPE_ALIAS) and scope == "module":
                 out.append(self.variable(node, node.name.id, "type"))
-            elif type(node) is ast.Expr and scope != "class":
+            elif type(node) is ast.Expr and not in_class:
                 call = node.value
                 if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _REGISTRATIONS:
                     registration = self.registration(node, call, prefix)
@@ -310,10 +395,19 @@ def outline_python(data: bytes, test_file: bool = False) -> tuple[list[ImportRef
     except (ValueError, RecursionError, MemoryError) as exc:
         raise OutlineFailure(f"cannot parse: {type(exc).__name__}: {exc}") from None
     extractor = _Extractor(source, test_file)
-    symbols = extractor.statements(tree.body, "", "module")
+    symbols = drop_shadowed(extractor.statements(tree.body, "", "module"))
     if b"import_module(" in source or b"__import__(" in source:
         extractor.imports += _dynamic_imports(tree)
     return extractor.imports, symbols
+
+
+def _attribute_doc(body: list[ast.stmt], i: int) -> str | None:
+    """The string right under a class-level assignment: the attribute docstring Sphinx reads."""
+    if i + 1 < len(body):
+        after = body[i + 1]
+        if type(after) is ast.Expr and type(after.value) is ast.Constant and type(after.value.value) is str:
+            return cap(inspect.cleandoc(after.value.value), DOC_CAP) or None
+    return None
 
 
 def _dynamic_imports(tree: ast.Module) -> list[ImportRef]:

@@ -629,6 +629,7 @@
     } else if (p.state === "complete" || p.state === "error") {
       if (p.state === "error" && data.isError === undefined) data.isError = true;
       finishStep(rec, data, p.message);
+      showApp(data.app);
       els.workingText.textContent = "Working…";
       endAssistant(); // text after a step starts a new bubble
     }
@@ -640,6 +641,12 @@
     setStepArgs(rec, m.arguments);
     finishStep(rec, { result: m.result, isError: !!m.isError, durationMs: m.durationMs }, "");
     if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image));
+    showApp(m.app);
+  }
+
+  // a tool result's MCP Apps view, live in the conversation (apps.js)
+  function showApp(app) {
+    if (app && typeof app === "object" && window.llmemApps) append(window.llmemApps.show(app));
   }
 
   // -- images
@@ -764,6 +771,7 @@
     state.renderQueued = false;
     state.steps.clear();
     state.confirms.clear();
+    if (window.llmemApps) window.llmemApps.teardownAll(); // live views hear ui/resource-teardown (apps.js)
     els.conversation.replaceChildren();
     updateEmpty();
   }
@@ -1008,6 +1016,7 @@
       return;
     }
     const previous = state.sessionId;
+    if (window.llmemApps) window.llmemApps.configure({ appsPort: p.appsPort, send: sendJson });
     if (p.sessionId) writeSession(p.sessionId);
     state.open = true;
     state.attempts = 0;
@@ -1054,6 +1063,9 @@
         break;
       case "confirm":
         addConfirm(p);
+        break;
+      case "app": // the host's answer to a live view's request (apps.js)
+        if (window.llmemApps) window.llmemApps.onFrame(p);
         break;
       case "error":
         addError(typeof p.message === "string" ? p.message : "The host reported an error.");
