@@ -12,166 +12,65 @@ from outside. With ``LLMEM_SCREENSHOTS=<folder>`` it saves what it saw, light an
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import shutil
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
-from tests.conftest import DATA, console_script, subprocess_env
+from tests._browser import APPS, CONTEXT, browser_page, plain, serve, start_view, state_client, time_in_file, until
+from tests.conftest import DATA
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-APPS = Path(__file__).resolve().parent / "apps"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+__all__ = ["browser_page"]  # the fixture, used by name
+
 PLOT = "large-sample.plot.json"
-APP_TOOLS = ["debrief_view_data", "debrief_set_time", "debrief_set_selection", "debrief_set_viewport"]
 
 
 @pytest.fixture(scope="module")
-def origins() -> Iterator[tuple[str, str]]:
+def origins() -> Iterator[tuple[str, ...]]:
     """The host page and the sandbox proxy on two origins (two ports of loopback)."""
-    handler = functools.partial(_Quiet, directory=str(APPS))
-    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) for _ in range(2)]
-    for server in servers:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield tuple(f"http://127.0.0.1:{s.server_address[1]}" for s in servers)  # type: ignore[misc]
-    finally:
-        for server in servers:
-            server.shutdown()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-def _plain(result: Any) -> dict[str, Any]:
-    out: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return out
-
-
-async def _client(workspace: Path) -> Any:
-    params = StdioServerParameters(
-        command=console_script("debrief-state-mcp"), args=["--workspace", str(workspace)], env=subprocess_env()
-    )
-    return Client(params, mode="legacy")
-
-
-@pytest.fixture
-async def browser_page() -> AsyncIterator[tuple[Any, list[str], list[str]]]:
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (Debian: apt-get install chromium); .ci/run installs it")
-    api = pytest.importorskip("playwright.async_api", reason="playwright is in the 'test' extra")
-    async with api.async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        page = await browser.new_page(viewport={"width": 860, "height": 600})
-        errors: list[str] = []
-        requests: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("request", lambda r: requests.append(r.url))
-        try:
-            yield page, errors, requests
-        finally:
-            await browser.close()
-
-
-async def _view_frame(page: Any) -> Any:
-    with anyio.fail_after(30):
-        while True:
-            for frame in page.frames:
-                if frame.url == "about:srcdoc":
-                    return frame
-            await anyio.sleep(0.05)
-
-
-async def _until(check: Any, what: str, seconds: float = 30) -> Any:
-    with anyio.fail_after(seconds):
-        while True:
-            value = await check()
-            if value:
-                return value
-            await anyio.sleep(0.1)
-    raise AssertionError(what)  # pragma: no cover
-
-
-def _time_in_file(path: Path) -> str | None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for f in data["features"]:
-        if f.get("id") == "debrief-time-metadata":
-            return str(f["properties"].get("current"))
-    return None
+    with serve(APPS) as both:
+        yield both
 
 
 async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
-    workspace: Path, origins: tuple[str, str], browser_page: tuple[Any, list[str], list[str]]
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
 ) -> None:
     page, errors, requests = browser_page
     shutil.copy(DATA / "plots" / PLOT, workspace / PLOT)
     host_origin, sandbox_origin = origins
-    async with await _client(workspace) as client:
+    async with state_client(workspace) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         uri = listed["debrief_open_plot"].meta["ui"]["resourceUri"]  # type: ignore[index]
         assert listed["debrief_view_data"].meta["ui"]["visibility"] == ["app"]  # type: ignore[index]
         resource = (await client.read_resource(uri)).contents[0]
         assert resource.mime_type == "text/html;profile=mcp-app"
-        html = resource.text  # type: ignore[union-attr]
+        assert "<canvas" in resource.text  # type: ignore[union-attr]
         csp = (resource.meta or {}).get("ui", {}).get("csp", {})
         assert csp == {} and "http" not in json.dumps(csp)  # nothing outside is declared
-        opened = _plain(await client.call_tool("debrief_open_plot", {"filename": PLOT}))
+        opened = plain(await client.call_tool("debrief_open_plot", {"filename": PLOT}))
 
         async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            return _plain(await client.call_tool(name, arguments))
+            return plain(await client.call_tool(name, arguments))
 
         async def read(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
             out: dict[str, Any] = (await call_tool(name, arguments))["structuredContent"]
             return out
 
         async def read_resource(asked: str) -> dict[str, Any]:
-            return _plain(await client.read_resource(asked))
+            return plain(await client.read_resource(asked))
 
         await page.expose_function("mcpCallTool", call_tool)
         await page.expose_function("mcpReadResource", read_resource)
         await page.goto(f"{host_origin}/host.html")
-        context = {
-            "theme": "light",
-            "displayMode": "inline",
-            "containerDimensions": {"width": 820, "maxHeight": 560},
-            "deviceCapabilities": {"touch": False, "hover": True},
-        }
-        await page.evaluate(
-            "(v) => window.startView(v)",
-            {
-                "sandboxUrl": f"{sandbox_origin}/sandbox.html",
-                "html": html,
-                "csp": csp,
-                "arguments": {"filename": PLOT},
-                "result": opened,
-                "context": context,
-                "appTools": APP_TOOLS,
-            },
-        )
-        view = await _view_frame(page)
-        await _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+        view = await start_view(page, sandbox_origin, resource, opened, PLOT, CONTEXT)
+        await until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
         log = await page.evaluate("window.hostLog")
         assert log[:3] == ["ui/notifications/sandbox-proxy-ready", "ui/initialize", "ui/notifications/initialized"]
         assert await page.evaluate("window.appCapabilities.availableDisplayModes") == ["inline", "fullscreen"]
@@ -180,13 +79,13 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         await _shot(page, "plot-view-light.png")
 
         # The slider: moved with the keyboard, released; the plot's time changes in the file.
-        before = _time_in_file(workspace / PLOT)
+        before = time_in_file(workspace / PLOT)
         slider = view.locator("#slider")
         await slider.focus()
         for _ in range(40):
             await page.keyboard.press("ArrowRight")
-        moved = await _until(
-            lambda: anyio.to_thread.run_sync(lambda: (t := _time_in_file(workspace / PLOT)) != before and t),
+        moved = await until(
+            lambda: anyio.to_thread.run_sync(lambda: (t := time_in_file(workspace / PLOT)) != before and t),
             "the slider set the plot's time",
         )
         assert moved > str(before)
@@ -198,7 +97,7 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         assert point["w"] > 300
         track = await view.evaluate("window.__plotView.screenOf('VANG')")
         await view.locator("#map").click(position={"x": track[0], "y": track[1]})
-        selected = await _until(
+        selected = await until(
             lambda: _selected(read),
             "the click selected",
         )
@@ -210,7 +109,7 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         await page.mouse.wheel(0, -400)
         assert (await read("debrief_get_viewport", {"filename": PLOT}))["viewportState"] == viewport_before
         await view.locator("#save").click()
-        await _until(
+        await until(
             lambda: _changed(read, viewport_before),
             "save view wrote the viewport",
         )
@@ -219,7 +118,7 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         draws = await view.evaluate("Number(document.body.dataset.draws)")
         renamed = {"filename": PLOT, "ids": selected, "properties": {"name": "RENAMED", "shortName": None}}
         assert not (await call_tool("debrief_set_properties", renamed)).get("isError")
-        await _until(
+        await until(
             lambda: view.evaluate("window.__plotView.names().includes('RENAMED')"),
             "the view followed another client's change",
         )
