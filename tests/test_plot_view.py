@@ -392,7 +392,10 @@ async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
                 await _header_and_axes_readable(view)
                 await _shot(page, f"ships-{width}-{theme}.png")
             for _ in range(3):  # zoom in on the ships, three steps
-                x, y = await view.evaluate("window.__plotView.shipAt('NELSON')")
+                x, y = await view.evaluate(
+                    """() => { const [x, y] = window.__plotView.shipAt('NELSON'),
+                    r = document.getElementById('map').getBoundingClientRect(); return [x + r.left, y + r.top]; }"""
+                )
                 await view.evaluate(
                     f"""document.getElementById('map').dispatchEvent(new WheelEvent('wheel',
                     {{deltaY: -600, clientX: {x}, clientY: {y}, bubbles: true, cancelable: true}}))"""
