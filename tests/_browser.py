@@ -92,7 +92,7 @@ async def browser_page() -> AsyncIterator[tuple[Any, list[str], list[str]]]:
     api = pytest.importorskip("playwright.async_api", reason="playwright is in the 'test' extra")
     async with api.async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        page = await browser.new_page(viewport={"width": 860, "height": 600})
+        page = await browser.new_page(viewport={"width": 860, "height": 600}, has_touch=True)
         errors: list[str] = []
         requests: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
