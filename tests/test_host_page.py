@@ -16,23 +16,13 @@ from typing import Any
 import pytest
 
 from llmem.host.providers.standin_plays import SUGGESTIONS
+from tests._browser import CHROMIUM, FLAGS
 from tests.conftest import DATA
 from tests.fake_models import FakeOpenAI
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_web import PLOT, model
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")

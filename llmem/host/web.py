@@ -34,7 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from llmem.core.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
 from llmem.host.apps import APP_MIME, ViewRefused, refused_origins, view_csp
@@ -524,7 +524,10 @@ def build_app(
     async def app_request(session: Session, payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
         """A view's request, passed on by the page: answered with the same ``id``."""
         answer = await _view_request(orchestrator.coordinator, payload)
-        await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
+        try:
+            await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
+        except (WebSocketDisconnect, WebSocketDisconnected):  # the page (and its view) went while the server answered
+            log.info("a view's answer found its page gone", extra={"session": session.id})
 
     async def _zoom(payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
         """ "Open full size": the step's picture drawn again, larger, by its own tool."""
