@@ -121,6 +121,7 @@ def small_features(lat0: float, lon0: float, current: str = START) -> list[dict[
 
 
 def write_plot(path: Path, tracks: list[dict[str, Any]], lat0: float, lon0: float, current: str = START) -> int:
+    """``tracks`` with a reference point, a zone and the time metadata, written as plots are (``indent=2``); its bytes."""
     doc = {"type": "FeatureCollection", "features": [*tracks, *small_features(lat0, lon0, current)]}
     raw = json.dumps(doc, indent=2).encode()
     path.write_bytes(raw)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._browser import CHROMIUM
+
 ROOT = Path(__file__).resolve().parents[1]
 LLMEM, CALC, STATE = "llmem-mcp", "debrief-calc-mcp", "debrief-state-mcp"
 
@@ -77,6 +79,18 @@ FIGURE_ROWS = [
     (STATE, "same, ms per page,", 1),
     (STATE, "same total, vs one json.dumps of the track", 1),
 ]
+# The live plot view's figures (bench_view.py), where chromium is installed; else a note says why not.
+VIEW_ROWS = [
+    (STATE, "view first draw,", 1),
+    (STATE, "same, its debrief_view_data call, vs render_plot PNG", 1),
+    (STATE, "same, its debrief_view_data call, vs echo", 1),
+    (STATE, "same, its canvas draw, vs the frame budget", 1),
+    (STATE, "first of the run (the server's first view_data and render)", 1),
+    (STATE, "view slider move redraw p50,", 1),
+    (STATE, "same p95", 1),
+    (STATE, "slider move to the next frame painted p50", 1),
+]
+VIEW_TARGETS = [(STATE, "view slider redraw within a frame:", 1)]
 
 # (server, how the target's name starts, how many)
 TARGETS = [
@@ -146,14 +160,17 @@ def test_run_all_quick_prints_every_figure_and_target(tmp_path: Path) -> None:
 
     rows = _table_rows(out)
     figures = [(server, figure) for server, figure, *_ in rows]
-    for server, prefix, count in FIGURE_ROWS:
+    view_rows, view_targets = (VIEW_ROWS, VIEW_TARGETS) if CHROMIUM else ([], [])
+    if not CHROMIUM:
+        assert "view figures skipped: no chromium" in out, out
+    for server, prefix, count in FIGURE_ROWS + view_rows:
         assert _count(figures, server, prefix) == count, f"{count} row(s) of {server} {prefix!r} expected in:\n{out}"
     assert Counter(server for server, _ in figures).keys() == {LLMEM, CALC, STATE}
 
     targets = [(m["server"], m["rest"]) for m in map(TARGET_LINE.match, lines) if m]
-    for server, prefix, count in TARGETS:
+    for server, prefix, count in TARGETS + view_targets:
         assert _count(targets, server, prefix) == count, f"{count} target(s) of {server} {prefix!r} expected in:\n{out}"
-    assert len(targets) == sum(count for *_, count in TARGETS), targets
+    assert len(targets) == sum(count for *_, count in TARGETS + view_targets), targets
     counted = re.search(r"^targets: (\d+) met, (\d+) missed$", out, re.MULTILINE)
     assert counted and int(counted[1]) + int(counted[2]) == len(targets), out
     assert "FAILED" not in out

@@ -22,6 +22,7 @@ from llmem.host.orchestrator import Orchestrator, OrchestratorSettings
 from llmem.host.providers import Provider, ProviderSettings
 from llmem.host.providers.standin import StandInProvider
 from llmem.host.sessions import Session, SessionManager
+from tests.conftest import DATA
 
 pytestmark = pytest.mark.anyio
 
@@ -93,11 +94,20 @@ class Page:
     def __init__(self, session: Session) -> None:
         self.frames: list[dict[str, Any]] = []
         self.seen = anyio.Event()
-        session.send = self.send
+        session.connections["test"] = self.send
 
     async def send(self, frame: dict[str, Any]) -> None:
         self.frames.append(frame)
         self.seen.set()
+
+    async def confirmation(self, session: Session) -> dict[str, Any]:
+        """The confirmation the turn is waiting on, once it has come."""
+        with anyio.fail_after(20):
+            while not session.confirms:
+                await self.seen.wait()
+                self.seen = anyio.Event()
+        payload: dict[str, Any] = next(f for f in self.frames if f["type"] == "confirm")["payload"]
+        return payload
 
     def kinds(self) -> list[str]:
         return [f["type"] for f in self.frames]
@@ -189,11 +199,7 @@ async def test_a_destructive_tool_waits_for_the_person(approve: bool) -> None:
         page = Page(session)
         async with anyio.create_task_group() as tg:
             tg.start_soon(orchestrator.handle_input, session, "sink it")
-            with anyio.fail_after(10):
-                while not session.confirms:
-                    await page.seen.wait()
-                    page.seen = anyio.Event()
-            confirm = next(f for f in page.frames if f["type"] == "confirm")["payload"]
+            confirm = await page.confirmation(session)
             assert confirm["tool"] == "ships:sink" and confirm["arguments"] == {"ship": "Bismarck"}
             # what will change, in words; the arguments stay for the disclosure
             assert confirm["change"] == "run sink with ship Bismarck"
@@ -209,8 +215,12 @@ async def test_a_destructive_tool_waits_for_the_person(approve: bool) -> None:
         assert "declined" in session.history[2].content and session.history[2].is_error
         assert session.history[2].outcome == "declined" and done["outcome"] == "declined"
         assert done["headline"] == "you said no; nothing ran" and done["title"] == "sink"
+        # the person reads a neutral note; the model reads why and what not to do
+        assert done["result"] == "You declined; nothing ran." and "Do not run it again" in session.history[2].content
     else:
         assert session.history[2].outcome == "" and done["outcome"] == "done"
+        # one measured duration: the step's and the history's (a reload shows the same)
+        assert done["durationMs"] == session.history[2].duration_ms is not None
         assert done["headline"] == "Bismarck sunk" == session.history[2].headline
 
 
@@ -340,3 +350,33 @@ async def test_the_spellings_models_use_for_a_tool_all_reach_it(name: str) -> No
     log: list[str] = []
     page, _, _ = await run_turn(script, "count", log=log)
     assert log == ["count a,b"] and page.text() == "two"
+
+
+async def test_a_confirmation_names_the_features_from_the_plot_server(tmp_path: Path) -> None:
+    """The host reads the names of the features a deletion names from the state server's own
+    ``debrief_get_features``, so the person is asked about London and Paris, not about ids."""
+    from debrief_calc.state.server import build_server as build_state
+
+    (tmp_path / "sample.plot.json").write_bytes((DATA / "plots" / "sample.plot.json").read_bytes())
+    command = {"command": "deleteFeatures", "payload": ["london_city_001", "paris_city_002"]}
+
+    def script(history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> list[StreamEvent]:
+        if history[-1].role == "user":
+            args = {"filename": "sample.plot.json", "command": command}
+            return calls_of(("debrief-state:debrief_apply_command", args))
+        return [TextDelta("kept")]
+
+    state = build_state(ServerConfig("debrief-state-mcp", tmp_path))
+    async with Coordinator([Attached("debrief-state", state)]) as host:
+        orchestrator = Orchestrator(ScriptedModel(script), host)
+        session = SessionManager().create()
+        page = Page(session)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(orchestrator.handle_input, session, "delete London and Paris")
+            confirm = await page.confirmation(session)
+            assert confirm["change"] == "delete 2 features — London, Paris from sample.plot.json"
+            pending = session.confirms[confirm["requestId"]]
+            pending.approve = False
+            pending.answered.set()
+        left = await host.call("debrief-state:debrief_get_features", {"filename": "sample.plot.json"})
+    assert {f["id"] for f in left.structured["features"]} >= {"london_city_001", "paris_city_002"}  # declined

@@ -16,23 +16,13 @@ from typing import Any
 import pytest
 
 from llmem.host.providers.standin_plays import SUGGESTIONS
+from tests._browser import CHROMIUM, FLAGS
 from tests.conftest import DATA
 from tests.fake_models import FakeOpenAI
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_web import PLOT, model
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
@@ -233,8 +223,7 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     # the suggestions are what the stand-in plays through, and the first is the README's question
     assert [c.inner_text() for c in page.locator(".chip").all()] == list(SUGGESTIONS)
     shot(page, "standin-welcome.png")
-    page.locator(".chip").first.click()
-    page.click("#send")
+    page.locator(".chip").first.click()  # a suggestion is sent at once
     page.wait_for_selector("#send[data-mode='stop']", timeout=30_000)
     page.wait_for_selector("#send[data-mode='send']", timeout=120_000)
     rows = step_rows(page)
@@ -251,6 +240,10 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     assert answer.startswith(
         "The closest approach between NELSON and COLLINGWOOD was 119.5 yd at 10:45:09Z on 12 Dec 1995."
     )
+    # the turn's last line is above the input bar, not under it
+    last = page.locator(".msg.assistant").last.bounding_box()
+    assert last["y"] + last["height"] <= page.locator(".composer-wrap").bounding_box()["y"] + 1
+    assert page.get_attribute("#input", "placeholder") == "Ask about a plot or the code…"  # the three servers
     page.locator(".msg.user").first.evaluate("(m) => m.scrollIntoView({block: 'start'})")
     shot(page, "standin-answer.png")
     whole = page.locator("#conversation").evaluate("(c) => c.scrollHeight")
@@ -259,14 +252,41 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     shot(page, "standin-readme.png")
     page.set_viewport_size({"width": 1280, "height": 900})
 
-    # "Open full size": the picture drawn again by the server, with more pixels, in a zoomable frame
+    # scrolled up, "↓ Latest" shows in the input's hint line, over no message; at the bottom it goes
+    page.mouse.move(640, 300)
+    page.mouse.wheel(0, -3000)
+    page.wait_for_selector("#jump", state="visible", timeout=10_000)
+    pill, scroller = page.locator("#jump").bounding_box(), page.locator("#scroller").bounding_box()
+    assert pill["y"] >= scroller["y"] + scroller["height"], (pill, scroller)
+    shot(page, "standin-latest.png")
+    page.click("#jump")
+    page.wait_for_selector("#jump", state="hidden", timeout=10_000)
+
+    # a click on the picture opens it larger, fitted to the window; the server draws it again, the
+    # same moment, with more pixels; Fit, 100% and zoom in/out work on it
     inline = page.locator(".chat-image img").last
     small = inline.evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
-    page.locator(".open-full").last.click()
+    inline.click()
+    assert page.is_visible("#zoom-dialog")
     page.wait_for_selector("#zoom-note:has-text('Drawn again')", timeout=60_000)
-    large = page.locator("#zoom-frame img").evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
+    assert "changed since" not in page.inner_text("#zoom-note")
+    zoomed = page.locator("#zoom-frame img")
+    large = zoomed.evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
     assert max(large) == 2048 and large[0] > 2 * small[0] and large[1] > 2 * small[1], (small, large)
+    frame = page.locator("#zoom-frame").evaluate("(f) => [f.clientWidth, f.clientHeight]")
+    fitted = zoomed.evaluate("(img) => [img.clientWidth, img.clientHeight]")
+    assert fitted[0] <= frame[0] and fitted[1] <= frame[1] + 1  # all of it in the window…
+    assert max(fitted[0] / frame[0], fitted[1] / frame[1]) > 0.95  # …as large as it fits
     shot(page, "standin-zoom.png")
+    page.click("#zoom-actual")
+    assert zoomed.evaluate("(img) => img.clientWidth") == large[0]
+    page.click("#zoom-out")
+    assert zoomed.evaluate("(img) => img.clientWidth") < large[0]
+    page.click("#zoom-in")
+    page.click("#zoom-in")
+    assert zoomed.evaluate("(img) => img.clientWidth") > large[0]
+    page.click("#zoom-fit")
+    assert zoomed.evaluate("(img) => [img.clientWidth, img.clientHeight]") == fitted
     page.click("#zoom-close")
 
     # a confirmation says in words what will change, the arguments behind a disclosure; Deny
@@ -280,6 +300,7 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     assert not card.locator(".confirm-args .value").is_visible()  # the arguments: one click away
     card.locator(".confirm-args summary").click()
     assert filename in card.locator(".confirm-args .value").inner_text()
+    assert not card.locator(".confirm-args .value-label").is_visible()  # "Arguments" once, not twice
     shot(page, "standin-confirm.png")
     card.locator("button.deny").click()
     page.wait_for_selector("#send[data-mode='send']", timeout=60_000)
@@ -296,16 +317,30 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     page.wait_for_selector("#send[data-mode='send']", timeout=30_000)
     outcomes = [r[1] for r in step_rows(page)][6:]
     assert outcomes == ["declined", "cancelled", "failed"], step_rows(page)
+    # a declined step tells the person what happened, in a neutral note, not an error to the model
+    declined = page.locator(".tool-step[data-outcome='declined']")
+    declined.locator("summary").click()
+    assert declined.locator(".value-block.is-note .value").inner_text() == "You declined; nothing ran."
+    assert declined.locator(".is-error").count() == 0 and "Do not run" not in declined.inner_text()
     shot(page, "standin-outcomes.png")
+    declined.locator("summary").click()
 
-    # a reload keeps every step with its state
+    # a reload keeps every step with its state and its duration
     before = step_rows(page)
+    durations = [d.inner_text() for d in page.locator(".step-duration").all()]
+    page.click("#theme")  # and the dark page, chosen here, kept in this browser
+    assert page.get_attribute("html", "data-theme") == "dark"
     page.reload()
     page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
     page.locator(".tool-step").nth(len(before) - 1).wait_for(timeout=30_000)
     assert step_rows(page) == before
     assert page.locator(".chat-image img").count() == 1
     assert page.locator(".notice.stopped").count() == 1  # the stopped turn, as it showed
+    assert [d.inner_text() for d in page.locator(".step-duration").all()] == durations
+    assert page.get_attribute("html", "data-theme") == "dark" and page.get_attribute("#theme", "aria-pressed") == "true"
+    shot(page, "standin-dark.png")
+    page.click("#theme")
+    assert page.get_attribute("html", "data-theme") == "light"
 
     # New chat asks first; Cancel keeps the conversation
     page.click("#new-chat")
@@ -328,4 +363,32 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
     page.locator(".tool-step").nth(len(before) - 1).wait_for(timeout=30_000)
     assert "session=" in page.url and step_rows(page) == before
     assert errors == [] and outside == []
+    context.close()
+
+
+def test_two_pages_on_one_chat_see_each_other(browser: Any, stand_in: HostProcess) -> None:
+    """A phone and a desktop on the same ``?session=``: a question asked on either shows on both,
+    with its steps and its answer, and both end their turn."""
+    context, desktop, errors = watched_page(browser, stand_in.url)
+    session = desktop.get_attribute("body", "data-session")
+    phone_context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone = phone_context.new_page()
+    phone.goto(stand_in.url + f"?session={session}")
+    phone.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    phone.fill("#input", SUGGESTIONS[1])
+    phone.click("#send")  # a quick turn: wait for its answer, not for the Stop button
+    phone.locator(".msg.assistant:has-text('The workspace has')").wait_for(timeout=30_000)
+    desktop.locator(f".msg.user:has-text('{SUGGESTIONS[1]}')").wait_for(timeout=30_000)
+    desktop.locator(".msg.assistant:has-text('The workspace has')").wait_for(timeout=30_000)
+    desktop.wait_for_selector("#send[data-mode='send']", timeout=30_000)
+    desktop.fill("#input", "What can you do?")
+    desktop.click("#send")
+    phone.locator(".msg.user:has-text('What can you do?')").wait_for(timeout=30_000)
+    phone.locator(".msg.assistant:has-text('deterministic stand-in')").wait_for(timeout=30_000)
+    phone.wait_for_selector("#send[data-mode='send']", timeout=30_000)
+    for page in (desktop, phone):
+        assert page.locator(".msg.user").count() == 2 and page.locator(".tool-step").count() == 1
+    shot(phone, "two-pages-phone.png")
+    assert errors == []
+    phone_context.close()
     context.close()

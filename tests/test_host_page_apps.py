@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
+from tests._browser import time_in_file
 from tests.conftest import DATA
 from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
 from tests.test_host_page import browser, shot  # noqa: F401 - the module's browser fixture
 from tests.test_host_web import since_question
-from tests.test_plot_view import _time_in_file
 
 pytestmark = pytest.mark.slow
 
@@ -129,12 +129,12 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:  # 
     shot(page, "host-live-view.png")
 
     # the slider moves the plot's time, in the file
-    before = _time_in_file(ws / PLOT)
+    before = time_in_file(ws / PLOT)
     slider = view.locator("#slider")
     slider.focus()
     for _ in range(40):
         page.keyboard.press("ArrowRight")
-    moved = _until(lambda: (t := _time_in_file(ws / PLOT)) != before and t, "the slider set the plot's time")
+    moved = _until(lambda: (t := time_in_file(ws / PLOT)) != before and t, "the slider set the plot's time")
     assert moved > str(before)
 
     # the view reaches nothing by itself: not the host's socket, not its page, not the outside
@@ -163,6 +163,12 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:  # 
     _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "dark", "the view went dark")
     shot(page, "host-live-view-dark.png")
     page.emulate_media(color_scheme="light")
+    _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "light", "the view went light")
+    # the page's own Dark/Light button reaches it too (the host context's theme)
+    page.click("#theme")
+    _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "dark", "the view followed the button")
+    page.click("#theme")
+    _until(lambda: view.evaluate("document.documentElement.dataset.theme") == "light", "and back")
 
     # a reload: the conversation comes back with the live view in it, showing the time it was left at
     page.reload()

@@ -52,13 +52,35 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
     listing = {"open_plots": [], "other_plots": ["a.plot.json"], "rep_files": ["a.rep", "b.rep"]}
     assert step_headline(listing) == "1 plot, 2 REP files"
     assert step_headline({"filename": "x.plot.json", "added_ids": ["a", "b"]}) == "x.plot.json with 2 features"
-    picture = {"mediaType": "image/png", "width": 681, "height": 768, "time": "1995-12-12T10:45:08.902Z"}
+    picture = {
+        "mediaType": "image/png",
+        "width": 681,
+        "height": 768,
+        "time": "1995-12-12T10:45:08.902Z",
+        "selectedIds": [],  # a picture's headline is the picture, not the selection it drew
+    }
     assert step_headline(picture) == "picture 681×768 px at 10:45:09Z"
     error = {"success": False, "error": {"code": "VALIDATION_FAILED", "message": "'x.rep' is not a file " * 20}}
     line = step_headline(error, failed=True)
     assert line.startswith("'x.rep' is not a file") and line.endswith("…") and len(line) <= 120
     assert step_headline("There is no tool named 'x'.", failed=True) == "There is no tool named 'x'."
     assert step_headline({"result": "Bismarck sunk"}) == "Bismarck sunk" and step_headline(None) == ""
+    # a plot's time and selection, read; a narrative-only import; what a new plot holds, by kind
+    time = {
+        "timeState": {"current": "1995-12-12T10:45:00Z", "start": "1995-12-12T05:00:00Z", "end": "1995-12-12T11:45:00Z"}
+    }
+    assert step_headline(time) == "at 10:45:00Z (05:00:00Z to 11:45:00Z)"
+    assert step_headline({"selectedIds": []}) == "nothing selected"
+    assert (
+        step_headline({"selectedIds": ["rep-nelson", "rep-collingwood"]}) == "2 selected: rep-nelson, rep-collingwood"
+    )
+    report = {"source": "log.rep", "fix_count": 0, "narrative_count": 19, "feature_count": 19}
+    assert step_headline({"features": [], "report": report}) == "19 narrative entries from log.rep (no fixes)"
+    made = {"filename": "x.plot.json", "added_ids": ["a"] * 21}
+    assert (
+        step_headline(made, kinds={"track": 2, "narrative": 19}) == "x.plot.json with 2 tracks and 19 narrative entries"
+    )
+    assert step_headline(made, kinds={"track": 1}) == "x.plot.json with 1 track"
 
 
 @pytest.mark.parametrize(
@@ -67,7 +89,7 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
         (
             "debrief-state:debrief_apply_command",
             {"filename": "exercise.plot.json", "command": {"command": "deleteFeatures", "payload": ["a", "b"]}},
-            "delete 2 features from exercise.plot.json",
+            "delete 2 features — a, b from exercise.plot.json",
         ),
         (
             "debrief-state:debrief_apply_command",
@@ -82,7 +104,12 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
         (
             "debrief-state:debrief_set_properties",
             {"filename": "x.plot.json", "ids": ["a"], "properties": {"stroke": "#f00"}},
-            "set stroke on 1 feature of x.plot.json",
+            'set stroke to "#f00" on a of x.plot.json',
+        ),
+        (
+            "debrief-state:debrief_set_properties",
+            {"filename": "x.plot.json", "ids": ["a"], "properties": {"name": "B"}},
+            "rename a to B in x.plot.json",
         ),
         ("debrief-state:debrief_undo", {"filename": "x.plot.json"}, "undo the last change to x.plot.json"),
         ("llmem:delete_artifact", {"path": "app.py"}, "delete the stored notes of app.py"),
@@ -91,6 +118,29 @@ def test_a_steps_headline_is_its_figure_or_its_error() -> None:
 )
 def test_a_confirmation_says_what_will_change(tool: str, arguments: dict[str, object], change: str) -> None:
     assert describe_change(tool, arguments) == change
+
+
+def test_a_confirmation_names_the_features_it_will_change() -> None:
+    known = {"rep-nelson": {"name": "NELSON"}, "rep-collingwood": {"name": "COLLINGWOOD"}}
+    tracks = ["rep-nelson", "rep-collingwood"]
+    apply = "debrief-state:debrief_apply_command"
+    plot = "nelson-collingwood.plot.json"
+
+    def delete(ids: object) -> dict[str, object]:
+        return {"filename": plot, "command": {"command": "deleteFeatures", "payload": ids}}
+
+    assert describe_change(apply, delete(["rep-collingwood"]), known, tracks) == (
+        f"delete COLLINGWOOD (rep-collingwood) from {plot}"
+    )
+    assert describe_change(apply, delete({"ids": ["rep-nelson", "rep-collingwood"]}), known, tracks) == (
+        f"delete 2 features — NELSON, COLLINGWOOD — all the tracks of the plot from {plot}"
+    )
+    rename = {"filename": plot, "ids": ["rep-nelson"], "properties": {"name": "NELSON-renamed"}}
+    assert describe_change("debrief-state:debrief_set_properties", rename, known, tracks) == (
+        f"rename rep-nelson (NELSON) to NELSON-renamed in {plot}"
+    )
+    # names not known (no reader, or the read failed): the ids
+    assert describe_change(apply, delete(["x-1"]), {}, None) == f"delete x-1 from {plot}"
 
 
 # -- the stand-in's plays, where the tools' answers leave them nothing to go on -----------------

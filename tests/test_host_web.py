@@ -20,8 +20,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from llmem.host.providers.base import CALLBACK_SYSTEM
-from llmem.host.providers.standin import stand_in_answer
+from llmem.host.providers.standin import GUIDE, stand_in_answer
 from llmem.host.providers.standin_plays import SUGGESTIONS
+from llmem.host.sessions import MAX_PAGES
 from llmem.host.steps import clock
 from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
@@ -275,6 +276,63 @@ async def test_a_session_resumes_after_a_dropped_connection(host: HostProcess) -
         assert fresh["payload"]["state"] == "connected" and "gone" in fresh["payload"]["message"]
 
 
+async def until(chat: Chat, kind: str) -> list[dict[str, Any]]:
+    """The frames up to and with the first of ``kind``."""
+    frames = [await chat.next()]
+    while frames[-1]["type"] != kind:
+        frames.append(await chat.next())
+    return frames
+
+
+async def test_every_page_on_a_session_gets_every_frame(host: HostProcess) -> None:
+    """A phone and a desktop on one ``?session=``: each sees the other's question, every step,
+    the confirmation and its answer, and the turn's end."""
+    async with connect(host.ws_url) as phone_socket:
+        phone = Chat(phone_socket)
+        session = (await phone.next())["payload"]["sessionId"]
+        async with connect(host.ws_url + f"?session={session}") as desktop_socket:
+            desktop = Chat(desktop_socket)
+            assert (await desktop.next())["payload"]["state"] == "reconnected"
+            assert (await desktop.next())["type"] == "history"
+            # the desktop asks: its step and answer reach both, the phone sees the question too
+            mine = await desktop.turn("hello from the desktop")
+            theirs = await until(phone, "done")
+            assert theirs[0] == {"type": "user", "payload": {"text": "hello from the desktop"}}
+            assert text_of(mine) == text_of(theirs) == "Hello! Ask me about your plots."
+            assert not any(f["type"] == "user" for f in mine)  # the asking page drew its own bubble
+            # the phone asks for something destructive and declines it: the desktop sees the
+            # question, the card, the card settled, the declined step and the end of the turn
+            await phone.turn("clean the notes", approve=False)
+            seen = await until(desktop, "done")
+            kinds = [f["type"] for f in seen]
+            assert kinds[0] == "user" and "confirm" in kinds and "confirmed" in kinds
+            confirmed = next(f for f in seen if f["type"] == "confirmed")["payload"]
+            card = next(f for f in seen if f["type"] == "confirm")["payload"]
+            assert confirmed == {"requestId": card["requestId"], "approve": False}
+            assert steps(seen)[-1]["data"]["outcome"] == "declined"
+            assert "declined" in text_of(seen)
+
+
+async def test_a_page_beyond_the_limit_is_told_it_was_replaced(host: HostProcess) -> None:
+    async with connect(host.ws_url) as first_socket:
+        first = Chat(first_socket)
+        session = (await first.next())["payload"]["sessionId"]
+        async with anyio.create_task_group() as tg:
+            opened: list[ClientConnection] = []
+
+            async def open_one() -> None:
+                socket = await connect(host.ws_url + f"?session={session}")
+                opened.append(socket)
+
+            for _ in range(MAX_PAGES):
+                tg.start_soon(open_one)
+        told = await first.next()
+        assert told["type"] == "connection" and told["payload"]["state"] == "replaced"
+        assert f"more than {MAX_PAGES} pages" in told["payload"]["message"]
+        for socket in opened:
+            await socket.close()
+
+
 async def test_stop_cancels_a_slow_answer(host: HostProcess) -> None:
     async with connect(host.ws_url) as socket:
         chat = Chat(socket)
@@ -374,8 +432,12 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             chat = Chat(socket)
             hello = await chat.next()
             assert hello["payload"]["standIn"] is True
-            listing = text_of(await chat.turn("help"))
-            assert "deterministic stand-in" in listing and "llmem:get_artifact" in listing
+            # what it can do, for a person: in words, no tool names, and where a real model is connected
+            helped = text_of(await chat.turn("What can you do?"))
+            assert "deterministic stand-in" in helped and GUIDE in helped and "closest approach" in helped
+            assert "get_artifact" not in helped and "--provider" not in helped
+            listing = text_of(await chat.turn("tools"))  # the developer's listing
+            assert "llmem:get_artifact" in listing
             assert "delete_artifact" not in listing  # the config's excludeTools
             assert not any(token in raw for raw in chat.raw)
             # the session's rate limit (1 a second, bursts of 10 by default): a flood is refused
@@ -441,7 +503,7 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
     finds every step with its outcome; the chats are listed."""
     ws = tmp_path / "plots"
     ws.mkdir()
-    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+    for name in ("valid_boat1.rep", "valid_boat2.rep", "valid_narrative.rep"):
         (ws / name).write_bytes((Path(__file__).parent / "data" / "rep" / name).read_bytes())
     config = write_config(ws, tmp_path / "mcp.json")
     with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50") as host:
@@ -455,6 +517,7 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
                 "debrief_list_plots",
                 "run_tool · import-rep",
                 "run_tool · import-rep",
+                "run_tool · import-rep",
                 "debrief_create_plot",
                 "run_tool · closest-approach",
                 "debrief_render_plot",
@@ -462,18 +525,23 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             assert all(s["data"]["outcome"] == "done" for s in done), done
             calls = [s["data"]["arguments"] for s in steps(frames, "processing")]
             # each call's input read from an earlier answer: the files listed, the refs imported
-            assert [c["parameters"]["path"] for c in calls[1:3]] == done[0]["data"]["result"]["rep_files"]
+            assert [c["parameters"]["path"] for c in calls[1:4]] == done[0]["data"]["result"]["rep_files"]
             refs = [f["ref"] for s in done[1:3] for f in s["data"]["result"]["features"]]
-            assert [f["ref"] for f in calls[3]["features"]] == refs == [f["ref"] for f in calls[4]["features"]]
-            cpa = done[4]["data"]["result"]["features"][0]["properties"]
+            log = done[3]["data"]["result"]["narratives"]["ref"]  # the ships' log goes into the plot too
+            assert [f["ref"] for f in calls[4]["features"]] == [*refs, log]
+            assert refs == [f["ref"] for f in calls[5]["features"]]
+            # each step says what it did: the log's entries, what the plot holds
+            assert done[3]["data"]["headline"] == "19 narrative entries from valid_narrative.rep (no fixes)"
+            assert done[4]["data"]["headline"] == f"{calls[4]['filename']} with 2 tracks and 19 narrative entries"
+            cpa = done[5]["data"]["result"]["features"][0]["properties"]
             facts = independent_figures()
             assert abs(cpa["range"] - facts.cpa_yd) <= 0.5 and abs(_epoch(cpa["time"]) - facts.cpa_time) <= 2
             assert (
-                done[4]["data"]["headline"]
+                done[5]["data"]["headline"]
                 == f"{cpa['range']:.1f} yd at {clock(cpa['time'])}"
                 == "119.5 yd at 10:45:09Z"
             )
-            assert calls[5]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[5]["time"] == cpa["time"]
+            assert calls[6]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[6]["time"] == cpa["time"]
             answer = text_of(frames)
             sentence = (
                 f"The closest approach between NELSON and COLLINGWOOD was {cpa['range']:.1f} yd "
@@ -481,14 +549,21 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             )
             assert answer.startswith(sentence) and "{" not in answer
             (image,) = [f["payload"] for f in frames if f["type"] == "image"]
-            assert image["callId"] == done[5]["data"]["callId"]
+            assert image["callId"] == done[6]["data"]["callId"]
             small = _png_size(image["data"])
 
             # "Open full size": the render again, as large as the tool draws, without the model
-            zoom = {"zoomId": "z-1", "tool": done[5]["tool"], "arguments": calls[5]}
+            drawn = done[6]["data"]["result"]  # what the inline picture drew: its time, revision, selection
+            zoom = {"zoomId": "z-1", "tool": done[6]["tool"], "arguments": calls[6], "drawn": drawn}
             await socket.send(json.dumps({"type": "zoom", "payload": zoom}))
             zoomed = (await chat.next())["payload"]
-            assert zoomed["zoomId"] == "z-1" and "error" not in zoomed, zoomed
+            assert zoomed["zoomId"] == "z-1" and "error" not in zoomed and zoomed["changed"] is False, zoomed
+            # the plot changed since the step drew it: redrawn now, and said so
+            since = {**zoom, "zoomId": "z-3", "drawn": {**drawn, "revision": "an-older-one"}}
+            await socket.send(json.dumps({"type": "zoom", "payload": since}))
+            assert (await chat.next())["payload"]["changed"] is True
+            await socket.send(json.dumps({"type": "zoom", "payload": {**zoom, "zoomId": "z-4", "drawn": "10:45"}}))
+            assert "payload.drawn" in (await chat.next())["payload"]["error"]
             large = _png_size(zoomed["data"])
             assert large == (zoomed["width"], zoomed["height"]) and max(large) == 2048
             assert large[0] > 2 * small[0] and large[1] > 2 * small[1]
@@ -502,8 +577,11 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
 
             # the other requests it offers: the listing, read from the tool; what it can do
             listed = text_of(await chat.turn(SUGGESTIONS[1]))
-            plot = calls[5]["filename"]
-            assert listed == f"The workspace has 1 plot ({plot}) and 2 REP files (valid_boat1.rep, valid_boat2.rep).\n"
+            plot = calls[6]["filename"]
+            assert listed == (
+                f"The workspace has 1 plot ({plot}) and 3 REP files (valid_boat1.rep, valid_boat2.rep, "
+                "valid_narrative.rep).\n"
+            )
             assert "closest approach between NELSON and COLLINGWOOD" in text_of(await chat.turn(SUGGESTIONS[2]))
 
             # a step that fails, and one declined: each says so, and a reload keeps it so
@@ -524,9 +602,14 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             assert (await chat.next())["payload"]["state"] == "reconnected"
             history = (await chat.next())["payload"]["messages"]
             tools = [(m["title"], m["outcome"], m["headline"]) for m in history if m["role"] == "tool"]
-            assert tools[4] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
-            assert [t[1] for t in tools[7:]] == ["failed", "declined"] and len(tools) == 9
-            assert len(history[6]["images"]) == 1  # the picture comes back with its step
+            assert tools[5] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
+            assert [t[1] for t in tools[8:]] == ["failed", "declined"] and len(tools) == 10
+            assert len(history[7]["images"]) == 1  # the picture comes back with its step
+            shown = [m for m in history if m["role"] == "tool"]
+            # the durations measured once: a reload shows what the steps showed
+            assert [m["durationMs"] for m in shown[:7]] == [s["data"]["durationMs"] for s in done]
+            # a declined step reads as the person's choice, not as an error addressed to the model
+            assert shown[-1]["result"] == "You declined; nothing ran."
 
         async with httpx.AsyncClient() as http:
             listed = (await http.get(host.url + "sessions")).json()["sessions"]

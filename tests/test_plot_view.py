@@ -12,123 +12,52 @@ from outside. With ``LLMEM_SCREENSHOTS=<folder>`` it saves what it saw, light an
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import shutil
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
-from tests.conftest import DATA, console_script, subprocess_env
+from debrief_calc.features import parse_iso
+from debrief_calc.rep import parse_rep
+from debrief_calc.state import metadata
+from tests._browser import (
+    APP_TOOLS,
+    APPS,
+    browser_page,
+    plain,
+    serve,
+    state_client,
+    time_in_file,
+    until,
+    view_frame,
+)
+from tests.conftest import DATA
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-APPS = Path(__file__).resolve().parent / "apps"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PLOT = "large-sample.plot.json"
-APP_TOOLS = ["debrief_view_data", "debrief_set_time", "debrief_set_selection", "debrief_set_viewport"]
+__all__ = ["browser_page"]  # the fixture, used by name
 
 
 @pytest.fixture(scope="module")
-def origins() -> Iterator[tuple[str, str]]:
+def origins() -> Iterator[tuple[str, ...]]:
     """The host page and the sandbox proxy on two origins (two ports of loopback)."""
-    handler = functools.partial(_Quiet, directory=str(APPS))
-    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) for _ in range(2)]
-    for server in servers:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield tuple(f"http://127.0.0.1:{s.server_address[1]}" for s in servers)  # type: ignore[misc]
-    finally:
-        for server in servers:
-            server.shutdown()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-def _plain(result: Any) -> dict[str, Any]:
-    out: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return out
-
-
-async def _client(workspace: Path) -> Any:
-    params = StdioServerParameters(
-        command=console_script("debrief-state-mcp"), args=["--workspace", str(workspace)], env=subprocess_env()
-    )
-    return Client(params, mode="legacy")
-
-
-@pytest.fixture
-async def browser_page() -> AsyncIterator[tuple[Any, list[str], list[str]]]:
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (Debian: apt-get install chromium); .ci/run installs it")
-    api = pytest.importorskip("playwright.async_api", reason="playwright is in the 'test' extra")
-    async with api.async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        page = await browser.new_page(viewport={"width": 860, "height": 600})
-        errors: list[str] = []
-        requests: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("request", lambda r: requests.append(r.url))
-        try:
-            yield page, errors, requests
-        finally:
-            await browser.close()
-
-
-async def _view_frame(page: Any) -> Any:
-    with anyio.fail_after(30):
-        while True:
-            for frame in page.frames:
-                if frame.url == "about:srcdoc":
-                    return frame
-            await anyio.sleep(0.05)
-
-
-async def _until(check: Any, what: str, seconds: float = 30) -> Any:
-    with anyio.fail_after(seconds):
-        while True:
-            value = await check()
-            if value:
-                return value
-            await anyio.sleep(0.1)
-    raise AssertionError(what)  # pragma: no cover
-
-
-def _time_in_file(path: Path) -> str | None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for f in data["features"]:
-        if f.get("id") == "debrief-time-metadata":
-            return str(f["properties"].get("current"))
-    return None
+    with serve(APPS) as both:
+        yield both
 
 
 async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
-    workspace: Path, origins: tuple[str, str], browser_page: tuple[Any, list[str], list[str]]
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
 ) -> None:
     page, errors, requests = browser_page
     shutil.copy(DATA / "plots" / PLOT, workspace / PLOT)
     host_origin, sandbox_origin = origins
-    async with await _client(workspace) as client:
+    async with state_client(workspace) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         uri = listed["debrief_open_plot"].meta["ui"]["resourceUri"]  # type: ignore[index]
         assert listed["debrief_view_data"].meta["ui"]["visibility"] == ["app"]  # type: ignore[index]
@@ -137,41 +66,21 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         html = resource.text  # type: ignore[union-attr]
         csp = (resource.meta or {}).get("ui", {}).get("csp", {})
         assert csp == {} and "http" not in json.dumps(csp)  # nothing outside is declared
-        opened = _plain(await client.call_tool("debrief_open_plot", {"filename": PLOT}))
+        opened = plain(await client.call_tool("debrief_open_plot", {"filename": PLOT}))
 
         async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            return _plain(await client.call_tool(name, arguments))
+            return plain(await client.call_tool(name, arguments))
 
         async def read(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
             out: dict[str, Any] = (await call_tool(name, arguments))["structuredContent"]
             return out
 
         async def read_resource(asked: str) -> dict[str, Any]:
-            return _plain(await client.read_resource(asked))
+            return plain(await client.read_resource(asked))
 
         await page.expose_function("mcpCallTool", call_tool)
         await page.expose_function("mcpReadResource", read_resource)
-        await page.goto(f"{host_origin}/host.html")
-        context = {
-            "theme": "light",
-            "displayMode": "inline",
-            "containerDimensions": {"width": 820, "maxHeight": 560},
-            "deviceCapabilities": {"touch": False, "hover": True},
-        }
-        await page.evaluate(
-            "(v) => window.startView(v)",
-            {
-                "sandboxUrl": f"{sandbox_origin}/sandbox.html",
-                "html": html,
-                "csp": csp,
-                "arguments": {"filename": PLOT},
-                "result": opened,
-                "context": context,
-                "appTools": APP_TOOLS,
-            },
-        )
-        view = await _view_frame(page)
-        await _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+        view = await _start(page, origins, html, csp, {"filename": PLOT}, opened)
         log = await page.evaluate("window.hostLog")
         assert log[:3] == ["ui/notifications/sandbox-proxy-ready", "ui/initialize", "ui/notifications/initialized"]
         assert await page.evaluate("window.appCapabilities.availableDisplayModes") == ["inline", "fullscreen"]
@@ -180,13 +89,13 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         await _shot(page, "plot-view-light.png")
 
         # The slider: moved with the keyboard, released; the plot's time changes in the file.
-        before = _time_in_file(workspace / PLOT)
+        before = time_in_file(workspace / PLOT)
         slider = view.locator("#slider")
         await slider.focus()
         for _ in range(40):
             await page.keyboard.press("ArrowRight")
-        moved = await _until(
-            lambda: anyio.to_thread.run_sync(lambda: (t := _time_in_file(workspace / PLOT)) != before and t),
+        moved = await until(
+            lambda: anyio.to_thread.run_sync(lambda: (t := time_in_file(workspace / PLOT)) != before and t),
             "the slider set the plot's time",
         )
         assert moved > str(before)
@@ -198,7 +107,7 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         assert point["w"] > 300
         track = await view.evaluate("window.__plotView.screenOf('VANG')")
         await view.locator("#map").click(position={"x": track[0], "y": track[1]})
-        selected = await _until(
+        selected = await until(
             lambda: _selected(read),
             "the click selected",
         )
@@ -210,7 +119,7 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         await page.mouse.wheel(0, -400)
         assert (await read("debrief_get_viewport", {"filename": PLOT}))["viewportState"] == viewport_before
         await view.locator("#save").click()
-        await _until(
+        await until(
             lambda: _changed(read, viewport_before),
             "save view wrote the viewport",
         )
@@ -219,7 +128,7 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         draws = await view.evaluate("Number(document.body.dataset.draws)")
         renamed = {"filename": PLOT, "ids": selected, "properties": {"name": "RENAMED", "shortName": None}}
         assert not (await call_tool("debrief_set_properties", renamed)).get("isError")
-        await _until(
+        await until(
             lambda: view.evaluate("window.__plotView.names().includes('RENAMED')"),
             "the view followed another client's change",
         )
@@ -235,13 +144,42 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
     assert outside == []
 
 
+async def _start(
+    page: Any, origins: tuple[str, ...], html: str, csp: Any, arguments: dict[str, Any], result: dict[str, Any]
+) -> Any:
+    """The host page with the view in it, given the tool's input and result; once it has drawn."""
+    host_origin, sandbox_origin = origins
+    await page.goto(f"{host_origin}/host.html")
+    context = {
+        "theme": "light",
+        "displayMode": "inline",
+        "containerDimensions": {"width": 820, "maxHeight": 560},
+        "deviceCapabilities": {"touch": False, "hover": True},
+    }
+    await page.evaluate(
+        "(v) => window.startView(v)",
+        {
+            "sandboxUrl": f"{sandbox_origin}/sandbox.html",
+            "html": html,
+            "csp": csp,
+            "arguments": arguments,
+            "result": result,
+            "context": context,
+            "appTools": APP_TOOLS,
+        },
+    )
+    view = await view_frame(page)
+    await until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+    return view
+
+
 async def _changed(read: Any, before: Any) -> bool:
     now = (await read("debrief_get_viewport", {"filename": PLOT}))["viewportState"]
     return bool(now != before)
 
 
-async def _selected(read: Any) -> list[str]:
-    ids: list[str] = (await read("debrief_get_selection", {"filename": PLOT}))["selectedIds"]
+async def _selected(read: Any, filename: str = PLOT) -> list[str]:
+    ids: list[str] = (await read("debrief_get_selection", {"filename": filename}))["selectedIds"]
     return ids
 
 
@@ -250,3 +188,250 @@ async def _shot(page: Any, name: str) -> None:
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         await page.screenshot(path=str(Path(folder) / name))
+
+
+# --- the two ships at their CPA: the view beside debrief_render_plot's picture -------------------
+
+DAY = "1995-12-12T"
+CPA = f"{DAY}10:45:09Z"  # NELSON and COLLINGWOOD at their closest (tests/test_analysis_tote.py)
+SHIPS = "ships.plot.json"
+
+
+def _ships_plot(workspace: Path) -> Path:
+    """NELSON and COLLINGWOOD from the REP samples, the plot's time at the start: 05:00:00Z."""
+    features: list[dict[str, Any]] = []
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        features += parse_rep((DATA / "rep" / name).read_text(encoding="utf-8")).features
+    times = {"current": f"{DAY}05:00:00Z", "start": f"{DAY}05:00:00Z", "end": f"{DAY}11:45:00Z"}
+    features.append(metadata.time_feature(times))
+    path = workspace / SHIPS
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}), encoding="utf-8")
+    return path
+
+
+def _yards_apart_at(path: Path, at: str) -> float:
+    """The two ships' distance at ``at``, positions interpolated between fixes as the view does,
+    measured by GeographicLib on the WGS84 ellipsoid."""
+    from geographiclib.geodesic import Geodesic
+
+    t = parse_iso(at)
+    spots = []
+    for f in json.loads(path.read_text(encoding="utf-8"))["features"]:
+        times = [parse_iso(x) for x in (f["properties"].get("timestamps") or [])]
+        if not times:
+            continue
+        i = max(k for k, x in enumerate(times) if x <= t)
+        (lon0, lat0, *_), (lon1, lat1, *_) = f["geometry"]["coordinates"][i : i + 2]
+        u = (t - times[i]) / (times[i + 1] - times[i])
+        spots.append((lat0 + (lat1 - lat0) * u, lon0 + (lon1 - lon0) * u))
+    (a, b) = spots
+    metres: float = Geodesic.WGS84.Inverse(a[0], a[1], b[0], b[1])["s12"]
+    return metres / 0.9144
+
+
+def _overlapping(boxes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [
+        (a["text"], b["text"])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a["x"] < b["x"] + b["w"]
+        and b["x"] < a["x"] + a["w"]
+        and a["y"] < b["y"] + b["h"]
+        and b["y"] < a["y"] + a["h"]
+    ]
+
+
+async def _labels_apart(view: Any) -> list[dict[str, Any]]:
+    labels: list[dict[str, Any]] = await view.evaluate("window.__plotView.labels()")
+    assert {"NELSON", "COLLINGWOOD"} <= {x["text"] for x in labels}, labels
+    assert _overlapping(labels) == []
+    for ship in ("NELSON", "COLLINGWOOD"):  # no label on either ship's marker
+        x, y = await view.evaluate(f"window.__plotView.shipAt('{ship}')")
+        marker = {"x": x - 8, "y": y - 8, "w": 16, "h": 16, "text": ship}
+        assert [pair for pair in _overlapping([marker, *labels]) if pair[0] == ship] == []
+    return labels
+
+
+async def _resize(page: Any, view: Any, width: int) -> None:
+    await page.evaluate(f"document.getElementById('frame').style.width = '{width}px'")
+    await page.evaluate(f"window.setHostContext({{containerDimensions: {{width: {width}, maxHeight: 560}}}})")
+    await until(lambda: view.evaluate(f"document.documentElement.clientWidth === {width}"), "the view took the width")
+
+
+async def _header_and_axes_readable(view: Any) -> None:
+    head = await view.evaluate(
+        """() => { const r = (id) => document.getElementById(id).getBoundingClientRect();
+        return {title: r('title'), status: r('status'), width: document.documentElement.clientWidth,
+                titleCut: document.getElementById('title').scrollWidth > document.getElementById('title').clientWidth}; }"""
+    )
+    assert head["title"]["left"] >= 0 and head["title"]["right"] <= head["status"]["left"] + 1
+    assert head["status"]["right"] <= head["width"]
+    assert not head["titleCut"] and head["title"]["width"] > 20  # the title whole, first; the status gives way
+    grid = await view.evaluate("window.__plotView.grid()")
+    assert len(grid) >= 2 and _overlapping(grid) == []
+    scale = await view.evaluate("window.__plotView.scale()")
+    assert _overlapping([{**scale, "text": "scale"}, *grid]) == []
+
+
+async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
+) -> None:
+    page, errors, _ = browser_page
+    path = _ships_plot(workspace)
+    # the moment that matters: the ships about 119 yd apart, which the view must not smear
+    assert abs(_yards_apart_at(path, CPA) - 119.5) < 1.5
+    async with state_client(workspace) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        uri = listed["debrief_render_plot"].meta["ui"]["resourceUri"]  # type: ignore[index]
+        html = (await client.read_resource(uri)).contents[0].text  # type: ignore[union-attr]
+        asked = {"filename": SHIPS, "time": CPA, "cpa": ["rep-nelson", "rep-collingwood"]}
+        rendered = plain(await client.call_tool("debrief_render_plot", asked))
+        assert rendered["structuredContent"]["time"] == CPA
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return plain(await client.call_tool(name, arguments))
+
+        async def read(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            out: dict[str, Any] = (await call_tool(name, arguments))["structuredContent"]
+            return out
+
+        await page.expose_function("mcpCallTool", call_tool)
+        await page.expose_function("mcpReadResource", lambda asked: None)
+        view = await _start(page, origins, html, {}, asked, rendered)
+
+        # It shows the render's time, says so, and leaves the plot's time alone.
+        assert await view.evaluate("window.__plotView.time()") == CPA
+        note = await view.locator("#note").inner_text()
+        assert "10:45:09Z as drawn" in note and "05:00:00Z" in note, note
+        assert time_in_file(path) == f"{DAY}05:00:00Z"
+
+        # Their labels apart at every zoom, out to where 119 yd is a few pixels.
+        x, y = await view.evaluate("window.__plotView.shipAt('NELSON')")
+        x2, y2 = await view.evaluate("window.__plotView.shipAt('COLLINGWOOD')")
+        assert abs(x - x2) + abs(y - y2) < 20  # drawn on top of each other at the first fit
+        for width in (820, 390):
+            if width == 390:
+                await _resize(page, view, width)
+            for theme in ("light", "dark"):
+                await page.evaluate(f"window.setHostContext({{theme: '{theme}'}})")
+                await _labels_apart(view)
+                await _header_and_axes_readable(view)
+                await _shot(page, f"ships-{width}-{theme}.png")
+            for _ in range(3):  # zoom in on the ships, three steps
+                x, y = await view.evaluate(
+                    """() => { const [x, y] = window.__plotView.shipAt('NELSON'),
+                    r = document.getElementById('map').getBoundingClientRect(); return [x + r.left, y + r.top]; }"""
+                )
+                await view.evaluate(
+                    f"""document.getElementById('map').dispatchEvent(new WheelEvent('wheel',
+                    {{deltaY: -600, clientX: {x}, clientY: {y}, bubbles: true, cancelable: true}}))"""
+                )
+                await _labels_apart(view)
+                await _header_and_axes_readable(view)
+            await _shot(page, f"ships-{width}-zoomed.png")
+            await view.locator("#fit").click()
+        await page.evaluate("window.setHostContext({theme: 'light'})")
+
+        # Touch: a pinch zooms, a one-finger drag pans; neither selects nor writes.
+        revision = (await read("debrief_get_time", {"filename": SHIPS}))["revision"]
+        k = await view.evaluate("window.__plotView.zoom()")
+        box = await view.locator("#map").bounding_box()
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        cdp = await page.context.new_cdp_session(page)
+
+        async def touch(kind: str, points: list[tuple[float, float]]) -> None:
+            await cdp.send(
+                "Input.dispatchTouchEvent",
+                {"type": kind, "touchPoints": [{"x": px, "y": py, "id": i} for i, (px, py) in enumerate(points)]},
+            )
+
+        await touch("touchStart", [(cx - 30, cy), (cx + 30, cy)])
+        for spread in (40, 50, 60):
+            await touch("touchMove", [(cx - spread, cy), (cx + spread, cy)])
+        await touch("touchEnd", [])
+        assert await view.evaluate("window.__plotView.zoom()") == pytest.approx(2 * k, rel=0.05)
+        before = await view.evaluate("window.__plotView.shipAt('NELSON')")
+        await touch("touchStart", [(cx, cy)])
+        for dx in (10, 20, 30):
+            await touch("touchMove", [(cx + dx, cy)])
+        await touch("touchEnd", [])
+        after = await view.evaluate("window.__plotView.shipAt('NELSON')")
+        assert after[0] - before[0] == pytest.approx(30, abs=1) and after[1] == pytest.approx(before[1], abs=1)
+        assert await _selected(read, SHIPS) == []
+        assert (await read("debrief_get_time", {"filename": SHIPS}))["revision"] == revision
+
+        # Moving the time writes it; the header's revision is the write's at once, and stays.
+        await view.locator("#slider").focus()
+        await page.keyboard.press("ArrowRight")
+        moved = await until(
+            lambda: anyio.to_thread.run_sync(lambda: (t := time_in_file(path)) != f"{DAY}05:00:00Z" and t),
+            "the slider set the plot's time",
+        )
+        assert moved > CPA  # from the drawn time, not from the plot's old one
+        assert await view.evaluate("window.__plotView.time()") == moved
+        assert await view.locator("#note").is_hidden()
+        revision = (await read("debrief_get_time", {"filename": SHIPS}))["revision"]
+        await until(lambda: _status_has(view, f"revision {revision}"), "the header took the write's revision")
+
+        # Save view: a confirmation, and the new revision in the header.
+        await view.locator("#save").click()
+        await until(lambda: _toast(view, "View saved"), "the view said it was saved")
+        revision = (await read("debrief_get_viewport", {"filename": SHIPS}))["revision"]
+        await until(lambda: _status_has(view, f"revision {revision}"), "the header took the save's revision")
+        polls = await view.evaluate("Number(document.body.dataset.polls)")
+        await until(
+            lambda: view.evaluate(f"Number(document.body.dataset.polls) >= {polls + 2}"), "two polls after our writes"
+        )
+        assert await _status_has(view, f"revision {revision}")
+        assert await view.evaluate("window.__plotView.time()") == moved
+    assert errors == []
+
+
+async def test_the_view_follows_a_rendered_window(
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
+) -> None:
+    page, errors, _ = browser_page
+    path = _ships_plot(workspace)
+    async with state_client(workspace) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        html = (await client.read_resource(listed["debrief_render_plot"].meta["ui"]["resourceUri"])).contents[0].text  # type: ignore[index,union-attr]
+        asked = {"filename": SHIPS, "time_start": f"{DAY}10:00:00Z", "time_end": f"{DAY}11:00:00Z", "fit": "window"}
+        rendered = plain(await client.call_tool("debrief_render_plot", asked))
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return plain(await client.call_tool(name, arguments))
+
+        await page.expose_function("mcpCallTool", call_tool)
+        await page.expose_function("mcpReadResource", lambda asked: None)
+        view = await _start(page, origins, html, {}, asked, rendered)
+        # the plot's time 05:00 is outside the window: the render drew at 10:00, and so does the view
+        assert rendered["structuredContent"]["time"] == f"{DAY}10:00:00Z"
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:00:00Z"
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}10:00:00Z", f"{DAY}11:00:00Z"]
+        note = await view.locator("#note").inner_text()
+        assert "drawn window 10:00:00Z to 11:00:00Z" in note, note
+        assert time_in_file(path) == f"{DAY}05:00:00Z"
+        await view.locator("#all-times").click()  # the plot's whole period again, the time kept
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:00:00Z"
+        assert time_in_file(path) == f"{DAY}05:00:00Z"
+
+        # A later result takes the view over; a time that is no time is ignored: the plot's time.
+        draws = await view.evaluate("Number(document.body.dataset.draws)")
+        later = {"structuredContent": {"filename": SHIPS, "time": "yesterday", "time_start": 7}}
+        await page.evaluate("(r) => window.sendToolResult(r)", later)
+        await until(
+            lambda: view.evaluate(f"Number(document.body.dataset.draws) > {draws}"), "the view took the later result"
+        )
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}05:00:00Z"
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
+        assert await view.locator("#note").is_hidden()
+    assert errors == []
+
+
+async def _status_has(view: Any, text: str) -> bool:
+    return text in await view.locator("#status").inner_text()
+
+
+async def _toast(view: Any, text: str) -> bool:
+    return bool(await view.evaluate("document.getElementById('toast').textContent") == text)

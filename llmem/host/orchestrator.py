@@ -31,10 +31,17 @@ from llmem.host.errors import HostError, ProviderError, UnknownTool
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
-from llmem.host.steps import clip, describe_change, step_headline, step_title
+from llmem.host.steps import Known, change_ids, clip, describe_change, kinds_of, step_headline, step_title
 from llmem.host.toolblocks import ToolBlockParser
 
-__all__ = ["SYSTEM_MESSAGES", "Orchestrator", "OrchestratorSettings", "correlation_id", "is_destructive"]
+__all__ = [
+    "OUTCOME_NOTES",
+    "SYSTEM_MESSAGES",
+    "Orchestrator",
+    "OrchestratorSettings",
+    "correlation_id",
+    "is_destructive",
+]
 
 log = logging.getLogger("llmem.host.chat")
 
@@ -54,7 +61,13 @@ SYSTEM_MESSAGES = {
 }
 
 
+FEATURES_READER = "debrief_get_features"  # a plot server's read of features by id: names for confirmations
 DECLINED = "you said no; nothing ran"  # a declined step's headline
+#: what a step that did not run says to the person (the model reads its own text in the history)
+OUTCOME_NOTES = {
+    "declined": "You declined; nothing ran.",
+    "cancelled": "You stopped it before it finished.",
+}
 
 
 def is_destructive(entry: ToolEntry) -> bool:
@@ -152,7 +165,7 @@ class Orchestrator:
                         "complete",
                         f"Cancelled: {call.name}",
                         {
-                            "result": "stopped by the person",
+                            "result": OUTCOME_NOTES["cancelled"],
                             "isError": True,
                             "outcome": "cancelled",
                             "headline": "stopped by the person",
@@ -366,7 +379,7 @@ class Orchestrator:
                     call,
                     "complete",
                     f"Declined: {entry.qualified_name}",
-                    {"result": why, "isError": True, "declined": True, "durationMs": 0},
+                    {"result": OUTCOME_NOTES["declined"], "isError": True, "declined": True, "durationMs": None},
                 )
                 message = self._tool_message(call, why, error=True)
                 message.outcome, message.headline = "declined", DECLINED
@@ -378,15 +391,17 @@ class Orchestrator:
         except HostError as exc:
             why = f"I encountered an error when using the {entry.qualified_name} tool: {exc}"
             log.warning("tool call failed: %s", exc, extra={"session": session.id})
+            took = _ms(started)
             await self._step(
                 session,
                 call,
                 "complete",
                 f"{entry.qualified_name} failed",
-                {"result": str(exc), "isError": True, "durationMs": _ms(started)},
+                {"result": str(exc), "isError": True, "durationMs": took},
             )
             message = self._tool_message(call, why, error=True)
             message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
+            message.duration_ms = took
             return message
         for image in result.images:
             await session.emit(
@@ -398,12 +413,21 @@ class Orchestrator:
         if ready is not None and not is_error:
             content, page_result, is_error = await self._close_callback(session, entry, ready, host_steps)
         view = view_of(entry.server, entry.tool, call.arguments, result.result)  # MCP Apps: shown live on the page
+        took = _ms(started)  # measured once: the step shows it now and after a reload
+        kinds = await self._added_kinds(entry, result) if not is_error else None
+        headline = step_headline(page_result, failed=is_error, kinds=kinds)
         await self._step(
             session,
             call,
             "complete",
             _error_line(result) if is_error and ready is None else f"{entry.qualified_name} answered",
-            {"result": page_result, "isError": is_error, "durationMs": _ms(started), **({"app": view} if view else {})},
+            {
+                "result": page_result,
+                "isError": is_error,
+                "headline": headline,
+                "durationMs": took,
+                **({"app": view} if view else {}),
+            },
         )
         if len(content) > self.settings.result_chars:
             content = (
@@ -413,31 +437,41 @@ class Orchestrator:
         message = self._tool_message(call, content, error=is_error)
         message.outcome = "failed" if is_error else ""
         message.host_steps = host_steps
-        message.headline = step_headline(page_result, failed=is_error)
+        message.headline = headline
         message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
-        message.duration_ms = _ms(started)
+        message.duration_ms = took
         message.app = view
         return message
 
-    async def larger_picture(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def larger_picture(
+        self, tool: str, arguments: dict[str, Any], drawn: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The picture of a step drawn again as large as its tool draws (``width``/``height`` at
         their maxima, debrief_render_plot's 2048 px): for the page's "Open full size", without the
-        model. Only a read-only tool with both sizes among its parameters is called."""
+        model. Only a read-only tool with both sizes among its parameters is called. ``drawn``:
+        what the step's own answer said it drew (its ``time``, ``revision``, ``selectedIds``): the
+        same moment is drawn again, and ``changed`` says when the plot has changed since."""
         entry = self._resolve(tool)
         props = entry.tool.input_schema.get("properties") or {}
         sizes = {k: props.get(k, {}).get("maximum") for k in ("width", "height")}
         if is_destructive(entry) or not all(isinstance(v, int) for v in sizes.values()):
             raise HostError(f"{entry.qualified_name} does not draw pictures at a size asked for")
-        result = await self.coordinator.call(entry.qualified_name, {**arguments, **sizes})
+        drawn = drawn or {}
+        same = dict(arguments)
+        if "time" in props and "time" not in same and isinstance(drawn.get("time"), str):
+            same["time"] = drawn["time"]  # the moment the step drew, not the plot's time now
+        result = await self.coordinator.call(entry.qualified_name, {**same, **sizes})
         if result.is_error or not result.images:
             raise HostError(_error_line(result) if result.is_error else f"{entry.qualified_name} drew no picture")
         image = result.images[0]
         facts = result.structured
+        changed = any(key in drawn and key in facts and drawn[key] != facts[key] for key in ("revision", "selectedIds"))
         return {
             "mimeType": image.mime_type,
             "data": image.data,
             "width": facts.get("width"),
             "height": facts.get("height"),
+            "changed": changed,
         }
 
     def _recorder(
@@ -468,7 +502,8 @@ class Orchestrator:
 
     async def _confirm(self, session: Session, call: ToolCall, entry: ToolEntry) -> bool:
         request_id = new_id("r-")
-        change = describe_change(entry.qualified_name, call.arguments)
+        known, tracks = await self._features_named(entry, call.arguments)
+        change = describe_change(entry.qualified_name, call.arguments, known, tracks)
         message = {
             "type": "confirm",
             "payload": {
@@ -489,6 +524,49 @@ class Orchestrator:
         session.confirms.pop(request_id, None)
         log.info("approval of %s: %s", entry.qualified_name, pending.approve, extra={"session": session.id})
         return pending.approve
+
+    async def _features_named(self, entry: ToolEntry, arguments: Any) -> tuple[Known, list[str] | None]:
+        """The features a destructive call names, read from its own server's
+        ``debrief_get_features`` (cheap summaries) so the person is asked by name; and the ids of
+        the plot's tracks, to say when a call takes them all. Nothing when there is no such tool
+        or the read fails: the ids say it then."""
+        ids = change_ids(entry.qualified_name, arguments)
+        reader = f"{entry.server}:{FEATURES_READER}"
+        if not ids or reader not in {t.name for t in self.tools}:
+            return {}, None
+        filename = arguments.get("filename") if isinstance(arguments, dict) else None
+        plot = {"filename": filename} if isinstance(filename, str) else {}
+        try:
+            named = await self.coordinator.call(reader, {**plot, "ids": ids[:100], "limit": 100})
+            tracked = await self.coordinator.call(reader, {**plot, "kinds": ["track"], "limit": 100})
+        except HostError as exc:
+            log.info("names for the confirmation not read: %s", exc)
+            return {}, None
+        if named.is_error or tracked.is_error:
+            return {}, None
+        known = {str(f["id"]): f for f in named.structured.get("features") or [] if isinstance(f, dict) and "id" in f}
+        complete = tracked.structured.get("next_cursor") is None
+        tracks = [str(f.get("id")) for f in tracked.structured.get("features") or [] if isinstance(f, dict)]
+        return known, tracks if complete else None
+
+    async def _added_kinds(self, entry: ToolEntry, result: ToolResult) -> dict[str, int] | None:
+        """The features a plot change added, counted by kind (``2 tracks and 19 narrative
+        entries``), read with the server's own ``debrief_get_features``; None when it cannot say."""
+        added, filename = result.structured.get("added_ids"), result.structured.get("filename")
+        reader = f"{entry.server}:{FEATURES_READER}"
+        if not isinstance(added, list) or not added or not isinstance(filename, str):
+            return None
+        if reader not in {t.name for t in self.tools} or len(added) > 1000:
+            return None
+        try:
+            read = await self.coordinator.call(reader, {"filename": filename, "ids": added, "limit": 1000})
+        except HostError as exc:
+            log.info("kinds of the added features not read: %s", exc)
+            return None
+        features = read.structured.get("features")
+        if read.is_error or not isinstance(features, list) or read.structured.get("next_cursor"):
+            return None
+        return kinds_of(features)
 
     async def _close_callback(
         self, session: Session, entry: ToolEntry, ready: dict[str, Any], steps: list[dict[str, Any]]

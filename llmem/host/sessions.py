@@ -1,6 +1,7 @@
 """Chat sessions (seed 004 §2.5): history, the running turn, pending confirmations, a rate limit.
 
-A session outlives its WebSocket: the page reconnects with ``?session=<id>`` and finds its
+A session outlives its WebSocket, and may have several: every page open on it (a phone and a
+desktop on the same ``?session=``) gets every frame. A page reconnects with ``?session=<id>`` and finds its
 history, its running turn and any confirmation still waiting; "New chat" leaves the old one
 here, and :meth:`SessionManager.listing` lists them so the page can go back to one. Sessions
 without a connection are dropped after ``idle_s``. In memory only, like the seed's MVP.
@@ -8,6 +9,7 @@ without a connection are dropped after ``idle_s``. In memory only, like the seed
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -19,13 +21,17 @@ import anyio
 from llmem.core.ratelimit import TokenBucket
 from llmem.host.chat import ChatMessage
 
-__all__ = ["PendingConfirm", "RateLimiter", "Session", "SessionManager"]
+__all__ = ["MAX_PAGES", "PendingConfirm", "RateLimiter", "Session", "SessionManager"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+#: questions that say nothing of what a chat is about: not its title when a real one follows
+_SMALL_TALK = re.compile(r"^(what can you do|help|tools|hi|hello|hey|thanks|thank you)\W*$|^/tool\b", re.IGNORECASE)
+
 RateLimiter = TokenBucket  # a page's messages, limited as the servers limit calls
 APP_RATE, APP_BURST = 20.0, 60  # requests per second from a page's views, and the burst
+MAX_PAGES = 8  # pages connected to one session at once; the oldest is told it was replaced
 
 
 @dataclass
@@ -45,8 +51,9 @@ class Session:
     history: list[ChatMessage] = field(default_factory=list)
     created_at: float = field(default_factory=time.time)
     last_active: float = field(default_factory=time.monotonic)
-    send: Send | None = None  # the connected page, if any
-    connection_id: str | None = None
+    last_active_at: float = field(default_factory=time.time)  # the same moment, on the clock, for the page
+    #: the pages connected to it, by connection id, in the order they came: each gets every frame
+    connections: dict[str, Send] = field(default_factory=dict)
     turn: anyio.CancelScope | None = None
     confirms: dict[str, PendingConfirm] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
@@ -58,29 +65,32 @@ class Session:
         return self.turn is not None
 
     def summary(self) -> dict[str, Any]:
-        """The session as the page's list of chats shows it: its first question as its title."""
-        asked = [m.content for m in self.history if m.role == "user"]
-        first = " ".join(asked[0].split()) if asked else ""
+        """The session as the page's list of chats shows it: its first question of substance as
+        its title (not "What can you do?" when a real one came later), and when it was last active."""
+        asked = [" ".join(m.content.split()) for m in self.history if m.role == "user"]
+        first = next((q for q in asked if not _SMALL_TALK.match(q)), asked[0] if asked else "")
         return {
             "id": self.id,
             "title": first if len(first) <= 80 else first[:79].rsplit(" ", 1)[0] + "…",
             "messages": len(asked),
             "createdAt": self.created_at,
+            "lastActiveAt": round(self.last_active_at, 3),
             "lastActiveS": round(time.monotonic() - self.last_active),
             "turnRunning": self.turn_running,
         }
 
-    async def emit(self, message: dict[str, Any]) -> None:
-        """Send to the page if one is connected; a turn goes on while the page is away."""
-        self.last_active = time.monotonic()
-        send = self.send
-        if send is None:
-            return
-        try:
-            await send(message)
-        except Exception:  # the page went away mid-send: it will resume from the history
-            if self.send is send:
-                self.send = None
+    async def emit(self, message: dict[str, Any], *, skip: str | None = None) -> None:
+        """Send to every connected page (but ``skip``, a connection id); a turn goes on while no
+        page is there."""
+        self.last_active, self.last_active_at = time.monotonic(), time.time()
+        for connection_id, send in list(self.connections.items()):
+            if connection_id == skip:
+                continue
+            try:
+                await send(message)
+            except Exception:  # the page went away mid-send: it will resume from the history
+                if self.connections.get(connection_id) is send:
+                    del self.connections[connection_id]
 
 
 class SessionManager:
@@ -110,7 +120,7 @@ class SessionManager:
         gone = [
             s.id
             for s in self._sessions.values()
-            if s.send is None and s.turn is None and now - s.last_active > self.idle_s
+            if not s.connections and s.turn is None and now - s.last_active > self.idle_s
         ]
         for session_id in gone:
             del self._sessions[session_id]

@@ -11,7 +11,18 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["as_data", "clip", "clock", "day", "describe_change", "step_headline", "step_title"]
+__all__ = [
+    "Known",
+    "as_data",
+    "change_ids",
+    "clip",
+    "clock",
+    "day",
+    "describe_change",
+    "kinds_of",
+    "step_headline",
+    "step_title",
+]
 
 # the tool arguments that say what a generic tool ran (debrief-calc's run_tool runs "tool")
 _WHAT = ("tool", "task", "name")
@@ -90,8 +101,69 @@ def _features_line(features: list[Any]) -> str | None:
     return _plural(len(features), "feature")
 
 
-def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str:
-    """The result's headline in one line: its error when it failed, else its main figure."""
+#: how a headline counts features of each kind: (one, many)
+_KIND_NOUNS = {
+    "track": ("track", "tracks"),
+    "narrative": ("narrative entry", "narrative entries"),
+    "annotation": ("annotation", "annotations"),
+    "zone": ("zone", "zones"),
+    "reference-point": ("reference point", "reference points"),
+}
+
+
+def kinds_of(summaries: list[Any]) -> dict[str, int]:
+    """Feature summaries counted by kind, in the order met; an annotation of a platform is a
+    narrative entry."""
+    counts: dict[str, int] = {}
+    for f in summaries:
+        if isinstance(f, dict):
+            kind = str(f.get("kind") or "feature")
+            kind = "narrative" if kind == "annotation" and f.get("platform") else kind
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _kinds_line(kinds: dict[str, int]) -> str:
+    """``2 tracks and 19 narrative entries``."""
+    parts = []
+    for kind, n in kinds.items():
+        one, many = _KIND_NOUNS.get(kind, (f"{kind} feature", f"{kind} features"))
+        parts.append(f"{n} {one if n == 1 else many}")
+    return ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
+
+
+def _report_line(report: dict[str, Any]) -> str | None:
+    """An import's report when it brought no track: ``19 narrative entries from x.rep (no fixes)``."""
+    narratives, fixes = report.get("narrative_count"), report.get("fix_count")
+    if not isinstance(narratives, int) or not isinstance(fixes, int):
+        return None
+    source = f" from {report['source']}" if isinstance(report.get("source"), str) else ""
+    got = _kinds_line({"narrative": narratives}) if narratives else f"{report.get('feature_count', 0)} features"
+    return f"{got}{source}" + (" (no fixes)" if not fixes else f", {_plural(fixes, 'fix')}")
+
+
+def _state_line(inner: dict[str, Any]) -> str | None:
+    """A plot's time or selection, read: ``at 10:45:09Z (05:00:00Z to 11:45:00Z)``, ``2 selected: a, b``."""
+    time = inner.get("timeState")
+    if isinstance(time, dict) and isinstance(time.get("current"), str):
+        span = (
+            f" ({clock(time['start'])} to {clock(time['end'])})"
+            if isinstance(time.get("start"), str) and isinstance(time.get("end"), str)
+            else ""
+        )
+        return f"at {clock(time['current'])}{span}"
+    selected = inner.get("selectedIds")
+    if isinstance(selected, list):
+        if not selected:
+            return "nothing selected"
+        shown = ", ".join(map(str, selected[:4])) + (f" and {len(selected) - 4} more" if len(selected) > 4 else "")
+        return f"{len(selected)} selected: {shown}"
+    return None
+
+
+def step_headline(result: Any, *, failed: bool = False, limit: int = 120, kinds: dict[str, int] | None = None) -> str:
+    """The result's headline in one line: its error when it failed, else its main figure.
+    ``kinds``: the features a plot change added, counted by kind, when the host read them."""
     data = as_data(result)
     if not isinstance(data, dict):
         return clip(str(data), limit) if data not in (None, "") else ""
@@ -108,16 +180,26 @@ def step_headline(result: Any, *, failed: bool = False, limit: int = 120) -> str
         plots = len(inner.get("open_plots") or []) + len(inner.get("other_plots") or [])
         line = f"{_plural(plots, 'plot')}, {_plural(len(inner.get('rep_files') or []), 'REP file')}"
     elif isinstance(inner.get("added_ids"), list) and isinstance(inner.get("filename"), str):
-        line = f"{inner['filename']} with {_plural(len(inner['added_ids']), 'feature')}"
+        added = _kinds_line(kinds) if kinds else _plural(len(inner["added_ids"]), "feature")
+        line = f"{inner['filename']} with {added}"
+    elif isinstance(inner.get("report"), dict) and _report_line(inner["report"]):
+        line = _report_line(inner["report"])
     elif isinstance(inner.get("mediaType"), str) and inner.get("width"):
         at = f" at {clock(inner['time'])}" if isinstance(inner.get("time"), str) else ""
         line = f"picture {inner['width']}×{inner['height']} px{at}"
+    elif _state_line(inner):
+        line = _state_line(inner)
     if line is None:
         for key in ("summary", "message", "result", "status"):
             if isinstance(inner.get(key), str | int | float) and not isinstance(inner[key], bool) and inner[key] != "":
                 line = str(inner[key])
                 break
     return clip(line or "", limit)
+
+
+#: what the host knows of a plot's features when it asks a person: id -> its summary (name,
+#: kind), and the ids of all the plot's tracks
+Known = dict[str, dict[str, Any]]
 
 
 def _count(payload: Any, noun: str) -> str:
@@ -133,34 +215,93 @@ def _count(payload: Any, noun: str) -> str:
     return ""
 
 
-def _command_change(command: Any, target: str) -> str:
+def _payload_ids(name: str, payload: Any) -> list[str]:
+    """The ids a command's payload names: ``deleteFeatures``' ids, ``updateFeatures``' features'."""
+    if name == "deleteFeatures":
+        listed = payload if isinstance(payload, list) else None
+        if isinstance(payload, dict):
+            listed = next((payload[k] for k in ("ids", "featureIds") if isinstance(payload.get(k), list)), None)
+        return [str(i) for i in listed or [] if isinstance(i, str | int)]
+    if name == "updateFeatures" and isinstance(payload, list):
+        return [str(f["id"]) for f in payload if isinstance(f, dict) and isinstance(f.get("id"), str | int)]
+    return []
+
+
+def change_ids(tool: str, arguments: Any) -> list[str]:
+    """The feature ids a destructive call will change, when its arguments name them: the ones
+    whose names a confirmation should show."""
+    args = arguments if isinstance(arguments, dict) else {}
+    if tool.split(":", 1)[-1] == "debrief_set_properties" and isinstance(args.get("ids"), list):
+        return [str(i) for i in args["ids"] if isinstance(i, str | int)]
+    command = args.get("command")
+    if not isinstance(command, dict) or not isinstance(command.get("command"), str):
+        return []
+    if command["command"] == "composite" and isinstance(command.get("payload"), list):
+        return [i for step in command["payload"] for i in change_ids(tool, {"command": step})]
+    return _payload_ids(command["command"], command.get("payload"))
+
+
+def _named(fid: str, known: Known) -> str:
+    """``COLLINGWOOD (rep-collingwood)``; the id alone when the plot's name for it is not known."""
+    name = known.get(fid, {}).get("name")
+    return f"{name} ({fid})" if isinstance(name, str) and name and name != fid else fid
+
+
+def _which(ids: list[str], known: Known, tracks: list[str] | None) -> str:
+    """The features by name: one as ``NAME (id)``; several as ``2 features — A, B — all the
+    tracks of the plot``."""
+    if len(ids) == 1:
+        return _named(ids[0], known)
+    names = [str(known.get(i, {}).get("name") or i) for i in ids]
+    listed = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    every = tracks is not None and len(tracks) > 1 and set(tracks) <= set(ids)
+    return f"{_plural(len(ids), 'feature')} — {listed}" + (" — all the tracks of the plot" if every else "")
+
+
+def _command_change(command: Any, target: str, known: Known, tracks: list[str] | None) -> str:
     if not isinstance(command, dict) or not isinstance(command.get("command"), str):
         return f"apply a command to {target}"
     name, payload = command["command"], command.get("payload")
+    ids = _payload_ids(name, payload)
     if name == "deleteFeatures":
-        return f"delete {_count(payload, 'feature') or 'features'} from {target}"
+        return f"delete {_which(ids, known, tracks) if ids else _count(payload, 'feature') or 'features'} from {target}"
     if name == "composite" and isinstance(payload, list):
         parts = [
-            _command_change(step, target).removesuffix(f" to {target}").removesuffix(f" from {target}")
+            _command_change(step, target, known, tracks).removesuffix(f" to {target}").removesuffix(f" from {target}")
             for step in payload[:4]
         ]
         return f"apply to {target}: " + "; ".join(parts) + ("; …" if len(payload) > 4 else "")
+    if name == "updateFeatures" and ids:
+        return f"replace {_which(ids, known, None)} in {target}"
     held = _count(payload, "feature") if name.endswith("Features") or name == "setFeatureCollection" else ""
     return f"apply {name}" + (f" ({held})" if held else "") + f" to {target}"
 
 
-def describe_change(tool: str, arguments: Any) -> str:
-    """What a destructive call will change, in words: ``delete 2 features from exercise.plot.json``,
-    ``apply addFeatures (3 features) to x.plot.json``; the arguments say the rest."""
+def describe_change(tool: str, arguments: Any, known: Known | None = None, tracks: list[str] | None = None) -> str:
+    """What a destructive call will change, in words: ``delete COLLINGWOOD (rep-collingwood) from
+    x.plot.json``, ``rename rep-nelson (NELSON) to NELSON-2 in x.plot.json``, ``apply addFeatures
+    (3 features) to x.plot.json``; ``known``: the features' summaries by id (their names), when
+    the host could read them; ``tracks``: the ids of all the plot's tracks."""
     short = tool.split(":", 1)[-1]
     args = arguments if isinstance(arguments, dict) else {}
+    known = known or {}
     target = str(args.get("filename") or "the open plot")
     if "command" in args:
-        return _command_change(args["command"], target)
+        return _command_change(args["command"], target, known, tracks)
     if short == "debrief_set_properties":
-        names = ", ".join(sorted(args.get("properties") or {})) if isinstance(args.get("properties"), dict) else ""
-        ids: list[Any] = args["ids"] if isinstance(args.get("ids"), list) else []
-        return f"set {names or 'properties'} on {_plural(len(ids), 'feature')} of {target}"
+        props: dict[str, Any] = args["properties"] if isinstance(args.get("properties"), dict) else {}
+        ids = change_ids(tool, args)
+        which = _which(ids, known, tracks) if ids else "no feature"
+        if set(props) == {"name"} and isinstance(props["name"], str):
+            if len(ids) == 1:  # ``rep-nelson (NELSON)``: the id first, as the new name follows
+                old = known.get(ids[0], {}).get("name")
+                which = f"{ids[0]} ({old})" if isinstance(old, str) and old and old != ids[0] else ids[0]
+            return f"rename {which} to {props['name']} in {target}"
+        shown = [
+            f"{k} to {clip(json.dumps(v), 30)}" if v is not None else f"remove {k}" for k, v in sorted(props.items())
+        ]
+        names = ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "")
+        return f"set {names or 'properties'} on {which} of {target}"
     if short == "debrief_undo":
         return f"undo the last change to {target}"
     if short == "delete_artifact":

@@ -34,15 +34,15 @@ from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from llmem.core.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
 from llmem.host.apps import APP_MIME, ViewRefused, refused_origins, view_csp
 from llmem.host.chat import ChatMessage, new_id
 from llmem.host.coordinator import Coordinator
 from llmem.host.errors import HostError
-from llmem.host.orchestrator import SYSTEM_MESSAGES, Orchestrator
-from llmem.host.sessions import Session, SessionManager
+from llmem.host.orchestrator import OUTCOME_NOTES, SYSTEM_MESSAGES, Orchestrator
+from llmem.host.sessions import MAX_PAGES, Session, SessionManager
 from llmem.host.steps import step_title
 
 __all__ = ["LOOPBACK", "WebSettings", "build_app", "build_apps_app", "is_loopback"]
@@ -70,6 +70,9 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+REPLACED = (
+    f"This page was disconnected: more than {MAX_PAGES} pages were open on this chat. Reconnect to carry on here."
+)
 _SANDBOX_FILES = {
     "/sandbox.html": ("sandbox.html", "text/html; charset=utf-8"),
     "/sandbox.js": ("sandbox.js", "text/javascript; charset=utf-8"),
@@ -152,6 +155,7 @@ def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 result: Any = json.loads(m.content)
             except ValueError:
                 result = m.content[:20_000]
+            result = OUTCOME_NOTES.get(m.outcome, result)  # the person's words, not the model's
             out.append(
                 {
                     "role": "tool",
@@ -278,6 +282,7 @@ def build_app(
     names = {settings.host.lower(), *(LOOPBACK if local else ())}
     extra_origins = {o.rstrip("/").lower() for o in settings.allowed_origins}
     page = resources.files("llmem.host") / "page"
+    sockets: dict[str, WebSocket] = {}  # each connected page's socket, by connection id
 
     def refused(conn: HTTPConnection) -> str | None:
         """Why this request may not come in, or None."""
@@ -368,8 +373,6 @@ def build_app(
                 for frame in frames:
                     await ws.send_text(frame)
 
-        session.send, session.connection_id = send, connection_id
-        log.info("page connected", extra={"session": session.id, "resumed": resumed})
         note = (
             "Reconnected: the conversation goes on."
             if resumed
@@ -391,11 +394,21 @@ def build_app(
                 },
             }
         )
-        if resumed:
-            await send({"type": "history", "payload": {"messages": _page_history(session.history)}})
-            for pending in list(session.confirms.values()):
-                await send(pending.message)
         try:
+            # registered with no wait before its history goes, so every later frame comes after it
+            history = _page_history(session.history) if resumed else None
+            session.connections[connection_id] = send
+            sockets[connection_id] = ws
+            log.info(
+                "page connected", extra={"session": session.id, "resumed": resumed, "pages": len(session.connections)}
+            )
+            if history is not None:
+                await send({"type": "history", "payload": {"messages": history}})
+                for pending in list(session.confirms.values()):
+                    await send(pending.message)
+            while len(session.connections) > MAX_PAGES:  # the oldest page goes, and hears why
+                oldest = next(iter(session.connections))
+                await _replaced(session, oldest)
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
@@ -404,15 +417,29 @@ def build_app(
                 if raw is None:  # a binary frame: the protocol is JSON text
                     await send({"type": "error", "payload": {"message": "send JSON text frames, not binary ones"}})
                     continue
-                await _handle_frame(session, raw, send)
+                await _handle_frame(session, raw, send, connection_id)
         except WebSocketDisconnect:
             pass
         finally:
-            if session.connection_id == connection_id:
-                session.send, session.connection_id = None, None
+            if session.connections.get(connection_id) is send:
+                del session.connections[connection_id]
+            sockets.pop(connection_id, None)
             log.info("page disconnected", extra={"session": session.id})
 
-    async def _handle_frame(session: Session, raw: str, send: Callable[[dict[str, Any]], Any]) -> None:
+    async def _replaced(session: Session, connection_id: str) -> None:
+        """A page dropped for a newer one: told so (it stops waiting and offers to reconnect)."""
+        send = session.connections.pop(connection_id)
+        ws = sockets.pop(connection_id, None)
+        try:
+            await send({"type": "connection", "payload": {"state": "replaced", "message": REPLACED}})
+            if ws is not None:
+                await ws.close(code=4000)
+        except Exception:  # gone already
+            log.info("a replaced page was gone already")
+
+    async def _handle_frame(
+        session: Session, raw: str, send: Callable[[dict[str, Any]], Any], connection_id: str
+    ) -> None:
         try:
             frame = json.loads(raw)
         except ValueError:
@@ -465,6 +492,8 @@ def build_app(
             else:
                 scope = anyio.CancelScope()
                 session.turn = scope  # busy from now, before the turn's task starts
+                # the other pages on this session show the question as this one does
+                await session.emit({"type": "user", "payload": {"text": text}}, skip=connection_id)
                 turns.start_soon(orchestrator.handle_input, session, text, scope)
         elif kind == "confirm":
             request_id, approve = payload.get("requestId"), payload.get("approve")
@@ -479,6 +508,11 @@ def build_app(
                 if approve and payload.get("always") is True:  # "allow this tool for the rest of the session"
                     session.always_allowed.add(tool)
                 pending.answered.set()
+                # the other pages settle their card as this one did
+                await session.emit(
+                    {"type": "confirmed", "payload": {"requestId": request_id, "approve": approve}},
+                    skip=connection_id,
+                )
         elif kind == "cancel":
             if session.turn is not None:
                 session.turn.cancel()
@@ -490,17 +524,23 @@ def build_app(
     async def app_request(session: Session, payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
         """A view's request, passed on by the page: answered with the same ``id``."""
         answer = await _view_request(orchestrator.coordinator, payload)
-        await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
+        try:
+            await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
+        except (WebSocketDisconnect, WebSocketDisconnected):  # the page (and its view) went while the server answered
+            log.info("a view's answer found its page gone", extra={"session": session.id})
 
     async def _zoom(payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
         """ "Open full size": the step's picture drawn again, larger, by its own tool."""
         zoom_id, tool, arguments = payload.get("zoomId"), payload.get("tool"), payload.get("arguments")
+        drawn = payload.get("drawn")
         answer: dict[str, Any] = {"zoomId": zoom_id}
         if not isinstance(tool, str) or not isinstance(arguments, dict):
             answer["error"] = "payload.tool (a tool name) and payload.arguments (an object) are required"
+        elif drawn is not None and not isinstance(drawn, dict):
+            answer["error"] = "payload.drawn, when given, must be the step's answer (an object with its time, revision)"
         else:
             try:
-                answer.update(await orchestrator.larger_picture(tool, arguments))
+                answer.update(await orchestrator.larger_picture(tool, arguments, drawn))
             except HostError as exc:
                 answer["error"] = str(exc)
             except Exception as exc:  # in the turns' task group: a failure here must not end them all

@@ -64,8 +64,12 @@ def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def read_items(features: Iterable[Any], selected: set[str]) -> list[Item]:
-    """The drawable features in file order (later ones draw on top)."""
+def read_items(features: Iterable[Any], selected: set[str], *, track_lines: bool = True) -> list[Item]:
+    """The drawable features in file order (later ones draw on top).
+
+    ``track_lines=False``: a track whose times read keeps its fixes in ``track`` only, its
+    ``lines`` empty (for a reader that draws from ``track``: a million points' tuples cost
+    about a second)."""
     items: list[Item] = []
     for n, f in enumerate(features):
         if not isinstance(f, dict):
@@ -85,23 +89,26 @@ def read_items(features: Iterable[Any], selected: set[str]) -> list[Item]:
             colour=(0, 0, 0),
             selected=fid in selected,
         )
-        try:
-            _collect(f.get("geometry"), item)
-        except (TypeError, ValueError, IndexError, AttributeError):
-            continue
-        colour = _colour(props, marked=kind in _MARKED and not (item.lines and not item.points))
-        item.colour = colour or rgb(None, PALETTE[n % len(PALETTE)])
-        item.own_colour = colour is not None
         if kind == "track":
             try:
                 item.track = read_track(f, n, fid)
-                if not item.lines:  # fixes given only in properties.positions
-                    item.lines.append(list(zip(item.track.lon.tolist(), item.track.lat.tolist(), strict=True)))
             except (CalcError, TypeError, ValueError, KeyError, IndexError):
                 pass  # no usable times: drawn as a plain line, with no time marks
-        else:
+        if item.track is None or track_lines:
+            try:
+                _collect(f.get("geometry"), item)
+            except (TypeError, ValueError, IndexError, AttributeError):
+                continue
+        colour = _colour(props, marked=kind in _MARKED and not (item.lines and not item.points))
+        item.colour = colour or rgb(None, PALETTE[n % len(PALETTE)])
+        item.own_colour = colour is not None
+        if item.track is not None:
+            if track_lines and not item.lines:  # fixes given only in properties.positions
+                item.lines.append(list(zip(item.track.lon.tolist(), item.track.lat.tolist(), strict=True)))
+        elif kind != "track":
             item.active = active_period(f)
-        if item.lines or item.rings or item.points or (kind == "annotation" and _narrative(item, props)):
+        drawn = item.lines or item.rings or item.points or item.track is not None
+        if drawn or (kind == "annotation" and _narrative(item, props)):
             items.append(item)
     return items
 

@@ -94,7 +94,7 @@ def view_data(
     name, colour and geometry, tracks thinned to ``max_points`` in all (each says
     ``points_total`` and ``points_shown``), zones and points with the period they are shown in
     (``active``: epoch seconds, ``null`` for open), narrative entries with their ship and time."""
-    items = read_items(features, set(map(str, selection)))
+    items = read_items(features, set(map(str, selection)), track_lines=False)
     tracks = [i for i in items if i.kind == "track"]
     sizes = [len(i.track) if i.track is not None else sum(len(p) for p in i.lines) for i in tracks]
     budgets = dict(zip((id(i) for i in tracks), _budgets(sizes, max_points), strict=True))

@@ -34,7 +34,9 @@
     zoomDialog: $("#zoom-dialog"),
     zoomFrame: $("#zoom-frame"),
     zoomNote: $("#zoom-note"),
+    zoomLevel: $("#zoom-level"),
     chips: $(".chips"),
+    theme: $("#theme"),
   };
 
   const state = {
@@ -51,6 +53,8 @@
     stick: true, // keep scrolled to the bottom
     renderQueued: false,
     zooms: new Map(), // zoomId -> {mime, data}: the picture shown meanwhile
+    zoomScale: null, // the full-size picture's scale; null: fitted to the window
+    replaced: false, // the host dropped this page for a newer one: reconnect only when asked
   };
 
   // ---------------------------------------------------------------- helpers
@@ -429,12 +433,20 @@
       state.stick = true;
       els.jump.hidden = true;
     } else if (st < lastScrollTop - 2) {
-      state.stick = false; // the person scrolled up: leave them there
+      state.stick = false; // the person scrolled up: leave them there, with the way back
+      els.jump.hidden = false;
     }
     lastScrollTop = st;
   }, { passive: true });
   // wheel / touch upwards means "I am reading", even before the scroll event lands
   els.scroller.addEventListener("wheel", (e) => { if (e.deltaY < 0) state.stick = false; }, { passive: true });
+  // the input bar grows, a note appears under it, the working dots go: the scroller changes size
+  // without a scroll event, and the last line would sit under the input bar; stay at the bottom
+  if (window.ResizeObserver) {
+    const keep = new ResizeObserver(() => { if (state.stick) scrollToBottom(); });
+    keep.observe(els.scroller);
+    keep.observe(els.conversation);
+  }
   els.jump.addEventListener("click", () => {
     scrollToBottom(true);
     els.input.focus();
@@ -614,8 +626,12 @@
     setOutcome(rec, outcome, headline);
     rec.duration.textContent = outcome === "done" || outcome === "failed" ? formatDuration(data.durationMs) : "";
     if ("result" in data) {
-      const block = valueBlock(data.result, isError ? "Error" : "Result");
-      if (isError) block.classList.add("is-error");
+      rec.result = data.result;
+      // a step that did not run (declined, stopped) is no error: a neutral note for the person
+      const ran = outcome === "done" || outcome === "failed";
+      const block = valueBlock(data.result, !ran ? "Outcome" : isError ? "Error" : "Result");
+      if (isError && ran) block.classList.add("is-error");
+      if (!ran) block.classList.add("is-note");
       if (rec.resultEl) rec.resultEl.replaceWith(block);
       else rec.body.append(block);
       rec.resultEl = block;
@@ -676,7 +692,8 @@
       result: m.result, isError: !!m.isError, durationMs: m.durationMs,
       outcome: m.outcome, headline: m.headline, title: m.title,
     }, "");
-    if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image, { tool: m.tool, arguments: m.arguments }));
+    const source = { tool: m.tool, arguments: m.arguments, result: m.result };
+    if (Array.isArray(m.images)) m.images.forEach((image) => addImage(image, source));
     showApp(m.app);
   }
 
@@ -693,7 +710,7 @@
     endAssistant();
     if (!source && p && p.callId && state.steps.has(p.callId)) {
       const rec = state.steps.get(p.callId);
-      source = { tool: rec.tool, arguments: rec.args };
+      source = { tool: rec.tool, arguments: rec.args, result: () => rec.result };
     }
     const mime = String((p && p.mimeType) || "image/png");
     const data = String((p && p.data) || "").replace(/[^A-Za-z0-9+/=]/g, "");
@@ -702,19 +719,19 @@
       return;
     }
     const src = `data:${mime};base64,${data}`;
-    const img = el("img", { src, alt: p.alt || "Image from a tool (click to zoom)", loading: "lazy", tabindex: "0" });
-    const toggle = () => {
-      fig.classList.toggle("zoomed");
-      img.setAttribute("aria-expanded", fig.classList.contains("zoomed") ? "true" : "false");
-    };
-    img.addEventListener("click", toggle);
+    const img = el("img", {
+      src, alt: p.alt || "Image from a tool (click to open it larger)", loading: "lazy", tabindex: "0", role: "button",
+    });
+    // the picture and "Open full size" do the same: the overlay, fitted, then the larger redraw
+    const show = () => openFull(mime, data, source);
+    img.addEventListener("click", show);
     img.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); show(); }
     });
     img.addEventListener("load", () => scrollToBottom(), { once: true });
     const open = el("button", { type: "button", class: "linkish open-full", text: "Open full size" });
-    open.addEventListener("click", () => openFull(mime, data, source));
-    const caption = el("figcaption", null, el("span", { text: "Click the picture to zoom" }), open);
+    open.addEventListener("click", show);
+    const caption = el("figcaption", null, el("span", { text: "Click the picture to open it larger" }), open);
     const fig = el("figure", { class: "chat-image" }, el("div", { class: "image-frame" }, img), caption);
     append(fig);
   }
@@ -723,21 +740,99 @@
   // it, without the model); meanwhile, and when it cannot, the picture as it is, at natural size.
   let zoomCount = 0;
   function openFull(mime, data, source) {
+    state.zoomScale = null; // it opens fitted to the window
     showZoom(mime, data, source && source.tool ? "Drawing it larger…" : "");
     if (!source || !source.tool || !source.arguments || typeof source.arguments !== "object") return;
     const zoomId = `z-${++zoomCount}`;
     state.zooms.set(zoomId, true);
-    if (!sendJson({ type: "zoom", payload: { zoomId, tool: source.tool, arguments: source.arguments } })) {
+    // what the inline picture drew (its time, the plot's revision and selection then): the same again
+    const result = typeof source.result === "function" ? source.result() : source.result;
+    const drawn = parseMaybeJson(result);
+    const payload = { zoomId, tool: source.tool, arguments: source.arguments };
+    if (drawn && typeof drawn === "object" && !Array.isArray(drawn)) {
+      payload.drawn = { time: drawn.time, revision: drawn.revision, selectedIds: drawn.selectedIds };
+    }
+    if (!sendJson({ type: "zoom", payload })) {
       els.zoomNote.textContent = "Not connected: this is the picture as it came.";
     }
   }
 
   function showZoom(mime, data, note) {
     const img = el("img", { src: `data:${mime};base64,${data}`, alt: "The picture at full size" });
+    img.addEventListener("load", () => applyZoom(), { once: true });
     els.zoomFrame.replaceChildren(img);
     els.zoomNote.textContent = note || "";
     if (!els.zoomDialog.open) els.zoomDialog.showModal();
+    applyZoom();
   }
+
+  // the overlay's scale: fitted (state.zoomScale null) or a factor of the picture's own pixels
+  function fitScale(img) {
+    const f = els.zoomFrame;
+    if (!img.naturalWidth || !f.clientWidth) return 1;
+    return Math.min(f.clientWidth / img.naturalWidth, f.clientHeight / img.naturalHeight);
+  }
+
+  function applyZoom(keep) {
+    const img = els.zoomFrame.querySelector("img");
+    if (!img || !img.naturalWidth) return;
+    const f = els.zoomFrame;
+    // the point in the middle of the frame stays in the middle
+    const cx = (f.scrollLeft + f.clientWidth / 2) / Math.max(1, f.scrollWidth);
+    const cy = (f.scrollTop + f.clientHeight / 2) / Math.max(1, f.scrollHeight);
+    const scale = state.zoomScale === null ? fitScale(img) : state.zoomScale;
+    img.style.width = `${Math.max(16, Math.round(img.naturalWidth * scale))}px`;
+    els.zoomLevel.textContent = `${Math.round(scale * 100)}%`;
+    $("#zoom-fit").setAttribute("aria-pressed", state.zoomScale === null ? "true" : "false");
+    $("#zoom-actual").setAttribute("aria-pressed", state.zoomScale === 1 ? "true" : "false");
+    if (keep) {
+      f.scrollLeft = cx * f.scrollWidth - f.clientWidth / 2;
+      f.scrollTop = cy * f.scrollHeight - f.clientHeight / 2;
+    }
+  }
+
+  function zoomBy(factor) {
+    const img = els.zoomFrame.querySelector("img");
+    if (!img || !img.naturalWidth) return;
+    const now = state.zoomScale === null ? fitScale(img) : state.zoomScale;
+    state.zoomScale = Math.min(8, Math.max(0.05, now * factor));
+    applyZoom(true);
+  }
+
+  $("#zoom-fit").addEventListener("click", () => { state.zoomScale = null; applyZoom(); });
+  $("#zoom-actual").addEventListener("click", () => { state.zoomScale = 1; applyZoom(true); });
+  $("#zoom-in").addEventListener("click", () => zoomBy(1.25));
+  $("#zoom-out").addEventListener("click", () => zoomBy(1 / 1.25));
+  // Ctrl+wheel, and a trackpad's pinch (which the browser sends as Ctrl+wheel)
+  els.zoomFrame.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey && !e.metaKey) return;
+    e.preventDefault();
+    zoomBy(e.deltaY < 0 ? 1.1 : 1 / 1.1);
+  }, { passive: false });
+  // a two-finger pinch on a touch screen
+  const touches = new Map();
+  let pinchFrom = 0;
+  const spread = () => {
+    const [a, b] = [...touches.values()];
+    return Math.hypot(a.x - b.x, a.y - b.y);
+  };
+  els.zoomFrame.addEventListener("pointerdown", (e) => {
+    if (e.pointerType !== "touch") return;
+    touches.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (touches.size === 2) pinchFrom = spread();
+  });
+  els.zoomFrame.addEventListener("pointermove", (e) => {
+    if (!touches.has(e.pointerId)) return;
+    touches.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (touches.size === 2 && pinchFrom > 0) {
+      const now = spread();
+      if (Math.abs(now - pinchFrom) > 8) { zoomBy(now / pinchFrom); pinchFrom = now; }
+    }
+  });
+  for (const end of ["pointerup", "pointercancel", "pointerleave"]) {
+    els.zoomFrame.addEventListener(end, (e) => { touches.delete(e.pointerId); pinchFrom = 0; });
+  }
+  window.addEventListener("resize", () => { if (els.zoomDialog.open && state.zoomScale === null) applyZoom(); });
 
   function onZoomed(p) {
     if (!state.zooms.delete(p.zoomId) || !els.zoomDialog.open) return;
@@ -748,7 +843,8 @@
     const mime = String(p.mimeType || "image/png");
     if (!IMAGE_TYPES.test(mime)) return;
     const data = String(p.data || "").replace(/[^A-Za-z0-9+/=]/g, "");
-    showZoom(mime, data, p.width ? `Drawn again at ${p.width}×${p.height} px; scroll to move around.` : "");
+    const size = p.width ? `Drawn again at ${p.width}×${p.height} px.` : "";
+    showZoom(mime, data, p.changed ? `Redrawn now: the plot has changed since. ${size}` : size);
   }
 
   $("#zoom-close").addEventListener("click", () => els.zoomDialog.close());
@@ -781,8 +877,9 @@
       bodyParts.push(el("p", { class: "confirm-message", text: p.message }));
     }
     if (p.arguments !== undefined) {
-      bodyParts.push(el("details", { class: "confirm-args" }, el("summary", { text: "Arguments" }),
-        valueBlock(p.arguments, "Arguments")));
+      const args = valueBlock(p.arguments, "Arguments");
+      args.classList.add("no-label"); // the disclosure says "Arguments" already
+      bodyParts.push(el("details", { class: "confirm-args" }, el("summary", { text: "Arguments" }), args));
     }
     const actions = el("div", { class: "confirm-actions" }, approve, always, deny, outcome);
     const node = el("section", {
@@ -945,11 +1042,17 @@
   });
   window.addEventListener("resize", autoGrow);
 
+  // a suggestion is sent as it is, as people expect of it; while a turn runs (or offline) it
+  // waits in the input instead
   function useChip(chip) {
     chip.addEventListener("click", () => {
       els.input.value = chip.textContent.trim();
       autoGrow();
       updateControls();
+      if (!state.busy && state.open) {
+        submit();
+        return;
+      }
       els.input.focus();
       els.input.setSelectionRange(els.input.value.length, els.input.value.length);
     });
@@ -967,6 +1070,16 @@
   }
 
   // ---------------------------------------------------------------- connection
+
+  // the input's hint: what the configured servers can answer
+  function placeholderFor(servers) {
+    const plots = servers.some((s) => s.includes("debrief"));
+    const code = servers.some((s) => s.includes("llmem"));
+    if (plots && code) return "Ask about a plot or the code…";
+    if (plots) return "Ask about the plots and REP files here…";
+    if (code) return "Ask about the code…";
+    return servers.length ? `Ask something ${servers.join(", ")} can answer…` : "Ask a question…";
+  }
 
   function setConnection(s, text, title) {
     els.connection.dataset.state = s;
@@ -1033,6 +1146,7 @@
         setBusy(false);
       }
       updateControls();
+      if (state.replaced) return; // told it was replaced: it waits for a click, not to push another page out
       scheduleReconnect();
     });
     ws.addEventListener("error", () => {
@@ -1057,6 +1171,7 @@
 
   function retryNow() {
     if (state.open) return;
+    state.replaced = false;
     state.attempts = 0;
     clearTimeout(state.retryTimer);
     state.retryTimer = null;
@@ -1110,14 +1225,14 @@
   function chatLink(c) {
     const q = new URLSearchParams(location.search);
     q.set("session", c.id);
-    const when = new Date(c.createdAt * 1000);
+    const when = new Date((c.lastActiveAt || c.createdAt) * 1000);
     const current = c.id === state.sessionId;
     return el("li", null, el("a", {
       href: `?${q.toString()}`, class: current ? "chat-link current" : "chat-link",
       "aria-current": current ? "page" : null,
     }, el("span", { class: "chat-title", text: c.title || "(no question yet)" }),
     el("span", { class: "chat-meta", text:
-      `${c.messages} question${c.messages === 1 ? "" : "s"} · ${when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" })}${current ? " · this chat" : ""}` })));
+      `${c.messages} question${c.messages === 1 ? "" : "s"} · last active ${when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" })}${current ? " · this chat" : ""}` })));
   }
 
   async function showChats() {
@@ -1141,7 +1256,7 @@
 
   window.addEventListener("online", retryNow);
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible" && !state.open) retryNow();
+    if (document.visibilityState === "visible" && !state.open && !state.replaced) retryNow();
   });
 
   function onConnection(p) {
@@ -1149,6 +1264,14 @@
     if (p.state === "error") {
       setConnection("error", "error", p.message || "The host refused the connection");
       addError(p.message || "The host could not set up the session.");
+      return;
+    }
+    if (p.state === "replaced") { // too many pages on this chat: this one stops, and says so
+      state.replaced = true;
+      endAssistant();
+      if (state.busy) { interruptSteps("disconnected"); setBusy(false); }
+      setConnection("offline", "disconnected", "Click to reconnect");
+      addNotice(p.message || "This page was disconnected. Click the connection badge to reconnect.", "stopped");
       return;
     }
     const previous = state.sessionId;
@@ -1169,7 +1292,15 @@
       els.provider.textContent = "";
     }
     els.standin.hidden = !p.standIn;
+    const servers = Array.isArray(p.servers) ? p.servers.map(String) : [];
+    els.input.placeholder = placeholderFor(servers);
     if (Array.isArray(p.suggestions) && p.suggestions.length) setSuggestions(p.suggestions);
+    else if (servers.length) {
+      // the page's own examples: only those the configured servers can answer
+      for (const chip of els.chips.querySelectorAll(".chip[data-server]")) {
+        chip.hidden = !servers.some((s) => s.includes(chip.dataset.server));
+      }
+    }
     if (p.standIn) {
       $(".welcome-text").textContent = "No model answers here: the deterministic stand-in plays the requests " +
         "below through with the tools, and each step appears in the conversation and can be expanded.";
@@ -1181,6 +1312,7 @@
       clearConversation();
       addNotice("The host started a new session; the earlier conversation is no longer available.");
     }
+    if (p.turnRunning && !state.busy) setBusy(true); // a turn another page started is still going
     updateControls();
   }
 
@@ -1210,6 +1342,16 @@
       case "zoomed":
         onZoomed(p);
         break;
+      case "user": // a question asked from another page open on this chat
+        addUser(typeof p.text === "string" ? p.text : "");
+        state.current = null;
+        setBusy(true);
+        break;
+      case "confirmed": { // answered on another page: this card settles the same way
+        const card = state.confirms.get(String(p.requestId || ""));
+        if (card && card.node.dataset.state === "pending") settleConfirm(card, p.approve ? "approved" : "denied");
+        break;
+      }
       case "app": // the host's answer to a live view's request (apps.js)
         if (window.llmemApps) window.llmemApps.onFrame(p);
         break;
@@ -1229,7 +1371,37 @@
     }
   }
 
+  // ---------------------------------------------------------------- theme
+
+  const THEME_KEY = "llmem-host.theme";
+  const systemDark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+
+  function chosenTheme() {
+    let kept = null;
+    try { kept = localStorage.getItem(THEME_KEY); } catch (_) { kept = null; }
+    if (kept === "dark" || kept === "light") return kept;
+    return systemDark && systemDark.matches ? "dark" : "light";
+  }
+
+  function applyTheme() {
+    const theme = chosenTheme();
+    document.documentElement.dataset.theme = theme;
+    els.theme.textContent = theme === "dark" ? "☀" : "☾"; // what a click brings
+    els.theme.setAttribute("aria-pressed", theme === "dark" ? "true" : "false");
+    els.theme.title = `Switch to the ${theme === "dark" ? "light" : "dark"} page (kept in this browser)`;
+    if (window.llmemApps) window.llmemApps.themeChanged(theme); // the live views hear it too
+  }
+
+  els.theme.addEventListener("click", () => {
+    const next = chosenTheme() === "dark" ? "light" : "dark";
+    try { localStorage.setItem(THEME_KEY, next); } catch (_) { /* private mode: this page only */ }
+    applyTheme();
+  });
+  if (systemDark && systemDark.addEventListener) systemDark.addEventListener("change", applyTheme);
+
   // ---------------------------------------------------------------- start
+
+  applyTheme();
 
   updateEmpty();
   setBusy(false);

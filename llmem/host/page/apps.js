@@ -25,6 +25,12 @@
     teardowns: [], // {uri, answered}: the views that went, and whether they answered ui/resource-teardown
   };
   const dark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  // the page's theme (its Dark/Light button, else the system's), which app.js keeps on <html>
+  function theme() {
+    const chosen = document.documentElement.dataset.theme;
+    if (chosen === "dark" || chosen === "light") return chosen;
+    return dark && dark.matches ? "dark" : "light";
+  }
 
   function proxyOrigin() {
     const host = location.hostname.includes(":") ? `[${location.hostname}]` : location.hostname;
@@ -37,7 +43,7 @@
 
   function context(view) {
     const ctx = {
-      theme: dark && dark.matches ? "dark" : "light",
+      theme: theme(),
       displayMode: "inline",
       availableDisplayModes: ["inline"],
       containerDimensions: { width: Math.round(view.frame.clientWidth || view.node.clientWidth), maxHeight: maxHeight() },
@@ -232,7 +238,9 @@
   function tellAll(params) {
     for (const view of apps.views) if (view.ready) post(view, { method: "ui/notifications/host-context-changed", params: params(view) });
   }
-  if (dark && dark.addEventListener) dark.addEventListener("change", () => tellAll(() => ({ theme: dark.matches ? "dark" : "light" })));
+  function themeChanged(now) {
+    tellAll(() => ({ theme: now === "dark" || now === "light" ? now : theme() }));
+  }
   let resizeTimer = null;
   window.addEventListener("resize", () => {
     clearTimeout(resizeTimer);
@@ -284,5 +292,5 @@
     apps.pending.clear();
   }
 
-  window.llmemApps = { configure, show, onFrame, teardownAll, views: apps.views, teardowns: apps.teardowns };
+  window.llmemApps = { configure, show, onFrame, teardownAll, themeChanged, views: apps.views, teardowns: apps.teardowns };
 })();

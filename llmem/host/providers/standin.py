@@ -1,7 +1,8 @@
 """The deterministic stand-in: a scripted "model" for offline demos and tests, labelled as such.
 
 It calls no model. In a chat it plays a few requests through with the tools (the closest approach
-of two ships, the workspace's listing: see :mod:`standin_plays`), lists the tools ("help"), runs
+of two ships, the workspace's listing: see :mod:`standin_plays`), says what it can play ("help",
+"What can you do?") and lists the tools ("tools"), runs
 what the person writes as ``/tool server:name {json}`` (natively) or as a ```tool block (through
 the host's block parser), and after such a step reports each result's headline in a line. Handed a tool's prompt (the callback protocol) it answers from the prompt's own
 text: JSON notes for llmem's annotate, figure lists for the calc server's summaries.
@@ -16,10 +17,10 @@ from typing import Any
 
 from llmem.host.chat import ChatMessage, StreamEvent, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.providers.base import Provider, ProviderSettings
-from llmem.host.providers.standin_plays import SUGGESTIONS, play_for, report, turn_so_far
+from llmem.host.providers.standin_plays import LIST, RUN, SUGGESTIONS, play_for, report, turn_so_far
 from llmem.host.steps import clip
 
-__all__ = ["StandInProvider", "stand_in_answer"]
+__all__ = ["GUIDE", "StandInProvider", "stand_in_answer"]
 
 _NOTICE = "(written by the deterministic stand-in, not a model)"
 
@@ -140,20 +141,33 @@ def stand_in_answer(prompt: str, task: str) -> str:
 
 
 _CALL = re.compile(r"^\s*/tool\s+(\S+)\s*(\{.*\})?\s*$", re.S)
-_HELP = (
-    "I am the **deterministic stand-in**, not a model: I follow a script so the host can be shown "
-    "and tested offline. Start `llmem-host` with `--provider openai --base-url …` (a local model) "
-    "or another provider to talk to a real model.\n\n"
-    "What I can play through, finding everything with the tools:\n"
-    "- *What was the closest approach between NELSON and COLLINGWOOD?* (any two ships of the REP "
-    "files in the workspace): I list the workspace, import each REP file, make a plot, run "
-    "closest-approach, draw the picture at that moment and answer with its figure;\n"
-    "- *List the plots and REP files in this workspace*;\n"
-    "- `help` or `tools`: list the tools of the servers;\n"
-    '- `/tool server:name {"arg": …}`: call any tool with those arguments;\n'
-    '- a fenced block marked `tool` holding `{"tool": …, "arguments": {…}}`, as a model without native '
-    "tool calls writes it.\n"
+GUIDE = "https://github.com/debrief/llmem-debrief-mcp#chat-with-your-plots"
+_PLAYS = (
+    "I can play these requests through, finding everything with the tools and showing each step:\n"
+    "- **the closest approach of two ships**, e.g. *What was the closest approach between NELSON and "
+    "COLLINGWOOD?*: I import the ships' REP files and logs, make a plot of them, find the moment they "
+    "were closest and draw the plot at that moment;\n"
+    "- **what the workspace holds**: *List the plots and REP files in this workspace*.\n"
 )
+_NO_PLOTS = (
+    "The servers configured here have no plot tools (debrief-state and debrief-calc), so the "
+    "requests I can play through (the closest approach of two ships, the workspace's plots) cannot run.\n"
+)
+_ME = (
+    "\n*I am a deterministic stand-in, not a language model: I follow a script so the page can be tried "
+    f"without one. To talk to a real model, start the host with one: [Chat with your plots]({GUIDE}).*\n"
+)
+_DEVELOPER = (
+    '\nFor developers: `tools` lists the tools; `/tool server:name {"arg": …}` calls one; so does a '
+    'fenced block marked `tool` holding `{"tool": …, "arguments": {…}}`.\n'
+)
+
+
+def _help(tools: Sequence[ToolSpec]) -> str:
+    """What the stand-in can do, for a person: its plays in words, when the servers have their tools."""
+    names = {t.name for t in tools}
+    playable = {LIST, RUN} <= names or not tools
+    return (_PLAYS if playable else _NO_PLOTS) + _ME
 
 
 def _pieces(text: str, size: int = 24) -> list[str]:
@@ -174,7 +188,7 @@ class StandInProvider(Provider):
 
     def _reply(self, history: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> tuple[str, list[ToolCall]]:
         if not history:
-            return _HELP, []
+            return _help(tools), []
         question, done = turn_so_far(history)
         play = play_for(question)
         if play is not None:
@@ -193,11 +207,10 @@ class StandInProvider(Provider):
             except ValueError as exc:
                 return f"`/tool` needs a JSON object after the name ({exc}).\n", []
             return "", [ToolCall(new_id("s-"), match.group(1), arguments, native=True, raw=raw)]
-        lowered = text.lower()
-        if lowered in ("help", "tools", "?") or "what can you do" in lowered:
+        if text.lower() == "tools":  # the developer's listing
             listing = "\n".join(f"- `{t.name}`: {clip(t.description.splitlines()[0], 120)}" for t in tools)
-            return _HELP + "\nThe tools:\n" + listing + "\n", []
-        return _HELP, []
+            return "The tools of the servers:\n" + listing + "\n" + _DEVELOPER, []
+        return _help(tools), []
 
     async def stream(
         self, system: str, history: Sequence[ChatMessage], tools: Sequence[ToolSpec]

@@ -87,6 +87,16 @@ def _tracks(done: list[Done]) -> list[dict[str, Any]]:
     return out
 
 
+def _narratives(done: list[Done]) -> list[str]:
+    """The ref of each import's narrative entries (a ship's log), to go into the plot with the tracks."""
+    refs = []
+    for step in done:
+        told = step.data.get("narratives") if step.is_run("import-rep") and isinstance(step.data, dict) else None
+        if isinstance(told, dict) and isinstance(told.get("ref"), str):
+            refs.append(told["ref"])
+    return refs
+
+
 def _named(question: str, tracks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The two tracks the question names (by name, any case), else the first two imported."""
     words = question.lower()
@@ -104,7 +114,8 @@ def _new_plot_name(a: str, b: str, listing: dict[str, Any]) -> str:
 
 
 def closest_approach(question: str, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
-    """List the workspace, import each REP file, make a plot of them, find the closest approach
+    """List the workspace, import each REP file, make a plot of the two ships and the logs' narrative
+    entries, find the closest approach
     of the two ships named, show it, and answer with the figure of the analysis."""
     listing = _listing(done)
     if listing is None:
@@ -122,7 +133,7 @@ def closest_approach(question: str, done: list[Done], tools: Sequence[ToolSpec])
     a, b = tracks
     made = next((d for d in done if d.call.name == CREATE), None)
     if made is None:
-        refs = [{"ref": str(t["ref"])} for t in tracks]
+        refs = [{"ref": str(t["ref"])} for t in tracks] + [{"ref": r} for r in _narratives(done)]
         return _call(CREATE, {"filename": _new_plot_name(a["name"], b["name"], listing), "features": refs})
     plot = str((made.call.arguments or {}).get("filename"))
     cpa = next((d for d in done if d.is_run("closest-approach")), None)
