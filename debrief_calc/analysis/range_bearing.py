@@ -97,6 +97,11 @@ def sample_times(
 
 #: how the course (and speed) at a fix time is chosen; both range-bearing and tote say it
 COURSE_AT_FIX: Final = "leg after (at a track's last fix: the leg before)"
+#: seconds within which a time counts as on a fix (ISO text keeps milliseconds)
+FIX_SLACK_S: Final = 1e-3
+#: a leg before a fix differs from the leg after when its course or speed differs by more than these
+COURSE_CHANGE_DEG: Final = 2.0
+SPEED_CHANGE_KN: Final = 0.5
 SPEED_UNIT: Final = "kn"
 
 PRIMARY_PARAM: Final = Parameter("primary", "string", "Id of the primary (ownship) track; default: the first feature.")
@@ -242,12 +247,62 @@ def peak_bearing_rate(
     return float(candidates[k]), float(rate[k])
 
 
+def motion_changes(row: dict[str, Any], before: dict[str, Any]) -> list[str]:
+    """Which platforms ("primary", "secondary") move otherwise on the legs before a fix than on
+    the legs after it, from two rows of :func:`columns` (``before``: with the legs before)."""
+    changed = []
+    for who in ("primary", "secondary"):
+        c0, c1 = before[f"{who}_course"], row[f"{who}_course"]
+        v0, v1 = before[f"{who}_speed"], row[f"{who}_speed"]
+        turned = c0 is not None and c1 is not None and abs(((c1 - c0 + 180.0) % 360.0) - 180.0) > COURSE_CHANGE_DEG
+        if (
+            turned
+            or (v0 is not None and v1 is not None and abs(v1 - v0) > SPEED_CHANGE_KN)
+            or (c0 is None) != (c1 is None)
+        ):
+            changed.append(who)
+    return changed
+
+
+def on_fixes(legs: Legs, times: FloatArray) -> NDArray[np.bool_]:
+    """Whether each time is on a fix of the track (within :data:`FIX_SLACK_S`); the fixes of the
+    original track, for one cut to a window (an edge interpolated at the cut is no fix)."""
+    fixes = legs.motion.track.t
+    i = np.clip(np.searchsorted(fixes, times), 1, max(fixes.size - 1, 1))
+    gap = np.minimum(np.abs(fixes[i - 1] - times), np.abs(fixes[np.minimum(i, fixes.size - 1)] - times))
+    out: NDArray[np.bool_] = gap <= FIX_SLACK_S
+    return out
+
+
+def _turn_rows(
+    pair: tuple[TrackData, Legs, TrackData, Legs],
+    times: FloatArray,
+    at_fix: NDArray[np.bool_],
+    series: dict[str, Any],
+    unit: str,
+) -> int:
+    """How many rows on a fix have legs before it that move otherwise than the legs after (the row's)."""
+    rows = np.flatnonzero(at_fix)
+    if not rows.size:
+        return 0
+    primary, p_legs, secondary, s_legs = pair
+    s = sight(primary, p_legs, secondary, s_legs, times[rows], times[rows] - FIX_SLACK_S)
+    before = columns(s, unit)
+    count = 0
+    for k, r in enumerate(rows.tolist()):
+        if motion_changes({c: series[c][r] for c in COLUMNS}, {c: before[c][k] for c in COLUMNS}):
+            count += 1
+    return count
+
+
 def _series(
     primary: TrackData, p_legs: Legs, secondary: TrackData, times: FloatArray, unit: str
 ) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
     s_legs = Legs(secondary)
     s = sight(primary, p_legs, secondary, s_legs, times)
     series = columns(s, unit)
+    at_fix = on_fixes(p_legs, times) | on_fixes(s_legs, times)
+    series["at_fix"] = at_fix.tolist()
     dd = distance_decimals(unit)
     span = (float(times[0]), float(times[-1]))
     t_cpa, r_cpa = closest_approach(primary, secondary, span)
@@ -262,6 +317,13 @@ def _series(
         summary["cpa_note"] = (
             f"closest at the {'start' if t_cpa == span[0] else 'end'} of the series' span: the range may have been "
             "less outside it (closest-approach over the whole shared time)"
+        )
+    turns = _turn_rows((primary, p_legs, secondary, s_legs), times, at_fix, series, unit)
+    summary["turn_fix_rows"] = turns
+    if turns:
+        summary["turn_fix_note"] = (
+            f"{turns} row(s) fall on a fix where a ship changed course or speed: their motion, bearing rate and "
+            "ATB are the legs after it; the tote at that time gives the values before too"
         )
     peak = peak_bearing_rate(primary, p_legs, secondary, s_legs, span)
     rate = num(peak[1], 5) if peak is not None else None
