@@ -304,7 +304,9 @@ async def test_zone_transits_on_the_real_plot_honour_the_zone_period_and_say_how
     assert crossing["properties"]["zone_active"] == ["2024-11-14T19:10:00Z", "2024-11-15T04:10:00Z"]
     assert crossing["properties"]["transit_count"] == 1 and missing["properties"]["transit_count"] == 0
     # only the result with something to draw is offered for the plot
-    assert f'"debrief-calc:results/{crossing["id"]}"' in out["keep"] and missing["id"] not in out["keep"]
+    assert f'"debrief-calc:results/{crossing["id"]}"' in out["keep"]
+    assert f"results/{missing['id']}" not in out["keep"]  # it says why it is left out: nothing to draw
+    assert out["keep"].endswith(f"1 result(s) with no geometry (nothing to draw) left out: {missing['id']}")
     err, none = await call(
         client,
         "run_tool",

@@ -628,6 +628,9 @@ def _keep(features: list[dict[str, Any]], commands: list[dict[str, Any]]) -> str
     text = _keep_text(refs[:_KEEP_REFS])
     if len(refs) > _KEEP_REFS:
         text += f" (the first {_KEEP_REFS} of {len(refs)}: add the others' refs alike)"
+    if bare := [str(f.get("id")) for f in features if not _drawable(f)]:
+        more = f" and {len(bare) - 5} more" if len(bare) > 5 else ""
+        text += f"; {len(bare)} result(s) with no geometry (nothing to draw) left out: {', '.join(bare[:5])}{more}"
     return text
 
 
