@@ -164,6 +164,7 @@ class PlotRef(BaseModel):
 class SeriesAnswer(BaseModel):
     success: bool = True
     mediaType: str
+    title: str  # from the quantities drawn
     width: int
     height: int
     bytes: int

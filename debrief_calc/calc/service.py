@@ -586,6 +586,8 @@ def _compact_narratives(answer: dict[str, Any], ref: str) -> None:
         "ref": ref,
         "read": f"get_result(ref={ref!r}, kinds=['annotation']) reads every entry (time, platform, text)",
     }
+    if not answer["features"] and isinstance(stored := answer.get("stored"), dict):
+        stored["note"] = f"features is empty: all {len(entries)} are narrative entries, in brief in narratives"
 
 
 #: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
