@@ -91,6 +91,15 @@ class TrackData:
         return int(self.t.size)
 
 
+def _numbers(value: object, n: int) -> bool:
+    """Whether ``value`` is a list of ``n`` numbers."""
+    return (
+        isinstance(value, list)
+        and len(value) == n
+        and all(isinstance(d, int | float) and not isinstance(d, bool) for d in value)
+    )
+
+
 def _present(value: object) -> bool:
     return value is not None and not (isinstance(value, list | tuple) and len(value) == 0)
 
@@ -102,7 +111,7 @@ def track_data(feature: Mapping[str, Any], *, index: int | None = None) -> Track
     geometry has none, from ``properties.positions[].coordinates``. Times come from the first
     of ``properties.timestamps``, ``properties.positions[].time``, ``properties.times`` and a
     4th coordinate (epoch ms). Depth comes from ``properties.positions[].depth`` or else from
-    the 3rd coordinate (an elevation, so depth is its negation).
+    the 3rd coordinate (an elevation, so depth is its negation), or else from ``properties.depths``.
     """
     return read_track(feature, index, feature_id(feature, index))
 
@@ -190,10 +199,12 @@ def read_track(feature: Mapping[str, Any], index: int | None, fid: str) -> Track
 
     depth: FloatArray | None = None
     pos_depths = [p.get("depth") for p in pos_list] if len(pos_list) == n else []
-    if pos_depths and all(isinstance(d, int | float) and not isinstance(d, bool) for d in pos_depths):
+    if pos_depths and _numbers(pos_depths, n):
         depth = np.array(pos_depths, dtype=np.float64)
     elif not np.isnan(xyzt[:, 2]).any():
         depth = 0.0 - xyzt[:, 2]  # 0.0 - z keeps a surface fix at +0.0, not -0.0
+    elif _numbers(listed := props.get("depths"), n):  # import-rep's per-fix depths (m)
+        depth = np.array(listed, dtype=np.float64)
 
     t = np.ascontiguousarray(t, dtype=np.float64)
     for arr in (lon, lat, t, depth):

@@ -205,6 +205,7 @@ def test_range_bearing_columns_are_the_totes_fields(ships: Any) -> None:
         "primary_speed",
         "secondary_course",
         "secondary_speed",
+        "secondary_depth",
         "at_fix",
     ]
     assert (

@@ -121,6 +121,7 @@ COLUMNS: Final = (
     "primary_speed",
     "secondary_course",
     "secondary_speed",
+    "secondary_depth",
 )
 
 
@@ -141,6 +142,7 @@ class Sight:
     p_course: FloatArray
     s_speed: FloatArray
     s_course: FloatArray
+    s_depth: FloatArray  # metres, between fixes linearly; NaN where the track gives none
 
     @property
     def rate(self) -> FloatArray:
@@ -168,7 +170,11 @@ def sight(
     at = times if motion_times is None else motion_times
     p_speed, p_course = motion_at(p_legs, at)
     s_speed, s_course = motion_at(s_legs, at)
-    return Sight(times, p_lat, p_lon, s_lat, s_lon, rng, bearing, back, p_speed, p_course, s_speed, s_course)
+    s_depth = np.full(times.shape, np.nan)
+    if secondary.depth is not None and len(secondary):
+        inside = (times >= secondary.t[0]) & (times <= secondary.t[-1])
+        s_depth[inside] = np.interp(times[inside], secondary.t, secondary.depth)
+    return Sight(times, p_lat, p_lon, s_lat, s_lon, rng, bearing, back, p_speed, p_course, s_speed, s_course, s_depth)
 
 
 def sides(values: list[float | None], negative: str, positive: str, *, astern: bool = False) -> list[str | None]:
@@ -200,6 +206,7 @@ def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
         "primary_speed": num_list(s.p_speed / KNOT_MPS, 4),
         "secondary_course": num_list(s.s_course, 4),
         "secondary_speed": num_list(s.s_speed / KNOT_MPS, 4),
+        "secondary_depth": num_list(s.s_depth, 2),
     }
     assert tuple(out) == COLUMNS
     return out

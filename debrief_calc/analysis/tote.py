@@ -34,7 +34,7 @@ from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
 DEFAULT_UNIT: Final = "yd"
 #: the fields that hang on the platforms' motion, which at a fix differ with the leg taken
-_MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing"))
+_MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing", "secondary_depth"))
 
 
 @dataclasses.dataclass(frozen=True)

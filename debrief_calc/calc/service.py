@@ -372,10 +372,13 @@ class CalcService:
 
     # -- stored results ---------------------------------------------------------------------------
 
-    def get_result(self, ref: str, cursor: str | None, kinds: list[str] | None = None) -> dict[str, Any]:
+    def get_result(
+        self, ref: str, cursor: str | None, kinds: list[str] | None = None, fmt: str | None = None
+    ) -> dict[str, Any]:
         from debrief_calc.calc.results import read_stored
 
-        return read_stored(self.store, ref, cursor, budget=self.limits.answer_chars - 1_500, kinds=kinds)
+        budget = self.limits.answer_chars - 1_500
+        return read_stored(self.store, ref, cursor, budget=budget, kinds=kinds, fmt=fmt)
 
     # -- callback tasks ---------------------------------------------------------------------------
 
