@@ -236,7 +236,7 @@ SPEC = ToolSpec(
         "(+-180 from the primary's course, negative to port) with relative_bearing_side R (red, port) or G "
         "(green, starboard), atb (angle on the bow: the primary's relative bearing from the secondary) with "
         "atb_side R/G, bearing_rate (deg/min, positive drawing right) with bearing_rate_side L/R, and "
-        "primary_course, primary_speed, secondary_course, secondary_speed (kn). Positions are interpolated "
+        "primary_course, primary_speed, secondary_course, secondary_speed (kn), secondary_depth (m). Positions are interpolated "
         "along the geodesic between fixes; at a fix time the course and speed are the leg after's (at a "
         "track's last fix: the leg before), course_at_fix says so. at_fix says whether the time is on a fix "
         "(within 1 ms) of either ship (at_fix_of: whose), i.e. whether that convention applied; where the "
