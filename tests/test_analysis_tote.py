@@ -546,3 +546,19 @@ def test_rows_on_a_fix_in_a_turn_are_counted_and_pointed_to_the_tote(ships: Any)
         turned += changed
     assert turned > 0 and result["turn_fix_rows"] == turned
     assert "tote" in result["turn_fix_note"]
+
+
+def test_the_tote_on_a_cut_track_is_the_tote_on_the_whole_one_at_both_edges(ships: Any) -> None:
+    """10:30 and 10:50 are fixes in turns: on tracks cut to 10:30-10:50 the tote still gives the legs
+    after (at 10:50, beyond the cut) and before (at 10:30, before the cut), as on the whole tracks."""
+    from debrief_calc.windows import cut_to_window, parse_window
+
+    nelson, collingwood, _, _ = ships
+    cut_features, _ = cut_to_window(
+        [nelson, collingwood], parse_window(f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"), where="test"
+    )
+    for when in (f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"):
+        windowed = props(run_ok("tote", cut_features, {"time": when}))
+        whole = props(run_ok("tote", [nelson, collingwood], {"time": when}))
+        windowed.pop("provenance"), whole.pop("provenance")
+        assert windowed == whole and "before" in whole
