@@ -468,3 +468,15 @@ def test_a_whole_plot_leaves_out_the_kinds_a_tool_does_not_take_and_says_so(ws: 
     message = wrong["error"]["message"]
     assert "of kind 'track', 'zone'" in message and "leaving 'bf-1' out" in message and "whole plot" in message
     assert (ws / LARGE).read_bytes() == before
+
+
+def test_a_track_made_anew_from_a_cut_one_drops_its_window_edges() -> None:
+    """window_edges speak of the cut track's own end fixes: resample-track's new fixes leave them behind."""
+    from tests.test_analysis_support import run_ok
+
+    cut = window_track(galen(), parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T23:00:00Z"))
+    assert cut is not None and "window_edges" in cut["properties"]
+    (resampled,) = [
+        f for f in run_ok("resample-track", [cut], {"interval_s": 600}).features if f["properties"]["kind"] == "track"
+    ]
+    assert "window_edges" not in resampled["properties"]
