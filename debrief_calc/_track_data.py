@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,55 @@ from debrief_calc._feature_parts import (
 from debrief_calc._times import iso, parse_iso, parse_times
 from debrief_calc.errors import ValidationFailed
 
-__all__ = ["ListedTimes", "TrackData", "listed_times", "read_track", "track_data", "track_near"]
+__all__ = ["ListedTimes", "TrackData", "WindowEdges", "listed_times", "read_track", "track_data", "track_near"]
+
+
+@dataclass(frozen=True)
+class WindowEdges:
+    """Where a track cut to a time window (:mod:`debrief_calc.windows`) went on: the original fix
+    just before its first fix and just after its last, ``(lon, lat, t)`` or None where the track
+    itself began or ended, and whether each end is a fix interpolated at the cut. Only the motion
+    at and next to the ends reads them, so that an instant's course does not hang on the window."""
+
+    before: tuple[float, float, float] | None
+    after: tuple[float, float, float] | None
+    interpolated: tuple[bool, bool] = (False, False)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "before": list(self.before) if self.before else None,
+            "after": list(self.after) if self.after else None,
+            "interpolated": list(self.interpolated),
+        }
+
+    @classmethod
+    def read(cls, value: object) -> WindowEdges | None:
+        """From ``properties.window_edges``; None when absent or not of that shape (a hint only)."""
+        if not isinstance(value, Mapping):
+            return None
+
+        def fix(v: object) -> tuple[float, float, float] | None:
+            if not (isinstance(v, list | tuple) and len(v) == 3):
+                return None
+            if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in v):
+                return None
+            return (float(v[0]), float(v[1]), float(v[2]))
+
+        flags = value.get("interpolated")
+        first, last = (
+            (bool(flags[0]), bool(flags[1])) if isinstance(flags, list) and len(flags) == 2 else (False, False)
+        )
+        before, after = fix(value.get("before")), fix(value.get("after"))
+        if before is None and after is None:
+            return None
+        return cls(before, after, (first and before is not None, last and after is not None))
+
+    def trimmed(self, *, head: bool, tail: bool) -> WindowEdges | None:
+        """These edges for a piece of the track: ``head``/``tail`` say whether it keeps the first/last fix."""
+        before, after = (self.before if head else None), (self.after if tail else None)
+        if before is None and after is None:
+            return None
+        return WindowEdges(before, after, (self.interpolated[0] and head, self.interpolated[1] and tail))
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,9 +85,19 @@ class TrackData:
     t: FloatArray
     depth: FloatArray | None
     time_field: str  # where the times came from, e.g. "properties.timestamps"
+    edges: WindowEdges | None = None  # for a track cut to a window: the original fixes beyond its ends
 
     def __len__(self) -> int:
         return int(self.t.size)
+
+
+def _numbers(value: object, n: int) -> bool:
+    """Whether ``value`` is a list of ``n`` numbers."""
+    return (
+        isinstance(value, list)
+        and len(value) == n
+        and all(isinstance(d, int | float) and not isinstance(d, bool) for d in value)
+    )
 
 
 def _present(value: object) -> bool:
@@ -53,7 +111,7 @@ def track_data(feature: Mapping[str, Any], *, index: int | None = None) -> Track
     geometry has none, from ``properties.positions[].coordinates``. Times come from the first
     of ``properties.timestamps``, ``properties.positions[].time``, ``properties.times`` and a
     4th coordinate (epoch ms). Depth comes from ``properties.positions[].depth`` or else from
-    the 3rd coordinate (an elevation, so depth is its negation).
+    the 3rd coordinate (an elevation, so depth is its negation), or else from ``properties.depths``.
     """
     return read_track(feature, index, feature_id(feature, index))
 
@@ -141,16 +199,19 @@ def read_track(feature: Mapping[str, Any], index: int | None, fid: str) -> Track
 
     depth: FloatArray | None = None
     pos_depths = [p.get("depth") for p in pos_list] if len(pos_list) == n else []
-    if pos_depths and all(isinstance(d, int | float) and not isinstance(d, bool) for d in pos_depths):
+    if pos_depths and _numbers(pos_depths, n):
         depth = np.array(pos_depths, dtype=np.float64)
     elif not np.isnan(xyzt[:, 2]).any():
         depth = 0.0 - xyzt[:, 2]  # 0.0 - z keeps a surface fix at +0.0, not -0.0
+    elif _numbers(listed := props.get("depths"), n):  # import-rep's per-fix depths (m)
+        depth = np.array(listed, dtype=np.float64)
 
     t = np.ascontiguousarray(t, dtype=np.float64)
     for arr in (lon, lat, t, depth):
         if arr is not None:
             arr.flags.writeable = False
-    return TrackData(id=fid, name=name, lon=lon, lat=lat, t=t, depth=depth, time_field=time_field)
+    edges = WindowEdges.read(props.get("window_edges"))
+    return TrackData(id=fid, name=name, lon=lon, lat=lat, t=t, depth=depth, time_field=time_field, edges=edges)
 
 
 @dataclass(frozen=True)
@@ -227,8 +288,11 @@ def track_near(feature: Mapping[str, Any], when: float, *, index: int | None = N
         return _piece(whole, when), float(whole.t[0]), float(whole.t[-1])
     n = len(listed)
     i = min(max(listed.first_after(when) - 1, 0), n - 1)
-    piece = listed.piece(max(i - 1, 0), min(i + 3, n))
-    return read_track(piece, index, listed.fid), listed.at(0), listed.at(n - 1)
+    lo, hi = max(i - 1, 0), min(i + 3, n)
+    track = read_track(listed.piece(lo, hi), index, listed.fid)
+    if track.edges is not None:
+        track = replace(track, edges=track.edges.trimmed(head=lo == 0, tail=hi == n))
+    return track, listed.at(0), listed.at(n - 1)
 
 
 def _piece(track: TrackData, when: float) -> TrackData:
@@ -237,4 +301,5 @@ def _piece(track: TrackData, when: float) -> TrackData:
     i = min(max(int(np.searchsorted(track.t, when, side="right")) - 1, 0), n - 1)
     cut = slice(max(i - 1, 0), min(i + 3, n))
     depth = track.depth[cut] if track.depth is not None else None
-    return TrackData(track.id, track.name, track.lon[cut], track.lat[cut], track.t[cut], depth, track.time_field)
+    edges = track.edges.trimmed(head=cut.start == 0, tail=cut.stop == n) if track.edges is not None else None
+    return TrackData(track.id, track.name, track.lon[cut], track.lat[cut], track.t[cut], depth, track.time_field, edges)

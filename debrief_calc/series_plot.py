@@ -56,6 +56,7 @@ class Marker:
     text: str
     panel: str | None = None
     value: float | None = None
+    who: str | None = None  # a narrative entry's platform, named in its label
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,7 @@ def _draw_narratives(
         while y < bottom:
             draw.line((x, y, x, min(y + 4, bottom)), fill=(*_NARRATIVE, 170), width=1)
             y += 8
-        text = f"{clock(m.t, 60)} {_short(m.text)}".strip()
+        text = f"{clock(m.t, 60)} {m.who + ': ' if m.who else ''}{_short(m.text)}".strip()
         w = f.getlength(text)
         lx = min(max(x - 3, span[0]), span[1] - w)
         row = next((r for r in range(_BAND_ROWS) if ends[r] + 8 <= lx), None)

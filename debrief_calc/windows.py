@@ -19,7 +19,7 @@ from debrief_calc._feature_parts import feature_kind, raw_id
 from debrief_calc.errors import InvalidContext, ValidationFailed
 
 if TYPE_CHECKING:  # numpy comes with the first window, not with the server's start
-    from debrief_calc._track_data import TrackData
+    from debrief_calc._track_data import TrackData, WindowEdges
 
 __all__ = ["Window", "cut_to_window", "left_out_text", "parse_window", "window_track"]
 
@@ -185,7 +185,28 @@ def window_track(feature: Mapping[str, Any], start: float | None, end: float | N
     props = feature.get("properties")
     if isinstance(props, Mapping):
         out["properties"] = {k: cut(k, v) if isinstance(v, list) and len(v) == n else v for k, v in props.items()}
+        edges = _edges_beyond(track, a, b, head is not None, tail is not None)
+        if edges is not None:
+            out["properties"]["window_edges"] = edges.as_json()
     return out
+
+
+def _edges_beyond(track: TrackData, a: int, b: int, head: bool, tail: bool) -> WindowEdges | None:
+    """The original fixes just beyond the cut (fixes ``a`` to ``b - 1`` kept), so that the motion
+    at the window's first and last fixes is the original track's (:class:`Legs` reads them): a cut
+    track's last fix would otherwise take the leg before, where the whole track takes the leg after.
+    A track cut before keeps the hints of the ends it still has."""
+    from debrief_calc._track_data import WindowEdges
+
+    def fix(i: int) -> tuple[float, float, float]:
+        return (float(track.lon[i]), float(track.lat[i]), float(track.t[i]))
+
+    n, old = len(track), track.edges
+    before, first = (fix(a - 1), head) if a > 0 else (old.before, old.interpolated[0]) if old else (None, False)
+    after, last = (fix(b), tail) if b < n else (old.after, old.interpolated[1]) if old else (None, False)
+    if before is None and after is None:
+        return None
+    return WindowEdges(before, after, (first, last))
 
 
 def _fixes_round(feature: Mapping[str, Any], start: float | None, end: float | None) -> Mapping[str, Any]:

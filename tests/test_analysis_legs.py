@@ -81,8 +81,9 @@ def test_nelson_legs_are_the_plain_ones() -> None:
     assert all(a["end"] <= b["start"] for a, b in itertools.pairwise(legs))
     assert len(answer["manoeuvres"]) == len(legs) - 1
     assert (legs[0]["start"], legs[-1]["end"]) == ("1995-12-12T05:00:00Z", "1995-12-12T11:41:00Z")
-    # compact: a few hundred bytes per leg, no coordinate arrays
-    assert len(json.dumps(answer)) < 500 * len(legs)
+    # compact: a few hundred bytes per leg, no coordinate arrays, and ~150 per turn of a two-way manoeuvre
+    turns = [t for m in answer["manoeuvres"] for t in m.get("turns", [])]
+    assert turns and len(json.dumps(answer)) < 500 * len(legs) + 180 * len(turns)
 
     k = legs.index(find_leg(answer, "10:11", "10:29"))
     turn = answer["manoeuvres"][k]
@@ -345,3 +346,41 @@ def test_leg_marks_go_to_the_plot_by_a_stored_ref_timed_and_dashed(tmp_path: Pat
     plot = {"type": "FeatureCollection", "features": [nelson, *marks]}
     at_1020 = render_plot(plot, current_time=parse_iso("1995-12-12T10:20:00Z"), fit="all")
     assert sorted(at_1020.hidden_inactive) == sorted(m["id"] for m in marks if m["properties"]["leg"] != 2)
+
+
+def test_a_manoeuvre_that_turns_both_ways_lists_its_turns_in_order() -> None:
+    """COLLINGWOOD 10:30-11:19: net 36 deg to starboard, but a 93 deg turn to port first (10:30-10:34)
+    and then loops both ways; each turn's courses are GeographicLib's segment courses there."""
+    boat = rep_track("valid_boat2.rep")
+    (m,) = [m for m in legs_of(boat)["manoeuvres"] if m["start"].endswith("10:30:00Z")]
+    assert (m["turn"], m["turn_deg"], m["course_from"], m["course_to"]) == ("starboard", 36.1, 13.5, 49.6)
+    turns = m["turns"]
+    first = turns[0]
+    assert (first["turn"], round(first["turn_deg"]), first["start"][11:16], first["end"][11:16]) == (
+        "port",
+        93,
+        "10:30",
+        "10:34",
+    )
+    assert turns[1]["turn"] == "starboard" and m["turns_text"].startswith("port 93° then starboard ")
+    assert all(a["turn"] != b["turn"] for a, b in itertools.pairwise(turns))  # in order, each way in turn
+    assert all(a["end"] <= b["start"] for a, b in itertools.pairwise(turns))
+    # GeographicLib: the course of the segment starting at each turn's end, and the net of all turns
+    lat, lon = coords(boat)
+    t = epoch(boat)
+
+    def course(when: str) -> float:
+        i = int(np.flatnonzero(t == parse_iso(when))[0])
+        line = GEOD.InverseLine(lat[i], lon[i], lat[i + 1], lon[i + 1])
+        return float(line.Position(line.s13 / 2)["azi2"] % 360.0)
+
+    for turn in turns[:-1]:  # the last ends on the next leg, whose course is its mean
+        assert turn["course_to"] == pytest.approx(course(turn["end"]), abs=0.06)
+    signed = sum(x["turn_deg"] * (1 if x["turn"] == "starboard" else -1) for x in turns)
+    assert signed == pytest.approx(m["turn_deg"], abs=1.5)  # what the steps within 3 deg left out
+
+
+def test_a_one_way_manoeuvre_has_no_turns_list() -> None:
+    answer = legs_of(rep_track("valid_boat2.rep"))
+    one_way = [m for m in answer["manoeuvres"] if not m["start"].endswith("10:30:00Z")]
+    assert one_way and all("turns" not in m and "turns_text" not in m for m in one_way)

@@ -205,6 +205,8 @@ def test_range_bearing_columns_are_the_totes_fields(ships: Any) -> None:
         "primary_speed",
         "secondary_course",
         "secondary_speed",
+        "secondary_depth",
+        "at_fix",
     ]
     assert (
         rb["course_at_fix"]
@@ -277,7 +279,12 @@ def test_at_a_fix_in_a_turn_the_tote_gives_the_legs_before_too(ships: Any) -> No
     assert before["secondary_speed"] == pytest.approx(b.motion(when - 1)[1], abs=1e-3)
     brg = sight(a, b, when)[1]
     assert before["relative_bearing"] == pytest.approx(wrap180(brg - a.motion(when - 1)[0]), abs=1e-3)
-    assert set(before) == set(series_columns) - {"time", "range", "bearing"}  # what the motion changes
+    assert set(before) == set(series_columns) - {
+        "time",
+        "range",
+        "bearing",
+        "secondary_depth",
+    }  # what the motion changes
     assert "-3.61°/min L before, +0.21°/min R after" in row["note"] and "between fixes" in row["note"]
     assert any("on a fix in a turn" in w for w in result.warnings)
     # within a millisecond of the fix it is the fix; between fixes, no convention applied
@@ -475,3 +482,83 @@ async def test_the_tote_and_range_bearing_through_the_server_with_inline_feature
     params = {p["name"]: p for p in described["parameters"]}
     assert set(params) == {"primary", "time", "distance_unit"} and params["distance_unit"]["default"] == "yd"
     assert "default the current time of the plot" in described["description"]
+
+
+# --- a window does not change the motion at an instant ------------------------------------------
+
+
+def _row_at(features: list[dict[str, Any]], when: str, **window: str) -> dict[str, Any]:
+    from debrief_calc.windows import cut_to_window, parse_window
+
+    cut_features, _ = cut_to_window(features, parse_window(**window), where="test")
+    series = props(run_ok("range-bearing", cut_features, {"interval_s": 300, "distance_unit": "yd"}))["series"]
+    i = series["time"].index(when)
+    return {k: v[i] for k, v in series.items()}
+
+
+def test_a_windows_last_row_moves_as_the_whole_track_and_the_tote(ships: Any) -> None:
+    nelson, collingwood, a, b = ships
+    when = f"{DAY}10:50:00Z"
+    short = _row_at([nelson, collingwood], when, time_start=f"{DAY}10:30:00Z", time_end=when)
+    longer = _row_at([nelson, collingwood], when, time_start=f"{DAY}10:30:00Z", time_end=f"{DAY}10:55:00Z")
+    assert short == longer  # 10:50 is the short window's last fix, and still the leg after it
+    tote = props(run_ok("tote", [nelson, collingwood], {"time": when}))
+    assert {k: tote[k] for k in short} == short
+    course, speed = a.motion(at("10:50:00"))  # GeographicLib: the leg starting at 10:50
+    assert short["primary_course"] == pytest.approx(course, abs=1e-3) and round(course, 1) == 185.4
+    assert short["primary_speed"] == pytest.approx(speed, abs=1e-3)
+    assert short["bearing_rate"] == pytest.approx(fd_rate(a, b, at("10:50:00"), after=True), abs=0.01)
+    assert round(short["bearing_rate"], 2) == -52.43 and short["at_fix"] is True
+
+
+def test_a_cut_track_keeps_the_fixes_beyond_its_edges_as_motion_hints(ships: Any) -> None:
+    from debrief_calc.windows import window_track
+
+    nelson = ships[0]
+    t = epoch(nelson)
+    cut_feature = window_track(nelson, at("10:30:00"), at("10:50:00"))
+    assert cut_feature is not None
+    edges = cut_feature["properties"]["window_edges"]
+    before, after = edges["before"], edges["after"]
+    assert before[2] == max(x for x in t if x < at("10:30:00")) and after[2] == min(x for x in t if x > at("10:50:00"))
+    times = epoch(cut_feature)
+    assert times[0] >= at("10:30:00") and times[-1] <= at("10:50:00")  # samples never fall outside
+
+
+def test_rows_on_a_fix_in_a_turn_are_counted_and_pointed_to_the_tote(ships: Any) -> None:
+    nelson, collingwood, a, b = ships
+    result = props(run_ok("range-bearing", [nelson, collingwood], {"interval_s": 300}))
+    series = result["series"]
+    assert len(series["at_fix"]) == len(series["time"])
+    fixes = set(epoch(nelson).tolist()) | set(epoch(collingwood).tolist())
+    assert series["at_fix"] == [parse_iso(t) in fixes for t in series["time"]]
+    # a fix in a turn: GeographicLib's courses of the legs before and after it differ by more than 2 deg
+    turned = 0
+    for t, on in zip(series["time"], series["at_fix"], strict=True):
+        when = parse_iso(t)
+        if not on or when <= max(a.t[0], b.t[0]):
+            continue
+        changed = any(
+            abs(wrap180(g.motion(when)[0] - g.motion(when - 1)[0])) > 2
+            or abs(g.motion(when)[1] - g.motion(when - 1)[1]) > 0.5
+            for g in (a, b)
+        )
+        turned += changed
+    assert turned > 0 and result["turn_fix_rows"] == turned
+    assert "tote" in result["turn_fix_note"]
+
+
+def test_the_tote_on_a_cut_track_is_the_tote_on_the_whole_one_at_both_edges(ships: Any) -> None:
+    """10:30 and 10:50 are fixes in turns: on tracks cut to 10:30-10:50 the tote still gives the legs
+    after (at 10:50, beyond the cut) and before (at 10:30, before the cut), as on the whole tracks."""
+    from debrief_calc.windows import cut_to_window, parse_window
+
+    nelson, collingwood, _, _ = ships
+    cut_features, _ = cut_to_window(
+        [nelson, collingwood], parse_window(f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"), where="test"
+    )
+    for when in (f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"):
+        windowed = props(run_ok("tote", cut_features, {"time": when}))
+        whole = props(run_ok("tote", [nelson, collingwood], {"time": when}))
+        windowed.pop("provenance"), whole.pop("provenance")
+        assert windowed == whole and "before" in whole

@@ -483,3 +483,28 @@ def test_overlaps_need_two_tracks_and_a_zone_with_a_polygon() -> None:
     error = run_err("zone-overlaps", [a, b, pointy])
     assert error["code"] == "VALIDATION_FAILED" and "Polygon" in error["message"]
     assert error["details"]["field"] == "geometry.type"
+
+
+def test_a_transit_gives_the_speed_and_course_it_crossed_in_and_out_at() -> None:
+    """VAN GALEN through SAP 1-1: the motion of the leg it crossed each edge on, by GeographicLib
+    (mid-leg azimuth, length over time), as every tool derives motion from positions and times."""
+    sap, van_galen = sap_1_1_and_van_galen()
+    (t,) = props(run_ok("zone-transits", [van_galen, sap]))["transits"]
+    lats, lons = coords(van_galen)
+    times = np.array([parse_iso(x) for x in van_galen["properties"]["timestamps"]])
+
+    def leg_motion(when: float) -> tuple[float, float]:
+        k = int(np.searchsorted(times, when, side="right")) - 1
+        line = GEOD.InverseLine(lats[k], lons[k], lats[k + 1], lons[k + 1])
+        course = line.Position(line.s13 / 2)["azi2"] % 360.0
+        return course, line.s13 / (times[k + 1] - times[k]) / (1852.0 / 3600.0)
+
+    for end in ("entry", "exit"):
+        course, speed = leg_motion(parse_iso(t[f"{end}_time"]))
+        assert t[f"{end}_course"] == pytest.approx(course, abs=0.06)
+        assert t[f"{end}_speed_kn"] == pytest.approx(speed, abs=0.006)
+    # no crossing, no motion: inside at the track's start
+    box = zone("box", square(0, 0, 1, 1))
+    (inside,) = transits(along("a", [0.5, 1.5], [0.5, 0.5]), box)["transits"]
+    assert inside["entry_speed_kn"] is None and inside["entry_course"] is None
+    assert inside["exit_course"] == pytest.approx(90.0, abs=0.01) and inside["exit_speed_kn"] > 0

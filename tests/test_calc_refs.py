@@ -114,7 +114,8 @@ async def test_an_import_under_the_cap_answers_its_reference_too(client: Client,
     stored = out["stored"]
     ref = stored["ref"]
     assert re.fullmatch(r"debrief-calc:runs/[0-9a-f]{12}", ref)
-    assert set(stored) == {"ref", "feature_count", "use"} and stored["feature_count"] == 19
+    assert set(stored) == {"ref", "feature_count", "use", "note"} and stored["feature_count"] == 19
+    assert stored["note"] == "features is empty: all 19 are narrative entries, in brief in narratives"
     for where in ("run_tool features", "debrief_create_plot", "addFeatures", "already carries it", "get_result(ref)"):
         assert where in stored["use"], where
     assert out["commands"] == [{"command": "addFeatures", "payload": {"ref": ref}}]

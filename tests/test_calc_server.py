@@ -304,7 +304,9 @@ async def test_zone_transits_on_the_real_plot_honour_the_zone_period_and_say_how
     assert crossing["properties"]["zone_active"] == ["2024-11-14T19:10:00Z", "2024-11-15T04:10:00Z"]
     assert crossing["properties"]["transit_count"] == 1 and missing["properties"]["transit_count"] == 0
     # only the result with something to draw is offered for the plot
-    assert f'"debrief-calc:results/{crossing["id"]}"' in out["keep"] and missing["id"] not in out["keep"]
+    assert f'"debrief-calc:results/{crossing["id"]}"' in out["keep"]
+    assert f"results/{missing['id']}" not in out["keep"]  # it says why it is left out: nothing to draw
+    assert out["keep"].endswith(f"1 result(s) with no geometry (nothing to draw) left out: {missing['id']}")
     err, none = await call(
         client,
         "run_tool",
@@ -398,3 +400,98 @@ def test_old_stashed_runs_are_pruned(calc_ws: Path) -> None:
     assert plotstate.resolve_ref(store, fresh) == {"features": [1]}
     with pytest.raises(Exception, match="points to nothing"):
         plotstate.resolve_ref(store, old)
+
+
+# -- the report table: legacy Debrief's copy of a track against the primary ------------------------
+
+
+async def _rb_refs(client: Client, boats_in: list[dict[str, Any]]) -> tuple[dict[str, Any], str, list[str]]:
+    err, out = await call(client, "run_tool", tool="range-bearing", features=boats_in, parameters={"interval_s": 600})
+    assert not err, out
+    return out, out["stored"]["ref"] if "stored" in out else "", [f["id"] for f in out["features"]]
+
+
+async def test_get_result_gives_range_bearing_as_the_legacy_report_table(client: Client) -> None:
+    import csv as csv_module
+    import io
+
+    nelson, collingwood = boats()
+    out, _, (rid,) = await _rb_refs(client, [nelson, collingwood])
+    series = out["features"][0]["properties"]["series"]  # nm, as range-bearing gave it
+    err, page = await call(client, "get_result", ref=f"debrief-calc:results/{rid}", format="csv")
+    assert not err, page
+    assert page["kind"] == "table" and page["format"] == "csv" and page["next_cursor"] is None
+    rows = list(csv_module.reader(io.StringIO(page["text"])))
+    assert rows[0] == ["Time", "Depth", "Speed", "Course", "Range (yd)", "Bearing", "Brg Rate"]
+    assert len(rows) - 1 == len(series["time"]) == 40
+    assert "Range yd" in page["note"] and "Brg Rate deg/min" in page["note"]
+    geod = Geodesic.WGS84
+    for k, row in enumerate(rows[1:]):
+        assert row[0] == series["time"][k]
+        assert float(row[1]) == 0.0  # COLLINGWOOD's logged depth
+        assert float(row[2]) == pytest.approx(series["secondary_speed"][k], abs=0.005)
+        assert float(row[3]) == pytest.approx(series["secondary_course"][k], abs=0.05)
+        assert float(row[4]) == pytest.approx(series["range"][k] * 1852 / 0.9144, abs=0.05)
+        assert float(row[5]) == pytest.approx(series["bearing"][k], abs=0.05)
+        assert float(row[6]) == pytest.approx(series["bearing_rate"][k], abs=0.005)
+    # 10:30: the issue's 4,033 yd on 112.7 deg, by GeographicLib from the fixes at that time
+    (row,) = [r for r in rows if r[0] == "1995-12-12T10:30:00Z"]
+    fix_n = next(
+        c
+        for c, t in zip(nelson["geometry"]["coordinates"], nelson["properties"]["timestamps"], strict=True)
+        if t.startswith("1995-12-12T10:30:00")
+    )
+    fix_c = next(
+        c
+        for c, t in zip(collingwood["geometry"]["coordinates"], collingwood["properties"]["timestamps"], strict=True)
+        if t.startswith("1995-12-12T10:30:00")
+    )
+    inv = geod.Inverse(fix_n[1], fix_n[0], fix_c[1], fix_c[0])
+    assert float(row[4]) == pytest.approx(inv["s12"] / 0.9144, abs=0.05) and round(float(row[4])) == 4033
+    assert float(row[5]) == pytest.approx(inv["azi1"] % 360, abs=0.05)
+    # TSV and Markdown: the same cells
+    err, tsv = await call(client, "get_result", ref=rid, format="tsv")
+    assert not err and [line.split("\t") for line in tsv["text"].splitlines()] == rows
+    err, md = await call(client, "get_result", ref=rid, format="markdown")
+    assert not err and "| Time | Depth | Speed | Course | Range (yd) | Bearing | Brg Rate |" in md["text"]
+    assert f"| {' | '.join(rows[1])} |" in md["text"]
+
+
+def test_the_report_table_pages_between_rows_and_refuses_what_it_cannot_make(calc_ws: Path) -> None:
+    from debrief_calc.calc.export import series_table
+    from debrief_calc.calc.results import read_stored
+    from debrief_calc.calc.service import CalcService
+    from debrief_calc.errors import ValidationFailed
+    from llmem.core.config import Limits
+
+    svc = CalcService(ArtifactStore(calc_ws / ".llmem", calc_ws), Limits())
+    nelson, collingwood = boats()
+    answer = svc.run("range-bearing", [nelson, collingwood], None, None, {"interval_s": 60})
+    rid = answer["features"][0]["id"]
+    text, cursor = "", None
+    while True:  # a small budget: pages end on a row's end and join up to the whole table
+        page = read_stored(svc.store, rid, cursor, budget=2_000, fmt="csv")
+        assert page["text"].endswith("\n")
+        text += page["text"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+        assert "next_cursor" in page["note"]
+    whole = read_stored(svc.store, rid, None, budget=10**7, fmt="csv")["text"]
+    assert text == whole and len(whole.splitlines()) == 1 + 399  # the header and every minute 05:03-11:41
+    # several secondaries: CSV makes one table (it names the results' refs), Markdown all of them
+    run = svc.run(
+        "range-bearing", [nelson, collingwood, {**collingwood, "id": "copy"}], None, None, {"interval_s": 600}
+    )
+    with pytest.raises(ValidationFailed) as many:
+        series_table(run["features"], "csv", "the run")
+    assert many.value.details["rule"] == "one-result" and len(many.value.details["refs"]) == 2
+    assert series_table(run["features"], "markdown", "the run").count("| Time |") == 2
+    # a result with no series, text, and a format there is not: named, nothing changed
+    stats = svc.run("track-stats", [nelson], None, None, None)
+    with pytest.raises(ValidationFailed) as none:
+        read_stored(svc.store, stats["features"][0]["id"], None, budget=10_000, fmt="csv")
+    assert none.value.details == {"field": "format", "rule": "applies-to"}
+    with pytest.raises(ValidationFailed) as fmt:
+        read_stored(svc.store, rid, None, budget=10_000, fmt="xlsx")
+    assert fmt.value.details == {"field": "format", "rule": "choices", "allowed": ["csv", "tsv", "markdown"]}

@@ -1093,3 +1093,19 @@ def test_an_annotation_line_with_a_dasharray_is_drawn_thin_and_dashed() -> None:
 
     solid, dashed = red_pixels({}), red_pixels({"stroke-width": 1, "stroke-dasharray": "6 4"})
     assert 0.2 * solid < dashed < 0.45 * solid  # half as wide, and 6 of every 10 pixels drawn
+
+
+def test_fit_window_frames_the_zone_a_track_was_in_and_says_what_it_framed(large: dict[str, Any]) -> None:
+    """VAN GALEN3 is inside SAP 1-1 from 22:00 to 22:30: the analyst drew that window to see it in
+    the zone, so the whole zone is framed with the tracks; the zones no track was in are not."""
+    window = (parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T22:30:00Z"))
+    r = render_plot(large, fit="window", window=window)
+    assert r.framed == {"tracks": ["f-1", "f-2", "f-3"], "zones": ["z-1"]}
+    (sap,) = [f for f in large["features"] if f["id"] == "z-1"]
+    w, s, e, n = r.bounds
+    ring = np.asarray(sap["geometry"]["coordinates"][0])
+    assert (ring[:, 0] >= w).all() and (ring[:, 0] <= e).all() and (ring[:, 1] >= s).all() and (ring[:, 1] <= n).all()
+    # a selected feature is framed too, and other fits say nothing of it
+    picked = render_plot(large, fit="window", window=window, selection=["p-4"])
+    assert picked.framed == {"tracks": ["f-1", "f-2", "f-3"], "zones": ["z-1"], "other": ["p-4"]}
+    assert render_plot(large, fit="all", window=window).framed is None

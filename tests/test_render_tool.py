@@ -162,8 +162,10 @@ async def test_a_time_window_draws_only_that_stretch(client: Client, plots: Path
     cut, size = await render(client, time=MIDDLE, time_start=start, time_end=end, fit="window")
     assert cut["fit"] == "window" and cut["span"] == [start, end] and cut["time"] == MIDDLE
     assert size == (cut["width"], cut["height"]) and "outside_window" not in cut
+    # VAN GALEN3 was in SAP 1-1 and VAN AMSTEL in SIR 1 to 21:40 (zone-transits says so too)
+    assert cut["framed"] == {"tracks": ["f-1", "f-2", "f-3"], "zones": ["z-1", "z-4"]}
     whole, _ = await render(client, time=MIDDLE, fit="all")
-    assert "span" not in whole
+    assert "span" not in whole and "framed" not in whole
     assert cut["bounds"][2] - cut["bounds"][0] < whole["bounds"][2] - whole["bounds"][0]
     early, _ = await render(client, time="2024-11-14T17:00:00Z", time_end="2024-11-14T18:00:00Z", fit="window")
     assert early["outside_window"] == ["f-1"]  # VAN GALEN3 starts at 21:16

@@ -374,3 +374,30 @@ async def test_the_true_peak_bearing_rate_is_marked_beside_the_sampled_extremes(
     late, _ = await series(client, features=[{"ref": answer["source"]["ref"]}], time_start="1995-12-12T10:50:00Z")
     outside = late["panels"][2]["true_peak"]
     assert outside["outside_span"] is True and outside["time"] == peak["time"] and "label" not in outside
+
+
+async def test_the_title_names_what_is_drawn_and_entries_say_whose_they_are(client: Client) -> None:
+    nelson, collingwood = await imported(client, "valid_boat1.rep"), await imported(client, "valid_boat2.rep")
+    log = await imported(client, "valid_narrative.rep")
+    answer, _ = await series(
+        client,
+        features=[nelson, collingwood],
+        narratives=[log],
+        quantities=["bearing", "bearing_rate"],
+        time_start="1995-12-12T10:00:00Z",
+        time_end="1995-12-12T11:00:00Z",
+    )
+    assert answer["title"] == "Bearing and bearing rate NELSON to COLLINGWOOD"  # no range drawn, none named
+    whole, _ = await series(client, features=[nelson, collingwood])
+    assert whole["title"] == "Range, bearing and bearing rate NELSON to COLLINGWOOD"
+    # a narrative entry's label names the platform that logged it
+    t = parse_iso("1995-12-12T10:00:00Z") + np.arange(0, 3600, 60.0)
+    from debrief_calc.series_plot import Marker
+
+    picture = draw_series(
+        t,
+        [Panel("range", "Range (yd)", np.linspace(4000, 100, t.size))],
+        title="x",
+        narratives=[Marker(t[10], "Contact gained bearing 120", who="NELSON")],
+    )
+    assert picture.labelled == ["10:10 NELSON: Contact gained bearing 120"]

@@ -106,7 +106,7 @@ def test_a_window_cuts_a_track_with_fixes_interpolated_exactly_at_its_edges() ->
     assert out["timestamps"][1:-1] == inside  # every fix inside, untouched
     for name in ("timestamps", "speeds", "courses"):
         assert len(out[name]) == len(coords) == len(inside) + 2
-    assert {k: v for k, v in out.items() if not isinstance(v, list)} == {
+    assert {k: v for k, v in out.items() if not isinstance(v, list) and k != "window_edges"} == {
         k: v for k, v in props.items() if not isinstance(v, list)
     }  # style and names kept
     # the edge fix lies on the geodesic between its two neighbours, at constant speed (GeographicLib)
@@ -119,6 +119,14 @@ def test_a_window_cuts_a_track_with_fixes_interpolated_exactly_at_its_edges() ->
     assert edge["s12"] < 0.01
     f = (t - t0) / (t1 - t0)
     assert out["speeds"][0] == pytest.approx(props["speeds"][i - 1] + f * (props["speeds"][i] - props["speeds"][i - 1]))
+    # the original fixes beyond the cut edges stay as hints for the motion at the ends (not samples)
+    j = next(n for n, t in enumerate(props["timestamps"]) if t > end)
+    (lon2, lat2) = track["geometry"]["coordinates"][j][:2]
+    assert out["window_edges"] == {
+        "before": [lon0, lat0, t0],
+        "after": [lon2, lat2, parse_iso(props["timestamps"][j])],
+        "interpolated": [True, True],
+    }
 
 
 def test_a_window_cuts_positions_and_turns_courses_the_short_way() -> None:
@@ -460,3 +468,15 @@ def test_a_whole_plot_leaves_out_the_kinds_a_tool_does_not_take_and_says_so(ws: 
     message = wrong["error"]["message"]
     assert "of kind 'track', 'zone'" in message and "leaving 'bf-1' out" in message and "whole plot" in message
     assert (ws / LARGE).read_bytes() == before
+
+
+def test_a_track_made_anew_from_a_cut_one_drops_its_window_edges() -> None:
+    """window_edges speak of the cut track's own end fixes: resample-track's new fixes leave them behind."""
+    from tests.test_analysis_support import run_ok
+
+    cut = window_track(galen(), parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T23:00:00Z"))
+    assert cut is not None and "window_edges" in cut["properties"]
+    (resampled,) = [
+        f for f in run_ok("resample-track", [cut], {"interval_s": 600}).features if f["properties"]["kind"] == "track"
+    ]
+    assert "window_edges" not in resampled["properties"]

@@ -67,9 +67,28 @@ class Legs:
         self.dt = np.diff(track.t)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.speed = np.where(self.dt > 0, self.dist / np.where(self.dt > 0, self.dt, 1.0), np.nan)
+        #: the legs :func:`motion_at` reads: these, or for a track cut to a window the original
+        #: track's legs round it, so that the motion at an instant does not hang on the window
+        self.motion: Legs = self if track.edges is None else Legs(_original_round(track))
 
     def __len__(self) -> int:
         return int(self.dist.size)
+
+
+def _original_round(track: TrackData) -> TrackData:
+    """A windowed track's fixes as the original track has them: the fix beyond each end put back
+    and an end interpolated at the cut (it lies on the leg to that fix) taken out."""
+    assert track.edges is not None
+    edges = track.edges
+    keep = slice(1 if edges.interpolated[0] else 0, len(track) - 1 if edges.interpolated[1] else len(track))
+    parts = [np.array([edges.before])] if edges.before else []
+    parts.append(np.column_stack((track.lon[keep], track.lat[keep], track.t[keep])))
+    if edges.after:
+        parts.append(np.array([edges.after]))
+    rows = np.concatenate(parts)
+    return TrackData(
+        track.id, track.name, rows[:, 0].copy(), rows[:, 1].copy(), rows[:, 2].copy(), None, track.time_field
+    )
 
 
 def leg_geometry(lat: FloatArray, lon: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -115,7 +134,9 @@ def leg_geometry(lat: FloatArray, lon: FloatArray) -> tuple[FloatArray, FloatArr
 def motion_at(legs: Legs, t: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Speed (m/s) and course (degrees) at times ``t``: those of the leg the time falls in (at
     a fix, the leg that starts there; at the last fix, the last leg). NaN course when the
-    platform is not moving; NaN everything outside the track's span."""
+    platform is not moving; NaN everything outside the track's span. A track cut to a window
+    moves as the original track (:attr:`Legs.motion`): at its last fix, the leg after it."""
+    legs = legs.motion
     times = legs.track.t
     speed = np.full(t.shape, np.nan)
     course = np.full(t.shape, np.nan)

@@ -97,6 +97,11 @@ def sample_times(
 
 #: how the course (and speed) at a fix time is chosen; both range-bearing and tote say it
 COURSE_AT_FIX: Final = "leg after (at a track's last fix: the leg before)"
+#: seconds within which a time counts as on a fix (ISO text keeps milliseconds)
+FIX_SLACK_S: Final = 1e-3
+#: a leg before a fix differs from the leg after when its course or speed differs by more than these
+COURSE_CHANGE_DEG: Final = 2.0
+SPEED_CHANGE_KN: Final = 0.5
 SPEED_UNIT: Final = "kn"
 
 PRIMARY_PARAM: Final = Parameter("primary", "string", "Id of the primary (ownship) track; default: the first feature.")
@@ -116,6 +121,7 @@ COLUMNS: Final = (
     "primary_speed",
     "secondary_course",
     "secondary_speed",
+    "secondary_depth",
 )
 
 
@@ -136,6 +142,7 @@ class Sight:
     p_course: FloatArray
     s_speed: FloatArray
     s_course: FloatArray
+    s_depth: FloatArray  # metres, between fixes linearly; NaN where the track gives none
 
     @property
     def rate(self) -> FloatArray:
@@ -163,7 +170,11 @@ def sight(
     at = times if motion_times is None else motion_times
     p_speed, p_course = motion_at(p_legs, at)
     s_speed, s_course = motion_at(s_legs, at)
-    return Sight(times, p_lat, p_lon, s_lat, s_lon, rng, bearing, back, p_speed, p_course, s_speed, s_course)
+    s_depth = np.full(times.shape, np.nan)
+    if secondary.depth is not None and len(secondary):
+        inside = (times >= secondary.t[0]) & (times <= secondary.t[-1])
+        s_depth[inside] = np.interp(times[inside], secondary.t, secondary.depth)
+    return Sight(times, p_lat, p_lon, s_lat, s_lon, rng, bearing, back, p_speed, p_course, s_speed, s_course, s_depth)
 
 
 def sides(values: list[float | None], negative: str, positive: str, *, astern: bool = False) -> list[str | None]:
@@ -195,6 +206,7 @@ def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
         "primary_speed": num_list(s.p_speed / KNOT_MPS, 4),
         "secondary_course": num_list(s.s_course, 4),
         "secondary_speed": num_list(s.s_speed / KNOT_MPS, 4),
+        "secondary_depth": num_list(s.s_depth, 2),
     }
     assert tuple(out) == COLUMNS
     return out
@@ -242,12 +254,62 @@ def peak_bearing_rate(
     return float(candidates[k]), float(rate[k])
 
 
+def motion_changes(row: dict[str, Any], before: dict[str, Any]) -> list[str]:
+    """Which platforms ("primary", "secondary") move otherwise on the legs before a fix than on
+    the legs after it, from two rows of :func:`columns` (``before``: with the legs before)."""
+    changed = []
+    for who in ("primary", "secondary"):
+        c0, c1 = before[f"{who}_course"], row[f"{who}_course"]
+        v0, v1 = before[f"{who}_speed"], row[f"{who}_speed"]
+        turned = c0 is not None and c1 is not None and abs(((c1 - c0 + 180.0) % 360.0) - 180.0) > COURSE_CHANGE_DEG
+        if (
+            turned
+            or (v0 is not None and v1 is not None and abs(v1 - v0) > SPEED_CHANGE_KN)
+            or (c0 is None) != (c1 is None)
+        ):
+            changed.append(who)
+    return changed
+
+
+def on_fixes(legs: Legs, times: FloatArray) -> NDArray[np.bool_]:
+    """Whether each time is on a fix of the track (within :data:`FIX_SLACK_S`); the fixes of the
+    original track, for one cut to a window (an edge interpolated at the cut is no fix)."""
+    fixes = legs.motion.track.t
+    i = np.clip(np.searchsorted(fixes, times), 1, max(fixes.size - 1, 1))
+    gap = np.minimum(np.abs(fixes[i - 1] - times), np.abs(fixes[np.minimum(i, fixes.size - 1)] - times))
+    out: NDArray[np.bool_] = gap <= FIX_SLACK_S
+    return out
+
+
+def _turn_rows(
+    pair: tuple[TrackData, Legs, TrackData, Legs],
+    times: FloatArray,
+    at_fix: NDArray[np.bool_],
+    series: dict[str, Any],
+    unit: str,
+) -> int:
+    """How many rows on a fix have legs before it that move otherwise than the legs after (the row's)."""
+    rows = np.flatnonzero(at_fix)
+    if not rows.size:
+        return 0
+    primary, p_legs, secondary, s_legs = pair
+    s = sight(primary, p_legs, secondary, s_legs, times[rows], times[rows] - FIX_SLACK_S)
+    before = columns(s, unit)
+    count = 0
+    for k, r in enumerate(rows.tolist()):
+        if motion_changes({c: series[c][r] for c in COLUMNS}, {c: before[c][k] for c in COLUMNS}):
+            count += 1
+    return count
+
+
 def _series(
     primary: TrackData, p_legs: Legs, secondary: TrackData, times: FloatArray, unit: str
 ) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
     s_legs = Legs(secondary)
     s = sight(primary, p_legs, secondary, s_legs, times)
     series = columns(s, unit)
+    at_fix = on_fixes(p_legs, times) | on_fixes(s_legs, times)
+    series["at_fix"] = at_fix.tolist()
     dd = distance_decimals(unit)
     span = (float(times[0]), float(times[-1]))
     t_cpa, r_cpa = closest_approach(primary, secondary, span)
@@ -262,6 +324,13 @@ def _series(
         summary["cpa_note"] = (
             f"closest at the {'start' if t_cpa == span[0] else 'end'} of the series' span: the range may have been "
             "less outside it (closest-approach over the whole shared time)"
+        )
+    turns = _turn_rows((primary, p_legs, secondary, s_legs), times, at_fix, series, unit)
+    summary["turn_fix_rows"] = turns
+    if turns:
+        summary["turn_fix_note"] = (
+            f"{turns} row(s) fall on a fix where a ship changed course or speed: their motion, bearing rate and "
+            "ATB are the legs after it; the tote at that time gives the values before too"
         )
     peak = peak_bearing_rate(primary, p_legs, secondary, s_legs, span)
     rate = num(peak[1], 5) if peak is not None else None
@@ -382,7 +451,10 @@ SPEC = ToolSpec(
         "with both platforms' courses and speeds (kn) derived from their positions; at a fix time the course "
         "and speed are the leg after's (at a track's last fix: the leg before), course_at_fix says so; a sample on a "
         "fix of either ship where it turns or changes speed is thus one-sided (the tote at that time gives both "
-        "sides: at_fix, before), and a sample between fixes is not affected. "
+        "sides: at_fix, before), and a sample between fixes is not affected; the series' at_fix column says which rows "
+        "are on a fix, the summary's turn_fix_rows how many of those are on a fix in a turn (turn_fix_note then points to "
+        "the tote). Over a time window the motion at the window's ends is the whole track's (the cut keeps the fixes "
+        "beyond it as window_edges), so a row does not depend on the window. secondary_depth (m) is the secondary's depth. "
         "Positions are interpolated along the geodesic at the primary's fix times, at round multiples of an "
         "interval or at the ends of the shared time span. One result per secondary, with the values as "
         "columns in properties.series (the same names as the tote's fields); its summary gives the true "

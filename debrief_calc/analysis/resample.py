@@ -12,8 +12,11 @@ from debrief_calc.features import iso_many, track_data
 from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 
 MAX_POINTS: Final = 1_000_000
-# Per-fix properties of the source that no longer line up with the new fixes.
-_PER_FIX: Final = frozenset({"timestamps", "times", "positions", "courses", "speeds", "depths", "labels"})
+# Per-fix properties of the source that no longer line up with the new fixes (and a window's
+# hints about the cut track's own end fixes, :mod:`debrief_calc.windows`).
+_PER_FIX: Final = frozenset(
+    {"timestamps", "times", "positions", "courses", "speeds", "depths", "labels", "window_edges"}
+)
 
 
 def _interval_text(interval: float) -> str:

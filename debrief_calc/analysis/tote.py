@@ -19,9 +19,11 @@ from debrief_calc.analysis.common import (
 from debrief_calc.analysis.range_bearing import (
     COLUMNS,
     COURSE_AT_FIX,
+    FIX_SLACK_S,
     PRIMARY_PARAM,
     SPEED_UNIT,
     columns,
+    motion_changes,
     pick_primary,
     sight,
 )
@@ -31,13 +33,8 @@ from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
 DEFAULT_UNIT: Final = "yd"
-#: seconds within which a time counts as on a fix (ISO text keeps milliseconds)
-FIX_SLACK_S: Final = 1e-3
-#: a leg before a fix differs from the leg after when its course or speed differs by more than these
-COURSE_CHANGE_DEG: Final = 2.0
-SPEED_CHANGE_KN: Final = 0.5
 #: the fields that hang on the platforms' motion, which at a fix differ with the leg taken
-_MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing"))
+_MOTION_FIELDS: Final = tuple(c for c in COLUMNS if c not in ("time", "range", "bearing", "secondary_depth"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,22 +138,6 @@ def _fix_near(track: TrackData, when: float) -> float | None:
     return best if best is not None and abs(best - when) <= FIX_SLACK_S else None
 
 
-def _changes(row: dict[str, Any], before: dict[str, Any]) -> list[str]:
-    """The platforms whose course or speed differs between the legs before and after the fix."""
-    changed = []
-    for who in ("primary", "secondary"):
-        c0, c1 = before[f"{who}_course"], row[f"{who}_course"]
-        v0, v1 = before[f"{who}_speed"], row[f"{who}_speed"]
-        turned = c0 is not None and c1 is not None and abs(((c1 - c0 + 180.0) % 360.0) - 180.0) > COURSE_CHANGE_DEG
-        if (
-            turned
-            or (v0 is not None and v1 is not None and abs(v1 - v0) > SPEED_CHANGE_KN)
-            or (c0 is None) != (c1 is None)
-        ):
-            changed.append(who)
-    return changed
-
-
 def _fixes(primary: TrackData, secondary: TrackData, when: float) -> dict[str, float]:
     """The platforms with a fix at ``when`` (within :data:`FIX_SLACK_S`), by id, and its time."""
     return {t.id: f for t in (primary, secondary) if (f := _fix_near(t, when)) is not None}
@@ -174,11 +155,11 @@ def _at_fix(
         return out, None
     out["at_fix_of"] = list(fixes)
     behind = min(when, *fixes.values()) - FIX_SLACK_S
-    if not _holds(primary, behind) or not _holds(secondary, behind):
+    if not _holds(p_legs.motion.track, behind) or not _holds(s_legs.motion.track, behind):
         return out, None  # a track starts here: there is no leg before
     s = sight(primary, p_legs, secondary, s_legs, np.array([when]), np.array([behind]))
     before = {k: v[0] for k, v in columns(s, unit).items()}
-    changed = _changes(row, before)
+    changed = motion_changes(row, before)
     if not changed:
         return out, None
     out["before"] = {k: before[k] for k in _MOTION_FIELDS}
@@ -218,7 +199,7 @@ def handle(inp: ToolInput) -> ToolOutput:
         props: dict[str, Any] = {"primary_id": primary.id, "secondary_id": secondary.id, "time_source": source}
         if _covers(tracks[i], when):
             s_legs = Legs(secondary)
-            fixes = _fixes(primary, secondary, when)
+            fixes = _fixes(p_legs.motion.track, s_legs.motion.track, when)  # a window's cut is no fix
             moving = np.array([max(when, *fixes.values())]) if fixes else None  # on a fix: the legs after it
             s = sight(primary, p_legs, secondary, s_legs, at, moving)
             row = {name: values[0] for name, values in columns(s, unit).items()}
@@ -255,7 +236,7 @@ SPEC = ToolSpec(
         "(+-180 from the primary's course, negative to port) with relative_bearing_side R (red, port) or G "
         "(green, starboard), atb (angle on the bow: the primary's relative bearing from the secondary) with "
         "atb_side R/G, bearing_rate (deg/min, positive drawing right) with bearing_rate_side L/R, and "
-        "primary_course, primary_speed, secondary_course, secondary_speed (kn). Positions are interpolated "
+        "primary_course, primary_speed, secondary_course, secondary_speed (kn), secondary_depth (m). Positions are interpolated "
         "along the geodesic between fixes; at a fix time the course and speed are the leg after's (at a "
         "track's last fix: the leg before), course_at_fix says so. at_fix says whether the time is on a fix "
         "(within 1 ms) of either ship (at_fix_of: whose), i.e. whether that convention applied; where the "

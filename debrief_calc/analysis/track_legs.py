@@ -21,6 +21,7 @@ A leg needs at least two segments (three fixes, so that it is seen to be steady)
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Final
 
 import numpy as np
@@ -235,12 +236,67 @@ def _clock(t: float) -> str:
     return text[11:16] if text[16:19] == ":00" and text[19:20] in ("Z", ".") else text[11:19]
 
 
-def _manoeuvre(fig: dict[str, FloatArray], k: int, course_tol: float, speed_tol_kn: float) -> dict[str, Any]:
+def _turns(pieces: list[tuple[float, float]], course_tol: float) -> list[dict[str, Any]]:
+    """The turns, in order, of a stretch of ``pieces`` (each ``(start time, course)``: legs and
+    segments in order) when it turns both ways; [] when it turns one way only (its net turn says it
+    all). The course steps from piece to piece are taken in runs of one direction; a step of at
+    most ``course_tol`` (noise) joins the run it falls in and starts none, and a run that turns no
+    more than ``course_tol`` in all is left out."""
+    steps = [float(wrap180(np.array([b[1] - a[1]]))[0]) for a, b in itertools.pairwise(pieces)]
+    runs: list[list[int]] = []  # [first step, last step, direction]
+    for j, step in enumerate(steps):
+        if abs(step) <= course_tol:
+            continue
+        way = 1 if step > 0 else -1
+        if runs and runs[-1][2] == way:
+            runs[-1][1] = j
+        else:
+            runs.append([j, j, way])
+    kept: list[tuple[int, int, float]] = []  # (first step, last step, turn) of each turn counted
+    for first, last, _ in runs:
+        total = sum(steps[first : last + 1])
+        if abs(total) <= course_tol:
+            continue
+        if kept and (kept[-1][2] > 0) == (total > 0):  # a small turn the other way between was dropped
+            kept[-1] = (kept[-1][0], last, kept[-1][2] + total)
+        else:
+            kept.append((first, last, total))
+    turns = [
+        {
+            "start": iso(pieces[first + 1][0]),
+            "end": iso(pieces[last + 1][0]),
+            "turn": "starboard" if total > 0 else "port",
+            "turn_deg": num(abs(total), 1),
+            "course_from": _course(pieces[first][1]),
+            "course_to": _course(pieces[last + 1][1]),
+        }
+        for first, last, total in kept
+    ]
+    return turns if len(turns) > 1 else []
+
+
+def _with_turns(out: dict[str, Any], turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """``out`` with ``turns`` and the words for them ('port 93° then starboard 130°'), when it has some."""
+    if turns:
+        out["turns"] = turns
+        out["turns_text"] = " then ".join(f"{t['turn']} {t['turn_deg']:.0f}°" for t in turns)
+    return out
+
+
+def _pieces(split: LegSplit, segments: IntArray) -> list[tuple[float, float]]:
+    """``(start time, course)`` of each of ``segments`` that has a course."""
+    t, course = split.legs.track.t, split.legs.course
+    return [(float(t[s]), float(course[s])) for s in segments.tolist() if np.isfinite(course[s])]
+
+
+def _manoeuvre(
+    split: LegSplit, fig: dict[str, FloatArray], k: int, course_tol: float, speed_tol_kn: float
+) -> dict[str, Any]:
     turn = float(fig["turn"][k])
     v0, v1 = float(fig["speed"][k]) / KNOT_MPS, float(fig["speed"][k + 1]) / KNOT_MPS
     changed = [w for w, big in (("course", abs(turn) > course_tol), ("speed", abs(v1 - v0) > speed_tol_kn)) if big]
     t0, t1 = float(fig["end"][k]), float(fig["start"][k + 1])
-    return {
+    out = {
         "between_legs": [k + 1, k + 2],
         "start": iso(t0),
         "end": iso(t1),
@@ -253,6 +309,10 @@ def _manoeuvre(fig: dict[str, FloatArray], k: int, course_tol: float, speed_tol_
         "speed_from_kn": num(v0, 2),
         "speed_to_kn": num(v1, 2),
     }
+    between = np.arange(int(split.last[k]) + 1, int(split.first[k + 1]))
+    pieces = [(float(fig["start"][k]), float(fig["course"][k])), *_pieces(split, between)]
+    pieces.append((float(fig["start"][k + 1]), float(fig["course"][k + 1])))
+    return _with_turns(out, _turns(pieces, course_tol))
 
 
 def _turn_between(split: LegSplit, seg_a: int, seg_b: int, course_a: float, course_b: float) -> float:
@@ -307,6 +367,12 @@ def _unsteady(
             speed_from_kn=num(v0, 2),
             speed_to_kn=num(v1, 2),
         )
+        pieces = _pieces(split, inside)
+        if where == "before_first_leg":
+            pieces.append((float(fig["start"][0]), float(fig["course"][0])))
+        elif where == "after_last_leg":
+            pieces.insert(0, (float(fig["start"][-1]), float(fig["course"][-1])))
+        _with_turns(out, _turns(pieces, course_tol))
     else:
         out["changed"] = "not moving: no course"
     out["note"] = {
@@ -344,7 +410,7 @@ def split_track(track: TrackData, params: dict[str, Any] | Any) -> tuple[dict[st
         legs_out.append(leg)
         if params["mark_legs"]:
             marks.append(_mark(track, split, k, leg, name))
-    manoeuvres = [_manoeuvre(fig, k, course_tol, speed_tol_kn) for k in range(max(shown - 1, 0))]
+    manoeuvres = [_manoeuvre(split, fig, k, course_tol, speed_tol_kn) for k in range(max(shown - 1, 0))]
     # the legs not listed (max_legs) reach past the last listed one: only the start is then told here
     edges = ("whole_span",) if total == 0 else ("before_first_leg", "after_last_leg") if total == shown else ()
     edges = ("before_first_leg",) if total > shown else edges
@@ -432,7 +498,10 @@ SPEC = ToolSpec(
         "no leg, each where (before_first_leg, after_last_leg, or whole_span when there is no leg), start, "
         "end, duration_s, point_count, changed, course_from, course_to, turn, turn_deg, speed_from_kn, "
         "speed_to_kn (from the first segment's motion to the first leg's; from the last leg's to the last "
-        "segment's), note: legs, manoeuvres and unsteady together cover the whole span. No coordinate arrays; at most max_legs legs per "
+        "segment's), note: legs, manoeuvres and unsteady together cover the whole span. A manoeuvre or unsteady "
+        "stretch that turns both ways also lists turns [{start, end, turn, turn_deg, course_from, course_to}] in "
+        "order (steps within course_tolerance are noise) and turns_text ('port 93° then starboard 155°'): its "
+        "turn and turn_deg are only the net. No coordinate arrays; at most max_legs legs per "
         "track (legs_truncated and a note say how to get the rest). mark_legs adds one small "
         "annotation per leg (a line from its start to its end, labelled 'NELSON leg 2: 277° "
         "11.2 kn 10:11–10:29', timed time/timeEnd to the leg so that a picture shows it while the leg is "

@@ -23,7 +23,10 @@ from debrief_calc import geodesy
 from debrief_calc._circles import circle_of, circle_ring
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
+    KNOT_MPS,
+    Legs,
     distance_decimals,
+    motion_at,
     num,
     result_feature,
     source_ref,
@@ -373,16 +376,33 @@ def visits(
     return [cut for entry in found if (cut := _while_active(entry, track, period)) is not None], inactive
 
 
+def _crossing_motion(legs: Legs, entry: dict[str, Any]) -> dict[str, float | None]:
+    """Speed (kn) and course of the leg the track crossed in on and out on (from positions and
+    times; at a fix, the leg going in and the leg coming out), None at an end with no crossing."""
+    t0, t1 = entry["_t0"], entry["_t1"]
+    speed, course = motion_at(legs, np.array([t0, np.nextafter(t1, -np.inf)]))
+    out: dict[str, float | None] = {}
+    for k, (end, key) in enumerate((("entry", "entry_time"), ("exit", "exit_time"))):
+        crossed = entry[key] is not None
+        out[f"{end}_speed_kn"] = num(speed[k] / KNOT_MPS, 2) if crossed else None
+        c = num(course[k], 1) if crossed else None
+        out[f"{end}_course"] = c % 360.0 if c is not None else None
+    return out
+
+
 def handle_transits(inp: ToolInput) -> ToolOutput:
     given = ZoneInputs(inp, "zone-transits")
     with_geometry = bool(inp.parameters["include_geometry"])
     features, sources = [], []
+    legs_of: dict[int, Legs] = {}
     for i, track in given.tracks.items():
         for j, zone in given.zones.items():
             period = given.periods[j]
             found, inactive = visits(track, zone, period)
             stretches = [entry.pop("_stretch") for entry in found]
+            legs = legs_of.setdefault(i, Legs(track))
             for entry in found:
+                entry.update(_crossing_motion(legs, entry))
                 del entry["_t0"], entry["_t1"]
             props: dict[str, Any] = {
                 "track_id": track.id,
@@ -533,7 +553,8 @@ TRANSITS_SPEC = ToolSpec(
     description=(
         "For each track and each zone given (at least one of each): the intervals the "
         "track spends inside, with entry and exit times and positions (interpolated between the "
-        "fixes on either side of the edge) and durations. A track inside at its first fix has "
+        "fixes on either side of the edge), durations, and entry_speed_kn, entry_course, exit_speed_kn, "
+        "exit_course (the leg crossed on, from positions and times). A track inside at its first fix has "
         "entry_time null ('already inside at start'); inside at its last fix, exit_time null. "
         "A zone with a time (and timeEnd) counts only while active: time inside before it "
         "becomes active or after it ends is left out, and the result's zone_active gives the "

@@ -90,14 +90,24 @@ def _wanted_kinds(kinds: Sequence[object] | None) -> list[str] | None:
 
 
 def read_stored(
-    store: ArtifactStore, ref: str, cursor: str | None, *, budget: int, kinds: Sequence[object] | None = None
+    store: ArtifactStore,
+    ref: str,
+    cursor: str | None,
+    *,
+    budget: int,
+    kinds: Sequence[object] | None = None,
+    fmt: str | None = None,
 ) -> dict[str, Any]:
     """One page of what ``ref`` names: ``{success, ref, kind, total, features | text, next_cursor}``.
 
     ``kinds`` keeps only the features of those kinds (``total`` counts those); a cursor made
-    with a filter goes on with the same filter only. A text is not filtered (a note says so)."""
+    with a filter goes on with the same filter only. A text is not filtered (a note says so).
+    ``fmt`` (csv, tsv, markdown): the range-bearing results as legacy Debrief's table, in text
+    pages cut between rows (:mod:`debrief_calc.calc.export`)."""
     parsed = plotstate.parse_ref(ref, field="ref")
     wanted = _wanted_kinds(kinds)
+    if fmt is not None:
+        return _table_page(store, parsed, cursor, budget, fmt)
     ignored = f"kinds ignored: {parsed.text} holds text, not features"
     if parsed.holds_text:
         page = _text_page(parsed, plotstate.load_ref(store, parsed, shared=True), cursor, budget)
@@ -149,6 +159,42 @@ def read_stored(
         if store.artifact_file(plotstate.CALC_NS, parsed.key, "narrative").is_file():
             answer["narrative"] = {"ref": narrative}
     return answer
+
+
+def _table_page(store: ArtifactStore, ref: plotstate.Ref, cursor: str | None, budget: int, fmt: str) -> dict[str, Any]:
+    from debrief_calc.calc.export import UNITS, series_table
+
+    if ref.holds_text:
+        raise ValidationFailed(
+            f"format applies to stored results; {ref.text} holds text: leave format out to read it",
+            details={"field": "format", "rule": "applies-to"},
+        )
+    text = series_table(plotstate.stored_features(store, ref, shared=True), fmt, ref.text)
+    tied = f"{ref.text}?format={fmt}"
+    start = decode_cursor(cursor, tied, ("c",))["c"] if cursor else 0
+    if start > len(text):
+        raise ValidationFailed(
+            f"cursor points past the end of {ref.text!r}", details={"field": "cursor", "rule": "range"}
+        )
+    end = min(len(text), start + budget)
+    while end > start and paging.compact_size(text[start:end]) > budget:
+        end = start + (end - start) * 9 // 10
+    if end < len(text) and (row_end := text.rfind("\n", start, end)) > start:
+        end = row_end + 1  # a page ends at a row's end
+    rows = text.count("\n", start, end)
+    note = f"{UNITS}. This page: {rows} line(s) of {text.count(chr(10))}"
+    if end < len(text):
+        note += "; get_result with next_cursor (and the same format) gives the next lines: append them"
+    return {
+        "success": True,
+        "ref": ref.text,
+        "kind": "table",
+        "format": fmt,
+        "chars": len(text),
+        "text": text[start:end],
+        "note": note,
+        "next_cursor": encode_cursor(tied, {"c": end}) if end < len(text) else None,
+    }
 
 
 def _text_page(ref: plotstate.Ref, content: Any, cursor: str | None, budget: int) -> dict[str, Any]:

@@ -111,6 +111,7 @@ def render_series(
             available=list(columns),
         )
     panels = [columns[q] for q in names]
+    title = _title_of(title, panels)
     entries, counts = _entries(svc, narratives, float(times[0]), float(times[-1]))
     if cpa is not None and not float(times[0]) <= cpa[0].t <= float(times[-1]):
         cpa = None  # outside the window drawn
@@ -127,6 +128,7 @@ def render_series(
     )
     answer.update(
         mediaType="image/png",
+        title=title,
         width=picture.width,
         height=picture.height,
         bytes=len(picture.png),
@@ -282,6 +284,21 @@ def _unit(name: str, props: Mapping[str, Any]) -> str:
     if name.endswith("speed") or name.endswith("_kn"):
         return "kn"
     return ""
+
+
+#: the words a range-bearing result's name starts with, for what it holds, not what a picture draws
+_RESULT_WORDS = "Range and bearing "
+
+
+def _title_of(title: str, panels: Sequence[Panel]) -> str:
+    """The title for the quantities drawn: a range-bearing result's "Range and bearing A to B"
+    drawing bearing rate alone is "Bearing rate A to B"."""
+    if not title.startswith(_RESULT_WORDS) or not panels:
+        return title
+    words = [p.label.split(" (")[0] for p in panels]
+    said = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    said = said[:1] + said[1:].lower().replace("atb", "ATB").replace("cpa", "CPA")
+    return f"{said} {title.removeprefix(_RESULT_WORDS)}"
 
 
 def _panel(name: str, values: FloatArray, props: Mapping[str, Any]) -> Panel:
@@ -564,7 +581,8 @@ def _entries(
             outside += 1
             continue
         text = props.get("text") if isinstance(props.get("text"), str) else props.get("name")
-        markers.append(Marker(t, text if isinstance(text, str) else ""))
+        who = props.get("track") or props.get("platform")
+        markers.append(Marker(t, text if isinstance(text, str) else "", who=who if isinstance(who, str) else None))
     counts: dict[str, Any] = {"given": len(items), "marked": len(markers)}
     if markers:
         counts["marked_at"] = [iso(m.t) for m in sorted(markers, key=lambda m: m.t)[:50]]

@@ -73,8 +73,10 @@ Results: every result feature carries properties.provenance and is kept in the s
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \
 in pages within the cap (kinds=["annotation"]: only annotations, such as an import's narratives); a feature \
 too big for one answer comes in parts of its points (part: {{"points": [a, b], "of": N}}) or of its longest list \
-of figures (part: {{"items": [a, b], "of": N, "at": ...}}), to be concatenated in order. An analysis answer's \
-keep spells out the debrief_apply_command call that adds its results to a plot."""
+of figures (part: {{"items": [a, b], "of": N, "at": ...}}), to be concatenated in order. \
+get_result(ref, format="csv"|"tsv"|"markdown") gives range-bearing results as legacy Debrief's copied table, \
+Time, Depth, Speed, Course (the secondary's), Range (yd), Bearing, Brg Rate, in pages cut between rows (csv/tsv: \
+one result). An analysis answer's keep spells out the debrief_apply_command call that adds its results to a plot."""
 
 
 def _protocol(limits: Limits) -> str:
@@ -164,6 +166,7 @@ class PlotRef(BaseModel):
 class SeriesAnswer(BaseModel):
     success: bool = True
     mediaType: str
+    title: str  # from the quantities drawn
     width: int
     height: int
     bytes: int
@@ -236,8 +239,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         kinds: Annotated[
             list[str] | None, Field(max_length=10, description="Only these kinds, e.g. [annotation]")
         ] = None,
+        format: Annotated[
+            Literal["csv", "tsv", "markdown"] | None,
+            Field(description="range-bearing results as a report table"),
+        ] = None,
     ) -> StoredAnswer:
-        return StoredAnswer(**svc().get_result(ref, cursor, kinds))
+        return StoredAnswer(**svc().get_result(ref, cursor, kinds, format))
 
     def render_series(
         features: list[Any] | None = None,

@@ -372,10 +372,13 @@ class CalcService:
 
     # -- stored results ---------------------------------------------------------------------------
 
-    def get_result(self, ref: str, cursor: str | None, kinds: list[str] | None = None) -> dict[str, Any]:
+    def get_result(
+        self, ref: str, cursor: str | None, kinds: list[str] | None = None, fmt: str | None = None
+    ) -> dict[str, Any]:
         from debrief_calc.calc.results import read_stored
 
-        return read_stored(self.store, ref, cursor, budget=self.limits.answer_chars - 1_500, kinds=kinds)
+        budget = self.limits.answer_chars - 1_500
+        return read_stored(self.store, ref, cursor, budget=budget, kinds=kinds, fmt=fmt)
 
     # -- callback tasks ---------------------------------------------------------------------------
 
@@ -586,6 +589,8 @@ def _compact_narratives(answer: dict[str, Any], ref: str) -> None:
         "ref": ref,
         "read": f"get_result(ref={ref!r}, kinds=['annotation']) reads every entry (time, platform, text)",
     }
+    if not answer["features"] and isinstance(stored := answer.get("stored"), dict):
+        stored["note"] = f"features is empty: all {len(entries)} are narrative entries, in brief in narratives"
 
 
 #: most result references a ``keep`` hint lists (a run over the cap gives its one run reference)
@@ -628,6 +633,9 @@ def _keep(features: list[dict[str, Any]], commands: list[dict[str, Any]]) -> str
     text = _keep_text(refs[:_KEEP_REFS])
     if len(refs) > _KEEP_REFS:
         text += f" (the first {_KEEP_REFS} of {len(refs)}: add the others' refs alike)"
+    if bare := [str(f.get("id")) for f in features if not _drawable(f)]:
+        more = f" and {len(bare) - 5} more" if len(bare) > 5 else ""
+        text += f"; {len(bare)} result(s) with no geometry (nothing to draw) left out: {', '.join(bare[:5])}{more}"
     return text
 
 

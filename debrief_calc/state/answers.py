@@ -199,7 +199,7 @@ class RangeDrawn(BaseModel):
 
 
 class RenderAnswer(_OnPlot):
-    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window"})
+    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window", "framed"})
     mediaType: str
     width: int = 0
     height: int = 0
@@ -214,6 +214,7 @@ class RenderAnswer(_OnPlot):
     note: str | None = None  # the area shown padded beyond the one asked (to at most 2:1)
     span: list[str] | None = None  # with time_start/time_end: the period the tracks drawn cover
     outside_window: list[str] | None = None  # tracks with nothing in the window, not drawn
+    framed: dict[str, list[str]] | None = None  # fit="window": the tracks, and the zones they were in (or selected)
 
 
 class ViewData(_OnPlot):

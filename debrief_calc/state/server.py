@@ -82,7 +82,7 @@ START = (
     "debrief_render_plot (fit='all' shows everything without changing the saved viewport; cpa=[a, b] draws the "
     "range between two tracks at `time` (default the plot's current time, which debrief_set_time(timeState="
     "{'current': …}) moves); "
-    "time_start/time_end draw the tracks over that stretch alone, fit='window' frames them, the answer's span "
+    "time_start/time_end draw the tracks over that stretch alone, fit='window' frames them and the zones they were in (framed), the answer's span "
     "says what was drawn; a series against time is debrief-calc's render_series), and "
     "keep a narrative in the plot with generate_prompt (its prompt includes debrief-calc's analyses of the plot's "
     "features) + store_llm_result(add_annotation=true)."

@@ -155,6 +155,8 @@ class StateService(PlotAspects):
             answer["span"] = [iso(rendered.span[0]), iso(rendered.span[1])]
         if rendered.outside_window:
             answer["outside_window"] = rendered.outside_window[:100]
+        if rendered.framed is not None:
+            answer["framed"] = {k: ids[:100] for k, ids in rendered.framed.items()}
         if notes := [n for n in (moved, rendered.note) if n]:
             answer["note"] = "; ".join(notes)
         if (drawn := rendered.range) is not None:

@@ -60,7 +60,7 @@ def render_plot(
 
     ``fit``: ``"viewport"`` (``viewport``, the plot's saved ``[w, s, e, n]`` or ``{bounds}``;
     all the data when it is None), ``"all"`` (everything drawable, whatever the time),
-    ``"selection"`` (the features whose ids are in ``selection``), ``"window"`` (what the tracks
+    ``"selection"`` (the features whose ids are in ``selection``), ``"window"`` (the zones the tracks are in, selected features and what the tracks
     cover in ``window``) or ``[w, s, e, n]``. ``window``: ``(start, end)`` epoch seconds (either
     None: open), the tracks drawn only over it (:mod:`._window`).
     ``current_time`` in epoch seconds. ``cpa``: two track ids, and optionally a time (epoch

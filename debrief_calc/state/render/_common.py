@@ -43,6 +43,7 @@ class Rendered:
     note: str | None = None  # how the area shown differs from the one asked (padded to a readable shape)
     span: tuple[float, float] | None = None  # with a window: the period the tracks drawn cover (epoch s)
     outside_window: list[str] = field(default_factory=list)  # tracks with nothing in the window, not drawn
+    framed: dict[str, list[str]] | None = None  # fit="window": the ids framed (tracks, zones, other selected)
 
 
 @dataclass(frozen=True)

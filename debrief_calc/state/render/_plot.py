@@ -23,7 +23,7 @@ from debrief_calc.state.render._legend import Conventions, draw_legend
 from debrief_calc.state.render._narrative import draw_entries, place_entries, unplaced_note
 from debrief_calc.state.render._shapes import draw_points, draw_zones
 from debrief_calc.state.render._tracks import TrackView, draw_ships, draw_tracks, dtg, flat_line, track_views
-from debrief_calc.state.render._view import Projection, frame_for, padding_note, resolve_fit
+from debrief_calc.state.render._view import Projection, frame_for, padding_note, resolve_fit, window_framed
 from debrief_calc.state.render._window import Window, clip_tracks, shown
 
 __all__ = ["draw_plot"]
@@ -116,8 +116,26 @@ def draw_plot(
     hidden_ids = [it.id for it in hidden]
     area = proj.shown()
     padded = padding_note(bounds, area)
+    framed: dict[str, list[str]] | None = None
+    if used == "window":
+        framed = {"tracks": [], "zones": [], "other": []}
+        for it in window_framed(items):
+            framed["tracks" if it.kind == "track" else "zones" if it.kind == "zone" else "other"].append(it.id)
     return Rendered(
-        out.getvalue(), width, height, area, used, hidden_ids, info, placed, rows, unplaced, padded, span, left_out
+        out.getvalue(),
+        width,
+        height,
+        area,
+        used,
+        hidden_ids,
+        info,
+        placed,
+        rows,
+        unplaced,
+        padded,
+        span,
+        left_out,
+        {k: v for k, v in framed.items() if v or k != "other"} if framed is not None else None,
     )
 
 

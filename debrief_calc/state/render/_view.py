@@ -20,7 +20,7 @@ from debrief_calc.state.errors import validation_failed
 from debrief_calc.state.metadata import check_bounds
 from debrief_calc.state.render._common import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Box, Item, Lonlat
 
-__all__ = ["Projection", "data_bounds", "frame_for", "padding_note", "resolve_fit"]
+__all__ = ["Projection", "data_bounds", "frame_for", "padding_note", "resolve_fit", "window_framed"]
 
 _WORLD = [-180.0, -80.0, 180.0, 80.0]
 _MIN_MAP = (200, 120)  # the narrowest map that still holds the title and the scale bar
@@ -115,6 +115,39 @@ def data_bounds(items: Sequence[Item], pad: float = 0.06) -> list[float] | None:
     return [max(w - pad_x, -180.0), south, min(e + pad_x, 180.0), north]
 
 
+def window_framed(items: Sequence[Item]) -> list[Item]:
+    """What ``fit="window"`` frames: the tracks (already cut to the window), the zones any of them
+    has a fix inside (even-odd, outer rings) while the zone is active, and the selected features:
+    the analyst drew the window to see the track in its zone."""
+    tracks = [it for it in items if it.kind == "track"]
+    fixes = [(it.track, it.track.t) for it in tracks if it.track is not None and len(it.track)]
+    out = list(tracks)
+    for it in items:
+        if it.kind == "track":
+            continue
+        if it.selected or (it.rings and any(_inside(it, track.lon, track.lat, t) for track, t in fixes)):
+            out.append(it)
+    return out
+
+
+def _inside(zone: Item, lon: FloatArray, lat: FloatArray, t: FloatArray) -> bool:
+    """Whether any fix (at times ``t``) lies inside one of ``zone``'s rings while it is active."""
+    if zone.active is not None:
+        on = (t >= zone.active[0]) & (t <= zone.active[1])
+        lon, lat = lon[on], lat[on]
+    for ring in zone.rings:
+        r = np.asarray(ring, dtype=float)
+        if len(r) < 3 or not lon.size:
+            continue
+        x0, y0 = r[:, 0][:, None], r[:, 1][:, None]
+        x1, y1 = np.roll(r[:, 0], -1)[:, None], np.roll(r[:, 1], -1)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            crosses = ((y0 > lat) != (y1 > lat)) & (lon < x0 + (lat - y0) * (x1 - x0) / (y1 - y0))
+        if bool((crosses.sum(axis=0) % 2 == 1).any()):
+            return True
+    return False
+
+
 def resolve_fit(
     items: Sequence[Item], fit: str | Sequence[float], viewport: Any, *, windowed: bool = False
 ) -> tuple[list[float], str]:
@@ -127,7 +160,7 @@ def resolve_fit(
                 raise validation_failed(
                     "fit", "'window' frames the tracks in a time window: give time_start and/or time_end"
                 )
-            return data_bounds([it for it in items if it.kind == "track"]) or list(_WORLD), "window"
+            return data_bounds(window_framed(items)) or list(_WORLD), "window"
         if fit == "viewport" and viewport is not None:
             return check_bounds(viewport, "viewport"), "viewport"
         if fit in ("viewport", "all"):
