@@ -294,7 +294,7 @@ def test_a_renamed_javascript_function_keeps_its_note(llmem: Llmem) -> None:
     assert got["status"] == "fresh" and f"{fn.name}Renamed" in got["content"]["symbols"]
 
 
-LIB_TS = Path(__file__).resolve().parent / "data" / "code" / "filesystem" / "lib.ts"
+LIB_TS = Path(__file__).resolve().parent / "data" / "servers" / "src" / "filesystem" / "lib.ts"
 
 
 @pytest.fixture

@@ -31,9 +31,10 @@ from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parent / "data" / "llmem"
-GIT_SERVER = DATA / "git_server.py.txt"
-FS_LIB = DATA / "filesystem_lib.ts.txt"
+#: Real files of modelcontextprotocol/servers (tests/data/README.md names their source and licence).
+SERVERS = Path(__file__).resolve().parent / "data" / "servers" / "src"
+GIT_SERVER = SERVERS / "git" / "src" / "mcp_server_git" / "server.py"
+FS_LIB = SERVERS / "filesystem" / "lib.ts"
 _SCOPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
