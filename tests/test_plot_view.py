@@ -99,6 +99,9 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
             "the slider set the plot's time",
         )
         assert moved > str(before)
+        # 40 key presses, one write once they paused (each write is a revision and an undo entry)
+        writes = await page.evaluate("(window.toolCalls || []).filter((n) => n === 'debrief_set_time').length")
+        assert 1 <= writes <= 3
 
         # A click on a track selects it, for every client.
         point = await view.evaluate(
