@@ -83,3 +83,31 @@ def test_the_view_counts_every_fix_of_the_sample_plot() -> None:
     }
     assert {k: v["points_total"] for k, v in tracks.items()} == in_file
     assert all(v["points_shown"] <= v["points_total"] for v in tracks.values())
+
+
+def test_the_view_data_of_a_revision_is_read_once_and_the_selection_always(tmp_path: Path) -> None:
+    """A second view of the same plot revision comes from memory (a million-point track is read
+    once per revision), while the selection, kept in the store outside the revision, is always
+    read afresh; a change to the plot is a new revision, read anew."""
+    import shutil
+
+    from debrief_calc.state import service as service_module
+    from debrief_calc.state.service import StateService
+    from llmem.core.config import Limits
+    from llmem.core.store import ArtifactStore
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(DATA / "plots" / "large-sample.plot.json", ws / "a.plot.json")
+    svc = StateService(ArtifactStore(ws / ".llmem", ws), Limits())
+    first = svc.view("a.plot.json", None, 2_000)
+    key = next(k for k in service_module._VIEWS if k[0].endswith("a.plot.json") and k[1] == first["revision"])
+    again = svc.view("a.plot.json", None, 2_000)
+    assert again == first and service_module._VIEWS[key]["features"] is not None
+    track = next(f["id"] for f in first["features"] if f["kind"] == "track")
+    svc.set_selection([track], "a.plot.json")
+    assert svc.view("a.plot.json", None, 2_000)["selection"] == [track]  # same revision, new selection
+    svc.set_properties([track], {"name": "RENAMED", "shortName": None}, "a.plot.json", None)
+    changed = svc.view("a.plot.json", None, 2_000)
+    assert changed["revision"] != first["revision"]
+    assert "RENAMED" in {f["name"] for f in changed["features"]}

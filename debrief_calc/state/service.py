@@ -18,7 +18,10 @@ Write methods return ``(answer, aspects)``: the aspects (``list``, ``features``,
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.plotstate import read_selection
@@ -29,6 +32,13 @@ from debrief_calc.state.errors import feature_not_found, validation_failed
 from debrief_calc.state.plotfile import plot_title
 
 __all__ = ["Answer", "StateService"]
+
+#: The view's data of the last few (plot, revision, point budget): a view reopened or a second
+#: view of the same plot reads a million-point track once per revision, not once per call. The
+#: selection lives in the store, outside the revision, so it is read afresh every time.
+_VIEWS: OrderedDict[tuple[str, str, int], dict[str, Any]] = OrderedDict()
+_VIEWS_KEPT = 4
+_VIEWS_LOCK = threading.Lock()  # tools run in worker threads
 
 
 class StateService(PlotAspects):
@@ -47,6 +57,13 @@ class StateService(PlotAspects):
         selection = read_selection(self.store, name)
         if since_revision is not None and since_revision == doc.revision:
             return {"filename": name, "revision": doc.revision, "changed": False, "selection": selection}
+        key = (str(path), doc.revision, max_points)
+        with _VIEWS_LOCK:
+            cached = _VIEWS.get(key)
+            if cached is not None:
+                _VIEWS.move_to_end(key)
+        if cached is not None:
+            return {**cached, "selection": selection, "changed": True}
         viewport = (doc.get_viewport() or {}).get("bounds")
         try:
             if viewport is not None:
@@ -63,6 +80,10 @@ class StateService(PlotAspects):
             selection=selection,
             max_points=max_points,
         )
+        with _VIEWS_LOCK:
+            _VIEWS[key] = data
+            while len(_VIEWS) > _VIEWS_KEPT:
+                _VIEWS.popitem(last=False)
         return {**data, "changed": True}
 
     def render(
