@@ -303,3 +303,32 @@ def test_a_text_walk_keeps_every_text_file_and_enters_ci_folders(llmem: Llmem) -
     assert not {"Dockerfile", ".github/workflows/ci.yml"} & code  # outlines stay to the languages they know
     assert code <= text and not any(p.startswith(".llmem/") for p in text)
     assert {"", ".github", ".github/workflows", "llmem/code"} <= set(walk_workspace(llmem.ws, text=True).folders)
+
+
+def test_a_parse_leaves_the_database_current_so_a_new_process_builds_nothing(tmp_path: Path) -> None:
+    """Every client starts its own server: the process that parsed brings the search database up
+    to the journal it wrote, so the first search of the next process has nothing to catch up."""
+    import sqlite3
+
+    from llmem.code.index_db import IndexDb
+
+    ws = tmp_path / "ws"
+    shutil.copytree(REPO / "llmem" / "core", ws / "core", ignore=shutil.ignore_patterns("__pycache__"))
+    store = ArtifactStore(ws / ".llmem", ws)
+    svc = Llmem(store, Limits())
+    assert svc.parse(".")["parsed"] > 5
+    svc.searcher().db.close()
+    db = IndexDb(store)
+    conn = sqlite3.connect(db.file)
+    try:
+        assert db._meta(conn) == db._journal_state()  # caught up to the last byte
+    finally:
+        conn.close()
+    (ws / "core" / "brand_new.py").write_text("def quokka():\n    return 1\n", encoding="utf-8")
+    svc.parse("core/brand_new.py")
+    svc.searcher().db.close()
+    conn = sqlite3.connect(db.file)
+    try:
+        assert db._meta(conn) == db._journal_state()  # a file parse too
+    finally:
+        conn.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import re
 import threading
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
 
+log = logging.getLogger("llmem.code.artifacts")
+
 #: ``get_artifact``'s kind for the current text of a file or of one symbol (not stored).
 SOURCE = "source"
 #: Every kind ``get_artifact`` reads: the parser's outline, the notes of the four tasks, the source.
@@ -44,9 +47,21 @@ class Llmem:
         self.limits = limits
         self.parser = Parser(store, limits)
         self.notes = Notes(store, limits)
-        # Outlines made anew (a parse, or a read re-deriving one) carry notes of renamed and moved symbols.
-        self.parser.after_parse = self.notes.carry_notes
+        # Outlines made anew (a parse, or a read re-deriving one) carry notes of renamed and moved
+        # symbols, and go into the search database at once.
+        self.parser.after_parse = self._after_parse
         self._answers = _AnswerMemo()
+
+    def _after_parse(self, changed: list[str]) -> dict[str, Any]:
+        carried = self.notes.carry_notes(changed)
+        # The parsing process pays for indexing what it wrote, so that the first search of the
+        # next process (every client starts its own) builds nothing: catching up 1,800 outlines
+        # costs a few hundred milliseconds, small beside the parse, large beside a search.
+        try:
+            self.searcher().catch_up()
+        except Exception:  # the files stay the truth: the next search catches up instead
+            log.warning("the search database could not catch up after a parse", exc_info=True)
+        return carried
 
     # -- paths ---------------------------------------------------------------------------
 

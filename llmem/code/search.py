@@ -103,6 +103,10 @@ class SearchIndex:
         """Whether this process has the index open (counts then cost milliseconds)."""
         return self._opened
 
+    def catch_up(self) -> None:
+        """Bring the database up to the store's change journal now (a search would do it first)."""
+        self._run(lambda _conn: None)
+
     def index_lines(self) -> None:
         """Index the lines of every text file now (what searches otherwise do bit by bit)."""
         self._run(self.lines.index_all)
