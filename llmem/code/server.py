@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from llmem import __version__
@@ -285,66 +287,60 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def store_status(directory: Path_ = ".") -> Envelope:
         return ok(svc().store_status(directory), "list_artifacts(directory, status=...) lists them.")
 
-    server.add_suite_tool(
-        search_artifacts,
-        name="search_artifacts",
-        description="Symbols by name, notes by words, file names, text lines (scope); exact totals, paged.",
-        annotations=tool_annotations(read_only=True),
-    )
-    server.add_suite_tool(
-        find_references,
-        name="find_references",
-        description="Who uses a symbol: imports, calls, references, mentions, with line and enclosing scope; "
-        "path=its file.",
-        annotations=tool_annotations(read_only=True),
-    )
-    server.add_suite_tool(
-        generate_artifact,
-        name="generate_artifact",
-        description="Outline a file or folder (task='parse', incremental); other tasks as generate_prompt.",
-        annotations=tool_annotations(read_only=False, idempotent=True),
-    )
-    server.add_suite_tool(
-        list_artifacts,
-        name="list_artifacts",
-        description="List the artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
-        annotations=tool_annotations(read_only=True),
-    )
-    server.add_suite_tool(
-        get_artifact,
-        name="get_artifact",
-        description="An outline or notes with their status, or kind='source': a file's or symbol's text; paged.",
-        annotations=tool_annotations(read_only=True),
-    )
-    server.add_suite_tool(
-        generate_prompt,
-        name="generate_prompt",
-        description="A bounded prompt for your model to annotate, summarize, document or test-plan a file "
-        "(summarize: a folder too).",
-        annotations=tool_annotations(read_only=True),
-    )
-    server.add_suite_tool(
-        store_llm_result,
-        name="store_llm_result",
-        description="Check and store your model's answer to a generate_prompt ticket.",
-        annotations=tool_annotations(read_only=False, idempotent=False),
-    )
-    server.add_suite_tool(
-        cancel_prompt,
-        name="cancel_prompt",
-        description="Cancel a pending prompt by ticket, or all of a path (and task).",
-        annotations=tool_annotations(read_only=False, idempotent=True),
-    )
-    server.add_suite_tool(
-        delete_artifact,
-        name="delete_artifact",
-        description="Delete one kind or all artifacts of a file, or of a folder recursively; dry_run shows what.",
-        annotations=tool_annotations(read_only=False, destructive=True, idempotent=True),
-    )
-    server.add_suite_tool(
-        store_status,
-        name="store_status",
-        description="Counts under a folder: artifacts by kind and status, bytes, pending tickets, parse jobs.",
-        annotations=tool_annotations(read_only=True),
-    )
+    read = tool_annotations(read_only=True)
+    tools: list[tuple[Callable[..., Any], ToolAnnotations, str]] = [
+        (
+            search_artifacts,
+            read,
+            "Symbols by name, notes by words, file names, text lines (scope); exact totals, paged.",
+        ),
+        (
+            find_references,
+            read,
+            "Who uses a symbol: imports, calls, references, mentions, with line and enclosing scope; path=its file.",
+        ),
+        (
+            generate_artifact,
+            tool_annotations(read_only=False, idempotent=True),
+            "Outline a file or folder (task='parse', incremental); other tasks as generate_prompt.",
+        ),
+        (
+            list_artifacts,
+            read,
+            "List the artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
+        ),
+        (
+            get_artifact,
+            read,
+            "An outline or notes with their status, or kind='source': a file's or symbol's text; paged.",
+        ),
+        (
+            generate_prompt,
+            read,
+            "A bounded prompt for your model to annotate, summarize, document or test-plan a file "
+            "(summarize: a folder too).",
+        ),
+        (
+            store_llm_result,
+            tool_annotations(read_only=False, idempotent=False),
+            "Check and store your model's answer to a generate_prompt ticket.",
+        ),
+        (
+            cancel_prompt,
+            tool_annotations(read_only=False, idempotent=True),
+            "Cancel a pending prompt by ticket, or all of a path (and task).",
+        ),
+        (
+            delete_artifact,
+            tool_annotations(read_only=False, destructive=True, idempotent=True),
+            "Delete one kind or all artifacts of a file, or of a folder recursively; dry_run shows what.",
+        ),
+        (
+            store_status,
+            read,
+            "Counts under a folder: artifacts by kind and status, bytes, pending tickets, parse jobs.",
+        ),
+    ]
+    for fn, hints, description in tools:
+        server.add_suite_tool(fn, name=fn.__name__, description=description, annotations=hints)
     return server
