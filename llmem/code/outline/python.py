@@ -186,17 +186,7 @@ class _Extractor:
         elif kind == "function" and any(_mcp_handler(d) for d in node.decorator_list):
             kind = "registration"
         qualified = prefix + node.name
-        return Symbol(
-            kind=kind,
-            name=node.name,
-            qualified_name=qualified,
-            signature=one_line(sig, SIGNATURE_CAP),
-            start_line=node.lineno,
-            end_line=node.end_lineno or node.lineno,
-            doc=self.doc(node),
-            decorators=[self.seg(d, DECORATOR_CAP) for d in node.decorator_list],
-            children=self.statements(node.body, qualified + ".", "function"),
-        )
+        return self.definition(node, kind, qualified, sig, self.statements(node.body, qualified + ".", "function"))
 
     def klass(self, node: ast.ClassDef, prefix: str) -> Symbol:
         qualified = prefix + node.name
@@ -210,6 +200,18 @@ class _Extractor:
             if name in _ENUM_BASES:
                 kind = "enum"
                 break
+        children = drop_shadowed(self.statements(node.body, qualified + ".", kind if kind == "enum" else "class"))
+        return self.definition(node, kind, qualified, sig, children)
+
+    def definition(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+        kind: SymbolKind,
+        qualified: str,
+        sig: str,
+        children: list[Symbol],
+    ) -> Symbol:
+        """A function's or class's symbol: its lines, doc and decorators, as every ``def`` has them."""
         return Symbol(
             kind=kind,
             name=node.name,
@@ -219,7 +221,7 @@ class _Extractor:
             end_line=node.end_lineno or node.lineno,
             doc=self.doc(node),
             decorators=[self.seg(d, DECORATOR_CAP) for d in node.decorator_list],
-            children=drop_shadowed(self.statements(node.body, qualified + ".", kind if kind == "enum" else "class")),
+            children=children,
         )
 
     def variable(self, node: ast.stmt, name: str, kind: SymbolKind) -> Symbol:
