@@ -16,7 +16,7 @@
    (what MCP and stdio add).
 4. ``closest-approach`` between two 100,000-fix tracks of another plot, the same way (the
    GeographicLib baseline is a brute-force range scan at a sample of the fix times, extrapolated).
-5. accuracy: worst and p99 distance error of ``debrief_calc.geodesy.inverse`` against
+5. accuracy: worst and p99 distance error of ``debrief_calc.geo.geodesy.inverse`` against
    ``Geodesic.WGS84.Inverse`` over 10,000 random pairs uniform on the sphere
    (``bench_geodesy.uniform_accuracy``: the same seeded pairs as ``bench_geodesy.py``).
 
@@ -53,7 +53,7 @@ from bench_calc_domain import glib_legs, glib_scan, patrol
 from bench_geodesy import uniform_accuracy
 
 from debrief_calc.calc.service import CalcService
-from debrief_calc.features import track_data
+from debrief_calc.tracks.features import track_data
 from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
 

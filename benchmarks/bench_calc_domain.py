@@ -36,9 +36,9 @@ from _harness import machine_line, print_table
 
 from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.cpa import closest_approach
+from debrief_calc.analysis.executor import run
 from debrief_calc.analysis.track_stats import statistics
-from debrief_calc.executor import run
-from debrief_calc.features import TrackData, iso_many, track_data
+from debrief_calc.tracks.features import TrackData, iso_many, track_data
 
 GEOD = Geodesic.WGS84
 KNOT = 1852.0 / 3600.0

@@ -1,4 +1,4 @@
-"""Accuracy and speed of ``debrief_calc.geodesy`` beside GeographicLib, in one run.
+"""Accuracy and speed of ``debrief_calc.geo.geodesy`` beside GeographicLib, in one run.
 
     python benchmarks/bench_geodesy.py [--pairs N] [--track-points N] [--sample N] [--runs N]
 
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from geographiclib.geodesic import Geodesic
 
-from debrief_calc import geodesy
-from debrief_calc.features import iso_many, parse_iso, parse_times
+from debrief_calc.geo import geodesy
+from debrief_calc.tracks.features import iso_many, parse_iso, parse_times
 
 GEOD = Geodesic.WGS84
 

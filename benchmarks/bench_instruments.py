@@ -53,9 +53,9 @@ from _harness import Section, ms, ratio, s
 from bench_calc import T0, RunTimes, inprocess_runs, service, succeeded, tool_runs_async, write_plot
 from bench_calc_domain import best_of, glib_position, patrol
 
-from debrief_calc import executor
+from debrief_calc.analysis import executor
 from debrief_calc.analysis.common import Legs, read_tracks
-from debrief_calc.features import TrackData, iso, track_data
+from debrief_calc.tracks.features import TrackData, iso, track_data
 
 GEOD = Geodesic.WGS84
 PLOT = "instruments.plot.json"
@@ -188,7 +188,7 @@ def pillow_series(result: dict[str, Any], width: int, height: int) -> Callable[[
     panels of ``width`` x ``height`` / 3, PNG-encoded."""
     from PIL import Image, ImageDraw
 
-    from debrief_calc.features import parse_times
+    from debrief_calc.tracks.features import parse_times
 
     series = result["properties"]["series"]
     t = parse_times(series["time"])

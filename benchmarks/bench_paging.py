@@ -3,7 +3,7 @@
     python benchmarks/bench_paging.py [--points N] [--budget CHARS]
 
 Three figures on one synthetic track (ISO timestamps and speeds per point, as REP imports
-carry): the pure pager (``debrief_calc.paging.page_features`` from the first page to the last,
+carry): the pure pager (``debrief_calc.tracks.paging.page_features`` from the first page to the last,
 sizes measured as compact JSON); the same through ``get_result`` over the in-memory MCP client
 (the run stored as the calc server stores an answer over the cap, read a few seconds later as
 a model would, so the store's parse cache holds it); and, as the baseline, one
@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import anyio
 from mcp import Client
 
-from debrief_calc import plotstate
 from debrief_calc.calc.server import build_server
-from debrief_calc.features import iso
-from debrief_calc.paging import join_parts, page_features
+from debrief_calc.plots import plotstate
+from debrief_calc.tracks.features import iso
+from debrief_calc.tracks.paging import join_parts, page_features
 from llmem.core.config import ServerConfig
 from llmem.core.store import ArtifactStore
 

@@ -32,7 +32,7 @@
 7. a full read of a 100,000-point timed track in pages over stdio: a plot holding
    ``bench_paging.synthetic_track`` (deterministic), read whole with ``debrief_get_features(ids=[
    track], detail="full")`` following ``next_cursor``, the parts checked to join back into the track
-   exactly (``debrief_calc.paging.join_parts``): pages, total and ms per page (median of a few
+   exactly (``debrief_calc.tracks.paging.join_parts``): pages, total and ms per page (median of a few
    whole reads, after one untimed read that also parses the plot). Baselines: as many round trips
    to ``baseline_answer_server.py`` returning a page of the median size, alternated page by page
    with ours; and one compact ``json.dumps`` of the whole track.
@@ -252,7 +252,7 @@ async def _create_async(ws: Path, scratch: Path, rounds: int, warmup: int = 2) -
 async def _paged_read_async(ws: Path, scratch: Path, plot: str, track: dict[str, Any], reads: int) -> dict[str, Any]:
     """Whole reads of ``track`` from ``plot`` in pages, each page alternated with a round trip to the
     answer server (a page of the median size); the first read untimed."""
-    from debrief_calc.paging import join_parts
+    from debrief_calc.tracks.paging import join_parts
 
     first = {"filename": plot, "ids": [track["id"]], "detail": "full"}
     clock = time.perf_counter

@@ -27,10 +27,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from debrief_calc.features import parse_iso
-from debrief_calc.state.commands import apply_command, apply_to_plot
-from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
-from debrief_calc.state.render import render_plot_png
+from debrief_calc.formats.plotfile import PlotCache, PlotDoc, modify_plot
+from debrief_calc.plots.commands import apply_command, apply_to_plot
+from debrief_calc.plots.render import render_plot_png
+from debrief_calc.tracks.features import parse_iso
 from llmem.core.fsutil import atomic_write_bytes
 
 DEFAULT_PLOT = Path(__file__).resolve().parents[1] / "tests" / "data" / "plots" / "large-sample.plot.json"

@@ -12,23 +12,53 @@ structured tool error ``{code, message, details}``::
         ├── ExecutionError         EXECUTION_ERROR: the tool itself failed
         ├── PlotNotFound           PLOT_NOT_FOUND: no such plot file in the workspace
         ├── FeatureNotFound        FEATURE_NOT_FOUND: no feature with that id in the plot
-        └── PayloadTooLarge        PAYLOAD_TOO_LARGE: input beyond the accepted size
+        ├── PayloadTooLarge        PAYLOAD_TOO_LARGE: input beyond the accepted size
+        └── StateError             STATE_ERROR: base of the plot-state errors below
+            ├── InvalidFilename    INVALID_FILENAME: not a .plot.json file inside the workspace
+            ├── InvalidCommand     INVALID_COMMAND: a DebriefCommand of the wrong shape or name
+            ├── Conflict           CONFLICT: expected_revision no longer matches the file
+            ├── PlotUnreadable     PLOT_UNREADABLE: the file is not a FeatureCollection
+            ├── MultiplePlots      MULTIPLE_PLOTS: several plots open and no filename given
+            └── PlotExists         PLOT_EXISTS: a new plot's file name is taken
+
+The plot-state errors carry their seed JSON-RPC number in ``details.rpc_code``::
+
+    MULTIPLE_PLOTS      -32001   PLOT_NOT_FOUND   -32002   FEATURE_NOT_FOUND  -32003
+    INVALID_FILENAME    -32602   INVALID_COMMAND  -32602   VALIDATION_FAILED  -32602
+    CONFLICT            -32009   PLOT_UNREADABLE  -32010   PLOT_EXISTS        -32011
+
+Errors of the first level raised for the plot state are built through :func:`plot_not_found`,
+:func:`feature_not_found` and :func:`validation_failed`, so they carry the number too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from llmem.core.errors import SuiteError
 
 __all__ = [
+    "RPC_CODES",
     "CalcError",
+    "Conflict",
     "ExecutionError",
     "FeatureNotFound",
+    "InvalidCommand",
     "InvalidContext",
+    "InvalidFilename",
     "KindMismatch",
+    "MultiplePlots",
     "PayloadTooLarge",
+    "PlotExists",
     "PlotNotFound",
+    "PlotUnreadable",
+    "StateError",
     "ToolNotFound",
     "ValidationFailed",
+    "feature_not_found",
+    "plot_not_found",
+    "validation_failed",
 ]
 
 
@@ -68,3 +98,82 @@ class FeatureNotFound(CalcError):
 
 class PayloadTooLarge(CalcError):
     code = "PAYLOAD_TOO_LARGE"
+
+
+RPC_CODES: dict[str, int] = {
+    "MULTIPLE_PLOTS": -32001,
+    "PLOT_NOT_FOUND": -32002,
+    "FEATURE_NOT_FOUND": -32003,
+    "INVALID_FILENAME": -32602,
+    "INVALID_COMMAND": -32602,
+    "VALIDATION_FAILED": -32602,
+    "CONFLICT": -32009,
+    "PLOT_UNREADABLE": -32010,
+    "PLOT_EXISTS": -32011,
+}
+
+
+def _with_rpc(code: str, details: dict[str, Any] | None) -> dict[str, Any]:
+    out = dict(details or {})
+    out.setdefault("rpc_code", RPC_CODES.get(code, -32603))
+    return out
+
+
+class StateError(CalcError):
+    """Base of the plot-state errors; puts ``rpc_code`` into the details."""
+
+    code = "STATE_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None):
+        super().__init__(message, code=code, details=_with_rpc(code or self.code, details))
+
+    @property
+    def rpc_code(self) -> int:
+        return int(self.details["rpc_code"])
+
+
+class InvalidFilename(StateError):
+    code = "INVALID_FILENAME"
+
+
+class InvalidCommand(StateError):
+    code = "INVALID_COMMAND"
+
+
+class Conflict(StateError):
+    code = "CONFLICT"
+
+
+class PlotUnreadable(StateError):
+    code = "PLOT_UNREADABLE"
+
+
+class MultiplePlots(StateError):
+    code = "MULTIPLE_PLOTS"
+
+
+class PlotExists(StateError):
+    code = "PLOT_EXISTS"
+
+
+def plot_not_found(filename: str, message: str | None = None, **details: Any) -> PlotNotFound:
+    msg = message or f"plot file {filename!r} does not exist in the workspace"
+    return PlotNotFound(msg, details=_with_rpc("PLOT_NOT_FOUND", {"filename": filename, **details}))
+
+
+def feature_not_found(missing: Iterable[str], *, filename: str | None = None) -> FeatureNotFound:
+    ids = list(dict.fromkeys(missing))
+    shown = ", ".join(repr(i) for i in ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+    where = f" in {filename!r}" if filename else ""
+    details: dict[str, Any] = {"missing_ids": ids}
+    if filename:
+        details["filename"] = filename
+    return FeatureNotFound(
+        f"no feature{'s' if len(ids) != 1 else ''} with id {shown}{where}; "
+        "list the plot's features to see the ids it has",
+        details=_with_rpc("FEATURE_NOT_FOUND", details),
+    )
+
+
+def validation_failed(field: str, message: str, **details: Any) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}", details=_with_rpc("VALIDATION_FAILED", {"field": field, **details}))

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from debrief_calc.analysis import default_registry
+from debrief_calc.analysis.executor import RunResult, run
+from debrief_calc.analysis.registry import Parameter, Registry, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import PayloadTooLarge
-from debrief_calc.executor import RunResult, run
-from debrief_calc.registry import Parameter, Registry, ToolInput, ToolOutput, ToolSpec
 from tests.test_analysis_support import boats, load_json, plot_tracks, props, run_err, run_ok, track_feature
 
 FIXED = datetime(2026, 1, 15, 10, 30, tzinfo=UTC)
@@ -271,7 +271,7 @@ def test_execution_error_from_a_failing_tool_is_safe_and_logged(caplog: pytest.L
         raise RuntimeError("cannot open /home/analyst/secret/plan.rep for reading")
 
     b1, _ = boats()
-    with caplog.at_level(logging.ERROR, logger="debrief_calc.executor"):
+    with caplog.at_level(logging.ERROR, logger="debrief_calc.analysis.executor"):
         result = run(_registry_with(boom), "test-tool", [b1], {})
     assert not result.success and result.error is not None
     assert result.error["code"] == "EXECUTION_ERROR"

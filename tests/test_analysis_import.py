@@ -208,7 +208,7 @@ def test_a_course_column_that_disagrees_is_named_and_an_honest_file_is_not() -> 
 
 def test_the_report_accounts_for_every_line_and_shows_the_bad_ones() -> None:
     from debrief_calc.analysis import default_registry as registry
-    from debrief_calc.executor import run
+    from debrief_calc.analysis.executor import run
 
     text = (DATA / "rep" / "invalid_bad_timestamp.rep").read_text(encoding="utf-8")
     report = run(registry(), "import-rep", [], {"text": text}).report

@@ -14,7 +14,7 @@ import pytest
 
 from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.track_legs import SPEC
-from debrief_calc.features import parse_iso
+from debrief_calc.tracks.features import parse_iso
 from tests.test_analysis_support import GEOD, coords, epoch, load_json, props, rep_track, run_err, run_ok, track_feature
 
 T0 = parse_iso("2024-05-01T00:00:00Z")
@@ -279,7 +279,7 @@ def _pieces_cover_the_span(answer: dict[str, Any]) -> None:
 
 
 def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
-    from debrief_calc.paging import clip_to_time
+    from debrief_calc.tracks.paging import clip_to_time
 
     nelson = rep_track("valid_boat1.rep")
     day = "1995-12-12T"
@@ -326,7 +326,7 @@ def test_leg_marks_go_to_the_plot_by_a_stored_ref_timed_and_dashed(tmp_path: Pat
     """Through run_tool the addFeatures command carries a reference to the marks, not the marks
     again; the reference reads back the marks; a picture shows each only while its leg is sailed."""
     from debrief_calc.calc.service import CalcService
-    from debrief_calc.state.render import render_plot
+    from debrief_calc.plots.render import render_plot
     from llmem.core.config import Limits
     from llmem.core.store import ArtifactStore
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from debrief_calc.features import parse_iso
+from debrief_calc.tracks.features import parse_iso
 from tests.test_analysis_support import (
     GEOD,
     boats,

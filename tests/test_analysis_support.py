@@ -15,8 +15,8 @@ import pytest
 from geographiclib.geodesic import Geodesic
 
 from debrief_calc.analysis import default_registry
-from debrief_calc.executor import RunResult, run
-from debrief_calc.features import iso_many
+from debrief_calc.analysis.executor import RunResult, run
+from debrief_calc.tracks.features import iso_many
 
 DATA = Path(__file__).resolve().parent / "data"
 GEOD = Geodesic.WGS84
@@ -106,7 +106,7 @@ def coords(feature: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def epoch(feature: Mapping[str, Any]) -> np.ndarray:
     """Fix times in epoch seconds: ISO timestamps, or epoch ms as a 4th coordinate."""
-    from debrief_calc.features import parse_iso
+    from debrief_calc.tracks.features import parse_iso
 
     if "timestamps" in feature["properties"]:
         return np.array([parse_iso(s) for s in feature["properties"]["timestamps"]])

@@ -10,8 +10,8 @@ import pytest
 from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.cpa import closest_approach
 from debrief_calc.analysis.track_stats import statistics
-from debrief_calc.features import iso_many, parse_iso, track_data
-from debrief_calc.paging import slice_points
+from debrief_calc.tracks.features import iso_many, parse_iso, track_data
+from debrief_calc.tracks.paging import slice_points
 from tests.test_analysis_support import (
     GEOD,
     boats,

@@ -21,9 +21,9 @@ from mcp import Client
 
 from debrief_calc.analysis.range_bearing import COLUMNS as series_columns
 from debrief_calc.calc.server import build_server
-from debrief_calc.features import parse_iso
-from debrief_calc.paging import clip_to_time
-from debrief_calc.rep import parse_rep
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.tracks.features import parse_iso
+from debrief_calc.tracks.paging import clip_to_time
 from llmem.core.config import ServerConfig
 from tests.conftest import DATA, MODES, call
 from tests.test_analysis_support import GEOD, boats, coords, epoch, props, run_err, run_ok, track_feature
@@ -488,7 +488,7 @@ async def test_the_tote_and_range_bearing_through_the_server_with_inline_feature
 
 
 def _row_at(features: list[dict[str, Any]], when: str, **window: str) -> dict[str, Any]:
-    from debrief_calc.windows import cut_to_window, parse_window
+    from debrief_calc.tracks.windows import cut_to_window, parse_window
 
     cut_features, _ = cut_to_window(features, parse_window(**window), where="test")
     series = props(run_ok("range-bearing", cut_features, {"interval_s": 300, "distance_unit": "yd"}))["series"]
@@ -512,7 +512,7 @@ def test_a_windows_last_row_moves_as_the_whole_track_and_the_tote(ships: Any) ->
 
 
 def test_a_cut_track_keeps_the_fixes_beyond_its_edges_as_motion_hints(ships: Any) -> None:
-    from debrief_calc.windows import window_track
+    from debrief_calc.tracks.windows import window_track
 
     nelson = ships[0]
     t = epoch(nelson)
@@ -551,7 +551,7 @@ def test_rows_on_a_fix_in_a_turn_are_counted_and_pointed_to_the_tote(ships: Any)
 def test_the_tote_on_a_cut_track_is_the_tote_on_the_whole_one_at_both_edges(ships: Any) -> None:
     """10:30 and 10:50 are fixes in turns: on tracks cut to 10:30-10:50 the tote still gives the legs
     after (at 10:50, beyond the cut) and before (at 10:30, before the cut), as on the whole tracks."""
-    from debrief_calc.windows import cut_to_window, parse_window
+    from debrief_calc.tracks.windows import cut_to_window, parse_window
 
     nelson, collingwood, _, _ = ships
     cut_features, _ = cut_to_window(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from debrief_calc.analysis.zones import TRANSITS_SPEC
-from debrief_calc.features import parse_iso
+from debrief_calc.tracks.features import parse_iso
 from tests.test_analysis_support import GEOD, coords, load_json, props, run_err, run_ok, track_feature
 
 T0 = parse_iso("2024-05-01T00:00:00Z")
@@ -35,7 +35,7 @@ def transits(track: dict[str, Any], z: dict[str, Any]) -> dict[str, Any]:
 
 
 def at(k: float) -> str:
-    from debrief_calc.features import iso
+    from debrief_calc.tracks.features import iso
 
     return iso(T0 + k)
 
@@ -222,8 +222,8 @@ def test_a_start_only_zone_is_active_from_then_on_here_and_in_a_time_window() ->
     """LEOPOLD I crosses SAP 1-2 (time 18:10Z on the 14th, no timeEnd) the next morning: counted,
     and a window around the crossing keeps the zone (one meaning of active, shared with
     clip_to_time and the picture)."""
-    from debrief_calc.features import active_period
-    from debrief_calc.paging import clip_to_time
+    from debrief_calc.tracks.features import active_period
+    from debrief_calc.tracks.paging import clip_to_time
 
     by_id = {str(f["id"]): f for f in load_json("plots/large-sample.plot.json")["features"]}
     leopold, sap = by_id["f-3"], by_id["z-2"]

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from debrief_calc import plotstate
 from debrief_calc.calc.server import build_server
-from debrief_calc.features import parse_iso
-from debrief_calc.paging import join_parts
-from debrief_calc.rep import parse_rep
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.plots import plotstate
+from debrief_calc.tracks.features import parse_iso
+from debrief_calc.tracks.paging import join_parts
 from llmem.core.config import ServerConfig
 from llmem.core.store import ArtifactStore
 from tests.conftest import DATA, MODES, call

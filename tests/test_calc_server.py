@@ -14,9 +14,9 @@ from geographiclib.geodesic import Geodesic
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from debrief_calc import plotstate
 from debrief_calc.calc.server import build_server
-from debrief_calc.rep import parse_rep
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.plots import plotstate
 from llmem.core.config import ServerConfig
 from llmem.core.store import ArtifactStore
 from tests.conftest import DATA, MODES, call
@@ -458,10 +458,10 @@ async def test_get_result_gives_range_bearing_as_the_legacy_report_table(client:
 
 
 def test_the_report_table_pages_between_rows_and_refuses_what_it_cannot_make(calc_ws: Path) -> None:
-    from debrief_calc.calc.export import series_table
     from debrief_calc.calc.results import read_stored
     from debrief_calc.calc.service import CalcService
     from debrief_calc.errors import ValidationFailed
+    from debrief_calc.formats.export import series_table
     from llmem.core.config import Limits
 
     svc = CalcService(ArtifactStore(calc_ws / ".llmem", calc_ws), Limits())

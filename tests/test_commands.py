@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from debrief_calc.errors import FeatureNotFound, ValidationFailed
-from debrief_calc.state.commands import ALIASES, COMMANDS, CommandOutcome, apply_command, apply_to_plot, merge_patch
-from debrief_calc.state.errors import InvalidCommand
-from debrief_calc.state.plotfile import PlotCache, PlotDoc, modify_plot
+from debrief_calc.errors import FeatureNotFound, InvalidCommand, ValidationFailed
+from debrief_calc.formats.plotfile import PlotCache, PlotDoc, modify_plot
+from debrief_calc.plots.commands import ALIASES, COMMANDS, CommandOutcome, apply_command, apply_to_plot, merge_patch
 
 DATA = Path(__file__).resolve().parent / "data" / "plots"
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

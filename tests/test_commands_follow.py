@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from debrief_calc.errors import ValidationFailed
-from debrief_calc.state import metadata
-from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
-from debrief_calc.state.commands import apply_command
-from debrief_calc.state.errors import InvalidCommand
+from debrief_calc.errors import InvalidCommand, ValidationFailed
+from debrief_calc.formats import metadata
+from debrief_calc.plots.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
+from debrief_calc.plots.commands import apply_command
 
 
 def track(fid: str, start_hour: int, hours: int, lon0: float = -5.0, lat0: float = 50.0) -> dict[str, Any]:

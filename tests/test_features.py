@@ -1,4 +1,4 @@
-"""debrief_calc.features on every real sample file and on the shapes real data takes."""
+"""debrief_calc.tracks.features on every real sample file and on the shapes real data takes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import (
+from debrief_calc.tracks.features import (
     KINDS,
     active_period,
     feature_bounds,
@@ -541,7 +541,7 @@ def test_feature_summary_values() -> None:
 
 
 def test_a_narrative_without_a_name_is_summarised_by_its_text() -> None:
-    from debrief_calc.rep import parse_rep
+    from debrief_calc.formats.rep import parse_rep
 
     text = (DATA / "rep" / "valid_narrative.rep").read_text(encoding="utf-8")
     notes = parse_rep(text, source_name="valid_narrative.rep").features
@@ -664,8 +664,8 @@ def test_active_period_is_lenient_unless_strict() -> None:
 def test_windows_zone_transits_and_the_picture_agree_on_a_start_only_zone() -> None:
     """One meaning of active: a time window after SAP 1-2's start keeps it (it used to be left
     out), the picture shows it then, and zone-transits counts it then."""
-    from debrief_calc.paging import clip_to_time
-    from debrief_calc.state.render._items import is_active, read_items
+    from debrief_calc.plots.render._items import is_active, read_items
+    from debrief_calc.tracks.paging import clip_to_time
 
     by_id = _sample_by_id()
     zone, sono = by_id["z-2"], by_id["p-2"]
@@ -683,8 +683,8 @@ def test_windows_and_the_picture_compare_at_the_precision_asked() -> None:
     """A result timed 10:45:08.902 (a closest approach, between fixes) is active "at 10:45:08" and in
     a window ending then: the plot's times are to the second. A time asked to the millisecond
     compares to the millisecond."""
-    from debrief_calc.paging import clip_to_time
-    from debrief_calc.state.render._items import is_active, read_items
+    from debrief_calc.plots.render._items import is_active, read_items
+    from debrief_calc.tracks.paging import clip_to_time
 
     cpa = {
         "type": "Feature",

@@ -1,4 +1,4 @@
-"""debrief_calc.geodesy against GeographicLib (Karney), computed here as the reference; and units."""
+"""debrief_calc.geo.geodesy against GeographicLib (Karney), computed here as the reference; and units."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import feature_kind, track_data, zone_rings
-from debrief_calc.geodesy import (
+from debrief_calc.geo.geodesy import (
     WGS84_F,
     direct,
     interpolate_track,
@@ -23,7 +22,7 @@ from debrief_calc.geodesy import (
     path_length,
     polygon_area_perimeter,
 )
-from debrief_calc.units import (
+from debrief_calc.geo.units import (
     DISTANCE_UNITS,
     SPEED_UNITS,
     distance_unit,
@@ -33,6 +32,7 @@ from debrief_calc.units import (
     to_metres,
     to_mps,
 )
+from debrief_calc.tracks.features import feature_kind, track_data, zone_rings
 
 DATA = Path(__file__).resolve().parent / "data"
 GEOD = Geodesic.WGS84

@@ -287,7 +287,7 @@ class CalcTarget(Target):
         self.refs += found
 
     def verify(self, ws: Path, in_flight: Any | None) -> None:
-        from debrief_calc.plotstate import parse_ref
+        from debrief_calc.plots.plotstate import parse_ref
 
         stored = ws / ".llmem" / "artifacts" / "debrief-calc"
         for ref in self.refs:

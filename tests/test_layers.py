@@ -157,6 +157,59 @@ def test_the_room_check_sees_a_crossing() -> None:
     assert "llmem.code" not in ALLOWED_ROOMS["debrief_calc"]
 
 
+#: The floors of ``debrief_calc``, lowest first (issue 22 §6): a module imports only its own floor
+#: and the floors below. The errors are the ground floor every floor stands on; the package root
+#: (the Python API) and the console scripts sit on top of both servers.
+DEBRIEF_FLOORS = (
+    ("debrief_calc.errors",),
+    ("debrief_calc.geo",),
+    ("debrief_calc.tracks",),
+    ("debrief_calc.formats",),
+    ("debrief_calc.analysis",),
+    ("debrief_calc.plots",),
+    ("debrief_calc.calc", "debrief_calc.state"),
+    ("debrief_calc", "debrief_calc.cli", "debrief_calc.workspace"),
+)
+
+
+def _floor(module: str) -> int:
+    """The floor of a ``debrief_calc`` module: the longest prefix that names one (the package
+    root only by its own name); a ``__main__`` starts a console script, so it is on the top."""
+    if module.endswith(".__main__"):
+        return len(DEBRIEF_FLOORS) - 1
+    best, level = "", -1
+    for i, names in enumerate(DEBRIEF_FLOORS):
+        for prefix in names:
+            inside = module == prefix or (prefix != "debrief_calc" and module.startswith(prefix + "."))
+            if inside and len(prefix) > len(best):
+                best, level = prefix, i
+    return level
+
+
+def test_debrief_floors_point_down() -> None:
+    """geodesy and units < tracks, times and windows < file formats < analysis < plot state <
+    the two servers < the Python API and the console scripts: no module imports a floor above
+    its own, and no module sits outside a floor (nothing loose at the top)."""
+    modules = {n: p for n, p in _modules().items() if n.startswith("debrief_calc")}
+    unplaced = sorted(n for n in modules if _floor(n) < 0)
+    assert unplaced == []
+    upward = sorted(
+        (a, b)
+        for a, path in modules.items()
+        for b in _imports(a, path, modules)
+        if b.startswith("debrief_calc") and _floor(b) > _floor(a)
+    )
+    assert upward == [], upward
+
+
+def test_the_floor_check_sees_an_upward_import() -> None:
+    assert _floor("debrief_calc.geo.geodesy") < _floor("debrief_calc.tracks.windows")
+    assert _floor("debrief_calc.formats.rep._parser") < _floor("debrief_calc.analysis.import_rep")
+    assert _floor("debrief_calc.calc.server") == _floor("debrief_calc.state.server")
+    assert _floor("debrief_calc") > _floor("debrief_calc.state.service")
+    assert _floor("debrief_calc.elsewhere") == -1
+
+
 def test_domain_modules_know_nothing_about_mcp() -> None:
     offenders = []
     for name, path in _modules().items():

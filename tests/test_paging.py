@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import iso
-from debrief_calc.paging import (
+from debrief_calc.tracks.features import iso
+from debrief_calc.tracks.paging import (
     Position,
     clip_to_time,
     compact_size,

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from debrief_calc.state.commands import apply_command, apply_to_plot
-from debrief_calc.state.errors import PlotExists
-from debrief_calc.state.plotfile import PlotCache, PlotDoc, create_plot_file, load_plot, modify_plot, save_plot
+from debrief_calc.errors import PlotExists
+from debrief_calc.formats.plotfile import PlotCache, PlotDoc, create_plot_file, load_plot, modify_plot, save_plot
+from debrief_calc.plots.commands import apply_command, apply_to_plot
 from debrief_calc.state.service import StateService
 from llmem.core.config import Limits
 from llmem.core.fsutil import ORPHAN_AGE_S, atomic_create_user_file, new_file_mode
@@ -187,7 +187,7 @@ def test_a_rewrite_keeps_owner_and_group(store: ArtifactStore) -> None:
 CREATE = """
 import sys
 from pathlib import Path
-from debrief_calc.state.plotfile import create_plot_file
+from debrief_calc.formats.plotfile import create_plot_file
 path, scratch = Path(sys.argv[1]), Path(sys.argv[2])
 create_plot_file(path, {"type": "FeatureCollection", "features": []}, scratch_dir=scratch)
 """
@@ -356,7 +356,7 @@ def bump(doc: PlotDoc) -> int:
 KILLABLE = """
 import sys
 from pathlib import Path
-from debrief_calc.state.plotfile import modify_plot
+from debrief_calc.formats.plotfile import modify_plot
 from tests.test_plot_files_stay_theirs import bump
 path, scratch = Path(sys.argv[1]), Path(sys.argv[2])
 while True:

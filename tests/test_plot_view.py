@@ -22,9 +22,9 @@ from typing import Any
 import anyio
 import pytest
 
-from debrief_calc.features import parse_iso
-from debrief_calc.rep import parse_rep
-from debrief_calc.state import metadata
+from debrief_calc.formats import metadata
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.tracks.features import parse_iso
 from tests._browser import (
     APP_TOOLS,
     APPS,

@@ -18,10 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from debrief_calc.errors import PlotNotFound
-from debrief_calc.state.errors import Conflict, InvalidFilename, PlotUnreadable
-from debrief_calc.state.jsonfmt import JsonFormat
-from debrief_calc.state.plotfile import (
+from debrief_calc.errors import Conflict, InvalidFilename, PlotNotFound, PlotUnreadable
+from debrief_calc.formats.jsonfmt import JsonFormat
+from debrief_calc.formats.plotfile import (
     PlotCache,
     PlotDoc,
     list_plot_files,
@@ -442,8 +441,8 @@ def test_time_and_viewport_state_round_trip(tmp_path: Path) -> None:
 WORKER = """
 import sys
 from pathlib import Path
-from debrief_calc.state.plotfile import modify_plot
-from debrief_calc.state.commands import apply_command, apply_to_plot
+from debrief_calc.formats.plotfile import modify_plot
+from debrief_calc.plots.commands import apply_command, apply_to_plot
 path, tag, n, scratch = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
 for i in range(n):
     feature = {"type": "Feature", "id": f"{tag}-{i}", "geometry": {"type": "Point", "coordinates": [i, 1]},
@@ -480,7 +479,7 @@ def test_eight_processes_lose_no_write(tmp_path: Path) -> None:
 KILLABLE = """
 import sys
 from pathlib import Path
-from debrief_calc.state.commands import apply_to_plot
+from debrief_calc.plots.commands import apply_to_plot
 path, scratch = Path(sys.argv[1]), Path(sys.argv[2])
 i = 0
 while True:

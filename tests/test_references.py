@@ -195,8 +195,8 @@ def test_an_import_as_alias_is_followed(finder: ReferenceFinder) -> None:
     answer = _everything(finder, "TASKS", path="llmem/code/tasks.py")
     notes = [r for r in answer["results"] if r["path"] == "llmem/code/notes.py"]
     assert notes and all("llm_tasks.TASKS" in r["text"] for r in notes)
-    # debrief_calc: ``from debrief_calc.state.plotfile import validate_plot_filename as _validate``
-    aliased = _everything(finder, "validate_plot_filename", path="debrief_calc/state/filenames.py")
+    # debrief_calc: ``from debrief_calc.formats.plotfile import validate_plot_filename as _validate``
+    aliased = _everything(finder, "validate_plot_filename", path="debrief_calc/formats/filenames.py")
     uses = [r for r in aliased["results"] if r["path"] == "debrief_calc/state/_open_plots.py"]
     assert any(r.get("as") == "_validate" and r["kind"] == "call" for r in uses)
     assert any(r["kind"] == "import" for r in uses)
@@ -210,7 +210,7 @@ def test_a_module_name_asks_who_imports_that_file(finder: ReferenceFinder) -> No
         {"path": "llmem/core/paths.py", "line": 1, "column": 1, "kind": "module", "symbol": "llmem.core.paths"}
     ]
     importers = {r["path"] for r in answer["results"]}
-    assert {"debrief_calc/calc/service.py", "debrief_calc/state/filenames.py", "llmem/code/artifacts.py"} <= importers
+    assert {"debrief_calc/calc/service.py", "debrief_calc/formats/filenames.py", "llmem/code/artifacts.py"} <= importers
     assert {r["kind"] for r in answer["results"]} == {"import"}
     assert all("llmem.core.paths" in r["text"] for r in answer["results"])
     server = _everything(finder, "server", path="src/git/src/mcp_server_git/server.py")

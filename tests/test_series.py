@@ -20,10 +20,10 @@ from geographiclib.geodesic import Geodesic
 from mcp import Client
 from PIL import Image
 
+from debrief_calc.calc.series_plot import Panel, draw_series
 from debrief_calc.calc.server import build_server
-from debrief_calc.features import parse_iso
-from debrief_calc.rep import parse_rep
-from debrief_calc.series_plot import Panel, draw_series
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.tracks.features import parse_iso
 from llmem.core.config import ServerConfig
 from tests.conftest import DATA, MODES, call
 
@@ -392,7 +392,7 @@ async def test_the_title_names_what_is_drawn_and_entries_say_whose_they_are(clie
     assert whole["title"] == "Range, bearing and bearing rate NELSON to COLLINGWOOD"
     # a narrative entry's label names the platform that logged it
     t = parse_iso("1995-12-12T10:00:00Z") + np.arange(0, 3600, 60.0)
-    from debrief_calc.series_plot import Marker
+    from debrief_calc.calc.series_plot import Marker
 
     picture = draw_series(
         t,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
+from debrief_calc.plots.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.server import build_server
 from llmem.core.config import Limits, ServerConfig
 from tests.conftest import DATA, MODES
@@ -229,7 +229,7 @@ async def test_no_plot_at_all_says_how_to_make_one(workspace: Path) -> None:
 
 
 async def test_create_plot_with_features_opens_it_and_fits_its_window(client: Client, plots: Path) -> None:
-    from debrief_calc.plotstate import stash_payload
+    from debrief_calc.plots.plotstate import stash_payload
     from llmem.core.store import ArtifactStore
 
     store = ArtifactStore(plots / ".llmem", plots)
@@ -312,7 +312,7 @@ async def read_all(c: Client, **args: Any) -> list[dict[str, Any]]:
 
 
 def joined(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from debrief_calc.paging import join_parts
+    from debrief_calc.tracks.paging import join_parts
 
     out: list[dict[str, Any]] = []
     run: list[dict[str, Any]] = []
@@ -416,7 +416,7 @@ async def test_zoom_to_given_ids_leaves_the_selection_alone(client: Client, plot
 
 
 async def test_narrative_entries_read_as_time_ship_and_text_in_the_prompt(client: Client, plots: Path) -> None:
-    from debrief_calc.rep import parse_rep
+    from debrief_calc.formats.rep import parse_rep
 
     narratives = list(parse_rep((DATA / "rep" / "valid_narrative.rep").read_text(encoding="utf-8")).features)
     await ok(client, "debrief_create_plot", filename="log.plot.json", features=narratives)
@@ -428,7 +428,7 @@ async def test_narrative_entries_read_as_time_ship_and_text_in_the_prompt(client
 async def test_renaming_a_ship_carries_its_narrative_entries_along(client: Client, plots: Path) -> None:
     """Narrative entries find their ship by name: renaming NELSON to F28 re-points them, in the same
     undoable change, so the picture still places them."""
-    from debrief_calc.rep import parse_rep
+    from debrief_calc.formats.rep import parse_rep
 
     def rep(name: str) -> list[dict[str, Any]]:
         return list(parse_rep((DATA / "rep" / name).read_text(encoding="utf-8"), source_name=name).features)
@@ -453,7 +453,7 @@ async def test_renaming_a_ship_carries_its_narrative_entries_along(client: Clien
 
 
 async def test_a_window_keeps_narrative_entries_of_its_period_only(client: Client, plots: Path) -> None:
-    from debrief_calc.rep import parse_rep
+    from debrief_calc.formats.rep import parse_rep
 
     log = list(parse_rep((DATA / "rep" / "valid_narrative.rep").read_text(encoding="utf-8")).features)
     await ok(client, "debrief_create_plot", filename="log.plot.json", features=log)

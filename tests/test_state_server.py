@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from debrief_calc.plotstate import stash_payload
+from debrief_calc.plots.plotstate import stash_payload
 from debrief_calc.state.server import build_server
 from llmem.core.config import Limits, ServerConfig
 from llmem.core.store import ArtifactStore

@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from geographiclib.geodesic import Geodesic
 
-from debrief_calc.features import feature_kind, track_data
-from debrief_calc.rep import parse_rep
-from debrief_calc.state.plotfile import load_plot
+from debrief_calc.formats.plotfile import load_plot
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.tracks.features import feature_kind, track_data
 from tests.conftest import ROOT, subprocess_env
 
 EXAMPLES = ROOT / "examples"

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from debrief_calc.state.render._items import read_items
+from debrief_calc.plots.render._items import read_items
 from debrief_calc.state.view.data import view_data
 from tests.conftest import DATA
 

@@ -16,9 +16,9 @@ from mcp import Client
 
 from debrief_calc.calc.server import build_server as build_calc
 from debrief_calc.calc.service import CalcService
-from debrief_calc.features import feature_summary, parse_iso
 from debrief_calc.state.server import build_server as build_state
-from debrief_calc.windows import parse_window, window_track
+from debrief_calc.tracks.features import feature_summary, parse_iso
+from debrief_calc.tracks.windows import parse_window, window_track
 from llmem.core.config import Limits, ServerConfig
 from llmem.core.store import ArtifactStore
 from tests.conftest import DATA, MODES, call

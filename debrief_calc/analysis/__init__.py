@@ -1,13 +1,13 @@
 """The built-in analysis tools, one module per tool or family; each exposes its ToolSpec.
 
-The arrows run one way: the tools import :mod:`debrief_calc.registry`, never the reverse.
+The arrows run one way: the tools import :mod:`debrief_calc.analysis.registry`, never the reverse.
 """
 
 from __future__ import annotations
 
 import functools
 
-from debrief_calc.registry import Registry, ToolSpec
+from debrief_calc.analysis.registry import Registry, ToolSpec
 
 __all__ = ["builtin_specs", "default_registry"]
 

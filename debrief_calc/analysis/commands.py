@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from debrief_calc.features import feature_id
-from debrief_calc.registry import ANY_KIND, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.analysis.registry import ANY_KIND, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.tracks.features import feature_id
 
 
 def handle(inp: ToolInput) -> ToolOutput:

@@ -9,12 +9,12 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc import geodesy
-from debrief_calc._arrays import FloatArray
+from debrief_calc.analysis.registry import Parameter
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import TrackData, feature_kind, track_data
-from debrief_calc.registry import Parameter
-from debrief_calc.units import DEFAULT_DISTANCE_UNIT, DISTANCE_UNITS, METRES_PER_UNIT
+from debrief_calc.geo import geodesy
+from debrief_calc.geo._arrays import FloatArray
+from debrief_calc.geo.units import DEFAULT_DISTANCE_UNIT, DISTANCE_UNITS, METRES_PER_UNIT
+from debrief_calc.tracks.features import TrackData, feature_kind, track_data
 
 __all__ = [
     "DISTANCE_UNIT_PARAM",

@@ -6,7 +6,7 @@ so within each interval each platform moves along one leg. A coarse pass, vector
 every interval, treats the relative motion as linear in a local plane and finds each
 interval's minimum analytically; the most promising intervals are then refined by
 golden-section search on the exact geodesic range (positions interpolated along the geodesic
-legs) and the winner is confirmed with :func:`debrief_calc.geodesy.inverse`.
+legs) and the winner is confirmed with :func:`debrief_calc.geo.geodesy.inverse`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc import geodesy
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     KNOT_MPS,
@@ -31,9 +30,10 @@ from debrief_calc.analysis.common import (
     result_feature,
     source_ref,
 )
-from debrief_calc.features import TrackData, iso
-from debrief_calc.registry import ToolInput, ToolOutput, ToolSpec
-from debrief_calc.units import METRES_PER_UNIT
+from debrief_calc.analysis.registry import ToolInput, ToolOutput, ToolSpec
+from debrief_calc.geo import geodesy
+from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks.features import TrackData, iso
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 

@@ -20,10 +20,10 @@ from typing import Any, Final
 import numpy as np
 
 from debrief_calc.analysis.common import KNOT_MPS, Legs, wrap180
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import feature_kind, track_data
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
-from debrief_calc.rep import parse_rep
+from debrief_calc.formats.rep import parse_rep
+from debrief_calc.tracks.features import feature_kind, track_data
 
 REP_SUFFIXES: Final = (".rep", ".dsf", ".dtf")
 

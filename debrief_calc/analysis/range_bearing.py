@@ -10,7 +10,6 @@ from typing import Any, Final
 import numpy as np
 from numpy.typing import NDArray
 
-from debrief_calc import geodesy
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     KNOT_MPS,
@@ -28,9 +27,10 @@ from debrief_calc.analysis.common import (
     wrap180,
 )
 from debrief_calc.analysis.cpa import closest_approach, coarse_pieces, least_range_times
-from debrief_calc.features import TrackData, iso, iso_many
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
-from debrief_calc.units import METRES_PER_UNIT
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.geo import geodesy
+from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks.features import TrackData, iso, iso_many
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 

@@ -6,14 +6,14 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc import geodesy
 from debrief_calc.analysis.common import lonlat_list, require
-from debrief_calc.features import iso_many, track_data
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.geo import geodesy
+from debrief_calc.tracks.features import iso_many, track_data
 
 MAX_POINTS: Final = 1_000_000
 # Per-fix properties of the source that no longer line up with the new fixes (and a window's
-# hints about the cut track's own end fixes, :mod:`debrief_calc.windows`).
+# hints about the cut track's own end fixes, :mod:`debrief_calc.tracks.windows`).
 _PER_FIX: Final = frozenset(
     {"timestamps", "times", "positions", "courses", "speeds", "depths", "labels", "window_edges"}
 )

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from debrief_calc.analysis.common import KNOT_MPS, Legs, lonlat_list, num, result_feature
-from debrief_calc.features import iso, track_data
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.tracks.features import iso, track_data
 
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 

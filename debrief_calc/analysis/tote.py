@@ -27,9 +27,9 @@ from debrief_calc.analysis.range_bearing import (
     pick_primary,
     sight,
 )
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.features import TrackData, iso, parse_iso, track_near
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.tracks.features import TrackData, iso, parse_iso, track_near
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
 DEFAULT_UNIT: Final = "yd"

@@ -26,8 +26,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc import geodesy
-from debrief_calc._arrays import FloatArray
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     KNOT_MPS,
@@ -38,9 +36,11 @@ from debrief_calc.analysis.common import (
     source_ref,
     wrap180,
 )
-from debrief_calc.features import TrackData, iso, iso_many, track_data
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
-from debrief_calc.units import METRES_PER_UNIT
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.geo import geodesy
+from debrief_calc.geo._arrays import FloatArray
+from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks.features import TrackData, iso, iso_many, track_data
 
 IntArray = np.ndarray[Any, np.dtype[np.intp]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]

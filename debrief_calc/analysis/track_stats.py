@@ -16,9 +16,9 @@ from debrief_calc.analysis.common import (
     result_feature,
     source_ref,
 )
-from debrief_calc.features import TrackData, iso, iso_many, track_data
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
-from debrief_calc.units import METRES_PER_UNIT
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks.features import TrackData, iso, iso_many, track_data
 
 #: below this course steadiness (resultant / distance) a track turns too much for its mean
 #: course to say much (NELSON's search pattern: 0.056)

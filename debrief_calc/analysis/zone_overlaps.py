@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from debrief_calc.analysis.common import num, result_feature, source_ref
+from debrief_calc.analysis.registry import ToolInput, ToolOutput, ToolSpec
 from debrief_calc.analysis.zones import ZoneInputs, period_text, visits
-from debrief_calc.features import iso
-from debrief_calc.registry import ToolInput, ToolOutput, ToolSpec
+from debrief_calc.tracks.features import iso
 
 Span = tuple[float, float]
 

@@ -19,8 +19,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc import geodesy
-from debrief_calc._circles import circle_of, circle_ring
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     KNOT_MPS,
@@ -31,8 +29,12 @@ from debrief_calc.analysis.common import (
     result_feature,
     source_ref,
 )
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import InvalidContext, ValidationFailed
-from debrief_calc.features import (
+from debrief_calc.geo import geodesy
+from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks._circles import circle_of, circle_ring
+from debrief_calc.tracks.features import (
     TrackData,
     active_period,
     feature_id,
@@ -42,8 +44,6 @@ from debrief_calc.features import (
     track_data,
     zone_rings,
 )
-from debrief_calc.registry import Parameter, ToolInput, ToolOutput, ToolSpec
-from debrief_calc.units import METRES_PER_UNIT
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]

@@ -1,8 +1,8 @@
 """Stored results read back in pages: what ``get_result`` answers, without MCP.
 
-Any reference the calc server hands out (:mod:`debrief_calc.plotstate` lists the forms) or a
+Any reference the calc server hands out (:mod:`debrief_calc.plots.plotstate` lists the forms) or a
 bare result id is read here. Features come in pages within the answer budget, a feature too
-big for one answer in parts of its points (:mod:`debrief_calc.paging`); a narrative or summary
+big for one answer in parts of its points (:mod:`debrief_calc.tracks.paging`); a narrative or summary
 comes as text, and a stored command payload that is not features as its JSON text, in slices
 when it is long. Cursors are opaque to the caller: URL-safe base64
 of ``{"r": ref, "f": feature, "p": point}`` (or ``"c"``: a character offset of a text), tied to
@@ -17,10 +17,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from debrief_calc import paging, plotstate
-from debrief_calc._feature_parts import KINDS, feature_kind
+from debrief_calc.analysis.registry import normalise_kind
 from debrief_calc.errors import ValidationFailed
-from debrief_calc.registry import normalise_kind
+from debrief_calc.plots import plotstate
+from debrief_calc.tracks import paging
+from debrief_calc.tracks._feature_parts import KINDS, feature_kind
 from llmem.core.store import ArtifactStore
 
 __all__ = ["PAGE_LIMIT", "decode_cursor", "encode_cursor", "read_stored"]
@@ -103,7 +104,7 @@ def read_stored(
     ``kinds`` keeps only the features of those kinds (``total`` counts those); a cursor made
     with a filter goes on with the same filter only. A text is not filtered (a note says so).
     ``fmt`` (csv, tsv, markdown): the range-bearing results as legacy Debrief's table, in text
-    pages cut between rows (:mod:`debrief_calc.calc.export`)."""
+    pages cut between rows (:mod:`debrief_calc.formats.export`)."""
     parsed = plotstate.parse_ref(ref, field="ref")
     wanted = _wanted_kinds(kinds)
     if fmt is not None:
@@ -162,7 +163,7 @@ def read_stored(
 
 
 def _table_page(store: ArtifactStore, ref: plotstate.Ref, cursor: str | None, budget: int, fmt: str) -> dict[str, Any]:
-    from debrief_calc.calc.export import UNITS, series_table
+    from debrief_calc.formats.export import UNITS, series_table
 
     if ref.holds_text:
         raise ValidationFailed(

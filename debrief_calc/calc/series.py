@@ -21,16 +21,16 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from debrief_calc import plotstate
-from debrief_calc._feature_parts import feature_kind, properties_of
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.plots import plotstate
+from debrief_calc.tracks._feature_parts import feature_kind, properties_of
 from llmem.core.errors import SuiteError
 
 if TYPE_CHECKING:
-    from debrief_calc._arrays import FloatArray
+    from debrief_calc.calc.series_plot import Marker, Panel
     from debrief_calc.calc.service import CalcService
-    from debrief_calc.features import TrackData
-    from debrief_calc.series_plot import Marker, Panel
+    from debrief_calc.geo._arrays import FloatArray
+    from debrief_calc.tracks.features import TrackData
 
 __all__ = ["DEFAULT_QUANTITIES", "TRACK_QUANTITIES", "render_series"]
 
@@ -73,9 +73,9 @@ def render_series(
     ``primary`` (tracks), ``secondary`` (which result or track the range is to), ``distance_unit``
     (tracks), ``width`` and ``height`` (pixels). ValidationFailed naming the field for a bad source,
     quantity, parameter or window."""
-    from debrief_calc._times import time_window
-    from debrief_calc.features import iso
-    from debrief_calc.series_plot import draw_series
+    from debrief_calc.calc.series_plot import draw_series
+    from debrief_calc.tracks.features import iso
+    from debrief_calc.tracks.times import time_window
 
     if (features is None) == (plot is None):
         raise _fail("features", "one of", "give features (tracks, or a range-bearing result's {ref}) or plot, not both")
@@ -155,7 +155,7 @@ def render_series(
 
 def _parameters(parameters: Mapping[str, Any] | None) -> dict[str, Any]:
     """The parameters checked: known names, ids as strings, a distance unit, sizes in range."""
-    from debrief_calc.units import DISTANCE_UNITS
+    from debrief_calc.geo.units import DISTANCE_UNITS
 
     opts = dict(parameters or {})
     if unknown := [k for k in opts if k not in PARAMETERS]:
@@ -223,9 +223,9 @@ def _peak(
     """The result's peak bearing rate between fixes (``peak_bearing_rate`` at
     ``peak_bearing_rate_time``) as a marker on the bearing-rate panel, when that panel is drawn
     (no marker, and ``outside_span`` said, when the peak is outside the span drawn)."""
-    from debrief_calc._times import parse_times
-    from debrief_calc.features import iso
-    from debrief_calc.series_plot import Marker, clock
+    from debrief_calc.calc.series_plot import Marker, clock
+    from debrief_calc.tracks.features import iso
+    from debrief_calc.tracks.times import parse_times
 
     rate, when = props.get("peak_bearing_rate"), props.get("peak_bearing_rate_time")
     if "bearing_rate" not in names or not isinstance(rate, int | float) or not isinstance(when, str):
@@ -269,7 +269,7 @@ def _defaults(columns: Mapping[str, Panel]) -> list[str]:
 
 
 def _unit(name: str, props: Mapping[str, Any]) -> str:
-    from debrief_calc.series_plot import angle_kind
+    from debrief_calc.calc.series_plot import angle_kind
 
     if "bearing_rate" in name:
         unit = str(props.get("bearing_rate_unit") or "deg/min")
@@ -302,7 +302,7 @@ def _title_of(title: str, panels: Sequence[Panel]) -> str:
 
 
 def _panel(name: str, values: FloatArray, props: Mapping[str, Any]) -> Panel:
-    from debrief_calc.series_plot import Panel, angle_kind
+    from debrief_calc.calc.series_plot import Panel, angle_kind
 
     words = _NAMES.get(name) or name.removesuffix("_kn").replace("_", " ")
     unit = _unit(name, props)
@@ -355,8 +355,8 @@ def _table(feature: Mapping[str, Any], window: tuple[float | None, float | None]
     title and the CPA marked (``cpa_time`` first, else ``min_range_time``)."""
     import numpy as np
 
-    from debrief_calc._times import parse_times
-    from debrief_calc.features import iso
+    from debrief_calc.tracks.features import iso
+    from debrief_calc.tracks.times import parse_times
 
     props = properties_of(feature)
     series = props["series"]
@@ -414,8 +414,8 @@ def _in_window(times: FloatArray, window: tuple[float | None, float | None] | No
 
 
 def _cpa(t: float, value: float | None, unit: str, label: str, source: str) -> tuple[Marker, dict[str, Any]]:
-    from debrief_calc.features import iso
-    from debrief_calc.series_plot import Marker, clock
+    from debrief_calc.calc.series_plot import Marker, clock
+    from debrief_calc.tracks.features import iso
 
     shown = "" if value is None else f" {_amount(value)} {unit}"
     marker = Marker(t, f"{label}{shown} at {clock(round(t), 1)}", "range", value)
@@ -436,8 +436,8 @@ def _tracks(
     found: list[dict[str, Any]], field: str, window: tuple[float | None, float | None] | None
 ) -> list[dict[str, Any]]:
     """The tracks among the features given, cut to the window."""
-    from debrief_calc.features import iso
-    from debrief_calc.paging import clip_to_time
+    from debrief_calc.tracks.features import iso
+    from debrief_calc.tracks.paging import clip_to_time
 
     tracks = [f for f in found if feature_kind(f) == "track"]
     if not tracks:
@@ -470,7 +470,7 @@ def _from_tracks(
             raise _fail("features", "track", f"the track cannot be read: {type(exc).__name__}") from None
         answer["source"] = {"kind": "track", "id": track.id}
         return _motion(track)
-    from debrief_calc import executor
+    from debrief_calc.analysis import executor
 
     params: dict[str, Any] = {"primary": opts.get("primary")}
     if opts.get("distance_unit") is not None:
@@ -499,7 +499,7 @@ def _between_fixes(a: TrackData, b: TrackData, props: Mapping[str, Any]) -> tupl
 
     from debrief_calc.analysis.common import overlap
     from debrief_calc.analysis.cpa import closest_approach
-    from debrief_calc.units import METRES_PER_UNIT
+    from debrief_calc.geo.units import METRES_PER_UNIT
 
     span = overlap(a, b)
     if span is None:
@@ -556,8 +556,8 @@ def _entries(
 ) -> tuple[list[Marker], dict[str, Any] | None]:
     """The narrative entries inside the span as markers, and what became of each one given: marked
     (``marked_at``: their times, the first 50), ``outside_span`` or ``untimed`` (with their ids)."""
-    from debrief_calc.features import iso, parse_iso
-    from debrief_calc.series_plot import Marker
+    from debrief_calc.calc.series_plot import Marker
+    from debrief_calc.tracks.features import iso, parse_iso
 
     if narratives is None:
         return [], None

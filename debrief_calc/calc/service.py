@@ -18,12 +18,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from debrief_calc import plotstate
-from debrief_calc._feature_parts import feature_kind
 from debrief_calc.analysis import default_registry
+from debrief_calc.analysis.registry import Registry
 from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
-from debrief_calc.registry import Registry
-from debrief_calc.windows import Window, cut_to_window, left_out_text, parse_window
+from debrief_calc.plots import plotstate
+from debrief_calc.tracks._feature_parts import feature_kind
+from debrief_calc.tracks.windows import Window, cut_to_window, left_out_text, parse_window
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.core.config import Limits
 from llmem.core.envelope import Envelope
@@ -95,7 +95,7 @@ class CalcService:
     def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], dict[str, str] | None]:
         """The features a plot reference names (uncut) and the plot's time state (the saved one,
         else the period of its timed features, as debrief_get_time answers)."""
-        from debrief_calc.state.plotfile import PLOT_CACHE, relative_name, validate_plot_filename
+        from debrief_calc.formats.plotfile import PLOT_CACHE, relative_name, validate_plot_filename
 
         if unknown := sorted(set(plot) - _PLOT_MEMBERS):
             raise ValidationFailed(
@@ -161,7 +161,7 @@ class CalcService:
         time_start: str | None = None,
         time_end: str | None = None,
     ) -> dict[str, Any]:
-        from debrief_calc import executor
+        from debrief_calc.analysis import executor
 
         if features is not None and plot is not None:
             raise ValidationFailed(
@@ -412,7 +412,7 @@ class CalcService:
         results = [plotstate.load_result(self.store, rid) for rid in ids]
         key = self._key(task, ids)
         per = max(400, (self.limits.answer_chars - 6_000) // len(results))
-        from debrief_calc.figures import result_text
+        from debrief_calc.analysis.figures import result_text
 
         blocks = [result_text(r, per) for r in (_windowed(r, window) for r in results)]
         if task == "narrate-result":
@@ -543,7 +543,7 @@ def _windowed(result: dict[str, Any], window: Window | None) -> dict[str, Any]:
     and ``window_rows_left_out`` saying how many were not."""
     if window is None:
         return result
-    from debrief_calc.figures import rows_in_window
+    from debrief_calc.analysis.figures import rows_in_window
 
     props, left = rows_in_window(result.get("properties") or {}, window.start, window.end)
     props = {**props, "narrated_window": window.text}
@@ -598,20 +598,20 @@ _KEEP_REFS = 20
 
 
 def _drawable(feature: dict[str, Any]) -> bool:
-    from debrief_calc.paging import point_count
+    from debrief_calc.tracks.paging import point_count
 
     return point_count(feature) > 0
 
 
 def _time_state(data: dict[str, Any]) -> dict[str, str] | None:
-    from debrief_calc.state.metadata import derived_time_state, get_time_state
+    from debrief_calc.formats.metadata import derived_time_state, get_time_state
 
     return get_time_state(data) or derived_time_state(data)
 
 
 def _current(time_state: Mapping[str, Any] | None) -> float | None:
     """The current time of a plot's time state in epoch seconds (None without one)."""
-    from debrief_calc.features import parse_iso
+    from debrief_calc.tracks.features import parse_iso
 
     if not time_state or not isinstance(time_state.get("current"), str):
         return None
@@ -671,7 +671,7 @@ def _accepted(
     """The features without those read from a whole plot whose kind the tool does not take (and
     without its metadata and backdrops), the ids left out by kind, and the kinds it takes. A
     feature named by id stays, so that a wrong kind asked for by name is refused (KIND_MISMATCH)."""
-    from debrief_calc.registry import ANY_KIND
+    from debrief_calc.analysis.registry import ANY_KIND
 
     if tool not in registry:
         return features, {}, ""
@@ -716,8 +716,8 @@ _PLOTTABLE = ("track", "zone", "point", "annotation")
 def _summary(feature: dict[str, Any]) -> dict[str, Any]:
     """A result feature in brief: where and when for what goes on a plot, the figures (long
     lists left out) for an analysis result; with the reference of that one result."""
-    from debrief_calc.features import feature_summary
-    from debrief_calc.figures import elided
+    from debrief_calc.analysis.figures import elided
+    from debrief_calc.tracks.features import feature_summary
 
     ref = plotstate.result_ref(str(feature.get("id")))
     if feature_kind(feature) in _PLOTTABLE:

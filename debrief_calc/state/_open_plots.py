@@ -7,14 +7,13 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from debrief_calc.errors import PlotNotFound
-from debrief_calc.plotstate import STATE_NS
+from debrief_calc.errors import RPC_CODES, MultiplePlots, PlotNotFound, validation_failed
+from debrief_calc.formats.filenames import list_workspace_files
+from debrief_calc.formats.plotfile import PLOT_CACHE, PlotCache, PlotDoc, list_plot_files, plot_title
+from debrief_calc.formats.plotfile import validate_plot_filename as _validate
+from debrief_calc.plots.history import History
+from debrief_calc.plots.plotstate import STATE_NS
 from debrief_calc.state._answer_budget import Answer, fit_prefix
-from debrief_calc.state.errors import RPC_CODES, MultiplePlots, validation_failed
-from debrief_calc.state.filenames import list_workspace_files
-from debrief_calc.state.history import History
-from debrief_calc.state.plotfile import PLOT_CACHE, PlotCache, PlotDoc, list_plot_files, plot_title
-from debrief_calc.state.plotfile import validate_plot_filename as _validate
 from llmem.core.config import Limits
 from llmem.core.errors import SuiteError
 from llmem.core.store import ArtifactStore

@@ -8,13 +8,12 @@ import hashlib
 import json
 from typing import Any
 
-from debrief_calc.errors import ValidationFailed
-from debrief_calc.plotstate import plot_feature_ref, read_selection, update_selection
-from debrief_calc.state import metadata
+from debrief_calc.errors import Conflict, ValidationFailed, feature_not_found, validation_failed
+from debrief_calc.formats import metadata
+from debrief_calc.formats.plotfile import PlotDoc
+from debrief_calc.plots.plotstate import plot_feature_ref, read_selection, update_selection
 from debrief_calc.state._answer_budget import Answer, compact_json, fit_prefix
 from debrief_calc.state._plot_commands import PlotCommands
-from debrief_calc.state.errors import Conflict, feature_not_found, validation_failed
-from debrief_calc.state.plotfile import PlotDoc
 
 __all__ = ["PlotAspects"]
 
@@ -24,7 +23,7 @@ class PlotAspects(PlotCommands):
 
     def summaries(self, doc: PlotDoc) -> list[dict[str, Any]]:
         """Feature summaries of a plot, computed once per revision."""
-        from debrief_calc.features import feature_summary
+        from debrief_calc.tracks.features import feature_summary
 
         key = str(doc.path)
         with self._lock:
@@ -53,9 +52,9 @@ class PlotAspects(PlotCommands):
         """A page of a plot's features (summaries or whole GeoJSON), optionally within a time
         window (tracks cut to the points inside it, other timed features kept while active).
         Nothing is ever left out: a feature larger than an answer comes in parts of its points
-        (:mod:`debrief_calc.paging`), and the cursor can stop in the middle of one."""
-        from debrief_calc.features import KINDS
-        from debrief_calc.paging import page_features
+        (:mod:`debrief_calc.tracks.paging`), and the cursor can stop in the middle of one."""
+        from debrief_calc.tracks.features import KINDS
+        from debrief_calc.tracks.paging import page_features
 
         name, _path, doc = self.load(filename)
         positions = list(range(len(doc.features)))
@@ -99,8 +98,8 @@ class PlotAspects(PlotCommands):
     ) -> list[dict[str, Any]]:
         """The features (or summaries) at ``positions``, cut to ``window``; computed once per
         plot revision and window, so that paging through them costs a slice per page."""
-        from debrief_calc.features import feature_summary
-        from debrief_calc.paging import clip_to_time
+        from debrief_calc.tracks.features import feature_summary
+        from debrief_calc.tracks.paging import clip_to_time
 
         if window is None:
             if detail == "summary":
@@ -221,7 +220,7 @@ class PlotAspects(PlotCommands):
     ) -> tuple[Answer, list[str]]:
         """The saved viewport becomes the padded bounds of ``ids`` (the selection when not given;
         the selection itself is left as it is)."""
-        from debrief_calc.features import feature_bounds
+        from debrief_calc.tracks.features import feature_bounds
 
         name, path, doc = self.load(filename)
         index = doc.index_by_id()
@@ -257,7 +256,7 @@ PARTS_NOTE = (
 
 
 def _window(start: str | None, end: str | None) -> tuple[float | None, float | None] | None:
-    from debrief_calc.features import parse_iso
+    from debrief_calc.tracks.features import parse_iso
 
     if start is None and end is None:
         return None
@@ -295,7 +294,7 @@ def _read_cursor(cursor: str, revision: str, query: str) -> tuple[int, int]:
 
 def _clamp(current: str, start: str | None, end: str | None) -> str:
     """``current`` moved inside ``[start, end]`` (times that cannot be read are left to the check)."""
-    from debrief_calc.features import parse_iso
+    from debrief_calc.tracks.features import parse_iso
 
     try:
         t = parse_iso(current)

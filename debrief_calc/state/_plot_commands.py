@@ -6,15 +6,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from debrief_calc.errors import PlotNotFound
-from debrief_calc.plotstate import plot_feature_ref, read_selection, resolve_ref, update_selection
-from debrief_calc.state import metadata
+from debrief_calc.errors import PlotExists, PlotNotFound, feature_not_found, validation_failed
+from debrief_calc.formats import metadata
+from debrief_calc.formats.plotfile import PlotDoc, create_plot_file, modify_plot
+from debrief_calc.plots.commands import CommandOutcome, apply_command, merge_patch
+from debrief_calc.plots.history import FileChange, restore_data
+from debrief_calc.plots.plotstate import plot_feature_ref, read_selection, resolve_ref, update_selection
 from debrief_calc.state._answer_budget import Answer, fit_prefix, split_display
 from debrief_calc.state._open_plots import OpenPlots
-from debrief_calc.state.commands import CommandOutcome, apply_command, merge_patch
-from debrief_calc.state.errors import PlotExists, feature_not_found, validation_failed
-from debrief_calc.state.history import FileChange, restore_data
-from debrief_calc.state.plotfile import PlotDoc, create_plot_file, modify_plot
 
 __all__ = ["PlotCommands"]
 
@@ -82,7 +81,7 @@ class PlotCommands(OpenPlots):
         """A new plot file holding ``features`` (inline, or references the calc server handed out),
         with the metadata real files carry, opened for every client; ``PLOT_EXISTS`` if the file
         exists. Its time window and viewport are the period and bounds of its features."""
-        from debrief_calc.features import iso
+        from debrief_calc.tracks.features import iso
 
         path = self._path(filename)
         if path.exists():
@@ -227,7 +226,7 @@ def _find(features: list[Any], fid: str) -> Any:
 def _renames(feature: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
     """A track's old names (``name``, ``shortName``; lower-cased) → its new name, when a patch of
     its properties (``new``) renamed it: narrative entries find their ship by name, so they follow."""
-    from debrief_calc._feature_parts import feature_kind
+    from debrief_calc.tracks._feature_parts import feature_kind
 
     if feature_kind(feature) != "track":
         return {}

@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar
 import mcp_types as types
 from pydantic import BaseModel, Field
 
-from debrief_calc.state.errors import RPC_CODES
+from debrief_calc.errors import RPC_CODES
 from llmem.core.envelope import failure_answer
 from llmem.core.errors import SuiteError
 

@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.server.mcpserver import Context
 from pydantic import Field, WithJsonSchema
 
+from debrief_calc.plots.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state._resources import LegacySubscribers, add_resources, plot_uri
 from debrief_calc.state.answers import (
     ApplyAnswer,
@@ -42,7 +43,6 @@ from debrief_calc.state.answers import (
     state_error,
     with_images,
 )
-from debrief_calc.state.cmdcheck import ALIASES, COMMANDS, PAYLOAD_SHAPES
 from debrief_calc.state.service import StateService
 from debrief_calc.state.tasks import PlotTasks, Task
 from debrief_calc.state.view import DEFAULT_POINTS, MIME_TYPE, VIEW_META, VIEW_URI, view_html

@@ -2,7 +2,7 @@
 
 All state lives in files, so every process of every client sees the same plots: the features,
 time and viewport in the ``.plot.json`` file itself; the open set (``docs/debrief-state/open``),
-the selections (:mod:`debrief_calc.plotstate`, shared with the calc server) and the undo history
+the selections (:mod:`debrief_calc.plots.plotstate`, shared with the calc server) and the undo history
 (:mod:`.history`) in the artifact store. Every plot change goes through :func:`modify_plot` with
 a shallow draft (locked, re-read, all or nothing, atomic), as ``apply_to_plot`` does, keeping the
 features it replaced for undo.
@@ -23,13 +23,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from debrief_calc.errors import ValidationFailed
-from debrief_calc.plotstate import read_selection
-from debrief_calc.state import metadata
+from debrief_calc.errors import ValidationFailed, feature_not_found, validation_failed
+from debrief_calc.formats import metadata
+from debrief_calc.formats.plotfile import plot_title
+from debrief_calc.plots.plotstate import read_selection
 from debrief_calc.state._answer_budget import Answer, fit_prefix
 from debrief_calc.state._plot_aspects import PlotAspects
-from debrief_calc.state.errors import feature_not_found, validation_failed
-from debrief_calc.state.plotfile import plot_title
 
 __all__ = ["Answer", "StateService"]
 
@@ -104,9 +103,9 @@ class StateService(PlotAspects):
         narrative entries due then that no track holds, and a note when the area was padded.
         ``time_start``/``time_end`` draw the tracks over that window alone (``span``: the period
         drawn); the plot's current time outside it is taken to the nearer end (``note`` says so)."""
-        from debrief_calc._times import time_window
-        from debrief_calc.features import iso, parse_iso
-        from debrief_calc.state.render import render_plot
+        from debrief_calc.plots.render import render_plot
+        from debrief_calc.tracks.features import iso, parse_iso
+        from debrief_calc.tracks.times import time_window
 
         name, path, doc = self.load(filename)
         state = doc.get_time_state()
@@ -194,6 +193,6 @@ class StateService(PlotAspects):
 
 
 def _shown(window: tuple[float | None, float | None]) -> str:
-    from debrief_calc.features import iso
+    from debrief_calc.tracks.features import iso
 
     return " to ".join(iso(t) if t is not None else "open" for t in window)

@@ -3,7 +3,7 @@
 ``summarize-plot``, ``describe-selection`` and ``narrate-timeline`` each build a bounded prompt
 from the plot's feature summaries (kind, name, point count, time span, bounding box), its time
 window, its selection and the figures of the newest debrief-calc analyses of its features
-(:func:`debrief_calc.plotstate.results_about`) — never its coordinates. Texts read from the file (names, notes) go in
+(:func:`debrief_calc.plots.plotstate.results_about`) — never its coordinates. Texts read from the file (names, notes) go in
 a fenced data block the prompt marks as data. The answer is Markdown, stored in the
 ``debrief-state`` namespace under the plot (kind = the task); ``add_annotation`` also puts it
 into the plot as an annotation feature (no geometry: it is about the plot as a whole) through an
@@ -22,9 +22,9 @@ import re
 from collections import Counter
 from typing import Any, Literal
 
-from debrief_calc.plotstate import STATE_NS, read_selection, results_about
-from debrief_calc.state.errors import validation_failed
-from debrief_calc.state.plotdoc import PlotDoc
+from debrief_calc.errors import validation_failed
+from debrief_calc.formats.plotdoc import PlotDoc
+from debrief_calc.plots.plotstate import STATE_NS, read_selection, results_about
 from debrief_calc.state.service import StateService
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.core.envelope import Envelope
@@ -223,7 +223,7 @@ class PlotTasks:
         """The newest debrief-calc results computed from this plot's features (for
         describe-selection: from the selected ones), as bounded figures, so that a narrative kept
         in the plot can tell what was found (closest approaches, speeds, transits)."""
-        from debrief_calc.figures import result_text
+        from debrief_calc.analysis.figures import result_text
 
         ids = set(selection) if selection is not None else set(doc.index_by_id())
         results = results_about(self.svc.store, ids, limit=MAX_RESULTS)

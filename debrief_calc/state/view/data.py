@@ -6,8 +6,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from debrief_calc.state.render._common import Item, hex_colour
-from debrief_calc.state.render._items import read_items
+from debrief_calc.plots.render._common import Item, hex_colour
+from debrief_calc.plots.render._items import read_items
 from debrief_calc.state.view import DEFAULT_POINTS
 
 __all__ = ["view_data"]

@@ -1,0 +1,326 @@
+"""A picture of time series as Debrief's time-variable (XY) plots draw them: one panel per quantity,
+stacked, sharing a time axis (UTC, ``HH:MM`` ticks), each labelled with its name and unit; the
+closest point of approach as a red line down every panel (and a dot on the range), narrative
+entries as grey dashed lines with short labels above the panels.
+
+Readable at chat size: 900 pixels wide by default, about 190 a panel, Pillow's own scalable font.
+A series longer than twice the panel's width in pixels is drawn as each pixel column's first,
+lowest, highest and last value (the envelope a full drawing would cover), so 10,000 samples cost
+what 1,600 do. Gaps (None or NaN) break the line, and so does an angle that wraps (359° to 1°).
+Pillow and numpy are imported on the first picture; this module knows nothing of MCP or stores.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from debrief_calc.geo._arrays import FloatArray
+
+__all__ = ["Marker", "Panel", "SeriesPicture", "angle_kind", "clock", "draw_series"]
+
+_LEFT, _RIGHT, _TITLE, _BAND_ROW, _BAND_ROWS, _BOTTOM, _GAP = 70, 18, 30, 15, 3, 44, 12
+_MIN_PANEL = 80  # pixels: a panel lower than this no longer reads
+_COLOURS = [(31, 119, 180), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75), (23, 190, 207)]
+_CPA = (214, 39, 40)
+_NARRATIVE = (110, 110, 120)
+_GRID = (225, 228, 233)
+_TEXT = (20, 20, 20)
+_TICK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+_LABEL_CHARS = 26  # of a narrative entry's text in its label
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One quantity: its column name, its label (``Range (yd)``), its values at the series' times
+    and, for an angle, ``"circle"`` (0–360) or ``"signed"`` (±180) to break the line where it wraps."""
+
+    name: str
+    label: str
+    values: FloatArray
+    angle: str | None = None
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A time marked down the panels (epoch seconds) with its label; ``value``: where on the
+    ``panel`` named (the CPA's range) a dot goes."""
+
+    t: float
+    text: str
+    panel: str | None = None
+    value: float | None = None
+    who: str | None = None  # a narrative entry's platform, named in its label
+
+
+@dataclass(frozen=True)
+class SeriesPicture:
+    png: bytes
+    width: int
+    height: int
+    labelled: list[str] = field(default_factory=list)  # narrative labels drawn (the others crowded out)
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # each panel's y axis, low to high
+
+
+def angle_kind(name: str) -> str | None:
+    """Whether a column holds an angle that wraps: ``"circle"`` for true bearings and courses,
+    ``"signed"`` for relative bearings and the angle on the bow, None for anything else."""
+    if name.startswith("relative_bearing") or name in ("angle_on_bow", "atb"):
+        return "signed"
+    if name == "bearing" or name.endswith("course"):
+        return "circle"
+    return None
+
+
+def _font(size: int) -> Any:
+    from debrief_calc.plots.render._labels import font
+
+    return font(size)
+
+
+def _nice_step(span: float, ticks: int) -> float:
+    raw = span / max(ticks, 1)
+    base = 10.0 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    return next((m * base for m in (1, 2, 2.5, 5, 10) if m * base >= raw), 10 * base)
+
+
+def _y_range(panel: Panel, extra: Sequence[float] = ()) -> tuple[float, float, float]:
+    """The panel's y axis: low, high (the data's and ``extra``'s, a marked value the samples miss,
+    padded a little; from 0 for a distance or a speed; the whole circle for an angle that spreads
+    over half of it) and the step between its ticks."""
+    v = panel.values[np.isfinite(panel.values)]
+    if extra:
+        v = np.concatenate((v, np.asarray([x for x in extra if math.isfinite(x)], dtype=float)))
+    if panel.angle is not None and v.size and float(v.max() - v.min()) > 180.0:
+        return (-180.0, 180.0, 90.0) if panel.angle == "signed" else (0.0, 360.0, 90.0)
+    if not v.size:
+        return 0.0, 1.0, 0.5
+    lo, hi = float(v.min()), float(v.max())
+    if hi - lo < 1e-9:
+        pad = max(abs(lo) * 0.05, 1.0)
+        lo, hi = lo - pad, hi + pad
+    pad = (hi - lo) * 0.05
+    lo, hi = lo - pad, hi + pad
+    if lo >= -pad and (panel.name == "range" or panel.name.endswith("range") or "speed" in panel.name):
+        lo = 0.0  # a distance or a speed: from zero, so that its size reads
+    return lo, hi, _nice_step(hi - lo, 5)
+
+
+def _pieces(x: FloatArray, y: FloatArray, angle: str | None) -> list[tuple[FloatArray, FloatArray]]:
+    """The runs of the line without a gap (NaN) or a wrap of the angle (a jump over 180°)."""
+    bad = ~np.isfinite(y)
+    jump = np.zeros(y.size, dtype=bool)
+    if angle is not None and y.size > 1:
+        with np.errstate(invalid="ignore"):
+            jump[1:] = np.abs(np.diff(y)) > 180.0
+    ids = np.cumsum(bad | jump)[~bad]
+    splits = np.flatnonzero(np.diff(ids)) + 1
+    return list(zip(np.split(x[~bad], splits), np.split(y[~bad], splits), strict=True))
+
+
+def _envelope(x: FloatArray, y: FloatArray) -> list[float]:
+    """The line as Pillow draws it; more points than pixel columns become each column's first,
+    lowest, highest and last value."""
+    if x.size <= 2 * max(float(x[-1] - x[0]), 1.0):
+        return np.column_stack((x, y)).ravel().tolist()
+    col = np.floor(x).astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, np.diff(col) != 0])
+    ends = np.r_[starts[1:] - 1, col.size - 1]
+    xs = col[starts].astype(np.float64)
+    lows, highs = np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
+    ys = np.column_stack((y[starts], lows, highs, y[ends])).ravel()
+    return np.column_stack((np.repeat(xs, 4), ys)).ravel().tolist()
+
+
+def _number(v: float, step: float) -> str:
+    """A tick's value with the decimals its step needs (2.5: one; 0.2: one), thousands separated."""
+    power = math.floor(math.log10(step) + 1e-9)
+    decimals = max(0, -power + (1 if round(step / 10.0**power, 6) == 2.5 else 0))
+    return f"{0.0 if abs(v) < step * 1e-6 else v:,.{decimals}f}"
+
+
+def _tick_step(span: float, width: float) -> float:
+    """Seconds between time ticks: the first usual interval that puts them 90 pixels apart or more."""
+    return float(next((s for s in _TICK_STEPS if s * width / max(span, 1e-9) >= 90), _TICK_STEPS[-1]))
+
+
+def clock(t: float, step: float) -> str:
+    """``HH:MM`` (``HH:MM:SS`` for a step under a minute; the day first at midnight or a daily step)."""
+    tm = time.gmtime(t)
+    text = f"{tm.tm_hour:02d}:{tm.tm_min:02d}"
+    if step < 60:
+        text += f":{tm.tm_sec:02d}"
+    if step >= 86400 or (tm.tm_hour == 0 and tm.tm_min == 0 and step >= 3600):
+        text = f"{tm.tm_mday:02d}/{text}"
+    return text
+
+
+def _stamp(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= _LABEL_CHARS:
+        return text
+    cut = text[: _LABEL_CHARS - 1]
+    if " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def draw_series(
+    times: FloatArray,
+    panels: Sequence[Panel],
+    *,
+    title: str,
+    cpa: Marker | None = None,
+    narratives: Sequence[Marker] = (),
+    peaks: Sequence[Marker] = (),
+    width: int = 900,
+    height: int | None = None,
+) -> SeriesPicture:
+    """The panels over ``times`` (epoch seconds, increasing) as a PNG ``width`` pixels wide and
+    ``height`` high (default: about 190 pixels a panel). ``peaks``: true extremes the samples miss,
+    each a diamond on its panel at its value (the axis reaching it) with its label beside."""
+    from PIL import Image, ImageDraw
+
+    t0, t1 = float(times[0]), float(times[-1])
+    if t1 <= t0:
+        t0, t1 = t0 - 30.0, t1 + 30.0
+    due = sum(1 for m in narratives if t0 <= m.t <= t1)
+    band = _BAND_ROW * min(_BAND_ROWS, due) + 6 if due else 0
+    top = _TITLE + band
+    n = len(panels)
+    if height is None:
+        height = top + n * 190 + (n - 1) * _GAP + _BOTTOM
+    panel_h = max((height - top - _BOTTOM - (n - 1) * _GAP) // max(n, 1), _MIN_PANEL)
+    height = max(height, top + n * panel_h + (n - 1) * _GAP + _BOTTOM)  # as asked, unless too low for the panels
+    x0, x1 = _LEFT, width - _RIGHT
+    img = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(img, "RGBA")
+    small, normal, bold = _font(11), _font(12), _font(14)
+
+    def x_of(t: Any) -> Any:
+        return x0 + (np.asarray(t, dtype=float) - t0) / (t1 - t0) * (x1 - x0)
+
+    step = _tick_step(t1 - t0, x1 - x0)
+    ticks = np.arange(math.ceil(t0 / step) * step, t1 + 1e-6, step)
+    bold.draw(draw, (x0, 8), title, fill=_TEXT)
+    span_text = f"{_stamp(t0)} to {_stamp(t1)[11:] if _stamp(t0)[:10] == _stamp(t1)[:10] else _stamp(t1)} UTC"
+    small.draw(draw, (x1, 10), span_text, fill=(80, 80, 90), anchor="ra")
+
+    ranges: dict[str, tuple[float, float]] = {}
+    tops: dict[str, tuple[float, float, float, float]] = {}
+    xs = x_of(times)
+    for i, panel in enumerate(panels):
+        y0 = top + i * (panel_h + _GAP)
+        y1 = y0 + panel_h
+        lo, hi, ystep = _y_range(panel, [m.value for m in peaks if m.panel == panel.name and m.value is not None])
+        ranges[panel.name] = (lo, hi)
+        tops[panel.name] = (y0, y1, lo, hi)
+        draw.rectangle((x0, y0, x1, y1), fill=(250, 251, 253), outline=(170, 175, 185))
+        for t in ticks.tolist():
+            x = float(x_of(t))
+            draw.line((x, y0 + 1, x, y1 - 1), fill=_GRID)
+        for k in range(math.ceil(lo / ystep - 1e-9), math.floor(hi / ystep + 1e-9) + 1):
+            v = k * ystep
+            y = y1 - (v - lo) / (hi - lo) * panel_h
+            if y0 < y < y1:
+                draw.line((x0 + 1, y, x1 - 1, y), fill=_GRID)
+            if y0 <= y <= y1:
+                small.draw(draw, (x0 - 6, y), _number(v, ystep), fill=(70, 70, 80), anchor="rm")
+        colour = _COLOURS[i % len(_COLOURS)]
+        for px, values in _pieces(xs, panel.values, panel.angle):
+            py = y1 - (values - lo) / (hi - lo) * panel_h
+            if px.size == 1:
+                draw.ellipse((px[0] - 1.5, py[0] - 1.5, px[0] + 1.5, py[0] + 1.5), fill=colour)
+            else:
+                draw.line(_envelope(px, py), fill=colour, width=2)
+        label_w = normal.getlength(panel.label) + 10
+        draw.rectangle((x0 + 1, y0 + 1, x0 + label_w, y0 + 18), fill=(255, 255, 255, 220))
+        normal.draw(draw, (x0 + 5, y0 + 3), panel.label, fill=colour)
+
+    bottom = top + n * panel_h + (n - 1) * _GAP
+    for t in ticks.tolist():
+        x = float(x_of(t))
+        draw.line((x, bottom, x, bottom + 5), fill=(70, 70, 80), width=1)
+        small.draw(draw, (x, bottom + 8), clock(t, step), fill=(50, 50, 60), anchor="ma")
+    small.draw(draw, (x1, height - 14), "time (UTC)", fill=(90, 90, 100), anchor="ra")
+
+    labelled = _draw_narratives(draw, narratives, x_of, (x0, x1), (_TITLE, top, bottom), small)
+    if cpa is not None:
+        x = float(x_of(cpa.t))
+        for name, (p0, p1, lo, hi) in tops.items():
+            draw.line((x, p0 + 1, x, p1 - 1), fill=(*_CPA, 200), width=2)
+            if name == cpa.panel and cpa.value is not None and math.isfinite(cpa.value):
+                cy = p1 - (cpa.value - lo) / (hi - lo) * panel_h
+                draw.ellipse((x - 5, cy - 5, x + 5, cy + 5), outline=_CPA, width=2)
+        first = next(iter(tops.values()))
+        w = normal.getlength(cpa.text)
+        lx = x + 6 if x + 6 + w <= x1 - 2 else x - 6 - w
+        draw.rectangle((lx - 2, first[0] + 20, lx + w + 2, first[0] + 36), fill=(255, 255, 255, 230))
+        normal.draw(draw, (lx, first[0] + 22), cpa.text, fill=_CPA)
+
+    for m in peaks:
+        if m.panel in tops and m.value is not None and t0 <= m.t <= t1:
+            _draw_peak(draw, m, float(x_of(m.t)), tops[m.panel], (x0, x1), normal)
+
+    out = io.BytesIO()
+    img.save(out, format="PNG", compress_level=1)
+    return SeriesPicture(out.getvalue(), width, height, labelled, ranges)
+
+
+def _draw_peak(
+    draw: Any, m: Marker, x: float, panel: tuple[float, float, float, float], span: tuple[float, float], f: Any
+) -> None:
+    """A true extreme: a red diamond at its value, its label beside it (inside the panel)."""
+    p0, p1, lo, hi = panel
+    y = p1 - (float(m.value or 0.0) - lo) / (hi - lo) * (p1 - p0)
+    draw.polygon(((x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)), outline=_CPA, fill=(255, 255, 255), width=2)
+    w = f.getlength(m.text)
+    lx = x + 9 if x + 9 + w <= span[1] - 2 else x - 9 - w
+    ly = min(max(y - 8, p0 + 2), p1 - 18)
+    draw.rectangle((lx - 2, ly, lx + w + 2, ly + 16), fill=(255, 255, 255, 230))
+    f.draw(draw, (lx, ly + 2), m.text, fill=_CPA)
+
+
+def _draw_narratives(
+    draw: Any,
+    narratives: Sequence[Marker],
+    x_of: Any,
+    span: tuple[float, float],
+    rows: tuple[float, float, float],
+    f: Any,
+) -> list[str]:
+    """Grey dashed lines down the panels at the entries' times, their labels in the band above
+    (in the first of its rows where they fit, else left out). Returns the labels drawn."""
+    band_top, top, bottom = rows
+    ends: list[float] = [-1e9] * _BAND_ROWS  # where each row's last label ends
+    labelled: list[str] = []
+    for m in sorted(narratives, key=lambda m: m.t):
+        x = float(x_of(m.t))
+        if not span[0] <= x <= span[1]:
+            continue
+        y = top
+        while y < bottom:
+            draw.line((x, y, x, min(y + 4, bottom)), fill=(*_NARRATIVE, 170), width=1)
+            y += 8
+        text = f"{clock(m.t, 60)} {m.who + ': ' if m.who else ''}{_short(m.text)}".strip()
+        w = f.getlength(text)
+        lx = min(max(x - 3, span[0]), span[1] - w)
+        row = next((r for r in range(_BAND_ROWS) if ends[r] + 8 <= lx), None)
+        if row is None:
+            continue
+        ly = band_top + 2 + row * _BAND_ROW
+        draw.line((x, ly + _BAND_ROW - 3, x, top), fill=(*_NARRATIVE, 120), width=1)
+        f.draw(draw, (lx, ly), text, fill=_NARRATIVE)
+        ends[row] = lx + w
+        labelled.append(text)
+    return labelled
