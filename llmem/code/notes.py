@@ -146,6 +146,7 @@ class Notes:
                 f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
                 details={"path": rp.key, "rule": "max_file_bytes"},
             )
+        from llmem.code.check_answer import broken_around
         from llmem.code.outline import DATA_KINDS, build_outline, iter_symbols, symbol_hashes
 
         data = rp.abs.read_bytes()
@@ -153,6 +154,8 @@ class Notes:
         outline = build_outline(rp.key, data)
         hashes = symbol_hashes(outline)
         text = data.decode("utf-8", "replace")
+        # What no longer resolves in the file (a half-done rename): check_references' hook.
+        broken, broken_count = broken_around(self.ws, rp.key)
         if task == "annotate":
             if not any(True for _ in iter_symbols(outline)):
                 raise UnsupportedTask(
@@ -174,7 +177,9 @@ class Notes:
             asked = [u for u in units if any(n not in done for n in u.names)] or units
             names = [n for u in asked for n in u.names if n not in done] or [n for u in units for n in u.names]
             fresh = sorted(done - set(names))
-            prompt = llm_tasks.annotate_prompt(rp.key, outline, asked, k, len(parts), names=names, described=fresh)
+            prompt = llm_tasks.annotate_prompt(
+                rp.key, outline, asked, k, len(parts), names=names, described=fresh, around=broken
+            )
             return self.callback.issue(
                 PreparedPrompt(
                     task,
@@ -194,15 +199,15 @@ class Notes:
                         "data_members_for_context": sum(1 for s in iter_symbols(outline) if s.kind in DATA_KINDS),
                         "already_described": len(fresh),
                         "language": outline.language,
+                        **({"broken_uses": broken_count} if broken_count else {}),
                     },
                     part=k if len(parts) > 1 else None,
                 )
             )
-        prompt = llm_tasks.file_prompt(task, rp.key, outline, text)
+        prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
+        summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
-            PreparedPrompt(
-                task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, {"language": outline.language}
-            )
+            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary)
         )
 
     def _first_part_to_do(self, key: str, parts: list[list[llm_tasks.SourceUnit]], hashes: dict[str, str]) -> int:

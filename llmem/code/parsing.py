@@ -93,6 +93,8 @@ class ParseCounts:
     unchanged: int = 0
     fallback: int = 0
     changed: list[str] = field(default_factory=list)  # keys whose outline was made anew
+    #: (key, old content, new content) of outlines replaced: what they no longer list is remembered
+    replaced: list[tuple[str, Any, Any]] = field(default_factory=list)
 
 
 class Parser:
@@ -107,8 +109,13 @@ class Parser:
         #: Called with the keys whose outline a parse made anew; what it returns joins the answer
         #: (notes carried over renamed and moved symbols: ``Notes.carry_notes``).
         self.after_parse: Callable[[list[str]], dict[str, Any]] | None = None
+        #: Called with (key, old content, new content) of the outlines a parse replaced
+        #: (``symbol_history.remember_replaced``: what they no longer list).
+        self.after_replace: Callable[[list[tuple[str, Any, Any]]], None] | None = None
 
     def _after(self, counts: ParseCounts) -> dict[str, Any]:
+        if counts.replaced and self.after_replace is not None:
+            self.after_replace(counts.replaced)
         if self.after_parse is None or not counts.changed:
             return {}
         return self.after_parse(counts.changed)
@@ -190,6 +197,10 @@ class Parser:
                 return None
         if content.get("mode") == "fallback":
             counts.fallback += 1
+        if stored is not None:  # what the old outline listed, for symbol_history (renames, removals)
+            old = self.store.get_or_none(NAMESPACE, key, OUTLINE)
+            if old is not None:
+                counts.replaced.append((key, old.doc.get("content"), content))
         language = content.get("language")
         self.store.put(
             NAMESPACE,
