@@ -215,12 +215,14 @@ def test_a_module_name_asks_who_imports_that_file(finder: ReferenceFinder) -> No
     assert all("llmem.core.paths" in r["text"] for r in answer["results"])
     server = _everything(finder, "server", path="src/git/src/mcp_server_git/server.py")
     assert [(r["path"], r["text"]) for r in server["results"]] == [
-        ("src/git/src/mcp_server_git/__init__.py", "from .server import serve")
+        ("src/git/src/mcp_server_git/__init__.py", "from .server import serve"),
+        ("src/git/tests/test_server.py", "from mcp_server_git.server import ("),  # its tests, after the code
     ]
     package = _everything(finder, "mcp_server_git", path="src/git/src/mcp_server_git/__init__.py")
     assert {(r["path"], r["kind"]) for r in package["results"]} == {
         ("src/git/pyproject.toml", "entry-point"),
         ("src/git/src/mcp_server_git/__main__.py", "import"),
+        ("src/git/tests/test_server.py", "import"),
     }
 
 

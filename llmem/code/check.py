@@ -18,6 +18,7 @@ symbols comes in through ``remembered`` (:mod:`llmem.code.symbol_history`).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ __all__ = ["CheckRun", "check_files", "near_names"]
 
 _JS_FAMILY = frozenset({"typescript", "tsx", "javascript"})
 _UNRESOLVED_LANGUAGES = frozenset({"rust", "java"})
+_SILENCED_PY = re.compile(
+    r"#\s*(noqa(?!:)|noqa:[^#]*\b(F821|F822|F401|F811|F405)\b|type:\s*ignore(?!\[)|type:\s*ignore\[[^\]]*(name-defined|attr-defined))"
+)
+_SILENCED_TS = re.compile(r"@ts-(ignore|expect-error)")
 OUTSIDE = "an attribute of a module or class outside the workspace"
 
 
@@ -76,35 +81,63 @@ def check_files(
     run = CheckRun()
     worlds: dict[str, PythonWorld | ScriptWorld | GoWorld] = {}
     for key in keys:
-        f = files.get(key)
-        lang = language_of(key)
-        if f is None or f.data is None:
-            continue
-        if lang in _UNRESOLVED_LANGUAGES:
-            calls = sum(1 for kind, _q in src.facts(key, f).ids.values() if kind == "call")
-            run.not_checked["a call in Rust or Java (not resolved: find_references answers them by name)"] += calls
-            run.files[lang] += 1
-            continue
-        info = file_analysis(src, key, f)
-        if info is None:
-            continue
-        run.files[lang] += 1
-        if isinstance(info, PyFile):
-            if info.error is not None:
-                run.not_parsed.append(key)
-                continue
-            world = worlds.get("python") or worlds.setdefault("python", PythonWorld(src, files))
-            assert isinstance(world, PythonWorld)
-            _python(world, key, info, run)
-        elif lang == "go":
-            go = worlds.get("go") or worlds.setdefault("go", GoWorld(src, files))
-            assert isinstance(go, GoWorld)
-            _go(go, key, info, run)
-        else:
-            script = worlds.get("js") or worlds.setdefault("js", ScriptWorld(src, files))
-            assert isinstance(script, ScriptWorld)
-            _script(script, key, f, info, run, remembered)
+        before = len(run.findings)
+        _judge(src, files, key, run, worlds, remembered)
+        if len(run.findings) > before:
+            _drop_silenced(files[key], run, before)
     return run
+
+
+def _drop_silenced(f: SourceFile, run: CheckRun, since: int) -> None:
+    """Findings on lines their authors marked (``# noqa: F821``, ``# type: ignore[attr-defined]``,
+    ``// @ts-expect-error`` above) are counted as not checked: the author knows."""
+    kept = run.findings[:since]
+    for finding in run.findings[since:]:
+        text = f.line_text(finding.line)
+        above = f.line_text(finding.line - 1) if finding.line > 1 else ""
+        if _SILENCED_PY.search(text) or _SILENCED_TS.search(above) or _SILENCED_TS.search(text):
+            run.not_checked["a use on a line marked noqa, type: ignore or @ts-expect-error"] += 1
+        else:
+            kept.append(finding)
+    run.findings[:] = kept
+
+
+def _judge(
+    src: WorkspaceFiles,
+    files: dict[str, SourceFile],
+    key: str,
+    run: CheckRun,
+    worlds: dict[str, PythonWorld | ScriptWorld | GoWorld],
+    remembered: Callable[[str], bool] | None,
+) -> None:
+    f = files.get(key)
+    lang = language_of(key)
+    if f is None or f.data is None:
+        return
+    if lang in _UNRESOLVED_LANGUAGES:
+        calls = sum(1 for kind, _q in src.facts(key, f).ids.values() if kind == "call")
+        run.not_checked["a call in Rust or Java (not resolved: find_references answers them by name)"] += calls
+        run.files[lang] += 1
+        return
+    info = file_analysis(src, key, f)
+    if info is None:
+        return
+    run.files[lang] += 1
+    if isinstance(info, PyFile):
+        if info.error is not None:
+            run.not_parsed.append(key)
+            return
+        world = worlds.get("python") or worlds.setdefault("python", PythonWorld(src, files))
+        assert isinstance(world, PythonWorld)
+        _python(world, key, info, run)
+    elif lang == "go":
+        go = worlds.get("go") or worlds.setdefault("go", GoWorld(src, files))
+        assert isinstance(go, GoWorld)
+        _go(go, key, info, run)
+    else:
+        script = worlds.get("js") or worlds.setdefault("js", ScriptWorld(src, files))
+        assert isinstance(script, ScriptWorld)
+        _script(script, key, f, info, run, remembered)
 
 
 # -- Python ------------------------------------------------------------------------------------
@@ -157,7 +190,7 @@ def _python_use(world: PythonWorld, key: str, info: PyFile, use: object, run: Ch
             run.not_checked["an attribute of a builtin"] += 1
         return
     if where == "guarded":
-        run.not_checked["a name under try/except NameError"] += 1
+        run.not_checked[use.guard] += 1
         return
     if where in ("unbound", "star"):
         if info.dynamic:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -33,6 +34,7 @@ BUILTINS = frozenset(dir(builtins)) | {
     "reveal_locals",
     "WindowsError",
     "__builtins__",
+    "frozendict",  # 3.15
 }
 #: Class decorators that add no attribute a use could name (dataclass fields are in the body).
 _PLAIN_DECORATORS = frozenset(
@@ -69,6 +71,7 @@ class NameUse:
     kind: str
     scope_kind: str = ""
     bound: tuple[Binding, ...] = ()
+    guard: str = ""
 
 
 @dataclass
@@ -147,7 +150,7 @@ class _Scope:
 class _Pending:
     scope: _Scope
     use: NameUse
-    guarded: bool
+    guard: str | None  # why an unbound name here is not judged
 
 
 def python_file(data: bytes) -> PyFile:
@@ -166,7 +169,9 @@ class _Binder:
     def __init__(self, out: PyFile) -> None:
         self.out = out
         self.pending: list[_Pending] = []
-        self.guard = 0  # depth of ``try`` bodies whose handlers catch NameError
+        #: why names of the code being visited are not judged: under ``except NameError``, or
+        #: under ``if sys.version_info >= (a newer Python)`` (its new builtins)
+        self.guards: list[str] = []
         self.class_stack: list[PyClass] = []
 
     def run(self, tree: ast.Module) -> None:
@@ -175,6 +180,8 @@ class _Binder:
         for stmt in tree.body:
             self.visit(stmt, module)
         self.out.globals = module.bindings
+        if "__getattr__" in module.bindings:  # def __getattr__, or __getattr__ = getattr_migration(…)
+            self.out.dynamic = self.out.dynamic or "a module __getattr__"
         for p in self.pending:
             self._resolve(p)
 
@@ -263,6 +270,8 @@ class _Binder:
                 scope.declared_global.update(node.names)
         elif isinstance(node, ast.Try | ast.TryStar):
             self._try(node, scope)
+        elif isinstance(node, ast.If) and _newer_python(node.test) is not None:
+            self._version_if(node, scope)
         elif isinstance(node, ast.ExceptHandler):
             if node.type is not None:
                 self.visit(node.type, scope)
@@ -296,10 +305,6 @@ class _Binder:
             self._annotation(node.returns, scope)
         qual = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
         self.bind(scope, node.name, Binding("def", qual))
-        if scope.kind == "module" and node.name == "__getattr__":
-            self.out.dynamic = self.out.dynamic or "a module __getattr__"
-        if scope.kind == "class" and node.name in ("__getattr__", "__getattribute__") and self.class_stack:
-            self.class_stack[-1].dynamic = self.class_stack[-1].dynamic or f"a {node.name}"
         inner = _Scope("function", scope, qual)
         self._bind_params(node.args, inner)
         if scope.kind == "class" and self.class_stack:
@@ -363,6 +368,9 @@ class _Binder:
                 cls.members.update(_slots(stmt))
         self.class_stack.pop()
         cls.members.update(inner.bindings)
+        for dunder in ("__getattr__", "__getattribute__"):
+            if dunder in inner.bindings:
+                cls.dynamic = cls.dynamic or f"a {dunder}"
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> None:
         first, *rest = node.generators
@@ -405,13 +413,28 @@ class _Binder:
             self.out.imports.append(ImportName(a.lineno, a.col_offset, module, node.level, a.name, local, in_function))
 
     def _try(self, node: ast.Try | ast.TryStar, scope: _Scope) -> None:
-        guards = any(_catches_name_error(h.type) for h in node.handlers)
-        self.guard += guards
+        guarded = any(_catches_name_error(h.type) for h in node.handlers)
+        if guarded:
+            self.guards.append("a name under try/except NameError")
         for stmt in node.body:
             self.visit(stmt, scope)
-        self.guard -= guards
+        if guarded:
+            self.guards.pop()
         for part in [*node.handlers, *node.orelse, *node.finalbody]:
             self.visit(part, scope)
+
+    def _version_if(self, node: ast.If, scope: _Scope) -> None:
+        """``if sys.version_info >= (3, 15):``: the branch for a newer Python than this one may use
+        its new builtins; they are not judged there."""
+        newer = _newer_python(node.test)
+        self.visit(node.test, scope)
+        for branch, stmts in (("body", node.body), ("orelse", node.orelse)):
+            if branch == newer:
+                self.guards.append("a name under sys.version_info of a newer Python")
+            for stmt in stmts:
+                self.visit(stmt, scope)
+            if branch == newer:
+                self.guards.pop()
 
     def _annotation(self, node: ast.expr, scope: _Scope) -> None:
         """An annotation; string forward references in it are parsed and their names used."""
@@ -498,7 +521,7 @@ class _Binder:
         self._use(scope, chain, _chain_places(node), kind)
 
     def _use(self, scope: _Scope, chain: tuple[str, ...], places: tuple[tuple[int, int], ...], kind: str) -> None:
-        self.pending.append(_Pending(scope, NameUse(chain, places, kind), self.guard > 0))
+        self.pending.append(_Pending(scope, NameUse(chain, places, kind), self.guards[-1] if self.guards else None))
 
     def _dunder_all(self, targets: list[ast.expr], value: ast.expr | None, scope: _Scope, extend: bool = False) -> None:
         if scope.kind != "module" or not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
@@ -538,8 +561,9 @@ class _Binder:
         use = p.use
         where, bindings = self._lookup(p.scope, use.chain[0])
         if where == "unbound":
-            if p.guarded:
+            if p.guard is not None:
                 where = "guarded"
+                use.guard = p.guard
             elif self.out.stars:
                 where = "star"
         use.scope_kind = where
@@ -561,6 +585,23 @@ def _forward_strings(node: ast.expr) -> list[ast.Constant]:
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         return [s for a in (args[:1] if base == "Annotated" else args) for s in _forward_strings(a)]
     return [s for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr) for s in _forward_strings(child)]
+
+
+def _newer_python(test: ast.expr) -> str | None:
+    """Which branch of ``if sys.version_info <op> (x, y)`` runs only on a Python newer than this one."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Tuple)):
+        return None
+    left = test.left.value if isinstance(test.left, ast.Subscript) else test.left
+    if _dotted(left) not in ("sys.version_info", "version_info"):
+        return None
+    elts = test.comparators[0].elts
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in elts):
+        return None
+    wanted = tuple(e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, int))
+    if wanted <= sys.version_info[: len(wanted)]:
+        return None
+    op = test.ops[0]
+    return "body" if isinstance(op, ast.GtE | ast.Gt) else "orelse" if isinstance(op, ast.Lt | ast.LtE) else None
 
 
 def _catches_name_error(node: ast.expr | None) -> bool:
