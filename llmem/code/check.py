@@ -60,13 +60,14 @@ class CheckRun:
     not_parsed: list[str] = field(default_factory=list)
 
 
-def near_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """Names like ``name``: close by difflib's ratio, or holding it whole (``DIFF`` → ``DIFF_REF``)."""
+def near_names(name: str, candidates: Iterable[str], n: int = 3, strict: bool = False) -> list[str]:
+    """Names like ``name``: close by difflib's ratio, or holding it whole (``DIFF`` → ``DIFF_REF``).
+    ``strict``: only very close ones (ratio 0.75): enough to take an unbound name for a rename."""
     import difflib
 
     pool = [c for c in set(candidates) if c != name and not (c.startswith("__") and c.endswith("__"))]
-    close = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
-    if len(name) >= 3:
+    close = difflib.get_close_matches(name, pool, n=n, cutoff=0.75 if strict else 0.6)
+    if len(name) >= 3 and not strict:
         close += sorted((c for c in pool if (name in c or (c in name and len(c) >= 3)) and c not in close), key=len)
     return close[:n]
 
@@ -289,22 +290,25 @@ def _script(
             _found(run, key, line, col, "re-export", name, missing)
     for obj, prop, line, col, use in info.members:
         _script_member(world, key, info, namespaces, imported, (obj, prop, line, col, use), run)
-    script_globals = world.globals_of_scripts() if not info.is_module else set()
-    for name, line, col in info.calls:
-        if info.bound[name] or js_global(name) or name in script_globals:
+    pool = set(info.bound)
+    for target, _name in imported.values():
+        exports = world.exports(target)
+        pool |= exports if isinstance(exports, set) else set()
+    for name, line, col, kind in info.names:
+        if info.bound[name] or js_global(name) or name in world.globals_of_scripts():
             continue
         elsewhere = [k for k in world.declared_elsewhere(name, _JS_FAMILY) if k != key]
-        pool = set(info.bound)
-        for target, _name in imported.values():
-            exports = world.exports(target)
-            pool |= exports if isinstance(exports, set) else set()
-        if not (elsewhere or near_names(name, pool) or (remembered is not None and remembered(name))):
-            run.not_checked["a call of a name the file does not bind (a global?)"] += 1
+        # An unbound name is judged when the workspace or the store knows it (a name other files
+        # export, a near one here or one it begins, a rename remembered); others may be globals
+        # no list names.
+        known = elsewhere or near_names(name, pool, strict=True) or (remembered is not None and remembered(name))
+        if not (known or (len(name) >= 4 and any(b.startswith(name) for b in info.bound))):
+            run.not_checked["a name the file does not bind and the workspace does not know (a global?)"] += 1
             continue
         why = f"nothing in {key} or its imports defines {name}"
         if elsewhere:
             why += f"; {elsewhere[0]} exports it (not imported here)"
-        finding = _found(run, key, line, col, "call", name, Missing(name, "scope", why, None, frozenset(pool)))
+        finding = _found(run, key, line, col, kind, name, Missing(name, "scope", why, None, frozenset(pool)))
         finding.elsewhere = elsewhere[:5]
 
 

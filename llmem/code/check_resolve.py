@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -391,6 +392,7 @@ class ScriptWorld:
         self.keys = set(files)
         self._exports: dict[str, set[str] | str] = {}
         self._declared: dict[str, list[str]] | None = None
+        self._globals: set[str] | None = None
 
     def info(self, key: str) -> TsFile | None:
         f = self.files.get(key)
@@ -479,18 +481,31 @@ class ScriptWorld:
         return self._declared.get(name, [])
 
     def globals_of_scripts(self) -> set[str]:
-        """Names bound at the top of script files (no import, no export): globals for every script."""
+        """Names bound by script files (no import, no export) and declaration files (``.d.ts``):
+        globals for the workspace (kept for the call)."""
+        if self._globals is not None:
+            return self._globals
         out: set[str] = set()
         for key in self.keys:
             if language_of(key) in _JS_FAMILY and self.files[key].data is not None:
                 info = self.info(key)
-                if info is not None and not info.is_module:
-                    out |= set(info.bound)
+                if info is not None and (not info.is_module or key.endswith(".d.ts")):
+                    out |= set(info.bound)  # a script's names, an ambient declaration's: globals
+        self._globals = out
         return out
 
 
+#: The browser's classes and events by their prefixes (HTMLInputElement, SVGPathElement, KeyboardEvent …).
+_DOM_CLASS = re.compile(
+    r"^(HTML|SVG|CSS|DOM|Web|RTC|IDB|XML|XPath|Media|Audio|Video|Text|Keyboard|Mouse|Pointer|Touch|Drag|Focus"
+    r"|Input|Wheel|Clipboard|Animation|Transition|Storage|Message|Error|Close|Progress|Performance|Intersection"
+    r"|Resize|Mutation|Readable|Writable|Transform|Abort|Crypto|Subtle|Navigator|Screen|Shadow|Custom|Range"
+    r"|Selection|Node|Element|Document|Window|Event|File|Blob|Image|Canvas|WebGL|GPU|Offscreen)[A-Za-z0-9]*$"
+)
+
+
 def js_global(name: str) -> bool:
-    return name in JS_GLOBALS
+    return name in JS_GLOBALS or bool(_DOM_CLASS.match(name))
 
 
 # -- Go ----------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ JS_GLOBALS = frozenset(
         "Notification", "postMessage", "addEventListener", "removeEventListener", "dispatchEvent", "open", "close",
         "print", "scrollTo", "scroll", "import", "describe", "it", "test", "expect", "beforeEach", "afterEach",
         "beforeAll", "afterAll", "vi", "jest", "suite", "context", "assert", "fit", "fdescribe", "xit", "xdescribe",
-        "Deno", "Bun", "define", "importScripts",
+        "Deno", "Bun", "define", "importScripts", "arguments", "globalThis", "queueMicrotask", "reportError",
     )
 )  # fmt: skip
 #: Go's predeclared functions and types (a conversion ``int(x)`` is a call of a type).
@@ -66,7 +66,7 @@ _NAMED = frozenset(
         "class", "abstract_class_declaration", "enum_declaration", "interface_declaration",
         "type_alias_declaration", "internal_module", "module", "function_signature", "type_parameter",
         "import_alias", "function_declaration_go", "type_spec", "type_alias", "const_spec", "var_spec",
-        "parameter_declaration", "variadic_parameter_declaration", "type_parameter_declaration",
+        "parameter_declaration", "variadic_parameter_declaration", "type_parameter_declaration", "index_signature",
     }
 )  # fmt: skip
 #: Fields that hold a pattern of names being bound, per node type.
@@ -85,6 +85,13 @@ _PATTERNS = frozenset(
      "object_assignment_pattern", "expression_list"}
 )  # fmt: skip
 _COMMONJS = frozenset({("module", "exports")})
+#: Parents under which an identifier is not a use of a bare name.
+_NOT_USES = frozenset(
+    {"import_specifier", "export_specifier", "namespace_import", "import_clause", "namespace_export",
+     "import_require_clause", "labeled_statement", "break_statement", "continue_statement",
+     "nested_type_identifier"}
+)  # fmt: skip
+_JSX_TAGS = frozenset({"jsx_opening_element", "jsx_closing_element", "jsx_self_closing_element"})
 _CONTAINERS = {"enum_declaration": "enum", "class_declaration": "class", "abstract_class_declaration": "class"}
 
 
@@ -129,6 +136,10 @@ class TsFile:
     containers: dict[str, Container] = field(default_factory=dict)
     #: calls of a bare name: (name, line, column)
     calls: list[tuple[str, int, int]] = field(default_factory=list)
+    #: TypeScript/JavaScript: every bare name used (not declared): (name, line, column, "call"|"reference")
+    names: list[tuple[str, int, int, str]] = field(default_factory=list)
+    #: where the file declares names: (line, column)
+    declared: set[tuple[int, int]] = field(default_factory=set)
     #: ``X.y`` with ``X`` a bare name: (X, y, line, column of y, "call"|"reference")
     members: list[tuple[str, str, int, int, str]] = field(default_factory=list)
     #: Go: the package clause; whether a dot import makes bare names unjudgeable
@@ -170,11 +181,17 @@ def _node(node: Any, out: TsFile, depth: int) -> None:
     if kind in _NAMED:
         for name in node.children_by_field_name("name"):
             if name.type != ",":
-                out.bound[_text(name)] += 1
+                _bind(out, name)
+    if kind == "variable_declarator" and js:
+        _dynamic_import(node, out)
     pattern_field = _PATTERN_FIELDS.get(kind)
     if pattern_field is not None:
         for target in node.children_by_field_name(pattern_field):
             _bind_pattern(target, out)
+    if kind == "assignment_expression" and any(c.type == "using" for c in node.children):
+        left = node.child_by_field_name("left")  # ``await using x = …`` declares x
+        if left is not None:
+            _bind_pattern(left, out)
     if kind == "formal_parameters":  # JavaScript: plain identifiers, defaults, rests
         for child in node.named_children:
             if child.type in ("identifier", *_PATTERNS):
@@ -187,11 +204,13 @@ def _node(node: Any, out: TsFile, depth: int) -> None:
         if name is not None and name.type == "dot":
             out.dot_import = True
         elif name is not None:
-            out.bound[_text(name)] += 1
+            _bind(out, name)
     elif kind == "package_clause":
         out.package = _text(next((c for c in node.named_children if c.type == "package_identifier"), None))
     elif kind in ("labeled_statement",) and not js:
-        out.bound[_text(node.child_by_field_name("label"))] += 1
+        _bind(out, node.child_by_field_name("label"))
+    elif kind in ("identifier", "shorthand_property_identifier") and js:
+        _name_use(node, out)
     elif kind in ("call_expression", "new_expression"):
         func = node.child_by_field_name("function" if kind == "call_expression" else "constructor")
         if func is not None and func.type == "identifier":
@@ -212,7 +231,7 @@ def _node(node: Any, out: TsFile, depth: int) -> None:
     elif kind == "import_require_clause":
         ident = next((c for c in node.named_children if c.type == "identifier"), None)
         if ident is not None:
-            out.bound[_text(ident)] += 1
+            _bind(out, ident)
     if (
         js
         and depth == 1
@@ -235,9 +254,46 @@ def _node(node: Any, out: TsFile, depth: int) -> None:
                 _class_member(node, _text(param.child_by_field_name("pattern")), out)
 
 
+def _dynamic_import(node: Any, out: TsFile) -> None:
+    """``const { a, b: c } = await import('./x.js')`` takes a and b from ./x.js, as an import does;
+    ``const m = await import('./x.js')`` binds m to the module, as ``import * as m`` does."""
+    value = node.child_by_field_name("value")
+    if value is not None and value.type == "await_expression":
+        value = next((c for c in value.named_children), None)
+    if value is None or value.type != "call_expression":
+        return
+    func = value.child_by_field_name("function")
+    args = value.child_by_field_name("arguments")
+    source = args.named_children[0] if args is not None and args.named_children else None
+    if func is None or func.type != "import" or source is None or source.type != "string":
+        return
+    spec = _text(source)[1:-1]
+    target = node.child_by_field_name("name")
+    if target is None:
+        return
+    if target.type == "identifier":
+        out.imports.append(TsImport(spec, "*", _text(target), target.start_point[0] + 1, target.start_point[1]))
+        return
+    for part in target.named_children if target.type == "object_pattern" else []:
+        key = part if part.type == "shorthand_property_identifier_pattern" else part.child_by_field_name("key")
+        if part.type in ("shorthand_property_identifier_pattern", "pair_pattern") and key is not None:
+            local = part if part.type == "shorthand_property_identifier_pattern" else part.child_by_field_name("value")
+            if local is not None and local.type in ("identifier", "shorthand_property_identifier_pattern"):
+                at = (key.start_point[0] + 1, key.start_point[1])
+                out.imports.append(TsImport(spec, _text(key), _text(local), at[0], at[1]))
+
+
+def _bind(out: TsFile, node: Any) -> None:
+    """``node`` (an identifier) declares its name here."""
+    if node is None:
+        return
+    out.bound[_text(node)] += 1
+    out.declared.add((node.start_point[0] + 1, node.start_point[1]))
+
+
 def _bind_pattern(node: Any, out: TsFile) -> None:
     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-        out.bound[_text(node)] += 1
+        _bind(out, node)
         return
     if node.type == "pair_pattern":
         value = node.child_by_field_name("value")
@@ -252,6 +308,23 @@ def _bind_pattern(node: Any, out: TsFile) -> None:
     for child in node.named_children:
         if child.type in ("identifier", "shorthand_property_identifier_pattern", *_PATTERNS):
             _bind_pattern(child, out)
+
+
+def _name_use(node: Any, out: TsFile) -> None:
+    """A bare name used here, unless it is declared here, named by an import or export clause, or
+    an intrinsic JSX tag (``<div>``)."""
+    at = (node.start_point[0] + 1, node.start_point[1])
+    parent = node.parent
+    if at in out.declared or parent is None or parent.type in _NOT_USES:
+        return
+    name = _text(node)
+    if parent.type in _JSX_TAGS and name[:1].islower():
+        return
+    called = parent.type in ("call_expression", "new_expression") and node in (
+        parent.child_by_field_name("function"),
+        parent.child_by_field_name("constructor"),
+    )
+    out.names.append((name, at[0], at[1], "call" if called else "reference"))
 
 
 def _container(node: Any, out: TsFile) -> None:
@@ -314,13 +387,13 @@ def _import_or_export(node: Any, out: TsFile) -> None:
         clause = next((c for c in node.named_children if c.type == "import_clause"), None)
         for part in clause.named_children if clause is not None else []:
             if part.type == "identifier":
-                out.bound[_text(part)] += 1
+                _bind(out, part)
                 if spec is not None:
                     out.imports.append(TsImport(spec, "default", _text(part), line, part.start_point[1]))
             elif part.type == "namespace_import":
                 ident = next((c for c in part.named_children if c.type == "identifier"), None)
                 if ident is not None:
-                    out.bound[_text(ident)] += 1
+                    _bind(out, ident)
                     if spec is not None:
                         out.imports.append(TsImport(spec, "*", _text(ident), line, ident.start_point[1]))
             elif part.type == "named_imports":
@@ -329,7 +402,7 @@ def _import_or_export(node: Any, out: TsFile) -> None:
                         continue
                     name, alias = s.child_by_field_name("name"), s.child_by_field_name("alias")
                     local = alias or name
-                    out.bound[_text(local)] += 1
+                    _bind(out, local)
                     if spec is not None and name is not None:
                         out.imports.append(
                             TsImport(spec, _text(name), _text(local), name.start_point[0] + 1, name.start_point[1])
