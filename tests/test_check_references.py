@@ -284,6 +284,8 @@ async def test_check_references_through_the_server(client: tuple[Client, Path]) 
     c, ws = client
     err, out = await call(c, "check_references")
     assert not err and out["data"]["total"] == 0 and out["nextAction"] == "Nothing broken found."
+    err, out = await call(c, "check_references", path="src/git")
+    assert not err and out["data"]["total"] == 0  # the same question later is answered afresh once a file changed:
     _edit(ws / GIT, '    DIFF = "git_diff"', '    DIFF_REF = "git_diff"')  # edited between calls, no parse
     _edit(ws / GIT, "case GitTools.DIFF:", "case GitTools.DIFF_REF:")
     err, out = await call(c, "check_references", path="src/git")

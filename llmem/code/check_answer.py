@@ -11,11 +11,12 @@ nearest names of where it was looked for.
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
-from llmem.code.check import check_files, near_names
+from llmem.code.check import CheckRun, check_files, near_names
 from llmem.code.check_resolve import Finding
 from llmem.code.outline import is_test_path
 from llmem.code.references_parse import language_of
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["broken_around", "check_answer", "finding_item"]
 
 BY_FILE_SHOWN = 50
+#: The last check of each finder, with what it was made from.
+_RUNS: weakref.WeakKeyDictionary[ReferenceFinder, tuple[Any, CheckRun]] = weakref.WeakKeyDictionary()
 USES_SHOWN = 10
 _CHECKED = frozenset({"python", "typescript", "tsx", "javascript", "go", "rust", "java"})
 
@@ -65,7 +68,15 @@ def check_answer(
                          "close_matches": difflib.get_close_matches(under, list(files), n=5, cutoff=0.5)},
                 next_action="Leave path out to check the whole workspace.",
             )  # fmt: skip
-    run = check_files(src, files, sorted(keys), history.remembered if history is not None else None)
+    # The same question of the same files (the next page, a second look) is answered from memory.
+    versions = (under, tuple((k, files[k].size, files[k].mtime_ns) for k in sorted(files)))
+    memo = (versions, history.version() if history is not None else None)
+    kept = _RUNS.get(finder)
+    if kept is not None and kept[0] == memo:
+        run = kept[1]
+    else:
+        run = check_files(src, files, sorted(keys), history.remembered if history is not None else None)
+        _RUNS[finder] = (memo, run)
     findings = sorted(run.findings, key=_order)
     tag = question_tag("check", under)
     start = start_after(cursor, tag, [_order(f) for f in findings], "path") if cursor else 0

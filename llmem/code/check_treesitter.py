@@ -91,6 +91,13 @@ _NOT_USES = frozenset(
      "import_require_clause", "labeled_statement", "break_statement", "continue_statement",
      "nested_type_identifier"}
 )  # fmt: skip
+#: Nodes whose insides hold no name to bind or judge: literals, comments, and types (not judged;
+#: a type alias's or an interface's own name is bound at the node itself).
+_NOT_ENTERED = frozenset(
+    {"comment", "string", "number", "regex", "type_annotation", "type_arguments", "type_parameters",
+     "interface_body", "object_type", "type_alias_declaration", "predefined_type", "literal_type",
+     "interpreted_string_literal", "raw_string_literal", "int_literal", "float_literal"}
+)  # fmt: skip
 _JSX_TAGS = frozenset({"jsx_opening_element", "jsx_closing_element", "jsx_self_closing_element"})
 _CONTAINERS = {"enum_declaration": "enum", "class_declaration": "class", "abstract_class_declaration": "class"}
 
@@ -172,7 +179,8 @@ def _walk(root: Any, out: TsFile) -> None:
     while stack:
         node, depth = stack.pop()
         _node(node, out, depth)
-        stack.extend((c, depth + 1) for c in reversed(node.children))
+        if node.type not in _NOT_ENTERED:
+            stack.extend((c, depth + 1) for c in reversed(node.named_children))
 
 
 def _node(node: Any, out: TsFile, depth: int) -> None:

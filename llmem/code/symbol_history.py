@@ -125,6 +125,13 @@ class SymbolHistory:
                     self._gone.setdefault(carry.leaf(entry["symbol"]), []).append(entry)
         return self._gone
 
+    def version(self) -> int:
+        """Changes when what the store remembers changes (the gone-symbols document's mtime)."""
+        try:
+            return self.store.doc_file(_NAMESPACE, GONE_SYMBOLS).stat().st_mtime_ns
+        except OSError:
+            return 0
+
     def remembered(self, name: str) -> bool:
         """Whether the store knows ``name`` as a symbol that is gone."""
         return name in self._by_leaf()
