@@ -25,17 +25,8 @@ from dataclasses import dataclass, field
 from posixpath import dirname
 
 from llmem.code.check_python import PyFile
-from llmem.code.check_resolve import (
-    Finding,
-    GoWorld,
-    Missing,
-    PythonWorld,
-    ScriptWorld,
-    Target,
-    file_analysis,
-    go_builtin,
-    js_global,
-)
+from llmem.code.check_resolve import Finding, Missing, PythonWorld, Target, file_analysis
+from llmem.code.check_scripts import GoWorld, ScriptWorld, go_builtin, js_global
 from llmem.code.check_treesitter import TsFile
 from llmem.code.references_files import SourceFile, WorkspaceFiles
 from llmem.code.references_imports import absolute_module

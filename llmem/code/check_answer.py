@@ -133,7 +133,7 @@ def finding_item(finder: ReferenceFinder, f: Finding, history: SymbolHistory | N
     guesses: list[str] = []
     if history is not None and not f.missing.startswith("."):
         where = f.defined_in[0] if f.defined_in is not None else f.path
-        current = _outline_now(finder, where)
+        current = finder.src.outline_content(where)
         last = history.last_defined(f.missing, where, current)
         if last is not None:
             item["last_defined"] = {k: last[k] for k in ("path", "line", "symbol", "source") if k in last}
@@ -148,14 +148,6 @@ def finding_item(finder: ReferenceFinder, f: Finding, history: SymbolHistory | N
     if f.elsewhere:
         item["exported_by"] = f.elsewhere
     return item
-
-
-def _outline_now(finder: ReferenceFinder, key: str) -> Any:
-    file = finder.src.file(key)
-    if file is None or file.data is None:
-        return None
-    outline = finder.src.outline(key, file)
-    return outline.model_dump(mode="json") if outline is not None else None
 
 
 #: At most this much of a prompt goes to the uses broken around the file.

@@ -59,6 +59,7 @@ from llmem.code.references_imports import (
     ts_resolve,
 )
 from llmem.code.references_parse import CODE_LANGUAGES, language_of
+from llmem.code.references_unresolved import unresolved_uses
 from llmem.core.errors import InvalidArgument, SourceNotFound
 from llmem.core.paths import resolve_in_workspace
 
@@ -239,7 +240,7 @@ class ReferenceFinder:
         broken: dict[tuple[str, int, int], str] = {}
         if target is None and not definitions:
             out |= self._undefined(symbol, files, uses)
-            broken = self._unresolved(symbol, files, uses, out, history)
+            broken = unresolved_uses(self.src, symbol, files, uses, out, history)
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {
@@ -284,54 +285,6 @@ class ReferenceFinder:
         if u.name != symbol:
             item["as"] = u.name
         return item
-
-    def _unresolved(
-        self,
-        symbol: str,
-        files: dict[str, SourceFile],
-        uses: list[Use],
-        out: dict[str, Any],
-        history: SymbolHistory | None,
-    ) -> dict[tuple[str, int, int], str]:
-        """The uses of a name nothing defines that no longer resolve, by place (and why), found by
-        :mod:`llmem.code.check` on the files holding them; the answer says ``unresolved: true``,
-        how many, and where the name was last defined when the store remembers."""
-        from llmem.code.check import check_files
-
-        code = sorted({u.path for u in uses if u.kind in ("import", "call", "reference")})
-        if not code:
-            return {}
-        run = check_files(self.src, files, code, history.remembered if history is not None else None)
-        places = {u.key() for u in uses}
-        mine = [f for f in run.findings if f.missing == symbol and (f.path, f.line, f.column) in places]
-        broken = {(f.path, f.line, f.column): f.why for f in mine}
-        if not broken:
-            return {}
-        out["unresolved"] = True
-        out["unresolved_total"] = len(broken)
-        # The uses of a broken import's name go with it.
-        for f in mine:
-            lines = set(f.uses)
-            for u in uses:
-                if u.path == f.path and u.line in lines and u.key() not in broken:
-                    broken[u.key()] = f"uses the import on line {f.line}, which does not resolve"
-        if "note" not in out:
-            out["note"] = (
-                f"no definition of {symbol} in the workspace, and {len(mine)} of its uses no longer resolve "
-                "(unresolved: true on each, with why): renamed or removed?"
-            )
-        containers = [f.defined_in[0] for f in run.findings if f.missing == symbol and f.defined_in is not None]
-        if history is not None:
-            where = containers[0] if containers else None
-            last = history.last_defined(symbol, where, self._outline_dict(where) if where else None)
-            if last is not None:
-                out["last_defined"] = last
-        return broken
-
-    def _outline_dict(self, key: str) -> Any:
-        f = self.src.file(key)
-        outline = self.src.outline(key, f) if f is not None else None
-        return outline.model_dump(mode="json") if outline is not None else None
 
     def _left_out(
         self,

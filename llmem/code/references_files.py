@@ -151,6 +151,12 @@ class WorkspaceFiles:
                 f.outline = Outline(path=key, language=None, mode="fallback", line_count=0, size=0, sha256="")
         return f.outline
 
+    def outline_content(self, key: str) -> dict[str, Any] | None:
+        """The outline of ``key`` as it is now, as a stored outline's content reads (plain data)."""
+        f = self.file(key)
+        outline = self.outline(key, f) if f is not None else None
+        return outline.model_dump(mode="json") if outline is not None else None
+
     def enclosing(self, key: str, f: SourceFile, line: int, column: int | None = None) -> str | None:
         """The qualified name of what ``line`` lies in, as the line search names it: the outline's
         innermost symbol of code holding it (an arrow-function const, a ``registerTool`` call, a

@@ -84,17 +84,20 @@ USAGES = (
 
 CHECK_GUIDE = (
     "check_references(path?) answers what an edit broke: the uses under path (the whole workspace by "
-    "default) that no longer resolve to a definition, each with path, line, kind (import, re-export, call, "
-    "reference), name as written (GitTools.DIFF), missing (DIFF), 'in', why, defined_in (where it was looked "
-    "for), did_you_mean (the name the store knows it was renamed to first, then near names), last_defined "
-    "and, for a broken import, uses (the lines using its name). Python: imports, __all__, bare names (scopes, "
-    "builtins), attributes of modules, classes and self (members, bases in the workspace or the standard "
-    "library). TypeScript/JavaScript: names imported or re-exported from relative paths, export {x}, members of "
-    "enums, classes, namespaces and import * as ns, calls of names the file does not bind when the workspace "
-    "defines the name or a near one. Go: calls of names the package does not declare. What it cannot judge "
-    "(a value of unknown type, a module outside the workspace, a base class from a package, getattr, Rust, "
-    "Java) is counted in not_checked by reason, never reported. Code before tests; exact totals, by_kind, "
-    "by_file; page with cursor=next_cursor. It reads the files as they are on disk, parsed or not."
+    "default) that no longer resolve to a definition, read from the files as they are on disk (parsed or "
+    "not). Each: path, line, kind (import, re-export, call, reference), name as written (GitTools.DIFF), "
+    "missing (DIFF), 'in', why, defined_in (where it was looked for), did_you_mean (first the name the store "
+    "knows it was renamed to, then near names), renamed_to and last_defined when the store remembers, and for "
+    "a broken import uses {count, lines} (the lines using it: fix them with it). Python: imports, __all__, "
+    "bare names (scopes, builtins), attributes of modules, classes, enums and self (class bodies, self.x "
+    "set in methods, bases in the workspace or the standard library). TypeScript/JavaScript: names imported, "
+    "re-exported or import()-ed from relative paths, export {x}, members of enums, classes, namespaces and "
+    "import * as ns, and bare names the file does not bind when another file exports them, a very near name "
+    "is declared, or the store remembers them (types are not judged; package imports are not followed). Go: "
+    "calls of names the package does not declare. What it cannot judge (a value of unknown type, a module "
+    "outside the workspace, a base class from a package, getattr, lines marked noqa/type: ignore/"
+    "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported. Code before tests; "
+    "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
 SEARCH_GUIDE = (
