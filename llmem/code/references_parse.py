@@ -75,6 +75,8 @@ class Facts:
     entry_refs: list[tuple[int, str, str]] = field(default_factory=list)
     #: functions without a name of their own, in source order
     anonymous: list[Anonymous] = field(default_factory=list)
+    #: while a Python file is read: id(lambda) → how its parent names it
+    lambda_names: dict[int, tuple[str, str, int]] = field(default_factory=dict, repr=False)
     note: str | None = None
 
     def enclosing(self, line: int) -> str | None:
@@ -158,36 +160,36 @@ def _python(data: bytes) -> Facts:
                 visit(child, qn + ".", in_function or not is_class)
                 continue
             _python_node(child, facts, prefix, in_function)
+            if isinstance(child, ast.Call | ast.Assign | ast.Lambda):
+                _lambda(child, facts)
             visit(child, prefix, in_function)
 
     visit(tree, "", False)
     facts.scopes.sort()
-    facts.anonymous = _lambdas(tree)
+    facts.anonymous.sort(key=lambda a: a.start)
+    facts.lambda_names.clear()
     return facts
 
 
-def _lambdas(tree: ast.AST) -> list[Anonymous]:
-    out: list[Anonymous] = []
-    named: dict[int, tuple[str, str, int]] = {}  # id(lambda) → (label, owner, owner line)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            callee = _dotted(node.func)
-            for arg in node.args:
-                named[id(arg)] = (f"lambda in {callee}", "argument", node.lineno)
-            for kw in node.keywords:
-                named[id(kw.value)] = (
-                    f"lambda in {callee}({kw.arg}=)" if kw.arg else f"lambda in {callee}",
-                    "argument",
-                    node.lineno,
-                )
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            named[id(node.value)] = (node.targets[0].id, "value", node.lineno)
-        elif isinstance(node, ast.Lambda):
-            label, owner, line = named.get(id(node), (f"lambda at line {node.lineno}", "other", node.lineno))
-            end = (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
-            out.append(Anonymous((node.lineno, node.col_offset), end, label, owner, line))
-    out.sort(key=lambda a: a.start)
-    return out
+def _lambda(node: ast.AST, facts: Facts) -> None:
+    """A lambda, named by where it stands (see :class:`Anonymous`): an argument of a call, the
+    value of ``f = lambda …``. The parent is met first (the walk goes down), and leaves the name."""
+    named = facts.lambda_names
+    if isinstance(node, ast.Call) and any(
+        isinstance(a, ast.Lambda) for a in [*node.args, *(k.value for k in node.keywords)]
+    ):
+        callee = _dotted(node.func)
+        for arg in node.args:
+            named[id(arg)] = (f"lambda in {callee}", "argument", node.lineno)
+        for kw in node.keywords:
+            label = f"lambda in {callee}({kw.arg}=)" if kw.arg else f"lambda in {callee}"
+            named[id(kw.value)] = (label, "argument", node.lineno)
+    elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and isinstance(node.targets[0], ast.Name):
+        named[id(node.value)] = (node.targets[0].id, "value", node.lineno)
+    elif isinstance(node, ast.Lambda):
+        label, owner, line = named.pop(id(node), (f"lambda at line {node.lineno}", "other", node.lineno))
+        end = (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+        facts.anonymous.append(Anonymous((node.lineno, node.col_offset), end, label, owner, line))
 
 
 def _python_node(node: ast.AST, facts: Facts, prefix: str, in_function: bool) -> None:
