@@ -28,8 +28,8 @@ Trees: this repository, and a checkout of modelcontextprotocol/servers (``--serv
   for TypeScript/JavaScript/Go); findings on the tree as it is (each is listed in the notes: read
   them — on a clean checkout each one is a false alarm or a real broken reference) and the uses
   not judged;
-- half-done renames: definitions picked by a hash (top-level Python functions and classes,
-  but pytest fixtures, exported TypeScript functions, classes, consts and enums) renamed at their definition line
+- half-done renames: definitions picked by a hash (top-level Python functions and classes and
+  the methods of top-level classes, but pytest fixtures, exported TypeScript functions, classes, consts and enums) renamed at their definition line
   only, one at a time in a copy of the tree; a rename counts as found when a finding names the
   old name, and every line a finding or its ``uses`` names must be a line ``grep -w`` finds
   (findings elsewhere are counted, 0 expected).
@@ -311,9 +311,11 @@ def _definitions(root: Path) -> list[tuple[str, str, int]]:
                 tree = ast.parse(text)
             except SyntaxError:
                 continue
+            # methods too: their calls through self are judged
+            methods = [m for c in tree.body if isinstance(c, ast.ClassDef) for m in c.body]
             out += [
                 (key, n.name, n.lineno)
-                for n in tree.body
+                for n in [*tree.body, *methods]
                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                 and not n.name.startswith("__")
                 # a pytest fixture is used by parameter name, which no resolver follows

@@ -121,7 +121,7 @@ def _judge(
             return
         world = worlds.get("python") or worlds.setdefault("python", PythonWorld(src, files))
         assert isinstance(world, PythonWorld)
-        _python(world, key, info, run)
+        _python(world, key, info, run, remembered)
     elif lang == "go":
         go = worlds.get("go") or worlds.setdefault("go", GoWorld(src, files))
         assert isinstance(go, GoWorld)
@@ -135,7 +135,9 @@ def _judge(
 # -- Python ------------------------------------------------------------------------------------
 
 
-def _python(world: PythonWorld, key: str, info: PyFile, run: CheckRun) -> None:
+def _python(
+    world: PythonWorld, key: str, info: PyFile, run: CheckRun, remembered: Callable[[str], bool] | None = None
+) -> None:
     run.not_checked.update(info.not_checked)
     own = world.module_of.get(key, "")
     for imp in info.imports:
@@ -169,10 +171,17 @@ def _python(world: PythonWorld, key: str, info: PyFile, run: CheckRun) -> None:
         if target[0] == "missing":
             _found(run, key, line, col, "re-export", name, target[1])
     for use in info.uses:
-        _python_use(world, key, info, use, run)
+        _python_use(world, key, info, use, run, remembered)
 
 
-def _python_use(world: PythonWorld, key: str, info: PyFile, use: object, run: CheckRun) -> None:
+def _python_use(
+    world: PythonWorld,
+    key: str,
+    info: PyFile,
+    use: object,
+    run: CheckRun,
+    remembered: Callable[[str], bool] | None = None,
+) -> None:
     from llmem.code.check_python import NameUse
 
     assert isinstance(use, NameUse)
@@ -185,6 +194,8 @@ def _python_use(world: PythonWorld, key: str, info: PyFile, use: object, run: Ch
         run.not_checked[use.guard] += 1
         return
     if where in ("unbound", "star"):
+        if key.endswith("__init__.py") and chain[0] in info.submodules:
+            return  # from .runners import *: the package's runners, bound by the import
         if info.dynamic:
             run.not_checked[f"a name in a module with {info.dynamic}"] += 1
             return
@@ -204,7 +215,14 @@ def _python_use(world: PythonWorld, key: str, info: PyFile, use: object, run: Ch
     if target[0] == "missing":
         return  # the import it comes from is the finding
     for i, part in enumerate(chain[1:], 1):
+        holder = target
         target = world.attribute(target, part)
+        if target[0] == "missing" and use.guard and i == len(chain) - 1:
+            run.not_checked[use.guard] += 1
+            return
+        if target[0] == "missing" and holder[0] == "instance" and not _evidence(part, target[1], remembered):
+            run.not_checked["self.x no class of the workspace sets (a subclass's, set dynamically?)"] += 1
+            return
         if target[0] == "missing":
             line, col = use.places[i]
             kind = use.kind if i == len(chain) - 1 else "reference"
@@ -215,6 +233,20 @@ def _python_use(world: PythonWorld, key: str, info: PyFile, use: object, run: Ch
             return
     if target[0] == "outside":
         run.not_checked[OUTSIDE] += 1
+
+
+def _evidence(name: str, missing: Missing, remembered: Callable[[str], bool] | None) -> bool:
+    """Whether ``self.name`` missing from its class reads as a rename rather than an attribute set
+    where the check cannot see (a subclass, argparse, setattr in a helper): a very near name is a
+    member (not the same name with underscores before it: a property and its field), or one it
+    begins or that begins it, or the store remembers the name as gone."""
+    bare = name.lstrip("_")
+    near = [n for n in near_names(name, missing.candidates, strict=True) if n.lstrip("_") != bare]
+    if len(bare) >= 4:  # a member it begins, or that begins it: _walk → _walk_tree
+        near += [
+            n for n in missing.candidates if n != name and (n.startswith(name) or (name.startswith(n) and len(n) >= 4))
+        ]
+    return bool(near) or (remembered is not None and remembered(name))
 
 
 def _through_stars(world: PythonWorld, key: str, info: PyFile, name: str) -> Target:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ BUILTINS = frozenset(dir(builtins)) | {
     "frozendict",  # 3.15
 }
 #: Class decorators that add no attribute a use could name (dataclass fields are in the body).
+#: Functions whose name says they set attributes: ``f(C, "x", …)`` may give C an attribute x.
+_SETS_ATTRIBUTES = re.compile(r"(?i)attr|prop")
 _PLAIN_DECORATORS = frozenset(
     {"dataclass", "total_ordering", "unique", "final", "runtime_checkable", "verify", "dataclass_transform"}
 )
@@ -122,6 +125,12 @@ class PyFile:
     stored_attrs: set[str] = field(default_factory=set)
     #: every name the file binds in any scope (the near names of an unbound one)
     all_bound: set[str] = field(default_factory=set)
+    #: attributes stored on a bare name from outside its class (``timezone.utc = …`` after the class,
+    #: ``setattr(C, "x", …)``, ``defproperty(C, "x", …)``): name → attributes
+    stored_on: dict[str, set[str]] = field(default_factory=dict)
+    #: submodules a package's ``__init__`` imports relatively (``from .runners import *`` binds
+    #: ``runners`` in the package as a side effect)
+    submodules: set[str] = field(default_factory=set)
     #: uses not judged, by reason
     not_checked: Counter[str] = field(default_factory=Counter)
     error: str | None = None
@@ -172,6 +181,8 @@ class _Binder:
         #: why names of the code being visited are not judged: under ``except NameError``, or
         #: under ``if sys.version_info >= (a newer Python)`` (its new builtins)
         self.guards: list[str] = []
+        #: attribute names checked by ``hasattr(x, "name")`` around the code being visited
+        self.hasattr_names: list[set[str]] = []
         self.class_stack: list[PyClass] = []
 
     def run(self, tree: ast.Module) -> None:
@@ -272,6 +283,14 @@ class _Binder:
             self._try(node, scope)
         elif isinstance(node, ast.If) and _newer_python(node.test) is not None:
             self._version_if(node, scope)
+        elif isinstance(node, ast.If | ast.IfExp) and _hasattr_names(node.test):
+            self.visit(node.test, scope)
+            self.hasattr_names.append(_hasattr_names(node.test))
+            for part in node.body if isinstance(node.body, list) else [node.body]:
+                self.visit(part, scope)
+            self.hasattr_names.pop()
+            for part in node.orelse if isinstance(node.orelse, list) else [node.orelse]:
+                self.visit(part, scope)
         elif isinstance(node, ast.ExceptHandler):
             if node.type is not None:
                 self.visit(node.type, scope)
@@ -287,6 +306,10 @@ class _Binder:
         elif isinstance(node, ast.MatchMapping):
             if node.rest:
                 self.bind(scope, node.rest, Binding("value"))
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+        elif isinstance(node, ast.Subscript) and _dotted(node.value) == "sys.modules" and _is_own_name(node.slice):
+            self.out.dynamic = self.out.dynamic or "sys.modules[__name__] (its globals set from outside)"
             for child in ast.iter_child_nodes(node):
                 self.visit(child, scope)
         elif isinstance(node, ast.Delete):
@@ -403,6 +426,8 @@ class _Binder:
                 self.out.imports.append(ImportName(a.lineno, a.col_offset, a.name, 0, "", local, in_function))
             return
         module = node.module or ""
+        if node.level == 1 and module and scope.kind == "module":
+            self.out.submodules.add(module.split(".", 1)[0])
         for a in node.names:
             if a.name == "*":
                 if scope.kind == "module":
@@ -467,6 +492,8 @@ class _Binder:
             self._use(scope, (func.id,), ((func.lineno, func.col_offset),), "call")
             if func.id in ("setattr", "delattr") and node.args:
                 self._setattr(node, scope)
+            if _SETS_ATTRIBUTES.search(func.id):
+                self._stored_by_call(node)
             elif func.id in ("globals", "exec"):
                 self.out.dynamic = self.out.dynamic or f"its code calls {func.id}()"
             elif func.id in ("getattr", "hasattr") and len(node.args) > 1:
@@ -474,6 +501,8 @@ class _Binder:
         elif isinstance(func, ast.Attribute):
             if func.attr == "__setattr__" and len(node.args) > 1:
                 self._setattr(node, scope, first=1)
+            if func.attr in ("_convert_", "_convert"):  # enum's _convert_ makes module globals
+                self.out.dynamic = self.out.dynamic or f"{func.attr}() making globals"
             self._attribute(func, scope, "call")
         else:
             self.visit(func, scope)
@@ -481,6 +510,13 @@ class _Binder:
             self.visit(arg, scope)
         for kw in node.keywords:
             self.visit(kw.value, scope)
+
+    def _stored_by_call(self, node: ast.Call) -> None:
+        """``setattr(C, "x", v)``, ``defproperty(C, "x", …)``: a name and an attribute in a string."""
+        if len(node.args) > 1 and isinstance(node.args[0], ast.Name):
+            second = node.args[1]
+            if isinstance(second, ast.Constant) and isinstance(second.value, str):
+                self.out.stored_on.setdefault(node.args[0].id, set()).add(second.value)
 
     def _setattr(self, node: ast.Call, scope: _Scope, first: int = 0) -> None:
         """``setattr(self, "x", v)`` adds a member; ``setattr(self, name, v)`` makes the class dynamic."""
@@ -505,6 +541,8 @@ class _Binder:
         chain = _chain(node)
         if isinstance(node.ctx, ast.Store | ast.Del):
             self.out.stored_attrs.add(node.attr)
+            if isinstance(node.value, ast.Name):
+                self.out.stored_on.setdefault(node.value.id, set()).add(node.attr)
             cls = self._self_class(node.value, scope)
             if cls is not None:
                 cls.instance.add(node.attr)
@@ -521,7 +559,10 @@ class _Binder:
         self._use(scope, chain, _chain_places(node), kind)
 
     def _use(self, scope: _Scope, chain: tuple[str, ...], places: tuple[tuple[int, int], ...], kind: str) -> None:
-        self.pending.append(_Pending(scope, NameUse(chain, places, kind), self.guards[-1] if self.guards else None))
+        use = NameUse(chain, places, kind)
+        if len(chain) > 1 and any(chain[-1] in names for names in self.hasattr_names):
+            use.guard = "an attribute checked with hasattr first"
+        self.pending.append(_Pending(scope, use, self.guards[-1] if self.guards else None))
 
     def _dunder_all(self, targets: list[ast.expr], value: ast.expr | None, scope: _Scope, extend: bool = False) -> None:
         if scope.kind != "module" or not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
@@ -585,6 +626,25 @@ def _forward_strings(node: ast.expr) -> list[ast.Constant]:
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         return [s for a in (args[:1] if base == "Annotated" else args) for s in _forward_strings(a)]
     return [s for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr) for s in _forward_strings(child)]
+
+
+def _is_own_name(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__name__"
+
+
+def _hasattr_names(test: ast.expr) -> set[str]:
+    """The attribute names ``hasattr(x, "name")`` checks in a condition (``and``-ed ones too)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return {
+        p.args[1].value
+        for p in parts
+        if isinstance(p, ast.Call)
+        and isinstance(p.func, ast.Name)
+        and p.func.id == "hasattr"
+        and len(p.args) > 1
+        and isinstance(p.args[1], ast.Constant)
+        and isinstance(p.args[1].value, str)
+    }
 
 
 def _newer_python(test: ast.expr) -> str | None:

@@ -126,6 +126,7 @@ class PythonWorld:
             mods.sort(key=lambda k: k.endswith(".pyi"))
         self.packages = {m for k, m in self.module_of.items() if k.endswith("__init__.py")}
         self._members: dict[tuple[str, str, bool], set[str] | str] = {}
+        self._instances: dict[tuple[str, str], set[str] | str] = {}
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._stored: set[str] | None = None
 
@@ -284,6 +285,8 @@ class PythonWorld:
         if cls.dynamic:
             return f"a class with {cls.dynamic}"
         members = set(cls.members) | cls.instance | {"mro"}
+        if "." not in qual and info is not None:  # timezone.utc = …, setattr(C, "x", …) after the class
+            members |= info.stored_on.get(qual, set())
         for base in [*cls.bases, *([cls.metaclass] if cls.metaclass else [])]:
             got = self._base_members(key, cls, base, depth, instance)
             if isinstance(got, str):
@@ -313,16 +316,23 @@ class PythonWorld:
     def instance_members(self, key: str, qual: str) -> set[str] | str:
         """What ``self.x`` may name: the class's attributes, what its subclasses define (a mixin's
         ``self.x`` is often theirs), and any attribute the workspace stores on some object."""
+        memo = self._instances.get((key, qual))
+        if memo is not None:
+            return memo
         members = self.class_members(key, qual, instance=True)
         if isinstance(members, str):
+            self._instances[(key, qual)] = members
             return members
         out = set(members)
         for sub_key, sub_qual in self._all_subclasses(key, qual):
             more = self.class_members(sub_key, sub_qual, instance=True)
             if isinstance(more, str):
+                self._instances[(key, qual)] = more
                 return more
             out |= more
-        return out | self._stored_attributes()
+        result: set[str] | str = out | self._stored_attributes()
+        self._instances[(key, qual)] = result
+        return result
 
     def _all_subclasses(self, key: str, qual: str) -> Iterator[tuple[str, str]]:
         if self._subclasses is None:
