@@ -490,10 +490,10 @@ class _Binder:
         func = node.func
         if isinstance(func, ast.Name):
             self._use(scope, (func.id,), ((func.lineno, func.col_offset),), "call")
+            if _SETS_ATTRIBUTES.search(func.id) and func.id not in ("getattr", "hasattr"):
+                self._stored_by_call(node)
             if func.id in ("setattr", "delattr") and node.args:
                 self._setattr(node, scope)
-            if _SETS_ATTRIBUTES.search(func.id):
-                self._stored_by_call(node)
             elif func.id in ("globals", "exec"):
                 self.out.dynamic = self.out.dynamic or f"its code calls {func.id}()"
             elif func.id in ("getattr", "hasattr") and len(node.args) > 1:
