@@ -174,6 +174,38 @@ def test_a_call_left_behind_in_its_own_file(tmp_path: Path) -> None:
     assert grepped == {(PATH_UTILS, 63)}
 
 
+def test_a_renamed_method_left_behind_in_its_callers(tmp_path: Path) -> None:
+    """TimeServer.get_current_time renamed to now_in (no near name): time_server = TimeServer() in
+    serve makes its call a method of a known class, found where grep finds it; through self, a
+    renamed method is found when the new name reads as a rename, and an attribute no class sets
+    (an argparse namespace's) is counted, not reported."""
+    ws = _servers(tmp_path)
+    time_py = "src/time/src/mcp_server_time/server.py"
+    _edit(ws / time_py, "    def get_current_time(", "    def now_in(")
+    (ws / "tool.py").write_text(
+        "import argparse\n\nclass Tool:\n    def __init__(self) -> None:\n        self.rows: list[str] = []\n"
+        "        argparse.ArgumentParser().parse_args(namespace=self)\n\n"
+        "    def _load_rows_now(self) -> None:\n        self.rows = []\n\n"
+        "    def run(self) -> int:\n        self._load_rows()\n        return len(self.rows) + self.verbose\n"
+    )
+    answer = _all(_svc(ws))
+    found = {(r["path"], r["line"]): r for r in answer["results"]}
+    grepped = {(p, n) for p, n in _grep(ws, r"\.get_current_time\(", "*.py")}
+    assert set(found) == grepped | {("tool.py", 12)}
+    call = found[(time_py, 194)]
+    assert (call["name"], call["in"], call["defined_in"]) == (
+        "time_server.get_current_time",
+        "serve.call_tool",
+        f"{time_py}:60",
+    )
+    loader = found[("tool.py", 12)]
+    assert loader["name"] == "self._load_rows" and loader["did_you_mean"][0] == "_load_rows_now"
+    assert (
+        answer["not_checked"]["by_reason"]["self.x no class of the workspace sets (a subclass's, set dynamically?)"]
+        == 1
+    )
+
+
 def test_what_cannot_be_judged_is_counted_and_what_python_defines_is_not_an_alarm(tmp_path: Path) -> None:
     """Builtins, dunders, attributes set in __init__, dataclass fields, enum members, a module
     __getattr__, TYPE_CHECKING imports, a mixin's self.x its subclass defines, TypeScript type-only

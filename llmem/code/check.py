@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from posixpath import dirname
 
-from llmem.code.check_python import PyFile
+from llmem.code.check_python import NameUse, PyFile
 from llmem.code.check_resolve import Finding, Missing, PythonWorld, Target, file_analysis
 from llmem.code.check_scripts import GoWorld, ScriptWorld, go_builtin, js_global
 from llmem.code.check_treesitter import TsFile
@@ -178,13 +178,10 @@ def _python_use(
     world: PythonWorld,
     key: str,
     info: PyFile,
-    use: object,
+    use: NameUse,
     run: CheckRun,
     remembered: Callable[[str], bool] | None = None,
 ) -> None:
-    from llmem.code.check_python import NameUse
-
-    assert isinstance(use, NameUse)
     chain, where = use.chain, use.scope_kind
     if where == "builtin":
         if len(chain) > 1:
@@ -220,7 +217,9 @@ def _python_use(
         if target[0] == "missing" and use.guard and i == len(chain) - 1:
             run.not_checked[use.guard] += 1
             return
-        if target[0] == "missing" and holder[0] == "instance" and not _evidence(part, target[1], remembered):
+        # self.x (not x: C, x = C()): a mixin's, an argparse namespace's … unless it reads as a rename
+        self_like = holder[0] == "instance" and len(holder) == 3
+        if target[0] == "missing" and self_like and not _evidence(part, target[1], remembered):
             run.not_checked["self.x no class of the workspace sets (a subclass's, set dynamically?)"] += 1
             return
         if target[0] == "missing":

@@ -50,13 +50,16 @@ class Binding:
     """How a name is bound in a scope: ``kind`` is ``def``, ``class`` (``target``: its qualified
     name), ``from`` (``target``: the module, ``name``: what is taken from it, ``level``: leading
     dots), ``module`` (``import a.b [as x]``: ``target`` the dotted module the name stands for),
-    ``param``, ``self`` (``target``: the class whose method has it as first parameter) or
-    ``value`` (anything else: an assignment, a loop target …)."""
+    ``param``, ``self`` (``target``: the class whose method has it as first parameter),
+    ``typed`` (a parameter annotated ``x: C`` or ``C | None``, a name assigned ``x = C(…)``:
+    ``target`` the dotted class, ``via`` how its first name is bound where the function or the
+    assignment is) or ``value`` (anything else: an assignment, a loop target …)."""
 
     kind: str
     target: str = ""
     name: str = ""
     level: int = 0
+    via: tuple[Binding, ...] = ()
 
 
 @dataclass
@@ -228,7 +231,7 @@ class _Binder:
         elif isinstance(node, ast.Lambda):
             self._arguments_outside(node.args, scope, annotations=False)
             inner = _Scope("function", scope, scope.qualname)
-            self._bind_params(node.args, inner)
+            self._bind_params(node.args, inner, scope)
             self.visit(node.body, inner)
         elif isinstance(node, ast.ClassDef):
             self._class(node, scope)
@@ -245,8 +248,12 @@ class _Binder:
             self._call(node, scope)
         elif isinstance(node, ast.Assign):
             self.visit(node.value, scope)
-            for target in node.targets:
-                self.bind_target(target, scope)
+            made = self._typed(node.value.func, scope) if isinstance(node.value, ast.Call) else None
+            if made is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.bind(scope, node.targets[0].id, made)  # x = C(…): an instance of C, if C is a class
+            else:
+                for target in node.targets:
+                    self.bind_target(target, scope)
             self._dunder_all(node.targets, node.value, scope)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
@@ -329,7 +336,7 @@ class _Binder:
         qual = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
         self.bind(scope, node.name, Binding("def", qual))
         inner = _Scope("function", scope, qual)
-        self._bind_params(node.args, inner)
+        self._bind_params(node.args, inner, scope)
         if scope.kind == "class" and self.class_stack:
             decorators = {_dotted(d).rsplit(".", 1)[-1] for d in node.decorator_list}
             params = node.args.posonlyargs + node.args.args
@@ -351,12 +358,37 @@ class _Binder:
                 if a.annotation is not None:
                     self._annotation(a.annotation, scope)
 
-    def _bind_params(self, args: ast.arguments, inner: _Scope) -> None:
+    def _bind_params(self, args: ast.arguments, inner: _Scope, outer: _Scope) -> None:
         every = args.posonlyargs + args.args + args.kwonlyargs
-        every += [a for a in (args.vararg, args.kwarg) if a is not None]
         for a in every:
-            inner.bindings.setdefault(a.arg, []).append(Binding("param"))
+            typed = self._typed(a.annotation, outer) if a.annotation is not None else None
+            inner.bindings.setdefault(a.arg, []).append(typed or Binding("param"))
             self.out.all_bound.add(a.arg)
+        for rest in (args.vararg, args.kwarg):
+            if rest is not None:
+                inner.bindings.setdefault(rest.arg, []).append(Binding("param"))
+                self.out.all_bound.add(rest.arg)
+
+    def _typed(self, node: ast.expr, scope: _Scope) -> Binding | None:
+        """``C``, ``mod.C``, ``C | None``, ``Optional[C]``, ``"C"``: an instance of the class named,
+        its first name looked up where the annotation or the call is (None: not one of those)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError):
+                return None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+            return self._typed(sides[0], scope) if len(sides) == 1 else None
+        if isinstance(node, ast.Subscript) and _dotted(node.value).rsplit(".", 1)[-1] == "Optional":
+            return self._typed(node.slice, scope)
+        chain = _chain(node)
+        if chain is None:
+            return None
+        where, bindings = self._lookup(scope, chain[0])
+        if where in ("unbound", "builtin") or not bindings:
+            return None
+        return Binding("typed", ".".join(chain), via=tuple(bindings))
 
     def _class(self, node: ast.ClassDef, scope: _Scope) -> None:
         for d in node.decorator_list:

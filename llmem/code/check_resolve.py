@@ -196,8 +196,14 @@ class PythonWorld:
             info = self.info(key)
             cls = info.classes[qual] if info is not None else None
             what = "class" if kind == "class" else "instances of"
+            # near names from the class itself, not from every attribute the workspace stores
+            own = self.class_members(key, qual, instance=True) if kind == "instance" else members
             return self._miss(
-                name, f"{what} {qual}", f"{qual} has no attribute {name}", (key, cls.line if cls else 1), members
+                name,
+                f"{what} {qual}",
+                f"{qual} has no attribute {name}",
+                (key, cls.line if cls else 1),
+                own if isinstance(own, set) else members,
             )
         if kind == "value":
             return ("unknown", "attribute of a function or a value of unknown type")
@@ -251,6 +257,11 @@ class PythonWorld:
     def _one(self, key: str, b: Binding, seen: frozenset[tuple[str, str]]) -> Target:
         if b.kind == "class":
             return ("class", key, b.target)
+        if b.kind == "typed":  # x: C, x = C(…): an instance of C when C is a class of the workspace
+            target = self.binding(key, b.via, seen)
+            for part in b.target.split(".")[1:]:
+                target = self.attribute(target, part, seen)
+            return ("instance", target[1], target[2], "typed") if target[0] == "class" else ("value",)
         if b.kind == "self":
             return ("instance", key, b.target)
         if b.kind == "module":
@@ -302,7 +313,7 @@ class PythonWorld:
         if not bindings:
             builtin = getattr(builtins, root, None) if root in BUILTINS and not rest else None
             if isinstance(builtin, type):
-                return set(dir(builtin)) | set(dir(type(builtin)))
+                return _type_attributes(builtin)
             return f"a class whose base {base} is not found"
         target = self.binding(key, bindings)
         for part in rest:
@@ -384,4 +395,10 @@ def _outside_members(dotted: str, instance: bool) -> set[str] | str:
         return f"a class whose base {dotted} is not found"
     if not isinstance(obj, type):
         return f"a class whose base {dotted} is not a class"
-    return set(dir(obj)) | set(dir(type(obj))) | (_ENUM_INSTANCE if module == "enum" else set())
+    return _type_attributes(obj) | (_ENUM_INSTANCE if module == "enum" else set())
+
+
+def _type_attributes(obj: type) -> set[str]:
+    """What a class of Python's own carries: ``dir()`` (which an enum's hides: ``name``, ``value``),
+    every class of its MRO's own names, and its metaclass's."""
+    return set(dir(obj)) | set(dir(type(obj))) | {k for c in obj.__mro__ for k in vars(c)}
