@@ -271,7 +271,10 @@ def _bare_parse(root: Path, keys: list[str]) -> float:
 
 def _check(section: Section, label: str, root: Path) -> None:
     from llmem.code.check_answer import check_answer
+    from llmem.code.outline.treesitter import parser_for
 
+    for lang in ("typescript", "tsx", "javascript", "go"):
+        parser_for(lang)  # the grammars a running server has loaded already (its first parse)
     finder = ReferenceFinder(root)
     start = time.perf_counter()
     with finder.lock:
