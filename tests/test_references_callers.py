@@ -126,9 +126,9 @@ def test_callers_of_callers_match_grep(svc: Llmem, ws: Path) -> None:
     assert {n["in"].split(" → ")[0] for n in handlers} <= set(registered) and len(handlers) == 10
     functions = {n["in"]: n.get("cut") for n in validate["callers"] if n not in handlers}
     assert functions == {
-        "readTextFileHandler": "depth",
-        "directory_tree.buildTree": "depth",
-        "searchFilesWithValidation.search": "depth",
+        "readTextFileHandler": "depth reached",
+        "directory_tree.buildTree": "depth reached",
+        "searchFilesWithValidation.search": "depth reached",
     }
     assert by_in["parseRootUri"]["callers"][0]["in"] == "getValidRootDirectories"
     relative = by_in["resolveRelativePathAgainstAllowedDirectories"]["callers"]

@@ -170,7 +170,7 @@ def _node(
         return node
     if levels <= 0:
         budget.at_depth += 1
-        node["cut"] = "depth"
+        node["cut"] = "depth reached"
         return node
     if budget.nodes >= MAX_NODES:
         budget.over_budget += 1
