@@ -162,7 +162,9 @@ def test_the_filesystem_servers_module_variable_and_interfaces() -> None:
 def test_this_repositorys_dataclasses_have_exactly_their_fields() -> None:
     from debrief_calc.analysis import registry
 
-    outline = _outline("debrief_calc/analysis/registry.py", (REPO / "debrief_calc" / "analysis" / "registry.py").read_bytes())
+    outline = _outline(
+        "debrief_calc/analysis/registry.py", (REPO / "debrief_calc" / "analysis" / "registry.py").read_bytes()
+    )
     symbols = _by_name(outline)
     lines = (REPO / "debrief_calc" / "analysis" / "registry.py").read_text().splitlines()
     for cls in (registry.Parameter, registry.ToolInput, registry.ToolOutput, registry.ToolSpec):
