@@ -106,4 +106,5 @@ def _tool_function(
         "return": signature.return_annotation
     }
     del call.__wrapped__  # type: ignore[attr-defined]  # the signature above is the tool's, not the method's (no ``self``)
+    call.__workspace_method__ = tool.method  # type: ignore[attr-defined]  # which method a tool is (tests read it)
     return call

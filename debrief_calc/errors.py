@@ -74,34 +74,50 @@ class CalcError(SuiteError):
 
 
 class ToolNotFound(CalcError):
+    """No analysis tool by that name (the message lists them)."""
+
     code = "TOOL_NOT_FOUND"
 
 
 class InvalidContext(CalcError):
+    """The wrong number or sort of features for the tool."""
+
     code = "INVALID_CONTEXT"
 
 
 class KindMismatch(CalcError):
+    """A feature of a kind the tool does not take."""
+
     code = "KIND_MISMATCH"
 
 
 class ValidationFailed(CalcError):
+    """An input (or a tool's output) broke a rule: ``details.field`` names it."""
+
     code = "VALIDATION_FAILED"
 
 
 class ExecutionError(CalcError):
+    """The analysis tool itself failed."""
+
     code = "EXECUTION_ERROR"
 
 
 class PlotNotFound(CalcError):
+    """No such plot file in the workspace (``details.plot_files`` lists those there are)."""
+
     code = "PLOT_NOT_FOUND"
 
 
 class FeatureNotFound(CalcError):
+    """No feature with that id in the plot (``details.missing_ids``)."""
+
     code = "FEATURE_NOT_FOUND"
 
 
 class PayloadTooLarge(CalcError):
+    """An input beyond the accepted size: pass a reference instead."""
+
     code = "PAYLOAD_TOO_LARGE"
 
 
@@ -138,26 +154,38 @@ class StateError(CalcError):
 
 
 class InvalidFilename(StateError):
+    """Not a ``.plot.json`` file inside the workspace."""
+
     code = "INVALID_FILENAME"
 
 
 class InvalidCommand(StateError):
+    """A DebriefCommand of the wrong name or shape (``details.at``, ``details.expected``)."""
+
     code = "INVALID_COMMAND"
 
 
 class Conflict(StateError):
+    """The plot is not at ``expected_revision`` (someone changed it): read it again and retry."""
+
     code = "CONFLICT"
 
 
 class PlotUnreadable(StateError):
+    """The plot file is not a GeoJSON FeatureCollection."""
+
     code = "PLOT_UNREADABLE"
 
 
 class MultiplePlots(StateError):
+    """Several plots are open and no filename was given (``details.available_plots``)."""
+
     code = "MULTIPLE_PLOTS"
 
 
 class PlotExists(StateError):
+    """A new plot's file name is taken; nothing was changed."""
+
     code = "PLOT_EXISTS"
 
 
