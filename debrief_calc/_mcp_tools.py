@@ -24,7 +24,22 @@ from llmem.core.arguments import unchecked
 from llmem.core.images import WithImages
 from llmem.core.serve import ErrorPayload, Runtime, SuiteServer, with_images
 
-__all__ = ["Notify", "Tool", "add_workspace_tools", "workspace_of"]
+__all__ = ["SCRIPTS", "Notify", "Tool", "add_workspace_tools", "workspace_of"]
+
+#: The guides' section on the Python API (both servers: a model that writes code for the analyst
+#: should know the tools are a library too).
+SCRIPTS = (
+    "The same tools are a Python API, for scripts in the workspace and code you write for the analyst: "
+    "`import debrief_calc as dc; ws = dc.Workspace(<the workspace above>)` (and `store=` as this server's "
+    "--store, if not the default), one method per tool with the same arguments (required ones in order, the "
+    "others by name) and the same answers, as pydantic models (`.model_dump()` is the tool's JSON; pictures in "
+    "`.images`, `.save_image(path)`). The state tools drop `debrief_`: "
+    "`ws.apply_command(command, filename=..., expected_revision=...)`, `ws.render_plot(...)`; the callback "
+    "pairs are `generate_analysis_prompt`/`store_analysis_llm_result` (debrief-calc) and "
+    "`generate_plot_prompt`/`store_plot_llm_result` (debrief-state). Errors are exceptions carrying the tools' "
+    "codes (`dc.Conflict` is CONFLICT). A script's writes take the same locks; this server's next read and the "
+    "live view's next poll see them (resource subscribers are notified only of writes made through a server)."
+)
 
 #: sends the notifications of one change a call made (``ctx`` is the call's own context)
 Notify = Callable[[Context[Any, Any] | None, Change], Awaitable[None]]

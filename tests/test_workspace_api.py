@@ -384,3 +384,14 @@ def test_importing_and_using_debrief_calc_never_imports_mcp(ws_dir: Path) -> Non
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[] []", out.stdout  # nothing heavy at import, no MCP ever
+
+
+@pytest.mark.parametrize("script", SERVERS)
+def test_the_guides_name_the_api_as_it_is(script: str, workspace: Path) -> None:
+    guide = build(script, workspace).guide()
+    section = guide.split("## From Python scripts", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`ws\.(\w+)\(", section)) | set(
+        re.findall(r"`(\w+_llm_result|generate_\w+_prompt)`", section)
+    )
+    assert named and named <= set(tool_methods()), named - set(tool_methods())
+    assert "dc.Workspace(" in section and all(hasattr(dc, n) for n in re.findall(r"`dc\.(\w+)", section))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from debrief_calc._mcp_tools import Tool, add_workspace_tools, workspace_of
+from debrief_calc._mcp_tools import SCRIPTS, Tool, add_workspace_tools, workspace_of
 from debrief_calc._workspace import Workspace
 from llmem import __version__
 from llmem.core.config import Limits, ServerConfig
@@ -111,6 +111,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         protocol_notes=_protocol(runtime.limits),
         error_payload=_contract_error,
         argument_error_code="VALIDATION_FAILED",
+        guide_sections=[("From Python scripts", SCRIPTS)],
     )
     read = tool_annotations(read_only=True)
     ws = Workspace

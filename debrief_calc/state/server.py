@@ -17,7 +17,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.mcpserver import Context
 
-from debrief_calc._mcp_tools import Tool, add_workspace_tools, workspace_of
+from debrief_calc._mcp_tools import SCRIPTS, Tool, add_workspace_tools, workspace_of
 from debrief_calc._workspace import Change, Workspace
 from debrief_calc.plots.cmdcheck import ALIASES, PAYLOAD_SHAPES
 from debrief_calc.state._resources import LegacySubscribers, add_resources, plot_uri
@@ -110,6 +110,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
             ("Starting from REP files", START),
             ("Commands", _commands_section()),
             ("Conventions", CONVENTIONS),
+            ("From Python scripts", SCRIPTS),
         ],
     )
     subscribers = LegacySubscribers()
