@@ -20,9 +20,11 @@ nothing of it ever imports MCP.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: importing typing would be most of this module's cost
 if TYPE_CHECKING:
+    from typing import Any
+
     from debrief_calc._workspace import Workspace
     from debrief_calc.calc.answers import (
         PlotFeatures,
