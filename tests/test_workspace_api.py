@@ -275,6 +275,18 @@ async def test_the_api_and_a_server_share_the_store_the_servers_name(store: str,
     assert dc.Workspace(ws_dir, store=other).get_selection(filename=LARGE).selectedIds == []
 
 
+def test_the_store_defaults_as_the_servers_do(ws_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert dc.Workspace(ws_dir).store_path == ws_dir / ".llmem"
+    monkeypatch.setenv("LLMEM_STORE", "user")  # the servers' --store reads it too
+    assert dc.Workspace(ws_dir).store_path == resolve_store_root("user", ws_dir)
+    assert dc.Workspace(ws_dir, store="workspace").store_path == ws_dir / ".llmem"
+    with pytest.raises(dc.ValidationFailed) as caught:
+        dc.Workspace(ws_dir / "no such folder")
+    assert caught.value.details["field"] == "path"
+    with pytest.raises(dc.ValidationFailed):
+        dc.Workspace(ws_dir, store=" ")
+
+
 async def test_writes_from_either_side_are_one_history(clients: tuple[Client, Client], ws_dir: Path) -> None:
     _calc, state = clients
     ws = dc.Workspace(ws_dir)

@@ -31,16 +31,21 @@ class Workspace(Analysis, Plots, PlotState, Views):
 
     Answers keep to the servers' size cap (``limits.answer_chars``): long lists come in pages
     (``cursor``/``next_cursor``) and large runs as a stored reference, exactly as a model gets them.
+    What a server adds for its transport does not apply to a script: the input size cap, the rate
+    limit, the per-call timeout, the final check of an answer's size. One Workspace may be used
+    from several threads (a server does); its plot changes are the servers' ``resources/updated``
+    notifications only when made through a server.
 
     Args:
         path: the workspace folder (``--workspace`` of the servers).
         store: where the artifact store is, as the servers' ``--store`` says it: ``workspace``
-            (``<path>/.llmem``, the default), ``user`` (under the user's data folder), or a path.
-            Use the servers' setting, so that they share results, selections and history.
+            (``<path>/.llmem``), ``user`` (under the user's data folder), or a path; by default
+            ``LLMEM_STORE`` if it is set, else ``workspace``, as for the servers. Give the
+            servers' setting, so that the script shares their results, selections and history.
         limits: the limits (default: the servers', from the ``LLMEM_*`` environment variables).
 
     Raises:
-        ValidationFailed: ``path`` is not a folder.
+        ValidationFailed: ``path`` is not a folder, or ``store`` is empty.
 
     Example:
         >>> import debrief_calc as dc

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -51,15 +52,21 @@ def tool_method(fn: F) -> F:
 class WorkspaceBase:
     """The folder, the store and the services; the tool methods live in the mixins."""
 
-    def __init__(self, path: str | Path, *, store: str = "workspace", limits: Limits | None = None) -> None:
+    def __init__(self, path: str | Path, *, store: str | None = None, limits: Limits | None = None) -> None:
         folder = Path(path).expanduser()
         if not folder.is_dir():
             raise ValidationFailed(
                 f"workspace {str(folder)!r} is not a folder: give the folder of the .plot.json and REP files",
                 details={"field": "path", "rule": "an existing folder"},
             )
+        # the servers' --store, whose default is LLMEM_STORE, else the workspace's own
+        where = store if store is not None else os.environ.get("LLMEM_STORE") or "workspace"
+        if not where.strip():
+            raise ValidationFailed(
+                "store must be 'workspace', 'user' or the path of a folder", details={"field": "store"}
+            )
         root = folder.resolve()
-        self._setup(ArtifactStore(resolve_store_root(store, root), root), limits or Limits.from_env())
+        self._setup(ArtifactStore(resolve_store_root(where, root), root), limits or Limits.from_env())
 
     @classmethod
     def _over(cls, store: ArtifactStore, limits: Limits) -> Self:
