@@ -57,7 +57,7 @@ class Analysis(WorkspaceBase):
 
         Example:
             >>> [p["name"] for p in ws.describe_tool("track-legs").parameters]  # doctest: +SKIP
-            ['course_tolerance', 'speed_tolerance', 'min_leg_duration', ...]
+            ['course_tolerance', 'speed_tolerance', 'min_leg_duration_s', ...]
         """
         return ToolDescription(**self._calc.describe(name))
 
@@ -108,8 +108,8 @@ class Analysis(WorkspaceBase):
             >>> boat2 = ws.run_tool("import-rep", parameters={"path": "boat2.rep"}).stored["ref"]  # doctest: +SKIP
             >>> cpa = ws.run_tool("closest-approach", features=[{"ref": boat1}, {"ref": boat2}],
             ...                   parameters={"distance_unit": "yd"})  # doctest: +SKIP
-            >>> cpa.features[0]["properties"]["cpa_range"]  # doctest: +SKIP
-            119.5...
+            >>> cpa.features[0]["properties"]["range"], cpa.features[0]["properties"]["time"]  # doctest: +SKIP
+            (119.544, '1995-12-12T10:45:08.902Z')
         """
         plot_ref = plot.model_dump() if plot else None
         answer = self._calc.run(tool, features, plot_ref, bounds, parameters, time_start, time_end)

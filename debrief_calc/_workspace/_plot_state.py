@@ -43,7 +43,7 @@ class PlotState(WorkspaceBase):
 
         Example:
             >>> ws.get_selection(filename="exercise.plot.json").selectedIds  # doctest: +SKIP
-            ['NELSON']
+            ['rep-nelson']
         """
         return SelectionAnswer(**self._state.get_selection(filename))
 
@@ -62,7 +62,7 @@ class PlotState(WorkspaceBase):
             FeatureNotFound: an id the plot does not have. PlotNotFound, MultiplePlots.
 
         Example:
-            >>> ws.set_selection(["NELSON", "COLLINGWOOD"], filename="exercise.plot.json").count  # doctest: +SKIP
+            >>> ws.set_selection(["rep-nelson", "rep-collingwood"], filename="exercise.plot.json").count  # doctest: +SKIP
             2
         """
         data, aspects = self._state.set_selection([str(i) for i in selectedIds], filename)
@@ -131,8 +131,8 @@ class PlotState(WorkspaceBase):
             PlotNotFound, MultiplePlots.
 
         Example:
-            >>> ws.get_viewport(filename="exercise.plot.json").viewportState.bounds  # doctest: +SKIP
-            [-21.9, 21.9, -21.6, 22.2]
+            >>> [round(b, 2) for b in ws.get_viewport(filename="exercise.plot.json").viewportState.bounds]  # doctest: +SKIP
+            [-21.88, 21.88, -21.56, 22.2]
         """
         return ViewportAnswer(**self._state.get_viewport(filename))
 
@@ -188,7 +188,7 @@ class PlotState(WorkspaceBase):
             Conflict, PlotNotFound, MultiplePlots.
 
         Example:
-            >>> ws.zoom_to_selection(filename="exercise.plot.json", ids=["NELSON"]).viewportState.bounds  # doctest: +SKIP
+            >>> ws.zoom_to_selection(filename="exercise.plot.json", ids=["rep-nelson"]).viewportState.bounds  # doctest: +SKIP
         """
         id_list = [str(i) for i in ids] if ids else None
         data, aspects = self._state.zoom_to_selection(filename, padding, expected_revision, id_list)
@@ -209,7 +209,7 @@ class PlotState(WorkspaceBase):
 
         Args:
             ids: the features to change.
-            properties: merged into each feature's properties, e.g. ``{"name": "NELSON",
+            properties: merged into each feature's properties, e.g. ``{"name": "NELSON (own ship)",
                 "stroke": "#d62728"}``.
             filename: the plot (default: the one open plot).
             expected_revision: refuse with :class:`Conflict` unless the plot is at this revision.
@@ -223,7 +223,7 @@ class PlotState(WorkspaceBase):
             MultiplePlots.
 
         Example:
-            >>> ws.set_properties(["NELSON"], {"stroke": "#d62728"}, filename="exercise.plot.json").changed  # doctest: +SKIP
+            >>> ws.set_properties(["rep-nelson"], {"stroke": "#d62728"}, filename="exercise.plot.json").changed  # doctest: +SKIP
             True
         """
         data, aspects = self._state.set_properties([str(i) for i in ids], properties, filename, expected_revision)

@@ -42,7 +42,7 @@ class Plots(WorkspaceBase):
 
         Example:
             >>> ws.list_plots().rep_files  # doctest: +SKIP
-            ['boat1.rep', 'boat2.rep']
+            ['boat1.rep', 'boat2.rep', 'narrative.rep']
         """
         return PlotList(**self._state.list_plots())
 
@@ -73,7 +73,7 @@ class Plots(WorkspaceBase):
 
         Example:
             >>> ws.create_plot("exercise.plot.json", features=[{"ref": boat1}, {"ref": boat2}]).added_ids  # doctest: +SKIP
-            ['NELSON', 'COLLINGWOOD']
+            ['rep-nelson', 'rep-collingwood']
         """
         data, aspects = self._state.create_plot(filename, title, features)
         self._changed(filename, aspects)
@@ -162,7 +162,7 @@ class Plots(WorkspaceBase):
 
         Example:
             >>> [f["id"] for f in ws.get_features(filename="exercise.plot.json", kinds=["track"]).features]  # doctest: +SKIP
-            ['NELSON', 'COLLINGWOOD']
+            ['rep-nelson', 'rep-collingwood']
         """
         id_list = [str(i) for i in ids] if ids is not None else None
         return FeaturesAnswer(
@@ -223,7 +223,7 @@ class Plots(WorkspaceBase):
 
         Example:
             >>> ws.undo(filename="exercise.plot.json").undone  # doctest: +SKIP
-            'added 1 feature(s)'
+            'added 1 feature'
         """
         data, aspects = self._state.undo(filename)
         self._changed(data["filename"], aspects)
