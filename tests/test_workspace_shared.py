@@ -201,3 +201,40 @@ async def test_each_side_sees_the_other_and_a_stale_revision_is_a_conflict_on_bo
             assert failed and refused["error"]["code"] == "CONFLICT"
             assert refused["error"]["details"]["revision"] == after_script
     assert "late" not in ids_in_file(plot_ws)
+
+
+async def test_a_running_calc_server_and_a_script_read_each_other_s_results(workspace: Path) -> None:
+    import debrief_calc as dc
+
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        shutil.copy(DATA / "rep" / name, workspace / name)
+    ws = dc.Workspace(workspace)
+    mine = ws.run_tool("import-rep", parameters={"path": "valid_boat1.rep"}).stored
+    assert mine is not None
+    calc = StdioServerParameters(
+        command=console_script("debrief-calc-mcp"), args=["--workspace", str(workspace)], env=subprocess_env()
+    )
+    with anyio.fail_after(120):
+        async with Client(calc) as client:
+            failed, page = await call(client, "get_result", ref=mine["ref"])  # the script's import, read there
+            assert not failed and page["total"] == 1 and page["features"][0]["id"] == "rep-nelson"
+            failed, theirs = await call(client, "run_tool", tool="import-rep", parameters={"path": "valid_boat2.rep"})
+            assert not failed
+            failed, cpa = await call(
+                client,
+                "run_tool",
+                tool="closest-approach",
+                features=[{"ref": mine["ref"]}, {"ref": theirs["stored"]["ref"]}],
+                parameters={"distance_unit": "yd"},
+            )
+            assert not failed
+    # and the server's results, read here
+    found = cpa["features"][0]
+    kept = ws.get_result(found["id"])
+    assert kept.features and kept.features[0]["properties"]["range"] == found["properties"]["range"]
+    again = ws.run_tool(
+        "closest-approach",
+        features=[{"ref": mine["ref"]}, {"ref": theirs["stored"]["ref"]}],
+        parameters={"distance_unit": "yd"},
+    )
+    assert again.features[0]["properties"]["range"] == found["properties"]["range"]
