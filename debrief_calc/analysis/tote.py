@@ -29,6 +29,7 @@ from debrief_calc.analysis.range_bearing import (
 )
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.geo.dm import position_dm
 from debrief_calc.tracks.features import TrackData, iso, parse_iso, track_near
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
@@ -212,6 +213,7 @@ def handle(inp: ToolInput) -> ToolOutput:
             if note is not None:
                 warnings.append(f"{secondary.id}: the time is on a fix in a turn; the row's note and before say more")
             line = lonlat_list(np.array([s.p_lon[0], s.s_lon[0]]), np.array([s.p_lat[0], s.s_lat[0]]))
+            props.update(primary_position_dm=position_dm(line[0]), secondary_position_dm=position_dm(line[1]))
             geometry: dict[str, Any] | None = {"type": "LineString", "coordinates": line}
         else:
             props.update(
