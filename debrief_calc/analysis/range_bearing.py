@@ -517,9 +517,11 @@ SPEC = ToolSpec(
     description=(
         "Range, true bearing, relative bearing (+-180 from the primary's course, negative to port; "
         "relative_bearing_side R red/port, G green/starboard), angle on the bow (atb: the primary's "
-        "relative bearing from the secondary, atb_side R/G) and bearing rate (deg/min, positive drawing "
-        "right; bearing_rate_side L/R) from a primary track (the first, or 'primary') to each other track, "
-        "with both platforms' courses and speeds (kn) derived from their positions; at a fix time the course "
+        "relative bearing from the secondary, atb_side R/G), bearing rate (deg/min, positive drawing "
+        "right; bearing_rate_side L/R) and range_rate (kn, positive opening) from a primary track (the first, or "
+        "'primary') to each other track, with both platforms' courses, speeds (kn) and rates of turn "
+        "(primary_rate_of_turn, secondary_rate_of_turn: deg/min, positive to starboard; the course change from one "
+        "leg to the next over the time between their middles) derived from their positions; at a fix time the course "
         "and speed are the leg after's (at a track's last fix: the leg before), course_at_fix says so; a sample on a "
         "fix of either ship where it turns or changes speed is thus one-sided (the tote at that time gives both "
         "sides: at_fix, before), and a sample between fixes is not affected; the series' at_fix column says which rows "
@@ -528,13 +530,15 @@ SPEC = ToolSpec(
         "beyond it as window_edges), so a row does not depend on the window. secondary_depth (m) is the secondary's depth. "
         "Positions are interpolated along the geodesic at the primary's fix times, at round multiples of an "
         "interval or at the ends of the shared time span. One result per secondary, with the values as "
-        "columns in properties.series (the same names as the tote's fields); its summary gives the true "
-        "closest approach between fixes over the series' span (cpa_range, cpa_time), the least sampled "
+        "columns in properties.series (the same names as the tote's fields); its summary gives the least range "
+        "between fixes over the series' span (cpa_range, cpa_time; a CPA only when cpa_is_pass; cpa_at_edge "
+        "'start'/'end' and cpa_note when it is at an end of the span: range opening/closing), every pass in the "
+        "span as closest-approach lists them (passes, pass_count, pass_rule, range_trend), the least sampled "
         "range (min_sampled_range, min_sampled_range_time: not the CPA) and the peak bearing rate between "
         "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
         "line of sight at the first sample."
     ),
-    version="2.0.0",
+    version="2.1.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",

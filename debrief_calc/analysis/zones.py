@@ -579,9 +579,10 @@ TRANSITS_SPEC = ToolSpec(
         "{shapeType: circle, origin, radiusM}) is the true geodesic circle, not its stored "
         "polygon; zone_shape says which. One result per track and zone; its geometry is a "
         "MultiPoint of where each stay inside began and ended (null when none), or with "
-        "include_geometry the stretches of track inside the zone (a MultiLineString)."
+        "include_geometry the stretches of track inside the zone (a MultiLineString). Entry and exit "
+        "positions also come in degrees and minutes (entry_position_dm, exit_position_dm)."
     ),
-    version="1.1.0",
+    version="1.2.0",
     input_kinds=("track", "zone"),
     output_kind="analysis-result",
     context_type="multi",
@@ -604,10 +605,10 @@ AREA_SPEC = ToolSpec(
         "bounds of one zone, or of the rectangle given as bounds [w, s, e, n] when no zone is "
         "given. A zone stored as a circle (properties.specifics {shapeType: circle, origin, "
         "radiusM}) is measured as the true geodesic circle, not its stored polygon: shape "
-        "'circle', circle {origin, radius_m}, centroid its origin. The result is a Point at the "
-        "centroid."
+        "'circle', circle {origin, radius_m}, centroid its origin; centroid_dm is the centroid in degrees "
+        "and minutes. The result is a Point at the centroid."
     ),
-    version="1.1.0",
+    version="1.2.0",
     input_kinds=("zone",),
     output_kind="analysis-result",
     context_type="region",
