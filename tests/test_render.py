@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import io
+import itertools
 import json
 import re
 import subprocess
@@ -567,7 +568,7 @@ def test_graticule_labels_are_degrees_and_minutes_on_a_charts_spacing(large: dic
     r = render_plot(large, viewport=get_viewport(large), current_time=MIDDLE)
     texts = [text for text, _ in r.placed if "°" in text and text[-1] in "NSEW"]
     lats = sorted(int(t[:2]) + float(t[3:-2]) / 60 for t in texts if t.endswith("N"))
-    steps = {round((b - a) * 60, 6) for a, b in zip(lats, lats[1:], strict=False)}
+    steps = {round((b - a) * 60, 6) for a, b in itertools.pairwise(lats)}
     assert len(lats) >= 4 and steps <= {10.0, 20.0}  # whole chart spacings (a label may be left out)
     assert all(re.fullmatch(r"\d{3}°\d{2}'W", t) for t in texts if t.endswith("W"))
 
