@@ -155,14 +155,12 @@ def handle(inp: ToolInput) -> ToolOutput:
 SPEC = ToolSpec(
     name="close-quarters",
     description=(
-        "The periods in which two tracks were within parameters.threshold (in distance_unit) of each other, the "
-        "range counterpart of speed-filter: pairs 'primary' (default: the primary, the first or 'primary', against "
-        "each other track) or 'all' (every pair); each result says which (pairs). One result per pair: periods in "
-        "order, each {start, end (entry and exit found between fixes, to a millisecond), duration_s, least_range, "
-        "least_range_time, bearing (of the second from the first) and both positions (and *_dm, degrees and "
-        "minutes) at the least range, at_edge 'start'/'end'/'both' with a note when the period runs to an end of "
-        "the shared time or window (it may have begun earlier or ended later)}, period_count, total_duration_s; "
-        "never within: a note with the least range. The geometry: the line between the ships at each least range."
+        "The periods two tracks were within parameters.threshold (distance_unit) of each other, the range "
+        "counterpart of speed-filter; pairs 'primary' (default: the primary against each other track) or 'all'. "
+        "One result per pair: periods [{start, end (between fixes, to a millisecond), duration_s, least_range, "
+        "least_range_time, bearing, both positions and *_dm at it, at_edge 'start'/'end'/'both' and a note when "
+        "the period runs to an end of the shared time or window}], period_count, total_duration_s; never within: "
+        "a note with the least range. Geometry: the line between the ships at each least range."
     ),
     version="1.0.0",
     input_kinds=("track",),

@@ -105,18 +105,14 @@ def handle(inp: ToolInput) -> ToolOutput:
 SPEC = ToolSpec(
     name="closest-approach",
     description=(
-        "Closest point of approach of each pair of tracks over the time they share, and every pass, found "
-        "between fixes (geodesic interpolation, refined to a millisecond). The least range: time, range, true "
-        "bearing of the second from the first (bearing_of names them), both positions (also in degrees and "
-        "minutes: *_position_dm), speeds and courses then. It is the CPA only when it is a pass (is_pass); at_edge "
-        "'start'/'end' marks a least range at the start of the shared time or window (range opening) or its end "
-        "(range closing), never a CPA, and cpa_note says what it is. passes: every local minimum of range worth the "
-        "name, in time order, each {pass, time, range, bearing, both positions and *_dm, between_fixes, closing_from "
-        "and opening_to {range, time}: the highest range since the pass or edge before and up to the next, is_cpa}. "
-        "The rule (pass_rule): the range rises by at least pass_rise x the minimum's range and pass_rise_m metres "
-        "on both sides before falling lower or the data ending; a wobble of noisy fixes is no pass. range_trend "
-        "tells the passes in order ('closing from the start; pass 1 …; opening at the end'). The geometry is the "
-        "line between the two positions at the least range."
+        "Each pair of tracks over the time they share, between fixes (geodesic, to a millisecond): the least range "
+        "(time, range, bearing of the second from the first: bearing_of, both positions and *_position_dm in "
+        "degrees and minutes, speeds, courses), a CPA only when it is a pass (is_pass); at_edge 'start'/'end' with "
+        "cpa_note when it lies at the start (range opening) or end (range closing) of the data or window, never a "
+        "CPA. passes: every local range minimum worth the name, in order, {pass, time, range, bearing, positions, "
+        "between_fixes, closing_from, opening_to {range, time}, is_cpa}, by pass_rule: the range rises by "
+        "pass_rise x the minimum and pass_rise_m on both sides before falling lower (noise is no pass). "
+        "range_trend tells it all in order. Geometry: the line between the ships at the least range."
     ),
     version="2.0.0",
     input_kinds=("track",),
