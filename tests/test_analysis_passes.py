@@ -467,3 +467,85 @@ async def test_passes_close_quarters_and_range_rate_through_run_tool(client: Cli
     assert not err and {p["name"] for p in out["parameters"]} == {"threshold", "pairs", "primary", "distance_unit"}
     err, out = await call(client, "run_tool", tool="tote", features=refs, parameters={"time": f"{DAY}11:13:00Z"})
     assert not err and out["features"][0]["properties"]["range_rate"] < 0  # closing to the 11:13:33 pass
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="track-legs",
+        features=refs[:1],
+        parameters={"mark_legs": True, "marks_timed": False},
+        time_start=f"{DAY}10:00:00Z",
+        time_end=f"{DAY}11:00:00Z",
+    )
+    assert not err, out
+    answer = out["features"][0]["properties"]
+    assert [m["manoeuvre"] for m in answer["manoeuvres"]] == list(range(1, len(answer["manoeuvres"]) + 1))
+    assert any(m["within"] == "after_last_leg" for m in answer["manoeuvres"] if m["between_legs"] is None)
+    marks = [f for f in out["features"] if f["properties"]["kind"] == "annotation"]
+    assert len(marks) == answer["leg_count"] and all("time" not in m["properties"] for m in marks)
+
+
+# --- over stdio, through the real console script -------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_instruments_over_stdio_through_debrief_calc_mcp(workspace: Path, ships: Any) -> None:
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import console_script, subprocess_env
+
+    _, _, pair = ships
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        (workspace / name).write_text((DATA / "rep" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    params = StdioServerParameters(
+        command=console_script("debrief-calc-mcp"), args=["--workspace", str(workspace)], env=subprocess_env()
+    )
+    window_args = {"time_start": f"{DAY}10:00:00Z", "time_end": f"{DAY}11:30:00Z"}
+    with anyio.fail_after(120):
+        async with Client(params) as c:
+            refs = []
+            for name in ("valid_boat1.rep", "valid_boat2.rep"):
+                err, out = await call(c, "run_tool", tool="import-rep", parameters={"path": name})
+                assert not err, out
+                refs.append({"ref": out["stored"]["ref"]})
+            err, out = await call(
+                c, "run_tool", tool="closest-approach", features=refs, parameters={"distance_unit": "yd"}, **window_args
+            )
+            assert not err, out
+            cpa = out["features"][0]["properties"]
+            t, r = pair.dense(at("10:00:00"), at("11:30:00"))
+            check_passes(cpa["passes"], pair, t, r)
+            assert cpa["is_pass"] and [p["is_cpa"] for p in cpa["passes"]].count(True) == 1
+            err, out = await call(
+                c,
+                "run_tool",
+                tool="close-quarters",
+                features=refs,
+                parameters={"threshold": 500, "distance_unit": "yd"},
+                **window_args,
+            )
+            assert not err, out
+            expected = periods_by_definition(pair, t, r, 500 * YD)
+            periods = out["features"][0]["properties"]["periods"]
+            assert [(parse_iso(p["start"]), parse_iso(p["end"])) for p in periods] == [
+                (pytest.approx(s, abs=0.005), pytest.approx(e, abs=0.005)) for s, e, _, _ in expected
+            ]
+            err, out = await call(c, "run_tool", tool="tote", features=refs, parameters={"time": f"{DAY}10:44:30Z"})
+            assert not err, out
+            row = out["features"][0]["properties"]
+            when, legs = at("10:44:30"), (pair.a.leg(at("10:44:30")), pair.b.leg(at("10:44:30")))
+            fd = (pair.range(when + 0.25, legs) - pair.range(when - 0.25, legs)) / 0.5 / KNOT
+            assert row["range_rate"] == pytest.approx(fd, abs=0.01)
+            assert row["primary_rate_of_turn"] == pytest.approx(reference_turn_rate(pair.a, when), abs=1e-3)
+            err, out = await call(
+                c,
+                "run_tool",
+                tool="track-legs",
+                features=refs[:1],
+                time_start=f"{DAY}10:00:00Z",
+                time_end=f"{DAY}11:00:00Z",
+            )
+            assert not err, out
+            legs_answer = out["features"][0]["properties"]
+            assert any(m["between_legs"] is None for m in legs_answer["manoeuvres"])
+            assert legs_answer["legs"][0]["cut_by_window"] == "start"
