@@ -260,6 +260,24 @@ def test_noise_is_no_pass_and_each_real_pass_is_one() -> None:
     assert [round(parse_iso(p["time"]) - t[0], -1) for p in two["passes"]] == [600, 1200]
 
 
+def test_the_least_range_is_the_same_whichever_way_it_is_asked(ships: Any) -> None:
+    """render_series marks the CPA from closest_approach; the tools read it from the range's profile: the
+    same search on the same numbers, so the same instant and range to the last digit."""
+    from debrief_calc.analysis.common import overlap
+    from debrief_calc.analysis.range_profile import Profile, closest_approach
+    from debrief_calc.tracks.features import iso, track_data
+
+    nelson, collingwood, _ = ships
+    for start, end in (("05:00:00", "11:45:00"), ("10:00:00", "10:46:00"), ("11:10:00", "11:30:00")):
+        a, b = (track_data(f) for f in window([nelson, collingwood], start, end))
+        span = overlap(a, b)
+        assert span is not None
+        expected = closest_approach(a, b, span)
+        assert Profile(a, b, span).least() == expected
+        cpa = props(run_ok("closest-approach", window([nelson, collingwood], start, end), {"distance_unit": "m"}))
+        assert (cpa["time"], cpa["range"]) == (iso(expected[0]), round(expected[1], 3))
+
+
 # --- range rate and rate of turn ----------------------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from debrief_calc.analysis.common import (
 )
 from debrief_calc.analysis.passes import edge_name, moments
 from debrief_calc.analysis.range_bearing import PRIMARY_PARAM, pick_primary
-from debrief_calc.analysis.range_profile import BoolArray, IntArray, Profile, closest_approach
+from debrief_calc.analysis.range_profile import BoolArray, IntArray, Profile
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.geo.units import METRES_PER_UNIT
 from debrief_calc.tracks.features import TrackData, iso
@@ -124,7 +124,7 @@ def _pair(a: TrackData, b: TrackData, span: tuple[float, float], threshold: floa
         "bearing_of": f"{second} from {first}",
     }
     if not periods:
-        t_cpa, r_cpa = closest_approach(a, b, span)
+        t_cpa, r_cpa = profile.least()
         props["note"] = (
             f"never within {threshold:g} {unit}: the least range was {num(r_cpa / per, dd)} {unit} at {iso(t_cpa)}"
         )

@@ -45,7 +45,8 @@ __all__ = ["SPEC", "closest_approach"]
 
 
 def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: str, rule: PassRule) -> dict[str, Any]:
-    cpa = closest_approach(a, b, span)
+    profile = Profile(a, b, span)
+    cpa = profile.least()
     t_cpa = cpa[0]
     at = np.array([t_cpa])
     lat_a, lon_a = geodesy.interpolate_track(a.t, a.lat, a.lon, at)
@@ -56,7 +57,7 @@ def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: st
     pos_a = [float(lon_a[0]), float(lat_a[0])]
     pos_b = [float(lon_b[0]), float(lat_b[0])]
     first, second = a.name or a.id, b.name or b.id
-    shape = range_shape(Profile(a, b, span), rule)
+    shape = range_shape(profile, rule)
     passes, cpa_pass = pass_entries(shape, cpa, unit)
     least = least_summary(shape, cpa, cpa_pass, unit)
     props: dict[str, Any] = {

@@ -36,7 +36,7 @@ from debrief_calc.analysis.passes import (
     range_trend,
     rule_from,
 )
-from debrief_calc.analysis.range_profile import Profile, closest_approach, coarse_pieces, least_range_times
+from debrief_calc.analysis.range_profile import Profile, coarse_pieces, least_range_times
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.geo import geodesy
 from debrief_calc.geo.units import METRES_PER_UNIT
@@ -361,8 +361,9 @@ def _passes(
     primary: TrackData, secondary: TrackData, span: tuple[float, float], unit: str, rule: PassRule
 ) -> dict[str, Any]:
     """The true CPA over the series' span, every pass in it and how the range ran (closest-approach's figures)."""
-    cpa = closest_approach(primary, secondary, span)
-    shape = range_shape(Profile(primary, secondary, span), rule)
+    profile = Profile(primary, secondary, span)
+    cpa = profile.least()
+    shape = range_shape(profile, rule)
     passes, cpa_pass = pass_entries(shape, cpa, unit, roles=("primary", "secondary"))
     shared = overlap(primary, secondary)
     inside = shared is not None and (span[0] > shared[0] or span[1] < shared[1])

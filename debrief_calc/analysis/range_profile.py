@@ -125,12 +125,9 @@ def vertices(a: TrackData, b: TrackData, span: tuple[float, float]) -> FloatArra
     return out
 
 
-def closest_approach(a: TrackData, b: TrackData, span: tuple[float, float]) -> tuple[float, float]:
-    """``(time, range_m)`` of the least geodesic range between ``a`` and ``b`` within ``span``."""
-    times = vertices(a, b, span)
-    if times.size == 1:
-        return span[0], float(range_m(a, b, times)[0])
-    est = coarse_pieces(a, b, times)[0]
+def _least(a: TrackData, b: TrackData, times: FloatArray, est: FloatArray) -> tuple[float, float]:
+    """``(time, range_m)`` of the least geodesic range over ``times`` (two or more), ``est`` the planar
+    estimate of each piece's least range: the most promising pieces refined on the geodesic."""
     order = np.argsort(est, kind="stable")
     near = int(np.searchsorted(est[order], est[order[0]] * (1 + _REL_MARGIN) + _ABS_MARGIN_M, side="right"))
     chosen = order[: min(max(near, _MIN_CANDIDATES), _MAX_CANDIDATES)]
@@ -140,6 +137,14 @@ def closest_approach(a: TrackData, b: TrackData, span: tuple[float, float]) -> t
     ranges = range_m(a, b, candidates)
     k = int(np.argmin(ranges))
     return float(candidates[k]), float(ranges[k])
+
+
+def closest_approach(a: TrackData, b: TrackData, span: tuple[float, float]) -> tuple[float, float]:
+    """``(time, range_m)`` of the least geodesic range between ``a`` and ``b`` within ``span``."""
+    times = vertices(a, b, span)
+    if times.size == 1:
+        return span[0], float(range_m(a, b, times)[0])
+    return _least(a, b, times, coarse_pieces(a, b, times)[0])
 
 
 class Profile:
@@ -159,6 +164,7 @@ class Profile:
         else:
             frac, least, _ = _piece_minima(east, north)
             inside = (frac > _INSIDE) & (frac < 1.0 - _INSIDE)
+        self._piece_least = least
         pieces = np.flatnonzero(inside)
         n = self.times.size
         # vertex i goes after the inside minima of the pieces before it
@@ -177,6 +183,13 @@ class Profile:
 
     def __len__(self) -> int:
         return int(self.t.size)
+
+    def least(self) -> tuple[float, float]:
+        """``(time, range_m)`` of the least geodesic range over the span: :func:`closest_approach`'s
+        answer, from the planar pass already made."""
+        if self.times.size == 1:
+            return self.span[0], float(range_m(self.a, self.b, self.times)[0])
+        return _least(self.a, self.b, self.times, self._piece_least)
 
     def exact(self, points: IntArray) -> FloatArray:
         """The geodesic range (m) at the times of ``points``."""
