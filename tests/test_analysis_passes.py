@@ -278,6 +278,26 @@ def test_the_least_range_is_the_same_whichever_way_it_is_asked(ships: Any) -> No
         assert (cpa["time"], cpa["range"]) == (iso(expected[0]), round(expected[1], 3))
 
 
+def test_a_steady_range_a_shared_instant_and_a_jump_say_what_they_are() -> None:
+    still = track_feature("still", [0, 600], [0.0, 0.0], [0.0, 0.0])
+    beside = track_feature("beside", [0, 600], [0.001, 0.001], [0.0, 0.0])
+    steady = props(run_ok("closest-approach", [still, beside], {"distance_unit": "m"}))
+    metres = GEOD.Inverse(0.0, 0.0, 0.0, 0.001)["s12"]
+    assert steady["range"] == pytest.approx(metres, abs=1e-3) and not steady["is_pass"] and steady["pass_count"] == 0
+    assert steady["at_edge"] is None and steady["cpa_note"].startswith("the range did not change")
+    # the tracks share 00:10 only: that instant is a period within, of no duration
+    later = track_feature("later", [600, 1200], [0.001, 0.002], [0.0, 0.0])
+    one = props(run_ok("close-quarters", [still, later], {"threshold": 200, "distance_unit": "m"}))
+    assert one["period_count"] == 1 and one["periods"][0]["duration_s"] == 0
+    assert one["periods"][0]["least_range"] == pytest.approx(metres, abs=1e-3)
+    # two fixes at 00:10 (the track jumps 111 m north): the least range is where it was until then
+    jumpy = track_feature("jumpy", [0, 600, 600, 1200], [0.0, 0.0, 0.0, 0.0], [0.0, 0.01, 0.011, 0.02])
+    across = track_feature("across", [0, 600, 1200], [0.01, 0.0, -0.01], [0.0, 0.01, 0.02])
+    cpa = props(run_ok("closest-approach", [jumpy, across], {"distance_unit": "m"}))
+    assert cpa["is_pass"] and cpa["pass_count"] == 1 and cpa["passes"][0]["is_cpa"]
+    assert cpa["range"] < 0.01 and abs(parse_iso(cpa["time"]) - 600) < 0.01  # GeographicLib: both at 0.01 N, 0 E
+
+
 # --- range rate and rate of turn ----------------------------------------------------------------------
 
 

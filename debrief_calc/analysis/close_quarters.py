@@ -73,7 +73,7 @@ def within(profile: Profile, threshold_m: float) -> list[tuple[float, float, flo
     order = np.lexsort((r[members], run_of))
     lowest = members[order[np.concatenate(([True], run_of[order][1:] != run_of[order][:-1]))]]
     least_t, least_r = profile.refine(lowest.astype(np.intp))
-    keep = ends > starts
+    keep = (ends > starts) | (profile.span[0] == profile.span[1])  # sharing one instant, within at it
     return [
         (float(a), float(b), float(c), float(d))
         for a, b, c, d in zip(starts[keep], ends[keep], least_t[keep], least_r[keep], strict=True)

@@ -49,6 +49,8 @@ __all__ = [
 
 DEFAULT_RISE: Final = 0.5
 DEFAULT_RISE_M: Final = 100.0
+#: a range that varies by no more than this (m) over the span did not change
+_FLAT_M: Final = 1e-3
 
 PASS_PARAMS: Final = (
     Parameter(
@@ -294,10 +296,13 @@ def least_summary(
         return spans if spans is not None else edge_name(a, b, span, side)
 
     t, r = cpa
-    at_edge = "start" if t == span[0] else "end" if t == span[1] else None
+    flat = len(profile) > 1 and float(np.ptp(profile.r)) <= _FLAT_M
+    at_edge = None if flat else "start" if t == span[0] else "end" if t == span[1] else None
     out: dict[str, Any] = {"at_edge": at_edge, "is_pass": cpa_pass is not None}
     if span[0] == span[1]:
         out["note"] = "the tracks share one instant only: the range there is all there is to compare"
+    elif flat:
+        out["note"] = f"the range did not change: {_amount(r, unit)} throughout, so no pass and no CPA"
     elif at_edge == "start":
         out["note"] = (
             f"closest at the start of the {name_of('start')} (range opening): not a CPA; the range may "

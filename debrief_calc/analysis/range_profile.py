@@ -38,6 +38,10 @@ _REL_MARGIN: Final = 0.02
 _ABS_MARGIN_M: Final = 50.0
 #: a piece's inside minimum this close to one of its ends (as a fraction of it) is that end
 _INSIDE: Final = 1e-9
+#: a track jumps at a vertex (two fixes at one time) when the relative position there moves this far
+_JUMP_M: Final = 1e-6
+#: where the range was just before a jump is read this long before it
+_BEFORE_JUMP_S: Final = 1e-6
 
 
 def range_m(a: TrackData, b: TrackData, t: FloatArray) -> FloatArray:
@@ -48,16 +52,29 @@ def range_m(a: TrackData, b: TrackData, t: FloatArray) -> FloatArray:
     return dist
 
 
-def _planar(track: TrackData, t: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Latitude and (unwrapped) longitude at ``t``, linear between fixes: coarse positions."""
+def _planar(track: TrackData, t: FloatArray, *, left: bool = False) -> tuple[FloatArray, FloatArray]:
+    """Latitude and (unwrapped) longitude at ``t``, linear between fixes: coarse positions. At a time
+    two fixes share (the track jumps), the later fix, as :func:`~debrief_calc.geo.geodesy.interpolate_track`
+    has it, or with ``left`` the earlier: where the track was until then."""
+    n = len(track)
     lon = np.unwrap(track.lon, period=360.0)
-    return np.interp(t, track.t, track.lat), np.interp(t, track.t, lon)
+    if n == 1:
+        return np.full(t.shape, track.lat[0]), np.full(t.shape, lon[0])
+    k = np.searchsorted(track.t, t, side="left" if left else "right")
+    j = np.clip(k - 1, 0, n - 2)
+    dt = track.t[j + 1] - track.t[j]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.clip(np.where(dt > 0, (t - track.t[j]) / dt, 1.0), 0.0, 1.0)
+    lat: FloatArray = track.lat[j] + frac * (track.lat[j + 1] - track.lat[j])
+    lon_t: FloatArray = lon[j] + frac * (lon[j + 1] - lon[j])
+    return lat, lon_t
 
 
-def relative_en(a: TrackData, b: TrackData, times: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """East and north metres of ``b`` from ``a`` at ``times``, in the plane of their mid-latitude."""
-    lat_a, lon_a = _planar(a, times)
-    lat_b, lon_b = _planar(b, times)
+def relative_en(a: TrackData, b: TrackData, times: FloatArray, *, left: bool = False) -> tuple[FloatArray, FloatArray]:
+    """East and north metres of ``b`` from ``a`` at ``times``, in the plane of their mid-latitude
+    (``left``: where each was until then, at a time a track jumps)."""
+    lat_a, lon_a = _planar(a, times, left=left)
+    lat_b, lon_b = _planar(b, times, left=left)
     mid = np.radians((lat_a + lat_b) * 0.5)
     s = np.sin(mid)
     w2 = 1.0 - _E2 * s * s
@@ -68,12 +85,15 @@ def relative_en(a: TrackData, b: TrackData, times: FloatArray) -> tuple[FloatArr
     return east, north
 
 
-def _piece_minima(east: FloatArray, north: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Per piece between consecutive samples: the fraction of the way along it at which the
-    planar range is least (0 or 1 at an end), that least range, and ``|r x d|`` (m^2: the relative
-    position at its start crossed with the relative displacement over it)."""
-    e0, n0 = east[:-1], north[:-1]
-    de, dn = np.diff(east), np.diff(north)
+def _piece_minima(
+    start: tuple[FloatArray, FloatArray], end: tuple[FloatArray, FloatArray]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per piece, from the relative position (east, north) at its start to that at its end: the
+    fraction of the way along it at which the planar range is least (0 or 1 at an end), that least
+    range, and ``|r x d|`` (m^2: the relative position at its start crossed with the relative
+    displacement over it)."""
+    e0, n0 = start
+    de, dn = end[0] - e0, end[1] - n0
     speed2 = de * de + dn * dn
     with np.errstate(divide="ignore", invalid="ignore"):
         frac: FloatArray = np.clip(np.where(speed2 > 0, -(e0 * de + n0 * dn) / speed2, 0.0), 0.0, 1.0)
@@ -82,11 +102,20 @@ def _piece_minima(east: FloatArray, north: FloatArray) -> tuple[FloatArray, Floa
     return frac, least, cross
 
 
+def _ends(a: TrackData, b: TrackData, times: FloatArray) -> tuple[tuple[FloatArray, FloatArray], ...]:
+    """The relative position at each of ``times`` as the pieces starting there see it, and as the
+    pieces ending there do (they differ only where a track jumps: two fixes at one time)."""
+    right = relative_en(a, b, times)
+    left = relative_en(a, b, times, left=True)
+    return right, left
+
+
 def coarse_pieces(a: TrackData, b: TrackData, times: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Estimated least range (m) within each interval of ``times``, and ``|r x d|`` there (m^2,
     which divided by the interval's duration and the least range squared is the largest bearing
     rate in it, rad/s), treating the relative motion as linear in a local plane."""
-    _, least, cross = _piece_minima(*relative_en(a, b, times))
+    right, left = _ends(a, b, times)
+    _, least, cross = _piece_minima((right[0][:-1], right[1][:-1]), (left[0][1:], left[1][1:]))
     return least, cross
 
 
@@ -149,33 +178,43 @@ def closest_approach(a: TrackData, b: TrackData, span: tuple[float, float]) -> t
 
 class Profile:
     """The range between ``a`` and ``b`` over ``span`` as a sequence of *points* in time order:
-    every vertex, and after each piece's first vertex that piece's inside minimum when it has one.
-    ``t`` and ``r`` (planar metres) are the points' times and ranges; ``piece`` the piece a point
-    starts or lies in; ``vertex`` whether it is a vertex."""
+    every vertex, and after each piece's first vertex that piece's inside minimum when it has one;
+    where a track jumps (two fixes at one time), a point for where the range was until then comes
+    just before the vertex (``before_jump``). ``t`` and ``r`` (planar metres) are the points' times
+    and ranges; ``piece`` the piece a point starts or lies in (a point before a jump: the piece it
+    ends); ``vertex`` whether it is a vertex."""
 
     def __init__(self, a: TrackData, b: TrackData, span: tuple[float, float]) -> None:
         self.a, self.b, self.span = a, b, span
         self.times = vertices(a, b, span)
-        east, north = relative_en(a, b, self.times)
-        at_vertex = np.hypot(east, north)
-        if self.times.size == 1:
+        n = self.times.size
+        (east, north), (east_l, north_l) = _ends(a, b, self.times)
+        if n == 1:
             inside = np.zeros(0, dtype=bool)
             frac = least = np.zeros(0)
+            jump = np.zeros(1, dtype=bool)
         else:
-            frac, least, _ = _piece_minima(east, north)
+            frac, least, _ = _piece_minima((east[:-1], north[:-1]), (east_l[1:], north_l[1:]))
             inside = (frac > _INSIDE) & (frac < 1.0 - _INSIDE)
+            jump = np.concatenate(([False], np.hypot(east_l - east, north_l - north)[1:] > _JUMP_M))
         self._piece_least = least
-        pieces = np.flatnonzero(inside)
-        n = self.times.size
-        # vertex i goes after the inside minima of the pieces before it
-        before = np.concatenate(([0], np.cumsum(inside)))[:n]
-        at = np.arange(n) + before
-        total = n + pieces.size
+        has_inside = np.concatenate((inside, [False]))
+        # per vertex i: the point before a jump at it, the vertex, the inside minimum of piece i
+        count = jump.astype(np.intp) + 1 + has_inside
+        offset = np.concatenate(([0], np.cumsum(count)[:-1]))
+        at = offset + jump
+        total = int(count.sum())
         self.t: FloatArray = np.empty(total)
         self.r: FloatArray = np.empty(total)
         self.piece: IntArray = np.empty(total, dtype=np.intp)
         self.vertex: BoolArray = np.zeros(total, dtype=bool)
-        self.t[at], self.r[at], self.piece[at], self.vertex[at] = self.times, at_vertex, np.arange(n), True
+        self.before_jump: BoolArray = np.zeros(total, dtype=bool)
+        self.t[at], self.r[at], self.piece[at], self.vertex[at] = self.times, np.hypot(east, north), np.arange(n), True
+        ends = np.flatnonzero(jump)
+        self.t[offset[ends]] = self.times[ends]
+        self.r[offset[ends]] = np.hypot(east_l[ends], north_l[ends])
+        self.piece[offset[ends]], self.before_jump[offset[ends]] = ends - 1, True
+        pieces = np.flatnonzero(inside)
         mid = at[pieces] + 1
         dt = np.diff(self.times)[pieces] if pieces.size else np.zeros(0)
         self.t[mid] = self.times[pieces] + frac[pieces] * dt
@@ -192,8 +231,8 @@ class Profile:
         return _least(self.a, self.b, self.times, self._piece_least)
 
     def exact(self, points: IntArray) -> FloatArray:
-        """The geodesic range (m) at the times of ``points``."""
-        return range_m(self.a, self.b, self.t[points])
+        """The geodesic range (m) at ``points`` (just before the jump for a point before one)."""
+        return range_m(self.a, self.b, self.t[points] - np.where(self.before_jump[points], _BEFORE_JUMP_S, 0.0))
 
     def refine(self, points: IntArray) -> tuple[FloatArray, FloatArray]:
         """The time and geodesic range (m) of the least range at or round each of ``points`` (each a
