@@ -52,6 +52,11 @@ def range_m(a: TrackData, b: TrackData, t: FloatArray) -> FloatArray:
     return dist
 
 
+def _jumps(track: TrackData) -> bool:
+    """Whether two fixes of the track share a time."""
+    return bool(len(track) > 1 and np.any(track.t[1:] == track.t[:-1]))
+
+
 def _planar(track: TrackData, t: FloatArray, *, left: bool = False) -> tuple[FloatArray, FloatArray]:
     """Latitude and (unwrapped) longitude at ``t``, linear between fixes: coarse positions. At a time
     two fixes share (the track jumps), the later fix, as :func:`~debrief_calc.geo.geodesy.interpolate_track`
@@ -60,6 +65,8 @@ def _planar(track: TrackData, t: FloatArray, *, left: bool = False) -> tuple[Flo
     lon = np.unwrap(track.lon, period=360.0)
     if n == 1:
         return np.full(t.shape, track.lat[0]), np.full(t.shape, lon[0])
+    if not _jumps(track):  # no two fixes at one time: numpy's interpolation, the quicker
+        return np.interp(t, track.t, track.lat), np.interp(t, track.t, lon)
     k = np.searchsorted(track.t, t, side="left" if left else "right")
     j = np.clip(k - 1, 0, n - 2)
     dt = track.t[j + 1] - track.t[j]
@@ -106,7 +113,7 @@ def _ends(a: TrackData, b: TrackData, times: FloatArray) -> tuple[tuple[FloatArr
     """The relative position at each of ``times`` as the pieces starting there see it, and as the
     pieces ending there do (they differ only where a track jumps: two fixes at one time)."""
     right = relative_en(a, b, times)
-    left = relative_en(a, b, times, left=True)
+    left = relative_en(a, b, times, left=True) if _jumps(a) or _jumps(b) else right
     return right, left
 
 
