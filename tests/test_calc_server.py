@@ -38,6 +38,7 @@ ANALYSIS = {
     "range-bearing",
     "tote",
     "closest-approach",
+    "close-quarters",
     "zone-transits",
     "zone-overlaps",
     "speed-filter",

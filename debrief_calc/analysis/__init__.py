@@ -15,6 +15,7 @@ __all__ = ["builtin_specs", "default_registry"]
 def builtin_specs() -> tuple[ToolSpec, ...]:
     """The built-in tools, in the order ``list_tools`` shows them."""
     from debrief_calc.analysis import (
+        close_quarters,
         commands,
         cpa,
         import_rep,
@@ -34,6 +35,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         range_bearing.SPEC,
         tote.SPEC,
         cpa.SPEC,
+        close_quarters.SPEC,
         zones.TRANSITS_SPEC,
         zone_overlaps.SPEC,
         speed_filter.SPEC,

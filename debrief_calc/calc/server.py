@@ -16,8 +16,9 @@ from llmem.core.serve import Runtime, SuiteServer, tool_annotations
 __all__ = ["build_server"]
 
 INSTRUCTIONS = (
-    "debrief-calc runs maritime analysis tools (track statistics, range and bearing, closest approach, zone "
-    "transits, speed filter, area summary, resampling, deletion, REP import) on Debrief GeoJSON features given "
+    "debrief-calc runs maritime analysis tools (track statistics, range and bearing, closest approach and every "
+    "pass, close quarters, zone transits, speed filter, area summary, resampling, deletion, REP import) on Debrief "
+    "GeoJSON features given "
     'inline, as {"ref"} items from earlier answers, or by plot reference. Discover tools with '
     "list_tools/describe_tool, run them with run_tool, read stored results with get_result; changes to plots "
     "come back as DebriefCommands for debrief-state-mcp to apply."
@@ -57,13 +58,19 @@ parameters={{"distance_unit": "yd"}}), or make a plot on debrief-state-mcp with 
 debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_command(<the import's addFeatures \
 command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_ids": [...]}}).
 
-Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (CPA time, \
-range and bearing of each pair), range-bearing (a series; its cpa_range is the true CPA), tote (range in yd, \
-bearings, bearing rate, courses and speeds of a primary against each other track at one time: parameters.time, \
-else the plot's current time), speed-filter (periods above or below threshold_kn), track-legs (steady legs and \
-the turns between them, per track), zone-transits, zone-overlaps (who was in one zone while another was in \
-another), area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
-parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
+Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (the least \
+range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule; a \
+least range at the start or end of the data or window is never a CPA: at_edge, cpa_note), close-quarters (the \
+periods two tracks were within parameters.threshold, entry and exit between fixes, the least range in each), \
+range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes as \
+closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, + opening), courses, speeds and \
+rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time), \
+speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
+every turn as a manoeuvre with its rate of turn, per track; mark_legs, marks_timed=false to show every mark at once), \
+zone-transits, zone-overlaps (who was in one zone while another was in another), area-summary, resample-track, \
+delete-features, import-rep; describe_tool(name) gives every parameter. Positions in answers also come in degrees and \
+minutes (*_dm: 22°07.41'N 021°46.41'W). Tools that change a plot return DebriefCommands for debrief_apply_command \
+instead of writing it.
 
 Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (by default the plot's narrative entries and notes, timed annotations with no geometry or a point, of the plot read: plot, or debrief-state:plots refs to one plot) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max; extrema "sampled": the samples' min and max, and beside them the true ones between fixes where the result has them: true_min of range (the CPA), true_peak of bearing_rate {{value, time, label, between_samples}}, drawn as a red diamond and labelled; outside_span: true when the span drawn leaves it out), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, from_plot}}: every entry given is marked, outside_span or untimed, others (the other secondaries' result refs).
 
