@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llmem.code import parsing
+from llmem.code import parse_pool
 from llmem.code.artifacts import Llmem
 from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
@@ -40,9 +40,9 @@ def test_worker_processes_give_the_same_outlines_as_this_process(
 ) -> None:
     other = tmp_path / "other"
     shutil.copytree(tree, other)
-    monkeypatch.setattr(parsing, "POOL_MIN_FILES", 10**9)
+    monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 10**9)
     here = Llmem(ArtifactStore(tree / ".llmem", tree), Limits()).parse(".")
-    monkeypatch.setattr(parsing, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 1)
     pooled = Llmem(ArtifactStore(other / ".llmem", other), Limits()).parse(".")
     assert here["parsed"] == pooled["parsed"] > 100 and pooled["failed"] == 0
     assert _outlines(tree) == _outlines(other)
@@ -50,8 +50,8 @@ def test_worker_processes_give_the_same_outlines_as_this_process(
 
 @pytest.mark.skipif(os.name != "posix", reason="kills worker processes with POSIX signals")
 def test_killed_workers_cost_time_not_files(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsing, "POOL_MIN_FILES", 1)
-    pool = parsing._WORKERS.get()
+    monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 1)
+    pool = parse_pool._WORKERS.get()
     pool.submit(os.getpid).result(timeout=60)  # the workers are up
     for process in list(pool._processes.values()):
         os.kill(process.pid, signal.SIGKILL)
