@@ -4,9 +4,10 @@ The unit of work is :func:`outline_batch`: read each file, outline it and store 
 when its bytes are those already outlined, only refresh the stored fingerprint). A folder parse
 of many changed files (:data:`POOL_MIN_FILES` or more) hands batches to worker processes, which
 store what they make themselves: encoding and writing are spread over the cores with the
-parsing, and only a few words per file come back. This process takes batches too, whenever one
-is still waiting for a worker (it cancels that batch's future and does it here), so a fresh
-server's first parse does not wait for its workers to start, and the last batches are shared.
+parsing, and only a few words per file come back. This process takes batches too, the next one
+no worker has started (it cancels that batch's future and does it here), so a fresh server's
+first parse does not wait for its workers to start; batches shrink towards the end, so that
+the last ones end together.
 
 The workers start at the first large parse and stay for the next. They are forked from a
 process with one thread, else from a fork server (another thread may hold a lock that a fork
@@ -25,9 +26,12 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmem.core.store import ArtifactStore, Fingerprint
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "NAMESPACE",
@@ -49,9 +53,10 @@ PRODUCER = "llmem-mcp"
 OUTLINE = "outline"
 #: Changed files from which a folder parse outlines in worker processes.
 POOL_MIN_FILES = 48
-#: Files per batch: large enough to pay for the round trip, small enough that the last batches
-#: (which this process may take) end together.
-POOL_CHUNK = 8
+#: Files per batch at most, and at least: batches shrink towards the end of the list (guided
+#: scheduling), so that the last ones, which this process may take too, end together.
+POOL_CHUNK = 16
+POOL_CHUNK_MIN = 2
 #: What made each language's outline, for the provenance (tree-sitter for the rest).
 _PARSERS = {
     "python": "ast",
@@ -249,6 +254,28 @@ class _Workers:
 _WORKERS = _Workers()
 
 
+def _batches(todo: list[Item], takers: int) -> list[list[Item]]:
+    """``todo`` in batches of a quarter of what is left per taker, within the bounds."""
+    out: list[list[Item]] = []
+    start = 0
+    while start < len(todo):
+        size = min(POOL_CHUNK, max(POOL_CHUNK_MIN, (len(todo) - start) // (4 * takers)))
+        out.append(todo[start : start + size])
+        start += size
+    return out
+
+
+def _next_unstarted(futures: list[Future[list[Outcome]]], front: int) -> tuple[int, Future[list[Outcome]] | None]:
+    """The first batch from ``front`` on that no worker has taken, cancelled for this process to
+    do (a cancelled future is never run), and where to look next time."""
+    while front < len(futures):
+        future = futures[front]
+        front += 1
+        if future.cancel():
+            return front, future
+    return front, None
+
+
 def outline_many(
     store: ArtifactStore, todo: list[Item], between: Callable[[], None] | None = None
 ) -> Iterator[Outcome]:
@@ -264,7 +291,7 @@ def outline_many(
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    chunks = [todo[i : i + POOL_CHUNK] for i in range(0, len(todo), POOL_CHUNK)]
+    chunks = _batches(todo, max(1, usable_cores() - 1) + 1)
     left = dict(enumerate(chunks))
     root, workspace = str(store.root), str(store.workspace)
     try:
@@ -272,24 +299,18 @@ def outline_many(
         futures = [pool.submit(_worker_batch, root, workspace, chunk) for chunk in chunks]
         which = {future: i for i, future in enumerate(futures)}
         pending = set(futures)
-        steal = len(futures) - 1  # workers take batches from the front; this process from the back
+        front = 0  # batches go to workers in order: this process takes the next one none has started
         while pending:
             done, pending = wait(pending, timeout=0, return_when=FIRST_COMPLETED)
-            if not done and steal >= 0:
-                future = futures[steal]
-                steal -= 1
-                if future in pending and future.cancel():
-                    pending.discard(future)
-                    yield from outline_batch(store, left.pop(which[future]))
-                    if between is not None:
-                        between()
-                    continue
-                steal = -1  # a batch a worker has taken: every one before it is taken too
-            if not done and between is not None:
-                between()
-                done, pending = wait(pending, timeout=0, return_when=FIRST_COMPLETED)
             if not done:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                front, mine = _next_unstarted(futures, front)
+                if mine is not None:
+                    pending.discard(mine)
+                    yield from outline_batch(store, left.pop(which[mine]))
+                if between is not None:
+                    between()
+                if mine is None:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 outcomes = future.result()
                 del left[which[future]]
