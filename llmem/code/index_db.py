@@ -78,6 +78,11 @@ def split_words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def _words_text(text: str) -> str:
+    """``" ".join(split_words(text))``, lower-cased once (the words are ASCII: the same text)."""
+    return " ".join(_WORD.findall(text)).lower()
+
+
 @functools.cache
 def trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite ≥ 3.34)."""
@@ -297,9 +302,9 @@ class IndexDb:
         for i, r in zip(ids, rows, strict=True):
             outline = r[1] == "outline"
             if outline:
-                name_words.append((i, " ".join(split_words(r[2] or r[3]))))
+                name_words.append((i, _words_text(r[2] or r[3])))
             if r[8]:
-                text_words.append((i, " ".join(split_words(r[8]))))
+                text_words.append((i, _words_text(r[8])))
             if outline and self.trigram:
                 names.append((i, r[10]))
         conn.executemany("INSERT INTO name_words(rowid, words) VALUES (?, ?)", name_words)
