@@ -155,12 +155,19 @@ class Parser:
             **self._after(counts),
         }
 
-    def _outline_if_changed(self, key: str, abs_path: Path, counts: ParseCounts) -> bool:
+    def _outline_if_changed(
+        self, key: str, abs_path: Path, counts: ParseCounts, seen: tuple[int, int] | None = None
+    ) -> bool:
         """Store a fresh outline unless the stored one still matches (size+mtime, then sha256);
-        whether an outline was made anew."""
+        whether an outline was made anew. In this process: one file never starts workers.
+
+        ``seen`` is the (size, mtime_ns) the caller already read, saving a second stat.
+        """
         stored = _read_header_fingerprint(self.store.artifact_file(NAMESPACE, key, OUTLINE))
-        st = abs_path.stat()
-        if stored is not None and (stored.size, stored.mtime_ns) == (st.st_size, st.st_mtime_ns):
+        if seen is None:
+            st = abs_path.stat()
+            seen = (st.st_size, st.st_mtime_ns)
+        if stored is not None and (stored.size, stored.mtime_ns) == seen:
             counts.unchanged += 1
             return False
         made = outline_file(key, str(abs_path))
