@@ -249,3 +249,28 @@ async def test_a_large_parse_over_stdio_reports_progress_and_is_searchable(works
             hits = found.structured_content["data"]["results"]
             assert any(h["path"] == "llmem/code/parse_pool.py" and h["match"] == "exact-name" for h in hits)
     assert seen and seen[-1] == files and seen == sorted(seen)
+
+
+def test_spawned_workers_as_on_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where neither fork nor a fork server exists, workers start as fresh interpreters (spawn)."""
+    import multiprocessing
+
+    ws = _workspace(tmp_path / "ws")
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(parse_pool, "usable_cores", lambda: 2)
+    parse_pool._WORKERS.drop()
+    try:
+        result = Llmem(ArtifactStore(ws / ".llmem", ws), Limits()).parse("llmem")
+        pool = parse_pool._WORKERS._pool
+        assert pool is not None and pool._mp_context.get_start_method() == "spawn"
+        assert result["parsed"] >= parse_pool.POOL_MIN_FILES and result["failed"] == 0
+        assert len(_stored(ws)) == result["parsed"]
+        # A spawned worker outlines and stores a batch itself (whatever this process took above).
+        new = ws / "servers" / "spawned.py"
+        new.write_text("def spawned() -> int:\n    return 1\n", encoding="utf-8")
+        item = ("servers/spawned.py", str(new), None)
+        outcome = pool.submit(parse_pool._worker_batch, str(ws / ".llmem"), str(ws), [item]).result(timeout=120)
+        assert outcome == [("servers/spawned.py", "parsed", False, None)]
+        assert "spawned" in _stored(ws)["servers/spawned.py"][0]
+    finally:
+        parse_pool._WORKERS.drop()
