@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,9 +44,9 @@ def write_config(ws: Path, path: Path, **extra: dict[str, object]) -> Path:
 
 
 class HostProcess:
-    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
+    def __init__(self, proc: subprocess.Popen[str], url: str, first: list[str]) -> None:
         self.proc, self.url = proc, url
-        self.stderr: list[str] = []
+        self.stderr: list[str] = list(first)  # the lines read before, then each as it comes
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -73,23 +72,15 @@ def running_host(config: Path, ws: Path, *args: str, env: dict[str, str] | None 
         text=True,
     )
     assert proc.stderr is not None
-    deadline = time.monotonic() + 90
-    seen: list[str] = []
-    url = None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        found = re.search(r"chat at (http://\S+/) ", line)
-        if found:
-            url = found.group(1)
-            break
-    if url is None:
+    # the first line on stderr is the page's address, plainly, whatever comes after it
+    first = proc.stderr.readline()
+    found = re.fullmatch(r"llmem-host: chat at (http://\S+/)\n", first)
+    if found is None:
         proc.kill()
-        raise AssertionError("llmem-host did not start:\n" + "".join(seen))
-    host = HostProcess(proc, url)
-    host.stderr.extend(seen)
+        raise AssertionError("llmem-host did not start:\n" + first + proc.stderr.read())
+    seen = [first]
+    url = found.group(1)
+    host = HostProcess(proc, url, seen)
     try:
         yield host
     finally:
