@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -18,7 +16,7 @@ from websockets.asyncio.client import connect
 
 from tests.conftest import DATA
 from tests.fake_models import FakeOpenAI, say
-from tests.host_harness import HostProcess, running_host, write_config
+from tests.host_harness import HostProcess, running_host, two_ships, write_config
 from tests.test_host_web import Chat, text_of, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -34,24 +32,15 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator[HostProcess]:
     root = tmp_path_factory.mktemp("chats")
-    ws = root / "plots"
-    ws.mkdir()
-    for name in ("valid_boat1.rep", "valid_boat2.rep"):
-        shutil.copy(DATA / "rep" / name, ws / name)
+    ws = two_ships(root)
     config = write_config(ws, root / "mcp.json")
     args = ("--model", "stand-in", "--model", "openai:fake-model", "--base-url", fake.base_url)
     with running_host(config, ws, *args, "--rate", "50", "--burst", "50", "--max-upload-mb", "0.03") as process:
-        process.workspace = ws  # type: ignore[attr-defined]
         yield process
 
 
-def workspace(host: HostProcess) -> Path:
-    ws: Path = host.workspace  # type: ignore[attr-defined]
-    return ws
-
-
 async def test_files_are_saved_into_the_workspace_and_nowhere_else(host: HostProcess) -> None:
-    ws = workspace(host)
+    ws = host.workspace
     body = NARRATIVE.read_bytes()
     async with httpx.AsyncClient(base_url=host.url) as http:
         saved = await http.post("files", params={"name": "log of the day.rep"}, content=body)
@@ -79,7 +68,7 @@ async def test_files_are_saved_into_the_workspace_and_nowhere_else(host: HostPro
 
 
 async def test_a_question_with_files_tells_the_model_where_they_are(host: HostProcess, fake: FakeOpenAI) -> None:
-    ws = workspace(host)
+    ws = host.workspace
     (ws / "ships log.rep").write_bytes(NARRATIVE.read_bytes())
     async with connect(host.ws_url) as socket:
         chat = Chat(socket)

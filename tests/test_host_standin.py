@@ -6,17 +6,15 @@ anything else answered plainly: it is a stand-in without a model, and what it ca
 from __future__ import annotations
 
 import itertools
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from geographiclib.geodesic import Geodesic
 from websockets.asyncio.client import connect
 
 from tests.conftest import DATA
-from tests.host_harness import HostProcess, running_host, write_config
+from tests.host_harness import HostProcess, stand_in_host
 from tests.test_host_web import Chat, steps, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -46,19 +44,12 @@ def dm(value: float, width: int, hemispheres: str) -> str:
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
-    root = tmp_path_factory.mktemp("standin")
-    ws = root / "plots"
-    ws.mkdir()
-    for name in ("valid_boat1.rep", "valid_boat2.rep"):
-        shutil.copy(DATA / "rep" / name, ws / name)
-    config = write_config(ws, root / "mcp.json")
-    with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50") as process:
-        process.workspace = ws  # type: ignore[attr-defined]
+    with stand_in_host(tmp_path_factory.mktemp("standin")) as process:
         yield process
 
 
 async def test_the_closest_approach_asked_twice_makes_one_plot(host: HostProcess) -> None:
-    ws: Path = host.workspace  # type: ignore[attr-defined]
+    ws = host.workspace
     question = "What was the closest approach between NELSON and COLLINGWOOD?"
     async with connect(host.ws_url) as socket:
         chat = Chat(socket)

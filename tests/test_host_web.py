@@ -133,7 +133,6 @@ def host(tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI) -> It
         "50",
     )
     with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
-        process.workspace = ws  # type: ignore[attr-defined]
         yield process
 
 
@@ -187,7 +186,7 @@ def steps(frames: list[dict[str, Any]], state: str = "complete") -> list[dict[st
 
 
 async def test_an_analysts_conversation_end_to_end(host: HostProcess, fake_model: FakeOpenAI) -> None:
-    ws: Path = host.workspace  # type: ignore[attr-defined]
+    ws = host.workspace
     async with connect(host.ws_url) as socket:
         chat = Chat(socket)
         hello = await chat.next()

@@ -54,7 +54,11 @@ def chat_routes(
 ) -> list[BaseRoute]:
     """The routes; ``on_deleted`` is told of a deleted chat (its open pages hear of it)."""
 
-    def session_of(request: Request) -> Session | JSONResponse:
+    def session_of(request: Request, *, change: bool = False) -> Session | JSONResponse:
+        """The chat the path names, or the answer refusing the request (access, or no such chat)."""
+        refused = access.refusal(request, change=change)
+        if refused:
+            return refused
         session_id = request.path_params["session_id"]
         session = sessions.get(session_id)
         if session is None:
@@ -69,10 +73,7 @@ def chat_routes(
         return JSONResponse({"sessions": sessions.listing(query), "query": query}, headers=_NO_STORE)
 
     async def rename(request: Request) -> Response:
-        refused = access.refusal(request, change=True)
-        if refused:
-            return refused
-        session = session_of(request)
+        session = session_of(request, change=True)
         if isinstance(session, JSONResponse):
             return session
         try:
@@ -86,10 +87,7 @@ def chat_routes(
         return JSONResponse({"session": session.summary()}, headers=_NO_STORE)
 
     async def delete(request: Request) -> Response:
-        refused = access.refusal(request, change=True)
-        if refused:
-            return refused
-        session = session_of(request)
+        session = session_of(request, change=True)
         if isinstance(session, JSONResponse):
             return session
         sessions.delete(session.id)
@@ -109,9 +107,6 @@ def chat_routes(
         return JSONResponse({"session": session.summary()}, headers=_NO_STORE)
 
     async def export(request: Request) -> Response:
-        refused = access.refusal(request)
-        if refused:
-            return refused
         session = session_of(request)
         if isinstance(session, JSONResponse):
             return session
