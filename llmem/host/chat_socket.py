@@ -70,7 +70,7 @@ MAX_ATTACHMENTS = 20
 REPLACED = (
     f"This page was disconnected: more than {MAX_PAGES} pages were open on this chat. Reconnect to carry on here."
 )
-DELETED = "This chat was deleted. Start a new chat, or bring it back from Chats while its Undo lasts."
+DELETED = "The chat open here was deleted (its Undo, under Chats, brings it back for a few minutes); this is a new one."
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 

@@ -1,6 +1,7 @@
 """``llmem-host``: a local chat page where a person talks to a model that uses the MCP servers of
 a client configuration. Every option can come from a ``LLMEM_HOST_*`` variable (or a ``.env``
-file); API keys come only from there, never from the command line."""
+file); API keys come only from there, never from the command line. In a terminal it prints the
+page's address first, then what it runs, then its log (:mod:`llmem.host.terminal`)."""
 
 from __future__ import annotations
 
@@ -182,7 +183,7 @@ async def _run(options: dict[str, Any]) -> None:
                     click.echo(lines[0], err=True)  # the address: first, plainly, whatever the log's format
                     if options["text_log"]:
                         click.echo("\n".join(lines[1:]), err=True)
-                    if not options["text_log"]:
+                    else:
                         hold.release()  # in JSON, the line after the address says what it runs
                     log.info(
                         "serving",

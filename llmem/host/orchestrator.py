@@ -65,8 +65,8 @@ SYSTEM_MESSAGES = {
 
 FEATURES_READER = "debrief_get_features"  # a plot server's read of features by id: names for confirmations
 DECLINED = "you said no; nothing ran"  # a declined step's headline
-#: what a step that did not run says to the person (the model reads its own text in the history)
 STOPPED = "(stopped by the person)"  # the history's note of a turn the person stopped (the page knows it)
+#: what a step that did not run says to the person (the model reads its own text in the history)
 OUTCOME_NOTES = {
     "declined": "You declined; nothing ran.",
     "cancelled": "You stopped it before it finished.",
