@@ -17,6 +17,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
     from debrief_calc.analysis import (
         commands,
         cpa,
+        import_dpf,
         import_rep,
         range_bearing,
         resample,
@@ -41,6 +42,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         resample.SPEC,
         commands.SPEC,
         import_rep.SPEC,
+        import_dpf.SPEC,
     )
 
 
