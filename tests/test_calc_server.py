@@ -45,6 +45,7 @@ ANALYSIS = {
     "resample-track",
     "delete-features",
     "import-rep",
+    "import-dpf",
 }
 
 

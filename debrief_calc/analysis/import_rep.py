@@ -278,6 +278,8 @@ def handle(inp: ToolInput) -> ToolOutput:
         and (note := motion_mismatch(f))
     ]
     warnings += _same_range_warnings(features)
+    if inp.parameters.get("host") is not None and not built.host_of:
+        warnings.append("host was given, but nothing was hosted: the files hold no sensor, solution or arc lines")
     commands = [{"command": "addFeatures", "payload": {"features": features}}] if features else []
     if not features:
         warnings.append("nothing to import: no fixes, cuts, narratives or shapes were read")

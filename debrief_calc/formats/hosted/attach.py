@@ -69,9 +69,9 @@ def attach(
         records += [*b.cuts, *b.solutions, *b.arcs]
     names = Counter(r.host_name for r in records)
     built = Built([[] for _ in batches], [], {})
+    tracks = HostTracks(candidates, host)  # a malformed host is refused even with nothing to host
     if not names:
         return built
-    tracks = HostTracks(candidates, host)
     kinds = sorted({"SENSORARC" if isinstance(r, ArcLine) else r.line_type for r in records})
     hosts = tracks.resolve(names, f"the {'/'.join(kinds)} lines")
     ids = _Ids(taken)

@@ -127,8 +127,8 @@ def parse_solution(kind: str, rest: str, clock: DateTimeReader, where: Where) ->
     )
 
 
-def parse_arc(rest: str, clock: DateTimeReader, where: Where) -> ArcLine:
-    f = Fields(rest, "SENSORARC")
+def parse_arc(kind: str, rest: str, clock: DateTimeReader, where: Where) -> ArcLine:
+    f = Fields(rest, kind)
     ends: list[tuple[int, str] | None] = []
     for which in ("start", "end"):
         if f.is_null():

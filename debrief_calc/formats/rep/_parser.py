@@ -170,7 +170,7 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
             elif kind in _SOLUTIONS:
                 result.solutions.append(parse_solution(kind, rest, clock, where))
             elif kind in _ARCS:
-                result.arcs.append(parse_arc(rest, clock, where))
+                result.arcs.append(parse_arc(kind, rest, clock, where))
             elif kind in DIRECTIVES:
                 result.directives.append({"line": number, **parse_directive(kind, rest)})
             else:
