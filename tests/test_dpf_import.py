@@ -33,7 +33,7 @@ def test_a_track_of_tma_segments_keeps_every_fix_and_its_segments() -> None:
     result = imported("GenInfillTest.dpf")
     (track,) = result.features
     root = StdTree.fromstring(read("GenInfillTest.dpf"))  # a trusted test file: the reference reading
-    fixes = [f for f in root.iter("fix")]
+    fixes = list(root.iter("fix"))
     coords = [
         [float(f.find("centre/shortLocation").get("Long")), float(f.find("centre/shortLocation").get("Lat"))]
         for f in fixes

@@ -5,6 +5,7 @@ against the lines themselves (read with ``str.split``) and GeographicLib."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -118,7 +119,7 @@ def _interpolated(when_s: float) -> tuple[float, float]:
         (parse_iso("2010-01-12T12:10:00Z"), 22.0, -(20 + 50 / 60)),
         (parse_iso("2010-01-12T12:20:00Z"), 22 + 10 / 60, -(20 + 50 / 60)),
     ]
-    for (t0, y0, x0), (t1, y1, x1) in zip(fixes, fixes[1:], strict=False):
+    for (t0, y0, x0), (t1, y1, x1) in itertools.pairwise(fixes):
         if t0 <= when_s <= t1:
             line = GEOD.InverseLine(y0, x0, y1, x1)
             point = line.Position(line.s13 * (when_s - t0) / (t1 - t0))
