@@ -372,3 +372,24 @@ def test_sixty_minutes_read_in_fix_lines_too() -> None:
     result = run_ok("import-rep", params={"text": "100112 120000 X @A 59 60 00.00 N 000 59 60.00 W 0 0 0"})
     assert result.features[0]["geometry"]["coordinates"] == pytest.approx([-1.0, 60.0])
     assert math.isfinite(result.features[0]["geometry"]["coordinates"][0])
+
+
+def test_the_fast_reading_of_canonical_sensor_lines_is_the_careful_one() -> None:
+    from debrief_calc.formats.hosted.records import Where
+    from debrief_calc.formats.rep._hosted_lines import fast_sensor, parse_sensor
+    from debrief_calc.formats.rep._tokens import DateTimeReader
+
+    lines = [*sensor_text("BlueSensor_sparse.rep").splitlines(), *sensor_text("L1_OwnshipSensor.dsf").splitlines()]
+    lines += [
+        ";SENSOR2: 100112 120600.250 HOST @A NULL NULL 181.1 150.5 NULL towed freq only // tonal",
+        ";SENSOR3: 100112 120800 HOST @A 22 05 00.00 N 020 55 00.00 W 45.0 1.5 150.7 0.2 2000 hull acc",
+        ";SENSOR: 100112 120500 HOST @A 59 60 00 N 000 00 60 W -153.5 0 hull",
+    ]
+    clock = DateTimeReader()
+    for n, line in enumerate(lines, 1):
+        kind, rest = line.split(":", 1)[0][1:], line.split(":", 1)[1]
+        where = Where("x", n, line)
+        fast = fast_sensor(kind, line, clock, where)
+        assert fast is not None, line
+        assert fast == parse_sensor(kind, rest, clock, where), line
+    assert fast_sensor("SENSOR", ';SENSOR: 100112 120500 "A B" @A NULL 1 0 s', clock, where) is None  # quoted

@@ -17,8 +17,8 @@ __all__ = ["build_server"]
 
 INSTRUCTIONS = (
     "debrief-calc runs maritime analysis tools (track statistics, range and bearing, closest approach, zone "
-    "transits, speed filter, area summary, resampling, deletion, REP import) on Debrief GeoJSON features given "
-    'inline, as {"ref"} items from earlier answers, or by plot reference. Discover tools with '
+    "transits, speed filter, area summary, resampling, deletion, REP, sensor and .dpf import) on Debrief GeoJSON "
+    'features given inline, as {"ref"} items from earlier answers, or by plot reference. Discover tools with '
     "list_tools/describe_tool, run them with run_tool, read stored results with get_result; changes to plots "
     "come back as DebriefCommands for debrief-state-mcp to apply."
 )
@@ -57,12 +57,28 @@ parameters={{"distance_unit": "yd"}}), or make a plot on debrief-state-mcp with 
 debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_command(<the import's addFeatures \
 command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_ids": [...]}}).
 
+Sensors and solutions (the submarine analyst's data): import-rep reads ;SENSOR:/;SENSOR2:/;SENSOR3: cuts as one \
+feature per sensor, kind "sensor": geometry MultiPoint of each cut's origin; properties name, host (the host track's \
+feature id), hostName, and one item per cut in timestamps (ascending), bearings (true, [0, 360)), ambiguousBearings, \
+frequencies (Hz), rangesYd, bearingAccuracies, frequencyAccuracies, originGiven (false: the line gave NULL and the \
+origin is the host's position then, interpolated), labels, comments, lineTypes, symbols, colours, cutsVisible; and \
+stroke, visible, arrayOffsetM, arrayMode, baseFrequency (null from REP). Cut lists are paged with the points. A cut \
+needs its host track: import both files at once (parameters.paths: ["track.rep", "cuts.dsf"]) or pass the track \
+(features: a ref, or plot: the plot holding it); when the lines name another platform (a .dsf often says OWNSHIP) \
+say which track hosts them: parameters.host "SENSOR" or "OWNSHIP=SENSOR". A host that is not found is an error \
+naming the tracks there are. ;TMA_POS:/;TMA_RB: become tracks with trackType "tma-solution", host, per-fix \
+courses, speeds, depths and ellipses [{{orientation_deg, semiMajorYd, semiMinorYd}} | null] (semi-axes). Every other \
+REP line (LINE, VECTOR, BRG, ELLIPSE, WHEEL, POLY, POLYLINE, TEXT, TIMETEXT, PERIODTEXT, DYNAMIC_*, SENSORARC) is a \
+line, zone or label with its time; report.skipped holds only lines legacy Debrief does not read, each with why. \
+import-dpf reads a legacy .dpf plot (tracks with TMA segments, sensors, solutions, narratives, shapes; \
+report.not_converted lists the rest); pass its stored ref to debrief_create_plot to make the .plot.json.
+
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (CPA time, \
 range and bearing of each pair), range-bearing (a series; its cpa_range is the true CPA), tote (range in yd, \
 bearings, bearing rate, courses and speeds of a primary against each other track at one time: parameters.time, \
 else the plot's current time), speed-filter (periods above or below threshold_kn), track-legs (steady legs and \
 the turns between them, per track), zone-transits, zone-overlaps (who was in one zone while another was in \
-another), area-summary, resample-track, delete-features, import-rep; describe_tool(name) gives every \
+another), area-summary, resample-track, delete-features, import-rep, import-dpf; describe_tool(name) gives every \
 parameter. Tools that change a plot return DebriefCommands for debrief_apply_command instead of writing it.
 
 Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (by default the plot's narrative entries and notes, timed annotations with no geometry or a point, of the plot read: plot, or debrief-state:plots refs to one plot) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max; extrema "sampled": the samples' min and max, and beside them the true ones between fixes where the result has them: true_min of range (the CPA), true_peak of bearing_rate {{value, time, label, between_samples}}, drawn as a red diamond and labelled; outside_span: true when the span drawn leaves it out), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, from_plot}}: every entry given is marked, outside_span or untimed, others (the other secondaries' result refs).

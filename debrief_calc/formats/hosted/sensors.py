@@ -134,7 +134,8 @@ def build_sensors(
         if need.any():
             y, x = _computed_origins(host, times[need], conf)
             lat[need], lon[need] = y, x
-        placed = np.isfinite(lat) & np.isfinite(lon)
+        placed_array = np.isfinite(lat) & np.isfinite(lon)
+        placed = placed_array.tolist()
         for cut in (c for c, ok in zip(members, placed, strict=True) if not ok):
             errors.append(
                 (cut.where, f"{cut.line_type}: NULL origin at {cut.time}, when {_span_text(host)}: no position to give")
@@ -142,7 +143,7 @@ def build_sensors(
         kept = [c for c, ok in zip(members, placed, strict=True) if ok]
         if not kept:
             continue
-        coords = [[float(x), float(y)] for x, y, ok in zip(lon, lat, placed, strict=True) if ok]
+        coords = np.column_stack([lon[placed_array], lat[placed_array]]).tolist()
         features.append(_feature(make_id(host, sensor), sensor, host, kept, coords, conf, source))
     return features, errors
 

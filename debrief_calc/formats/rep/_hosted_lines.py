@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from debrief_calc.formats.hosted.records import ArcLine, Cut, SolutionFix, Where
 from debrief_calc.formats.rep._fields import Fields, label_and_comment
-from debrief_calc.formats.rep._tokens import DateTimeReader
+from debrief_calc.formats.rep._tokens import DateTimeReader, finite_number
 
-__all__ = ["parse_arc", "parse_sensor", "parse_solution"]
+__all__ = ["fast_sensor", "parse_arc", "parse_sensor", "parse_solution"]
 
 #: the fields of each sensor line between the origin and the sensor's name
 _SENSOR_FIELDS = {
@@ -29,6 +29,109 @@ _SENSOR_FIELDS = {
     "SENSOR2": ("bearing", "ambiguous bearing", "frequency", "range"),
     "SENSOR3": ("bearing", "bearing accuracy", "frequency", "frequency accuracy", "range"),
 }
+
+
+_NS = frozenset("NS")
+_EW = frozenset("EW")
+_NULL: float = float("nan")  # a NULL field, in the fast path
+
+
+def _angle(num: dict[str, float], d: str, m: str, sec: str, hem: str, limit: float) -> float | None:
+    deg, minutes, seconds = num[d], num[m], num[sec]
+    if not (0 <= deg <= limit and 0 <= minutes <= 60 and 0 <= seconds <= 60):
+        return None
+    value = deg + minutes / 60.0 + seconds / 3600.0
+    if value > limit:
+        return None
+    return -value if hem in "SW" else value
+
+
+def fast_sensor(kind: str, line: str, clock: DateTimeReader, where: Where) -> Cut | None:
+    """A canonical sensor line read at speed (no quotes, no symbol attributes, ``D M S H``
+    positions or NULL, numbers or NULL); None sends the line to :func:`parse_sensor`, which
+    reads every other form and gives the reason when a line cannot be read."""
+    if '"' in line or "[" in line:
+        return None
+    tokens = line.split()
+    names = _SENSOR_FIELDS[kind]
+    count = len(tokens)
+    if count < 6:
+        return None
+    day = clock.day(tokens[1])
+    time = tokens[2]
+    if day is None or len(time) < 6 or not time[:6].isdigit():
+        return None
+    hour, minute, second = int(time[0:2]), int(time[2:4]), int(time[4:6])
+    if hour > 23 or minute > 59 or second > 59 or (len(time) > 6 and (time[6] != "." or not time[7:].isdigit())):
+        return None
+    num = clock.numbers
+    symbol = tokens[4]
+    if symbol[0] != "@" and finite_number(symbol) is not None:
+        return None  # a number where the symbol should be: the careful path says what is wrong
+    try:
+        if tokens[5][0] == "N":
+            origin = None
+            index = 6
+        else:
+            if count < 14 or tokens[8] not in _NS or tokens[12] not in _EW:
+                return None
+            lat = _angle(num, tokens[5], tokens[6], tokens[7], tokens[8], 90.0)
+            lon = _angle(num, tokens[9], tokens[10], tokens[11], tokens[12], 180.0)
+            if lat is None or lon is None:
+                return None
+            origin = (lon, lat)
+            index = 13
+        if count < index + len(names) + 1:
+            return None
+        values: list[float | None] = []
+        for token in tokens[index : index + len(names)]:
+            if token[0] == "N":
+                values.append(None)
+                continue
+            value = num[token]
+            if value != value or value in (_INF, -_INF):
+                return None
+            values.append(value)
+    except ValueError:
+        return None
+    index += len(names)
+    got = dict(zip(names, values, strict=True))
+    rng = got["range"]
+    if (rng is not None and rng < 0) or any(
+        (v := got.get(n)) is not None and v < 0 for n in ("frequency", "bearing accuracy", "frequency accuracy")
+    ):
+        return None  # the careful path says why
+    sensor = tokens[index]
+    text = " ".join(tokens[index + 1 :])
+    label, comment = (text or None, None) if kind == "SENSOR" else label_and_comment(text)
+    micros = int(time[7:].ljust(6, "0")[:6]) if len(time) > 7 else 0
+    key = day[0] + ((hour * 60 + minute) * 60 + second) * 1_000_000 + micros
+    iso = f"{day[1]}T{time[0:2]}:{time[2:4]}:{time[4:6]}"
+    if micros:
+        iso += f".{micros // 1000:03d}Z" if micros % 1000 == 0 else f".{micros:06d}Z"
+    else:
+        iso += "Z"
+    return Cut(
+        where=where,
+        line_type=kind,
+        key=key,
+        time=iso,
+        host_name=tokens[3],
+        sensor=sensor,
+        symbol=symbol,
+        origin=origin,
+        bearing=got["bearing"],
+        ambiguous=got.get("ambiguous bearing"),
+        frequency=got.get("frequency"),
+        range_yd=rng or None,
+        bearing_accuracy=got.get("bearing accuracy"),
+        frequency_accuracy=got.get("frequency accuracy"),
+        label=label,
+        comment=comment,
+    )
+
+
+_INF = float("inf")
 
 
 def _range(fields: Fields, value: float | None) -> float | None:

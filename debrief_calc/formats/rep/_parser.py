@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,7 @@ from debrief_calc.formats.rep._annotations import (
 from debrief_calc.formats.rep._directives import DIRECTIVES, apply_directives, parse_directive
 from debrief_calc.formats.rep._features import FeatureIds, narrative_feature, slugify, source_scope, track_feature
 from debrief_calc.formats.rep._fixes import Track, fast_fix, field_counts, parse_fix
-from debrief_calc.formats.rep._hosted_lines import parse_arc, parse_sensor, parse_solution
+from debrief_calc.formats.rep._hosted_lines import fast_sensor, parse_arc, parse_sensor, parse_solution
 from debrief_calc.formats.rep._results import LineError, NotImported, RepResult, Truncated, line_issue
 from debrief_calc.formats.rep._shapes import (
     DynamicShape,
@@ -116,9 +117,29 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
     # annotations in file order: a narrative, or a finished feature without an id
     annotations: list[Narrative | tuple[str, dict[str, Any]]] = []
     dynamic: list[DynamicShape] = []
+    # A file of 100,000 cuts makes as many records: the collector's passes over them, which
+    # find no cycles (records hold strings, numbers and tuples), would cost a third of the read.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        fix_count = _read_lines(lines, result, clock, tracks, annotations, dynamic, source_name)
+    finally:
+        if collecting:
+            gc.enable()
+    return _finish(result, lines, tracks, annotations, dynamic, source_name, fix_count)
+
+
+def _read_lines(
+    lines: list[str],
+    result: RepResult,
+    clock: DateTimeReader,
+    tracks: dict[str, Track],
+    annotations: list[Narrative | tuple[str, dict[str, Any]]],
+    dynamic: list[DynamicShape],
+    source_name: str | None,
+) -> int:
     errors = result.errors
     fix_count = 0
-
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line:
@@ -166,7 +187,8 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
                 dynamic.append(shape)
                 annotations.append((kind.lower().replace("_", "-"), shape.feature))
             elif kind in _SENSORS:
-                result.cuts.append(parse_sensor(kind, rest, clock, where))
+                cut = fast_sensor(kind, line, clock, where)
+                result.cuts.append(cut if cut is not None else parse_sensor(kind, rest, clock, where))
             elif kind in _SOLUTIONS:
                 result.solutions.append(parse_solution(kind, rest, clock, where))
             elif kind in _ARCS:
@@ -185,6 +207,18 @@ def parse_rep(text: str, *, source_name: str | None = None) -> RepResult:
                 reason = f"{kind}: {reason}"
             errors.append(line_issue(number, raw, reason))
 
+    return fix_count
+
+
+def _finish(
+    result: RepResult,
+    lines: list[str],
+    tracks: dict[str, Track],
+    annotations: list[Narrative | tuple[str, dict[str, Any]]],
+    dynamic: list[DynamicShape],
+    source_name: str | None,
+    fix_count: int,
+) -> RepResult:
     time_dynamic_shapes(dynamic)
     ids = FeatureIds()
     features = result.features
