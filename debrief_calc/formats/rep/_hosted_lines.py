@@ -17,6 +17,8 @@ reader is no stricter than it need be); a range of 0 is no range. Legacy Debrief
 
 from __future__ import annotations
 
+import math
+
 from debrief_calc.formats.hosted.records import ArcLine, Cut, SolutionFix, Where
 from debrief_calc.formats.rep._fields import Fields, label_and_comment
 from debrief_calc.formats.rep._tokens import DateTimeReader, finite_number
@@ -33,7 +35,6 @@ _SENSOR_FIELDS = {
 
 _NS = frozenset("NS")
 _EW = frozenset("EW")
-_NULL: float = float("nan")  # a NULL field, in the fast path
 
 
 def _angle(num: dict[str, float], d: str, m: str, sec: str, hem: str, limit: float) -> float | None:
@@ -89,7 +90,7 @@ def fast_sensor(kind: str, line: str, clock: DateTimeReader, where: Where) -> Cu
                 values.append(None)
                 continue
             value = num[token]
-            if value != value or value in (_INF, -_INF):
+            if not math.isfinite(value):
                 return None
             values.append(value)
     except ValueError:
@@ -129,9 +130,6 @@ def fast_sensor(kind: str, line: str, clock: DateTimeReader, where: Where) -> Cu
         label=label,
         comment=comment,
     )
-
-
-_INF = float("inf")
 
 
 def _range(fields: Fields, value: float | None) -> float | None:
