@@ -1,14 +1,16 @@
-"""``import-rep``: a legacy REP file (from the workspace, or inline text) as plot features.
+"""``import-rep``: legacy REP files (from the workspace, or inline text) as plot features.
 
-The result features are what the file holds: one ``track`` per platform (times in
-``properties.timestamps``), narrative entries as ``annotation`` features and
-``;CIRCLE:``/``;RECT:``/``;POLY:`` shapes as ``zone`` features, each keeping its own kind. One
-``addFeatures`` command carries them all. A track whose speed or course column disagrees with
-its positions (legacy files often carry placeholders) gets one warning sentence: every analysis
-derives motion from positions and times. The account of the import is not a feature: it is
-the run's ``report`` ``{source, line_count, fix_count, narrative_count, track_count,
-feature_count, errors: [{line, reason}], skipped: [{line, reason}]}``, where every line that
-was not imported is listed with its reason.
+One call reads one file (``path``), several together (``paths``: a track's ``.rep`` and its
+sensors' ``.dsf``) or REP text. The result features are what the files hold: one ``track`` per
+platform; one ``sensor`` per sensor and host (:mod:`debrief_calc.formats.hosted.sensors`), its
+host found by the name its lines give among the files' tracks and the tracks given beside them
+(``features``, refs or a plot), or as ``host`` says; ``;TMA_POS:``/``;TMA_RB:`` solutions as
+tracks with ``trackType`` ``tma-solution``; narratives, labels, lines and zones of every other
+line, each with its times. One ``addFeatures`` command carries them all. A track whose speed or
+course column disagrees with its positions gets one warning sentence. The account of the import
+is the run's ``report``: counts (lines, fixes, narratives, cuts, tracks, sensors, solutions),
+``errors`` and ``skipped`` (every line not imported, by line and reason; with several files, by
+file too), ``directives`` (``;FORMAT_…:`` display settings) and ``files`` (per file, when several).
 """
 
 from __future__ import annotations
