@@ -46,6 +46,7 @@ ANALYSIS = {
     "resample-track",
     "delete-features",
     "import-rep",
+    "import-dpf",
 }
 
 

@@ -18,6 +18,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         close_quarters,
         commands,
         cpa,
+        import_dpf,
         import_rep,
         range_bearing,
         resample,
@@ -43,6 +44,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         resample.SPEC,
         commands.SPEC,
         import_rep.SPEC,
+        import_dpf.SPEC,
     )
 
 

@@ -17,7 +17,7 @@ __all__ = ["build_server"]
 
 INSTRUCTIONS = (
     "debrief-calc runs maritime analysis tools (track statistics, range and bearing, closest approach and every "
-    "pass, close quarters, zone transits, speed filter, area summary, resampling, deletion, REP import) on Debrief "
+    "pass, close quarters, zone transits, speed filter, area summary, resampling, deletion, REP, sensor and .dpf import) on Debrief "
     "GeoJSON features given "
     'inline, as {"ref"} items from earlier answers, or by plot reference. Discover tools with '
     "list_tools/describe_tool, run them with run_tool, read stored results with get_result; changes to plots "
@@ -58,6 +58,22 @@ parameters={{"distance_unit": "yd"}}), or make a plot on debrief-state-mcp with 
 debrief_create_plot(filename, features=[{{"ref": ...}}, ...]) or debrief_apply_command(<the import's addFeatures \
 command>) and analyse it with run_tool(tool, plot={{"filename": ..., "feature_ids": [...]}}).
 
+Sensors and solutions (the submarine analyst's data): import-rep reads ;SENSOR:/;SENSOR2:/;SENSOR3: cuts as one \
+feature per sensor, kind "sensor": geometry MultiPoint of each cut's origin; properties name, host (the host track's \
+feature id), hostName, and one item per cut in timestamps (ascending), bearings (true, [0, 360)), ambiguousBearings, \
+frequencies (Hz), rangesYd, bearingAccuracies, frequencyAccuracies, originGiven (false: the line gave NULL and the \
+origin is the host's position then, interpolated), labels, comments, lineTypes, symbols, colours, cutsVisible; and \
+stroke, visible, arrayOffsetM, arrayMode, baseFrequency (null from REP). Cut lists are paged with the points. A cut \
+needs its host track: import both files at once (parameters.paths: ["track.rep", "cuts.dsf"]) or pass the track \
+(features: a ref, or plot: the plot holding it); when the lines name another platform (a .dsf often says OWNSHIP) \
+say which track hosts them: parameters.host "SENSOR" or "OWNSHIP=SENSOR". A host that is not found is an error \
+naming the tracks there are. ;TMA_POS:/;TMA_RB: become tracks with trackType "tma-solution", host, per-fix \
+courses, speeds, depths and ellipses [{{orientation_deg, semiMajorYd, semiMinorYd}} | null] (semi-axes). Every other \
+REP line (LINE, VECTOR, BRG, ELLIPSE, WHEEL, POLY, POLYLINE, TEXT, TIMETEXT, PERIODTEXT, DYNAMIC_*, SENSORARC) is a \
+line, zone or label with its time; report.skipped holds only lines legacy Debrief does not read, each with why. \
+import-dpf reads a legacy .dpf plot (tracks with TMA segments, sensors, solutions, narratives, shapes; \
+report.not_converted lists the rest); pass its stored ref to debrief_create_plot to make the .plot.json.
+
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (the least \
 range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule; a \
 least range at the start or end of the data or window is never a CPA: at_edge, cpa_note), close-quarters (the \
@@ -68,7 +84,7 @@ rates of turn of a primary against each other track at one time: parameters.time
 speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
 every turn as a manoeuvre with its rate of turn, per track; mark_legs, marks_timed=false to show every mark at once), \
 zone-transits, zone-overlaps (who was in one zone while another was in another), area-summary, resample-track, \
-delete-features, import-rep; describe_tool(name) gives every parameter. Positions in answers also come in degrees and \
+delete-features, import-rep, import-dpf; describe_tool(name) gives every parameter. Positions in answers also come in degrees and \
 minutes (*_dm: 22°07.41'N 021°46.41'W). Tools that change a plot return DebriefCommands for debrief_apply_command \
 instead of writing it.
 

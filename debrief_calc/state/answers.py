@@ -90,6 +90,8 @@ class PlotList(_Ok):
     closed_missing: list[str] = []
     rep_files: list[str] = []  # .rep/.dsf/.dtf files in the workspace, for debrief-calc's import-rep
     more_rep_files: int = 0
+    dpf_files: list[str] = []  # legacy Debrief .dpf plots, for debrief-calc's import-dpf
+    more_dpf_files: int = 0
 
 
 class OpenAnswer(_OnPlot):
