@@ -431,13 +431,11 @@ class ReferenceFinder:
         wanted = sorted({n for n in names if _SYMBOL.match(n) and "$" not in n})
         if not wanted:
             return {}
-        words = re.compile(rb"(?<![\w])(?:" + b"|".join(re.escape(n.encode()) for n in wanted) + rb")(?![\w])")
         with self._lock:
             files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None and f.data is not None}
             found: dict[str, list[dict[str, Any]]] = {}
             for key, f in files.items():
-                assert f.data is not None
-                present = {m.group().decode() for m in words.finditer(f.data)}
+                present = {n for n in wanted if f.offsets(n)}
                 if not present:
                     continue
                 defs = [d for d in self.src.facts(key, f).defs if d[0] in present]

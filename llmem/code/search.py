@@ -214,6 +214,7 @@ class SearchIndex:
                 searched = "auto: notes lacking one word (nothing matched every word, a file name or a line)"
         total = len(ranked) + len(named) + lines_total
         rows = _rows(conn, ranked[start : start + limit])
+        marked = _highlighted(conn, [i for i in ranked[start : start + limit] if i in why], why)
         hits: list[dict[str, Any]] = []
         used = 0
         room = answer_chars - 1_000
@@ -224,8 +225,10 @@ class SearchIndex:
                 i = ranked[pos]
                 if i not in rows:  # past the page's rows: hits were skipped
                     rows.update(_rows(conn, ranked[pos : pos + limit]))
-                entry, match = rows[i], MATCHES[_tier_at(segments, pos)]
-                reason = _why(conn, i, entry, why[i]) if i in why and match in _TEXT_MATCHES else None
+                    marked.update(_highlighted(conn, [j for j in ranked[pos : pos + limit] if j in why], why))
+                entry, tier = rows[i], _tier_at(segments, pos)
+                match = MATCHES[_NOTE_TIER.get(entry.artifact, _TIER["summary"]) if tier == BY_ARTIFACT else tier]
+                reason = _why(entry, marked.get(i, ""), why[i][1]) if i in why and match in _TEXT_MATCHES else None
             elif pos < len(ranked) + len(named):
                 reason = None
                 path = named[pos - len(ranked)]
@@ -273,8 +276,9 @@ class SearchIndex:
         }
 
 
-#: A run of hits: its tier, or each id's tier (the ranked text matches mix doc, note and summary).
-Segment = tuple[int | dict[int, int], list[int]]
+#: A run of hits: its tier, or BY_ARTIFACT (the ranked text matches mix doc, note and summary).
+Segment = tuple[int, list[int]]
+BY_ARTIFACT = -1
 #: Why a text hit matched: the match expression that found it and the query words it lacks.
 Why = dict[int, tuple[str, list[str]]]
 
@@ -303,7 +307,7 @@ def _rank(
     segments: list[Segment] = []  # (tier, ids new in it), best tier first
     seen: set[int] | None = None  # made when a second tier comes: one large tier alone needs none
 
-    def add(ids: Any, tier: int | dict[int, int]) -> None:
+    def add(ids: Any, tier: int) -> None:
         nonlocal seen
         ids = list(ids)
         if not ids:
@@ -357,27 +361,41 @@ def _rank(
     if scope in ("auto", "notes") and terms:
         # Docs, notes and summaries with every word (in any of its forms), best first by bm25;
         # with none of those, those lacking one word of three or more (text_query.py).
-        text = (
-            "SELECT e.id, e.artifact, bm25(text_words) FROM text_words JOIN entries e ON e.id = text_words.rowid"
-            f" WHERE text_words MATCH ? AND {where} ORDER BY bm25(text_words), e.id"
-        )
-        rows = conn.execute(text, [terms.every(), *args]).fetchall()
-        why.update({r[0]: (terms.every(), []) for r in rows})
+        every = terms.every()
+        rows = _text_hits(conn, every, where, args)
+        why.update({r[0]: (every, []) for r in rows})
         if not rows and partial:
             for left_out, others in terms.all_but_one():
-                lacking = [r for r in conn.execute(text, [others, *args]).fetchall() if r[0] not in why]
+                lacking = [r for r in _text_hits(conn, others, where, args) if r[0] not in why]
                 why.update({r[0]: (others, [left_out]) for r in lacking})
                 rows += lacking
-            rows.sort(key=lambda r: (r[2], r[0]))
+            rows.sort(key=lambda r: (r[1], r[0]))
         # One ranked run: each hit's match (doc, note or summary) is its artifact's.
-        add([r[0] for r in rows], {r[0]: _NOTE_TIER.get(r[1], _TIER["summary"]) for r in rows})
+        add([r[0] for r in rows], BY_ARTIFACT)
     return segments
+
+
+def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list[Any]) -> list[tuple[int, float]]:
+    """``(id, bm25)`` of the docs, notes and summaries ``expression`` matches under ``where``,
+    best first. Nothing else of a hit is read here (what it is comes with the page's rows); and
+    as bm25 reads every row holding the query's commonest word (its idf), one hit or none is not
+    ranked at all."""
+    if where == "1":
+        found = [r[0] for r in conn.execute("SELECT rowid FROM text_words WHERE text_words MATCH ?", [expression])]
+        ranked = "SELECT rowid, rank FROM text_words WHERE text_words MATCH ? ORDER BY rank, rowid"
+    else:
+        joined = f"FROM text_words JOIN entries e ON e.id = text_words.rowid WHERE text_words MATCH ? AND {where}"
+        found = [r[0] for r in conn.execute(f"SELECT e.id {joined}", [expression, *args])]
+        ranked = f"SELECT e.id, bm25(text_words) AS r {joined} ORDER BY r, e.id"
+    if len(found) < 2:
+        return [(i, 0.0) for i in found]
+    return [(int(i), float(r)) for i, r in conn.execute(ranked, [expression, *([] if where == "1" else args)])]
 
 
 def _tier_at(segments: list[Segment], pos: int) -> int:
     for tier, seg in segments:
         if pos < len(seg):
-            return tier if isinstance(tier, int) else tier[seg[pos]]
+            return tier
         pos -= len(seg)
     raise IndexError(pos)
 
@@ -415,16 +433,30 @@ def _line_entry(conn: sqlite3.Connection, path: str, line: int, text: str) -> En
     return Entry(path, "source", symbol, name, kind, line, line, signature, text.strip())
 
 
-def _why(conn: sqlite3.Connection, i: int, e: Entry, found: tuple[str, list[str]]) -> dict[str, Any]:
+def _highlighted(conn: sqlite3.Connection, ids: list[int], why: Why) -> dict[int, str]:
+    """The indexed words of each text hit with the matched ones marked (one query per match
+    expression of the page: usually one)."""
+    out: dict[int, str] = {}
+    by_expression: dict[str, list[int]] = {}
+    for i in ids:
+        by_expression.setdefault(why[i][0], []).append(i)
+    for expression, group in by_expression.items():
+        marks = ",".join("?" * len(group))
+        out.update(
+            conn.execute(
+                f"SELECT rowid, highlight(text_words, 0, ?, ?) FROM text_words WHERE text_words MATCH ?"
+                f" AND rowid IN ({marks})",
+                [MARK_START, MARK_END, expression, *group],
+            ).fetchall()
+        )
+    return out
+
+
+def _why(e: Entry, highlighted: str, lacking: list[str]) -> dict[str, Any]:
     """Why a text hit matched: the field and the words of it that hold the query's words (in
     the forms written there), and the query words it lacks."""
-    expression, lacking = found
-    row = conn.execute(
-        "SELECT highlight(text_words, 0, ?, ?) FROM text_words WHERE text_words MATCH ? AND rowid = ?",
-        (MARK_START, MARK_END, expression, i),
-    ).fetchone()
     field = {"outline": "doc", "annotate": "file note" if e.kind == "file-note" else "note"}.get(e.artifact, e.artifact)
-    out: dict[str, Any] = {"field": field, "terms": matched_words(row[0], e.text) if row else []}
+    out: dict[str, Any] = {"field": field, "terms": matched_words(highlighted, e.text)}
     if lacking:
         out["lacks"] = lacking
     return out

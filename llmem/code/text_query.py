@@ -11,7 +11,10 @@ bm25; each says which of its words matched (:func:`matched_words`).
 
 from __future__ import annotations
 
+import functools
 import re
+import sqlite3
+import threading
 
 from llmem.code.index_db import split_words
 
@@ -129,7 +132,9 @@ _ENDINGS = (("ers", 3), ("ors", 4), ("er", 3), ("or", 4), ("ing", 3), ("ed", 3),
 
 def _forms(word: str) -> list[str]:
     """The word and the forms of the same root Porter does not join to it: the root (``calling``
-    → ``call``, ``parsing`` → ``parse``) and its agent nouns (``caller``, ``parser``, ``validator``)."""
+    → ``call``, ``parsing`` → ``parse``, ``editor`` → ``edit``) and its agent noun (``caller``, ``parser``)."""
+    if not word.isalpha() or len(word) < 3:
+        return [word]  # a number, a letter
     root = word
     for ending, least in _ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= least and not word.endswith("ss"):
@@ -137,12 +142,35 @@ def _forms(word: str) -> list[str]:
             break
     roots = [root] if root == word else [root, root + "e"]
     nouns = [r + "r" if r.endswith("e") else r + "er" for r in roots]
-    nouns += [r + "or" for r in roots if len(r) > 4 and not r.endswith("e")]
     return list(dict.fromkeys([word, *roots, *nouns]))
 
 
+_STEMMER_LOCK = threading.Lock()
+
+
+@functools.cache
+def _stemmer() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(w, tokenize='porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    return conn
+
+
+@functools.lru_cache(maxsize=4096)
+def stem(word: str) -> str:
+    """The word as the index keeps it: what FTS5's porter tokenizer makes of it (asked of SQLite
+    itself, so the two never disagree)."""
+    with _STEMMER_LOCK:
+        conn = _stemmer()
+        conn.execute("INSERT INTO t(rowid, w) VALUES (1, ?)", (word,))
+        found = conn.execute("SELECT term FROM v").fetchone()
+        conn.execute("DELETE FROM t")
+    return str(found[0]) if found else word
+
+
 def _group(word: str) -> str:
-    forms = _forms(word)
+    # One form per word the index keeps: forms the stemmer joins anyway cost a second scan.
+    forms = list({stem(f): f for f in reversed(_forms(word))}.values())[::-1]
     quoted = " OR ".join(f'"{f}"' for f in forms)
     return f"({quoted})" if len(forms) > 1 else quoted
 
