@@ -66,10 +66,18 @@ async def test_a_note_reads_stale_when_a_symbol_it_names_in_another_file_changes
         PATH_UTILS,
         {"file": {"description": FILE_NOTE}, "symbols": {"normalizePath": {"description": NORMALIZE_NOTE}}},
     )
-    # The one name defined outside the note's file (the test's grep of the sources says where).
-    assert _line_of(servers_ws, LIB, r"export async function validatePath\(") > 0
-    assert not re.search(r"function validatePath\b", (servers_ws / PATH_UTILS).read_text(encoding="utf-8"))
-    assert stored["depends_on"] == [{"name": "validatePath", "symbol": "validatePath", "path": LIB}]
+    # validatePath is defined in lib.ts, normalizePath and expandHome in the note's own file (the
+    # test's grep of the sources says where); "path" and "server" are English here, not followed.
+    assert _line_of(servers_ws, LIB, r"^export async function validatePath\(") > 0
+    own = (servers_ws / PATH_UTILS).read_text(encoding="utf-8")
+    assert re.search(r"^export function normalizePath\(", own, re.M) and re.search(
+        r"^export function expandHome\(", own, re.M
+    )
+    assert sorted((d["path"], d["symbol"]) for d in stored["depends_on"]) == [
+        (LIB, "validatePath"),
+        (PATH_UTILS, "expandHome"),  # of the file's note: no symbol's own hash covers it
+        (PATH_UTILS, "normalizePath"),
+    ]
     err, out = await call(servers_client, "get_artifact", path=PATH_UTILS, kind="annotate")
     assert not err and out["data"]["status"] == "fresh"
 
@@ -129,6 +137,43 @@ async def test_a_named_symbol_that_is_gone_is_said_gone(servers_client: Client, 
     assert gone["read_with"] == "find_references('validatePath')"
     err, out = await call(servers_client, "generate_prompt", path=PATH_UTILS, task="annotate")
     assert not err and "`validatePath` (src/filesystem/lib.ts#validatePath): gone" in out["promptForHostLLM"]
+
+
+async def test_a_symbols_note_naming_another_symbol_of_its_file_goes_stale_with_it(
+    servers_client: Client, servers_ws: Path
+) -> None:
+    """The trial's half-done rename: GitTools.DIFF renamed where it is defined only. serve.list_tools
+    is unchanged, but its note names GitTools.DIFF: it is the note that must read stale."""
+    notes = {
+        "serve.list_tools": {"description": "Lists the tools: one Tool per `GitTools` member, `GitTools.DIFF` too."},
+        "GitTools": {"description": "The tool names: STATUS, DIFF (`GitTools.DIFF`) and the rest."},
+    }
+    stored = await _annotate(servers_client, GIT, {"symbols": notes})
+    named = {(d["symbol"], d["path"]) for d in stored["depends_on"]}
+    assert named == {("GitTools", GIT), ("GitTools.DIFF", GIT)}  # of serve.list_tools; GitTools' own are its own
+    source = servers_ws / GIT
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace('    DIFF = "git_diff"\n', '    DIFF_BRANCHES = "git_diff"\n'), encoding="utf-8")
+    assert "GitTools.DIFF," in source.read_text(encoding="utf-8")  # its uses are left as they were
+    err, out = await call(servers_client, "get_artifact", path=GIT, kind="annotate")
+    assert not err and out["data"]["status"] == "stale"
+    assert out["data"]["stale_symbols"] == [{"symbol": "GitTools", "change": "changed"}]
+    changes = {d["symbol"]: (d["change"], d["named_in"]) for d in out["data"]["stale_dependencies"]}
+    assert changes == {"GitTools": ("changed", ["serve.list_tools"]), "GitTools.DIFF": ("gone", ["serve.list_tools"])}
+    assert list(out["data"]["content"]["naming_changed_code"]) == ["serve.list_tools"]
+    err, out = await call(servers_client, "generate_prompt", path=GIT, task="annotate")
+    assert not err  # the refresh asks for both notes: GitTools' code changed, serve.list_tools' names went
+    parts = [out]
+    for k in range(2, out["data"]["parts"] + 1):
+        err, more = await call(servers_client, "generate_prompt", path=GIT, task="annotate", part=k)
+        parts.append(more)
+    asked = {
+        line[2:]
+        for p in parts
+        for line in p["promptForHostLLM"].split("qualified names", 1)[1].splitlines()
+        if line[:2] == "- "
+    }
+    assert {"GitTools", "serve.list_tools"} <= asked
 
 
 async def test_summaries_list_the_named_symbols_a_half_done_rename_took_away(
@@ -227,7 +272,7 @@ async def test_over_stdio_a_note_goes_stale_when_the_code_it_names_changes(serve
     async with Client(server, mode="legacy") as c:  # type: ignore[arg-type]
         err, _ = await call(c, "generate_artifact", path=".")
         assert not err
-        stored = await _annotate(c, PATH_UTILS, {"file": {"description": FILE_NOTE}})
+        stored = await _annotate(c, PATH_UTILS, {"symbols": {"normalizePath": {"description": NORMALIZE_NOTE}}})
         assert stored["depends_on"] == [{"name": "validatePath", "symbol": "validatePath", "path": LIB}]
         _insert_after(
             servers_ws, LIB, r"^export async function validatePath\(", "  requestedPath = requestedPath.trim();"
@@ -237,4 +282,4 @@ async def test_over_stdio_a_note_goes_stale_when_the_code_it_names_changes(serve
         assert [d["symbol"] for d in out["data"]["stale_dependencies"]] == ["validatePath"]
         err, out = await call(c, "search_artifacts", query="who calls normalizePath", scope="notes")
         assert not err and out["data"]["total"] == 1
-        assert {"callers", "normalizePath"} <= set(out["data"]["results"][0]["why"]["terms"])
+        assert {"Normalizes", "callers"} <= set(out["data"]["results"][0]["why"]["terms"])

@@ -11,11 +11,14 @@ hash of that definition and its file's size and mtime (the artifact's ``depends_
 compares them with the code as it is now (:func:`check`): a file whose size and mtime are
 unchanged costs one ``stat``; otherwise its outline is made and the symbol's hash compared.
 
-Which definition a name means: a name the note's own file defines is its own (the note's own
-symbol hashes watch that code) and is not recorded; a name defined once elsewhere is that one;
-a name defined in several files is the one in the file linked to the note's by an import, when
-exactly one is; otherwise it is ambiguous, not recorded, and the store's answer says so. A folder
-summary has no file of its own: it records what it names, preferring definitions inside it.
+Which definition a name means: a name the note's own file defines is that definition. It is a
+dependency of the file's own note and of the notes of the file's other symbols
+(``serve.list_tools``' note naming ``GitTools.DIFF``), not of the note of a symbol that holds it or
+that it holds (that note's own hash covers its code), nor of a summary of the whole file (which
+watches every symbol of it already). A name defined once elsewhere is that one; a name defined in
+several files is the one in the file linked to the note's by an import, when exactly one is;
+otherwise it is ambiguous, not recorded, and the store's answer says so. A folder summary has no
+file of its own: it records what it names, preferring definitions inside it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "keep_notes",
     "matching",
     "names_in",
+    "own_file",
     "resolve",
     "shown",
 ]
@@ -97,11 +101,26 @@ def _inside(path: str, folder: str) -> bool:
     return folder == "." or path.startswith(folder + "/")
 
 
+def _related(note: str, symbol: str) -> bool:
+    """Whether a symbol's note covers ``symbol`` by its own hash: itself, what holds it, what it holds."""
+    return note != FILE_NOTE and (note == symbol or symbol.startswith(note + ".") or note.startswith(symbol + "."))
+
+
 def resolve(
-    finder: ReferenceFinder, texts: Mapping[str, str], own: str, folder: bool = False
+    finder: ReferenceFinder,
+    texts: Mapping[str, str],
+    own: str,
+    *,
+    folder: bool = False,
+    own_symbols: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The dependencies of notes ``{note key: text}`` of ``own`` (a file, or a folder with
-    ``folder``), and the names left out as ambiguous (``{name, defined_in}``)."""
+    ``folder``), and the names left out as ambiguous (``{name, defined_in}``).
+
+    A name its own file defines means that definition. With ``own_symbols`` (the notes of one
+    file's symbols, each watching only its own code) it is a dependency of the notes that name
+    it, but of none that holds it or that it holds; without (a summary of the whole file, which
+    watches every symbol of it already) it is not recorded."""
     by_note = {key: names_in(text) for key, text in texts.items()}
     written = list(dict.fromkeys(n for names in by_note.values() for n in names))
     if not written:
@@ -111,8 +130,10 @@ def resolve(
     ambiguous: list[dict[str, Any]] = []
     for name in written:
         found = [d for d in matching(name, defs.get(_leaf(name), [])) if d["hash"] is not None]
-        if not found or (not folder and any(d["path"] == own for d in found)):
-            continue  # not a symbol of the workspace's outlines, or one of the note's own file
+        if not folder and any(d["path"] == own for d in found):
+            found = [d for d in found if d["path"] == own] if own_symbols else []
+        if not found:
+            continue  # not a symbol of the workspace's outlines (or of the summary's own file)
         if folder:
             found = [d for d in found if _inside(d["path"], own)] or found
         distinct = list({(d["path"], d["symbol"]): d for d in found}.values())
@@ -126,7 +147,7 @@ def resolve(
     for note, names in by_note.items():
         for name in names:
             d = meant.get(name)
-            if d is None:
+            if d is None or _related(note, d["symbol"]):
                 continue
             entry = deps.setdefault(
                 (d["path"], d["symbol"]),
@@ -158,6 +179,17 @@ def keep_notes(deps: Any, kept: Iterable[str], renamed: Mapping[str, str] | None
     for d in _valid(deps):
         notes = [renamed.get(n, n) for n in d.get("notes") or [FILE_NOTE]]
         notes = [n for n in notes if n in keep]
+        if notes:
+            out.append({**d, "notes": notes})
+    return out
+
+
+def own_file(deps: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
+    """``deps`` of notes now in ``path`` (moved or renamed there): a note does not depend on a
+    symbol of its own file that holds it or that it holds (its own hash covers that code)."""
+    out = []
+    for d in deps:
+        notes = [n for n in d["notes"] if not (d["path"] == path and _related(n, d["symbol"]))]
         if notes:
             out.append({**d, "notes": notes})
     return out

@@ -258,14 +258,16 @@ class Notes:
 
         return note_deps.check(deps, str(self.ws), finder_for(self.ws).symbol_hashes)
 
-    def _depends_on(self, texts: dict[str, str], key: str, folder: bool = False) -> tuple[list[Any], list[Any]]:
+    def _depends_on(
+        self, texts: dict[str, str], key: str, *, folder: bool = False, own_symbols: bool = False
+    ) -> tuple[list[Any], list[Any]]:
         """The dependencies of the notes ``texts`` of ``key`` as the code is now, and the names
         left out as ambiguous (:func:`note_deps.resolve`)."""
         if not any(texts.values()):
             return [], []
         from llmem.code.references import finder_for
 
-        return note_deps.resolve(finder_for(self.ws), texts, key, folder)
+        return note_deps.resolve(finder_for(self.ws), texts, key, folder=folder, own_symbols=own_symbols)
 
     def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
         from llmem.code.walk import walk_workspace
@@ -722,11 +724,11 @@ class Notes:
             chained = {old: new for old, new in chained.items() if new in symbols and old != new}
             moves = {**(doc.get("moved") or {}), **moved}
             extra: dict[str, Any] = {"symbol_hashes": hashes}
-            # What the notes name elsewhere follows them (a name now defined in this file is its own).
+            # What the notes name follows them.
             kept = set(symbols) | ({note_deps.FILE_NOTE} if "file" in content else set())
-            arriving = [d for d in note_deps.keep_notes(add_deps, added) if d["path"] != key]
+            arriving = note_deps.keep_notes(add_deps, added)
             staying = note_deps.keep_notes(doc.get("depends_on"), kept - added, renamed)
-            deps = note_deps.combine(staying, arriving)
+            deps = note_deps.combine(note_deps.own_file(staying + arriving, key))
             if deps:
                 extra["depends_on"] = deps
             kept_stale = [k for k in doc.get("kept_stale") or [] if k in symbols]
@@ -832,7 +834,7 @@ class Notes:
         texts = {qn: _note_text(note) for qn, note in notes.items()}
         if file_note is not None:
             texts[note_deps.FILE_NOTE] = file_note["description"]
-        new_deps, ambiguous = self._depends_on(texts, key)
+        new_deps, ambiguous = self._depends_on(texts, key, own_symbols=True)
         kept = (set(content["symbols"]) - set(notes)) | (
             {note_deps.FILE_NOTE} if file_note is None and "file" in content else set()
         )

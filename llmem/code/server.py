@@ -57,10 +57,11 @@ PROTOCOL = (
     "lists (any part, fields and variables too); its valid keys are always stored (stored), a key naming "
     "no symbol of the file is refused without spending an attempt, each with its reason and the call that "
     "gets a ticket for it (refused), and a bare name of one symbol is stored under its qualified name "
-    "(keys_mapped). A note also depends on the code it names elsewhere: identifiers in backticks or shaped "
-    "like code (validatePath, GitTools.DIFF, run()) that resolve to a definition in another file are "
-    "recorded when it is stored (depends_on); when one changes or goes, the note reads stale with "
-    "stale_dependencies [{name, path, change, named_in, read_with}] and its refresh prompt shows that code."
+    "(keys_mapped). A note also depends on the code it names: identifiers in backticks or shaped like code "
+    "(validatePath, GitTools.DIFF, run()) that resolve to a definition in another file, or to another "
+    "symbol of its own file, are recorded when it is stored (depends_on); when one changes or goes, the "
+    "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] and its refresh "
+    "prompt shows that code."
 )
 
 USAGES = (

@@ -241,7 +241,8 @@ def annotate_prompt(
         f"{_header(path, outline)}\n## Source of the symbols to describe\n"
         f"{_shown_source(units, outline.language or '')}\n{context}{changed_code}\n"
         f"## Answer format\nAnswer with JSON only, exactly of this shape ({file_wanted}):\n{schema}\n"
-        f'Keys of "symbols" must be these qualified names ({len(names)}; describe every one you can):\n{listed}\n'
+        f'Keys of "symbols" are qualified names: describe every one of these you can ({len(names)}; a note on '
+        f"any other symbol of the file's outline is kept too) — these qualified names:\n{listed}\n"
     )
 
 
