@@ -100,6 +100,7 @@ async def test_a_note_reads_stale_when_a_symbol_it_names_in_another_file_changes
             "read_with": f"get_artifact(path={LIB!r}, kind='source', symbol='validatePath')",
         }
     ]
+    assert "stale_dependencies" in out["nextAction"] and f"generate_prompt({PATH_UTILS!r}" in out["nextAction"]
     content = out["data"]["content"]
     assert content["naming_changed_code"] == {"normalizePath": {"description": NORMALIZE_NOTE}}
     assert "normalizePath" not in content["symbols"]  # not answered as current
@@ -265,14 +266,17 @@ def test_what_counts_as_a_name_in_a_note() -> None:
     ]
 
 
-async def test_over_stdio_a_note_goes_stale_when_the_code_it_names_changes(servers_ws: Path) -> None:
+async def test_over_stdio_keys_are_sorted_notes_go_stale_with_what_they_name_and_words_match(servers_ws: Path) -> None:
     server = StdioServerParameters(
         command=console_script("llmem-mcp"), args=["--workspace", str(servers_ws)], env=subprocess_env()
     )
     async with Client(server, mode="legacy") as c:  # type: ignore[arg-type]
         err, _ = await call(c, "generate_artifact", path=".")
         assert not err
-        stored = await _annotate(c, PATH_UTILS, {"symbols": {"normalizePath": {"description": NORMALIZE_NOTE}}})
+        answer = {"symbols": {"normalizePath": {"description": NORMALIZE_NOTE}, "validatePath": {"description": "x"}}}
+        stored = await _annotate(c, PATH_UTILS, answer)  # one key of another file: refused, the rest stored
+        assert stored["step"] == 1 and stored["stored"] == ["normalizePath"]
+        assert stored["refused"][0]["call"] == f"generate_prompt({LIB!r}, 'annotate')"
         assert stored["depends_on"] == [{"name": "validatePath", "symbol": "validatePath", "path": LIB}]
         _insert_after(
             servers_ws, LIB, r"^export async function validatePath\(", "  requestedPath = requestedPath.trim();"

@@ -195,6 +195,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if more is not None
             else f"Stale: generate_prompt({data['path']!r}, {kind!r}) writes it afresh"
             + (
+                f"; it names {len(data['stale_dependencies'])} symbol(s) whose code changed or went since "
+                "(stale_dependencies: read_with shows each)"
+                if data.get("stale_dependencies")
+                else ""
+            )
+            + (
                 f"; it still names {len(data['gone_names_mentioned'])} name(s) gone from the code "
                 "(gone_names_mentioned)."
                 if data.get("gone_names_mentioned")
