@@ -13,7 +13,7 @@ unchanged costs one ``stat``; otherwise its outline is made and the symbol's has
 
 Which definition a name means: a name the note's own file defines is that definition. It is a
 dependency of the file's own note and of the notes of the file's other symbols
-(``serve.list_tools``' note naming ``GitTools.DIFF``), not of the note of a symbol that holds it or
+(the note on ``git_diff`` naming ``GitTools.DIFF``), not of the note of a symbol that holds it or
 that it holds (that note's own hash covers its code), nor of a summary of the whole file (which
 watches every symbol of it already). A name defined once elsewhere is that one; a name defined in
 several files is the one in the file linked to the note's by an import, when exactly one is;

@@ -3,7 +3,7 @@
 An answer may describe any symbol the file's current outline lists — of any part of the file,
 data members too — whatever its prompt asked: the outline is the one the ticket was made from
 (a file changed since makes the whole answer ``SOURCE_CHANGED``). A key that names one symbol by
-its own name (``list_tools`` for ``serve.list_tools``) is stored under the qualified name, and
+its own name (``method`` for ``Class.method``) is stored under the qualified name, and
 the answer says so. Any other key is refused with the exact reason — several symbols of that
 name, renamed, gone, a symbol of another file, no such symbol — and the call that gets a ticket
 for what it meant; the keys that were valid are stored all the same.
