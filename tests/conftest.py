@@ -152,3 +152,20 @@ def browser() -> Any:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def servers_ws(tmp_path: Path) -> Path:
+    """A copy of tests/data/servers (real code of modelcontextprotocol/servers) of this test's own."""
+    from tests._servers import copy_servers
+
+    return copy_servers(tmp_path)
+
+
+@pytest.fixture(params=MODES)
+async def servers_client(servers_ws: Path, request: pytest.FixtureRequest) -> Any:
+    """An in-process llmem-mcp client on :func:`servers_ws`, everything outlined, in each protocol era."""
+    from tests._servers import parsed_client
+
+    async with parsed_client(servers_ws, request.param) as c:
+        yield c

@@ -194,6 +194,7 @@ def test_run_all_quick_prints_every_figure_and_target(tmp_path: Path) -> None:
         ("bench_first_parse.py", "first parse at least as fast as a bare single-threaded ast walk"),
         ("bench_recall.py", "outline recall vs declaration patterns, python"),
         ("bench_references.py", "recall vs grep -w, this repository: all names"),
+        ("bench_note_deps.py", "this repository: get_artifact of it, p50, vs the summary naming none"),
     ],
 )
 def test_standalone_llmem_benchmarks_run_quick(tmp_path: Path, script: str, expected: str) -> None:

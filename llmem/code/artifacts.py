@@ -121,11 +121,24 @@ class Llmem:
         return self.freshness(record)[0]
 
     def freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
-        """The artifact's status and what the answer says about it beside (stale symbols, changed files).
+        """The artifact's status and what the answer says about it beside (stale symbols, changed
+        files, and ``stale_dependencies``: code elsewhere that its notes name and that changed).
 
         A file note that records the hashes of the symbols it was written from stays fresh while
         those symbols are unchanged: a comment edited above a function changes nothing.
         """
+        status, about = self._own_freshness(record)
+        if status == "orphaned" or not record.doc.get("depends_on"):
+            return status, about
+        changes = self.notes.dependency_changes(record)
+        if not changes:
+            return status, about
+        from llmem.code.note_deps import shown
+
+        return "stale", {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
+
+    def _own_freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
+        """:meth:`freshness` as far as the code the artifact describes goes (its file or folder)."""
         src = record.doc.get("source")
         if not isinstance(src, dict):
             return "fresh", {}
@@ -259,10 +272,17 @@ class Llmem:
         if not isinstance(record.doc.get("symbol_hashes"), dict):
             # Written before symbols had hashes: a symbol that still exists keeps its note.
             stale = {k: "gone" for k in symbols if k not in current}
+        # Notes whose own symbol is unchanged but which name code elsewhere that changed.
+        named = {n for c in about.get("stale_dependencies", []) for n in c.get("named_in", [])}
         return {
-            "symbols": {k: v for k, v in symbols.items() if k not in stale},
+            "symbols": {k: v for k, v in symbols.items() if k not in stale and k not in named},
             "changed_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "changed"},
             "gone_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "gone"},
+            **(
+                {"naming_changed_code": {k: v for k, v in symbols.items() if k in named and k not in stale}}
+                if named
+                else {}
+            ),
             "undescribed": sorted(set(current) - set(symbols))[:200],
             **file_note,
         }
@@ -713,6 +733,8 @@ def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:
     names: what a reader must not look for."""
     gone = [s["symbol"] for s in about.get("stale_symbols", []) if s.get("change") == "gone"]
     gone += list(about.get("changed_files", {}).get("removed", []))
+    gone += [d["symbol"] for d in about.get("stale_dependencies", []) if d.get("change") == "gone"]
+    gone = list(dict.fromkeys(gone))
     # A symbol by its own name (``method`` of ``Class.method``), a file by its file name.
     own = {n: n.rsplit("/", 1)[-1] if "/" in n else n.rsplit(".", 1)[-1] for n in gone}
     return [n for n in gone if re.search(rf"(?<![\w$]){re.escape(own[n])}(?![\w$])", text)][:100]

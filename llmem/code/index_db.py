@@ -13,6 +13,8 @@ read (garbage, a torn copy), is rebuilt from the artifact files, never trusted. 
 - ``names``: FTS5 trigram over each symbol's lower-case qualified name (substrings);
 - ``name_words`` and ``text_words``: FTS5 over the camelCase / snake_case words of names, and of
   docs, notes and summaries (two tables: a word common in names costs nothing to a text query);
+  the text's words are stemmed (``porter`` over ``unicode61``: ``calls``, ``called`` and
+  ``calling`` are one word, :mod:`llmem.code.text_query`), names' words are not;
 - ``files``, ``folders``, ``lines``: the line index (:mod:`llmem.code.lines`).
 
 Every process appends its puts and deletes to the journal (``ArtifactStore``); the next search of
@@ -43,7 +45,7 @@ NAMESPACE = "llmem"
 DB_NAME = "search.sqlite3"
 #: The current layout; ``PRAGMA user_version`` is ``SCHEMA * 10`` plus 1 with the trigram tables
 #: (0 is a new, empty file).
-SCHEMA = 3
+SCHEMA = 4
 TEXT_KINDS = {"summarize": "summary", "document": "summary", "test-plan": "summary"}
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 log = logging.getLogger("llmem.search")
@@ -59,7 +61,7 @@ _TABLES = (
     "CREATE INDEX entries_by_name ON entries(lname)",
     "CREATE INDEX entries_by_qn ON entries(lqn)",
     "CREATE VIRTUAL TABLE name_words USING fts5(words, tokenize='unicode61')",
-    "CREATE VIRTUAL TABLE text_words USING fts5(words, tokenize='unicode61')",
+    "CREATE VIRTUAL TABLE text_words USING fts5(words, tokenize='porter unicode61')",
     """CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
         mtime_ns INTEGER NOT NULL, isize INTEGER, imtime INTEGER)""",
     "CREATE TABLE folders(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID",

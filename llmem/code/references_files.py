@@ -137,13 +137,18 @@ class WorkspaceFiles:
         """The qualified name of what ``line`` lies in, as the line search names it: the outline's
         innermost symbol of code holding it (an arrow-function const, a ``registerTool`` call, a
         ``describe``/``it`` block), else of data; else the parser's innermost scope."""
+        outline = self.outline(key, f)
+        sym = enclosing_symbol(outline, line) if outline is not None else None
+        return sym.qualified_name if sym is not None else self.facts(key, f).enclosing(line)
+
+    def outline(self, key: str, f: SourceFile) -> Outline | None:
+        """The file's outline as it is now (kept while the file is unchanged); None for a binary file."""
         if f.outline is None and f.data is not None:
             try:
                 f.outline = build_outline(key, f.data)
             except Exception:  # an outliner that fails leaves the parser's scopes, never the call
                 f.outline = Outline(path=key, language=None, mode="fallback", line_count=0, size=0, sha256="")
-        sym = enclosing_symbol(f.outline, line) if f.outline is not None else None
-        return sym.qualified_name if sym is not None else self.facts(key, f).enclosing(line)
+        return f.outline
 
     def occurrences(self, key: str, f: SourceFile, word: str) -> list[Use]:
         offsets = f.offsets(word)
