@@ -168,7 +168,7 @@ def failure_report(
         if uv:
             hint = (
                 "uv is not installed here: install it (python -m pip install uv), or launch the installed console "
-                f"scripts ({', '.join(_SUITE_SCRIPTS)}) instead of uvx, as examples/host_config.json does"
+                f"scripts ({', '.join(_SUITE_SCRIPTS)}) instead of uvx, as mcp_config.example.json does"
             )
         elif name in _SUITE_SCRIPTS:
             hint = (
