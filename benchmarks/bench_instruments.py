@@ -15,8 +15,8 @@ alternate with the bare ``MCPServer`` echo); the figures beside their baselines:
    store, with an fsync) and the tote's own work (``executor.run`` on the plot's features) against
    that inverse; and the tote's own work against what it no longer does: reading both whole tracks
    (``track_data`` + legs), 2.3 s on this machine before it bisected the times.
-2. ``track-legs`` on one 1,000,000-fix track by plot reference (``course_tolerance`` 20,
-   ``speed_tolerance`` 5: the defaults suit one-minute fixes, not noisy 1 s ones): warm p50 vs a bare numpy pass over
+2. ``track-legs`` on one 1,000,000-fix track by plot reference, at its defaults (``smoothing_s``
+   reads the noisy 1 s fixes over about a minute): warm p50 vs a bare numpy pass over
    the same arrays (``np.diff`` of times and positions, local east/north metres, ``hypot`` and
    ``arctan2``: every leg's course and speed, no legs found, no reading of the plot).
 3. ``range-bearing`` on both tracks by plot-feature refs (``{"ref":
@@ -26,6 +26,12 @@ alternate with the bare ``MCPServer`` echo); the figures beside their baselines:
 4. ``render_series`` of a stored 10,000-sample range-bearing result (``{"ref":
    "debrief-calc:results/<id>"}``; three panels, 900 px): warm p50 vs a bare Pillow drawing of the
    same points (three polylines in panels of the same size, PNG-encoded; no axes, labels or CPA).
+5. ``closest-approach`` (the least range and every pass, between fixes) and ``close-quarters``
+   (every period within 2 nm, entry and exit between fixes) on both whole tracks by plot reference
+   (issue 22): warm p50 vs ONE ``Geodesic.WGS84.Inverse`` per fix time of either ship (2,000,000),
+   the least any GeographicLib loop over the fixes costs (no interpolation, no search), timed over
+   20,000 of them and extrapolated; and the tools' own work on the tracks already read (the range's
+   shape over every fix, the passes and the periods solved on the geodesic) against the same.
 
 Results are ratios (ours / baseline time): these machines are shared and noisy. ``--quick``
 shrinks every size for a smoke run; its figures mean nothing.
@@ -61,10 +67,12 @@ GEOD = Geodesic.WGS84
 PLOT = "instruments.plot.json"
 SHIPS = ["ship-2", "ship-3"]  # as bench_calc_domain.patrol names them by seed
 RB_SAMPLES = 3_600  # range-bearing's window: this many of the primary's 1 s fixes
+CLOSE_NM = 2.0  # close-quarters' threshold: the patrols come within it a few times a day
+INVERSE_SAMPLE = 20_000  # fixes timed for the one-Inverse-per-fix baseline (then extrapolated)
 SERIES_SAMPLES = 10_000  # render_series's series
-#: track-legs compares fix to fix: at 1 s fixes, 0.5 m of noise swings the course ~7 degrees, so
-#: the defaults (3 deg, 1.5 kn: for one-minute REP fixes) find no leg (and say so)
-LEGS = {"course_tolerance": 20, "speed_tolerance": 5}
+#: track-legs at its defaults: at 1 s fixes 0.5 m of noise swings a segment's course ~7 degrees, but
+#: smoothing_s (60 s) reads the motion over a minute, where it is a tenth of a degree
+LEGS: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -122,10 +130,13 @@ def _iso_window(center: float, samples: int) -> tuple[str, str]:
 def _calls(plot: Plot) -> list[tuple[str, dict[str, Any]]]:
     refs = [{"ref": f"debrief-state:plots/{PLOT}#{fid}"} for fid in SHIPS]
     start, end = _iso_window(plot.mid, RB_SAMPLES)
+    both = {"filename": PLOT, "feature_ids": SHIPS}
     return [
-        ("run_tool", {"tool": "tote", "plot": {"filename": PLOT, "feature_ids": SHIPS}}),
+        ("run_tool", {"tool": "tote", "plot": both}),
         ("run_tool", {"tool": "track-legs", "plot": {"filename": PLOT, "feature_ids": SHIPS[:1]}, "parameters": LEGS}),
         ("run_tool", {"tool": "range-bearing", "features": refs, "time_start": start, "time_end": end}),
+        ("run_tool", {"tool": "closest-approach", "plot": both}),
+        ("run_tool", {"tool": "close-quarters", "plot": both, "parameters": {"threshold": CLOSE_NM}}),
     ]
 
 
@@ -160,6 +171,38 @@ def one_inverse(a: TrackData, b: TrackData, when: float, n: int) -> float:
         GEOD.Inverse(lat1, lon1, lat2, lon2)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def inverse_per_fix(a: TrackData, b: TrackData, sample: int) -> tuple[float, int]:
+    """Seconds for one ``Geodesic.WGS84.Inverse`` (distance only) per fix time of either ship, timed
+    over ``sample`` pairs of fixes spread over the tracks and extrapolated; and how many fix times."""
+    fixes = int(np.union1d(a.t, b.t).size)
+    n = min(len(a), len(b))
+    idx = np.linspace(0, n - 1, min(sample, n)).astype(int).tolist()
+    lat_a, lon_a, lat_b, lon_b = a.lat.tolist(), a.lon.tolist(), b.lat.tolist(), b.lon.tolist()
+    t0 = time.perf_counter()
+    for i in idx:
+        GEOD.Inverse(lat_a[i], lon_a[i], lat_b[i], lon_b[i], Geodesic.DISTANCE)
+    return (time.perf_counter() - t0) * fixes / len(idx), fixes
+
+
+def own_passes_work(a: TrackData, b: TrackData) -> Callable[[], Any]:
+    """closest-approach's and close-quarters' own work on the tracks already read: the range's shape
+    over every fix time, the least range, every pass and every period within CLOSE_NM, solved."""
+    from debrief_calc.analysis.close_quarters import within
+    from debrief_calc.analysis.common import overlap
+    from debrief_calc.analysis.passes import PassRule, pass_entries, range_shape
+    from debrief_calc.analysis.range_profile import Profile
+
+    span = overlap(a, b)
+    assert span is not None
+
+    def work() -> tuple[int, int]:
+        profile = Profile(a, b, span)
+        entries, _ = pass_entries(range_shape(profile, PassRule()), profile.least(), "nm")
+        return len(entries), len(within(profile, CLOSE_NM * 1852.0))
+
+    return work
 
 
 def numpy_legs(track: TrackData) -> tuple[np.ndarray, np.ndarray]:
@@ -220,7 +263,7 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
     import anyio
 
     n = sizes.calls
-    (tote, legs, rb), render, series = anyio.run(_stdio_runs, plot, n)
+    (tote, legs, rb, cpa, close), render, series = anyio.run(_stdio_runs, plot, n)
     a, b = (track_data(f) for f in plot.tracks)
     mb = f"plot {plot.bytes / 1e6:.0f} MB"
 
@@ -265,6 +308,23 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
     pillow = _median_of(pillow_series(full, shown["width"], shown["height"]), sizes.passes)
     _add_run(section, f"render_series {shown['samples']:,} samples", render, "bare Pillow lines *4", pillow)
 
+    per_fix, fixes = inverse_per_fix(a, b, min(INVERSE_SAMPLE, sizes.points))
+    base_name = f"one GeographicLib Inverse per fix ({fixes:,}) *5"
+    _add_run(section, f"closest-approach 2 x {sizes.points:,} fixes, every pass", cpa, base_name, per_fix)
+    _add_run(section, f"close-quarters 2 x {sizes.points:,} fixes within {CLOSE_NM:g} nm", close, base_name, per_fix)
+    own_time, (pass_count, period_count) = best_of(own_passes_work(a, b), sizes.passes)
+    own_passes = statistics.median(own_time)
+    section.add(
+        "  the passes' and close quarters' own work (tracks read), vs one Inverse per fix *5",
+        s(own_passes),
+        s(per_fix),
+        ratio(own_passes, per_fix),
+    )
+    cpa_props = cpa.answer["features"][0]["properties"]
+    close_props = close.answer["features"][0]["properties"]
+    if (cpa_props["pass_count"], close_props["period_count"]) != (pass_count, period_count):
+        raise RuntimeError("the passes or periods over stdio differ from those in process")
+
     t1 = tote.answer["features"][0]["properties"]
     legs_found = legs.answer["features"][0]["properties"]
     rb_props = rb.answer["features"][0]["properties"]
@@ -282,6 +342,11 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
         "sample times, in a Python loop",
         "*4 three polylines of the same points in panels of the same size, PNG-encoded: no axes, ticks, labels, "
         "title or CPA mark",
+        f"*5 Geodesic.WGS84.Inverse (distance only) between the ships' fixes in a Python loop over "
+        f"{min(INVERSE_SAMPLE, sizes.points):,} evenly spread pairs, extrapolated to all {fixes:,} fix times of either "
+        "ship: the least a GeographicLib pass over the fixes costs, without interpolating between them or searching",
+        f"results: least range {cpa_props['range']} nm at {cpa_props['time']}, {cpa_props['pass_count']} passes; "
+        f"{close_props['period_count']} periods within {CLOSE_NM:g} nm, {close_props['total_duration_s']} s in all",
     ]
 
 

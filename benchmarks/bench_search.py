@@ -263,6 +263,8 @@ def collect_store(section: Section, tmp: Path, quick: bool) -> float:
         "word part ('validate path')": "validate path",
         "substring": f"ord{mid}",
         "words of notes": "harbour convoy",
+        # word forms (loaded ~ loads, records ~ record), question words dropped, bm25 order
+        "a question to the notes": "who loaded the harbour records",
     }
     worst = 0.0
     for label, q in queries.items():
@@ -270,7 +272,10 @@ def collect_store(section: Section, tmp: Path, quick: bool) -> float:
         ours = _time(lambda q=q: index.search(q, limit=20), rounds)
         ql = q.lower()
         words = split_words(q)
-        if label == "words of notes":
+        if label == "a question to the notes":
+            roots = ["load", "harbour", "record"]  # what the stemmed words come to, as substrings
+            base = _time(lambda roots=roots: [i for i, t in enumerate(texts) if all(r in t for r in roots)], rounds)
+        elif label == "words of notes":
             base = _time(lambda words=words: [i for i, t in enumerate(texts) if all(w in t for w in words)], rounds)
         else:
             base = _time(lambda ql=ql: [i for i, x in enumerate(low) if ql in x], rounds)

@@ -29,13 +29,17 @@ The plot-state errors carry their seed JSON-RPC number in ``details.rpc_code``::
 
 Errors of the first level raised for the plot state are built through :func:`plot_not_found`,
 :func:`feature_not_found` and :func:`validation_failed`, so they carry the number too.
+
+:func:`error_from` turns an error object ``{code, message, details}`` back into the exception of
+that code (a Python caller catches ``Conflict``, not a dict saying ``CONFLICT``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from llmem.core import errors as core
 from llmem.core.errors import SuiteError
 
 __all__ = [
@@ -56,6 +60,7 @@ __all__ = [
     "StateError",
     "ToolNotFound",
     "ValidationFailed",
+    "error_from",
     "feature_not_found",
     "plot_not_found",
     "validation_failed",
@@ -69,34 +74,50 @@ class CalcError(SuiteError):
 
 
 class ToolNotFound(CalcError):
+    """No analysis tool by that name (the message lists them)."""
+
     code = "TOOL_NOT_FOUND"
 
 
 class InvalidContext(CalcError):
+    """The wrong number or sort of features for the tool."""
+
     code = "INVALID_CONTEXT"
 
 
 class KindMismatch(CalcError):
+    """A feature of a kind the tool does not take."""
+
     code = "KIND_MISMATCH"
 
 
 class ValidationFailed(CalcError):
+    """An input (or a tool's output) broke a rule: ``details.field`` names it."""
+
     code = "VALIDATION_FAILED"
 
 
 class ExecutionError(CalcError):
+    """The analysis tool itself failed."""
+
     code = "EXECUTION_ERROR"
 
 
 class PlotNotFound(CalcError):
+    """No such plot file in the workspace (``details.plot_files`` lists those there are)."""
+
     code = "PLOT_NOT_FOUND"
 
 
 class FeatureNotFound(CalcError):
+    """No feature with that id in the plot (``details.missing_ids``)."""
+
     code = "FEATURE_NOT_FOUND"
 
 
 class PayloadTooLarge(CalcError):
+    """An input beyond the accepted size: pass a reference instead."""
+
     code = "PAYLOAD_TOO_LARGE"
 
 
@@ -133,26 +154,38 @@ class StateError(CalcError):
 
 
 class InvalidFilename(StateError):
+    """Not a ``.plot.json`` file inside the workspace."""
+
     code = "INVALID_FILENAME"
 
 
 class InvalidCommand(StateError):
+    """A DebriefCommand of the wrong name or shape (``details.at``, ``details.expected``)."""
+
     code = "INVALID_COMMAND"
 
 
 class Conflict(StateError):
+    """The plot is not at ``expected_revision`` (someone changed it): read it again and retry."""
+
     code = "CONFLICT"
 
 
 class PlotUnreadable(StateError):
+    """The plot file is not a GeoJSON FeatureCollection."""
+
     code = "PLOT_UNREADABLE"
 
 
 class MultiplePlots(StateError):
+    """Several plots are open and no filename was given (``details.available_plots``)."""
+
     code = "MULTIPLE_PLOTS"
 
 
 class PlotExists(StateError):
+    """A new plot's file name is taken; nothing was changed."""
+
     code = "PLOT_EXISTS"
 
 
@@ -177,3 +210,27 @@ def feature_not_found(missing: Iterable[str], *, filename: str | None = None) ->
 
 def validation_failed(field: str, message: str, **details: Any) -> ValidationFailed:
     return ValidationFailed(f"{field}: {message}", details=_with_rpc("VALIDATION_FAILED", {"field": field, **details}))
+
+
+def _classes(base: type[SuiteError]) -> list[type[SuiteError]]:
+    out = [base]
+    for sub in base.__subclasses__():
+        out += _classes(sub)
+    return out
+
+
+#: codes a class of the core answers besides its own (TicketError is three)
+_ALSO = {"TICKET_EXPIRED": core.TicketError, "STEP_LIMIT": core.TicketError}
+
+
+def error_from(error: Mapping[str, Any]) -> SuiteError:
+    """The exception an error object ``{code, message, details}`` stands for: the class of the
+    hierarchy (this module's, or the core's) whose code it is, carrying that code, the message
+    and the details; a plain :class:`SuiteError` for a code no class has."""
+    code = str(error.get("code") or "INTERNAL")
+    known = {cls.code: cls for cls in _classes(SuiteError) if cls.__module__ in (__name__, core.__name__)}
+    cls = known.get(code) or _ALSO.get(code) or SuiteError
+    details = error.get("details")
+    return cls(
+        str(error.get("message") or code), code=code, details=dict(details) if isinstance(details, Mapping) else {}
+    )

@@ -9,13 +9,14 @@ What it does, as the chat host of seed 004 would: it generates an example worksp
 (``examples/make_workspace.py``: three legacy REP files, two ships that pass close with
 narratives, the exercise area as a ``;CIRCLE:`` line and reference marks as ``;TEXT:`` labels, a
 trawler nearby; no plot yet; and a small code project) into a folder with a space in its name;
-reads ``mcp_config.example.json`` and fills in its placeholders; starts the three servers with
+reads ``mcp_config.example.json`` (the console scripts, each on ``${workspaceFolder}``: here the
+plots, and the code project for llmem); starts the three servers with
 the coordinator (``llmem/host/``), which lists their tools under qualified names and reads each
 server's ``tool-descriptions`` prompt; then does an analyst's job as a model would, reading each
 answer for the next call (``stored.ref``, ``stored.use``, ``nextAction``, feature summaries):
 
   (a) llmem: parse the project, annotate a file through generate_prompt → store_llm_result,
-      one malformed answer refused and retried on the same ticket;
+      one answer malformed on purpose refused (as it should be) and retried on the same ticket;
   (b) debrief-calc import-rep of each REP file (each answer too big for the cap comes back as a
       stored ``{"ref": …}``) → debrief-state debrief_create_plot from those refs: a new plot,
       opened, its time window and viewport fitted to the tracks; the ships recoloured with
@@ -153,39 +154,24 @@ def script_command(script: str) -> tuple[str, list[str]]:
     return sys.executable, ["-c", f"import sys; from {module} import {func}; sys.exit({func}())"]
 
 
-def servers_from_config(plots: Path, project: Path, logs: Path, use_uvx: bool) -> tuple[list[ServerSpec], str]:
-    specs = load_config(
-        CONFIG,
-        {
-            "/absolute/path/to/llmem-debrief-mcp": str(ROOT),
-            "/absolute/path/to/your/project": str(project),
-            "/absolute/path/to/your/plots": str(plots),
-        },
-    )
+def servers_from_config(plots: Path, project: Path, logs: Path) -> tuple[list[ServerSpec], str]:
+    """The config's servers, each on its folder: llmem on the code project, the Debrief servers on
+    the plots (``${workspaceFolder}``, which ``llmem-host --workspace`` fills for all three)."""
+    on_plots = load_config(CONFIG, {"${workspaceFolder}": str(plots)})
+    on_project = {s.name: s for s in load_config(CONFIG, {"${workspaceFolder}": str(project)})}
+    specs = [on_project[s.name] if s.name == "llmem" else s for s in on_plots]
     env_extra = {"LLMEM_LOG_DIR": os.environ.get("LLMEM_LOG_DIR", str(logs))}
     if "LLMEM_DATA_DIR" in os.environ:
         env_extra["LLMEM_DATA_DIR"] = os.environ["LLMEM_DATA_DIR"]
-    uvx = shutil.which("uvx")
     out = []
     for spec in specs:
-        args = list(spec.args)
+        command, prefix = script_command(spec.command) if spec.command in SCRIPTS else (spec.command, [])
         env = {**(spec.env or {}), **env_extra}
-        if spec.command == "uvx" and not (use_uvx and uvx):
-            script = next(a for a in args if a in SCRIPTS)
-            command, prefix = script_command(script)
-            args = [*prefix, *args[args.index(script) + 1 :]]
-        else:
-            command = uvx if spec.command == "uvx" and uvx else spec.command
-        out.append(ServerSpec(spec.name, command, (*args, "--log-level", "warning"), env, spec.cwd))
-    if use_uvx and uvx:
-        how = f"as configured, through uvx ({uvx}): the first run builds the package"
-    elif use_uvx:
-        how = "uvx is not on PATH: launching the console scripts next to this Python instead"
-    else:
-        how = (
-            "the config launches `uvx --from <repo> <script>`; to stay offline and fast this tour launches "
-            f"the console scripts next to this Python instead ({Path(sys.executable).parent}; --uvx to use uvx)"
-        )
+        out.append(ServerSpec(spec.name, command, (*prefix, *spec.args, "--log-level", "warning"), env, spec.cwd))
+    how = (
+        "the config names the console scripts; the tour launches those next to this Python "
+        f"({Path(sys.executable).parent}), so it runs without activating the venv"
+    )
     return out, how
 
 
@@ -194,7 +180,7 @@ def servers_from_config(plots: Path, project: Path, logs: Path, use_uvx: bool) -
 # --------------------------------------------------------------------------------------------
 
 
-async def tour(base: Path, use_uvx: bool) -> None:
+async def tour(base: Path) -> None:
     print("The suite through a small MCP host (seed 004): three stdio servers behind one coordinator.")
     print("The host's LLM is played by a DETERMINISTIC STAND-IN (stand_in_llm): no model is called.")
     section("setup")
@@ -213,8 +199,11 @@ async def tour(base: Path, use_uvx: bool) -> None:
     say(None, f"plots/: legacy REP files only (CRLF); no plot yet: the tour makes {ws['plot_name']} from them")
     sources = [p for p in ws["code_files"] if p.suffix in (".py", ".ts") and "build" not in p.parts]
     say(None, f"project/: {len(sources)} Python and TypeScript files, a .gitignore and an ignored build/ folder")
-    specs, how = servers_from_config(plots, project, base / "logs", use_uvx)
-    say(None, f"config {CONFIG.name}: servers {', '.join(s.name for s in specs)}; placeholders filled in")
+    specs, how = servers_from_config(plots, project, base / "logs")
+    say(
+        None,
+        f"config {CONFIG.name}: servers {', '.join(s.name for s in specs)}; ${{workspaceFolder}}: plots/ (llmem: project/)",
+    )
     say(None, f"launch: {how}")
     say(None, f"server logs: --log-level warning, files under {(specs[0].env or {}).get('LLMEM_LOG_DIR')}")
 
@@ -249,14 +238,14 @@ async def host_checks(host: Coordinator) -> None:
     try:
         host.resolve("generate_prompt")
     except NameConflict as exc:
-        say((time.perf_counter() - t) * 1000, f"host: the bare name 'generate_prompt' is refused: {exc}")
+        say((time.perf_counter() - t) * 1000, f"host: the bare name 'generate_prompt' refused, as it should: {exc}")
     else:
         raise StepFailed("an ambiguous bare tool name was resolved")
     t = time.perf_counter()
     try:
         await host.call("debrief-calc:run_tool", {"tool": "track-stats", "plot": {"selection": True}})
     except ArgumentError as exc:
-        say((time.perf_counter() - t) * 1000, f"host: arguments checked against the tool's schema: {exc}")
+        say((time.perf_counter() - t) * 1000, f"host: arguments that break the schema refused, as they should: {exc}")
     else:
         raise StepFailed("arguments that break the schema were sent")
 
@@ -291,7 +280,9 @@ async def step_a(host: Coordinator) -> None:
     r = await host.call("llmem:store_llm_result", {**ready["callbackArgs"], "result": bad, "model": "stand-in"})
     if not r.is_error:
         raise StepFailed("the malformed answer was accepted")
-    say(r.duration_ms, f"llmem:store_llm_result → refused, {error_of(r)[:110]}…; retry on the same ticket")
+    say(
+        r.duration_ms, f"llmem:store_llm_result → refused, as it should: {error_of(r)[:100]}…; retry on the same ticket"
+    )
     t = time.perf_counter()
     answer = stand_in_llm(ready["promptForHostLLM"], "annotate")
     say((time.perf_counter() - t) * 1000, f"STAND-IN LLM: JSON notes for {len(json.loads(answer)['symbols'])} symbols")
@@ -428,7 +419,8 @@ async def step_c(host: Coordinator, ws: dict[str, Any], plot: Plot) -> tuple[lis
     )
     say(
         None,
-        f"  designed by make_workspace: {designed['range_yd']:.1f} yd ({designed['range_m']:.1f} m) at {hm(designed['time'])}",
+        f"  designed by make_workspace: {designed['range_yd']:.1f} yd ({designed['range_m']:.1f} m) at {hm(designed['time'])}"
+        " (checked: within 5 m, to the second)",
     )
     check(
         cpa["distance_unit"] == "yd"
@@ -457,7 +449,9 @@ async def step_c(host: Coordinator, ws: dict[str, Any], plot: Plot) -> tuple[lis
     say(ms, f"debrief-calc:run_tool speed-filter {fast['name']}: {fast['period_count']} period, {periods}")
     say(
         None,
-        "  designed: " + ", ".join(f"{leg['speed_kn']:.0f} kn leg {hm(leg['start'])}–{hm(leg['end'])}" for leg in legs),
+        "  designed: "
+        + ", ".join(f"{leg['speed_kn']:.0f} kn leg {hm(leg['start'])}–{hm(leg['end'])}" for leg in legs)
+        + " (checked: the same to the second)",
     )
     check(
         [(hm(p["start"]), hm(p["end"])) for p in fast["periods"]] == [(hm(g["start"]), hm(g["end"])) for g in legs],
@@ -486,7 +480,8 @@ async def step_c(host: Coordinator, ws: dict[str, Any], plot: Plot) -> tuple[lis
     crossed = ws["zone"]["transits"][ws["zone"]["crossed_by"]][0]
     say(
         None,
-        f"  designed: {ws['zone']['crossed_by']} inside {hm(crossed['entry'])}–{hm(crossed['exit'])}, the others never",
+        f"  designed: {ws['zone']['crossed_by']} inside {hm(crossed['entry'])}–{hm(crossed['exit'])}, the others never "
+        "(checked: entry and exit within 2 s)",
     )
     return results, cpa
 
@@ -642,6 +637,12 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
     at_cpa = {
         name: next(g for g in ws["ships"][name]["legs"] if g["start"] <= designed["time"] < g["end"]) for name in ships
     }
+    say(
+        None,
+        f"  designed at the CPA: {designed['range_m']:.0f} m, "
+        + ", ".join(f"{n} {_dm(at_cpa[n]['course'])} {at_cpa[n]['speed_kn']:.1f} kn" for n in ships)
+        + " (checked: within 5 m, 1°, 0.3 kn)",
+    )
     check(
         hm(tote["time"]) == hm(cpa["time"])
         and abs(tote["range"] * YARD_M - designed["range_m"]) < 5
@@ -676,16 +677,16 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
             f"{leg['distance']:.2f} nm",
         )
     for turn in result["properties"]["manoeuvres"]:
-        say(
-            None,
-            f"  {hm(turn['start'])}–{hm(turn['end'])}: {turn['changed']}, {turn['turn_deg']:.0f}° to {turn['turn']}, "
-            f"{turn['speed_from_kn']:.1f} → {turn['speed_to_kn']:.1f} kn",
-        )
+        start, end = hm(turn["start"]), hm(turn["end"])
+        when = f"at {start}" if start == end else f"{start}–{end}"  # a turn between two fixes: an instant
+        speeds = f", {turn['speed_from_kn']:.1f} → {turn['speed_to_kn']:.1f} kn" if "speed_from_kn" in turn else ""
+        say(None, f"  {when}: {turn['changed']}, {turn['turn_deg']:.0f}° to {turn['turn']}{speeds}")
     design = ws["ships"][name]["legs"]
     say(
         None,
         "  designed: "
-        + ", ".join(f"{_dm(g['course'])} {g['speed_kn']:.1f} kn {hm(g['start'])}–{hm(g['end'])}" for g in design),
+        + ", ".join(f"{_dm(g['course'])} {g['speed_kn']:.1f} kn {hm(g['start'])}–{hm(g['end'])}" for g in design)
+        + " (checked: each leg within 1°, 0.3 kn and 2 min)",
     )
     check(
         len(legs) == len(design)
@@ -761,7 +762,6 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="A tour of the suite through a small MCP host.")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the workspace, stores and PNG in DIR")
-    parser.add_argument("--uvx", action="store_true", help="launch the servers through uvx, as the config says")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="llmem tour ") as tmp:
@@ -770,7 +770,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(base)
         base.mkdir(parents=True, exist_ok=True)
         try:
-            anyio.run(tour, base.resolve(), args.uvx)
+            anyio.run(tour, base.resolve())
         except (HostError, StepFailed) as exc:
             print(f"\nTOUR FAILED: {type(exc).__name__}: {exc}", flush=True)
             return 1

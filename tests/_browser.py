@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import shutil
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -29,6 +30,7 @@ __all__ = [
     "browser_page",
     "plain",
     "serve",
+    "shot",
     "start_view",
     "state_client",
     "time_in_file",
@@ -161,3 +163,11 @@ def time_in_file(path: Path) -> str | None:
         if f.get("id") == "debrief-time-metadata":
             return str(f["properties"].get("current"))
     return None
+
+
+def shot(page: Any, name: str) -> None:
+    """With ``LLMEM_SCREENSHOTS=<folder>``, what the page shows now, saved there as ``name``."""
+    folder = os.environ.get("LLMEM_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / name), full_page=False)

@@ -137,3 +137,35 @@ async def call(client: Any, tool_name: str, /, **args: Any) -> tuple[bool, dict[
         error = result.structured_content["error"]
         assert error["code"].isupper() and error["message"], error
     return bool(result.is_error), result.structured_content
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    """Debian's chromium under Playwright's sync API (never a browser Playwright downloads), one
+    per test module; the test is skipped, with the reason, where there is none."""
+    from tests._browser import CHROMIUM, FLAGS
+
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (Debian: apt-get install chromium); .ci/run installs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the 'test' extra")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def servers_ws(tmp_path: Path) -> Path:
+    """A copy of tests/data/servers (real code of modelcontextprotocol/servers) of this test's own."""
+    from tests._servers import copy_servers
+
+    return copy_servers(tmp_path)
+
+
+@pytest.fixture(params=MODES)
+async def servers_client(servers_ws: Path, request: pytest.FixtureRequest) -> Any:
+    """An in-process llmem-mcp client on :func:`servers_ws`, everything outlined, in each protocol era."""
+    from tests._servers import parsed_client
+
+    async with parsed_client(servers_ws, request.param) as c:
+        yield c

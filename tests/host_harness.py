@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,15 @@ def make_workspace(root: Path) -> Path:
     return ws
 
 
+def two_ships(root: Path) -> Path:
+    """A workspace of the two sample ships' REP files alone (the README's "try it"), in ``root``."""
+    ws = root / "plots"
+    ws.mkdir()
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        shutil.copy(DATA / "rep" / name, ws / name)
+    return ws
+
+
 def write_config(ws: Path, path: Path, **extra: dict[str, object]) -> Path:
     servers = {
         name: {"command": console_script(script), "args": ["--workspace", "${workspaceFolder}"], **extra.get(name, {})}
@@ -45,9 +53,9 @@ def write_config(ws: Path, path: Path, **extra: dict[str, object]) -> Path:
 
 
 class HostProcess:
-    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
-        self.proc, self.url = proc, url
-        self.stderr: list[str] = []
+    def __init__(self, proc: subprocess.Popen[str], url: str, first: list[str], workspace: Path) -> None:
+        self.proc, self.url, self.workspace = proc, url, workspace
+        self.stderr: list[str] = list(first)  # the lines read before, then each as it comes
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -73,23 +81,15 @@ def running_host(config: Path, ws: Path, *args: str, env: dict[str, str] | None 
         text=True,
     )
     assert proc.stderr is not None
-    deadline = time.monotonic() + 90
-    seen: list[str] = []
-    url = None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        found = re.search(r"chat at (http://\S+/) ", line)
-        if found:
-            url = found.group(1)
-            break
-    if url is None:
+    # the first line on stderr is the page's address, plainly, whatever comes after it
+    first = proc.stderr.readline()
+    found = re.fullmatch(r"llmem-host: chat at (http://\S+/)\n", first)
+    if found is None:
         proc.kill()
-        raise AssertionError("llmem-host did not start:\n" + "".join(seen))
-    host = HostProcess(proc, url)
-    host.stderr.extend(seen)
+        raise AssertionError("llmem-host did not start:\n" + first + proc.stderr.read())
+    seen = [first]
+    url = found.group(1)
+    host = HostProcess(proc, url, seen, ws)
     try:
         yield host
     finally:
@@ -100,3 +100,13 @@ def running_host(config: Path, ws: Path, *args: str, env: dict[str, str] | None 
             proc.kill()
         assert proc.stdout is not None
         assert proc.stdout.read() == ""  # nothing on stdout, ever
+
+
+@contextmanager
+def stand_in_host(root: Path, *args: str) -> Iterator[HostProcess]:
+    """``llmem-host`` with the stand-in and the three real servers on :func:`two_ships`, with a
+    rate limit a test's quick turns stay under."""
+    ws = two_ships(root)
+    config = write_config(ws, root / "mcp.json")
+    with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50", *args) as process:
+        yield process

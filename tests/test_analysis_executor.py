@@ -38,6 +38,7 @@ def valid_call(tool: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
         "range-bearing": ([b1, b2], {}, {}),
         "tote": ([b1, b2], {"time": "1995-12-12T10:30:00Z"}, {}),
         "closest-approach": ([b1, b2], {}, {}),
+        "close-quarters": ([b1, b2], {"threshold": 1}, {}),
         "zone-transits": ([b1, zone()], {}, {}),
         "zone-overlaps": ([b1, b2, zone()], {}, {}),
         "speed-filter": ([b1], {"threshold_kn": 10}, {}),

@@ -25,10 +25,14 @@ def test_boat1_from_text() -> None:
         "line_count": 402,
         "fix_count": 402,
         "narrative_count": 0,
+        "cut_count": 0,
         "track_count": 1,
+        "sensor_count": 0,
+        "solution_count": 0,
         "feature_count": 1,
         "errors": [],
         "skipped": [],
+        "directives": [],
         "blank_or_comment_lines": 0,
     }
     (command,) = result.commands
@@ -53,7 +57,12 @@ def test_import_from_a_workspace_path() -> None:
     assert track["properties"]["source"] == "exercise/boat2.rep"
     assert result.report is not None and result.report["source"] == "exercise/boat2.rep"
     assert track["properties"]["provenance"]["sources"] == [{"id": "exercise/boat2.rep", "kind": "rep-file"}]
-    assert track["properties"]["provenance"]["parameters"] == {"path": "exercise/boat2.rep", "text": None}
+    assert track["properties"]["provenance"]["parameters"] == {
+        "path": "exercise/boat2.rep",
+        "paths": None,
+        "text": None,
+        "host": None,
+    }
 
 
 @pytest.mark.parametrize(
@@ -143,22 +152,23 @@ def test_narratives_become_annotations_and_shapes_zones() -> None:
             ";CIRCLE: @C 22 11 10.63 N 21 41 52.37 W 2000 exercise circle",
             ";SENSOR: 951212 050000.000 NELSON @A NULL 270.0 NULL sonar",
             "; a free comment",
+            ";FOO: not a line type legacy Debrief reads",
         ]
     )
     result = run_ok("import-rep", params={"text": text})
     kinds = [f["properties"]["kind"] for f in result.features]
-    assert kinds == ["track", "zone"]
-    assert result.report is not None and [s["line"] for s in result.report["skipped"]] == [3]
-    assert "SENSOR" in result.report["skipped"][0]["reason"]
+    assert kinds == ["track", "sensor", "zone"]  # the cut hangs off NELSON, the track of the same text
+    assert result.report is not None and [s["line"] for s in result.report["skipped"]] == [5]
+    assert "FOO" in result.report["skipped"][0]["reason"] and "legacy Debrief" in result.report["skipped"][0]["reason"]
     (command,) = result.commands
     assert [f["id"] for f in command["payload"]["features"]] == [f["id"] for f in result.features]
-    zone = result.features[1]
+    zone = result.features[2]
     assert run_ok("area-summary", [zone]).success  # the imported zone is usable as a region
 
 
 def test_import_rep_is_declared_with_its_output_kinds() -> None:
     spec = default_registry().get("import-rep")
-    assert "report" in spec.description and spec.output_kinds == ("track", "annotation", "zone")
+    assert "report" in spec.description and spec.output_kinds == ("track", "annotation", "zone", "sensor")
     assert props(run_ok("import-rep", params={"text": FIX}))["kind"] == "track"
     assert (DATA / "rep" / "valid_narrative.rep").is_file()
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -285,7 +283,12 @@ def test_cpa_at_the_edge_of_the_overlap_and_pairs() -> None:
     c = straight("c", 50, -4, 0, 10, 10, 60, t0=T0 + 86400)
     result = run_ok("closest-approach", [a, b, c])
     first = props(result, 0)
-    assert first["at_overlap_edge"] and first["time"] == iso_many(np.array([T0]))[0]
+    assert first["at_edge"] == "start" and first["time"] == iso_many(np.array([T0]))[0]
+    assert (
+        not first["is_pass"]
+        and first["pass_count"] == 0
+        and result.features[0]["properties"]["name"].startswith("Least range")
+    )
     assert [(p["first_id"], p["second_id"]) for p in (props(result, i) for i in range(3))] == [
         ("a", "b"),
         ("a", "c"),
@@ -301,7 +304,7 @@ def test_cpa_names_the_bearing_and_says_what_an_edge_means_on_the_real_ships() -
     nelson, collingwood = boats()
     cpa = props(run_ok("closest-approach", [nelson, collingwood], {"distance_unit": "yd"}))
     assert cpa["bearing_of"] == "COLLINGWOOD from NELSON"
-    assert cpa["range_trend"] == "closing, then opening" and not cpa["at_overlap_edge"] and "note" not in cpa
+    assert cpa["is_pass"] and cpa["at_edge"] is None and "cpa_note" not in cpa
     # the bearing runs from the first to the second: the other way round it is the reciprocal
     back = props(run_ok("closest-approach", [collingwood, nelson], {"distance_unit": "yd"}))
     assert back["bearing_of"] == "NELSON from COLLINGWOOD"
@@ -310,16 +313,18 @@ def test_cpa_names_the_bearing_and_says_what_an_edge_means_on_the_real_ships() -
     times = collingwood["properties"]["timestamps"]
     before = slice_points(collingwood, 0, times.index("1995-12-12T10:40:00Z") + 1)  # ends before the CPA
     closing = props(run_ok("closest-approach", [nelson, before], {"distance_unit": "yd"}))
-    assert closing["at_overlap_edge"] and closing["time"] == "1995-12-12T10:40:00Z"
-    assert closing["range_trend"] == "closing"
-    assert closing["note"].startswith("closest at the end of the common period: the range was still closing then")
+    assert closing["at_edge"] == "end" and closing["time"] == "1995-12-12T10:40:00Z" and not closing["is_pass"]
+    assert closing["cpa_note"].startswith("closest at the end of the data (range closing): not a CPA")
+    assert closing["range_trend"].endswith(f"closing to {closing['range']:.4g} yd at the end (1995-12-12T10:40:00Z)")
     after = slice_points(collingwood, times.index("1995-12-12T10:46:00Z"), times.index("1995-12-12T10:56:00Z"))
     opening = props(run_ok("closest-approach", [nelson, after], {"distance_unit": "yd"}))
-    assert opening["at_overlap_edge"] and opening["time"] == "1995-12-12T10:46:00Z"
-    assert opening["range_trend"] == "opening"
-    assert opening["note"].startswith("closest at the start of the common period: the range was opening from then on")
+    assert opening["at_edge"] == "start" and opening["time"] == "1995-12-12T10:46:00Z" and not opening["is_pass"]
+    assert opening["cpa_note"].startswith("closest at the start of the data (range opening): not a CPA")
+    assert opening["range_trend"].startswith(
+        f"{opening['range']:.4g} yd at the start (1995-12-12T10:46:00Z), opening to"
+    )
     described = default_registry().get("closest-approach").description
-    assert "bearing_of" in described and "at_overlap_edge" in described and "note" in described
+    assert "bearing_of" in described and "at_edge" in described and "cpa_note" in described
 
 
 def test_cpa_of_two_100k_point_tracks_is_quick() -> None:
@@ -346,11 +351,8 @@ def test_cpa_of_two_100k_point_tracks_is_quick() -> None:
         "properties": {"kind": "track"},
     }
     ta, tb = track_data(a), track_data(b)
-    start = time.perf_counter()
     when, rng = closest_approach(ta, tb, (float(tb.t[0]), float(ta.t[-1])))
     assert abs(when - (T0 + 70_000)) < 5  # both at (3.3 W, 50 N) 70 % of the way along
-    elapsed = time.perf_counter() - start
-    assert elapsed < 3.0  # the benchmark holds the real figure (well under 1 s)
     assert rng < 50  # they cross
 
 
@@ -368,10 +370,7 @@ def test_track_stats_on_a_million_points_is_vectorised() -> None:
         "properties": {"kind": "track"},
     }
     track = track_data(f)
-    start = time.perf_counter()
     stats, _ = statistics(track, "nm")
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0  # the benchmark holds the real figure
     assert stats["point_count"] == n
 
 

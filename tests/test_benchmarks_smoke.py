@@ -64,6 +64,10 @@ FIGURE_ROWS = [
     (CALC, "same warm p50, vs GeographicLib loop *3", 1),
     (CALC, "render_series 10,000 samples", 2),
     (CALC, "same warm p50, vs bare Pillow lines *4", 1),
+    (CALC, "closest-approach 2 x 24,000 fixes, every pass", 2),
+    (CALC, "close-quarters 2 x 24,000 fixes within 2 nm", 2),
+    (CALC, "same warm p50, vs one GeographicLib Inverse per fix", 2),
+    (CALC, "the passes' and close quarters' own work (tracks read), vs one Inverse per fix *5", 1),
     (CALC, "accuracy: worst distance error,", 1),
     (CALC, "accuracy: p99 distance error,", 1),
     (CALC, "inverse of the", 1),
@@ -190,6 +194,7 @@ def test_run_all_quick_prints_every_figure_and_target(tmp_path: Path) -> None:
         ("bench_first_parse.py", "first parse at least as fast as a bare single-threaded ast walk"),
         ("bench_recall.py", "outline recall vs declaration patterns, python"),
         ("bench_references.py", "recall vs grep -w, this repository: all names"),
+        ("bench_note_deps.py", "this repository: get_artifact of it, p50, vs the summary naming none"),
     ],
 )
 def test_standalone_llmem_benchmarks_run_quick(tmp_path: Path, script: str, expected: str) -> None:

@@ -38,6 +38,7 @@ ANALYSIS = {
     "range-bearing",
     "tote",
     "closest-approach",
+    "close-quarters",
     "zone-transits",
     "zone-overlaps",
     "speed-filter",
@@ -45,6 +46,7 @@ ANALYSIS = {
     "resample-track",
     "delete-features",
     "import-rep",
+    "import-dpf",
 }
 
 

@@ -135,22 +135,21 @@ def bare_script(tmp_path: Path) -> Path:
 
 
 def test_load_the_example_config_with_substitutions() -> None:
-    specs = load_config(
-        ROOT / "mcp_config.example.json",
-        {
-            "/absolute/path/to/llmem-debrief-mcp": "/opt/suite",
-            "/absolute/path/to/your/project": "/home/me/my project",
-            "/absolute/path/to/your/plots": "/home/me/plots",
-        },
-    )
-    assert [s.name for s in specs] == ["llmem", "debrief-calc", "debrief-state"]
+    """``mcp_config.example.json`` launches the installed console scripts (no uvx: nothing installs
+    it), each on ``${workspaceFolder}``, which ``llmem-host --workspace`` fills."""
+    specs = load_config(ROOT / "mcp_config.example.json", {"${workspaceFolder}": "/home/me/my project"})
+    assert [(s.name, s.command, s.args) for s in specs] == [
+        (name, script, ("--workspace", "/home/me/my project"))
+        for name, script in (
+            ("llmem", "llmem-mcp"),
+            ("debrief-calc", "debrief-calc-mcp"),
+            ("debrief-state", "debrief-state-mcp"),
+        )
+    ]
     llmem = specs[0]
-    assert llmem.command == "uvx"
-    assert llmem.args == ("--from", "/opt/suite", "llmem-mcp", "--workspace", "/home/me/my project")
     assert llmem.env == {"LLMEM_LOG_LEVEL": "info"}
-    assert specs[2].args[-1] == "/home/me/plots"
     params = llmem.parameters()
-    assert params.command == "uvx" and params.args[-1] == "/home/me/my project"
+    assert params.command == "llmem-mcp" and params.args[-1] == "/home/me/my project"
 
 
 def test_load_the_vscode_servers_form(tmp_path: Path) -> None:
@@ -177,31 +176,25 @@ def test_load_the_vscode_servers_form(tmp_path: Path) -> None:
     )
 
 
+_PLACEHOLDERS = """{"mcpServers": {"llmem": {"command": "uvx", "args":
+    ["--from", "/absolute/path/to/llmem-debrief-mcp", "llmem-mcp", "--workspace", "/absolute/path/to/your/project"]}}}"""
+
+
 def test_a_placeholder_left_unfilled_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"mcpServers\.llmem\.args\[4\] still holds the placeholder"):
-        load_config(ROOT / "mcp_config.example.json", {"/absolute/path/to/llmem-debrief-mcp": "/opt/suite"})
     config = tmp_path / "mcp.json"
+    config.write_text(_PLACEHOLDERS, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mcpServers\.llmem\.args\[4\] still holds the placeholder"):
+        load_config(config, {"/absolute/path/to/llmem-debrief-mcp": "/opt/suite"})
     config.write_text('{"servers": {"x": {"command": "x", "args": ["${workspaceFolder}"]}}}', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"'\$\{workspaceFolder\}'"):
         load_config(config, {})
 
 
-def test_the_message_names_the_option_that_fills_a_placeholder() -> None:
+def test_the_message_names_the_option_that_fills_a_placeholder(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(_PLACEHOLDERS, encoding="utf-8")
     with pytest.raises(ConfigError, match=r"--set '/absolute/path/to/llmem-debrief-mcp=VALUE'"):
-        load_config(ROOT / "mcp_config.example.json", {})
-
-
-def test_the_hosts_example_config_runs_as_it_is() -> None:
-    """``examples/host_config.json`` needs nothing but ``--workspace``: the installed scripts."""
-    specs = load_config(ROOT / "examples" / "host_config.json", {"${workspaceFolder}": "/work/plots"})
-    assert [(s.name, s.command, s.args) for s in specs] == [
-        (name, script, ("--workspace", "/work/plots"))
-        for name, script in (
-            ("llmem", "llmem-mcp"),
-            ("debrief-calc", "debrief-calc-mcp"),
-            ("debrief-state", "debrief-state-mcp"),
-        )
-    ]
+        load_config(config, {})
 
 
 def test_set_fills_any_placeholder_and_refuses_a_malformed_one(tmp_path: Path) -> None:
@@ -209,8 +202,11 @@ def test_set_fills_any_placeholder_and_refuses_a_malformed_one(tmp_path: Path) -
 
     from tests.conftest import console_script, subprocess_env
 
+    config = tmp_path / "mcp.json"
+    config.write_text(_PLACEHOLDERS, encoding="utf-8")
+
     def host(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [console_script("llmem-host"), "--config", str(ROOT / "mcp_config.example.json"), *args]
+        command = [console_script("llmem-host"), "--config", str(config), *args]
         return subprocess.run(command, env=subprocess_env(), capture_output=True, text=True, timeout=60)
 
     bad = host("--set", "nothing")

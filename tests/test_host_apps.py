@@ -163,7 +163,6 @@ def host(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator
     config = write_config(ws, root / "mcp.json")
     args = ("--provider", "openai", "--base-url", fake.base_url, "--model", "fake-model")
     with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
-        process.workspace = ws  # type: ignore[attr-defined]
         yield process
 
 

@@ -7,8 +7,6 @@ Skipped, with the reason, where no chromium is installed (``.ci/run`` installs i
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,24 +14,12 @@ from typing import Any
 import pytest
 
 from llmem.host.providers.standin_plays import SUGGESTIONS
-from tests._browser import CHROMIUM, FLAGS
-from tests.conftest import DATA
+from tests._browser import shot
 from tests.fake_models import FakeOpenAI
-from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
+from tests.host_harness import KEY, HostProcess, make_workspace, running_host, stand_in_host, write_config
 from tests.test_host_web import PLOT, model
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (Debian: apt-get install chromium); .ci/run installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the 'test' extra")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -45,13 +31,6 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
         args = ("--provider", "openai", "--base-url", fake.base_url, "--model", "llama3.1:8b")
         with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
             yield process
-
-
-def shot(page: Any, name: str) -> None:
-    folder = os.environ.get("LLMEM_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / name), full_page=False)
 
 
 def ask(page: Any, text: str) -> None:
@@ -188,13 +167,7 @@ def readme_screenshot(browser: Any, host: HostProcess) -> None:
 @pytest.fixture(scope="module")
 def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
     """The README's "try it": the two REP files alone, and the stand-in."""
-    root = tmp_path_factory.mktemp("stand-in")
-    ws = root / "plots"
-    ws.mkdir()
-    for name in ("valid_boat1.rep", "valid_boat2.rep"):
-        shutil.copy(DATA / "rep" / name, ws / name)
-    config = write_config(ws, root / "mcp.json")
-    with running_host(config, ws, "--provider", "stand-in", "--rate", "50", "--burst", "50") as process:
+    with stand_in_host(tmp_path_factory.mktemp("stand-in")) as process:
         yield process
 
 
@@ -375,10 +348,10 @@ def test_two_pages_on_one_chat_see_each_other(browser: Any, stand_in: HostProces
     phone = phone_context.new_page()
     phone.goto(stand_in.url + f"?session={session}")
     phone.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
-    phone.fill("#input", SUGGESTIONS[1])
+    phone.fill("#input", SUGGESTIONS[3])
     phone.click("#send")  # a quick turn: wait for its answer, not for the Stop button
     phone.locator(".msg.assistant:has-text('The workspace has')").wait_for(timeout=30_000)
-    desktop.locator(f".msg.user:has-text('{SUGGESTIONS[1]}')").wait_for(timeout=30_000)
+    desktop.locator(f".msg.user:has-text('{SUGGESTIONS[3]}')").wait_for(timeout=30_000)
     desktop.locator(".msg.assistant:has-text('The workspace has')").wait_for(timeout=30_000)
     desktop.wait_for_selector("#send[data-mode='send']", timeout=30_000)
     desktop.fill("#input", "What can you do?")

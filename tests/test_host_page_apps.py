@@ -14,16 +14,14 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests._browser import time_in_file
+from tests._browser import shot, time_in_file
 from tests.conftest import DATA
 from tests.fake_models import FakeOpenAI, Reply, call, say
 from tests.host_harness import KEY, HostProcess, make_workspace, running_host, write_config
-from tests.test_host_page import browser, shot  # noqa: F401 - the module's browser fixture
 from tests.test_host_web import since_question
 
 pytestmark = pytest.mark.slow
@@ -50,7 +48,6 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
     with fake:
         args = ("--provider", "openai", "--base-url", fake.base_url, "--model", "llama3.1:8b")
         with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
-            process.workspace = ws  # type: ignore[attr-defined]
             yield process
 
 
@@ -85,8 +82,8 @@ def _until(check: Any, what: str, seconds: float = 30) -> Any:
     raise AssertionError(what)
 
 
-def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:  # noqa: F811
-    ws: Path = host.workspace  # type: ignore[attr-defined]
+def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:
+    ws = host.workspace
     context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
     page = context.new_page()
     errors: list[str] = []

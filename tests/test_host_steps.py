@@ -179,4 +179,4 @@ def test_the_stand_in_says_what_stopped_its_play() -> None:
     assert calls == [] and text == "`run_tool · import-rep` failed: line 3: no fix. I stopped there."
     one = json.dumps({"features": [{"kind": "track", "id": "rep-a", "name": "A", "ref": "r"}]})
     text, calls = standin._reply(_after(listing, ("debrief-calc:run_tool", args, one, False, "")), [])
-    assert calls == [] and text == "The REP files (a.rep) hold 1 track; a closest approach needs two."
+    assert calls == [] and text == "The REP files (a.rep) hold 1 track (A); a closest approach needs two.\n"

@@ -133,7 +133,6 @@ def host(tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI) -> It
         "50",
     )
     with running_host(config, ws, *args, env={"OPENAI_API_KEY": KEY}) as process:
-        process.workspace = ws  # type: ignore[attr-defined]
         yield process
 
 
@@ -165,6 +164,18 @@ class Chat:
             if frame["type"] == "done":
                 return frames
 
+    async def turn_with(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """A message with a payload of the test's own (files attached), run to its ``done``."""
+        return await self.send_and_wait({"type": "message", "payload": payload})
+
+    async def send_and_wait(self, frame: dict[str, Any]) -> list[dict[str, Any]]:
+        """Any frame (an edit, a regeneration), then every frame up to the turn's ``done``."""
+        await self.socket.send(json.dumps(frame))
+        frames = [await self.next()]
+        while frames[-1]["type"] != "done":
+            frames.append(await self.next())
+        return frames
+
 
 def text_of(frames: list[dict[str, Any]]) -> str:
     return "".join(f["payload"]["content"] for f in frames if f["type"] == "text")
@@ -175,7 +186,7 @@ def steps(frames: list[dict[str, Any]], state: str = "complete") -> list[dict[st
 
 
 async def test_an_analysts_conversation_end_to_end(host: HostProcess, fake_model: FakeOpenAI) -> None:
-    ws: Path = host.workspace  # type: ignore[attr-defined]
+    ws = host.workspace
     async with connect(host.ws_url) as socket:
         chat = Chat(socket)
         hello = await chat.next()
@@ -297,7 +308,7 @@ async def test_every_page_on_a_session_gets_every_frame(host: HostProcess) -> No
             # the desktop asks: its step and answer reach both, the phone sees the question too
             mine = await desktop.turn("hello from the desktop")
             theirs = await until(phone, "done")
-            assert theirs[0] == {"type": "user", "payload": {"text": "hello from the desktop"}}
+            assert theirs[0] == {"type": "user", "payload": {"text": "hello from the desktop", "attachments": []}}
             assert text_of(mine) == text_of(theirs) == "Hello! Ask me about your plots."
             assert not any(f["type"] == "user" for f in mine)  # the asking page drew its own bubble
             # the phone asks for something destructive and declines it: the desktop sees the
@@ -423,7 +434,7 @@ async def test_with_a_token_every_request_and_the_socket_need_it(tmp_path: Path)
             opened = await http.get(base, params={"token": token})
             assert opened.status_code == 200 and "httponly" in opened.headers["set-cookie"].lower()
             assert (await http.get(base + "health", headers={"Authorization": f"Bearer {token}"})).json()["standIn"]
-            assert (await http.get(base + "sessions", params={"token": token})).json() == {"sessions": []}
+            assert (await http.get(base + "sessions", params={"token": token})).json()["sessions"] == []
         socket_url = base.replace("http://", "ws://") + "ws"
         with pytest.raises(InvalidStatus):
             async with connect(socket_url):
@@ -576,13 +587,13 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             assert refused["zoomId"] == "z-2" and "does not draw pictures" in refused["error"]
 
             # the other requests it offers: the listing, read from the tool; what it can do
-            listed = text_of(await chat.turn(SUGGESTIONS[1]))
+            listed = text_of(await chat.turn(SUGGESTIONS[3]))
             plot = calls[6]["filename"]
             assert listed == (
                 f"The workspace has 1 plot ({plot}) and 3 REP files (valid_boat1.rep, valid_boat2.rep, "
                 "valid_narrative.rep).\n"
             )
-            assert "closest approach between NELSON and COLLINGWOOD" in text_of(await chat.turn(SUGGESTIONS[2]))
+            assert "closest approach between NELSON and COLLINGWOOD" in text_of(await chat.turn("What can you do?"))
 
             # a step that fails, and one declined: each says so, and a reload keeps it so
             frames = await chat.turn(

@@ -22,10 +22,10 @@ MCP_WIRING = {
     "llmem.core.schema",
     "llmem.host",
     "debrief_calc.cli",
+    "debrief_calc._mcp_tools",
     "debrief_calc.calc.server",
     "debrief_calc.state.server",
     "debrief_calc.state._resources",
-    "debrief_calc.state.answers",
 }
 
 
@@ -158,8 +158,9 @@ def test_the_room_check_sees_a_crossing() -> None:
 
 
 #: The floors of ``debrief_calc``, lowest first (issue 22 §6): a module imports only its own floor
-#: and the floors below. The errors are the ground floor every floor stands on; the package root
-#: (the Python API) and the console scripts sit on top of both servers.
+#: and the floors below. The errors are the ground floor every floor stands on; the two servers'
+#: operations (their services) are under the Python API (the Workspace), which the servers' MCP
+#: wiring, the console scripts and the package root stand on, as a CLI stands on its library.
 DEBRIEF_FLOORS = (
     ("debrief_calc.errors",),
     ("debrief_calc.geo",),
@@ -168,7 +169,15 @@ DEBRIEF_FLOORS = (
     ("debrief_calc.analysis",),
     ("debrief_calc.plots",),
     ("debrief_calc.calc", "debrief_calc.state"),
-    ("debrief_calc", "debrief_calc.cli", "debrief_calc.workspace"),
+    ("debrief_calc._workspace",),
+    (
+        "debrief_calc",
+        "debrief_calc.cli",
+        "debrief_calc._mcp_tools",
+        "debrief_calc.calc.server",
+        "debrief_calc.state.server",
+        "debrief_calc.state._resources",
+    ),
 )
 
 
@@ -188,8 +197,9 @@ def _floor(module: str) -> int:
 
 def test_debrief_floors_point_down() -> None:
     """geodesy and units < tracks, times and windows < file formats < analysis < plot state <
-    the two servers < the Python API and the console scripts: no module imports a floor above
-    its own, and no module sits outside a floor (nothing loose at the top)."""
+    the two servers' operations < the Python API < the MCP wiring and the console scripts: no
+    module imports a floor above its own, and no module sits outside a floor (nothing loose at
+    the top)."""
     modules = {n: p for n, p in _modules().items() if n.startswith("debrief_calc")}
     unplaced = sorted(n for n in modules if _floor(n) < 0)
     assert unplaced == []
@@ -207,6 +217,8 @@ def test_the_floor_check_sees_an_upward_import() -> None:
     assert _floor("debrief_calc.formats.rep._parser") < _floor("debrief_calc.analysis.import_rep")
     assert _floor("debrief_calc.calc.server") == _floor("debrief_calc.state.server")
     assert _floor("debrief_calc") > _floor("debrief_calc.state.service")
+    assert _floor("debrief_calc.state.service") < _floor("debrief_calc._workspace._plots")
+    assert _floor("debrief_calc._workspace") < _floor("debrief_calc.state.server")
     assert _floor("debrief_calc.elsewhere") == -1
 
 

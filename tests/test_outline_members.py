@@ -162,9 +162,11 @@ def test_the_filesystem_servers_module_variable_and_interfaces() -> None:
 def test_this_repositorys_dataclasses_have_exactly_their_fields() -> None:
     from debrief_calc.analysis import registry
 
-    outline = _outline("debrief_calc/analysis/registry.py", (REPO / "debrief_calc" / "registry.py").read_bytes())
+    outline = _outline(
+        "debrief_calc/analysis/registry.py", (REPO / "debrief_calc" / "analysis" / "registry.py").read_bytes()
+    )
     symbols = _by_name(outline)
-    lines = (REPO / "debrief_calc" / "registry.py").read_text().splitlines()
+    lines = (REPO / "debrief_calc" / "analysis" / "registry.py").read_text().splitlines()
     for cls in (registry.Parameter, registry.ToolInput, registry.ToolOutput, registry.ToolSpec):
         fields = [c for c in symbols[cls.__name__].children if c.kind == "field"]
         assert [f.name for f in fields] == [f.name for f in dataclasses.fields(cls)], cls.__name__

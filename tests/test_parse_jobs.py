@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llmem.code import parsing
+from llmem.code import parse_pool
 from llmem.code.artifacts import Llmem
 from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
@@ -35,23 +35,10 @@ def _outlines(ws: Path) -> dict[str, object]:
     return {key: store.get("llmem", key, "outline").doc["content"] for key, _ in store.iter_keys("llmem")}
 
 
-def test_worker_processes_give_the_same_outlines_as_this_process(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    other = tmp_path / "other"
-    shutil.copytree(tree, other)
-    monkeypatch.setattr(parsing, "POOL_MIN_FILES", 10**9)
-    here = Llmem(ArtifactStore(tree / ".llmem", tree), Limits()).parse(".")
-    monkeypatch.setattr(parsing, "POOL_MIN_FILES", 1)
-    pooled = Llmem(ArtifactStore(other / ".llmem", other), Limits()).parse(".")
-    assert here["parsed"] == pooled["parsed"] > 100 and pooled["failed"] == 0
-    assert _outlines(tree) == _outlines(other)
-
-
 @pytest.mark.skipif(os.name != "posix", reason="kills worker processes with POSIX signals")
 def test_killed_workers_cost_time_not_files(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsing, "POOL_MIN_FILES", 1)
-    pool = parsing._WORKERS.get()
+    monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 1)
+    pool = parse_pool._WORKERS.get()
     pool.submit(os.getpid).result(timeout=60)  # the workers are up
     for process in list(pool._processes.values()):
         os.kill(process.pid, signal.SIGKILL)

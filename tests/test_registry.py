@@ -23,6 +23,7 @@ BUILTIN = [
     "range-bearing",
     "tote",
     "closest-approach",
+    "close-quarters",
     "zone-transits",
     "zone-overlaps",
     "speed-filter",
@@ -30,6 +31,7 @@ BUILTIN = [
     "resample-track",
     "delete-features",
     "import-rep",
+    "import-dpf",
 ]
 
 
@@ -51,7 +53,8 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
-        ("single", {"track-stats", "track-legs", "speed-filter", "resample-track", "delete-features"}),
+        # import-rep also takes the host tracks of sensor lines (one track, or several)
+        ("single", {"track-stats", "track-legs", "speed-filter", "resample-track", "delete-features", "import-rep"}),
         (
             "multi",
             {
@@ -60,13 +63,15 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
                 "range-bearing",
                 "tote",
                 "closest-approach",
+                "close-quarters",
                 "zone-transits",
                 "zone-overlaps",
                 "delete-features",
+                "import-rep",
             },
         ),
         ("region", {"area-summary"}),
-        ("none", {"import-rep"}),
+        ("none", {"import-rep", "import-dpf"}),
     ],
 )
 def test_list_filters_by_context(context: str, expected: set[str]) -> None:
@@ -85,11 +90,13 @@ def test_list_filters_by_context(context: str, expected: set[str]) -> None:
                 "range-bearing",
                 "tote",
                 "closest-approach",
+                "close-quarters",
                 "zone-transits",
                 "zone-overlaps",
                 "speed-filter",
                 "resample-track",
                 "delete-features",
+                "import-rep",
             },
         ),
         (["reference-point"], {"delete-features"}),
@@ -109,7 +116,8 @@ def test_list_combines_filters_and_rejects_bad_ones() -> None:
         "zone-overlaps",
         "delete-features",
     }
-    assert names(reg.list(context_type="none", kinds=["track"])) == set()
+    assert names(reg.list(context_type="none", kinds=["track"])) == {"import-rep"}  # hosts, or nothing
+    assert names(reg.list(context_type="none", kinds=["zone"])) == set()
     with pytest.raises(ValidationFailed) as err:
         reg.list(context_type="everything")
     assert err.value.details["field"] == "context_type"
@@ -169,7 +177,10 @@ def test_metadata_matches_the_spec_table() -> None:
     assert delete.output_kind is None and delete.contexts == ("single", "multi")
     assert delete.summary()["also_accepts"] == ["multi"] and delete.accepts_kind("backdrop")
     rep = reg.get("import-rep")
-    assert rep.input_kinds == () and rep.output_kinds == ("track", "annotation", "zone")
+    assert rep.input_kinds == ("track",) and rep.output_kinds == ("track", "annotation", "zone", "sensor")
+    assert rep.contexts == ("none", "single", "multi")  # the tracks sensor lines hang off may be given
+    dpf = reg.get("import-dpf")
+    assert dpf.input_kinds == () and dpf.output_kinds == ("track", "annotation", "zone", "sensor")
     assert {p.name for p in reg.get("track-stats").parameters} == {"distance_unit", "include_segments", "max_segments"}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import io
+import itertools
 import json
 import re
 import subprocess
@@ -545,13 +546,31 @@ def test_time_labels_are_dropped_rather_than_laid_over_a_line() -> None:
 
 
 def test_graticule_degrees_clear_of_the_legend(large: dict[str, Any]) -> None:
-    """The legend in the top left corner of the saved viewport would hide 36.6°: it goes to the right."""
+    """The legend in the top left corner of the saved viewport would hide 36°30'N: it goes to the right."""
     r = render_plot(large, viewport=get_viewport(large), current_time=MIDDLE, selection=["f-1"])
     legend = dict(r.placed)["legend"]
-    degrees = [(text, box) for text, box in r.placed if text.endswith("°")]
-    assert "36.6°" in dict(degrees) and dict(degrees)["36.6°"][0] > r.width / 2
+    degrees = [(text, box) for text, box in r.placed if "°" in text and text[-1] in "NSEW"]
+    assert "36°30'N" in dict(degrees) and dict(degrees)["36°30'N"][0] > r.width / 2
     assert not any(overlap(box, legend) for _, box in degrees)
-    assert sum(text.startswith("-") for text, _ in degrees) >= 8  # the longitudes along the bottom
+    assert sum(text.endswith("'W") for text, _ in degrees) >= 8  # the longitudes along the bottom
+
+
+def test_graticule_labels_are_degrees_and_minutes_on_a_charts_spacing(large: dict[str, Any]) -> None:
+    """The parallels and meridians fall on a chart's spacings in minutes (10', not 0.2°) and are labelled
+    in degrees and minutes, read back here from their text."""
+    from debrief_calc.plots.render._frame import graticule_step
+
+    assert graticule_step(0.2) == (pytest.approx(10 / 60), 0)  # 12': the chart's 10' spacing
+    assert graticule_step(0.004) == (pytest.approx(0.2 / 60), 1) and graticule_step(1e-5) == (
+        pytest.approx(0.01 / 60),
+        2,
+    )
+    r = render_plot(large, viewport=get_viewport(large), current_time=MIDDLE)
+    texts = [text for text, _ in r.placed if "°" in text and text[-1] in "NSEW"]
+    lats = sorted(int(t[:2]) + float(t[3:-2]) / 60 for t in texts if t.endswith("N"))
+    steps = {round((b - a) * 60, 6) for a, b in itertools.pairwise(lats)}
+    assert len(lats) >= 4 and steps <= {10.0, 20.0}  # whole chart spacings (a label may be left out)
+    assert all(re.fullmatch(r"\d{3}°\d{2}'W", t) for t in texts if t.endswith("W"))
 
 
 def test_legend_explains_the_conventions_shown() -> None:

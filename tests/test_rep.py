@@ -451,7 +451,7 @@ def test_labels_and_zones_take_their_symbol_colour() -> None:
     ("line", "reason"),
     [
         (FIX.replace("22 11 10.63 N", "22 75 10.63 N"), "latitude minutes 75 out of range"),
-        (FIX.replace("22 11 10.63 N", "22 11 60 N"), "latitude seconds 60 out of range"),
+        (FIX.replace("22 11 10.63 N", "22 11 60.5 N"), "latitude seconds 60.5 out of range"),
         (FIX.replace("21 41 52.37 W", "180 30 0 W"), "longitude 180 30 0 W is beyond 180"),
         (FIX.replace("22 11 10.63 N", "22 11 10.63 X"), "expected latitude hemisphere N or S"),
         (FIX.replace("21 41 52.37 W", "21 4x 52.37 W"), "bad longitude minutes '4x'"),
@@ -506,27 +506,34 @@ def test_comments_and_blank_lines_are_ignored() -> None:
     assert result.line_count == 6
 
 
-def test_unknown_and_unimported_annotation_types_are_skipped_by_line() -> None:
+def test_only_what_legacy_debrief_does_not_read_is_skipped_each_with_its_reason() -> None:
     text = "\n".join(
         [
             FIX,
             ";FOO: anything at all",
-            ";SENSOR: 951212 050000 NELSON @A NULL 0 0",
+            ";SENSOR: 951212 050000 NELSON @A NULL 0 0 sonar",
             ";LINE: @A 22 0 0 N 21 0 0 W 22 1 0 N 21 1 0 W",
             ";TRACKSPLIT",
             ";POLY: @A 22 0 0 N 21 0 0 W 22 1 0 N 21 1 0 W",
+            ";TA_FORE_AFT: 951212 050000 NELSON 12 3",
+            ";ELLIPSE2: @A whatever",
         ]
     )
     result = parse_rep(text)
     assert result.errors == []
     assert [(s.line, s.reason) for s in result.skipped] == [
-        (2, "not imported: FOO"),
-        (3, "not imported: SENSOR"),
-        (4, "not imported: LINE"),
-        (5, "not imported: TRACKSPLIT"),
-        (6, "not imported: POLY (a polygon needs at least 3 distinct points, got 2)"),
+        (2, "not imported: FOO (not a line type legacy Debrief reads)"),
+        (
+            5,
+            "not imported: TRACKSPLIT (an instruction of legacy Debrief's track editor, not data its REP importer reads)",
+        ),
+        (7, "not imported: TA_FORE_AFT (towed-array data read by a legacy Debrief plug-in, not by its REP importer)"),
+        (8, "not imported: ELLIPSE2 (legacy Debrief's REP importer has this reader switched off)"),
     ]
     assert result.skipped[0].text == ";FOO: anything at all"
+    assert len(result.cuts) == 1 and result.cuts[0].sensor == "sonar"  # a cut, waiting for its host
+    kinds = [(f["geometry"]["type"], f["properties"]["specifics"]["shapeType"]) for f in result.features[1:]]
+    assert kinds == [("LineString", "line"), ("LineString", "polygon")]  # a 2-point POLY is drawn as a line
 
 
 def test_narrative2_has_a_type_and_quoted_track() -> None:
@@ -615,7 +622,7 @@ def test_circle_rect_and_poly_become_zones() -> None:
 def test_bad_zone_is_an_error() -> None:
     result = parse_rep(";CIRCLE: @D 21.8 0 0 N 21.0 75 0 W 2000 x\n;CIRCLE: @D 21.8 0 0 N 21.0 0 0 W\n")
     assert [e.line for e in result.errors] == [1, 2]
-    assert result.errors[0].reason == "CIRCLE: longitude minutes 75 out of range [0, 60)"
+    assert result.errors[0].reason == "CIRCLE: longitude minutes 75 out of range [0, 60]"
     assert result.errors[1].reason == "CIRCLE: radius missing"
 
 

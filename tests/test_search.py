@@ -74,7 +74,9 @@ def test_docstrings_notes_and_summaries_are_found_by_their_words(llmem: Llmem) -
     llmem.store_result(**prompt.callbackArgs, result="# Walk\nHonours the zebra crossing rules.", model="t")
     summary = llmem.search("zebra crossing", None, ".", 5, None)
     assert _found(summary) == [("llmem/code/walk.py", None, "summary")]
-    assert summary["results"][0]["snippet"] == "Walk"
+    # The snippet is the line that holds the words, and the hit says which words matched where.
+    assert summary["results"][0]["snippet"] == "Honours the zebra crossing rules."
+    assert summary["results"][0]["why"] == {"field": "summarize", "terms": ["zebra", "crossing"]}
 
 
 def test_filters_paging_and_the_answer_cap(llmem: Llmem) -> None:

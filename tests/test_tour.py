@@ -94,10 +94,13 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
     assert -1 not in positions, [m for m, p in zip(STEPS, positions, strict=True) if p == -1]
     assert positions == sorted(positions)  # in order
     assert "DETERMINISTIC STAND-IN" in transcript and "TOUR FAILED" not in transcript
-    assert "console scripts next to this Python instead" in transcript  # it says how it launched them
+    assert "the tour launches those next to this Python" in transcript  # it says how it launched them
+    # the deliberate refusals say they are deliberate
+    assert "'generate_prompt' refused, as it should:" in transcript
+    assert "arguments that break the schema refused, as they should:" in transcript
 
     # (a) llmem, through the callback, one malformed answer refused
-    assert "STAND-IN LLM (malformed on purpose" in transcript and "refused, RESULT_INVALID" in transcript
+    assert "STAND-IN LLM (malformed on purpose" in transcript and "refused, as it should: RESULT_INVALID" in transcript
     assert "(same ticket) → stored at step 2" in transcript
 
     # (b) three imports, each stored behind a ref, then a new plot fitted to the tracks
@@ -123,7 +126,9 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
         transcript,
     )
     assert float(cpa.group(1)) == pytest.approx(420 / 0.9144, abs=2) and cpa.group(3) == "10:42:30Z"
-    assert "designed by make_workspace: 459.3 yd (420.0 m) at 10:42:30Z" in transcript
+    assert (
+        "designed by make_workspace: 459.3 yd (420.0 m) at 10:42:30Z (checked: within 5 m, to the second)" in transcript
+    )
     assert "track-stats of 3 tracks in one call → 3 results" in transcript
     for name, fixes in (("ARGONAUT", 241), ("BLUE HERON", 241), ("CORMORANT", 151)):
         _one(rf"^ +{name}: {fixes} fixes, [\d.]+ nm in [\d.]+ h, mean [\d.]+ kn", transcript)
@@ -169,7 +174,11 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
     _one(r"track-legs ARGONAUT mark_legs=true → 2 legs, 2 leg marks, commands \['addFeatures'\]$", transcript)
     _one(r"^ +leg 1: 062\.0° 16\.0 kn 08:00:00Z–09:20:00Z, [\d.]+ nm$", transcript)
     _one(r"^ +leg 2: 108\.0° 14\.0 kn 09:20:00Z–12:00:00Z, [\d.]+ nm$", transcript)
-    _one(r"^ +09:20:00Z–09:20:00Z: course and speed, 46° to starboard, 16\.0 → 14\.0 kn$", transcript)
+    _one(r"^ +at 09:20:00Z: course and speed, 46° to starboard, 16\.0 → 14\.0 kn$", transcript)
+    assert not re.search(r"(\d\d:\d\d:\d\dZ)–\1", transcript)  # no span that starts and ends at one instant
+    # every comparison with the design says its tolerance
+    designed = [line for line in transcript.splitlines() if "designed" in line]
+    assert len(designed) >= 5 and all("(checked: " in line for line in designed), designed
     assert "debrief_apply_command addFeatures → 2 leg marks in the plot" in transcript
     _one(
         r"range-bearing every 60 s, window 10:12:00Z–11:12:00Z → 61 samples; true CPA 459\.4 yd at 10:42:30Z, least "

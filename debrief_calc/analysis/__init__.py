@@ -15,8 +15,10 @@ __all__ = ["builtin_specs", "default_registry"]
 def builtin_specs() -> tuple[ToolSpec, ...]:
     """The built-in tools, in the order ``list_tools`` shows them."""
     from debrief_calc.analysis import (
+        close_quarters,
         commands,
         cpa,
+        import_dpf,
         import_rep,
         range_bearing,
         resample,
@@ -34,6 +36,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         range_bearing.SPEC,
         tote.SPEC,
         cpa.SPEC,
+        close_quarters.SPEC,
         zones.TRANSITS_SPEC,
         zone_overlaps.SPEC,
         speed_filter.SPEC,
@@ -41,6 +44,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         resample.SPEC,
         commands.SPEC,
         import_rep.SPEC,
+        import_dpf.SPEC,
     )
 
 

@@ -4,23 +4,24 @@ shared parameters and JSON-ready numbers."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc.analysis.registry import Parameter
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.geo import geodesy
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.geo.units import DEFAULT_DISTANCE_UNIT, DISTANCE_UNITS, METRES_PER_UNIT
-from debrief_calc.tracks.features import TrackData, feature_kind, track_data
+from debrief_calc.tracks.features import TrackData, feature_kind, iso, track_data
 
 __all__ = [
     "DISTANCE_UNIT_PARAM",
     "KNOT_MPS",
     "RESULT_KIND",
     "Legs",
+    "cut_by_window",
     "distance_decimals",
     "leg_geometry",
     "lonlat_list",
@@ -28,9 +29,11 @@ __all__ = [
     "num",
     "num_list",
     "overlap",
+    "pair_results",
     "read_tracks",
     "result_feature",
     "source_ref",
+    "turn_rate_at",
     "wrap180",
 ]
 
@@ -149,11 +152,40 @@ def motion_at(legs: Legs, t: FloatArray) -> tuple[FloatArray, FloatArray]:
     return speed, course
 
 
+def turn_rate_at(legs: Legs, t: FloatArray) -> FloatArray:
+    """Rate of turn (degrees per minute, positive to starboard) at times ``t``: the change of course
+    from one leg to the next over the time between their middles, each leg's course taken at its
+    middle (before the first middle or after the last, the nearest pair's). Legs that take no time or
+    have no course (not moving) are passed over; NaN outside the track's span, or with fewer than two
+    legs to compare. A track cut to a window turns as the original track (:attr:`Legs.motion`)."""
+    legs = legs.motion
+    times = legs.track.t
+    out = np.full(t.shape, np.nan)
+    usable = np.flatnonzero(np.isfinite(legs.course) & (legs.dt > 0))
+    if usable.size < 2:
+        return out
+    middles = (times[usable] + times[usable + 1]) * 0.5
+    rate = wrap180(np.diff(legs.course[usable])) / np.diff(middles) * 60.0
+    inside = (t >= times[0]) & (t <= times[-1])
+    pair = np.clip(np.searchsorted(middles, t[inside], side="right") - 1, 0, rate.size - 1)
+    out[inside] = rate[pair]
+    return out
+
+
 def overlap(a: TrackData, b: TrackData) -> tuple[float, float] | None:
     """The time span both tracks cover, or None when they do not meet in time."""
     start = max(float(a.t[0]), float(b.t[0]))
     end = min(float(a.t[-1]), float(b.t[-1]))
     return (start, end) if start <= end else None
+
+
+def cut_by_window(track: TrackData, side: str) -> bool:
+    """Whether a time window cut ``track`` at its ``side`` ("start"/"end"): the original track went on
+    beyond it (the cut keeps the fix beyond as ``window_edges``)."""
+    edges = track.edges
+    if edges is None:
+        return False
+    return (edges.before if side == "start" else edges.after) is not None
 
 
 def wrap180(deg: FloatArray) -> FloatArray:
@@ -204,6 +236,40 @@ def result_feature(
 ) -> dict[str, Any]:
     """A result feature (the executor gives it its id and provenance)."""
     return {"type": "Feature", "geometry": geometry, "properties": {"kind": kind, "name": name, **properties}}
+
+
+def pair_results(
+    inp: ToolInput,
+    tracks: list[TrackData],
+    pairs: list[tuple[int, int]],
+    build: Callable[[TrackData, TrackData, tuple[float, float]], dict[str, Any]],
+    *,
+    title: str,
+    missing: dict[str, Any],
+) -> ToolOutput:
+    """One result per pair of tracks (indices into ``tracks``, as given in ``inp``) that share time,
+    ``build(a, b, span)``; a pair that shares none gets a result with ``missing`` and a note, and a
+    warning; no pair sharing time at all is a ValidationFailed listing the tracks' spans."""
+    spans = {(i, j): overlap(tracks[i], tracks[j]) for i, j in pairs}
+    require(
+        any(s is not None for s in spans.values()),
+        "no time overlap: no two of the tracks "
+        + ", ".join(f"{t.id!r} ({iso(float(t.t[0]))} to {iso(float(t.t[-1]))})" for t in tracks)
+        + " share any time",
+        "features",
+        "overlap",
+    )
+    features, sources, warnings = [], [], []
+    for (i, j), span in spans.items():
+        a, b = tracks[i], tracks[j]
+        if span is None:
+            warnings.append(f"tracks {a.id!r} and {b.id!r} share no time: no {title}")
+            props = {"first_id": a.id, "second_id": b.id, **missing, "note": "no time overlap"}
+            features.append(result_feature(f"{title} {a.name or a.id} / {b.name or b.id}", None, props))
+        else:
+            features.append(build(a, b, span))
+        sources.append([source_ref(inp.features[i], i), source_ref(inp.features[j], j)])
+    return ToolOutput(features=features, feature_sources=sources, warnings=warnings)
 
 
 def require(condition: bool, message: str, field: str, rule: str, **details: Any) -> None:

@@ -24,9 +24,19 @@ from debrief_calc.analysis.common import (
     require,
     result_feature,
     source_ref,
+    turn_rate_at,
     wrap180,
 )
-from debrief_calc.analysis.cpa import closest_approach, coarse_pieces, least_range_times
+from debrief_calc.analysis.passes import (
+    PASS_PARAMS,
+    PassRule,
+    least_summary,
+    pass_entries,
+    range_shape,
+    range_trend,
+    rule_from,
+)
+from debrief_calc.analysis.range_profile import Profile, coarse_pieces, least_range_times
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.geo import geodesy
 from debrief_calc.geo.units import METRES_PER_UNIT
@@ -37,6 +47,14 @@ FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 DEFAULT_INTERVAL_S = 60.0
 
 
+def _velocity(speed: FloatArray, course: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """East and north components of a motion (m/s); a platform that does not move (zero speed, no
+    course) has none."""
+    c = np.radians(course)
+    still = speed == 0
+    return np.where(still, 0.0, speed * np.sin(c)), np.where(still, 0.0, speed * np.cos(c))
+
+
 def bearing_rate_deg_min(
     bearing: FloatArray,
     range_m: FloatArray,
@@ -45,20 +63,26 @@ def bearing_rate_deg_min(
 ) -> FloatArray:
     """Rate of change of the true bearing from ownship to target, degrees per minute,
     positive drawing right: ``((Vt sin Ct - Vo sin Co) cos B - (Vt cos Ct - Vo cos Co) sin B) / R``
-    with speeds in m/s, courses and B in degrees, R in metres. A platform that does not move
-    (zero speed, no course) contributes no velocity."""
-
-    def velocity(speed: FloatArray, course: FloatArray) -> tuple[FloatArray, FloatArray]:
-        c = np.radians(course)
-        still = speed == 0
-        return np.where(still, 0.0, speed * np.sin(c)), np.where(still, 0.0, speed * np.cos(c))
-
-    oe, on = velocity(*own)
-    te, tn = velocity(*target)
+    with speeds in m/s, courses and B in degrees, R in metres."""
+    oe, on = _velocity(*own)
+    te, tn = _velocity(*target)
     b = np.radians(bearing)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = ((te - oe) * np.cos(b) - (tn - on) * np.sin(b)) / np.where(range_m > 0, range_m, np.nan)
     out: FloatArray = np.degrees(rate) * 60.0
+    return out
+
+
+def range_rate_mps(
+    bearing: FloatArray, own: tuple[FloatArray, FloatArray], target: tuple[FloatArray, FloatArray]
+) -> FloatArray:
+    """Rate of change of the range from ownship to target, m/s, positive opening: the relative
+    velocity along the line of sight, ``(Vt sin Ct - Vo sin Co) sin B + (Vt cos Ct - Vo cos Co) cos B``
+    (NaN where there is no line of sight)."""
+    oe, on = _velocity(*own)
+    te, tn = _velocity(*target)
+    b = np.radians(bearing)
+    out: FloatArray = (te - oe) * np.sin(b) + (tn - on) * np.cos(b)
     return out
 
 
@@ -117,10 +141,13 @@ COLUMNS: Final = (
     "atb_side",
     "bearing_rate",
     "bearing_rate_side",
+    "range_rate",
     "primary_course",
     "primary_speed",
+    "primary_rate_of_turn",
     "secondary_course",
     "secondary_speed",
+    "secondary_rate_of_turn",
     "secondary_depth",
 )
 
@@ -143,12 +170,19 @@ class Sight:
     s_speed: FloatArray
     s_course: FloatArray
     s_depth: FloatArray  # metres, between fixes linearly; NaN where the track gives none
+    p_turn: FloatArray  # rates of turn, degrees per minute, positive to starboard
+    s_turn: FloatArray
 
     @property
     def rate(self) -> FloatArray:
         return bearing_rate_deg_min(
             self.bearing, self.range_m, (self.p_speed, self.p_course), (self.s_speed, self.s_course)
         )
+
+    @property
+    def range_rate(self) -> FloatArray:
+        """m/s, positive opening."""
+        return range_rate_mps(self.bearing, (self.p_speed, self.p_course), (self.s_speed, self.s_course))
 
 
 def sight(
@@ -174,7 +208,24 @@ def sight(
     if secondary.depth is not None and len(secondary):
         inside = (times >= secondary.t[0]) & (times <= secondary.t[-1])
         s_depth[inside] = np.interp(times[inside], secondary.t, secondary.depth)
-    return Sight(times, p_lat, p_lon, s_lat, s_lon, rng, bearing, back, p_speed, p_course, s_speed, s_course, s_depth)
+    p_turn, s_turn = turn_rate_at(p_legs, at), turn_rate_at(s_legs, at)
+    return Sight(
+        times,
+        p_lat,
+        p_lon,
+        s_lat,
+        s_lon,
+        rng,
+        bearing,
+        back,
+        p_speed,
+        p_course,
+        s_speed,
+        s_course,
+        s_depth,
+        p_turn,
+        s_turn,
+    )
 
 
 def sides(values: list[float | None], negative: str, positive: str, *, astern: bool = False) -> list[str | None]:
@@ -188,7 +239,8 @@ def sides(values: list[float | None], negative: str, positive: str, *, astern: b
 def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
     """The values of :data:`COLUMNS`, JSON-ready: distances in ``unit``, speeds in knots,
     relative bearing and ATB +-180 (R: red, to port, negative; G: green, to starboard), bearing
-    rate in degrees per minute (L: drawing left, negative; R: drawing right)."""
+    rate in degrees per minute (L: drawing left, negative; R: drawing right), range rate in knots
+    (positive opening), rates of turn in degrees per minute (positive to starboard)."""
     relative = num_list(wrap180(s.bearing - s.p_course), 4)
     atb = num_list(wrap180(s.back - s.s_course), 4)
     rate = num_list(s.rate, 5)
@@ -202,10 +254,13 @@ def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
         "atb_side": sides(atb, "R", "G", astern=True),
         "bearing_rate": rate,
         "bearing_rate_side": sides(rate, "L", "R"),
+        "range_rate": num_list(s.range_rate / KNOT_MPS, 4),
         "primary_course": num_list(s.p_course, 4),
         "primary_speed": num_list(s.p_speed / KNOT_MPS, 4),
+        "primary_rate_of_turn": num_list(s.p_turn, 3),
         "secondary_course": num_list(s.s_course, 4),
         "secondary_speed": num_list(s.s_speed / KNOT_MPS, 4),
+        "secondary_rate_of_turn": num_list(s.s_turn, 3),
         "secondary_depth": num_list(s.s_depth, 2),
     }
     assert tuple(out) == COLUMNS
@@ -302,8 +357,32 @@ def _turn_rows(
     return count
 
 
+def _passes(
+    primary: TrackData, secondary: TrackData, span: tuple[float, float], unit: str, rule: PassRule
+) -> dict[str, Any]:
+    """The true CPA over the series' span, every pass in it and how the range ran (closest-approach's figures)."""
+    profile = Profile(primary, secondary, span)
+    cpa = profile.least()
+    shape = range_shape(profile, rule)
+    passes, cpa_pass = pass_entries(shape, cpa, unit, roles=("primary", "secondary"))
+    shared = overlap(primary, secondary)
+    inside = shared is not None and (span[0] > shared[0] or span[1] < shared[1])
+    least = least_summary(shape, cpa, cpa_pass, unit, spans="series' span" if inside else None)
+    out: dict[str, Any] = {
+        "cpa_range": num(cpa[1] / METRES_PER_UNIT[unit], distance_decimals(unit)),
+        "cpa_time": iso(cpa[0]),
+        "cpa_at_edge": least["at_edge"],
+        "cpa_is_pass": least["is_pass"],
+    }
+    if "note" in least and span[0] != span[1]:
+        out["cpa_note"] = least["note"] + (" (closest-approach over the whole shared time)" if inside else "")
+    out.update(pass_count=len(passes), passes=passes, pass_rule=rule.text())
+    out["range_trend"] = range_trend(shape, passes, cpa, least, unit)
+    return out
+
+
 def _series(
-    primary: TrackData, p_legs: Legs, secondary: TrackData, times: FloatArray, unit: str
+    primary: TrackData, p_legs: Legs, secondary: TrackData, times: FloatArray, unit: str, rule: PassRule
 ) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
     s_legs = Legs(secondary)
     s = sight(primary, p_legs, secondary, s_legs, times)
@@ -312,19 +391,12 @@ def _series(
     series["at_fix"] = at_fix.tolist()
     dd = distance_decimals(unit)
     span = (float(times[0]), float(times[-1]))
-    t_cpa, r_cpa = closest_approach(primary, secondary, span)
     closest = int(np.argmin(s.range_m))
-    summary: dict[str, Any] = {
-        "cpa_range": num(r_cpa / METRES_PER_UNIT[unit], dd),
-        "cpa_time": iso(t_cpa),
-        "min_sampled_range": num(s.range_m[closest] / METRES_PER_UNIT[unit], dd),
-        "min_sampled_range_time": iso(float(times[closest])),
-    }
-    if t_cpa in span and span[0] != span[1]:
-        summary["cpa_note"] = (
-            f"closest at the {'start' if t_cpa == span[0] else 'end'} of the series' span: the range may have been "
-            "less outside it (closest-approach over the whole shared time)"
-        )
+    summary = _passes(primary, secondary, span, unit, rule)
+    summary.update(
+        min_sampled_range=num(s.range_m[closest] / METRES_PER_UNIT[unit], dd),
+        min_sampled_range_time=iso(float(times[closest])),
+    )
     turns = _turn_rows((primary, p_legs, secondary, s_legs), times, at_fix, series, unit)
     summary["turn_fix_rows"] = turns
     if turns:
@@ -426,7 +498,7 @@ def handle(inp: ToolInput) -> ToolOutput:
             if mode == "interval":
                 props["interval_s"] = interval
             if times.size:
-                series, geometry, summary = _series(primary, p_legs, secondary, times, unit)
+                series, geometry, summary = _series(primary, p_legs, secondary, times, unit, rule_from(params))
                 props.update(summary)
                 props["series"] = series
             elif mode == "interval":
@@ -446,9 +518,10 @@ SPEC = ToolSpec(
     description=(
         "Range, true bearing, relative bearing (+-180 from the primary's course, negative to port; "
         "relative_bearing_side R red/port, G green/starboard), angle on the bow (atb: the primary's "
-        "relative bearing from the secondary, atb_side R/G) and bearing rate (deg/min, positive drawing "
-        "right; bearing_rate_side L/R) from a primary track (the first, or 'primary') to each other track, "
-        "with both platforms' courses and speeds (kn) derived from their positions; at a fix time the course "
+        "relative bearing from the secondary, atb_side R/G), bearing rate (deg/min, positive drawing "
+        "right; bearing_rate_side L/R) and range_rate (kn, positive opening) from a primary track (the first, or "
+        "'primary') to each other track, with both platforms' courses, speeds (kn) and rates of turn "
+        "(*_rate_of_turn, deg/min, + starboard) derived from their positions; at a fix time the course "
         "and speed are the leg after's (at a track's last fix: the leg before), course_at_fix says so; a sample on a "
         "fix of either ship where it turns or changes speed is thus one-sided (the tote at that time gives both "
         "sides: at_fix, before), and a sample between fixes is not affected; the series' at_fix column says which rows "
@@ -457,13 +530,14 @@ SPEC = ToolSpec(
         "beyond it as window_edges), so a row does not depend on the window. secondary_depth (m) is the secondary's depth. "
         "Positions are interpolated along the geodesic at the primary's fix times, at round multiples of an "
         "interval or at the ends of the shared time span. One result per secondary, with the values as "
-        "columns in properties.series (the same names as the tote's fields); its summary gives the true "
-        "closest approach between fixes over the series' span (cpa_range, cpa_time), the least sampled "
+        "columns in properties.series (the same names as the tote's fields); its summary gives the least range "
+        "between fixes over the series' span (cpa_range, cpa_time: a CPA only when cpa_is_pass; cpa_at_edge, "
+        "cpa_note), its passes as closest-approach gives them (passes, pass_count, pass_rule, range_trend), the least sampled "
         "range (min_sampled_range, min_sampled_range_time: not the CPA) and the peak bearing rate between "
         "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
         "line of sight at the first sample."
     ),
-    version="2.0.0",
+    version="2.1.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",
@@ -497,6 +571,7 @@ SPEC = ToolSpec(
             maximum=1_000_000,
         ),
         DISTANCE_UNIT_PARAM,
+        *PASS_PARAMS,
     ),
     handler=handle,
 )

@@ -29,6 +29,7 @@ from debrief_calc.analysis.range_bearing import (
 )
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.geo.dm import position_dm
 from debrief_calc.tracks.features import TrackData, iso, parse_iso, track_near
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
@@ -212,6 +213,7 @@ def handle(inp: ToolInput) -> ToolOutput:
             if note is not None:
                 warnings.append(f"{secondary.id}: the time is on a fix in a turn; the row's note and before say more")
             line = lonlat_list(np.array([s.p_lon[0], s.s_lon[0]]), np.array([s.p_lat[0], s.s_lat[0]]))
+            props.update(primary_position_dm=position_dm(line[0]), secondary_position_dm=position_dm(line[1]))
             geometry: dict[str, Any] | None = {"type": "LineString", "coordinates": line}
         else:
             props.update(
@@ -235,8 +237,10 @@ SPEC = ToolSpec(
         "result per secondary: range (yd unless distance_unit says otherwise), true bearing, relative_bearing "
         "(+-180 from the primary's course, negative to port) with relative_bearing_side R (red, port) or G "
         "(green, starboard), atb (angle on the bow: the primary's relative bearing from the secondary) with "
-        "atb_side R/G, bearing_rate (deg/min, positive drawing right) with bearing_rate_side L/R, and "
-        "primary_course, primary_speed, secondary_course, secondary_speed (kn), secondary_depth (m). Positions are interpolated "
+        "atb_side R/G, bearing_rate (deg/min, positive drawing right) with bearing_rate_side L/R, range_rate (kn, "
+        "positive opening), primary_course, primary_speed, secondary_course, secondary_speed (kn), "
+        "primary_rate_of_turn, secondary_rate_of_turn (deg/min, positive to starboard), secondary_depth (m), and "
+        "both positions in degrees and minutes (primary_position_dm, secondary_position_dm). Positions are interpolated "
         "along the geodesic between fixes; at a fix time the course and speed are the leg after's (at a "
         "track's last fix: the leg before), course_at_fix says so. at_fix says whether the time is on a fix "
         "(within 1 ms) of either ship (at_fix_of: whose), i.e. whether that convention applied; where the "
@@ -246,7 +250,7 @@ SPEC = ToolSpec(
         "fixes for one value). A secondary with no data then gets a note instead. The fields are range-bearing's series columns by the same names; the geometry is the line "
         "of sight."
     ),
-    version="1.0.0",
+    version="1.1.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",

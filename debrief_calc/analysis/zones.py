@@ -32,6 +32,7 @@ from debrief_calc.analysis.common import (
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import InvalidContext, ValidationFailed
 from debrief_calc.geo import geodesy
+from debrief_calc.geo.dm import position_dm
 from debrief_calc.geo.units import METRES_PER_UNIT
 from debrief_calc.tracks._circles import circle_of, circle_ring
 from debrief_calc.tracks.features import (
@@ -390,6 +391,17 @@ def _crossing_motion(legs: Legs, entry: dict[str, Any]) -> dict[str, float | Non
     return out
 
 
+def _with_dm(entry: dict[str, Any]) -> None:
+    """Each position of a stay also in degrees and minutes, right after it."""
+    shown = {}
+    for key, value in entry.items():
+        shown[key] = value
+        if key in ("entry_position", "exit_position"):
+            shown[f"{key}_dm"] = position_dm(value) if value is not None else None
+    entry.clear()
+    entry.update(shown)
+
+
 def handle_transits(inp: ToolInput) -> ToolOutput:
     given = ZoneInputs(inp, "zone-transits")
     with_geometry = bool(inp.parameters["include_geometry"])
@@ -404,6 +416,7 @@ def handle_transits(inp: ToolInput) -> ToolOutput:
             for entry in found:
                 entry.update(_crossing_motion(legs, entry))
                 del entry["_t0"], entry["_t1"]
+                _with_dm(entry)
             props: dict[str, Any] = {
                 "track_id": track.id,
                 "zone_id": zone.id,
@@ -532,6 +545,7 @@ def handle_area(inp: ToolInput) -> ToolOutput:
         "perimeter": num(perimeter_m / METRES_PER_UNIT[unit], distance_decimals(unit)),
         "distance_unit": unit,
         "centroid": [lon_c, lat_c],
+        "centroid_dm": position_dm([lon_c, lat_c]),
         "bounds": [
             float(every[:, 0].min()),
             float(every[:, 1].min()),
@@ -565,9 +579,10 @@ TRANSITS_SPEC = ToolSpec(
         "{shapeType: circle, origin, radiusM}) is the true geodesic circle, not its stored "
         "polygon; zone_shape says which. One result per track and zone; its geometry is a "
         "MultiPoint of where each stay inside began and ended (null when none), or with "
-        "include_geometry the stretches of track inside the zone (a MultiLineString)."
+        "include_geometry the stretches of track inside the zone (a MultiLineString). Entry and exit "
+        "positions also come in degrees and minutes (entry_position_dm, exit_position_dm)."
     ),
-    version="1.1.0",
+    version="1.2.0",
     input_kinds=("track", "zone"),
     output_kind="analysis-result",
     context_type="multi",
@@ -590,10 +605,10 @@ AREA_SPEC = ToolSpec(
         "bounds of one zone, or of the rectangle given as bounds [w, s, e, n] when no zone is "
         "given. A zone stored as a circle (properties.specifics {shapeType: circle, origin, "
         "radiusM}) is measured as the true geodesic circle, not its stored polygon: shape "
-        "'circle', circle {origin, radius_m}, centroid its origin. The result is a Point at the "
-        "centroid."
+        "'circle', circle {origin, radius_m}, centroid its origin; centroid_dm is the centroid in degrees "
+        "and minutes. The result is a Point at the centroid."
     ),
-    version="1.1.0",
+    version="1.2.0",
     input_kinds=("zone",),
     output_kind="analysis-result",
     context_type="region",

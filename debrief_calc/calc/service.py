@@ -39,6 +39,8 @@ MAX_SUMMARY_TARGETS = 20
 _SUMMARIES = 50
 _NARRATIVE_MAX = 20_000
 _PLOT_MEMBERS = frozenset({"filename", "feature_ids", "selection", "time_start", "time_end"})
+#: the tools that read files into features (a window does not apply; their narratives come in brief)
+_IMPORTS = frozenset({"import-rep", "import-dpf"})
 
 
 class CalcService:
@@ -192,7 +194,14 @@ class CalcService:
             takes = ""
             if isinstance(features, list) and any(whole):
                 features, skipped, takes = _accepted(self.registry, tool, features, whole)
-            if window is not None and features is None:  # import-rep: a window would be ignored
+            if window is not None and tool in _IMPORTS:  # an import reads whole files: nothing to window
+                raise ValidationFailed(
+                    f"{field}: {tool!r} reads whole files, so a window has nothing to cut (the tracks given as hosts "
+                    "are read whole); run it without time_start/time_end and pass its answer's ref with the window "
+                    "to the analysis",
+                    details={"field": field, "rule": "features to window"},
+                )
+            if window is not None and features is None:
                 raise ValidationFailed(
                     f"{field}: {tool!r} is given no features, so a window has nothing to cut; run it without "
                     "time_start/time_end and pass its answer's ref with the window to the analysis",
@@ -234,14 +243,14 @@ class CalcService:
             answer["skipped"] = {kind: ids[:50] for kind, ids in skipped.items()}  # the warning counts them all
         if window is not None:
             answer["window"] = _window_note(window, left_out)
-        if result.tool == "import-rep" and (repeats := self._earlier_imports(result.features)):
+        if result.tool in _IMPORTS and (repeats := self._earlier_imports(result.features)):
             answer["warnings"] = [*answer.get("warnings", []), *repeats]
         for feature in result.features:
             plotstate.store_result(self.store, feature, result.tool)
         if keep := _keep(result.features, result.commands):
             answer["keep"] = keep
         stored = self._stored_for_plot(answer)
-        if result.tool == "import-rep" and stored is not None:
+        if result.tool in _IMPORTS and stored is not None:
             _compact_narratives(answer, stored["ref"])
         return self._within_cap(answer, stored)
 

@@ -44,6 +44,8 @@ def open_note(names: list[str]) -> str | None:
 
 #: what import-rep reads (debrief-calc), listed so a client can find its REP files
 REP_SUFFIXES = (".rep", ".dsf", ".dtf")
+#: legacy Debrief plots, what import-dpf reads
+DPF_SUFFIXES = (".dpf",)
 
 
 class OpenPlots:
@@ -165,6 +167,8 @@ class OpenPlots:
         shown, cut = fit_prefix(others, self.budget // 2)
         reps = list_workspace_files(self.workspace, REP_SUFFIXES)
         reps_shown, reps_cut = fit_prefix(reps, self.budget // 4)
+        dpfs = list_workspace_files(self.workspace, DPF_SUFFIXES)
+        dpfs_shown, dpfs_cut = fit_prefix(dpfs, self.budget // 8)
         return {
             "open_plots": [{"filename": n, "title": self.title(n)} for n in alive],
             "other_plots": shown,
@@ -172,6 +176,8 @@ class OpenPlots:
             "closed_missing": gone,
             "rep_files": reps_shown,
             "more_rep_files": len(reps) - len(reps_shown) if reps_cut else 0,
+            "dpf_files": dpfs_shown,
+            "more_dpf_files": len(dpfs) - len(dpfs_shown) if dpfs_cut else 0,
         }
 
     def open_plot(self, filename: str) -> tuple[Answer, list[str]]:

@@ -1,18 +1,19 @@
-"""What the ``debrief-state-mcp`` tools answer: the success models (the seed's ``selectedIds``,
-``timeState``, ``viewportState`` at the top level), the failure payloads with their JSON-RPC
-code and ``nextAction``, and answers that carry images."""
+"""What the ``debrief-state-mcp`` tools (and the :class:`~debrief_calc.Workspace` methods that
+are their Python side) answer: the success models (the seed's ``selectedIds``, ``timeState``,
+``viewportState`` at the top level; pictures in ``images``, beside the JSON) and the failure
+payloads with their JSON-RPC code and ``nextAction``. Nothing here knows MCP."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, ClassVar
 
-import mcp_types as types
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from debrief_calc.errors import RPC_CODES
+from llmem.core.arguments import no_schema_description
 from llmem.core.envelope import failure_answer
 from llmem.core.errors import SuiteError
+from llmem.core.images import WithImages
 
 __all__ = [
     "ApplyAnswer",
@@ -34,7 +35,6 @@ __all__ = [
     "ViewportState",
     "envelope_error",
     "state_error",
-    "with_images",
 ]
 
 _RPC_OTHER = {"INTERNAL": -32603, "TIMEOUT": -32603}
@@ -56,6 +56,8 @@ _NEXT = {
 
 
 class _Ok(BaseModel):
+    """A success: ``success`` is True (failures are raised, or answered as ``state_error``)."""
+
     success: bool = True
     #: members left out of the answer when they are null: they only say something when set
     _if_set: ClassVar[frozenset[str]] = frozenset()
@@ -66,25 +68,35 @@ class _Ok(BaseModel):
 
 
 class _OnPlot(_Ok):
+    """A success about one plot: its ``filename`` and its ``revision`` (after a write, the new one)."""
+
     filename: str
     revision: str
 
 
 class PlotRef(BaseModel):
+    """An open plot: its file and title."""
+
     filename: str
     title: str
 
 
 class PlotList(_Ok):
+    """``debrief_list_plots``: the open plots, the other plot files and the REP files."""
+
     open_plots: list[PlotRef]
     other_plots: list[str] = []
     more_plots: int = 0
     closed_missing: list[str] = []
     rep_files: list[str] = []  # .rep/.dsf/.dtf files in the workspace, for debrief-calc's import-rep
     more_rep_files: int = 0
+    dpf_files: list[str] = []  # legacy Debrief .dpf plots, for debrief-calc's import-dpf
+    more_dpf_files: int = 0
 
 
 class OpenAnswer(_OnPlot):
+    """``debrief_open_plot``: the plot opened and every plot open now."""
+
     _if_set = frozenset({"open_note"})
     title: str = ""
     open_plots: list[str] = []
@@ -92,12 +104,16 @@ class OpenAnswer(_OnPlot):
 
 
 class CloseAnswer(_Ok):
+    """``debrief_close_plot``: whether it was open, and the plots still open."""
+
     filename: str
     was_open: bool = False
     open_plots: list[str] = []
 
 
 class FeaturesAnswer(_OnPlot):
+    """``debrief_get_features``: one page of features (``next_cursor`` None on the last)."""
+
     features: list[dict[str, Any]]
     detail: str = "summary"
     total: int = 0
@@ -107,6 +123,8 @@ class FeaturesAnswer(_OnPlot):
 
 
 class SelectionAnswer(_OnPlot):
+    """``debrief_get_selection``/``debrief_set_selection``: the selected ids."""
+
     selectedIds: list[str]
     count: int = 0
     truncated: bool = False
@@ -114,6 +132,8 @@ class SelectionAnswer(_OnPlot):
 
 
 class TimeState(BaseModel):
+    """A plot's time: the ``current`` time and the window ``start``..``end`` (ISO-8601)."""
+
     current: str = Field(max_length=64)
     start: str = Field(max_length=64)
     end: str = Field(max_length=64)
@@ -128,10 +148,15 @@ class TimeChange(BaseModel):
 
 
 class ViewportState(BaseModel):
+    """A viewport: ``bounds`` ``[west, south, east, north]`` in degrees."""
+
+    model_config = ConfigDict(json_schema_extra=no_schema_description)
     bounds: Annotated[list[float], Field(min_length=4, max_length=4, description="[west, south, east, north]")]
 
 
 class TimeAnswer(_OnPlot):
+    """``debrief_get_time``/``debrief_set_time``: the time state (``derived``: from the features)."""
+
     _if_set = frozenset({"derived", "message"})
     timeState: TimeState | None = None
     derived: bool | None = None
@@ -139,6 +164,8 @@ class TimeAnswer(_OnPlot):
 
 
 class ViewportAnswer(_OnPlot):
+    """``debrief_get_viewport``, ``debrief_set_viewport``, ``debrief_zoom_to_selection``."""
+
     _if_set = frozenset({"message", "selectedIds", "ids"})
     viewportState: ViewportState | None = None
     message: str | None = None
@@ -146,7 +173,10 @@ class ViewportAnswer(_OnPlot):
     ids: list[str] | None = None
 
 
-class ApplyAnswer(_OnPlot):
+class ApplyAnswer(_OnPlot, WithImages):
+    """``debrief_apply_command``: what changed, and what show*/logMessage asked to show
+    (``display``; its pictures in ``images``)."""
+
     _if_set = frozenset({"selectedIds"})
     changed: bool
     message: str = ""
@@ -158,6 +188,8 @@ class ApplyAnswer(_OnPlot):
 
 
 class PropertiesAnswer(_OnPlot):
+    """``debrief_set_properties``: the features changed (and narrative entries relinked)."""
+
     _if_set = frozenset({"relinked_ids"})
     changed: bool
     message: str = ""
@@ -166,6 +198,8 @@ class PropertiesAnswer(_OnPlot):
 
 
 class CreateAnswer(_OnPlot):
+    """``debrief_create_plot``: the new plot, its features' ids and refs, its time and viewport."""
+
     _if_set = frozenset({"open_note"})
     title: str
     open_plots: list[str] = []
@@ -178,6 +212,8 @@ class CreateAnswer(_OnPlot):
 
 
 class UndoAnswer(_OnPlot):
+    """``debrief_undo``: what was undone and how many changes are left to undo."""
+
     _if_set = frozenset({"selectedIds"})
     undone: str
     remaining: int = 0
@@ -198,7 +234,9 @@ class RangeDrawn(BaseModel):
     cpa_bounds: list[float]
 
 
-class RenderAnswer(_OnPlot):
+class RenderAnswer(_OnPlot, WithImages):
+    """``debrief_render_plot``: what the picture shows; the PNG is ``images[0]``."""
+
     _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window", "framed"})
     mediaType: str
     width: int = 0
@@ -263,10 +301,3 @@ def envelope_error(err: SuiteError, duration_ms: float) -> dict[str, Any]:
     """The callback pair's failure: ``{success: false, error, nextAction}`` as every other tool of
     the server answers (and ``callbackArgs`` for an answer that can be sent again)."""
     return failure_answer(_rpc(err))
-
-
-def with_images(answer: BaseModel, images: list[dict[str, Any]]) -> types.CallToolResult:
-    payload = answer.model_dump(mode="json")
-    blocks: list[types.ContentBlock] = [types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))]
-    blocks += [types.ImageContent(type="image", data=i["data"], mime_type=i["mediaType"]) for i in images]
-    return types.CallToolResult(content=blocks, structured_content=payload)

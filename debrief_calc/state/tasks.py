@@ -20,16 +20,18 @@ import hashlib
 import json
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from debrief_calc.errors import validation_failed
-from debrief_calc.formats.plotdoc import PlotDoc
 from debrief_calc.plots.plotstate import STATE_NS, read_selection, results_about
-from debrief_calc.state.service import StateService
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.core.envelope import Envelope
 from llmem.core.errors import SuiteError
 from llmem.core.store import Fingerprint, fingerprint_file
+
+if TYPE_CHECKING:  # the task names are read at start-up (the tools' schemas); the service when used
+    from debrief_calc.formats.plotdoc import PlotDoc
+    from debrief_calc.state.service import StateService
 
 __all__ = ["TASKS", "PlotTasks", "Task"]
 

@@ -18,7 +18,7 @@ from debrief_calc.geo import geodesy
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.tracks._feature_parts import feature_id, properties_of
 
-__all__ = ["circle_of", "circle_ring"]
+__all__ = ["circle_of", "circle_ring", "ellipse_ring", "sector_rings"]
 
 #: vertices of a ring drawn on a circle zone (one a degree)
 _CIRCLE_VERTICES: Final = 360
@@ -68,3 +68,41 @@ def circle_ring(lon: float, lat: float, radius_m: float, vertices: int = _CIRCLE
     ring = np.column_stack((lon2, lat2))
     ring[-1] = ring[0]
     return ring
+
+
+def ellipse_ring(
+    lon: float, lat: float, orientation_deg: float, semi_major_m: float, semi_minor_m: float, vertices: int = 72
+) -> FloatArray:
+    """A closed, counter-clockwise ring on an ellipse of semi-axes ``semi_major_m`` (along the
+    true bearing ``orientation_deg``) and ``semi_minor_m``, each vertex a geodesic from the centre
+    (as legacy Debrief's ``EllipseShape`` draws it)."""
+    theta = np.radians(np.linspace(360.0, 0.0, vertices + 1))
+    along = semi_major_m * np.cos(theta)  # metres along the major axis
+    across = semi_minor_m * np.sin(theta)  # metres to its right
+    azimuths = orientation_deg + np.degrees(np.arctan2(across, along))
+    lat2, lon2, _ = geodesy.direct(lat, lon, azimuths, np.hypot(along, across))
+    ring = np.column_stack((lon2, lat2))
+    ring[-1] = ring[0]
+    return ring
+
+
+def sector_rings(
+    lon: float, lat: float, from_deg: float, to_deg: float, inner_m: float, outer_m: float, step_deg: float = 5.0
+) -> list[FloatArray]:
+    """The rings of the area between radii ``inner_m`` and ``outer_m`` swept clockwise from the
+    true bearing ``from_deg`` to ``to_deg``: one counter-clockwise ring, or for a whole turn with
+    an inner radius an outer ring and the hole (clockwise), as GeoJSON polygons want them."""
+    span = (to_deg - from_deg) % 360.0 or 360.0
+    if span >= 360.0:
+        outer = circle_ring(lon, lat, outer_m, 72)
+        return [outer] if inner_m <= 0 else [outer, circle_ring(lon, lat, inner_m, 72)[::-1]]
+    count = max(2, math.ceil(span / step_deg) + 1)
+    sweep = np.linspace(from_deg, from_deg + span, count)
+    y_out, x_out, _ = geodesy.direct(lat, lon, sweep, outer_m)
+    if inner_m > 0:
+        y_in, x_in, _ = geodesy.direct(lat, lon, sweep[::-1], inner_m)
+    else:
+        y_in, x_in = np.array([lat]), np.array([lon])
+    ring = np.column_stack((np.concatenate([x_out, x_in]), np.concatenate([y_out, y_in])))
+    ring = np.vstack([ring, ring[:1]])[::-1]  # swept clockwise: reversed to run counter-clockwise
+    return [ring]

@@ -27,7 +27,16 @@ __all__ = [
 ]
 
 Kind = Literal[
-    "track", "zone", "point", "annotation", "buoyfield", "backdrop", "metadata", "analysis-result", "unknown"
+    "track",
+    "sensor",
+    "zone",
+    "point",
+    "annotation",
+    "buoyfield",
+    "backdrop",
+    "metadata",
+    "analysis-result",
+    "unknown",
 ]
 KINDS: Final[tuple[str, ...]] = get_args(Kind)
 

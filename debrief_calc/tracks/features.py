@@ -95,6 +95,8 @@ def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
     """``{id, kind, name, point_count, time_start, time_end, bounds}`` without coordinates.
 
     Never raises: a track whose times cannot be read has ``time_start`` and ``time_end`` None.
+    A sensor counts its cuts and adds ``cut_count``, ``host`` (the host track's id) and
+    ``platform`` (the host's name in the lines).
     Other features report ``properties.time`` and ``properties.timeEnd`` when present. An
     annotation with no name (a narrative entry) is named by its text, shortened to
     :data:`SUMMARY_NAME_CHARS` characters, and a narrative entry adds ``platform``, the ship
@@ -113,6 +115,8 @@ def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
         "time_end": None,
         "bounds": None,
     }
+    if kind == "sensor":
+        return _sensor_summary(feature, summary)
     if kind == "track":
         try:
             track = read_track(feature, None, raw_id(feature) or "")
@@ -135,6 +139,23 @@ def feature_summary(feature: Mapping[str, Any]) -> dict[str, Any]:
     bounds = bounds_of(xy)
     summary["point_count"] = len(xy)
     summary["bounds"] = list(bounds) if bounds is not None else None
+    return summary
+
+
+def _sensor_summary(feature: Mapping[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """A sensor's cuts counted (``point_count``, also ``cut_count``), their time span, bounds of
+    their origins, and the host track (``host``: its id; ``platform``: the name the lines gave)."""
+    props = properties_of(feature)
+    times = props.get("timestamps")
+    summary["time_start"] = _iso_or_none(times[0]) if isinstance(times, list) and times else None
+    summary["time_end"] = _iso_or_none(times[-1]) if isinstance(times, list) and times else None
+    xy = feature_positions(feature)
+    bounds = bounds_of(xy)
+    summary["point_count"] = summary["cut_count"] = len(xy)
+    summary["bounds"] = list(bounds) if bounds is not None else None
+    for key, value in (("host", props.get("host")), ("platform", props.get("hostName"))):
+        if isinstance(value, str) and value:
+            summary[key] = value
     return summary
 
 
@@ -173,7 +194,14 @@ def time_span(feature: Mapping[str, Any]) -> tuple[float, float] | None:
     means "from then on".
     """
     try:
-        if feature_kind(feature) == "track":
+        kind = feature_kind(feature)
+        if kind == "sensor":  # its cuts' first and last times (ascending, as a sensor's are)
+            ends = _ends(properties_of(feature).get("timestamps"))
+            if ends is None:
+                return None
+            first, last = (float(v) for v in parse_times(ends))
+            return (first, last) if first <= last else None
+        if kind == "track":
             ends = _track_time_ends(feature)
             if ends is None:
                 return None

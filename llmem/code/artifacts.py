@@ -27,6 +27,7 @@ from llmem.core.paths import ResolvedPath, resolve_in_workspace
 from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 if TYPE_CHECKING:
+    from llmem.code.parse_pool import Replaced
     from llmem.code.search import Searcher, SearchIndex
 
 __all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
@@ -51,9 +52,10 @@ class Llmem:
         # symbols, and go into the search database at once.
         self.parser.after_parse = self._after_parse
         self.parser.after_replace = self._after_replace
+        self.parser.while_parsing = self._index_catch_up
         self._answers = _AnswerMemo()
 
-    def _after_replace(self, replaced: list[tuple[str, Any, Any]]) -> None:
+    def _after_replace(self, replaced: list[Replaced]) -> None:
         """Remember what replaced outlines no longer list (check_references' likely new names)."""
         from llmem.code.symbol_history import remember_replaced
 
@@ -64,14 +66,18 @@ class Llmem:
 
     def _after_parse(self, changed: list[str]) -> dict[str, Any]:
         carried = self.notes.carry_notes(changed)
-        # The parsing process pays for indexing what it wrote, so that the first search of the
-        # next process (every client starts its own) builds nothing: catching up 1,800 outlines
-        # costs a few hundred milliseconds, small beside the parse, large beside a search.
+        self._index_catch_up()
+        return carried
+
+    def _index_catch_up(self) -> None:
+        """The parsing process pays for indexing what it wrote, so that the first search of the
+        next process (every client starts its own) builds nothing: catching up 1,800 outlines
+        costs a few hundred milliseconds, small beside the parse, large beside a search. A large
+        parse catches up while its workers go on, too, leaving little for the end."""
         try:
             self.searcher().catch_up()
         except Exception:  # the files stay the truth: the next search catches up instead
             log.warning("the search database could not catch up after a parse", exc_info=True)
-        return carried
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -126,11 +132,24 @@ class Llmem:
         return self.freshness(record)[0]
 
     def freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
-        """The artifact's status and what the answer says about it beside (stale symbols, changed files).
+        """The artifact's status and what the answer says about it beside (stale symbols, changed
+        files, and ``stale_dependencies``: code elsewhere that its notes name and that changed).
 
         A file note that records the hashes of the symbols it was written from stays fresh while
         those symbols are unchanged: a comment edited above a function changes nothing.
         """
+        status, about = self._own_freshness(record)
+        if status == "orphaned" or not record.doc.get("depends_on"):
+            return status, about
+        changes = self.notes.dependency_changes(record)
+        if not changes:
+            return status, about
+        from llmem.code.note_deps import shown
+
+        return "stale", {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
+
+    def _own_freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
+        """:meth:`freshness` as far as the code the artifact describes goes (its file or folder)."""
         src = record.doc.get("source")
         if not isinstance(src, dict):
             return "fresh", {}
@@ -264,10 +283,17 @@ class Llmem:
         if not isinstance(record.doc.get("symbol_hashes"), dict):
             # Written before symbols had hashes: a symbol that still exists keeps its note.
             stale = {k: "gone" for k in symbols if k not in current}
+        # Notes whose own symbol is unchanged but which name code elsewhere that changed.
+        named = {n for c in about.get("stale_dependencies", []) for n in c.get("named_in", [])}
         return {
-            "symbols": {k: v for k, v in symbols.items() if k not in stale},
+            "symbols": {k: v for k, v in symbols.items() if k not in stale and k not in named},
             "changed_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "changed"},
             "gone_symbols": {k: v for k, v in symbols.items() if stale.get(k) == "gone"},
+            **(
+                {"naming_changed_code": {k: v for k, v in symbols.items() if k in named and k not in stale}}
+                if named
+                else {}
+            ),
             "undescribed": sorted(set(current) - set(symbols))[:200],
             **file_note,
         }
@@ -744,6 +770,8 @@ def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:
     names: what a reader must not look for."""
     gone = [s["symbol"] for s in about.get("stale_symbols", []) if s.get("change") == "gone"]
     gone += list(about.get("changed_files", {}).get("removed", []))
+    gone += [d["symbol"] for d in about.get("stale_dependencies", []) if d.get("change") == "gone"]
+    gone = list(dict.fromkeys(gone))
     # A symbol by its own name (``method`` of ``Class.method``), a file by its file name.
     own = {n: n.rsplit("/", 1)[-1] if "/" in n else n.rsplit(".", 1)[-1] for n in gone}
     return [n for n in gone if re.search(rf"(?<![\w$]){re.escape(own[n])}(?![\w$])", text)][:100]

@@ -13,6 +13,8 @@ read (garbage, a torn copy), is rebuilt from the artifact files, never trusted. 
 - ``names``: FTS5 trigram over each symbol's lower-case qualified name (substrings);
 - ``name_words`` and ``text_words``: FTS5 over the camelCase / snake_case words of names, and of
   docs, notes and summaries (two tables: a word common in names costs nothing to a text query);
+  the text's words are stemmed (``porter`` over ``unicode61``: ``calls``, ``called`` and
+  ``calling`` are one word, :mod:`llmem.code.text_query`), names' words are not;
 - ``files``, ``folders``, ``lines``: the line index (:mod:`llmem.code.lines`).
 
 Every process appends its puts and deletes to the journal (``ArtifactStore``); the next search of
@@ -43,7 +45,7 @@ NAMESPACE = "llmem"
 DB_NAME = "search.sqlite3"
 #: The current layout; ``PRAGMA user_version`` is ``SCHEMA * 10`` plus 1 with the trigram tables
 #: (0 is a new, empty file).
-SCHEMA = 3
+SCHEMA = 4
 TEXT_KINDS = {"summarize": "summary", "document": "summary", "test-plan": "summary"}
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 log = logging.getLogger("llmem.search")
@@ -59,7 +61,7 @@ _TABLES = (
     "CREATE INDEX entries_by_name ON entries(lname)",
     "CREATE INDEX entries_by_qn ON entries(lqn)",
     "CREATE VIRTUAL TABLE name_words USING fts5(words, tokenize='unicode61')",
-    "CREATE VIRTUAL TABLE text_words USING fts5(words, tokenize='unicode61')",
+    "CREATE VIRTUAL TABLE text_words USING fts5(words, tokenize='porter unicode61')",
     """CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
         mtime_ns INTEGER NOT NULL, isize INTEGER, imtime INTEGER)""",
     "CREATE TABLE folders(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL) WITHOUT ROWID",
@@ -76,6 +78,11 @@ def split_words(text: str) -> list[str]:
     """Lower-case words of a name or a text, camelCase and snake_case split: ``validatePath`` →
     ``validate``, ``path``; ``HTTPServer_v2`` → ``http``, ``server``, ``v``, ``2``."""
     return [w.lower() for w in _WORD.findall(text)]
+
+
+def _words_text(text: str) -> str:
+    """``" ".join(split_words(text))``, lower-cased once (the words are ASCII: the same text)."""
+    return " ".join(_WORD.findall(text)).lower()
 
 
 @functools.cache
@@ -297,9 +304,9 @@ class IndexDb:
         for i, r in zip(ids, rows, strict=True):
             outline = r[1] == "outline"
             if outline:
-                name_words.append((i, " ".join(split_words(r[2] or r[3]))))
+                name_words.append((i, _words_text(r[2] or r[3])))
             if r[8]:
-                text_words.append((i, " ".join(split_words(r[8]))))
+                text_words.append((i, _words_text(r[8])))
             if outline and self.trigram:
                 names.append((i, r[10]))
         conn.executemany("INSERT INTO name_words(rowid, words) VALUES (?, ?)", name_words)
@@ -314,19 +321,28 @@ class IndexDb:
         record = self.store.get_or_none(NAMESPACE, key, kind)
         return entries_of(key, kind, record.doc.get("content")) if record else None
 
-    def _replace(self, conn: sqlite3.Connection, key: str, kind: str) -> None:
-        ids = [r[0] for r in conn.execute("SELECT id FROM entries WHERE path = ? AND artifact = ?", (key, kind))]
-        for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
-            marks = ",".join("?" * len(chunk))
-            for table in _FTS_TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", chunk)
-            if self.trigram:
-                conn.execute(f"DELETE FROM names WHERE rowid IN ({marks})", chunk)
-            conn.execute(f"DELETE FROM entries WHERE id IN ({marks})", chunk)
-        conn.execute("DELETE FROM artifacts WHERE path = ? AND artifact = ?", (key, kind))
-        group = self._entries(key, kind)
-        if group is not None:
-            self._insert(conn, [(key, kind)], [_row(e) for e in group])
+    def _replace(self, conn: sqlite3.Connection, changed: list[tuple[str, str]]) -> None:
+        """The rows of each changed artifact anew: the old ones out, then all the new ones in one
+        insert (a statement per table for the lot, not per artifact: a catch-up after a parse
+        replaces hundreds)."""
+        for key, kind in changed:
+            ids = [r[0] for r in conn.execute("SELECT id FROM entries WHERE path = ? AND artifact = ?", (key, kind))]
+            for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
+                marks = ",".join("?" * len(chunk))
+                for table in _FTS_TABLES:
+                    conn.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", chunk)
+                if self.trigram:
+                    conn.execute(f"DELETE FROM names WHERE rowid IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM entries WHERE id IN ({marks})", chunk)
+            conn.execute("DELETE FROM artifacts WHERE path = ? AND artifact = ?", (key, kind))
+        arts: list[tuple[str, str]] = []
+        rows: list[tuple[Any, ...]] = []
+        for key, kind in changed:
+            group = self._entries(key, kind)
+            if group is not None:
+                arts.append((key, kind))
+                rows.extend(_row(e) for e in group)
+        self._insert(conn, arts, rows)
 
     def catch_up(self, conn: sqlite3.Connection) -> None:
         """Apply the journal lines written since the index was last true (any process's writes)."""
@@ -354,8 +370,7 @@ class IndexDb:
                     item = loads_json(line)
                     if item.get("ns") == NAMESPACE:
                         changed[(str(item["key"]), str(item["kind"]))] = None
-            for key, kind in changed:
-                self._replace(conn, key, kind)
+            self._replace(conn, list(changed))
             self._set_meta(conn, m_ino, m_offset + end)
 
 

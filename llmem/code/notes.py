@@ -13,15 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from llmem.code import carry
+from llmem.code import carry, note_deps, note_keys
 from llmem.code import tasks as llm_tasks
 from llmem.code.parsing import NAMESPACE, OUTLINE, PRODUCER
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.core.config import Limits
 from llmem.core.envelope import Envelope
-from llmem.core.errors import InvalidArgument, UnsupportedTask
+from llmem.core.errors import InvalidArgument, ResultInvalid, UnsupportedTask
 from llmem.core.paths import ResolvedPath
-from llmem.core.store import ArtifactStore, Fingerprint, fingerprint_file
+from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, fingerprint_file
 
 #: README names a folder summary reads, first found wins.
 _READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -172,13 +172,27 @@ class Notes:
                 )
             units = parts[k - 1]
             # A refresh: only the part's symbols whose note is missing or stale (changed code, new
-            # symbols); the notes still fresh are kept and only named. A part all fresh is asked whole.
-            done = self._described_now(rp.key, hashes)
-            asked = [u for u in units if any(n not in done for n in u.names)] or units
-            names = [n for u in asked for n in u.names if n not in done] or [n for u in units for n in u.names]
+            # symbols, code elsewhere it names changed); the notes still fresh are kept and only
+            # named. A part all fresh is asked whole, unless only the file's note is to be redone.
+            changes = self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, "annotate"))
+            done = self._described_now(rp.key, hashes, changes)
+            file_note_asked = any(note_deps.FILE_NOTE in c["notes"] for c in changes)
+            asked = [u for u in units if any(n not in done for n in u.names)]
+            names = [n for u in asked for n in u.names if n not in done]
+            if not asked and not file_note_asked:
+                asked, names = units, [n for u in units for n in u.names]
             fresh = sorted(done - set(names))
             prompt = llm_tasks.annotate_prompt(
-                rp.key, outline, asked, k, len(parts), names=names, described=fresh, around=broken
+                rp.key,
+                outline,
+                asked,
+                k,
+                len(parts),
+                names=names,
+                described=fresh,
+                changed_code=note_deps.changed_code(changes, str(self.ws)),
+                file_note_asked=file_note_asked,
+                around=broken,
             )
             return self.callback.issue(
                 PreparedPrompt(
@@ -198,6 +212,7 @@ class Notes:
                         # fields, attributes, enum members, variables: shown with their class, not asked
                         "data_members_for_context": sum(1 for s in iter_symbols(outline) if s.kind in DATA_KINDS),
                         "already_described": len(fresh),
+                        **({"named_code_changed": len(changes)} if changes else {}),
                         "language": outline.language,
                         **({"broken_uses": broken_count} if broken_count else {}),
                     },
@@ -205,6 +220,9 @@ class Notes:
                 )
             )
         prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
+        prompt += note_deps.changed_code(
+            self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)), str(self.ws)
+        )
         summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
             PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary)
@@ -218,8 +236,9 @@ class Notes:
                 return k
         return 1
 
-    def _described_now(self, key: str, hashes: dict[str, str]) -> set[str]:
-        """Symbols whose stored note was written from the code as it is now."""
+    def _described_now(self, key: str, hashes: dict[str, str], changes: list[dict[str, Any]] | None = None) -> set[str]:
+        """Symbols whose stored note was written from the code as it is now: their own code, and
+        the code elsewhere they name (``changes``: :meth:`dependency_changes`, found when not given)."""
         record = self.store.get_or_none(NAMESPACE, key, "annotate")
         if record is None or not isinstance(record.doc.get("content"), dict):
             return set()
@@ -227,7 +246,32 @@ class Notes:
         notes = record.doc["content"].get("symbols", {})
         if not isinstance(stored, dict):
             return set()
-        return {k for k in notes if k in hashes and stored.get(k) == hashes[k]}
+        if changes is None:
+            changes = self.dependency_changes(record)
+        named_changed = {n for c in changes for n in c["notes"]}
+        return {k for k in notes if k in hashes and stored.get(k) == hashes[k] and k not in named_changed}
+
+    # -- what notes name elsewhere (note_deps.py) ------------------------------------------
+
+    def dependency_changes(self, record: ArtifactRecord | None) -> list[dict[str, Any]]:
+        """The symbols a stored note names elsewhere whose code changed or went since it was written."""
+        deps = record.doc.get("depends_on") if record is not None else None
+        if not deps:
+            return []
+        from llmem.code.references import finder_for
+
+        return note_deps.check(deps, str(self.ws), finder_for(self.ws).symbol_hashes)
+
+    def _depends_on(
+        self, texts: dict[str, str], key: str, *, folder: bool = False, own_symbols: bool = False
+    ) -> tuple[list[Any], list[Any]]:
+        """The dependencies of the notes ``texts`` of ``key`` as the code is now, and the names
+        left out as ambiguous (:func:`note_deps.resolve`)."""
+        if not any(texts.values()):
+            return [], []
+        from llmem.code.references import finder_for
+
+        return note_deps.resolve(finder_for(self.ws), texts, key, folder=folder, own_symbols=own_symbols)
 
     def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
         from llmem.code.walk import walk_workspace
@@ -253,6 +297,9 @@ class Notes:
             readme[1] if readme else None,
             limit,
             readme_path=(prefix + readme[0]) if readme else None,
+        )
+        prompt += note_deps.changed_code(
+            self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, "summarize")), str(self.ws)
         )
         return PreparedPrompt(
             "summarize",
@@ -582,11 +629,17 @@ class Notes:
         home first, then the old one, each under its artifact's lock; a note moved to another
         file is never lost between the two writes, at worst briefly in both."""
         notes: dict[tuple[str, str], Any] = {}
+        deps: dict[tuple[str, str], list[Any]] = {}  # what each moving note names elsewhere
         for m in moves:
             record = self.store.get_or_none(NAMESPACE, m.old.path, "annotate")
             content = record.doc.get("content") if record is not None else None
             if isinstance(content, dict):
                 notes[(m.old.path, m.old.name)] = (content.get("symbols") or {}).get(m.old.name)
+                deps[(m.old.path, m.old.name)] = note_deps.keep_notes(
+                    record.doc.get("depends_on") if record is not None else None,
+                    {m.new.name},
+                    {m.old.name: m.new.name},
+                )
         # A remembered note rewritten since (its answer replaced), or whose symbol is back in its
         # file, has nothing to carry.
         moves = [
@@ -608,6 +661,7 @@ class Notes:
             self._rewrite_note(
                 target,
                 add={m.new.name: (notes[(m.old.path, m.old.name)], m.new.hash) for m in arriving},
+                add_deps=[d for m in arriving for d in deps.get((m.old.path, m.old.name), [])],
                 remove={m.old.name for m in arriving if m.old.path == target},
                 renamed=renamed.get(target, {}),
                 moved={k: v for k, v in moved.items() if v.startswith(target + "#")},
@@ -622,6 +676,7 @@ class Notes:
                 renamed={},
                 moved={k: v for k, v in moved.items() if k.startswith(source + "#")},
                 carried_from=[],
+                add_deps=[],
             )
         if not moves:
             return {}
@@ -645,6 +700,7 @@ class Notes:
         renamed: dict[str, str],
         moved: dict[str, str],
         carried_from: list[str],
+        add_deps: list[Any],
     ) -> None:
         with self.store.lock(self.store.artifact_file(NAMESPACE, key, "annotate")):
             record = self.store.get_or_none(NAMESPACE, key, "annotate")
@@ -653,11 +709,13 @@ class Notes:
             content: dict[str, Any] = stored if isinstance(stored, dict) else {"symbols": {}}
             symbols = {k: v for k, v in (content.get("symbols") or {}).items() if k not in remove}
             hashes = {k: v for k, v in (doc.get("symbol_hashes") or {}).items() if k not in remove}
+            added: set[str] = set()
             for name, (note, digest) in add.items():
                 # A note written for the new name meanwhile (another process) is newer: it stays.
                 if isinstance(note, dict) and name not in symbols:
                     symbols[name] = note
                     hashes[name] = digest
+                    added.add(name)
             content = {**content, "symbols": symbols}
             if not symbols and "file" not in content:
                 self.store.delete(NAMESPACE, key, "annotate")
@@ -670,6 +728,13 @@ class Notes:
             chained = {old: new for old, new in chained.items() if new in symbols and old != new}
             moves = {**(doc.get("moved") or {}), **moved}
             extra: dict[str, Any] = {"symbol_hashes": hashes}
+            # What the notes name follows them.
+            kept = set(symbols) | ({note_deps.FILE_NOTE} if "file" in content else set())
+            arriving = note_deps.keep_notes(add_deps, added)
+            staying = note_deps.keep_notes(doc.get("depends_on"), kept - added, renamed)
+            deps = note_deps.combine(note_deps.own_file(staying + arriving, key))
+            if deps:
+                extra["depends_on"] = deps
             kept_stale = [k for k in doc.get("kept_stale") or [] if k in symbols]
             if kept_stale:
                 extra["kept_stale"] = kept_stale
@@ -703,25 +768,12 @@ class Notes:
             if isinstance(context.get("files"), dict):
                 extra["files"] = context["files"]
             if doc["task"] == "annotate":
-                notes, missing, file_note = llm_tasks.validate_annotate(answer, list(context.get("symbols", [])))
-                content, hashes, gone = self._merged_notes(rp.key, notes, file_note, context)
-                extra["symbol_hashes"] = hashes
-                current = context.get("symbol_hashes") or {}
-                kept_stale = sorted(k for k in content["symbols"] if hashes.get(k) != current.get(k))
-                if kept_stale:
-                    extra["kept_stale"] = kept_stale[:1000]
-                data: dict[str, Any] = {
-                    "described": len(notes),
-                    "missing_symbols": missing[:100],
-                    "notes_in_file": len(content["symbols"]),
-                }
-                if gone:
-                    data["dropped_gone_notes"] = gone[:100]
-                if context.get("parts", 1) > 1:
-                    data.update(part=context.get("part"), parts=context.get("parts"))
-                return Validated(content, "json", extra=extra, data=data)
+                return self._validated_notes(rp.key, answer, context, extra)
             text = llm_tasks.validate_markdown(answer)
-            return Validated(text, "markdown", extra=extra, data={"chars": len(text)})
+            deps, ambiguous = self._depends_on({note_deps.FILE_NOTE: text}, rp.key, folder=rp.abs.is_dir())
+            if deps:
+                extra["depends_on"] = deps
+            return Validated(text, "markdown", extra=extra, data={"chars": len(text), **_named(deps, ambiguous)})
 
         envelope = self.callback.accept(
             ticket=ticket,
@@ -747,6 +799,129 @@ class Notes:
                 fmt=rec.doc["format"],
                 provenance=rec.doc["provenance"],
                 source=None,
-                extra={"source": src, **{k: rec.doc[k] for k in ("files",) if k in rec.doc}},
+                extra={"source": src, **{k: rec.doc[k] for k in ("files", "depends_on") if k in rec.doc}},
+            )
+        refused = (envelope.data or {}).get("refused")
+        if refused:
+            envelope.nextAction = (
+                f"Stored the valid notes (stored lists them); {len(refused)} key(s) refused: each entry of "
+                "refused says why and the call that gets a ticket for it. " + (envelope.nextAction or "")
             )
         return envelope
+
+    def _validated_notes(self, key: str, answer: str, context: dict[str, Any], extra: dict[str, Any]) -> Validated:
+        """An annotate answer checked and merged with the notes kept (under the artifact's lock):
+        the keys naming symbols of the outline are stored, the others refused with their reason
+        (:mod:`note_keys`); an answer with nothing valid at all is an invalid answer."""
+        raw, file_note = llm_tasks.validate_annotate(answer)
+        keys = self._sort_keys(key, list(raw), context)
+        notes = {qn: raw[k] for k, qn in keys.accepted.items()}
+        if not notes and file_note is None:
+            why = "; ".join(f"{r['reason']}" + (f" ({r['call']})" if r["call"] else "") for r in keys.refused[:5])
+            raise ResultInvalid(
+                "the answer describes no symbol of the file" + (f": {why}" if why else ""),
+                details={
+                    "field": "result.symbols",
+                    "rule": "known-symbol" if keys.refused else "non-empty",
+                    "unknown": [r["key"] for r in keys.refused][:100],
+                    "refused": keys.refused[:50],
+                },
+            )
+        before = self.store.get_or_none(NAMESPACE, key, "annotate")
+        content, hashes, gone = self._merged_notes(key, notes, file_note, context)
+        extra["symbol_hashes"] = hashes
+        current = context.get("symbol_hashes") or {}
+        kept_stale = sorted(k for k in content["symbols"] if hashes.get(k) != current.get(k))
+        if kept_stale:
+            extra["kept_stale"] = kept_stale[:1000]
+        # What the notes name elsewhere: the new ones' as the code is now, the kept ones' as recorded.
+        texts = {qn: _note_text(note) for qn, note in notes.items()}
+        if file_note is not None:
+            texts[note_deps.FILE_NOTE] = file_note["description"]
+        new_deps, ambiguous = self._depends_on(texts, key, own_symbols=True)
+        kept = (set(content["symbols"]) - set(notes)) | (
+            {note_deps.FILE_NOTE} if file_note is None and "file" in content else set()
+        )
+        old_deps = before.doc.get("depends_on") if before is not None else None
+        deps = note_deps.combine(new_deps, note_deps.keep_notes(old_deps, kept))
+        if deps:
+            extra["depends_on"] = deps
+        asked = list(context.get("symbols", []))
+        data: dict[str, Any] = {
+            "described": len(notes),
+            "stored": sorted(notes)[:100],
+            "missing_symbols": [n for n in asked if n not in notes][:100],
+            "notes_in_file": len(content["symbols"]),
+        }
+        if keys.refused:
+            data["refused"] = keys.refused[:50]
+        if keys.mapped:
+            data["keys_mapped"] = dict(list(keys.mapped.items())[:50])
+        if gone:
+            data["dropped_gone_notes"] = gone[:100]
+        data.update(_named(new_deps, ambiguous))
+        if context.get("parts", 1) > 1:
+            data.update(part=context.get("part"), parts=context.get("parts"))
+        return Validated(content, "json", extra=extra, data=data)
+
+    def _sort_keys(self, key: str, keys: list[str], context: dict[str, Any]) -> note_keys.SortedKeys:
+        """:func:`note_keys.sort_keys` for an answer on ``key`` (unchanged since its prompt: checked)."""
+        from llmem.code.outline import build_outline
+
+        hashes = context.get("symbol_hashes") or {}
+        if all(k in hashes for k in keys):
+            return note_keys.SortedKeys(accepted={k: k for k in keys})
+        data = (self.ws / key).read_bytes()
+        parts = llm_tasks.annotate_parts(build_outline(key, data), data.decode("utf-8", "replace"))
+        shown_in = {n: k for k, units in enumerate(parts, 1) for u in units for n in u.names}
+
+        def part_of(name: str) -> int | None:
+            while name and name not in shown_in:  # a data member: the part of what holds it
+                name = name.rpartition(".")[0]
+            return shown_in[name] if name and len(parts) > 1 else None
+
+        record = self.store.get_or_none(NAMESPACE, key, "annotate")
+        renamed = record.doc.get("renamed") if record is not None else None
+        content = record.doc.get("content") if record is not None else None
+        gone = {n for n in (content.get("symbols") or {}) if n not in hashes} if isinstance(content, dict) else set()
+        waiting = self.store.read_doc(NAMESPACE, _GONE_NOTES, {})
+        if isinstance(waiting, dict):
+            gone |= {str(v.get("name")) for v in waiting.values() if isinstance(v, dict) and v.get("path") == key}
+
+        def elsewhere(names: list[str]) -> dict[str, list[str]]:
+            from llmem.code.references import finder_for
+
+            defs = finder_for(self.ws).definitions_of({carry.leaf(n) for n in names})
+            return {
+                n: sorted({d["path"] for d in note_deps.matching(n, defs.get(carry.leaf(n), [])) if d["path"] != key})
+                for n in names
+            }
+
+        return note_keys.sort_keys(
+            keys,
+            key,
+            hashes,
+            part_of,
+            renamed=renamed if isinstance(renamed, dict) else {},
+            gone=gone,
+            elsewhere=elsewhere,
+        )
+
+
+def _note_text(note: dict[str, str]) -> str:
+    """The words of a symbol's note, as the search index takes them."""
+    return " ".join(str(note.get(k) or "") for k in ("description", "inputs", "outputs")).strip()
+
+
+def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a store answer says of the code its notes name elsewhere."""
+    out: dict[str, Any] = {}
+    if deps:
+        out["depends_on"] = [{k: d[k] for k in ("name", "symbol", "path")} for d in deps[:20]]
+        out["depends_on_total"] = len(deps)
+    if ambiguous:
+        out["names_not_followed"] = {
+            "why": "defined in several files, none linked to this one by an import: name the file or qualify the name",
+            "names": ambiguous[:10],
+        }
+    return out

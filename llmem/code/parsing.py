@@ -4,9 +4,9 @@ A folder parse walks the workspace as a developer expects (``walk.py``), skips w
 unchanged (size and mtime, then sha256), and returns ``{parsed, unchanged, skipped, failed}``
 with every skipped entry's reason — never success for work it did not do.
 
-A first parse of a large tree uses the cores: the changed files are outlined in worker
-processes (:data:`POOL_MIN_FILES` or more) while this process writes the outlines. Outlines are
-derived and can be made again, so they are written without an fsync each (still atomically).
+A first parse of a large tree uses the cores: the changed files are outlined and stored in
+worker processes and in this one (``parse_pool.py``). Outlines are derived and can be made
+again, so they are written without an fsync each (still atomically).
 
 A folder parse that outlasts its budget (``Limits.parse_budget_s``) is never lost to a client
 that gives up: it goes on in a background thread, its progress kept in the store's shared
@@ -16,17 +16,27 @@ same folder waits on the running job instead of starting another.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from llmem.code.parse_pool import (
+    NAMESPACE,
+    OUTLINE,
+    PRODUCER,
+    Item,
+    Outcome,
+    Replaced,
+    outline_file,
+    outline_many,
+    store_outline,
+)
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
 from llmem.core.paths import ResolvedPath
@@ -34,23 +44,7 @@ from llmem.core.store import ArtifactStore, Fingerprint, now_iso
 
 __all__ = ["NAMESPACE", "OUTLINE", "PRODUCER", "Parser", "Progress", "ProgressSink"]
 
-NAMESPACE = "llmem"
-PRODUCER = "llmem-mcp"
-OUTLINE = "outline"
 SKIPPED_SHOWN = 50
-#: Changed files from which a folder parse outlines in worker processes.
-POOL_MIN_FILES = 48
-#: Files per task sent to a worker: large enough to pay for the round trip.
-POOL_CHUNK = 16
-#: What made each language's outline, for the provenance (tree-sitter for the rest).
-_PARSERS = {
-    "python": "ast",
-    "markdown": "markdown headings",
-    "package-json": "json",
-    "pyproject": "tomllib",
-    "cargo": "tomllib",
-    "go-mod": "go.mod lines",
-}
 #: Finished parse jobs kept in the shared document (the newest).
 JOBS_KEPT = 10
 #: How often a running job writes its progress to the shared document, at most.
@@ -93,8 +87,19 @@ class ParseCounts:
     unchanged: int = 0
     fallback: int = 0
     changed: list[str] = field(default_factory=list)  # keys whose outline was made anew
-    #: (key, old content, new content) of outlines replaced: what they no longer list is remembered
-    replaced: list[tuple[str, Any, Any]] = field(default_factory=list)
+    #: outlines replaced, what each listed before and after: what they no longer list is remembered
+    replaced: list[Replaced] = field(default_factory=list)
+
+    def add(self, outcome: Outcome) -> None:
+        key, state, fallback, _reason, replaced = outcome
+        if state == "parsed":
+            self.parsed += 1
+            self.fallback += fallback
+            self.changed.append(key)
+            if replaced is not None:
+                self.replaced.append(replaced)
+        elif state == "unchanged":
+            self.unchanged += 1
 
 
 class Parser:
@@ -109,9 +114,12 @@ class Parser:
         #: Called with the keys whose outline a parse made anew; what it returns joins the answer
         #: (notes carried over renamed and moved symbols: ``Notes.carry_notes``).
         self.after_parse: Callable[[list[str]], dict[str, Any]] | None = None
-        #: Called with (key, old content, new content) of the outlines a parse replaced
-        #: (``symbol_history.remember_replaced``: what they no longer list).
-        self.after_replace: Callable[[list[tuple[str, Any, Any]]], None] | None = None
+        #: Called with (key, old content, new content) of the outlines a parse replaced, cut to
+        #: their symbols' names and hashes (``symbol_history.remember_replaced``: what they no
+        #: longer list); a worker process that stored an outline sends that back with its outcome.
+        self.after_replace: Callable[[list[Replaced]], None] | None = None
+        #: Called now and then while a large parse goes on (the search index catching up).
+        self.while_parsing: Callable[[], None] | None = None
 
     def _after(self, counts: ParseCounts) -> dict[str, Any]:
         if counts.replaced and self.after_replace is not None:
@@ -142,7 +150,7 @@ class Parser:
                 details={"path": rp.key, "rule": "max_file_bytes", "limit": self.limits.max_file_bytes},
             )
         counts = ParseCounts()
-        outline = self._outline_if_changed(rp.key, rp.abs, counts)
+        reparsed = self._outline_if_changed(rp.key, rp.abs, counts)
         record = self.store.get(NAMESPACE, rp.key, OUTLINE)
         content = record.doc["content"]
         return {
@@ -154,72 +162,29 @@ class Parser:
             "language": detect_language(rp.key),
             "mode": content.get("mode"),
             "symbols": _count_symbols(content.get("symbols", [])),
-            "reparsed": outline is not None,
+            "reparsed": reparsed,
             **self._after(counts),
         }
 
     def _outline_if_changed(
         self, key: str, abs_path: Path, counts: ParseCounts, seen: tuple[int, int] | None = None
-    ) -> Any:
-        """Store a fresh outline unless the stored one still matches (size+mtime, then sha256).
+    ) -> bool:
+        """Store a fresh outline unless the stored one still matches (size+mtime, then sha256);
+        whether an outline was made anew. In this process: one file never starts workers.
 
-        ``seen`` is the (size, mtime_ns) a folder walk already read, saving a second stat.
+        ``seen`` is the (size, mtime_ns) the caller already read, saving a second stat.
         """
-        file = self.store.artifact_file(NAMESPACE, key, OUTLINE)
-        stored = _read_header_fingerprint(file)
+        stored = _read_header_fingerprint(self.store.artifact_file(NAMESPACE, key, OUTLINE))
         if seen is None:
             st = abs_path.stat()
             seen = (st.st_size, st.st_mtime_ns)
         if stored is not None and (stored.size, stored.mtime_ns) == seen:
             counts.unchanged += 1
-            return None
+            return False
         made = outline_file(key, str(abs_path))
-        return self._store_outline(key, made, stored, counts)
-
-    def _store_outline(self, key: str, made: _Made, stored: Fingerprint | None, counts: ParseCounts) -> Any:
-        size, mtime_ns, sha, content = made
-        fp = Fingerprint(size, mtime_ns, sha)
-        if stored is not None and stored.sha256 == sha:
-            # Same bytes, new mtime (a checkout, a touch): refresh the fingerprint so the next run is cheap.
-            record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
-            if record is not None:
-                self.store.put(
-                    NAMESPACE,
-                    key,
-                    OUTLINE,
-                    content=record.doc["content"],
-                    fmt="json",
-                    provenance=record.doc.get("provenance", {}),
-                    source=fp,
-                    durable=False,
-                )
-                counts.unchanged += 1
-                return None
-        if content.get("mode") == "fallback":
-            counts.fallback += 1
-        if stored is not None:  # what the old outline listed, for symbol_history (renames, removals)
-            old = self.store.get_or_none(NAMESPACE, key, OUTLINE)
-            if old is not None:
-                counts.replaced.append((key, old.doc.get("content"), content))
-        language = content.get("language")
-        self.store.put(
-            NAMESPACE,
-            key,
-            OUTLINE,
-            content=content,
-            fmt="json",
-            provenance={
-                "producer": PRODUCER,
-                "tool": "generate_artifact",
-                "task": "parse",
-                "parser": _PARSERS.get(str(language), "tree-sitter") if language else "none",
-            },
-            source=fp,
-            durable=False,  # derived: a parse makes it again; never worth an fsync per file
-        )
-        counts.parsed += 1
-        counts.changed.append(key)
-        return content
+        state, replaced = store_outline(self.store, key, made, stored)
+        counts.add((key, state, state == "parsed" and made[3].get("mode") == "fallback", None, replaced))
+        return state == "parsed"
 
     # -- a folder ------------------------------------------------------------------------------
 
@@ -232,27 +197,22 @@ class Parser:
         counts = ParseCounts()
         total = len(walked.files)
         progress.report(0, total, f"outlining {total} files under {rp.key}")
-        todo: list[tuple[str, Path, Fingerprint | None]] = []
+        todo: list[Item] = []
         for entry in walked.files:
             stored = _read_header_fingerprint(self.store.artifact_file(NAMESPACE, entry.rel_path, OUTLINE))
             if stored is not None and (stored.size, stored.mtime_ns) == (entry.size, entry.mtime_ns):
                 counts.unchanged += 1
             else:
-                todo.append((entry.rel_path, entry.abs_path, stored))
+                todo.append((entry.rel_path, str(entry.abs_path), stored))
         done = counts.unchanged
         step = max(1, total // 50)
         last_report = done
         if done:
             progress.report(done, total, f"{done}/{total} files ({done} unchanged)")
-        for key, made, stored, error in _outline_all(todo):
-            if error is not None:
-                failed.append({"path": key, "reason": error})
-            else:
-                assert made is not None
-                try:
-                    self._store_outline(key, made, stored, counts)
-                except OSError as exc:
-                    failed.append({"path": key, "reason": f"{exc.__class__.__name__}: {exc.strerror or exc}"})
+        for outcome in outline_many(self.store, todo, self.while_parsing):
+            if outcome[1] == "failed":
+                failed.append({"path": outcome[0], "reason": str(outcome[3])})
+            counts.add(outcome)
             done += 1
             if done - last_report >= step or done == total:
                 last_report = done
@@ -335,108 +295,6 @@ class Parser:
             out.append(item)
         out.sort(key=lambda j: (j.get("state") != "running", str(j.get("started_at")) or ""), reverse=False)
         return out
-
-
-_Made = tuple[int, int, str, dict[str, Any]]  # size, mtime_ns, sha256, outline content
-
-
-def outline_file(key: str, path: str) -> _Made:
-    """Read and outline one file (in this process or a worker): its fingerprint and outline."""
-    from llmem.code.outline import build_outline
-
-    with open(path, "rb") as handle:  # noqa: PTH123 - a plain string path crosses to workers cheaply
-        data = handle.read()
-        mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
-    outline = build_outline(key, data)
-    return len(data), mtime_ns, hashlib.sha256(data).hexdigest(), outline.model_dump(mode="json")
-
-
-def _outline_chunk(items: list[tuple[str, str]]) -> list[tuple[str, _Made | None, str | None]]:
-    out: list[tuple[str, _Made | None, str | None]] = []
-    for key, path in items:
-        try:
-            out.append((key, outline_file(key, path), None))
-        except OSError as exc:
-            out.append((key, None, f"{exc.__class__.__name__}: {exc.strerror or exc}"))
-    return out
-
-
-class _Workers:
-    """Worker processes for outlining, made at the first large parse and kept for the next."""
-
-    def __init__(self) -> None:
-        self._pool: Any = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Any:
-        with self._lock:
-            if self._pool is None:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
-
-                # Fork only a process with one thread: another thread (the server's) may hold a lock
-                # the child would inherit held. Else a fork server, which starts clean.
-                methods = multiprocessing.get_all_start_methods()
-                method = (
-                    "fork"
-                    if "fork" in methods and threading.active_count() == 1
-                    else "forkserver"
-                    if "forkserver" in methods
-                    else "spawn"
-                )
-                context = multiprocessing.get_context(method)
-                if method == "forkserver":
-                    context.set_forkserver_preload(
-                        ["llmem.code.outline", "llmem.code.outline.python", "llmem.code.parsing"]
-                    )
-                self._pool = ProcessPoolExecutor(max_workers=max(1, os.cpu_count() or 1), mp_context=context)
-                import atexit
-
-                # Shut down before the interpreter tears modules down (else a noisy weakref error).
-                atexit.register(self.drop)
-            return self._pool
-
-    def drop(self) -> None:
-        with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-
-_WORKERS = _Workers()
-
-
-def _outline_all(
-    todo: list[tuple[str, Path, Fingerprint | None]],
-) -> Iterator[tuple[str, _Made | None, Fingerprint | None, str | None]]:
-    """Outline ``todo`` in workers when it is worth it, else here; yields as results come in.
-
-    A worker that dies (killed, out of memory) costs nothing but time: what it had is outlined
-    here instead."""
-    stored = {key: fp for key, _, fp in todo}
-    if len(todo) < POOL_MIN_FILES or (os.cpu_count() or 1) < 2:
-        for key, path, fp in todo:
-            for k, made, error in _outline_chunk([(key, str(path))]):
-                yield k, made, fp, error
-        return
-    from concurrent.futures import as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    chunks = [[(k, str(p)) for k, p, _ in todo[i : i + POOL_CHUNK]] for i in range(0, len(todo), POOL_CHUNK)]
-    left = dict(enumerate(chunks))
-    try:
-        pool = _WORKERS.get()
-        futures = {pool.submit(_outline_chunk, chunk): i for i, chunk in left.items()}
-        for future in as_completed(futures):
-            results = future.result()
-            del left[futures[future]]
-            for key, made, error in results:
-                yield key, made, stored.get(key), error
-    except (BrokenProcessPool, OSError, RuntimeError):
-        _WORKERS.drop()
-        for chunk in list(left.values()):
-            for key, made, error in _outline_chunk(chunk):
-                yield key, made, stored.get(key), error
 
 
 def _alive(pid: int) -> bool:

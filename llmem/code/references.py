@@ -40,13 +40,13 @@ import difflib
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
-from llmem.code.outline import is_test_path
+from llmem.code.outline import is_test_path, symbol_hashes
 from llmem.code.references_files import MAX_FILE_BYTES, SourceFile, Use, WorkspaceFiles
 from llmem.code.references_imports import (
     RESOLVED,
@@ -510,6 +510,67 @@ class ReferenceFinder:
                     elif (word in locals_ and u.qualifier == "") or (word == symbol and u.qualifier == parent):
                         uses.append(u)
         return uses, importers, lambda mod, attr: mod == own
+
+    # -- names a note mentions (llmem.code.note_deps) ---------------------------------------------
+
+    def definitions_of(self, names: Collection[str], near: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """The definitions of each bare name across the workspace, as ``find_references`` lists
+        them (``path``, ``line``, ``kind``, ``symbol``), each with the outline's ``hash`` of that
+        symbol (None when the outline does not list it), its file's ``size`` and ``mtime_ns``, and
+        ``linked``: its file imports ``near`` or is imported by it. One pass over the files for
+        all the names; only files where one of them stands are parsed."""
+        wanted = sorted({n for n in names if _SYMBOL.match(n) and "$" not in n})
+        if not wanted:
+            return {}
+        with self.lock:
+            files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None and f.data is not None}
+            found: dict[str, list[dict[str, Any]]] = {}
+            for key, f in files.items():
+                present = {n for n in wanted if f.offsets(n)}
+                if not present:
+                    continue
+                defs = [d for d in self.src.facts(key, f).defs if d[0] in present]
+                if not defs:
+                    continue
+                outline = self.src.outline(key, f)
+                hashes = symbol_hashes(outline) if outline is not None else {}
+                for name, line, _col, kind, qn in defs:
+                    found.setdefault(name, []).append(
+                        {"path": key, "line": line, "kind": kind, "symbol": qn, "hash": hashes.get(qn),
+                         "size": f.size, "mtime_ns": f.mtime_ns, "linked": False}
+                    )  # fmt: skip
+            if near is not None and near in files:
+                keys = set(files)
+                imported = self._imported(near, files[near], keys)
+                for defs_of_name in found.values():
+                    for d in defs_of_name:
+                        d["linked"] = d["path"] in imported or near in self._imported(d["path"], files[d["path"]], keys)
+            return found
+
+    def symbol_hashes(self, key: str) -> dict[str, str] | None:
+        """The outline's symbol hashes of ``key`` as the file is now; None when it is gone or binary."""
+        with self.lock:
+            f = self.src.file(key)
+            outline = self.src.outline(key, f) if f is not None else None
+            return symbol_hashes(outline) if outline is not None else None
+
+    def _imported(self, key: str, f: SourceFile, keys: set[str]) -> set[str]:
+        """The workspace files ``key`` imports (Python and TypeScript/JavaScript)."""
+        lang = language_of(key)
+        if lang not in RESOLVED or f.data is None:
+            return set()
+        imports = self.src.facts(key, f).imports
+        if lang != "python":
+            return {t for imp in imports if (t := ts_resolve(key, imp.module, keys)) is not None}
+        modules = {module_name(k, keys): k for k in keys if language_of(k) == "python"}
+        own = module_name(key, keys)
+        out: set[str] = set()
+        for imp in imports:
+            base = absolute_module(imp.module, imp.level, own, key)
+            for module in (base, *(f"{base}.{name}" if base else name for name, _ in imp.names)):
+                if module in modules:
+                    out.add(modules[module])
+        return out
 
 
 def _unique(uses: list[Use]) -> list[Use]:

@@ -143,7 +143,8 @@ class WorkspaceFiles:
         return f.facts
 
     def outline(self, key: str, f: SourceFile) -> Outline | None:
-        """The file's outline as it is now (made in memory, kept while the file is unchanged)."""
+        """The file's outline as it is now (made in memory, kept while the file is unchanged); None
+        for a binary file."""
         if f.outline is None and f.data is not None:
             try:
                 f.outline = build_outline(key, f.data)

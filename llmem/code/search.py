@@ -13,21 +13,24 @@ What a search covers is its ``scope``:
 - ``symbols``: names of symbols, best first: the exact name (or qualified name); a prefix of it;
   all the query's words among the name's camelCase / snake_case parts; a substring of the
   qualified name;
-- ``notes``: all the query's words in a docstring (``doc``), a note (``note``) or a summary;
+- ``notes``: a docstring (``doc``), a note (``note``) or a summary holding every word of the
+  query in one of its forms (:mod:`llmem.code.text_query`), best first by bm25 whatever its
+  kind, each hit saying ``why`` (the field, the words that matched); when none holds them all,
+  those lacking one of three words or more;
 - ``lines``: the lines of every text file the walk keeps (source, Dockerfile, YAML, Markdown…)
   that hold the query, ASCII case ignored, as ``grep -i`` finds them (``match: "code"``), each
   naming the symbol it lies in;
 - ``files``: the files whose path holds every word of the query, ASCII case ignored
   (``Dockerfile``, ``workflow``, ``.python-version``), the file named exactly so first
   (``match: "file"``);
-- ``auto`` (the default): ``symbols`` then ``notes``; ``files`` when neither finds anything, and
-  ``lines`` when that finds nothing either.
+- ``auto`` (the default): ``symbols`` then ``notes``; ``files`` when neither finds anything,
+  ``lines`` when that finds nothing either, and then the notes lacking one word.
 
 Lock files (``uv.lock``, ``package-lock.json`` … :data:`llmem.code.lines.LOCK_FILES`) are left out
 of ``lines`` unless ``directory`` is the lock file itself; the answer counts what they held
 (``lock_files_skipped``).
 
-Within a tier, an exact-case name first, then index order (path order, then later changes). Every
+Within a tier of names, an exact-case name first, then index order (path order, then later changes). Every
 answer says the exact ``total`` of its hits; pages (``cursor``) follow one order and never
 repeat or skip a hit while the data stays the same.
 """
@@ -38,6 +41,7 @@ import base64
 import functools
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 from typing import Any, Literal, get_args
@@ -54,6 +58,7 @@ from llmem.code.index_db import (
 )
 from llmem.code.lines import LineIndex
 from llmem.code.outline import DATA_KINDS
+from llmem.code.text_query import MARK_END, MARK_START, QueryTerms, matched_words
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
 from llmem.core.paths import resolve_in_workspace
@@ -69,6 +74,7 @@ SCOPES: tuple[str, ...] = get_args(Scope)
 SNIPPET_CHARS = 160
 QUERY_CHARS = 200
 _NOTE_TIER = {"outline": _TIER["doc"], "annotate": _TIER["note"]}
+_TEXT_MATCHES = frozenset({"doc", "note", "summary"})
 
 
 class SearchIndex:
@@ -177,8 +183,11 @@ class SearchIndex:
         limit: int,
         answer_chars: int,
     ) -> dict[str, Any]:
+        why: Why = {}
         segments = (
-            _rank(conn, q, kind, directory, scope, self.db.trigram) if scope in ("auto", "symbols", "notes") else []
+            _rank(conn, q, kind, directory, scope, self.db.trigram, why)
+            if scope in ("auto", "symbols", "notes")
+            else []
         )
         ranked = [i for _, seg in segments for i in seg] if len(segments) > 1 else (segments or [(0, [])])[0][1]
         # Files by name or path: "Dockerfile", "workflow", ".python-version". In auto only when no
@@ -197,8 +206,15 @@ class SearchIndex:
             before = len(ranked) + len(named)
             lines_total, found, skipped = self.lines.search(conn, q, directory, max(0, start - before), limit)
             line_entries = [_line_entry(conn, h.path, h.line, h.text) for h in found]
+        if scope == "auto" and kind is None and not ranked and not named and not lines_total:
+            # The last resort: docs, notes and summaries that lack one of three words or more.
+            segments = _rank(conn, q, kind, directory, "notes", self.db.trigram, why, partial=True)
+            ranked = segments[0][1] if segments else []
+            if ranked:
+                searched = "auto: notes lacking one word (nothing matched every word, a file name or a line)"
         total = len(ranked) + len(named) + lines_total
         rows = _rows(conn, ranked[start : start + limit])
+        marked = _highlighted(conn, [i for i in ranked[start : start + limit] if i in why], why)
         hits: list[dict[str, Any]] = []
         used = 0
         room = answer_chars - 1_000
@@ -209,11 +225,16 @@ class SearchIndex:
                 i = ranked[pos]
                 if i not in rows:  # past the page's rows: hits were skipped
                     rows.update(_rows(conn, ranked[pos : pos + limit]))
-                entry, match = rows[i], MATCHES[_tier_at(segments, pos)]
+                    marked.update(_highlighted(conn, [j for j in ranked[pos : pos + limit] if j in why], why))
+                entry, tier = rows[i], _tier_at(segments, pos)
+                match = MATCHES[_NOTE_TIER.get(entry.artifact, _TIER["summary"]) if tier == BY_ARTIFACT else tier]
+                reason = _why(entry, marked.get(i, ""), why[i][1]) if i in why and match in _TEXT_MATCHES else None
             elif pos < len(ranked) + len(named):
+                reason = None
                 path = named[pos - len(ranked)]
                 entry, match = Entry(path, "source", None, path.rsplit("/", 1)[-1], "file", 1, 1, None, path), "file"
             elif line_at < len(line_entries):
+                reason = None
                 entry, match = line_entries[line_at], "code"
                 line_at += 1
             else:
@@ -225,7 +246,7 @@ class SearchIndex:
                 # Removed behind the journal's back: skipped, the total says what the index held.
                 pos += 1
                 continue
-            hit = _hit(conn, entry, match)
+            hit = _hit(conn, entry, match, reason)
             size = len(json.dumps(hit, ensure_ascii=False)) + 1
             if hits and used + size > room:
                 break
@@ -255,17 +276,35 @@ class SearchIndex:
         }
 
 
+#: A run of hits: its tier, or BY_ARTIFACT (the ranked text matches mix doc, note and summary).
+Segment = tuple[int, list[int]]
+BY_ARTIFACT = -1
+#: Why a text hit matched: the match expression that found it and the query words it lacks.
+Why = dict[int, tuple[str, list[str]]]
+
+
 def _rank(
-    conn: sqlite3.Connection, q: str, kind: str | None, directory: str, scope: str, trigram: bool
-) -> list[tuple[int, list[int]]]:
-    """Every matching entry id once, at its best tier, in answer order: runs of ids by tier."""
+    conn: sqlite3.Connection,
+    q: str,
+    kind: str | None,
+    directory: str,
+    scope: str,
+    trigram: bool,
+    why: Why,
+    partial: bool | None = None,
+) -> list[Segment]:
+    """Every matching entry id once, at its best tier, in answer order: runs of ids by tier; the
+    text matches' reasons go into ``why``. With ``partial`` (by default in scope ``notes``), docs,
+    notes and summaries lacking one of three words or more come when none has them all."""
+    if partial is None:
+        partial = scope == "notes"
     low = q.lower()
     words = list(dict.fromkeys(split_words(q)))
     where, args = under_sql("e.path", directory)
     if kind is not None:
         where += " AND (e.kind = ? OR e.artifact = ?)"
         args += [kind, kind]
-    segments: list[tuple[int, list[int]]] = []  # (tier, ids new in it), best tier first
+    segments: list[Segment] = []  # (tier, ids new in it), best tier first
     seen: set[int] | None = None  # made when a second tier comes: one large tier alone needs none
 
     def add(ids: Any, tier: int) -> None:
@@ -318,19 +357,42 @@ def _rank(
                     low,
                 )
             add(found, _TIER["substring"])
-    if scope in ("auto", "notes") and words:
-        match = " AND ".join(f'"{w}"' for w in words)
-        rows = conn.execute(
-            f"SELECT e.id, e.artifact FROM text_words w JOIN entries e ON e.id = w.rowid WHERE text_words MATCH ? AND {where}"
-            " ORDER BY e.id",
-            [match, *args],
-        ).fetchall()
-        for artifact, tier in (*_NOTE_TIER.items(), (None, _TIER["summary"])):
-            add((i for i, a in rows if a == artifact or (artifact is None and a not in _NOTE_TIER)), tier)
+    terms = QueryTerms(q)
+    if scope in ("auto", "notes") and terms:
+        # Docs, notes and summaries with every word (in any of its forms), best first by bm25;
+        # with none of those, those lacking one word of three or more (text_query.py).
+        every = terms.every()
+        rows = _text_hits(conn, every, where, args)
+        why.update({r[0]: (every, []) for r in rows})
+        if not rows and partial:
+            for left_out, others in terms.all_but_one():
+                lacking = [r for r in _text_hits(conn, others, where, args) if r[0] not in why]
+                why.update({r[0]: (others, [left_out]) for r in lacking})
+                rows += lacking
+            rows.sort(key=lambda r: (r[1], r[0]))
+        # One ranked run: each hit's match (doc, note or summary) is its artifact's.
+        add([r[0] for r in rows], BY_ARTIFACT)
     return segments
 
 
-def _tier_at(segments: list[tuple[int, list[int]]], pos: int) -> int:
+def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list[Any]) -> list[tuple[int, float]]:
+    """``(id, bm25)`` of the docs, notes and summaries ``expression`` matches under ``where``,
+    best first. Nothing else of a hit is read here (what it is comes with the page's rows); and
+    as bm25 reads every row holding the query's commonest word (its idf), one hit or none is not
+    ranked at all."""
+    if where == "1":
+        found = [r[0] for r in conn.execute("SELECT rowid FROM text_words WHERE text_words MATCH ?", [expression])]
+        ranked = "SELECT rowid, rank FROM text_words WHERE text_words MATCH ? ORDER BY rank, rowid"
+    else:
+        joined = f"FROM text_words JOIN entries e ON e.id = text_words.rowid WHERE text_words MATCH ? AND {where}"
+        found = [r[0] for r in conn.execute(f"SELECT e.id {joined}", [expression, *args])]
+        ranked = f"SELECT e.id, bm25(text_words) AS r {joined} ORDER BY r, e.id"
+    if len(found) < 2:
+        return [(i, 0.0) for i in found]
+    return [(int(i), float(r)) for i, r in conn.execute(ranked, [expression, *([] if where == "1" else args)])]
+
+
+def _tier_at(segments: list[Segment], pos: int) -> int:
     for tier, seg in segments:
         if pos < len(seg):
             return tier
@@ -371,7 +433,36 @@ def _line_entry(conn: sqlite3.Connection, path: str, line: int, text: str) -> En
     return Entry(path, "source", symbol, name, kind, line, line, signature, text.strip())
 
 
-def _hit(conn: sqlite3.Connection, e: Entry, match: str) -> dict[str, Any]:
+def _highlighted(conn: sqlite3.Connection, ids: list[int], why: Why) -> dict[int, str]:
+    """The indexed words of each text hit with the matched ones marked (one query per match
+    expression of the page: usually one)."""
+    out: dict[int, str] = {}
+    by_expression: dict[str, list[int]] = {}
+    for i in ids:
+        by_expression.setdefault(why[i][0], []).append(i)
+    for expression, group in by_expression.items():
+        marks = ",".join("?" * len(group))
+        out.update(
+            conn.execute(
+                f"SELECT rowid, highlight(text_words, 0, ?, ?) FROM text_words WHERE text_words MATCH ?"
+                f" AND rowid IN ({marks})",
+                [MARK_START, MARK_END, expression, *group],
+            ).fetchall()
+        )
+    return out
+
+
+def _why(e: Entry, highlighted: str, lacking: list[str]) -> dict[str, Any]:
+    """Why a text hit matched: the field and the words of it that hold the query's words (in
+    the forms written there), and the query words it lacks."""
+    field = {"outline": "doc", "annotate": "file note" if e.kind == "file-note" else "note"}.get(e.artifact, e.artifact)
+    out: dict[str, Any] = {"field": field, "terms": matched_words(highlighted, e.text)}
+    if lacking:
+        out["lacks"] = lacking
+    return out
+
+
+def _hit(conn: sqlite3.Connection, e: Entry, match: str, why: dict[str, Any] | None = None) -> dict[str, Any]:
     note = None
     if e.symbol and e.artifact == "outline":
         row = conn.execute(
@@ -380,7 +471,11 @@ def _hit(conn: sqlite3.Connection, e: Entry, match: str) -> dict[str, Any]:
         ).fetchone()
         note = row[0] if row else None
     text = note or e.text
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "") if text else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()] if text else []
+    if why and why["terms"] and not note:  # the line that holds what matched
+        words = re.compile(r"(?<![\w$])(?:" + "|".join(re.escape(t) for t in why["terms"]) + r")(?![\w$])")
+        lines = sorted(lines, key=lambda line: -len(set(words.findall(line))))
+    first = lines[0] if lines else ""
     if first.startswith("#") and e.artifact != "source":
         first = first.lstrip("# ")
     kind, start, end, signature = e.kind, e.start, e.end, e.signature
@@ -403,6 +498,7 @@ def _hit(conn: sqlite3.Connection, e: Entry, match: str) -> dict[str, Any]:
         "match": match,
         "from": e.artifact,
         "snippet": first[:SNIPPET_CHARS] + ("…" if len(first) > SNIPPET_CHARS else ""),
+        **({"why": why} if why else {}),
     }
 
 

@@ -52,7 +52,16 @@ PROTOCOL = (
     "parses both files, or the old file first. generate_prompt(path, 'annotate') on a stale file asks only "
     "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it "
     "(a subfolder with no summary brings the ranked notes and summaries below it). list_artifacts(status="
-    "'stale') ends with how to refresh; a stale summary's get_artifact lists gone_names_mentioned."
+    "'stale') ends with how to refresh; a stale summary's get_artifact lists gone_names_mentioned (the "
+    "symbols it names that no longer exist). An annotate answer may describe any symbol the file's outline "
+    "lists (any part, fields and variables too); its valid keys are always stored (stored), a key naming "
+    "no symbol of the file is refused without spending an attempt, each with its reason and the call that "
+    "gets a ticket for it (refused), and a bare name of one symbol is stored under its qualified name "
+    "(keys_mapped). A note also depends on the code it names: identifiers in backticks or shaped like code "
+    "(validatePath, GitTools.DIFF, run()) that resolve to a definition in another file, or to another "
+    "symbol of its own file, are recorded when it is stored (depends_on); when one changes or goes, the "
+    "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] and its refresh "
+    "prompt shows that code."
 )
 
 USAGES = (
@@ -103,13 +112,15 @@ CHECK_GUIDE = (
 
 SEARCH_GUIDE = (
     "search_artifacts has five scopes. 'symbols': names of symbols (exact, prefix, camelCase/snake_case "
-    "words, substring of the qualified name). 'notes': all the words in docstrings, your model's notes and "
-    "summaries. 'files': files whose path holds every word of the query (Dockerfile, workflow, "
+    "words, substring of the qualified name). 'notes': docstrings, your model's notes and summaries holding "
+    "every word of the query in any of its forms (calls, called, calling, callers; question words such as "
+    "who, does, the are ignored), best first by bm25; each hit's why names the field and the words that "
+    "matched; when none holds them all, those lacking one of three words or more (why.lacks). 'files': files whose path holds every word of the query (Dockerfile, workflow, "
     ".python-version). 'lines': every line of every text file the walk keeps (code, Dockerfile, YAML, TOML, "
     "shell, Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as "
     "grep -i would find them, each with its line and the symbol it lies in; lock files (uv.lock, "
     "package-lock.json …) are left out and counted in lock_files_skipped unless directory is the lock file. "
-    "'auto' (default): symbols then notes; files when neither matches, then lines. Use 'lines' to find every use "
+    "'auto' (default): symbols then notes; files when neither matches, then lines, then notes lacking one word. Use 'lines' to find every use "
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
@@ -216,6 +227,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
             f"Call again with offset={more} for the next page."
             if more is not None
             else f"Stale: generate_prompt({data['path']!r}, {kind!r}) writes it afresh"
+            + (
+                f"; it names {len(data['stale_dependencies'])} symbol(s) whose code changed or went since "
+                "(stale_dependencies: read_with shows each)"
+                if data.get("stale_dependencies")
+                else ""
+            )
             + (
                 f"; it still names {len(data['gone_names_mentioned'])} name(s) gone from the code "
                 "(gone_names_mentioned)."

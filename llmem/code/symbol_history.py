@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from llmem.code import carry
+from llmem.code.parse_pool import Replaced
 from llmem.code.parsing import NAMESPACE as _NAMESPACE
 from llmem.code.parsing import OUTLINE as _OUTLINE
 from llmem.core.store import ArtifactStore, Fingerprint, source_status
@@ -40,9 +41,11 @@ def _symbols(content: Any) -> dict[str, Mapping[str, Any]]:
     return {str(s.get("qualified_name")): s for s in carry.symbol_dicts(content.get("symbols", []))}
 
 
-def remember_replaced(store: ArtifactStore, replaced: list[tuple[str, Any, Any]]) -> None:
-    """Write down what the outlines just replaced (``(key, old content, new content)``) no longer
-    list, and what each became when the code shows it (one document update for the whole parse)."""
+def remember_replaced(store: ArtifactStore, replaced: list[Replaced]) -> None:
+    """Write down what the outlines just replaced (``(key, old content, new content)``, whole or
+    cut to their symbols' names, kinds, lines and hashes: :data:`llmem.code.parse_pool.Replaced`)
+    no longer list, and what each became when the code shows it (one document update for the
+    whole parse)."""
     entries: dict[str, dict[str, Any]] = {}
     back: set[str] = set()  # names defined again: no longer gone
     for key, old, new in replaced:

@@ -201,12 +201,16 @@ def annotate_prompt(
     parts: int,
     names: list[str] | None = None,
     described: list[str] | None = None,
+    changed_code: str = "",
+    file_note_asked: bool = False,
     around: str = "",
 ) -> str:
     """The prompt for one part: the symbols its units cover (or just ``names``, a refresh), their
     whole source shown; ``described`` names the symbols whose notes are kept, for context;
-    ``around`` is a section on the file as a whole (what no longer resolves in it), shown before
-    the answer format."""
+    ``changed_code`` shows the code elsewhere that notes name and that changed since
+    (:func:`llmem.code.note_deps.changed_code`), and ``file_note_asked`` asks for the file's note
+    again (it names such code); ``around`` is a section on the file as a whole (what no longer
+    resolves in it: :func:`llmem.code.check_answer.broken_around`), shown before the answer format."""
     names = names if names is not None else [n for u in units for n in u.names]
     listed = "\n".join(f"- {n}" for n in names)
     schema = (
@@ -215,6 +219,11 @@ def annotate_prompt(
         '"inputs": "<optional: parameters and their meaning>", "outputs": "<optional: return value / effects>"}}}'
     )
     of = f" This is part {part} of {parts} of the file." if parts > 1 else ""
+    file_wanted = (
+        '"file" is asked for: the file\'s note names code that changed, write it again'
+        if file_note_asked
+        else '"file" is optional'
+    )
     context = ""
     if described:
         shown: list[str] = []
@@ -233,9 +242,10 @@ def annotate_prompt(
     return (
         f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
         f"{_header(path, outline)}\n## Source of the symbols to describe\n"
-        f"{_shown_source(units, outline.language or '')}\n{context}{around}\n"
-        f'## Answer format\nAnswer with JSON only, exactly of this shape ("file" is optional):\n{schema}\n'
-        f'Keys of "symbols" must be these qualified names ({len(names)}; describe every one you can):\n{listed}\n'
+        f"{_shown_source(units, outline.language or '')}\n{context}{changed_code}{around}\n"
+        f"## Answer format\nAnswer with JSON only, exactly of this shape ({file_wanted}):\n{schema}\n"
+        f'Keys of "symbols" are qualified names: describe every one of these you can ({len(names)}; a note on '
+        f"any other symbol of the file's outline is kept too) — these qualified names:\n{listed}\n"
     )
 
 
@@ -453,10 +463,11 @@ def validate_markdown(result: str, max_chars: int = MARKDOWN_MAX_CHARS) -> str:
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.DOTALL)
 
 
-def validate_annotate(
-    result: str, known: list[str]
-) -> tuple[dict[str, dict[str, str]], list[str], dict[str, str] | None]:
-    """Return (notes by symbol, symbols left undescribed, the file note if any) or raise ResultInvalid."""
+def validate_annotate(result: str) -> tuple[dict[str, dict[str, str]], dict[str, str] | None]:
+    """Return (notes by key as the answer wrote them, the file note if any) or raise ResultInvalid.
+
+    Only the answer's shape is checked here; which keys name symbols of the file is
+    :func:`llmem.code.note_keys.sort_keys`'s question."""
     text = result.strip()
     fenced = _FENCE.match(text)
     if fenced:
@@ -491,14 +502,6 @@ def validate_annotate(
             details={"field": "result", "rule": "shape", "unexpected": extra_keys[:20]},
         )
     value.setdefault("symbols", {})
-    known_set = set(known)
-    unknown = sorted(k for k in value["symbols"] if k not in known_set)
-    if unknown:
-        raise ResultInvalid(
-            f"{len(unknown)} key(s) are not symbols of the current outline: {', '.join(unknown[:20])}; "
-            "use the qualified names listed in the prompt",
-            details={"field": "result.symbols", "rule": "known-symbol", "unknown": unknown[:100]},
-        )
     notes: dict[str, dict[str, str]] = {}
     problems: list[str] = []
     for name, note in value["symbols"].items():
@@ -525,7 +528,4 @@ def validate_annotate(
             "some notes are malformed: " + "; ".join(problems[:10]),
             details={"field": "result.symbols", "rule": "note-shape", "problems": problems[:50]},
         )
-    if not notes and file_note is None:
-        raise ResultInvalid("the answer describes no symbol", details={"field": "result.symbols", "rule": "non-empty"})
-    missing = [n for n in known if n not in notes]
-    return notes, missing, file_note
+    return notes, file_note

@@ -65,22 +65,32 @@ class SuiteError(Exception):
 
 
 class InvalidArgument(SuiteError):
+    """A tool argument broke its schema (the field, the rule and the fix in the message)."""
+
     code = "INVALID_ARGUMENT"
 
 
 class PathOutsideWorkspace(SuiteError):
+    """A path that leaves the workspace (``..``, an absolute path elsewhere, a symlink out)."""
+
     code = "PATH_OUTSIDE_WORKSPACE"
 
 
 class SourceNotFound(SuiteError):
+    """The file an artifact or a prompt is about does not exist."""
+
     code = "SOURCE_NOT_FOUND"
 
 
 class ArtifactNotFound(SuiteError):
+    """Nothing is kept in the store under that reference."""
+
     code = "ARTIFACT_NOT_FOUND"
 
 
 class UnsupportedTask(SuiteError):
+    """A callback task the server does not have (the message lists those it has)."""
+
     code = "UNSUPPORTED_TASK"
 
 
@@ -91,12 +101,18 @@ class TicketError(SuiteError):
 
 
 class SourceChanged(SuiteError):
+    """The source changed since the prompt was made: ask for a new prompt."""
+
     code = "SOURCE_CHANGED"
 
 
 class ResultInvalid(SuiteError):
+    """A model's answer that fails the task's checks; send it again, corrected, on the same ticket."""
+
     code = "RESULT_INVALID"
 
 
 class ResultTooLarge(SuiteError):
+    """An answer or a result over its size cap (``details.limit``)."""
+
     code = "RESULT_TOO_LARGE"

@@ -1,6 +1,8 @@
 """Logging for the suite: stderr and a rotating file, one JSON line per tool call.
 
-stdout belongs to the protocol, so no handler here ever writes to it.
+stdout belongs to the protocol, so no handler here ever writes to it. The file always gets JSON
+lines; stderr gets them too, or (``stderr_format="text"``, for a person at a terminal) one human
+line per record: the local time, the level when it is not info, the message and its fields.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonFormatter", "SizeRotatingFileHandler", "log_dir", "setup_logging"]
+__all__ = ["HumanFormatter", "JsonFormatter", "SizeRotatingFileHandler", "log_dir", "setup_logging"]
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
 
@@ -53,6 +55,25 @@ class JsonFormatter(logging.Formatter):
         text = json.dumps(line, default=str, ensure_ascii=False)
         record.__dict__["_llmem_json"] = text
         return text
+
+
+class HumanFormatter(logging.Formatter):
+    """One line a person reads: ``21:03:05 page connected (session=…, pages=1)``; warnings and
+    errors say so (``21:03:05 error: …``); a message of several lines keeps them, indented."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = {
+            k: v
+            for k, v in record.__dict__.items()
+            if k not in _STANDARD and not k.startswith("_") and k != "color_message" and v not in (None, "", "-")
+        }
+        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+        text = f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {level}{record.getMessage()}"
+        if fields:
+            text += " (" + ", ".join(f"{k}={v}" for k, v in fields.items()) + ")"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text.replace("\n", "\n    ")
 
 
 class SizeRotatingFileHandler(logging.handlers.RotatingFileHandler):
@@ -107,8 +128,9 @@ def log_dir() -> Path:
     return Path(platformdirs.user_log_dir("llmem", appauthor=False))
 
 
-def setup_logging(server: str, level: str = "info") -> Path | None:
-    """Send every log record to stderr and to ``<log dir>/<server>.log``; return the file's path."""
+def setup_logging(server: str, level: str = "info", *, stderr_format: str = "json") -> Path | None:
+    """Send every log record to stderr and to ``<log dir>/<server>.log``; return the file's path.
+    ``stderr_format``: ``"json"`` (the file's lines) or ``"text"`` (:class:`HumanFormatter`)."""
     logging.Formatter.converter = time.gmtime
     # The logging HOWTO's "Optimization" switches: the JSON lines carry none of these fields,
     # and gathering them (the caller's frame above all) is most of the cost of a call's line.
@@ -122,7 +144,7 @@ def setup_logging(server: str, level: str = "info") -> Path | None:
     root.setLevel(level.upper())
     formatter = JsonFormatter(server)
     stderr = logging.StreamHandler(sys.stderr)
-    stderr.setFormatter(formatter)
+    stderr.setFormatter(HumanFormatter() if stderr_format == "text" else formatter)
     root.addHandler(stderr)
     path: Path | None = log_dir() / f"{server}.log"
     try:

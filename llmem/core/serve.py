@@ -23,17 +23,19 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_PARAMS, CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
+from llmem.core.arguments import argument_error
 from llmem.core.envelope import Envelope
-from llmem.core.errors import InvalidArgument, SuiteError
+from llmem.core.errors import SuiteError
+from llmem.core.images import WithImages
 from llmem.core.ratelimit import RateLimiter
 from llmem.core.runtime import Runtime
 from llmem.core.schema import compact_schema, tool_annotations
 
-__all__ = ["ErrorPayload", "Runtime", "SuiteServer", "compact_schema", "tool_annotations"]
+__all__ = ["ErrorPayload", "Runtime", "SuiteServer", "compact_schema", "tool_annotations", "with_images"]
 
 calls_log = logging.getLogger("llmem.calls")
 log = logging.getLogger("llmem.core.serve")
@@ -312,7 +314,7 @@ class SuiteServer(MCPServer[Any]):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                err = _argument_error(exc.__cause__, self._argument_error_code)
+                err = argument_error(exc.__cause__, self._argument_error_code)
                 calls_log.info(
                     "tool call",
                     extra={"tool": name, "success": False, "error_code": err.code, "duration_ms": 0.0},
@@ -469,16 +471,15 @@ def _find_step(result: Any) -> Any:
     return data.get("step") if isinstance(data, dict) else None
 
 
-def _argument_error(exc: ValidationError, code: str) -> SuiteError:
-    problems = []
-    for e in exc.errors(include_url=False, include_input=False):
-        field = ".".join(str(p) for p in e["loc"]) or "arguments"
-        problems.append({"field": field, "rule": e["type"], "message": e["msg"]})
-    first = problems[0] if problems else {"field": "arguments", "message": "invalid"}
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return InvalidArgument(
-        f"argument {first['field']!r}: {first['message']}{more}",
-        code=code,
-        details={"field": first["field"], "errors": problems},
-        next_action="Correct the named argument as the tool's input schema says and call again.",
-    )
+def with_images(answer: WithImages) -> CallToolResult:
+    """An answer with pictures as the tool sends it: its JSON as text and structured content, then
+    each of its ``images`` as image content (base64)."""
+    import base64
+
+    payload = answer.model_dump(mode="json")
+    blocks: list[Any] = [TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))]
+    blocks += [
+        ImageContent(type="image", data=base64.b64encode(i.data).decode(), mime_type=i.media_type)
+        for i in answer.images
+    ]
+    return CallToolResult(content=blocks, structured_content=payload)

@@ -89,6 +89,10 @@ class ChatMessage:
     outcome: str = ""
     headline: str = ""
     host_steps: list[dict[str, Any]] = field(default_factory=list)  # what the host ran for this call itself
+    # a question with files attached: ``content`` (what the model reads) says where they were saved;
+    # ``shown`` is what the person typed, ``attachments`` the files ({name, size})
+    shown: str | None = None
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,21 @@
 """``llmem-host``: a local chat page where a person talks to a model that uses the MCP servers of
 a client configuration. Every option can come from a ``LLMEM_HOST_*`` variable (or a ``.env``
-file); API keys come only from there, never from the command line."""
+file); API keys come only from there, never from the command line. In a terminal it prints the
+page's address first, then what it runs, then its log (:mod:`llmem.host.terminal`)."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from llmem.host.terminal import StartupHold
 
 from llmem import __version__
 
@@ -29,18 +34,57 @@ class _CorrelationFilter(logging.Filter):
         return True
 
 
-def _setup_logging(level: str) -> None:
+def _setup_logging(level: str, log_format: str) -> tuple[Path | None, StartupHold, bool]:
+    """JSON lines in the log file; on stderr JSON lines too, or human lines (``text``: the default
+    on a terminal); stderr's held back until the address is printed. Uvicorn's own start and stop
+    lines (the address it binds, twice: the page and the views' proxy) only at debug level."""
     from llmem.core.logsetup import setup_logging
+    from llmem.host.terminal import StartupHold
 
-    setup_logging("llmem-host", level)
-    for handler in logging.getLogger().handlers:
+    fmt = log_format if log_format != "auto" else ("text" if sys.stderr.isatty() else "json")
+    path = setup_logging("llmem-host", level, stderr_format=fmt)
+    root = logging.getLogger()
+    for handler in root.handlers:
         handler.addFilter(_CorrelationFilter())
+    if level != "debug":
+        logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+    stderr = next(h for h in root.handlers if type(h) is logging.StreamHandler)
+    return path, StartupHold(stderr), fmt == "text"
 
 
-def _signals_to_main() -> type[Any]:
+def _uvicorn_servers() -> tuple[type[Any], type[Any]]:
+    """The page's server and the views' proxy's. The page's takes Ctrl+C (and SIGTERM) and stops
+    both, gracefully, without raising the signal again once stopped (uvicorn would: a
+    KeyboardInterrupt with a traceback on the terminal); the proxy leaves the signals to it."""
     import contextlib
+    import signal
+    import threading
 
     import uvicorn
+
+    class PageServer(uvicorn.Server):
+        partner: uvicorn.Server | None = None
+        on_exit: Callable[[], None] | None = None  # told first: the servers' ends that follow are expected
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.on_exit is not None:
+                self.on_exit()
+            super().handle_exit(sig, frame)
+            if self.partner is not None:
+                self.partner.should_exit = True
 
     class SignalsToMain(uvicorn.Server):
         """A second server that leaves the signals to the main one, which stops it."""
@@ -49,7 +93,7 @@ def _signals_to_main() -> type[Any]:
         def capture_signals(self) -> Any:
             yield
 
-    return SignalsToMain
+    return PageServer, SignalsToMain
 
 
 async def _run(options: dict[str, Any]) -> None:
@@ -60,26 +104,21 @@ async def _run(options: dict[str, Any]) -> None:
     from llmem.host.coordinator import Coordinator
     from llmem.host.orchestrator import Orchestrator, OrchestratorSettings
     from llmem.host.sessions import SessionManager
+    from llmem.host.terminal import banner
     from llmem.host.web import WebSettings, build_app, build_apps_app
 
-    _SignalsToMain = _signals_to_main()
-    provider = options["provider"]
+    PageServer, SignalsToMain = _uvicorn_servers()
+    models = options["models"]
+    hold = options["hold"]
     specs = load_config(options["config"], options["substitutions"])
     settings = OrchestratorSettings(max_steps=options["max_steps"], history_tokens=options["history_tokens"])
     async with Coordinator(specs, strict=False, timeout_s=options["tool_timeout"]) as coordinator:
         if not coordinator.servers:
             raise click.ClickException(
-                "no server of the config could start: " + "; ".join(str(e) for e in coordinator.failed.values())
+                f"no server of the config could start ({', '.join(coordinator.failed)}): why, above"
             )
-        orchestrator = Orchestrator(provider, coordinator, settings)
+        orchestrator = Orchestrator(models, coordinator, settings)
         sessions = SessionManager(rate=options["rate"], burst=options["burst"])
-        info = {
-            "provider": provider.label,
-            "standIn": provider.name == "stand-in",
-            "servers": coordinator.servers,
-            "failedServers": sorted(coordinator.failed),
-            "suggestions": list(provider.suggestions),
-        }
         try:
             async with anyio.create_task_group() as turns:
                 web = WebSettings(
@@ -87,8 +126,9 @@ async def _run(options: dict[str, Any]) -> None:
                     port=options["port"],
                     auth_token=options["auth_token"],
                     allowed_origins=options["allow_origin"],
-                    secrets=tuple(s for s in (provider.settings.api_key,) if s),
-                    info=info,
+                    secrets=tuple(p.settings.api_key for p in models if p.settings.api_key),
+                    workspace=options["workspace"],
+                    upload_limit=int(options["max_upload_mb"] * 1024 * 1024),
                 )
                 app = build_app(orchestrator, sessions, web, turns)
                 config = uvicorn.Config(
@@ -101,9 +141,9 @@ async def _run(options: dict[str, Any]) -> None:
                     ws_ping_timeout=20.0,
                     ws_max_size=1 << 20,
                 )
-                server = uvicorn.Server(config)
+                server = PageServer(config)
                 # MCP Apps views run in a sandbox proxy served on a second port: another origin
-                apps = _SignalsToMain(
+                apps = SignalsToMain(
                     uvicorn.Config(
                         build_apps_app(web),
                         host=options["host"],
@@ -123,18 +163,41 @@ async def _run(options: dict[str, Any]) -> None:
                     while not (server.started and apps.started):
                         await anyio.sleep(0.02)
                     where, proxy = bound(server), bound(apps)
-                    if where is not None:
-                        host, web.port = where
-                        web.apps_port = proxy[1] if proxy else 0
-                        shown = f"[{host}]" if ":" in host else host
-                        log.info(
-                            "MCP Apps sandbox proxy (views of tool results) at http://%s:%s/", shown, web.apps_port
-                        )
-                        click.echo(
-                            f"llmem-host: chat at http://{shown}:{web.port}/ with {provider.label}; "
-                            f"servers: {', '.join(coordinator.servers)} ({len(orchestrator.tools)} tools)",
-                            err=True,
-                        )
+                    if where is None:
+                        return
+                    host, web.port = where
+                    web.apps_port = proxy[1] if proxy else 0
+                    shown = f"[{host}]" if ":" in host else host
+                    url = f"http://{shown}:{web.port}/"
+                    labels = [p.label for p in models]
+                    stand_in = models.describe()["standIn"]
+                    lines = banner(
+                        url,
+                        labels,
+                        stand_in,
+                        coordinator.states(),
+                        orchestrator.fixed_tokens,
+                        options["workspace"],
+                        options["log_file"],
+                    )
+                    click.echo(lines[0], err=True)  # the address: first, plainly, whatever the log's format
+                    if options["text_log"]:
+                        click.echo("\n".join(lines[1:]), err=True)
+                    else:
+                        hold.release()  # in JSON, the line after the address says what it runs
+                    log.info(
+                        "serving",
+                        extra={
+                            "url": url,
+                            "views": f"http://{shown}:{web.apps_port}/",
+                            "models": labels,
+                            "servers": coordinator.servers,
+                            "tools": len(orchestrator.tools),
+                            "promptTokens": orchestrator.fixed_tokens,
+                            "workspace": str(options["workspace"]),
+                        },
+                    )
+                    hold.release()
 
                 async def serve_apps() -> None:
                     await apps.serve()
@@ -144,14 +207,19 @@ async def _run(options: dict[str, Any]) -> None:
                         await anyio.sleep(60)
                         sessions.sweep()
 
+                server.partner, server.on_exit = apps, coordinator.stopping
                 turns.start_soon(serve_apps)
                 turns.start_soon(announce)
                 turns.start_soon(sweep)
                 await server.serve()
                 apps.should_exit = True
                 turns.cancel_scope.cancel()
+            if options["text_log"]:
+                click.echo("llmem-host: stopped.", err=True)
+            else:
+                log.info("stopped")
         finally:
-            await provider.aclose()
+            await models.aclose()
 
 
 @click.command(
@@ -169,7 +237,15 @@ async def _run(options: dict[str, Any]) -> None:
     default=None,
     help="The model provider. Default: openai when --base-url is given, else the deterministic stand-in.",
 )
-@click.option("--model", default=None, help="The model's name (for a local server: the name it serves).")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    envvar="LLMEM_HOST_MODEL",
+    help="The model's name (for a local server: the name it serves). Repeat it to offer several on the page, "
+    "each NAME (of --provider) or PROVIDER:NAME (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5) or stand-in; "
+    "the first is the default.",
+)
 @click.option("--base-url", default=None, help="The provider's API address, e.g. http://127.0.0.1:11434/v1 for Ollama.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to serve the page on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=60120, show_default=True)
@@ -226,6 +302,20 @@ async def _run(options: dict[str, Any]) -> None:
     help="Read variables (API keys, LLMEM_HOST_*) from this file when it exists; the environment wins.",
 )
 @click.option(
+    "--max-upload-mb",
+    type=click.FloatRange(0.001, 1024),
+    default=25.0,
+    show_default=True,
+    help="The largest file a person may attach on the page (saved into the workspace).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["auto", "text", "json"], case_sensitive=False),
+    default="auto",
+    show_default=True,
+    help="stderr's log lines: 'text' for a person, 'json' as in the log file; 'auto': text on a terminal, else json.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
     default="info",
@@ -237,46 +327,57 @@ def command(**options: Any) -> None:
     import anyio
 
     from llmem.host.errors import HostError
-    from llmem.host.providers import DEFAULT_MODELS, ProviderSettings, api_key_from, make_provider
+    from llmem.host.models import Models
     from llmem.host.web import is_loopback
 
-    _setup_logging(options["log_level"].lower())
-    environ = dict(os.environ)  # with the .env file's variables: main() read them before the options
-    token = options["auth_token"] or None
-    if not is_loopback(options["host"]) and not token:
-        raise click.UsageError(
-            f"--host {options['host']} is beyond loopback: anyone who can reach it could use your tools and model. "
-            "Set a token with LLMEM_HOST_AUTH_TOKEN (or --auth-token), or serve on 127.0.0.1."
+    log_file, hold, text_log = _setup_logging(options["log_level"].lower(), options["log_format"].lower())
+    try:
+        environ = dict(os.environ)  # with the .env file's variables: main() read them before the options
+        token = options["auth_token"] or None
+        if not is_loopback(options["host"]) and not token:
+            raise click.UsageError(
+                f"--host {options['host']} is beyond loopback: anyone who can reach it could use your tools and "
+                "model. Set a token with LLMEM_HOST_AUTH_TOKEN (or --auth-token), or serve on 127.0.0.1."
+            )
+        name = (
+            options["provider"]
+            or environ.get("LLMEM_HOST_PROVIDER")
+            or ("openai" if options["base_url"] else "stand-in")
         )
-    name = (
-        options["provider"] or environ.get("LLMEM_HOST_PROVIDER") or ("openai" if options["base_url"] else "stand-in")
-    )
-    workspace = (options["workspace"] or Path.cwd()).expanduser().resolve()
-    settings = ProviderSettings(
-        options["model"] or DEFAULT_MODELS[name],
-        base_url=options["base_url"],
-        api_key=api_key_from(name, environ),
-    )
-    try:
-        provider = make_provider(name, settings)
-    except HostError as exc:
-        raise click.UsageError(str(exc)) from None
-    provider.native_tools = options["tool_calls"] == "native"
-    if name == "stand-in":
-        log.warning("no model: the deterministic stand-in answers (start with --provider and a key, or --base-url)")
-    substitutions = {"${workspaceFolder}": str(workspace), "${userHome}": str(Path.home())}
-    for given in options["replacements"]:
-        placeholder, sep, value = given.partition("=")
-        if not sep or not placeholder:
-            raise click.BadParameter(f"{given!r} is not PLACEHOLDER=VALUE", param_hint="--set")
-        substitutions[placeholder] = value
-    options.update(provider=provider, auth_token=token, substitutions=substitutions)
-    try:
-        anyio.run(_run, options)
-    except HostError as exc:
-        raise click.ClickException(str(exc)) from None
-    except KeyboardInterrupt:  # pragma: no cover - interactive stop
-        pass
+        workspace = (options["workspace"] or Path.cwd()).expanduser().resolve()
+        try:
+            models = Models.from_options(
+                options["models"],
+                name,
+                base_url=options["base_url"],
+                environ=environ,
+                native_tools=options["tool_calls"] == "native",
+            )
+        except HostError as exc:
+            raise click.UsageError(str(exc)) from None
+        substitutions = {"${workspaceFolder}": str(workspace), "${userHome}": str(Path.home())}
+        for given in options["replacements"]:
+            placeholder, sep, value = given.partition("=")
+            if not sep or not placeholder:
+                raise click.BadParameter(f"{given!r} is not PLACEHOLDER=VALUE", param_hint="--set")
+            substitutions[placeholder] = value
+        options.update(
+            models=models,
+            auth_token=token,
+            substitutions=substitutions,
+            workspace=workspace,
+            hold=hold,
+            log_file=log_file,
+            text_log=text_log,
+        )
+        try:
+            anyio.run(_run, options)
+        except HostError as exc:
+            raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:  # pragma: no cover - interactive stop
+            pass
+    finally:
+        hold.release()  # what went wrong before the address, said after all
 
 
 def _env_file(args: list[str]) -> Path:

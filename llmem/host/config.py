@@ -13,6 +13,7 @@ from typing import Any
 from mcp import StdioServerParameters
 
 from llmem.host.errors import ConfigError, NameConflict
+from llmem.host.launch import server_environment
 
 __all__ = ["ServerSpec", "load_config", "parse_config", "tool_offered"]
 
@@ -38,8 +39,10 @@ class ServerSpec:
         return tool_offered(tool, self.include_tools, self.exclude_tools)
 
     def parameters(self) -> StdioServerParameters:
+        """How to launch it: its command, with the environment a server needs to start (see
+        :func:`llmem.host.launch.server_environment`) and the config's ``env`` on top."""
         return StdioServerParameters(
-            command=self.command, args=list(self.args), env=dict(self.env) if self.env else None, cwd=self.cwd
+            command=self.command, args=list(self.args), env=server_environment(self.env), cwd=self.cwd
         )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -48,8 +48,9 @@ from llmem.host.errors import (
     ServerFailed,
     UnknownTool,
 )
+from llmem.host.launch import StderrTail, failure_report
 
-__all__ = ["Attached", "Coordinator", "ToolEntry", "ToolResult"]
+__all__ = ["Attached", "Coordinator", "ServerState", "ToolEntry", "ToolResult"]
 
 log = logging.getLogger("llmem.host")
 
@@ -115,6 +116,18 @@ class Attached:
         return tool_offered(tool, self.include_tools, self.exclude_tools)
 
 
+@dataclass(frozen=True)
+class ServerState:
+    """A configured server as the person sees it: ``running``; ``failing`` (its breaker is open:
+    calls fail fast for a while); ``stopped`` (it ended after it started); ``failed`` (it never
+    started). ``error`` says why, with its last stderr lines and a hint when it died."""
+
+    name: str
+    state: Literal["running", "failing", "stopped", "failed"]
+    tools: int = 0
+    error: str | None = None
+
+
 @dataclass
 class _Connection:
     name: str
@@ -125,6 +138,9 @@ class _Connection:
     breaker: CircuitBreaker
     timeout_s: float | None
     views: dict[str, ReadResourceResult] = field(default_factory=dict)  # ui:// HTML, read once
+    last_error: str = ""  # the last failure that counted against its breaker
+    ended: str | None = None  # why it stopped, once its stderr closed while it was meant to run
+    tail: StderrTail | None = None  # its stderr, when the host launched it
 
 
 def _fallback_guide(server: str, tools: Sequence[Tool]) -> str:
@@ -224,6 +240,7 @@ class Coordinator:
         self._by_bare: dict[str, list[str]] = {}
         self._stack: AsyncExitStack | None = None
         self._stop: anyio.Event | None = None
+        self._stopping = False  # set from a signal handler: the servers' ends from now on are expected
 
     # -- lifetime ----------------------------------------------------------------------------
 
@@ -263,6 +280,10 @@ class Coordinator:
         if self._stack is not None:
             await self._stack.aclose()
 
+    def stopping(self) -> None:
+        """The host is stopping (Ctrl+C reaches the servers too): their ends are no failure."""
+        self._stopping = True
+
     async def _start_one(self, tg: TaskGroup, spec: ServerSpec | Attached, started: dict[str, _Connection]) -> None:
         try:
             started[spec.name] = await tg.start(self._serve, spec)
@@ -275,34 +296,81 @@ class Coordinator:
             log.error("%s", failure)
             self.failed[spec.name] = failure
 
-    def _client(self, spec: ServerSpec | Attached) -> Client:
+    def _client(self, spec: ServerSpec | Attached, tail: StderrTail | None) -> Client:
         if isinstance(spec, ServerSpec):
-            if self.errlog is not None:
-                return Client(stdio_client(spec.parameters(), errlog=self.errlog), mode=self.mode)
+            errlog = self.errlog if self.errlog is not None else tail.writer if tail is not None else None
+            if errlog is not None:
+                return Client(stdio_client(spec.parameters(), errlog=errlog), mode=self.mode)
             return Client(spec.parameters(), mode=self.mode)
         return spec.target if isinstance(spec.target, Client) else Client(spec.target, mode=self.mode)
 
     async def _serve(self, spec: ServerSpec | Attached, *, task_status: TaskStatus[_Connection]) -> None:
-        """One server's lifetime, in its own task: connect, discover, then stay up until the end."""
+        """One server's lifetime, in its own task: connect, discover, then stay up until the end.
+        A launched server's stderr is kept (:class:`StderrTail`): a server that dies, at start or
+        later, is reported with its last lines and a hint."""
         live = False
-        with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout_s) as scope:
-            try:
-                async with self._client(spec) as client:
-                    conn = await self._discover(spec, client)
-                    scope.deadline = math.inf
-                    live = True
-                    task_status.started(conn)
-                    assert self._stop is not None
-                    await self._stop.wait()
-            except Exception as exc:
-                if not live:
-                    raise
-                log.warning("server %s ended with an error: %s", spec.name, _describe(exc))
-        if scope.cancelled_caught and not live:
-            raise ServerFailed(
-                f"server {spec.name!r} did not answer its handshake and tools/list within {self.startup_timeout_s} s",
-                spec.name,
-            )
+        tail = None
+        if isinstance(spec, ServerSpec) and self.errlog is None:
+            tail = StderrTail(spec.name, on_end=lambda: self._stderr_ended(spec))
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout_s) as scope:
+                try:
+                    async with self._client(spec, tail) as client:
+                        if tail is not None:
+                            tail.close()  # the server has its copy: the stream ends when the server does
+                        conn = await self._discover(spec, client)
+                        conn.tail = tail
+                        scope.deadline = math.inf
+                        live = True
+                        task_status.started(conn)
+                        assert self._stop is not None
+                        await self._stop.wait()
+                except Exception as exc:
+                    if not live:
+                        raise self._start_failure(spec, exc, tail) from exc
+                    log.warning("server %s ended with an error: %s", spec.name, _describe(exc))
+            if scope.cancelled_caught and not live:
+                raise self._start_failure(
+                    spec,
+                    None,
+                    tail,
+                    f"it did not answer its handshake and tools/list within {self.startup_timeout_s} s",
+                )
+        finally:
+            if tail is not None:
+                tail.close()
+
+    def _start_failure(
+        self, spec: ServerSpec | Attached, exc: BaseException | None, tail: StderrTail | None, what: str = ""
+    ) -> ServerFailed:
+        """Why ``spec`` did not start: what happened, its last stderr lines, a hint."""
+        root = _leaf(exc) if exc is not None else None
+        if root is not None and not what:
+            closed = isinstance(root, MCPError) and root.error.code == CONNECTION_CLOSED
+            what = "it ended before it answered (the connection closed)" if closed else _describe(root)
+        if not isinstance(spec, ServerSpec):
+            return ServerFailed(f"server {spec.name!r} could not start: {what}", spec.name)
+        if tail is not None:
+            tail.close()
+        lines = tail.lines(wait_s=2.0) if tail is not None else []  # a dead server's last words, still in the pipe
+        return ServerFailed(failure_report(spec.name, spec.command, spec.args, root, what, lines), spec.name)
+
+    def _stderr_ended(self, spec: ServerSpec) -> None:
+        """A running server's stderr closed (in its reader's thread): it has ended, unless the host is stopping."""
+        conn = self._conns.get(spec.name)
+        if conn is None or self._stopping or (self._stop is not None and self._stop.is_set()):
+            return
+        tail = conn.tail
+        conn.ended = failure_report(
+            spec.name,
+            spec.command,
+            spec.args,
+            None,
+            "its process ended (its stderr closed); calls to it fail until llmem-host is restarted",
+            tail.lines() if tail is not None else [],
+            stage="stopped",
+        )
+        log.error("%s", conn.ended)
 
     async def _discover(self, spec: ServerSpec | Attached, client: Client) -> _Connection:
         tools: list[Tool] = []
@@ -386,6 +454,26 @@ class Coordinator:
             for e in self._registry.values()
             if (server is None or e.server == server) and (include_app_only or model_visible(e.tool))
         ]
+
+    def states(self) -> list[ServerState]:
+        """Every configured server in config order: running, failing, stopped or failed, and why."""
+        out = []
+        for spec in self._specs:
+            if spec.name in self.failed:
+                out.append(ServerState(spec.name, "failed", 0, str(self.failed[spec.name])))
+                continue
+            conn = self._conns.get(spec.name)
+            if conn is None:
+                continue
+            tools = sum(1 for t in conn.tools if model_visible(t))
+            if conn.ended is not None:
+                out.append(ServerState(spec.name, "stopped", tools, conn.ended))
+            elif conn.breaker.state != "closed":
+                why = conn.last_error or conn.breaker.last_failure
+                out.append(ServerState(spec.name, "failing", tools, f"its calls fail fast for a while: {why}"))
+            else:
+                out.append(ServerState(spec.name, "running", tools))
+        return out
 
     def descriptions(self, server: str) -> str:
         """The server's ``tool-descriptions`` prompt, or the guide written from its tools/list."""
@@ -474,6 +562,7 @@ class Coordinator:
             verdict = True
             if counted:
                 entry.failures += 1
+                conn.last_error = str(error)
                 conn.breaker.failure(f"{type(error).__name__} on {entry.tool.name}")
                 if conn.breaker.state != "closed":
                     error.args = (
@@ -561,6 +650,13 @@ def _classify(entry: ToolEntry, limit: float, exc: Exception) -> tuple[HostError
         code, f"JSON-RPC error {code}"
     )
     return ServerFailed(f"server {server!r} failed on {q} ({unwell}): {message}", server, code), True
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception at the bottom of an exception group (or ``exc`` itself)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _describe(exc: BaseException) -> str:

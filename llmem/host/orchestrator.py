@@ -28,6 +28,7 @@ from llmem.host.apps import view_of
 from llmem.host.chat import ChatMessage, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.coordinator import Coordinator, ToolEntry, ToolResult
 from llmem.host.errors import HostError, ProviderError, UnknownTool
+from llmem.host.models import Models
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
@@ -36,6 +37,7 @@ from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = [
     "OUTCOME_NOTES",
+    "STOPPED",
     "SYSTEM_MESSAGES",
     "Orchestrator",
     "OrchestratorSettings",
@@ -63,6 +65,7 @@ SYSTEM_MESSAGES = {
 
 FEATURES_READER = "debrief_get_features"  # a plot server's read of features by id: names for confirmations
 DECLINED = "you said no; nothing ran"  # a declined step's headline
+STOPPED = "(stopped by the person)"  # the history's note of a turn the person stopped (the page knows it)
 #: what a step that did not run says to the person (the model reads its own text in the history)
 OUTCOME_NOTES = {
     "declined": "You declined; nothing ran.",
@@ -115,11 +118,12 @@ class Orchestrator:
 
     def __init__(
         self,
-        provider: Provider,
+        models: Provider | Models,
         coordinator: Coordinator,
         settings: OrchestratorSettings | None = None,
     ) -> None:
-        self.provider, self.coordinator = provider, coordinator
+        self.models = models if isinstance(models, Models) else Models([models])
+        self.coordinator = coordinator
         self.settings = settings or OrchestratorSettings()
         self.tools = [
             ToolSpec(e.qualified_name, e.tool.description or "", dict(e.tool.input_schema), is_destructive(e))
@@ -129,28 +133,57 @@ class Orchestrator:
         for tool in self.tools:
             spellings.setdefault(_spelling(tool.name), []).append(tool.name)
         self._by_spelling = {k: v[0] for k, v in spellings.items() if len(v) == 1}
-        guides = {server: coordinator.descriptions(server) for server in coordinator.servers}
-        self.system_prompt = compile_system_prompt(self.tools, guides, native_tools=provider.native_tools)
-        tool_tokens = sum(estimate_tokens(t.description + json.dumps(t.input_schema)) for t in self.tools)
-        #: what every request costs before the conversation: a local model's context must hold it
-        self.fixed_tokens = estimate_tokens(self.system_prompt) + (tool_tokens if provider.native_tools else 0)
+        self._guides = {server: coordinator.descriptions(server) for server in coordinator.servers}
+        self._prompts: dict[bool, str] = {}  # the system prompt, with tools native or taught as blocks
+        self._tool_tokens = sum(estimate_tokens(t.description + json.dumps(t.input_schema)) for t in self.tools)
         log.info(
             "system prompt about %d tokens, tool schemas about %d; every request starts at about %d tokens",
             estimate_tokens(self.system_prompt),
-            tool_tokens if provider.native_tools else 0,
+            self._tool_tokens if self.provider.native_tools else 0,
             self.fixed_tokens,
         )
 
+    @property
+    def provider(self) -> Provider:
+        """The default model's provider."""
+        return self.models.get(None)
+
+    def provider_for(self, session: Session) -> Provider:
+        """The provider of the model chosen for this chat (the default until one is chosen)."""
+        return self.models.get(session.model)
+
+    def prompt_for(self, provider: Provider) -> str:
+        native = provider.native_tools
+        if native not in self._prompts:
+            self._prompts[native] = compile_system_prompt(self.tools, self._guides, native_tools=native)
+        return self._prompts[native]
+
+    @property
+    def system_prompt(self) -> str:
+        """The default model's system prompt."""
+        return self.prompt_for(self.provider)
+
+    @property
+    def fixed_tokens(self) -> int:
+        """What every request of the default model costs before the conversation: a local model's
+        context must hold it."""
+        native = self.provider.native_tools
+        return estimate_tokens(self.system_prompt) + (self._tool_tokens if native else 0)
+
     # -- a turn ----------------------------------------------------------------------------------
 
-    async def handle_input(self, session: Session, text: str, scope: anyio.CancelScope | None = None) -> None:
+    async def handle_input(
+        self, session: Session, question: str | ChatMessage, scope: anyio.CancelScope | None = None
+    ) -> None:
         """One turn: everything it produces goes to ``session.emit``; it always ends with ``done``.
-        ``scope``: the turn's cancel scope, when the caller made it first (to mark the session busy
-        before the turn's task starts); ``session.turn.cancel()`` stops the turn."""
+        ``question``: the person's text, or their message whole (with files attached). ``scope``:
+        the turn's cancel scope, when the caller made it first (to mark the session busy before
+        the turn's task starts); ``session.turn.cancel()`` stops the turn."""
         token = correlation_id.set(new_id("t-"))
         started = time.perf_counter()
-        log.info("turn started", extra={"session": session.id, "chars": len(text)})
-        session.history.append(ChatMessage(role="user", content=text))
+        message = question if isinstance(question, ChatMessage) else ChatMessage(role="user", content=question)
+        log.info("turn started", extra={"session": session.id, "chars": len(message.content)})
+        session.history.append(message)
         try:
             scope = scope or anyio.CancelScope()
             session.turn = scope
@@ -172,7 +205,7 @@ class Orchestrator:
                             "durationMs": None,
                         },
                     )
-                session.history.append(ChatMessage(role="assistant", content="(stopped by the person)"))
+                session.history.append(ChatMessage(role="assistant", content=STOPPED))
                 await session.emit(
                     {
                         "type": "status",
@@ -253,7 +286,8 @@ class Orchestrator:
             calls: list[ToolCall] = []
 
             try:
-                async for event in self.provider.stream(self.system_prompt, history, tools):
+                provider = self.provider_for(session)
+                async for event in provider.stream(self.prompt_for(provider), history, tools):
                     if isinstance(event, TextDelta):
                         await self._show(session, parser.feed(event.text), shown, calls)
                     elif isinstance(event, ToolCallEvent):
@@ -586,6 +620,7 @@ class Orchestrator:
         except HostError as exc:
             return str(exc), str(exc), True
         accepts_model = "model" in (callback_entry.tool.input_schema.get("properties") or {})
+        provider = self.provider_for(session)
         marker = ToolCall(new_id("cb-"), target, {"task": task}, native=True)
         step = self._recorder(session, marker, steps)
         await self._step(
@@ -600,13 +635,13 @@ class Orchestrator:
         last_error = ""
         for attempt in range(1, self.settings.callback_attempts + 1):
             try:
-                answer = await self.provider.complete(question, task=task)
+                answer = await provider.complete(question, task=task)
             except ProviderError as exc:
                 last_error = f"the host's model could not answer the prompt: {exc}"
                 break
             stored_args = {**args, "result": answer}
             if accepts_model:
-                stored_args["model"] = self.provider.model
+                stored_args["model"] = provider.model
             try:
                 stored = await self.coordinator.call(target, stored_args)
             except HostError as exc:

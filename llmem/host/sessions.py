@@ -32,6 +32,8 @@ _SMALL_TALK = re.compile(r"^(what can you do|help|tools|hi|hello|hey|thanks|than
 RateLimiter = TokenBucket  # a page's messages, limited as the servers limit calls
 APP_RATE, APP_BURST = 20.0, 60  # requests per second from a page's views, and the burst
 MAX_PAGES = 8  # pages connected to one session at once; the oldest is told it was replaced
+UNDO_S = 600.0  # a deleted chat can be brought back for this long
+MAX_TITLE = 120  # characters of a chat's name
 
 
 @dataclass
@@ -57,6 +59,8 @@ class Session:
     turn: anyio.CancelScope | None = None
     confirms: dict[str, PendingConfirm] = field(default_factory=dict)
     always_allowed: set[str] = field(default_factory=set)  # tools the person allowed for the session
+    model: str | None = None  # the id of the model chosen on the page (None: the host's default)
+    title: str | None = None  # the name the person gave the chat (None: its first question of substance)
     #: the MCP Apps views' tools/call and resources/read: a live view polls and follows a slider
     app_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(APP_RATE, APP_BURST))
 
@@ -64,14 +68,38 @@ class Session:
     def turn_running(self) -> bool:
         return self.turn is not None
 
+    def questions(self) -> list[ChatMessage]:
+        """The person's messages, in order: a question's index is its place here."""
+        return [m for m in self.history if m.role == "user"]
+
+    def rewind(self, index: int) -> ChatMessage:
+        """Forget the question at ``index`` and everything after it (to ask it again, or another
+        in its place); the question removed. ``IndexError`` when there is no such question."""
+        asked = [i for i, m in enumerate(self.history) if m.role == "user"]
+        if not 0 <= index < len(asked):
+            raise IndexError(f"this chat has {len(asked)} questions; index {index} is none of them")
+        removed = self.history[asked[index]]
+        del self.history[asked[index] :]
+        return removed
+
+    def text(self) -> str:
+        """What the chat says, for a search: its name, the questions, the answers, the steps' titles."""
+        parts = [self.title or ""]
+        parts += [m.shown if m.shown is not None else m.content for m in self.history if m.role != "tool"]
+        parts += [m.tool_name or "" for m in self.history if m.role == "tool"]
+        return "\n".join(parts)
+
     def summary(self) -> dict[str, Any]:
-        """The session as the page's list of chats shows it: its first question of substance as
-        its title (not "What can you do?" when a real one came later), and when it was last active."""
-        asked = [" ".join(m.content.split()) for m in self.history if m.role == "user"]
+        """The session as the page's list of chats shows it: the name the person gave it, else its
+        first question of substance (not "What can you do?" when a real one came later), and when
+        it was last active."""
+        asked = [" ".join((m.shown if m.shown is not None else m.content).split()) for m in self.questions()]
         first = next((q for q in asked if not _SMALL_TALK.match(q)), asked[0] if asked else "")
+        title = self.title or first
         return {
             "id": self.id,
-            "title": first if len(first) <= 80 else first[:79].rsplit(" ", 1)[0] + "…",
+            "title": title if len(title) <= 80 else title[:79].rsplit(" ", 1)[0] + "…",
+            "named": self.title is not None,
             "messages": len(asked),
             "createdAt": self.created_at,
             "lastActiveAt": round(self.last_active_at, 3),
@@ -94,9 +122,14 @@ class Session:
 
 
 class SessionManager:
-    def __init__(self, *, rate: float = 1.0, burst: int = 10, idle_s: float = 7 * 24 * 3600.0) -> None:
-        self.rate, self.burst, self.idle_s = rate, burst, idle_s
+    """The host's chats. A deleted chat is kept for ``undo_s`` seconds, so the page can bring it back."""
+
+    def __init__(
+        self, *, rate: float = 1.0, burst: int = 10, idle_s: float = 7 * 24 * 3600.0, undo_s: float = UNDO_S
+    ) -> None:
+        self.rate, self.burst, self.idle_s, self.undo_s = rate, burst, idle_s, undo_s
         self._sessions: dict[str, Session] = {}
+        self._deleted: dict[str, tuple[Session, float]] = {}  # id -> (session, when it was deleted)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -109,10 +142,44 @@ class SessionManager:
     def get(self, session_id: str | None) -> Session | None:
         return self._sessions.get(session_id) if session_id else None
 
-    def listing(self) -> list[dict[str, Any]]:
-        """The sessions that hold a conversation, the latest first."""
+    def listing(self, query: str = "") -> list[dict[str, Any]]:
+        """The sessions that hold a conversation, the latest first; with ``query``, those whose
+        name, questions, answers or steps hold every word of it (any case), each with the line
+        where the first word was found (``match``)."""
         kept = [s for s in self._sessions.values() if any(m.role == "user" for m in s.history)]
-        return [s.summary() for s in sorted(kept, key=lambda s: s.last_active, reverse=True)]
+        ordered = sorted(kept, key=lambda s: s.last_active, reverse=True)
+        words = query.lower().split()
+        if not words:
+            return [s.summary() for s in ordered]
+        found = []
+        for session in ordered:
+            text = session.text()
+            lowered = text.lower()
+            if all(w in lowered for w in words):
+                found.append({**session.summary(), "match": _line_with(text, words[0])})
+        return found
+
+    def rename(self, session_id: str, title: str) -> Session:
+        """Give a chat a name ("" gives it back its first question as its name)."""
+        session = self._sessions[session_id]
+        name = " ".join(title.split())
+        session.title = name[:MAX_TITLE] or None
+        return session
+
+    def delete(self, session_id: str) -> Session:
+        """Remove a chat from the list; :meth:`restore` brings it back within ``undo_s`` seconds."""
+        session = self._sessions.pop(session_id)
+        if session.turn is not None:
+            session.turn.cancel()
+        self._deleted[session_id] = (session, time.monotonic())
+        return session
+
+    def restore(self, session_id: str) -> Session:
+        session, when = self._deleted.pop(session_id)
+        if time.monotonic() - when > self.undo_s:
+            raise KeyError(session_id)
+        self._sessions[session_id] = session
+        return session
 
     def sweep(self) -> list[str]:
         """Drop sessions with no page and no turn for ``idle_s``; the ids dropped."""
@@ -124,4 +191,21 @@ class SessionManager:
         ]
         for session_id in gone:
             del self._sessions[session_id]
+        for session_id, (_, when) in list(self._deleted.items()):
+            if now - when > self.undo_s:
+                del self._deleted[session_id]
         return gone
+
+
+def _line_with(text: str, word: str, width: int = 120) -> str:
+    """The line of ``text`` where ``word`` first appears (any case), cut to about ``width`` around it."""
+    # a letter whose lower case is longer than itself can move the place: then the first line
+    at = max(text.lower().find(word), 0)
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)]
+    at -= start
+    if len(line) > width:
+        left = max(0, at - width // 3)
+        line = ("…" if left else "") + line[left : left + width].strip() + "…"
+    return " ".join(line.split())

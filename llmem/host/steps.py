@@ -85,6 +85,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("x") else f"{n} {word}s"
 
 
+def _props(feature: Any) -> dict[str, Any]:
+    props = feature.get("properties") if isinstance(feature, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
 def _features_line(features: list[Any]) -> str | None:
     """A result's features in one line: a CPA's range and time, tracks with their fixes."""
     first: dict[str, Any] = features[0] if features and isinstance(features[0], dict) else {}
@@ -92,6 +97,14 @@ def _features_line(features: list[Any]) -> str | None:
     if isinstance(props.get("range"), int | float) and isinstance(props.get("time"), str):
         line = f"{props['range']:.1f} {props.get('distance_unit', '')} at {clock(props['time'])}".replace("  ", " ")
         return line + (f" (+{len(features) - 1} more)" if len(features) > 1 else "")
+    stats = [_props(f).get("statistics") for f in features]
+    if stats and all(isinstance(s, dict) and isinstance(s.get("distance_nm"), int | float) for s in stats):
+        each = [
+            f"{_props(f).get('track_name', '?')} {s['distance_nm']:.2f} nm at {s.get('mean_speed_kn', 0):.1f} kn"
+            for f, s in zip(features[:3], stats[:3], strict=False)
+            if isinstance(s, dict)
+        ]
+        return ", ".join(each) + (f" and {len(features) - 3} more" if len(features) > 3 else "")
     tracks = [f for f in features if isinstance(f, dict) and f.get("kind") == "track"]
     if tracks:
         named = ", ".join(

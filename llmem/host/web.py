@@ -1,12 +1,9 @@
-"""The host's web side (seed 004 §2.1): the page at ``/``, ``GET /health`` and the WebSocket at ``/ws``.
+"""The host's web side (seed 004 §2.1): the page at ``/``, ``GET /health``, the chats' and files'
+HTTP API (:mod:`.chats_api`) and the WebSocket at ``/ws`` (:mod:`.chat_socket`, its protocol).
 
-Security, in order of the checks: on loopback the Host header must name this host (no DNS
-rebinding); with a token (required beyond loopback), every request and the WebSocket carry it
-(``Authorization: Bearer``, the ``token`` query parameter, or the cookie the page gets when opened
-with ``?token=``), compared in constant time; the WebSocket's Origin, when a browser sends one,
-must be this host's own (or one given with ``--allow-origin``), so no other site's page can drive
-it; each session has a rate limit. Secrets (the provider's key, the token) are scrubbed from
-every frame before it leaves.
+Who may come in is :class:`~llmem.host.access.Access`'s to say (Host header, token, Origin);
+each session has a rate limit. Secrets (the providers' keys, the token) are scrubbed from every
+frame before it leaves.
 
 MCP Apps views (a tool result's ``ui://`` view, shown live on the page) run in a sandbox proxy
 served by :func:`build_apps_app` on a second port, so on another origin than the page: that
@@ -18,45 +15,44 @@ server only, under their own rate limit.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from starlette.applications import Starlette
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
+from starlette.websockets import WebSocket
 
 from llmem.core.http import LOOPBACK, is_loopback  # the servers' own rule for what loopback is
-from llmem.host.apps import APP_MIME, ViewRefused, refused_origins, view_csp
-from llmem.host.chat import ChatMessage, new_id
-from llmem.host.coordinator import Coordinator
-from llmem.host.errors import HostError
-from llmem.host.orchestrator import OUTCOME_NOTES, SYSTEM_MESSAGES, Orchestrator
-from llmem.host.sessions import MAX_PAGES, Session, SessionManager
-from llmem.host.steps import step_title
+from llmem.host.access import COOKIE, Access, host_name
+from llmem.host.apps import view_csp
+from llmem.host.chat_socket import ChatSockets
+from llmem.host.chats_api import chat_routes
+from llmem.host.orchestrator import Orchestrator
+from llmem.host.sessions import Session, SessionManager
+from llmem.host.uploads import DEFAULT_LIMIT
 
 __all__ = ["LOOPBACK", "WebSettings", "build_app", "build_apps_app", "is_loopback"]
 
 log = logging.getLogger("llmem.host.web")
 
-COOKIE = "llmem_host_token"
-MAX_TEXT = 20_000
 _PAGE_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
     "/apps.js": ("apps.js", "text/javascript; charset=utf-8"),
     "/apps.css": ("apps.css", "text/css; charset=utf-8"),
+    "/chats.js": ("chats.js", "text/javascript; charset=utf-8"),
+    "/attach.js": ("attach.js", "text/javascript; charset=utf-8"),
 }
 # nothing from outside: scripts, styles and sockets from this host only, pictures inline; frames
 # only from the MCP Apps sandbox proxy (added per request: its port is known once it serves)
@@ -70,9 +66,6 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-REPLACED = (
-    f"This page was disconnected: more than {MAX_PAGES} pages were open on this chat. Reconnect to carry on here."
-)
 _SANDBOX_FILES = {
     "/sandbox.html": ("sandbox.html", "text/html; charset=utf-8"),
     "/sandbox.js": ("sandbox.js", "text/javascript; charset=utf-8"),
@@ -88,7 +81,9 @@ class WebSettings:
     secrets: tuple[str, ...] = ()  # scrubbed from every frame
     #: the MCP Apps sandbox proxy's port (another origin than the page); 0 while it is not serving
     apps_port: int = 0
-    info: dict[str, Any] = field(default_factory=dict)  # provider, servers…: the connection payload
+    #: where files attached on the page are saved (the folder ``${workspaceFolder}`` stands for)
+    workspace: Path = field(default_factory=Path.cwd)
+    upload_limit: int = DEFAULT_LIMIT  # bytes of one attached file
 
 
 class _Redactor:
@@ -125,57 +120,6 @@ class _StreamScrubber:
         return held
 
 
-def _same(given: str | None, token: str) -> bool:
-    return given is not None and hmac.compare_digest(given.encode(), token.encode())
-
-
-def _token_of(conn: HTTPConnection) -> str | None:
-    auth = conn.headers.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
-        return auth[7:].strip()
-    return conn.query_params.get("token") or conn.cookies.get(COOKIE)
-
-
-def _host_name(header: str) -> str:
-    host = header.rsplit(":", 1)[0] if not header.endswith("]") else header
-    return host.strip("[]").lower()
-
-
-def _page_history(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """The conversation as the page draws it after a reconnect."""
-    calls = {c.id: c for m in history for c in m.tool_calls}
-    out: list[dict[str, Any]] = []
-    for m in history:
-        if m.role in ("user", "assistant"):
-            if m.content.strip():
-                out.append({"role": m.role, "content": m.content})
-        else:
-            call = calls.get(m.tool_call_id or "")
-            try:
-                result: Any = json.loads(m.content)
-            except ValueError:
-                result = m.content[:20_000]
-            result = OUTCOME_NOTES.get(m.outcome, result)  # the person's words, not the model's
-            out.append(
-                {
-                    "role": "tool",
-                    "tool": m.tool_name,
-                    "callId": m.tool_call_id,
-                    "arguments": call.arguments if call else None,
-                    "result": result,
-                    "isError": m.is_error,
-                    "outcome": m.outcome or ("failed" if m.is_error else "done"),
-                    "title": step_title(m.tool_name or "", call.arguments if call else None),
-                    "headline": m.headline,
-                    "durationMs": m.duration_ms,
-                    "images": m.images,
-                    **({"app": m.app} if m.app else {}),
-                }
-            )
-            out += m.host_steps  # the callback's store, which the host ran itself, after the call
-    return out
-
-
 def _origins(names: set[str], port: int) -> list[str]:
     """``http://name:port`` for each name this host answers to."""
     return sorted(f"http://{f'[{n}]' if ':' in n else n}:{port}" for n in names)
@@ -185,49 +129,6 @@ def _csp_source(origin: str) -> str:
     """An origin as a CSP source: CSP has no IPv6 literals, so ``[::1]`` becomes any host on that port."""
     parts = urlsplit(origin)
     return f"{parts.scheme}://*:{parts.port}" if parts.hostname and ":" in parts.hostname else origin
-
-
-async def _view_request(coordinator: Coordinator, payload: dict[str, Any]) -> dict[str, Any]:
-    """A view's ``tools/call`` or ``resources/read`` (the page says which server the view belongs
-    to): its JSON-RPC ``result`` or ``error``. Only the view's own server is asked; a tool must
-    let views call it (its MCP Apps visibility has "app")."""
-    server, method, params = payload.get("server"), payload.get("method"), payload.get("params")
-    params = params if isinstance(params, dict) else {}
-    if not isinstance(server, str) or server not in coordinator.servers:
-        return _rpc_error(INVALID_PARAMS, f"payload.server must name a running server, not {server!r}")
-    try:
-        if method == "tools/call":
-            name, arguments = params.get("name"), params.get("arguments")
-            if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-                return _rpc_error(
-                    INVALID_PARAMS, "tools/call needs params.name (a string) and params.arguments (an object)"
-                )
-            called = await coordinator.call_from_view(server, name, arguments)
-            return {"result": called.result.model_dump(mode="json", by_alias=True, exclude_none=True)}
-        if method == "resources/read":
-            uri = params.get("uri")
-            if not isinstance(uri, str) or not uri:
-                return _rpc_error(INVALID_PARAMS, "resources/read needs params.uri (a string)")
-            read = await coordinator.read_resource(server, uri)
-            for content in read.contents:
-                ui = (content.meta or {}).get("ui")
-                csp = ui.get("csp") if isinstance(ui, dict) else None
-                if content.mime_type == APP_MIME:
-                    log.info("view %s of %s runs under the CSP: %s", uri, server, view_csp(csp))
-                    dropped = refused_origins(csp if isinstance(csp, dict) else {})
-                    if dropped:
-                        log.warning("view %s of %s: declared origins left out of its CSP: %s", uri, server, dropped)
-            return {"result": read.model_dump(mode="json", by_alias=True, exclude_none=True)}
-    except ViewRefused as exc:
-        log.warning("a view's %s refused: %s", method, exc)
-        return _rpc_error(exc.code, str(exc))
-    except HostError as exc:
-        return _rpc_error(INTERNAL_ERROR, str(exc))
-    return _rpc_error(METHOD_NOT_FOUND, f"a view may ask for tools/call or resources/read, not {method!r}")
-
-
-def _rpc_error(code: int, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
 
 
 def build_apps_app(settings: WebSettings) -> Starlette:
@@ -241,7 +142,7 @@ def build_apps_app(settings: WebSettings) -> Starlette:
     files = resources.files("llmem.host") / "page"
 
     async def serve(request: Request) -> Response:
-        if local and _host_name(request.headers.get("host", "")) not in names:
+        if local and host_name(request.headers.get("host", "")) not in names:
             return PlainTextResponse("this host answers only to its own name (Host header refused)", status_code=403)
         name, media = _SANDBOX_FILES[request.url.path]
         policy = "default-src 'none'; frame-ancestors 'none'"
@@ -278,33 +179,42 @@ def build_app(
     """The Starlette app. ``turns``: the task group turns run in, so a turn outlives its socket."""
     token = settings.auth_token
     redact = _Redactor([*settings.secrets, token or ""])
-    local = is_loopback(settings.host)
-    names = {settings.host.lower(), *(LOOPBACK if local else ())}
-    extra_origins = {o.rstrip("/").lower() for o in settings.allowed_origins}
+    access = Access(settings.host, token, settings.allowed_origins)
     page = resources.files("llmem.host") / "page"
-    sockets: dict[str, WebSocket] = {}  # each connected page's socket, by connection id
+    models = orchestrator.models
 
-    def refused(conn: HTTPConnection) -> str | None:
-        """Why this request may not come in, or None."""
-        if local and _host_name(conn.headers.get("host", "")) not in names:
-            return "this host answers only to its own name (Host header refused)"
-        if token is not None and not _same(_token_of(conn), token):
-            return "a valid token is required (Authorization: Bearer <token>, or open the page with ?token=<token>)"
-        return None
+    def servers() -> dict[str, Any]:
+        states = orchestrator.coordinator.states()
+        return {
+            "servers": [s.name for s in states if s.state in ("running", "failing")],
+            "failedServers": [s.name for s in states if s.state in ("failed", "stopped")],
+            "serverStates": [asdict(s) for s in states],
+        }
 
-    def origin_ok(ws: WebSocket) -> bool:
-        origin = ws.headers.get("origin")
-        if origin is None:  # not a browser: nothing a foreign page could use
-            return True
-        parts = urlsplit(origin.lower())
-        if origin.rstrip("/").lower() in extra_origins:
-            return True
-        return parts.scheme in ("http", "https") and parts.netloc == ws.headers.get("host", "").lower()
+    def hello(session: Session) -> dict[str, Any]:
+        """What a page learns first: its chat, its model and the others, the servers and their state."""
+        chosen = models.describe(session.model)
+        return {
+            "sessionId": session.id,
+            "turnRunning": session.turn_running,
+            "title": session.title,
+            "model": chosen["id"],
+            "models": models.listing(),
+            "provider": chosen["label"],
+            "standIn": chosen["standIn"],
+            "suggestions": chosen["suggestions"],
+            **servers(),
+            "tools": len(orchestrator.tools),
+            "appsPort": settings.apps_port or None,  # MCP Apps views: the sandbox proxy's port
+            "uploadLimit": settings.upload_limit,
+        }
+
+    chats = ChatSockets(orchestrator, sessions, turns, workspace=settings.workspace, hello=hello)
 
     async def serve_page(request: Request) -> Response:
-        why = refused(request)
+        why = access.refused(request)
         if why:
-            return PlainTextResponse(why, status_code=401 if token and "token" in why else 403)
+            return PlainTextResponse(why, status_code=access.status_of(why))
         name, media = _PAGE_FILES[request.url.path]
         headers = dict(_HEADERS)
         if settings.apps_port:  # the proxy: this page's host name, the proxy's port
@@ -316,46 +226,31 @@ def build_app(
         return response
 
     async def health(request: Request) -> Response:
-        why = refused(request)
+        why = access.refused(request)
         if why:
-            return JSONResponse(
-                {"status": "refused", "error": why}, status_code=401 if token and "token" in why else 403
-            )
+            return JSONResponse({"status": "refused", "error": why}, status_code=access.status_of(why))
         return JSONResponse(
             {
                 "status": "ok",
-                "provider": settings.info.get("provider"),
-                "standIn": settings.info.get("standIn", False),
-                "servers": settings.info.get("servers", []),
-                "failedServers": settings.info.get("failedServers", []),
+                "provider": models.get(None).label,
+                "standIn": models.describe()["standIn"],
+                "models": models.listing(),
+                **servers(),
                 "tools": len(orchestrator.tools),
                 "promptTokens": orchestrator.fixed_tokens,
                 "sessions": len(sessions),
-            }
+            },
+            headers={"Cache-Control": "no-store"},
         )
 
-    async def list_sessions(request: Request) -> Response:
-        """The conversations the host keeps, for the page's list of earlier chats."""
-        why = refused(request)
-        if why:
-            return JSONResponse({"error": why}, status_code=401 if token and "token" in why else 403)
-        return JSONResponse({"sessions": sessions.listing()}, headers={"Cache-Control": "no-store"})
-
     async def chat_socket(ws: WebSocket) -> None:
-        why = refused(ws)
-        if why or not origin_ok(ws):
+        why = access.refused(ws)
+        if why or not access.origin_ok(ws):
             log.warning("websocket refused: %s", why or f"foreign Origin {ws.headers.get('origin')!r}")
             await ws.close(code=1008)
             return
         await ws.accept()
-        session = sessions.get(ws.query_params.get("session"))
-        resumed = session is not None
-        unknown = ws.query_params.get("session") if not resumed else None
-        if session is None:
-            session = sessions.create()
         lock = anyio.Lock()
-        connection_id = new_id("ws-")
-
         scrubber = _StreamScrubber(redact.secrets)
 
         async def send(message: dict[str, Any]) -> None:
@@ -373,188 +268,16 @@ def build_app(
                 for frame in frames:
                     await ws.send_text(frame)
 
-        note = (
-            "Reconnected: the conversation goes on."
-            if resumed
-            else f"Session {unknown!r} is gone (the host restarted or it expired); this is a new one."
-            if unknown
-            else SYSTEM_MESSAGES["WELCOME"]
-        )
-        await send(
-            {
-                "type": "connection",
-                "payload": {
-                    "state": "reconnected" if resumed else "connected",
-                    "message": note,
-                    "sessionId": session.id,
-                    "turnRunning": session.turn_running,
-                    **{k: v for k, v in settings.info.items() if k != "secrets"},
-                    "tools": len(orchestrator.tools),
-                    "appsPort": settings.apps_port or None,  # MCP Apps views: the sandbox proxy's port
-                },
-            }
-        )
-        try:
-            # registered with no wait before its history goes, so every later frame comes after it
-            history = _page_history(session.history) if resumed else None
-            session.connections[connection_id] = send
-            sockets[connection_id] = ws
-            log.info(
-                "page connected", extra={"session": session.id, "resumed": resumed, "pages": len(session.connections)}
-            )
-            if history is not None:
-                await send({"type": "history", "payload": {"messages": history}})
-                for pending in list(session.confirms.values()):
-                    await send(pending.message)
-            while len(session.connections) > MAX_PAGES:  # the oldest page goes, and hears why
-                oldest = next(iter(session.connections))
-                await _replaced(session, oldest)
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                raw = message.get("text")
-                if raw is None:  # a binary frame: the protocol is JSON text
-                    await send({"type": "error", "payload": {"message": "send JSON text frames, not binary ones"}})
-                    continue
-                await _handle_frame(session, raw, send, connection_id)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            if session.connections.get(connection_id) is send:
-                del session.connections[connection_id]
-            sockets.pop(connection_id, None)
-            log.info("page disconnected", extra={"session": session.id})
-
-    async def _replaced(session: Session, connection_id: str) -> None:
-        """A page dropped for a newer one: told so (it stops waiting and offers to reconnect)."""
-        send = session.connections.pop(connection_id)
-        ws = sockets.pop(connection_id, None)
-        try:
-            await send({"type": "connection", "payload": {"state": "replaced", "message": REPLACED}})
-            if ws is not None:
-                await ws.close(code=4000)
-        except Exception:  # gone already
-            log.info("a replaced page was gone already")
-
-    async def _handle_frame(
-        session: Session, raw: str, send: Callable[[dict[str, Any]], Any], connection_id: str
-    ) -> None:
-        try:
-            frame = json.loads(raw)
-        except ValueError:
-            frame = None
-        kind = frame.get("type") if isinstance(frame, dict) else None
-        payload = frame.get("payload") if isinstance(frame, dict) else None
-        payload = payload if isinstance(payload, dict) else {}
-        # counted before anything else, even unreadable frames; a view's requests have their own limit
-        limited = kind != "app" and not session.limiter.allow()
-
-        async def error(message: str) -> None:
-            await send({"type": "error", "payload": {"message": message}})
-            if kind == "message" and not session.turn_running:
-                # the page started a turn for this message: end it, or its Send stays a Stop
-                await send({"type": "done", "payload": {}})
-
-        if kind == "app":  # a view's tools/call or resources/read: its own limit, answered in its own task
-            if not session.app_limiter.allow():
-                await send(
-                    {
-                        "type": "app",
-                        "payload": {
-                            "id": payload.get("id"),
-                            "error": {
-                                "code": -32000,
-                                "message": (
-                                    f"too many requests from the views (retry in {session.app_limiter.retry_in_s():.1f} s)"
-                                ),
-                            },
-                        },
-                    }
-                )
-            else:
-                turns.start_soon(app_request, session, payload, send)
-            return
-        if limited:
-            await error(SYSTEM_MESSAGES["RATE_LIMITED"] + f" (retry in {session.limiter.retry_in_s():.1f} s)")
-            return
-        if frame is None:
-            await error('a frame must be one JSON object like {"type": "message", "payload": {"text": "…"}}')
-            return
-        if kind == "message":
-            text = payload.get("text")
-            if not isinstance(text, str) or not text.strip():
-                await error("payload.text must be a non-empty string")
-            elif len(text) > MAX_TEXT:
-                await error(f"payload.text is {len(text)} characters; the limit is {MAX_TEXT}")
-            elif session.turn_running:
-                await error(SYSTEM_MESSAGES["BUSY"])
-            else:
-                scope = anyio.CancelScope()
-                session.turn = scope  # busy from now, before the turn's task starts
-                # the other pages on this session show the question as this one does
-                await session.emit({"type": "user", "payload": {"text": text}}, skip=connection_id)
-                turns.start_soon(orchestrator.handle_input, session, text, scope)
-        elif kind == "confirm":
-            request_id, approve = payload.get("requestId"), payload.get("approve")
-            pending = session.confirms.get(request_id) if isinstance(request_id, str) else None
-            if not isinstance(approve, bool):
-                await error("payload.approve must be true or false")
-            elif pending is None:
-                await error(f"no confirmation {request_id!r} is waiting (it was answered, or its turn ended)")
-            else:
-                pending.approve = approve
-                tool = pending.message["payload"]["tool"]
-                if approve and payload.get("always") is True:  # "allow this tool for the rest of the session"
-                    session.always_allowed.add(tool)
-                pending.answered.set()
-                # the other pages settle their card as this one did
-                await session.emit(
-                    {"type": "confirmed", "payload": {"requestId": request_id, "approve": approve}},
-                    skip=connection_id,
-                )
-        elif kind == "cancel":
-            if session.turn is not None:
-                session.turn.cancel()
-        elif kind == "zoom":  # beside the turn, so a Stop or a confirmation is not kept waiting
-            turns.start_soon(_zoom, payload, send)
-        else:
-            await error(f"unknown frame type {kind!r}; the page sends 'message', 'confirm', 'cancel', 'app' or 'zoom'")
-
-    async def app_request(session: Session, payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
-        """A view's request, passed on by the page: answered with the same ``id``."""
-        answer = await _view_request(orchestrator.coordinator, payload)
-        try:
-            await send({"type": "app", "payload": {"id": payload.get("id"), **answer}})
-        except (WebSocketDisconnect, WebSocketDisconnected):  # the page (and its view) went while the server answered
-            log.info("a view's answer found its page gone", extra={"session": session.id})
-
-    async def _zoom(payload: dict[str, Any], send: Callable[[dict[str, Any]], Any]) -> None:
-        """ "Open full size": the step's picture drawn again, larger, by its own tool."""
-        zoom_id, tool, arguments = payload.get("zoomId"), payload.get("tool"), payload.get("arguments")
-        drawn = payload.get("drawn")
-        answer: dict[str, Any] = {"zoomId": zoom_id}
-        if not isinstance(tool, str) or not isinstance(arguments, dict):
-            answer["error"] = "payload.tool (a tool name) and payload.arguments (an object) are required"
-        elif drawn is not None and not isinstance(drawn, dict):
-            answer["error"] = "payload.drawn, when given, must be the step's answer (an object with its time, revision)"
-        else:
-            try:
-                answer.update(await orchestrator.larger_picture(tool, arguments, drawn))
-            except HostError as exc:
-                answer["error"] = str(exc)
-            except Exception as exc:  # in the turns' task group: a failure here must not end them all
-                log.exception("zoom failed")
-                answer["error"] = f"the picture could not be drawn again: {exc}"
-        try:
-            await send({"type": "zoomed", "payload": answer})
-        except Exception:  # the page went away meanwhile
-            log.info("zoomed picture not delivered: the page is gone")
+        await chats.serve(ws, send)
 
     routes: list[BaseRoute] = [Route(path, serve_page, methods=["GET"]) for path in _PAGE_FILES]
-    routes += [
-        Route("/health", health, methods=["GET"]),
-        Route("/sessions", list_sessions, methods=["GET"]),
-        WebSocketRoute("/ws", chat_socket),
-    ]
+    routes += [Route("/health", health, methods=["GET"]), WebSocketRoute("/ws", chat_socket)]
+    routes += chat_routes(
+        access=access,
+        sessions=sessions,
+        models=models,
+        workspace=settings.workspace,
+        upload_limit=settings.upload_limit,
+        on_deleted=chats.deleted,
+    )
     return Starlette(routes=routes)

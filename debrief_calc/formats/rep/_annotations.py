@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from itertools import pairwise
@@ -12,11 +11,21 @@ from debrief_calc.formats.rep._colours import replay_colour
 from debrief_calc.formats.rep._positions import read_position, read_symbol
 from debrief_calc.formats.rep._results import LineError, NotImported
 from debrief_calc.formats.rep._tokens import DATE_TOKEN_RE, TIME_TOKEN_RE, DateTimeReader, finite_number
+from debrief_calc.tracks._circles import circle_ring
 
-__all__ = ["Narrative", "parse_circle", "parse_narrative", "parse_poly", "parse_rect", "parse_text"]
+__all__ = [
+    "Narrative",
+    "ccw_ring",
+    "degenerate_polygon",
+    "parse_circle",
+    "parse_narrative",
+    "parse_poly",
+    "parse_rect",
+    "parse_text",
+    "zone",
+]
 
 _YARD_M = 0.9144
-_EARTH_RADIUS_M = 6_371_008.8  # mean radius, for drawing circles
 _CIRCLE_VERTICES = 72
 # ;NARRATIVE: date time track text   /   ;NARRATIVE2: date time track type text
 _NARRATIVE_RE = re.compile(r'\s*(\S+)\s+(\S+)\s+(?:"([^"]*)"|(\S+))(?:\s+(.*))?\Z', re.S)
@@ -46,32 +55,13 @@ def _ring_area2(ring: list[list[float]]) -> float:
     return sum(a[0] * b[1] - b[0] * a[1] for a, b in pairwise(ring))
 
 
-def _ccw_ring(points: list[list[float]]) -> list[list[float]]:
+def ccw_ring(points: list[list[float]]) -> list[list[float]]:
     """A closed, counter-clockwise ring (RFC 7946 exterior ring orientation)."""
     ring = list(points)
     if ring[0] != ring[-1]:
         ring.append(list(ring[0]))
     if _ring_area2(ring) < 0:
         ring.reverse()
-    return ring
-
-
-def _circle_ring(lon: float, lat: float, radius_m: float) -> list[list[float]]:
-    """A circle of ``radius_m`` around (lon, lat) on the sphere, counter-clockwise, closed."""
-    phi1 = math.radians(lat)
-    lam1 = math.radians(lon)
-    delta = radius_m / _EARTH_RADIUS_M
-    sin_phi1, cos_phi1 = math.sin(phi1), math.cos(phi1)
-    sin_d, cos_d = math.sin(delta), math.cos(delta)
-    ring: list[list[float]] = []
-    for step in range(_CIRCLE_VERTICES, -1, -1):  # bearings decreasing: counter-clockwise
-        theta = 2 * math.pi * step / _CIRCLE_VERTICES
-        sin_phi2 = sin_phi1 * cos_d + cos_phi1 * sin_d * math.cos(theta)
-        phi2 = math.asin(max(-1.0, min(1.0, sin_phi2)))
-        lam2 = lam1 + math.atan2(math.sin(theta) * sin_d * cos_phi1, cos_d - sin_phi1 * sin_phi2)
-        lon2 = (math.degrees(lam2) + 540.0) % 360.0 - 180.0
-        ring.append([lon2, math.degrees(phi2)])
-    ring[-1] = list(ring[0])
     return ring
 
 
@@ -94,16 +84,17 @@ def _position_or_raise(tokens: list[str], index: int, kind: str) -> tuple[tuple[
     return position, index
 
 
-def _zone(
+def zone(
     *,
     kind: str,
     symbol: str,
     layer: str | None,
     times: list[str],
     label: str,
-    ring: list[list[float]],
+    rings: list[list[list[float]]],
     specifics: dict[str, Any],
 ) -> dict[str, Any]:
+    """A zone annotation (a Polygon of ``rings``: the outline, then any holes) with the symbol's colour."""
     properties: dict[str, Any] = {
         "dataType": "annotation",
         "kind": "zone",
@@ -124,7 +115,7 @@ def _zone(
             properties["timeEnd"] = times[1]
     return {
         "type": "Feature",
-        "geometry": {"type": "Polygon", "coordinates": [ring]},
+        "geometry": {"type": "Polygon", "coordinates": rings},
         "properties": properties,
     }
 
@@ -141,8 +132,8 @@ def parse_circle(rest: str, clock: DateTimeReader) -> dict[str, Any]:
     radius_m = radius_yd * _YARD_M
     label = " ".join(tokens[index + 1 :])
     specifics = {"shapeType": "circle", "origin": [lon, lat], "radiusM": radius_m}
-    ring = _circle_ring(lon, lat, radius_m)
-    return _zone(kind="CIRCLE", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics)
+    ring = circle_ring(lon, lat, radius_m, _CIRCLE_VERTICES).tolist()
+    return zone(kind="CIRCLE", symbol=symbol, layer=layer, times=times, label=label, rings=[ring], specifics=specifics)
 
 
 def parse_rect(rest: str, clock: DateTimeReader) -> dict[str, Any]:
@@ -157,7 +148,7 @@ def parse_rect(rest: str, clock: DateTimeReader) -> dict[str, Any]:
     ring = [[west, south], [east, south], [east, north], [west, north], [west, south]]
     specifics = {"shapeType": "rectangle", "topLeft": [west, north], "bottomRight": [east, south]}
     label = " ".join(tokens[index:])
-    return _zone(kind="RECT", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics)
+    return zone(kind="RECT", symbol=symbol, layer=layer, times=times, label=label, rings=[ring], specifics=specifics)
 
 
 def parse_poly(rest: str, clock: DateTimeReader) -> dict[str, Any]:
@@ -168,12 +159,42 @@ def parse_poly(rest: str, clock: DateTimeReader) -> dict[str, Any]:
         (lon, lat), index = _position_or_raise(tokens, index, "POLY")
         points.append([lon, lat])
     distinct = {(p[0], p[1]) for p in points}
-    if len(distinct) < 3:
-        raise NotImported(f"POLY (a polygon needs at least 3 distinct points, got {len(distinct)})")
-    ring = _ccw_ring(points)
-    specifics = {"shapeType": "polygon"}
     label = " ".join(tokens[index:])
-    return _zone(kind="POLY", symbol=symbol, layer=layer, times=times, label=label, ring=ring, specifics=specifics)
+    if len(distinct) < 2:
+        raise NotImported(f"POLY (a polygon of {len(distinct)} distinct point(s) encloses and draws nothing)")
+    if len(distinct) == 2:  # legacy Debrief draws a two-node polygon: a closed line, no area
+        return degenerate_polygon(symbol, layer, times, label, points)
+    ring = ccw_ring(points)
+    specifics = {"shapeType": "polygon"}
+    return zone(kind="POLY", symbol=symbol, layer=layer, times=times, label=label, rings=[ring], specifics=specifics)
+
+
+def degenerate_polygon(
+    symbol: str, layer: str | None, times: list[str], label: str, points: list[list[float]]
+) -> dict[str, Any]:
+    """A polygon of two distinct points as legacy Debrief draws it: there and back, a line."""
+    properties: dict[str, Any] = {
+        "dataType": "annotation",
+        "kind": "annotation",
+        "annotationType": "boundary",
+        "name": label or "poly",
+        "text": label,
+        "symbol": symbol,
+        "specifics": {"shapeType": "polygon", "note": "two distinct points: drawn as a line, it encloses no area"},
+    }
+    colour = replay_colour(symbol)
+    if colour is not None:
+        properties["stroke"] = properties["color"] = colour
+    if layer:
+        properties["layer"] = layer
+    if times:
+        properties["time"] = times[0]
+        if len(times) > 1:
+            properties["timeEnd"] = times[1]
+    coords = [list(p) for p in points]
+    if coords[0] != coords[-1]:
+        coords.append(list(coords[0]))
+    return {"type": "Feature", "geometry": {"type": "LineString", "coordinates": coords}, "properties": properties}
 
 
 def parse_text(rest: str) -> dict[str, Any]:

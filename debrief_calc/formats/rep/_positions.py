@@ -63,8 +63,8 @@ def _read_coordinate(tokens: list[str], start: int, axis: str, problems: list[st
         elif name == "degrees" and value > limit:
             problems.append(f"{axis} degrees {text} out of range [0, {limit:g}]")
             ok = False
-        elif name != "degrees" and value >= 60:
-            problems.append(f"{axis} {name} {text} out of range [0, 60)")
+        elif name != "degrees" and value > 60:  # 60 itself occurs in real files ("59 60 00.00 N" is 60°N)
+            problems.append(f"{axis} {name} {text} out of range [0, 60]")
             ok = False
         values.append(value if value is not None else 0.0)
     if not ok:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from debrief_calc.formats.hosted.records import ArcLine, Cut, SolutionFix
+
 __all__ = ["MAX_ISSUE_TEXT", "LineError", "LineIssue", "NotImported", "RepResult", "Truncated", "line_issue"]
 
 #: Longest raw line text kept in a :class:`LineIssue`.
@@ -30,6 +32,16 @@ class RepResult:
     line_count: int = 0
     fix_count: int = 0
     narrative_count: int = 0
+    #: sensor cuts, solution points and coverage arcs read, waiting for their host tracks
+    cuts: list[Cut] = field(default_factory=list)
+    solutions: list[SolutionFix] = field(default_factory=list)
+    arcs: list[ArcLine] = field(default_factory=list)
+    #: display settings for legacy Debrief's views (``;FORMAT_…:`` lines), as read
+    directives: list[dict[str, Any]] = field(default_factory=list)
+    #: annotation lines read (everything but fixes, comments, blanks, errors and skips)
+    annotation_lines: int = 0
+    #: the slug that makes this file's non-track ids its own
+    scope: str = ""
 
 
 class LineError(Exception):

@@ -1,53 +1,90 @@
-"""What frames the data: the graticule (its degrees placed like labels, so that the legend and the
-inset never hide them), the title, the time caption, the scale bar in nautical miles, the interval
+"""What frames the data: the graticule (in degrees and minutes, placed like labels, so that the
+legend and the inset never hide them), the title, the time caption, the scale bar in nautical miles, the interval
 of the time labels and what is not shown because it is not active at the time."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
+from debrief_calc.geo.dm import latitude_dm, longitude_dm
 from debrief_calc.plots.render._common import BACKGROUND, MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, nice
 from debrief_calc.plots.render._labels import Label, font
 from debrief_calc.plots.render._tracks import dtg, step_text
 from debrief_calc.plots.render._view import Projection
 
-__all__ = ["draw_frame", "draw_graticule", "hidden_note"]
+__all__ = ["draw_frame", "draw_graticule", "graticule_step", "hidden_note"]
 
 _TINT = (120, 120, 130)
 
 
+#: graticule steps, in minutes of arc: a navigator's chart spacings, from 0.01' to 30°
+_STEPS_MIN: Final = (
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    1200.0,
+    1800.0,
+)
+
+
+def graticule_step(span_deg: float) -> tuple[float, int]:
+    """The largest of a chart's spacings in minutes not above ``span_deg`` (the smallest, below
+    them all), in degrees, and the decimals of the minutes its labels need."""
+    minutes = span_deg * 60.0
+    step = max((m for m in _STEPS_MIN if m <= minutes + 1e-12), default=_STEPS_MIN[0])
+    decimals = 0 if step >= 1 else 1 if step >= 0.1 else 2
+    return step / 60.0, decimals
+
+
+def _marks(low: float, high: float, step: float) -> list[float]:
+    """The multiples of ``step`` from ``low`` to ``high``, counted in whole steps (no drift)."""
+    first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+    return [k * step for k in range(first, last + 1)]
+
+
 def draw_graticule(draw: Any, proj: Projection, labels: list[Label]) -> None:
     """Light parallels and meridians over what is visible, about 120 pixels apart (at most 8
-    across and 6 down), so that their labels never run into each other. Their degrees go to
-    ``labels``: a latitude at the left edge above its line, else at the right; a longitude at
-    the bottom right of its line, else at the top."""
+    across and 6 down), on a chart's spacings in minutes, so that their labels never run into each
+    other. Their degrees and minutes go to ``labels`` (``22°07.5'N``, ``021°45'W``): a latitude at
+    the left edge above its line, else at the right; a longitude at the bottom right of its line,
+    else at the top."""
     box = proj.box
     w, n = proj.lonlat(box[0], box[1])
     e, s = proj.lonlat(box[2], box[3])
     grey, small = (205, 210, 216), font(10)
     across = min(max((box[2] - box[0]) / 120, 1.0), 8.0)
     down = min(max((box[3] - box[1]) / 90, 1.0), 6.0)
-    lon_step, lat_step = nice((e - w) / across), nice((n - s) / down)
-    lon = math.ceil(w / lon_step) * lon_step
-    while lon <= e:
+    (lon_step, lon_dec), (lat_step, lat_dec) = graticule_step((e - w) / across), graticule_step((n - s) / down)
+    for lon in _marks(w, e, lon_step):
         x = proj.ox + (lon - proj.w) * proj.k * proj.scale
         draw.line((x, box[1], x, box[3]), fill=grey, width=1)
-        text = f"{180.0 if abs(lon - 180.0) < 1e-9 else (lon + 180) % 360 - 180:.6g}°"
+        text = longitude_dm(lon, lon_dec)
         if x + 2 + small.getlength(text) <= box[2]:
             spots = ((x + 1, box[3] - 14), (x + 1, box[1] + 1))
             labels.append(Label(text, (x, box[3]), _TINT, rank=1, size=10, order=(1, 0), spots=spots, patch=BACKGROUND))
-        lon += lon_step
-    lat = math.ceil(s / lat_step) * lat_step
-    while lat <= n:
+    for lat in _marks(s, n, lat_step):
         y = proj.oy + (proj.n - lat) * proj.scale
         draw.line((box[0], y, box[2], y), fill=grey, width=1)
-        text = f"{lat:.6g}°"
+        text = latitude_dm(lat, lat_dec)
         if box[1] <= y - 12 and y <= box[3] - 16:  # clear of the top and of the longitudes
             right = box[2] - 5 - small.getlength(text)
             spots = ((box[0] + 1, y - 12), (right, y - 12))
             labels.append(Label(text, (box[0], y), _TINT, rank=1, size=10, order=(1, 0), spots=spots, patch=BACKGROUND))
-        lat += lat_step
 
 
 def hidden_note(kinds: list[str], t: float | None) -> str:

@@ -12,6 +12,7 @@ import inspect
 import io
 import re
 import tokenize
+from collections import deque
 
 from llmem.code.outline._common import (
     DECORATOR_CAP,
@@ -423,8 +424,24 @@ def outline_python(data: bytes, test_file: bool = False) -> tuple[list[ImportRef
     extractor = _Extractor(source, test_file)
     symbols = drop_shadowed(extractor.statements(tree.body, "", "module"))
     if b"import_module(" in source or b"__import__(" in source:
-        extractor.imports += _dynamic_imports(tree)
+        extractor.imports += _dynamic_imports(tree, extractor.lines)
     return extractor.imports, symbols
+
+
+#: What a line naming a dynamic import holds (any non-ASCII byte too: an identifier may be
+#: written in a form NFKC normalises to one of these names).
+_DYNAMIC_WORDS = re.compile(rb"import_module|__import__|[\x80-\xff]")
+
+
+def _mentions(lines: list[bytes], first: int, last: int, pattern: re.Pattern[bytes]) -> bool:
+    """Whether ``pattern`` matches on the 1-based lines ``first`` to ``last`` of ``lines``."""
+    return pattern.search(b"\n".join(lines[first - 1 : last])) is not None
+
+
+def _first_line(node: ast.stmt) -> int:
+    """Where a statement starts, its decorators included."""
+    decorators = getattr(node, "decorator_list", None)
+    return min(d.lineno for d in decorators) if decorators else node.lineno
 
 
 def _mcp_handler(decorator: ast.expr) -> bool:
@@ -442,10 +459,21 @@ def _attribute_doc(body: list[ast.stmt], i: int) -> str | None:
     return None
 
 
-def _dynamic_imports(tree: ast.Module) -> list[ImportRef]:
-    """``importlib.import_module("x")`` and ``__import__("x")`` with a literal name, anywhere."""
+def _dynamic_imports(tree: ast.Module, lines: list[bytes]) -> list[ImportRef]:
+    """``importlib.import_module("x")`` and ``__import__("x")`` with a literal name, anywhere.
+
+    The nodes are visited in ``ast.walk``'s order, less the statements whose lines do not name
+    ``import_module`` or ``__import__`` (a walk of what is left finds the same calls in the
+    same order: no call lies in what is left out)."""
     found: list[ImportRef] = []
-    for node in ast.walk(tree):
+    todo: deque[ast.AST] = deque(tree.body)
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.stmt) and not _mentions(
+            lines, _first_line(node), node.end_lineno or node.lineno, _DYNAMIC_WORDS
+        ):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
         if type(node) is not ast.Call or not node.args:
             continue
         func = node.func

@@ -1,5 +1,6 @@
 // llmem host — chat page. Plain ES2020, no dependencies, nothing fetched from elsewhere.
-// Talks to the host over one WebSocket (/ws); see the protocol notes in the handlers below.
+// Talks to the host over one WebSocket (/ws): the protocol is written out in llmem/host/chat_socket.py.
+// chats.js (the list of chats) and attach.js (files) plug into window.llmemPage, made at the end.
 (() => {
   "use strict";
 
@@ -37,6 +38,10 @@
     zoomLevel: $("#zoom-level"),
     chips: $(".chips"),
     theme: $("#theme"),
+    model: $("#model"),
+    statusDialog: $("#status-dialog"),
+    statusServers: $("#status-servers"),
+    zoomDownload: $("#zoom-download"),
   };
 
   const state = {
@@ -55,7 +60,11 @@
     zooms: new Map(), // zoomId -> {mime, data}: the picture shown meanwhile
     zoomScale: null, // the full-size picture's scale; null: fitted to the window
     replaced: false, // the host dropped this page for a newer one: reconnect only when asked
+    hello: {}, // the host's last connection payload: models, servers and their state
   };
+  // what each message said, as Markdown (the answer a Copy copies) and the files a question had
+  const rawText = new WeakMap();
+  const attachedTo = new WeakMap();
 
   // ---------------------------------------------------------------- helpers
 
@@ -77,6 +86,15 @@
     } catch (_) {
       /* storage may be unavailable; the session then lasts as long as the page */
     }
+  }
+
+  // a path of the host's HTTP API, with the page's token when it was opened with one
+  function apiUrl(path, params) {
+    const q = new URLSearchParams(params || {});
+    const token = new URLSearchParams(location.search).get("token");
+    if (token) q.set("token", token);
+    const qs = q.toString();
+    return `${path}${qs ? `?${qs}` : ""}`;
   }
 
   function el(tag, attrs, ...children) {
@@ -475,11 +493,34 @@
     state.current = null;
   }
 
-  function addUser(text) {
+  function formatSize(bytes) {
+    if (typeof bytes !== "number" || !isFinite(bytes)) return "";
+    if (bytes < 1024) return `${bytes} B`;
+    if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10240 ? 1 : 0)} kB`;
+    return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  }
+
+  // the files a question came with, as small chips under its text
+  function fileList(files) {
+    if (!Array.isArray(files) || !files.length) return null;
+    return el("ul", { class: "msg-files", "aria-label": "Attached files" }, ...files.map((f) =>
+      el("li", { class: "file-chip", title: "Saved in the workspace" },
+        el("span", { class: "file-name", text: String(f.name || "") }),
+        el("span", { class: "file-size", text: formatSize(f.size) }))));
+  }
+
+  // a question: its text, its files, and Edit (to change it and ask again)
+  function addUser(text, files) {
     endAssistant();
     const body = el("div", { class: "msg-body" });
     body.textContent = text;
-    return append(el("div", { class: "msg user" }, el("span", { class: "visually-hidden", text: "You said: " }), body));
+    const edit = el("button", { type: "button", class: "msg-action edit", text: "Edit", "aria-label": "Edit this question and ask again" });
+    const node = el("div", { class: "msg user" }, el("span", { class: "visually-hidden", text: "You said: " }), body,
+      fileList(files), el("div", { class: "msg-actions" }, edit));
+    rawText.set(node, text);
+    attachedTo.set(node, Array.isArray(files) ? files : []);
+    edit.addEventListener("click", () => editQuestion(node));
+    return append(node);
   }
 
   function newAssistant() {
@@ -487,6 +528,7 @@
     const node = el("div", { class: "msg assistant" }, el("span", { class: "visually-hidden", text: "Assistant: " }), body);
     append(node);
     state.current = { el: node, body, text: "" };
+    rawText.set(node, "");
     return state.current;
   }
 
@@ -494,9 +536,117 @@
     endAssistant();
     const cur = newAssistant();
     cur.text = text || "";
+    rawText.set(cur.el, cur.text);
     cur.body.innerHTML = renderMarkdown(cur.text);
     decorateCode(cur.body);
     state.current = null;
+  }
+
+  // -- turns: a question and all that came of it, up to the next question
+
+  function questions() {
+    return [...els.conversation.querySelectorAll(":scope > .msg.user")];
+  }
+
+  // the nodes after a question, up to the next one (or the end)
+  function turnOf(userNode) {
+    const nodes = [];
+    for (let n = userNode.nextElementSibling; n && !n.matches(".msg.user"); n = n.nextElementSibling) nodes.push(n);
+    return nodes;
+  }
+
+  // the turn's answer as Markdown: every text the model wrote in it, in order
+  function answerOf(userNode) {
+    return turnOf(userNode).filter((n) => n.matches(".msg.assistant")).map((n) => rawText.get(n) || "")
+      .filter((t) => t.trim()).join("\n\n");
+  }
+
+  // each finished turn ends with its actions: Copy (the answer, as Markdown) and Regenerate
+  function closeTurns(exceptLast) {
+    const asked = questions();
+    if (exceptLast) asked.pop(); // its answer is still coming
+    for (const userNode of asked) {
+      const nodes = turnOf(userNode);
+      const last = nodes[nodes.length - 1];
+      if (last && last.matches(".turn-actions")) continue;
+      for (const old of nodes.filter((n) => n.matches(".turn-actions"))) old.remove();
+      const copy = el("button", { type: "button", class: "msg-action copy-answer", text: "Copy",
+        "aria-label": "Copy the answer as Markdown", title: "Copy the answer as Markdown" });
+      const again = el("button", { type: "button", class: "msg-action regenerate", text: "Regenerate",
+        "aria-label": "Ask this question again", title: "Forget this answer and ask the question again" });
+      copy.hidden = !answerOf(userNode);
+      copy.addEventListener("click", () => copyText(answerOf(userNode), copy));
+      again.addEventListener("click", () => regenerate(userNode));
+      const bar = el("div", { class: "turn-actions", role: "group", "aria-label": "This answer" }, copy, again);
+      (last || userNode).after(bar);
+    }
+    updateControls();
+  }
+
+  // everything after a question goes (its live views told first); with ``andItself`` the question too
+  function forgetFrom(userNode, andItself) {
+    const gone = turnOf(userNode);
+    if (andItself) gone.unshift(userNode);
+    for (const [callId, rec] of state.steps) if (gone.includes(rec.node)) state.steps.delete(callId);
+    if (window.llmemApps) window.llmemApps.teardownAll("the answer was asked again", (node) => gone.some((g) => g.contains(node)));
+    for (const n of gone) n.remove();
+    state.current = null;
+    updateEmpty();
+  }
+
+  function regenerate(userNode) {
+    if (state.busy || !state.open) return;
+    const index = questions().indexOf(userNode);
+    if (index < 0 || !sendJson({ type: "regenerate", payload: { index } })) return;
+    forgetFrom(userNode, false);
+    setBusy(true);
+    scrollToBottom(true);
+    els.input.focus(); // the button pressed is gone with the answer
+  }
+
+  // Edit: the question becomes a text box; Send asks it in its place, with what came after it forgotten
+  function editQuestion(userNode) {
+    if (state.busy || !state.open || userNode.classList.contains("editing")) return;
+    const body = userNode.querySelector(".msg-body");
+    const box = el("textarea", { class: "edit-box", rows: "2", "aria-label": "Your question, edited" });
+    box.value = rawText.get(userNode) || body.textContent;
+    const send = el("button", { type: "button", class: "approve", text: "Send" });
+    const cancel = el("button", { type: "button", class: "deny", text: "Cancel" });
+    const form = el("div", { class: "edit-form" }, box, el("div", { class: "edit-actions" }, cancel, send));
+    userNode.classList.add("editing");
+    body.hidden = true;
+    body.after(form);
+    const close = () => {
+      form.remove();
+      body.hidden = false;
+      userNode.classList.remove("editing");
+      userNode.querySelector(".edit").focus();
+    };
+    const go = () => {
+      const text = box.value.trim();
+      const files = attachedTo.get(userNode) || [];
+      const index = questions().indexOf(userNode);
+      if ((!text && !files.length) || state.busy || index < 0) return;
+      if (!sendJson({ type: "edit", payload: { index, text, attachments: files } })) return;
+      forgetFrom(userNode, false);
+      form.remove();
+      body.hidden = false;
+      body.textContent = text;
+      rawText.set(userNode, text);
+      userNode.classList.remove("editing");
+      setBusy(true);
+      scrollToBottom(true);
+      els.input.focus();
+    };
+    send.addEventListener("click", go);
+    cancel.addEventListener("click", close);
+    box.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); go(); }
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); }
+    });
+    box.style.height = `${Math.min(240, Math.max(48, box.scrollHeight))}px`;
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
   }
 
   function appendText(piece) {
@@ -522,6 +672,7 @@
     state.renderQueued = false;
     const cur = state.current;
     if (!cur) return;
+    rawText.set(cur.el, cur.text);
     cur.body.innerHTML = renderMarkdown(cur.text);
     decorateCode(cur.body);
     scrollToBottom();
@@ -731,9 +882,27 @@
     img.addEventListener("load", () => scrollToBottom(), { once: true });
     const open = el("button", { type: "button", class: "linkish open-full", text: "Open full size" });
     open.addEventListener("click", show);
-    const caption = el("figcaption", null, el("span", { text: "Click the picture to open it larger" }), open);
+    const name = pictureName(source, mime);
+    const save = el("a", { class: "linkish download", href: src, download: name, text: "Download PNG",
+      title: `Save the picture as ${name}` });
+    if (!/png/i.test(mime)) save.textContent = "Download";
+    const caption = el("figcaption", null, el("span", { class: "image-hint", text: "Click the picture to open it larger" }),
+      el("span", { class: "image-links" }, open, save));
     const fig = el("figure", { class: "chat-image" }, el("div", { class: "image-frame" }, img), caption);
     append(fig);
+  }
+
+  // a picture's file name: its plot and the moment drawn, e.g. nelson-collingwood-1995-12-12T104509Z.png
+  function pictureName(source, mime) {
+    const args = source && source.arguments && typeof source.arguments === "object" ? source.arguments : {};
+    const result = parseMaybeJson(source && (typeof source.result === "function" ? source.result() : source.result));
+    const plot = typeof args.filename === "string" ? args.filename.replace(/\.plot\.json$/i, "") : "";
+    const when = result && typeof result === "object" && typeof result.time === "string" ? result.time
+      : typeof args.time === "string" ? args.time : "";
+    const stem = [plot || String((source && source.tool) || "picture").split(":").pop(), when.replace(/\.\d+Z$/, "Z").replace(/:/g, "")]
+      .filter(Boolean).join("-").replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "") || "picture";
+    const ext = /svg/i.test(mime) ? "svg" : /jpe?g/i.test(mime) ? "jpg" : /gif/i.test(mime) ? "gif" : /webp/i.test(mime) ? "webp" : "png";
+    return `${stem}.${ext}`;
   }
 
   // "Open full size": the step's tool draws the picture again as large as it can (the host asks
@@ -741,6 +910,7 @@
   let zoomCount = 0;
   function openFull(mime, data, source) {
     state.zoomScale = null; // it opens fitted to the window
+    state.zoomName = pictureName(source, mime);
     showZoom(mime, data, source && source.tool ? "Drawing it larger…" : "");
     if (!source || !source.tool || !source.arguments || typeof source.arguments !== "object") return;
     const zoomId = `z-${++zoomCount}`;
@@ -762,6 +932,8 @@
     img.addEventListener("load", () => applyZoom(), { once: true });
     els.zoomFrame.replaceChildren(img);
     els.zoomNote.textContent = note || "";
+    els.zoomDownload.href = img.src; // the picture shown: the larger one once it is drawn
+    els.zoomDownload.download = state.zoomName || "picture.png";
     if (!els.zoomDialog.open) els.zoomDialog.showModal();
     applyZoom();
   }
@@ -845,6 +1017,7 @@
     const data = String(p.data || "").replace(/[^A-Za-z0-9+/=]/g, "");
     const size = p.width ? `Drawn again at ${p.width}×${p.height} px.` : "";
     showZoom(mime, data, p.changed ? `Redrawn now: the plot has changed since. ${size}` : size);
+    if (p.width) els.zoomDownload.download = (state.zoomName || "picture.png").replace(/(\.\w+)$/, `-${p.width}px$1`);
   }
 
   $("#zoom-close").addEventListener("click", () => els.zoomDialog.close());
@@ -942,13 +1115,14 @@
     const messages = (p && Array.isArray(p.messages)) ? p.messages : [];
     messages.forEach((m, k) => {
       if (!m || typeof m !== "object") return;
-      if (m.role === "user") addUser(String(m.content ?? ""));
+      if (m.role === "user") addUser(String(m.content ?? ""), m.attachments);
       else if (m.role === "assistant") {
         const text = typeof m.content === "string" ? m.content : m.content == null ? "" : safeStringify(m.content);
         if (text === STOPPED_MARK) addNotice("Stopped.", "stopped"); // as it showed when it happened
         else if (text.trim()) addAssistant(text);
       } else if (m.role === "tool") addHistoryTool(m, k);
     });
+    closeTurns(state.busy);
     updateEmpty();
     scrollToBottom(true);
   }
@@ -978,9 +1152,13 @@
       b.textContent = "Send";
       b.setAttribute("aria-label", "Send message");
       b.classList.remove("stop");
-      b.disabled = !state.open || els.input.value.trim() === "";
+      const files = window.llmemPage && window.llmemPage.attach ? window.llmemPage.attach.saved().length : 0;
+      b.disabled = !state.open || (els.input.value.trim() === "" && !files);
     }
     document.body.dataset.busy = state.busy ? "true" : "false";
+    for (const button of els.conversation.querySelectorAll(".msg-action.edit, .msg-action.regenerate")) {
+      button.disabled = state.busy || !state.open;
+    }
     let note = "";
     if (!state.open) note = "Not connected — sending is paused until the host is back.";
     else if (state.busy) note = state.stopping ? "Stopping…" : "Answering… you can type your next message.";
@@ -998,9 +1176,18 @@
   function submit() {
     if (state.busy) return;
     const text = els.input.value.trim();
-    if (!text || !state.open) return;
-    if (!sendJson({ type: "message", payload: { text } })) return;
-    addUser(text);
+    const attach = window.llmemPage && window.llmemPage.attach;
+    if (attach && attach.pending()) {
+      els.note.textContent = "Wait for the files to be saved, then send.";
+      return;
+    }
+    const files = attach ? attach.saved() : [];
+    if ((!text && !files.length) || !state.open) return;
+    const payload = { text };
+    if (files.length) payload.attachments = files;
+    if (!sendJson({ type: "message", payload })) return;
+    if (attach) attach.clear();
+    addUser(text, files);
     els.input.value = "";
     autoGrow();
     state.current = null;
@@ -1178,7 +1365,10 @@
     connect();
   }
 
-  els.connection.addEventListener("click", retryNow);
+  els.connection.addEventListener("click", () => {
+    if (state.open) showStatus();
+    else retryNow();
+  });
 
   // A new conversation, once the person says so: a new session on the host; the old one stays
   // there, in the list of earlier chats.
@@ -1221,39 +1411,6 @@
     els.input.focus();
   }
 
-  // Earlier chats: the sessions the host keeps; a link resumes one with ?session=<id>.
-  function chatLink(c) {
-    const q = new URLSearchParams(location.search);
-    q.set("session", c.id);
-    const when = new Date((c.lastActiveAt || c.createdAt) * 1000);
-    const current = c.id === state.sessionId;
-    return el("li", null, el("a", {
-      href: `?${q.toString()}`, class: current ? "chat-link current" : "chat-link",
-      "aria-current": current ? "page" : null,
-    }, el("span", { class: "chat-title", text: c.title || "(no question yet)" }),
-    el("span", { class: "chat-meta", text:
-      `${c.messages} question${c.messages === 1 ? "" : "s"} · last active ${when.toLocaleString([], { dateStyle: "medium", timeStyle: "short" })}${current ? " · this chat" : ""}` })));
-  }
-
-  async function showChats() {
-    els.chatsList.replaceChildren(el("li", { class: "chats-empty", text: "Loading…" }));
-    els.chatsDialog.showModal();
-    const q = new URLSearchParams();
-    const token = new URLSearchParams(location.search).get("token");
-    if (token) q.set("token", token);
-    try {
-      const r = await fetch(`sessions${token ? `?${q}` : ""}`, { credentials: "same-origin", cache: "no-store" });
-      const body = await r.json();
-      const list = Array.isArray(body.sessions) ? body.sessions : [];
-      els.chatsList.replaceChildren(...(list.length ? list.map(chatLink)
-        : [el("li", { class: "chats-empty", text: "No conversations yet." })]));
-    } catch (_) {
-      els.chatsList.replaceChildren(el("li", { class: "chats-empty", text: "The host did not answer; try again." }));
-    }
-  }
-  els.chats.addEventListener("click", showChats);
-  $("#chats-close").addEventListener("click", () => els.chatsDialog.close());
-
   window.addEventListener("online", retryNow);
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible" && !state.open && !state.replaced) retryNow();
@@ -1274,38 +1431,32 @@
       addNotice(p.message || "This page was disconnected. Click the connection badge to reconnect.", "stopped");
       return;
     }
+    if (p.state === "deleted") { // this chat was deleted (here, or on another page): a new one
+      startNewChat();
+      addNotice(p.message || "This chat was deleted.", "stopped");
+      return;
+    }
     const previous = state.sessionId;
+    state.hello = p;
     if (window.llmemApps) window.llmemApps.configure({ appsPort: p.appsPort, send: sendJson });
     if (p.sessionId) writeSession(p.sessionId);
     if (p.sessionId) document.body.dataset.session = p.sessionId; // which chat this is (tests read it)
     if (p.sessionId && new URLSearchParams(location.search).get("session") !== p.sessionId) leaveAddress();
     state.open = true;
     state.attempts = 0;
-    setConnection("connected", "connected", p.message || "Connected to the host");
-    if (p.provider) {
-      els.provider.textContent = p.provider;
-      const extra = [];
-      if (Array.isArray(p.servers) && p.servers.length) extra.push(`servers: ${p.servers.join(", ")}`);
-      if (typeof p.tools === "number") extra.push(`${p.tools} tools`);
-      els.provider.title = [p.provider, ...extra].join("\n");
-    } else {
-      els.provider.textContent = "";
-    }
-    els.standin.hidden = !p.standIn;
+    const failing = serverTrouble(p.serverStates);
+    setConnection(failing ? "degraded" : "connected", failing ? `connected · ${failing}` : "connected",
+      `${p.message || "Connected to the host"} — click for the model and the servers`);
+    setModels(p.models, p.model);
+    showModel({ id: p.model, label: p.provider, standIn: p.standIn, suggestions: p.suggestions });
     const servers = Array.isArray(p.servers) ? p.servers.map(String) : [];
     els.input.placeholder = placeholderFor(servers);
-    if (Array.isArray(p.suggestions) && p.suggestions.length) setSuggestions(p.suggestions);
-    else if (servers.length) {
+    if (!(Array.isArray(p.suggestions) && p.suggestions.length) && servers.length) {
       // the page's own examples: only those the configured servers can answer
       for (const chip of els.chips.querySelectorAll(".chip[data-server]")) {
         chip.hidden = !servers.some((s) => s.includes(chip.dataset.server));
       }
     }
-    if (p.standIn) {
-      $(".welcome-text").textContent = "No model answers here: the deterministic stand-in plays the requests " +
-        "below through with the tools, and each step appears in the conversation and can be expanded.";
-    }
-    document.body.dataset.standin = p.standIn ? "true" : "false";
     if (p.state === "connected" && previous && p.sessionId && p.sessionId !== previous &&
         els.conversation.childElementCount > 0) {
       // the host did not know the old session (it restarted, or the session expired)
@@ -1315,6 +1466,96 @@
     if (p.turnRunning && !state.busy) setBusy(true); // a turn another page started is still going
     updateControls();
   }
+
+  // "1 server down" when a configured server is not running (its error is in the dialog)
+  function serverTrouble(states) {
+    const down = (Array.isArray(states) ? states : []).filter((s) => s && s.state !== "running");
+    return down.length ? `${down.length} server${down.length > 1 ? "s" : ""} down` : "";
+  }
+
+  // -- the model: several to choose from (a select), or the one the host runs
+
+  function setModels(models, current) {
+    const list = Array.isArray(models) ? models.filter((m) => m && typeof m.id === "string") : [];
+    els.model.hidden = list.length < 2;
+    els.provider.hidden = list.length >= 2;
+    if (list.length < 2) return;
+    els.model.replaceChildren(...list.map((m) => el("option", {
+      value: m.id, text: m.standIn ? "Deterministic stand-in — not a model" : m.label || m.id,
+    })));
+    els.model.value = current || list[0].id;
+  }
+
+  function showModel(m) {
+    m = m || {};
+    const hello = state.hello || {};
+    els.provider.textContent = m.standIn ? "" : m.label || "";
+    const extra = [];
+    if (Array.isArray(hello.servers) && hello.servers.length) extra.push(`servers: ${hello.servers.join(", ")}`);
+    if (typeof hello.tools === "number") extra.push(`${hello.tools} tools`);
+    els.provider.title = [m.label || "", ...extra].filter(Boolean).join("\n");
+    if (m.id && !els.model.hidden) els.model.value = m.id;
+    els.model.classList.toggle("is-standin", !!m.standIn);
+    els.standin.hidden = !m.standIn || !els.model.hidden; // the select says so itself, amber
+    els.model.title = m.standIn ? "Answers come from a scripted stand-in, not from a language model" : "The model that answers in this chat";
+    document.body.dataset.standin = m.standIn ? "true" : "false";
+    document.body.dataset.model = m.id || "";
+    if (Array.isArray(m.suggestions) && m.suggestions.length) setSuggestions(m.suggestions);
+    $(".welcome-text").textContent = m.standIn
+      ? "No model answers here: the deterministic stand-in plays the requests below through with the tools, and " +
+        "each step appears in the conversation and can be expanded. Drop REP files on the page to add ships."
+      : "Ask about debrief plots in this workspace or about code the memory has indexed. The model calls tools as " +
+        "it goes; each step appears in the conversation and can be expanded. Drop REP, DSF or plot files on the " +
+        "page to add them to the workspace.";
+  }
+
+  els.model.addEventListener("change", () => {
+    if (!sendJson({ type: "model", payload: { id: els.model.value } })) {
+      els.model.value = document.body.dataset.model || els.model.value;
+    }
+  });
+
+  // -- the connection's dialog: the model of this chat, each server's state (and its error)
+
+  const SERVER_STATES = {
+    running: "running", failing: "failing: its calls fail fast for a while", stopped: "stopped", failed: "did not start",
+  };
+
+  function drawStatus(health) {
+    const hello = state.hello || {};
+    const states = Array.isArray(health && health.serverStates) ? health.serverStates : hello.serverStates || [];
+    $("#status-connection").textContent = state.open
+      ? `Connected to the host${state.sessionId ? " · this chat is kept under Chats" : ""}.`
+      : "Not connected to the host.";
+    const model = (hello.models || []).find((m) => m.id === document.body.dataset.model);
+    $("#status-model").textContent = `Model of this chat: ${(model && model.label) || hello.provider || "?"}` +
+      ((hello.models || []).length > 1 ? " (choose another in the header)." : ".");
+    els.statusServers.replaceChildren(...states.map((sv) => {
+      const item = el("li", { class: "status-server", "data-state": sv.state },
+        el("span", { class: "server-dot", "aria-hidden": "true" }),
+        el("span", { class: "server-name", text: sv.name }),
+        el("span", { class: "server-state", text: SERVER_STATES[sv.state] || sv.state }),
+        el("span", { class: "server-tools", text: sv.state === "failed" ? "" : `${sv.tools} tool${sv.tools === 1 ? "" : "s"}` }));
+      if (sv.error) item.append(el("pre", { class: "server-error", tabindex: "0", text: sv.error }));
+      return item;
+    }));
+    if (!states.length) els.statusServers.replaceChildren(el("li", { class: "chats-empty", text: "No server information yet." }));
+    const tokens = health && typeof health.promptTokens === "number" ? health.promptTokens : null;
+    $("#status-prompt").textContent = tokens
+      ? `Every request starts with about ${tokens.toLocaleString()} tokens of instructions and tool descriptions.` : "";
+  }
+
+  async function showStatus() {
+    drawStatus(null);
+    if (!els.statusDialog.open) els.statusDialog.showModal();
+    try {
+      const r = await fetch(apiUrl("health"), { credentials: "same-origin", cache: "no-store" });
+      if (r.ok) drawStatus(await r.json());
+    } catch (_) {
+      /* the last connection's view stays */
+    }
+  }
+  $("#status-close").addEventListener("click", () => els.statusDialog.close());
 
   function handle(msg) {
     const p = msg.payload && typeof msg.payload === "object" ? msg.payload : {};
@@ -1343,7 +1584,7 @@
         onZoomed(p);
         break;
       case "user": // a question asked from another page open on this chat
-        addUser(typeof p.text === "string" ? p.text : "");
+        addUser(typeof p.text === "string" ? p.text : "", p.attachments);
         state.current = null;
         setBusy(true);
         break;
@@ -1352,6 +1593,9 @@
         if (card && card.node.dataset.state === "pending") settleConfirm(card, p.approve ? "approved" : "denied");
         break;
       }
+      case "model": // this chat's model changed (here or on another page)
+        showModel(p);
+        break;
       case "app": // the host's answer to a live view's request (apps.js)
         if (window.llmemApps) window.llmemApps.onFrame(p);
         break;
@@ -1365,6 +1609,7 @@
         state.steps.clear(); // call ids belong to one turn
         expireConfirms();
         setBusy(false);
+        closeTurns(false);
         break;
       default:
         break; // unknown: ignore
@@ -1410,6 +1655,26 @@
   connect();
   if (window.matchMedia && window.matchMedia("(pointer: fine)").matches) els.input.focus({ preventScroll: true });
 
-  // exposed for debugging in the console and for tests
-  window.llmemPage = { renderMarkdown, state };
+  // a server that dies while the page is open: the connection's pill says so within a minute
+  setInterval(async () => {
+    if (!state.open || document.visibilityState !== "visible") return;
+    try {
+      const r = await fetch(apiUrl("health"), { credentials: "same-origin", cache: "no-store" });
+      if (!r.ok || !state.open) return;
+      const health = await r.json();
+      state.hello = { ...state.hello, serverStates: health.serverStates, servers: health.servers };
+      const failing = serverTrouble(health.serverStates);
+      setConnection(failing ? "degraded" : "connected", failing ? `connected · ${failing}` : "connected",
+        "Connected to the host — click for the model and the servers");
+      if (els.statusDialog.open) drawStatus(health);
+    } catch (_) {
+      /* the socket's own close says when the host is gone */
+    }
+  }, 30000);
+
+  // for chats.js and attach.js, for debugging in the console and for tests
+  window.llmemPage = {
+    renderMarkdown, state, els, el, apiUrl, copyText, sendJson, startNewChat, clip, formatSize, updateControls,
+    addNotice, autoGrow,
+  };
 })();

@@ -274,10 +274,12 @@
 
   // Before the conversation is cleared: the views move (alive, where the browser can move a frame
   // without reloading it) to a hidden holder, hear ui/resource-teardown, and go once they answer.
-  function teardownAll(reason) {
+  // ``which(node)``: only the views it says (those of the answers an edit or a regeneration drops).
+  function teardownAll(reason, which) {
     const holder = document.getElementById("app-teardown") || document.body.appendChild(Object.assign(
       document.createElement("div"), { id: "app-teardown", hidden: true }));
     for (const view of [...apps.views]) {
+      if (typeof which === "function" && !which(view.node)) continue;
       if (view.node.isConnected && typeof holder.moveBefore === "function") {
         try { holder.moveBefore(view.node, null); } catch (_) { /* removed with the conversation */ }
       }

@@ -1,11 +1,14 @@
 """The deterministic stand-in: a scripted "model" for offline demos and tests, labelled as such.
 
 It calls no model. In a chat it plays a few requests through with the tools (the closest approach
-of two ships, the workspace's listing: see :mod:`standin_plays`), says what it can play ("help",
-"What can you do?") and lists the tools ("tools"), runs
-what the person writes as ``/tool server:name {json}`` (natively) or as a ```tool block (through
-the host's block parser), and after such a step reports each result's headline in a line. Handed a tool's prompt (the callback protocol) it answers from the prompt's own
-text: JSON notes for llmem's annotate, figure lists for the calc server's summaries.
+of two ships, a ship's speed and position at a time, the last hour of an exercise, the
+workspace's listing: see :mod:`standin_plays`), says what it can play ("help", "What can you
+do?"), and to anything else says plainly that it cannot answer, being no model, and what it can
+do instead. For developers it lists the tools ("tools"), runs what the person writes as ``/tool
+server:name {json}`` (natively) or as a ```tool block (through the host's block parser), and
+after such a step reports each result's headline in a line. Handed a tool's prompt (the callback
+protocol) it answers from the prompt's own text: JSON notes for llmem's annotate, figure lists
+for the calc server's summaries.
 """
 
 from __future__ import annotations
@@ -17,7 +20,16 @@ from typing import Any
 
 from llmem.host.chat import ChatMessage, StreamEvent, TextDelta, ToolCall, ToolCallEvent, ToolSpec, new_id
 from llmem.host.providers.base import Provider, ProviderSettings
-from llmem.host.providers.standin_plays import LIST, RUN, SUGGESTIONS, play_for, report, turn_so_far
+from llmem.host.providers.standin_plays import (
+    CAN_DO,
+    LIST,
+    RUN,
+    SUGGESTIONS,
+    Question,
+    play_for,
+    report,
+    turn_so_far,
+)
 from llmem.host.steps import clip
 
 __all__ = ["GUIDE", "StandInProvider", "stand_in_answer"]
@@ -142,20 +154,16 @@ def stand_in_answer(prompt: str, task: str) -> str:
 
 _CALL = re.compile(r"^\s*/tool\s+(\S+)\s*(\{.*\})?\s*$", re.S)
 GUIDE = "https://github.com/debrief/llmem-debrief-mcp#chat-with-your-plots"
-_PLAYS = (
-    "I can play these requests through, finding everything with the tools and showing each step:\n"
-    "- **the closest approach of two ships**, e.g. *What was the closest approach between NELSON and "
-    "COLLINGWOOD?*: I import the ships' REP files and logs, make a plot of them, find the moment they "
-    "were closest and draw the plot at that moment;\n"
-    "- **what the workspace holds**: *List the plots and REP files in this workspace*.\n"
+_HELP = re.compile(
+    r"^\W*(what can you do|what do you do|help|hi|hello|hey|who are you|what are you)\b[\w\s]{0,20}\W*$", re.I
 )
 _NO_PLOTS = (
     "The servers configured here have no plot tools (debrief-state and debrief-calc), so the "
-    "requests I can play through (the closest approach of two ships, the workspace's plots) cannot run.\n"
+    "requests I can play through cannot run.\n"
 )
 _ME = (
-    "\n*I am a deterministic stand-in, not a language model: I follow a script so the page can be tried "
-    f"without one. To talk to a real model, start the host with one: [Chat with your plots]({GUIDE}).*\n"
+    "\n*I am the deterministic stand-in, not a language model: I follow a script so the page can be tried "
+    f"without one. To ask anything, start llmem-host with a model: [Chat with your plots]({GUIDE}).*\n"
 )
 _DEVELOPER = (
     '\nFor developers: `tools` lists the tools; `/tool server:name {"arg": …}` calls one; so does a '
@@ -163,11 +171,34 @@ _DEVELOPER = (
 )
 
 
+def _playable(tools: Sequence[ToolSpec]) -> bool:
+    return {LIST, RUN} <= {t.name for t in tools} or not tools
+
+
 def _help(tools: Sequence[ToolSpec]) -> str:
     """What the stand-in can do, for a person: its plays in words, when the servers have their tools."""
-    names = {t.name for t in tools}
-    playable = {LIST, RUN} <= names or not tools
-    return (_PLAYS if playable else _NO_PLOTS) + _ME
+    if not _playable(tools):
+        return _NO_PLOTS + _ME
+    return (
+        "I can play these requests through, finding everything with the tools and showing each step:\n" + CAN_DO + _ME
+    )
+
+
+def _cannot(question: Question, tools: Sequence[ToolSpec]) -> str:
+    """Anything else: said plainly, with what it can do instead."""
+    files = ""
+    if question.files:
+        names = ", ".join(f"`{f}`" for f in question.files)
+        files = f"Your file{'s are' if len(question.files) > 1 else ' is'} saved in the workspace ({names}). "
+    asked = clip(question.text, 80)
+    opening = (
+        f"I cannot answer “{asked}”: I am the deterministic stand-in, not a language model, and I understand "
+        "only a few requests."
+        if asked
+        else "I am the deterministic stand-in, not a language model: I understand only a few requests."
+    )
+    can = ("What I can do:\n" + CAN_DO) if _playable(tools) else _NO_PLOTS
+    return f"{files}{opening}\n\n{can}" + _ME
 
 
 def _pieces(text: str, size: int = 24) -> list[str]:
@@ -190,13 +221,13 @@ class StandInProvider(Provider):
         if not history:
             return _help(tools), []
         question, done = turn_so_far(history)
-        play = play_for(question)
+        play = play_for(question) if _playable(tools) else None
         if play is not None:
             step = play(question, done, tools)
             return ("", [step]) if isinstance(step, ToolCall) else (step, [])
         if done:  # calls the person asked for by name (/tool, a block): what each did
             return report(done), []
-        text = question.strip()
+        text = question.text.strip()
         if "```tool" in text:
             return "Calling the tool in your block.\n" + text[text.index("```tool") :], []
         match = _CALL.match(text)
@@ -210,7 +241,9 @@ class StandInProvider(Provider):
         if text.lower() == "tools":  # the developer's listing
             listing = "\n".join(f"- `{t.name}`: {clip(t.description.splitlines()[0], 120)}" for t in tools)
             return "The tools of the servers:\n" + listing + "\n" + _DEVELOPER, []
-        return _help(tools), []
+        if _HELP.match(text) and not question.files:
+            return _help(tools), []
+        return _cannot(question, tools), []
 
     async def stream(
         self, system: str, history: Sequence[ChatMessage], tools: Sequence[ToolSpec]

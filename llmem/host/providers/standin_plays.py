@@ -1,7 +1,17 @@
 """The stand-in's plays: a scripted but honest plan for each request it can play, keyed on the
 person's words, that finds everything through the tools and reads each answer for the next
 call's input. Nothing of the workspace is known in advance: the REP files come from the plot
-listing, the track ids and refs from the imports, the figure of the answer from the analysis.
+listing, the tracks from a plot that holds them or from the imports, the figures of the answer
+from the analysis.
+
+Every play first needs a plot with the ships asked about (:func:`plot_with`): a plot of the
+workspace that holds them is used again (asking the same thing twice makes no second copy);
+else each REP file is imported and one plot made of all their tracks and logs. Then:
+
+- the closest approach of two ships (closest-approach, then the picture at that moment);
+- a ship's speed, course and position at a time (legacy Debrief's tote against another ship);
+- the last hour (or N minutes, N hours) of the exercise (track-stats over it, and its picture);
+- what the workspace holds (the listing).
 
 A play looks at the turn so far (the calls made since the person's message, with their results)
 and answers either the next call or its last words.
@@ -13,23 +23,35 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from llmem.host.chat import ChatMessage, ToolCall, ToolSpec, new_id
 from llmem.host.steps import as_data, clip, clock, day, step_headline, step_title
 
-__all__ = ["PLAYS", "SUGGESTIONS", "Done", "play_for"]
+__all__ = ["CAN_DO", "PLAYS", "SUGGESTIONS", "Done", "Question", "play_for", "report", "turn_so_far"]
 
 LIST = "debrief-state:debrief_list_plots"
+FEATURES = "debrief-state:debrief_get_features"
 RUN = "debrief-calc:run_tool"
 CREATE = "debrief-state:debrief_create_plot"
 RENDER = "debrief-state:debrief_render_plot"
+MAX_IMPORTS = 6  # REP files imported for a new plot
+MAX_LOOKS = 3  # plots of the workspace looked into for the ships asked about
 
 #: what the page offers as suggestions: the requests the stand-in plays through
 SUGGESTIONS = (
     "What was the closest approach between NELSON and COLLINGWOOD?",
+    "What were NELSON's speed and position at 10:30?",
+    "Show me the last hour of the exercise",
     "List the plots and REP files in this workspace",
-    "What can you do?",
+)
+#: what it can do, in a person's words, with an example of each
+CAN_DO = (
+    "- **the closest approach of two ships**: *What was the closest approach between NELSON and COLLINGWOOD?*\n"
+    "- **a ship's speed, course and position at a time**: *What were NELSON's speed and position at 10:30?*\n"
+    "- **the last hour of an exercise** (or the last 30 minutes, 2 hours…): *Show me the last hour of the exercise*\n"
+    "- **what the workspace holds**: *List the plots and REP files in this workspace*\n"
 )
 
 
@@ -46,15 +68,23 @@ class Done:
         return self.call.name == RUN and (self.call.arguments or {}).get("tool") == analysis
 
 
+@dataclass(frozen=True)
+class Question:
+    """The person's message: what they typed, and the names of the files they attached."""
+
+    text: str
+    files: tuple[str, ...] = ()
+
+
 Next = ToolCall | str  # the next call, or the last words
-Play = Callable[[str, list[Done], Sequence[ToolSpec]], Next]
+Play = Callable[[Question, list[Done], Sequence[ToolSpec]], Next]
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return ToolCall(new_id("s-"), name, arguments, native=True, raw=json.dumps(arguments))
 
 
-def turn_so_far(history: Sequence[ChatMessage]) -> tuple[str, list[Done]]:
+def turn_so_far(history: Sequence[ChatMessage]) -> tuple[Question, list[Done]]:
     """The person's last message and the steps taken since, each call with its result."""
     start = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
     calls = {c.id: c for m in history[start + 1 :] for c in m.tool_calls}
@@ -63,7 +93,11 @@ def turn_so_far(history: Sequence[ChatMessage]) -> tuple[str, list[Done]]:
         for m in history[start + 1 :]
         if m.role == "tool" and m.tool_call_id in calls
     ]
-    return (history[start].content if start >= 0 else ""), done
+    if start < 0:
+        return Question(""), done
+    asked = history[start]
+    text = asked.shown if asked.shown is not None else asked.content
+    return Question(text, tuple(str(f.get("name")) for f in asked.attachments)), done
 
 
 def _stopped(step: Done) -> str:
@@ -73,13 +107,56 @@ def _stopped(step: Done) -> str:
     return f"`{what}` failed: {step_headline(step.data, failed=True, limit=300)}. I stopped there."
 
 
-def _listing(done: list[Done]) -> dict[str, Any] | None:
-    found = next((d.data for d in done if d.call.name == LIST and isinstance(d.data, dict)), None)
-    return found
+def _footnote() -> str:
+    return " _The stand-in wrote this from the tools' results; no model was asked._\n"
 
 
-def _tracks(done: list[Done]) -> list[dict[str, Any]]:
-    """Each imported track: its id, name and the ref of that one result."""
+# -- a plot with the ships asked about ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plot:
+    """The plot a play works on, the tracks it uses (summaries: id, name, ref, time span; the
+    ones the question names first) and all its tracks."""
+
+    filename: str
+    tracks: list[dict[str, Any]]
+    every: list[dict[str, Any]]
+
+
+def _mentions(text: str, name: str) -> bool:
+    return bool(name) and re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
+
+
+def _chosen(
+    question: Question, tracks: list[dict[str, Any]], need: int, named_only: bool
+) -> list[dict[str, Any]] | None:
+    """The tracks the question names (any case), then others up to ``need``; all of them when it
+    names none. None when there are fewer than ``need``, or (``named_only``) when it names none."""
+    named = [t for t in tracks if _mentions(question.text, str(t.get("name", "")))]
+    if named_only and not named:
+        return None
+    chosen = named + [t for t in tracks if t not in named][: max(0, need - len(named))] if named else tracks
+    return chosen if len(chosen) >= need else None
+
+
+def _plot_name(tracks: list[dict[str, Any]], listing: dict[str, Any]) -> str:
+    taken = set(listing.get("other_plots") or []) | {p.get("filename") for p in listing.get("open_plots") or []}
+    names = " ".join(str(t.get("name", "")) for t in tracks[:3])
+    stem = re.sub(r"[^a-z0-9]+", "-", names.lower()).strip("-") or "ships"
+    name, n = f"{stem}.plot.json", 2
+    while name in taken:
+        name, n = f"{stem}-{n}.plot.json", n + 1
+    return name
+
+
+def _listed_plots(listing: dict[str, Any]) -> list[str]:
+    """The workspace's plots, the open ones first (the one the stand-in made last is open)."""
+    opened = [str(p.get("filename")) for p in listing.get("open_plots") or [] if isinstance(p, dict)]
+    return opened + [str(p) for p in listing.get("other_plots") or [] if str(p) not in opened]
+
+
+def _imported_tracks(done: list[Done]) -> list[dict[str, Any]]:
     out = []
     for step in done:
         if step.is_run("import-rep") and isinstance(step.data, dict):
@@ -97,72 +174,258 @@ def _narratives(done: list[Done]) -> list[str]:
     return refs
 
 
-def _named(question: str, tracks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The two tracks the question names (by name, any case), else the first two imported."""
-    words = question.lower()
-    named = [t for t in tracks if str(t.get("name", "")).lower() in words]
-    return (named if len(named) >= 2 else tracks)[:2]
-
-
-def _new_plot_name(a: str, b: str, listing: dict[str, Any]) -> str:
-    taken = set(listing.get("other_plots") or []) | {p.get("filename") for p in listing.get("open_plots") or []}
-    stem = re.sub(r"[^a-z0-9]+", "-", f"{a} {b}".lower()).strip("-") or "ships"
-    name, n = f"{stem}.plot.json", 2
-    while name in taken:
-        name, n = f"{stem}-{n}.plot.json", n + 1
-    return name
-
-
-def closest_approach(question: str, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
-    """List the workspace, import each REP file, make a plot of the two ships and the logs' narrative
-    entries, find the closest approach
-    of the two ships named, show it, and answer with the figure of the analysis."""
-    listing = _listing(done)
+def plot_with(question: Question, done: list[Done], need: int, what: str, *, named_only: bool = False) -> Plot | Next:
+    """A plot with ``need`` tracks or more for ``question``: one of the workspace's that holds the
+    ships it names (looked into one call at a time), else a new one of every REP file's tracks.
+    ``named_only``: the question must name one of them. ``what``: the request, for the words when
+    there are not enough tracks."""
+    listing = next((d.data for d in done if d.call.name == LIST and isinstance(d.data, dict)), None)
     if listing is None:
         return _call(LIST, {})
+    looked = {str((d.call.arguments or {}).get("filename")): d for d in done if d.call.name == FEATURES}
+    for filename in _listed_plots(listing)[:MAX_LOOKS]:
+        step = looked.get(filename)
+        if step is None:
+            return _call(FEATURES, {"filename": filename, "kinds": ["track"], "limit": 100})
+        tracks = [f for f in (step.data or {}).get("features") or [] if isinstance(f, dict)]
+        chosen = _chosen(question, tracks, need, named_only) if not step.failed else None
+        if chosen is not None:
+            return Plot(filename, chosen, tracks)
+    made = next((d for d in done if d.call.name == CREATE), None)
+    if made is not None:
+        tracks = _imported_tracks(done)
+        chosen = _chosen(question, tracks, need, named_only) or tracks
+        return Plot(str((made.call.arguments or {}).get("filename")), chosen, tracks)
     reps = [str(r) for r in listing.get("rep_files") or []]
     if not reps:
-        return "The workspace has no REP files to import (`debrief_list_plots` lists none), so I have no tracks."
+        return f"The workspace has no REP files to import (`debrief_list_plots` lists none), so I have no tracks for {what}."
     imported = {(d.call.arguments or {}).get("parameters", {}).get("path") for d in done if d.is_run("import-rep")}
-    waiting = [r for r in reps[:6] if r not in imported]
+    waiting = [r for r in reps[:MAX_IMPORTS] if r not in imported]
     if waiting:
         return _call(RUN, {"tool": "import-rep", "parameters": {"path": waiting[0]}})
-    tracks = _named(question, _tracks(done))
-    if len(tracks) < 2:
-        return f"The REP files ({', '.join(reps)}) hold {len(tracks)} track; a closest approach needs two."
-    a, b = tracks
-    made = next((d for d in done if d.call.name == CREATE), None)
-    if made is None:
-        refs = [{"ref": str(t["ref"])} for t in tracks] + [{"ref": r} for r in _narratives(done)]
-        return _call(CREATE, {"filename": _new_plot_name(a["name"], b["name"], listing), "features": refs})
-    plot = str((made.call.arguments or {}).get("filename"))
+    tracks = _imported_tracks(done)
+    if _chosen(question, tracks, need, named_only) is None:
+        names = " and ".join(", ".join(str(t.get("name")) for t in tracks).rsplit(", ", 1))
+        files = (
+            f"The REP files ({', '.join(reps[:MAX_IMPORTS])}) hold {len(tracks)} track{'s' if len(tracks) != 1 else ''}"
+        )
+        files += f" ({names})" if names else ""
+        if named_only and tracks:
+            return f"{files}, and your question names none of them: for {what}, name one.\n"
+        return f"{files}; {what} needs {('one', 'two')[need - 1] if need <= 2 else need}.\n"
+    refs = [{"ref": str(t["ref"])} for t in tracks] + [{"ref": r} for r in _narratives(done)]
+    return _call(CREATE, {"filename": _plot_name(tracks, listing), "features": refs})
+
+
+# -- the plays ---------------------------------------------------------------------------------------
+
+
+def closest_approach(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
+    """The closest approach of the two ships named (or of the plot's two), drawn at that moment,
+    answered with the figure of the analysis."""
+    plot = plot_with(question, done, 2, "a closest approach")
+    if not isinstance(plot, Plot):
+        return plot
+    a, b = plot.tracks[:2]
     cpa = next((d for d in done if d.is_run("closest-approach")), None)
     if cpa is None:
-        features = [{"ref": str(t["ref"])} for t in tracks]
+        features = [{"ref": str(t["ref"])} for t in (a, b)]
         return _call(RUN, {"tool": "closest-approach", "features": features, "parameters": {"distance_unit": "yd"}})
-    if cpa.failed:
-        return _stopped(cpa)
     found = (cpa.data.get("features") or [{}])[0].get("properties", {})
     render = next((d for d in done if d.call.name == RENDER), None)
     if render is None:
-        return _call(
-            RENDER, {"filename": plot, "fit": "all", "time": found["time"], "cpa": [str(a["id"]), str(b["id"])]}
-        )
+        arguments = {
+            "filename": plot.filename,
+            "fit": "all",
+            "time": found["time"],
+            "cpa": [str(a["id"]), str(b["id"])],
+        }
+        return _call(RENDER, arguments)
     sentence = (
         f"The closest approach between {a['name']} and {b['name']} was {found['range']:.1f} "
         f"{found['distance_unit']} at {clock(found['time'])} on {day(found['time'])}."
     )
-    shown = (
-        f"The picture shows {plot} at that moment."
-        if not render.failed
-        else f"(The picture could not be drawn: {step_headline(render.data, failed=True)}.)"
+    return f"{sentence}\n\n{_shown(render, plot, 'at that moment')}{_footnote()}"
+
+
+def _shown(render: Done, plot: Plot, when: str) -> str:
+    if render.failed:
+        return f"(The picture could not be drawn: {step_headline(render.data, failed=True)}.)"
+    return f"The picture shows {plot.filename} {when}."
+
+
+_TIME = re.compile(
+    r"(?P<iso>\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)"
+    r"|\b(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?:z|utc)?\b"
+    r"|\b(?P<hhmm>\d{4})\s*(?:z|utc)\b",
+    re.IGNORECASE,
+)
+_AT_TIME_WORDS = re.compile(r"\b(speed|fast|knots?|position|where|course|heading|located)\b", re.IGNORECASE)
+
+
+def _moment(question: str, track: dict[str, Any]) -> datetime | None:
+    """The time the question names, on the track's day (the next day when the track runs past
+    midnight and the clock time comes before its start); None when it names none."""
+    found = _TIME.search(question)
+    if found is None:
+        return None
+    if found.group("iso"):
+        moment = datetime.fromisoformat(found.group("iso").replace(" ", "T").replace("Z", "+00:00"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if found.group("hhmm"):
+        hours, minutes, seconds = int(found.group("hhmm")[:2]), int(found.group("hhmm")[2:]), 0
+    else:
+        hours, minutes, seconds = int(found.group("h")), int(found.group("m")), int(found.group("s") or 0)
+    if hours > 23 or minutes > 59 or seconds > 59:
+        return None
+    start, end = _instant(str(track.get("time_start"))), _instant(str(track.get("time_end")))
+    if start is None:
+        return None
+    moment = start.replace(hour=hours, minute=minutes, second=seconds, microsecond=0)
+    past_midnight = end is not None and end.date() > start.date()
+    return moment + timedelta(days=1) if past_midnight and moment < start.replace(microsecond=0) else moment
+
+
+def _instant(iso: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _span(track: dict[str, Any]) -> str:
+    start, end = str(track.get("time_start")), str(track.get("time_end"))
+    return f"{clock(start)} to {clock(end)} on {day(start)}"
+
+
+def _latlon(lon: float, lat: float) -> str:
+    """``22°07.34′N 021°47.63′W``, degrees and decimal minutes as plots show them."""
+
+    def part(value: float, width: int, hemispheres: str) -> str:
+        minutes = round(abs(value) * 60, 2)
+        degrees, minutes = divmod(minutes, 60)
+        return f"{int(degrees):0{width}d}°{minutes:05.2f}′{hemispheres[value < 0]}"
+
+    return f"{part(lat, 2, 'NS')} {part(lon, 3, 'EW')}"
+
+
+def at_time(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
+    """A ship's speed, course and position at the time asked: legacy Debrief's tote of it
+    against another ship of the plot."""
+    plot = plot_with(question, done, 1, "a ship's speed and position", named_only=True)
+    if not isinstance(plot, Plot):
+        return plot
+    ship = plot.tracks[0]
+    moment = _moment(question.text, ship)
+    if moment is None:
+        return f"At what time? {ship['name']}'s track runs from {_span(ship)}: ask e.g. *{ship['name']}'s speed at {clock(str(ship.get('time_start')))[:5]}*.\n"
+    start, end = _instant(str(ship.get("time_start"))), _instant(str(ship.get("time_end")))
+    if start is None or end is None or not start <= moment <= end:
+        return f"{clock(_iso(moment))} on {day(_iso(moment))} is outside {ship['name']}'s track, which runs from {_span(ship)}.\n"
+    others = [t for t in plot.every if t.get("id") != ship.get("id")]
+    if not others:
+        return (
+            f"{plot.filename} holds no other track than {ship['name']}: the tote that gives a ship's speed and "
+            "position at a time measures it against another ship."
+        )
+    tote = next((d for d in done if d.is_run("tote")), None)
+    if tote is None:
+        features = [{"ref": str(ship["ref"])}, {"ref": str(others[0]["ref"])}]
+        parameters = {"primary": str(ship["id"]), "time": _iso(moment)}
+        return _call(RUN, {"tool": "tote", "features": features, "parameters": parameters})
+    row = (tote.data.get("features") or [{}])[0]
+    found = row.get("properties", {})
+    lon, lat = (row.get("geometry") or {}).get("coordinates", [[None, None]])[0]
+    at = f"{clock(found['time'])} on {day(found['time'])}"
+    lines = [
+        f"At {at} {ship['name']} was at {_latlon(lon, lat)}, making {found['primary_speed']:.1f} kn "
+        f"on course {found['primary_course']:03.0f}°."
+    ]
+    before = found.get("before")
+    if isinstance(before, dict) and "primary_speed" in before:
+        lines.append(
+            f"It was on a fix where it changed course or speed: those are for the leg after it; on the leg "
+            f"before, {before['primary_speed']:.1f} kn on course {before['primary_course']:03.0f}°."
+        )
+    lines.append(
+        f"(From debrief-calc's tote against {others[0]['name']}: {found['range']:,.0f} {found['distance_unit']} "
+        f"away, bearing {found['bearing']:03.0f}°.)"
     )
-    return f"{sentence}\n\n{shown} _The stand-in wrote this from the tools' results; no model was asked._\n"
+    return "\n\n".join(lines) + "\n\n" + _footnote().strip() + "\n"
 
 
-def list_workspace(question: str, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
+_PERIOD = re.compile(
+    r"\b(?:last|final)\s+(?:(?P<half>half\s+(?:an\s+)?hour)|(?P<n>\d+(?:\.\d+)?|an?|one|two|three)?\s*"
+    r"(?P<unit>hours?|hrs?|h|minutes?|mins?))\b",
+    re.IGNORECASE,
+)
+_NUMBERS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0}
+
+
+def _period_s(text: str) -> float | None:
+    found = _PERIOD.search(text)
+    if found is None:
+        return None
+    if found.group("half"):
+        return 1800.0
+    given = (found.group("n") or "1").lower()
+    n = _NUMBERS.get(given) or float(given)
+    return n * (60.0 if found.group("unit").lower().startswith("m") else 3600.0)
+
+
+def _duration(seconds: float) -> str:
+    if seconds % 3600 == 0:
+        hours = int(seconds // 3600)
+        return "hour" if hours == 1 else f"{hours} hours"
+    return f"{seconds / 60:g} minutes"
+
+
+def last_period(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
+    """The last hour (or N minutes, N hours) of the exercise: each ship's distance and mean speed
+    over it (track-stats), and the picture of that stretch."""
+    seconds = _period_s(question.text) or 3600.0
+    plot = plot_with(question, done, 1, "the end of an exercise")
+    if not isinstance(plot, Plot):
+        return plot
+    ends = [e for e in (_instant(str(t.get("time_end"))) for t in plot.tracks) if e is not None]
+    starts = [s for s in (_instant(str(t.get("time_start"))) for t in plot.tracks) if s is not None]
+    if not ends or not starts:
+        return f"The tracks of {plot.filename} have no times, so there is no last {_duration(seconds)} to show."
+    end = max(ends)
+    start = max(min(starts), end - timedelta(seconds=seconds))
+    window = {"time_start": _iso(start), "time_end": _iso(end)}
+    stats = next((d for d in done if d.is_run("track-stats")), None)
+    if stats is None:
+        features = [{"ref": str(t["ref"])} for t in plot.tracks]
+        return _call(RUN, {"tool": "track-stats", "features": features, **window})
+    render = next((d for d in done if d.call.name == RENDER), None)
+    if render is None:
+        return _call(RENDER, {"filename": plot.filename, "fit": "window", "time": window["time_end"], **window})
+    lines = [
+        f"The last {_duration(seconds)} of the exercise, {clock(window['time_start'])} to {clock(window['time_end'])} on {day(window['time_end'])}:",
+        "",
+    ]
+    for feature in stats.data.get("features") or []:
+        figures = (feature.get("properties") or {}).get("statistics") or {}
+        name = (feature.get("properties") or {}).get("track_name")
+        if not figures:
+            continue
+        lines.append(
+            f"- **{name}**: {figures['distance_nm']:.2f} nm at a mean {figures['mean_speed_kn']:.1f} kn "
+            f"(fastest leg {figures['max_speed_kn']:.1f} kn; {figures['point_count']} fixes, "
+            f"{clock(figures['start'])} to {clock(figures['end'])})"
+        )
+    return "\n".join(lines) + f"\n\n{_shown(render, plot, 'over that stretch')}{_footnote()}"
+
+
+def list_workspace(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
     """What the workspace holds: its plots and its REP files."""
-    listing = _listing(done)
+    listing = next((d.data for d in done if d.call.name == LIST and isinstance(d.data, dict)), None)
     if listing is None:
         return _call(LIST, {})
     plots = [p.get("filename") for p in listing.get("open_plots") or []] + list(listing.get("other_plots") or [])
@@ -174,19 +437,19 @@ def list_workspace(question: str, done: list[Done], tools: Sequence[ToolSpec]) -
     return f"The workspace has {said}." + (f" {more} more plots are not listed." if more else "") + "\n"
 
 
-#: (words that start the play, the play); the first whose words all appear wins
-PLAYS: tuple[tuple[tuple[str, ...], Play], ...] = (
-    (("closest approach",), closest_approach),
-    (("cpa",), closest_approach),
-    (("list",), list_workspace),
-    (("which", "plot"), list_workspace),
+#: (the words that start a play, the play); the first that matches wins
+PLAYS: tuple[tuple[re.Pattern[str], Play], ...] = (
+    (re.compile(r"\b(closest (point of )?approach|cpa|how close)\b", re.IGNORECASE), closest_approach),
+    (_PERIOD, last_period),
+    (re.compile(r"\blist\b|\bwhich plots?\b|\bwhat (files|plots)\b", re.IGNORECASE), list_workspace),
+    (_AT_TIME_WORDS, at_time),
 )
 
 
-def play_for(question: str) -> Play | None:
-    lowered = question.lower()
-    for words, play in PLAYS:
-        if all(re.search(rf"\b{re.escape(w)}\b", lowered) for w in words):
+def play_for(question: Question | str) -> Play | None:
+    text = question.text if isinstance(question, Question) else question
+    for pattern, play in PLAYS:
+        if pattern.search(text):
             return _stopping(play)
     return None
 
@@ -194,7 +457,7 @@ def play_for(question: str) -> Play | None:
 def _stopping(play: Play) -> Play:
     """The play, ended at a step that failed or was declined: it says so instead of going on."""
 
-    def run(question: str, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
+    def run(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
         if done and (done[-1].failed or done[-1].outcome):
             return _stopped(done[-1])
         return play(question, done, tools)
@@ -214,4 +477,5 @@ def report(done: list[Done]) -> str:
         else:
             said = step_headline(step.data, limit=300) or clip(json.dumps(step.data, ensure_ascii=False), 300)
             lines.append(f"- `{what}` answered: {said}")
-    return "\n".join(lines).replace("`" * 3, "'" * 3) + "\n"  # a quoted fence would read as a new call
+    # a quoted fence would read as a new call
+    return "\n".join(lines).replace("`" * 3, "'" * 3) + "\n" if lines else ""

@@ -1,0 +1,299 @@
+"""What a note depends on beside the code it describes: the symbols its text names.
+
+A note on ``path-utils.ts`` that says which callers expand ``~`` first names ``validatePath``,
+defined in ``lib.ts``: when ``validatePath`` changes, the note may be wrong although
+``path-utils.ts`` did not change. So when a note is stored, the identifiers of its text
+(:func:`names_in`: words in backticks, and words shaped like code — ``camelCase``,
+``snake_case``, ``Dotted.names``, ``CONSTANTS``, ``calls()``; plain English words are not) that
+resolve to a definition through ``find_references``' resolver
+(:meth:`~llmem.code.references.ReferenceFinder.definitions_of`) are recorded with the outline's
+hash of that definition and its file's size and mtime (the artifact's ``depends_on``). A read
+compares them with the code as it is now (:func:`check`): a file whose size and mtime are
+unchanged costs one ``stat``; otherwise its outline is made and the symbol's hash compared.
+
+Which definition a name means: a name the note's own file defines is that definition. It is a
+dependency of the file's own note and of the notes of the file's other symbols
+(the note on ``git_diff`` naming ``GitTools.DIFF``), not of the note of a symbol that holds it or
+that it holds (that note's own hash covers its code), nor of a summary of the whole file (which
+watches every symbol of it already). A name defined once elsewhere is that one; a name defined in
+several files is the one in the file linked to the note's by an import, when exactly one is;
+otherwise it is ambiguous, not recorded, and the store's answer says so. A folder summary has no
+file of its own: it records what it names, preferring definitions inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from posixpath import basename
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from llmem.code.references import ReferenceFinder
+
+__all__ = [
+    "FILE_NOTE",
+    "changed_code",
+    "check",
+    "combine",
+    "keep_notes",
+    "matching",
+    "names_in",
+    "own_file",
+    "resolve",
+    "shown",
+]
+
+#: The note key of a file's own note (annotate's ``file``) and of a whole summary.
+FILE_NOTE = ""
+#: At most this many names are looked up per note, and this many dependencies kept per artifact.
+NAMES_PER_NOTE = 64
+DEPS_KEPT = 200
+#: The changed code a refresh prompt shows, in characters.
+CHANGED_CODE_CHARS = 2_500
+
+_BACKTICKS = re.compile(r"`([^`\n]{1,200})`")
+_IDENTIFIER_PATH = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _code_shaped(word: str, after: str) -> bool:
+    """Whether a word outside backticks reads as an identifier rather than English."""
+    if after.startswith("("):
+        return True
+    if "." in word:
+        return all(len(part) > 1 for part in word.split("."))  # not "e.g" or "i.e"
+    return "_" in word or "$" in word or bool(_CAMEL.search(word)) or (len(word) >= 3 and word.isupper())
+
+
+def names_in(text: str, limit: int = NAMES_PER_NOTE) -> list[str]:
+    """The identifiers a note's text names, in order of first mention: every identifier in
+    backticks, and the words shaped like code elsewhere."""
+    found: dict[str, None] = {}
+    for span in _BACKTICKS.findall(text):
+        for m in _IDENTIFIER_PATH.finditer(span):
+            found.setdefault(m.group().strip("$"), None)
+    for m in _IDENTIFIER_PATH.finditer(text):
+        if _code_shaped(m.group(), text[m.end() : m.end() + 1]):
+            found.setdefault(m.group(), None)
+    return [n for n in found if n][:limit]
+
+
+def matching(name: str, defs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The definitions a written name can mean: a bare name any of them; ``A.b`` those whose
+    qualified name ends so, or ``b`` in a module imported as ``A`` (``lib.validatePath``)."""
+    if "." not in name:
+        return defs
+    qualified = [d for d in defs if d["symbol"] == name or d["symbol"].endswith("." + name)]
+    if qualified:
+        return qualified
+    module = name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+    return [d for d in defs if d["symbol"] == _leaf(name) and basename(d["path"]).split(".", 1)[0] == module]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return folder == "." or path.startswith(folder + "/")
+
+
+def _related(note: str, symbol: str) -> bool:
+    """Whether a symbol's note covers ``symbol`` by its own hash: itself, what holds it, what it holds."""
+    return note != FILE_NOTE and (note == symbol or symbol.startswith(note + ".") or note.startswith(symbol + "."))
+
+
+def resolve(
+    finder: ReferenceFinder,
+    texts: Mapping[str, str],
+    own: str,
+    *,
+    folder: bool = False,
+    own_symbols: bool = False,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The dependencies of notes ``{note key: text}`` of ``own`` (a file, or a folder with
+    ``folder``), and the names left out as ambiguous (``{name, defined_in}``).
+
+    A name its own file defines means that definition. With ``own_symbols`` (the notes of one
+    file's symbols, each watching only its own code) it is a dependency of the notes that name
+    it, but of none that holds it or that it holds; without (a summary of the whole file, which
+    watches every symbol of it already) it is not recorded."""
+    by_note = {key: names_in(text) for key, text in texts.items()}
+    written = list(dict.fromkeys(n for names in by_note.values() for n in names))
+    if not written:
+        return [], []
+    defs = finder.definitions_of({_leaf(n) for n in written}, near=None if folder else own)
+    meant: dict[str, dict[str, Any]] = {}
+    ambiguous: list[dict[str, Any]] = []
+    for name in written:
+        found = [d for d in matching(name, defs.get(_leaf(name), [])) if d["hash"] is not None]
+        if not folder and any(d["path"] == own for d in found):
+            found = [d for d in found if d["path"] == own] if own_symbols else []
+        if not found:
+            continue  # not a symbol of the workspace's outlines (or of the summary's own file)
+        if folder:
+            found = [d for d in found if _inside(d["path"], own)] or found
+        distinct = list({(d["path"], d["symbol"]): d for d in found}.values())
+        if len(distinct) > 1:
+            distinct = [d for d in distinct if d["linked"]] or distinct
+        if len(distinct) > 1:
+            ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
+            continue
+        meant[name] = distinct[0]
+    deps: dict[tuple[str, str], dict[str, Any]] = {}
+    for note, names in by_note.items():
+        for name in names:
+            d = meant.get(name)
+            if d is None or _related(note, d["symbol"]):
+                continue
+            entry = deps.setdefault(
+                (d["path"], d["symbol"]),
+                {
+                    "name": name,
+                    "symbol": d["symbol"],
+                    "path": d["path"],
+                    "hash": d["hash"],
+                    "size": d["size"],
+                    "mtime_ns": d["mtime_ns"],
+                    "notes": [],
+                },
+            )
+            if note not in entry["notes"]:
+                entry["notes"].append(note)
+    return list(deps.values())[:DEPS_KEPT], ambiguous
+
+
+def _valid(deps: Any) -> list[dict[str, Any]]:
+    keys = {"symbol", "path", "hash"}
+    return [d for d in deps if isinstance(d, dict) and keys <= set(d)] if isinstance(deps, list) else []
+
+
+def keep_notes(deps: Any, kept: Iterable[str], renamed: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The recorded dependencies of the notes kept (under their new names when ``renamed``)."""
+    keep = set(kept)
+    renamed = renamed or {}
+    out = []
+    for d in _valid(deps):
+        notes = [renamed.get(n, n) for n in d.get("notes") or [FILE_NOTE]]
+        notes = [n for n in notes if n in keep]
+        if notes:
+            out.append({**d, "notes": notes})
+    return out
+
+
+def own_file(deps: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
+    """``deps`` of notes now in ``path`` (moved or renamed there): a note does not depend on a
+    symbol of its own file that holds it or that it holds (its own hash covers that code)."""
+    out = []
+    for d in deps:
+        notes = [n for n in d["notes"] if not (d["path"] == path and _related(n, d["symbol"]))]
+        if notes:
+            out.append({**d, "notes": notes})
+    return out
+
+
+def combine(*groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One list of dependencies: entries of one definition at one hash merged (their notes joined)."""
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for d in (d for group in groups for d in _valid(group)):
+        key = (d["path"], d["symbol"], d["hash"])
+        if key in merged:
+            notes = merged[key]["notes"]
+            merged[key]["notes"] = notes + [n for n in d.get("notes") or [] if n not in notes]
+        else:
+            merged[key] = {**d, "notes": list(d.get("notes") or [])}
+    return list(merged.values())[:DEPS_KEPT]
+
+
+def check(deps: Any, workspace: str, hashes_of: Callable[[str], dict[str, str] | None]) -> list[dict[str, Any]]:
+    """The recorded dependencies whose definition changed or is gone, as the code is now: each
+    with ``name`` (as the note wrote it), ``symbol``, ``path``, ``change`` and ``notes``."""
+    changes: list[dict[str, Any]] = []
+    now: dict[str, dict[str, str] | None] = {}
+    for d in _valid(deps):
+        path = str(d["path"])
+        try:
+            st = os.stat(os.path.join(workspace, *path.split("/")))  # noqa: PTH116, PTH118 - a read's hot path
+        except OSError:
+            current = None
+        else:
+            if (st.st_size, st.st_mtime_ns) == (d.get("size"), d.get("mtime_ns")):
+                continue
+            if path not in now:
+                now[path] = hashes_of(path)
+            current = now[path]
+        digest = current.get(str(d["symbol"])) if current is not None else None
+        if digest == d["hash"]:
+            continue
+        changes.append(
+            {
+                "name": str(d.get("name") or d["symbol"]),
+                "symbol": str(d["symbol"]),
+                "path": path,
+                "change": "changed" if digest is not None else "gone",
+                "notes": list(d.get("notes") or [FILE_NOTE]),
+            }
+        )
+    return changes
+
+
+def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]:
+    """Changes as an answer shows them: what changed, which notes name it, the call that reads it."""
+    out = []
+    for c in changes[:100]:
+        item = {k: c[k] for k in ("name", "symbol", "path", "change")}
+        if per_note:
+            item["named_in"] = ["the file note" if n == FILE_NOTE else n for n in c["notes"]]
+        item["read_with"] = (
+            f"get_artifact(path={c['path']!r}, kind='source', symbol={c['symbol']!r})"
+            if c["change"] == "changed"
+            else f"find_references({_leaf(c['symbol'])!r})"
+        )
+        out.append(item)
+    return out
+
+
+def changed_code(changes: list[dict[str, Any]], workspace: str, limit: int = CHANGED_CODE_CHARS) -> str:
+    """A refresh prompt's section: the code named by the notes that changed, as it is now (whole
+    lines, within ``limit``; what does not fit is named with the call that reads it)."""
+    if not changes:
+        return ""
+    from llmem.code.outline import build_outline, iter_symbols
+
+    blocks: list[str] = []
+    room = limit
+    for c in changes:
+        head = f"- `{c['name']}` ({c['path']}#{c['symbol']})"
+        if c["change"] == "gone":
+            blocks.append(f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention.")
+            continue
+        try:
+            data = Path(workspace, *c["path"].split("/")).read_bytes()
+        except OSError:
+            blocks.append(f"{head}: changed (unreadable now).")
+            continue
+        outline = build_outline(c["path"], data)
+        sym = next((s for s in iter_symbols(outline) if s.qualified_name == c["symbol"]), None)
+        if sym is None:
+            blocks.append(f"{head}: changed.")
+            continue
+        lines = data.decode("utf-8", "replace").splitlines()[sym.start_line - 1 : sym.end_line]
+        call = f"get_artifact(path={c['path']!r}, kind='source', symbol={c['symbol']!r})"
+        body: list[str] = []
+        used = 0
+        for line in lines:
+            if used + len(line) + 1 > room - 200:
+                body.append(f"… (the rest is left out for size: {call} reads it)")
+                break
+            body.append(line)
+            used += len(line) + 1
+        room -= used
+        fence = f"```{outline.language or ''}"
+        blocks.append(f"{head}, lines {sym.start_line}-{sym.end_line}, changed:\n{fence}\n" + "\n".join(body) + "\n```")
+    return (
+        "\n## Code named in what was written before that changed since\n"
+        "Check what it says about this code against the code as it is now:\n" + "\n".join(blocks) + "\n"
+    )
