@@ -235,7 +235,11 @@ def test_what_a_parse_in_workers_replaced_is_remembered_as_a_parse_here_remember
         if how == "pooled":
             monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 1)
             monkeypatch.setattr(parse_pool, "usable_cores", lambda: 2)
+            # Workers forked now, from a process that has written to this store (its locks made).
+            parse_pool._WORKERS.drop()
         assert svc.parse(".")["parsed"] == count
+        if how == "pooled":
+            assert parse_pool._WORKERS._pool is not None  # no worker failed (a failure drops them all)
         memories[how] = _gone_symbols(ws)
     assert memories["pooled"] == memories["here"]
     expected = {
