@@ -353,9 +353,14 @@ async def test_find_references_through_the_server(client: Client, ws: Path) -> N
     assert not err and out["status"] == "success"
     data = out["data"]
     assert data["total"] == 2 and data["by_kind"]["call"] == 1 and data["resolution"] == "imports"
-    err, out = await call(client, "find_references", symbol="serve")
+    # Several definitions, no path: the hint says how to keep one, whether or not the answer pages.
     definitions = len(_ast_definitions(ws, "serve"))
-    assert not err and out["data"]["definitions_total"] == definitions and "path=" in out["nextAction"]
+    assert definitions > 1
+    for limit in (1, 500):  # one use a page pages for sure; 500 may still page at the answer's size cap
+        err, out = await call(client, "find_references", symbol="serve", limit=limit)
+        assert not err and out["data"]["definitions_total"] == definitions and "path=" in out["nextAction"]
+        assert ("cursor=next_cursor" in out["nextAction"]) == (out["data"]["next_cursor"] is not None)
+        assert limit > 1 or out["data"]["next_cursor"] is not None
     cursor, seen = None, 0
     while True:
         err, out = await call(client, "find_references", symbol="ArtifactStore", limit=500, cursor=cursor)

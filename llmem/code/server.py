@@ -294,6 +294,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
             return ok(
                 data, "Call again with cursor=next_cursor for more callers." if data["next_cursor"] else "That is all."
             )
+        # Several definitions and no path: the uses of all of them are mixed, on this page and the next.
+        narrow = (
+            f"Add path=<a file of definitions> to keep only the uses of one of the {data['definitions_total']} "
+            "definitions."
+            if data["path"] is None and data["definitions_total"] > 1
+            else ""
+        )
         hint = (
             f"Nothing defines {data['symbol']!r}"
             + (f"; it was last defined in {data['last_defined']['path']}" if data.get("last_defined") else "")
@@ -308,13 +315,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             "finds the new one; then fix the lines listed in unresolved_imports and the calls"
             + (" (more on the next page: cursor=next_cursor)." if data["next_cursor"] else ".")
             if data.get("unresolved_imports")
-            else "Call again with cursor=next_cursor for more."
+            else "Call again with cursor=next_cursor for more." + (f" {narrow}" if narrow else "")
             if data["next_cursor"]
             else f"No use of {data['symbol']!r} found" + (" beside its definition." if data["definitions"] else ".")
             if not data["total"]
-            else "Add path=<a file of definitions> to keep only the uses of that one."
-            if data["path"] is None and data["definitions_total"] > 1
-            else "That is all."
+            else narrow or "That is all."
         )
         return ok(data, hint)
 
