@@ -175,6 +175,21 @@ async def test_a_symbols_note_naming_another_symbol_of_its_file_goes_stale_with_
         if line[:2] == "- "
     }
     assert {"GitTools", "serve.list_tools"} <= asked
+    # Each part's prompt shows both: the code its notes named that changed (GitTools.DIFF gone) and
+    # what no longer resolves in the file (check_references: every line grep finds GitTools.DIFF on).
+    broken = [
+        n
+        for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"GitTools\.DIFF\b", line)
+    ]
+    assert broken
+    for p in parts:
+        head = p["promptForHostLLM"].split("## Answer format", 1)[0]
+        named = head.split("## Code named in what was written", 1)[1].split("## Broken around it", 1)[0]
+        assert f"`GitTools.DIFF` ({GIT}#GitTools.DIFF): gone" in named
+        around = head.split("## Broken around it", 1)[1]
+        assert sorted(int(m) for m in re.findall(r"^- line (\d+): `GitTools\.DIFF`", around, re.M)) == broken
+        assert p["data"]["broken_uses"] == len(broken) and p["data"]["named_code_changed"] == 2
 
 
 async def test_summaries_list_the_named_symbols_a_half_done_rename_took_away(

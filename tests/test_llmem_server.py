@@ -29,6 +29,7 @@ TOOLS = {
     "store_status",
     "cancel_prompt",
     "find_references",
+    "check_references",
 }
 
 
@@ -56,6 +57,7 @@ async def test_tools_are_listed_with_honest_annotations(client: Client) -> None:
         "search_artifacts",
         "store_status",
         "find_references",
+        "check_references",
     }
     assert tools["delete_artifact"].annotations.destructive_hint is True  # type: ignore[union-attr]
     size = sum(len(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"))) for t in tools.values())

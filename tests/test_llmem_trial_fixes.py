@@ -161,4 +161,8 @@ async def test_after_a_rename_the_old_name_is_flagged_through_the_server(client:
     assert data["unresolved_imports"] == [{"path": "src/filesystem/index.ts", "line": 20, "from": "./lib.js"}]
     assert data["note"].startswith("no definition of validatePath in the workspace: these ")
     assert "renamed or removed?" in data["note"]
-    assert "search_artifacts(query='<the new name>')" in out["nextAction"]
+    # Its uses no longer resolve (check_references' judgement), and the stored outline, older
+    # than the file, still lists validatePath: where it was and what it became.
+    assert data["unresolved"] is True and "check_references()" in out["nextAction"]
+    assert data["last_defined"]["path"] == "src/filesystem/lib.ts" and data["last_defined"]["renamed_to"] == "checkPath"
+    assert "'checkPath'" in out["nextAction"]

@@ -24,7 +24,7 @@ from llmem.code.artifacts import Llmem
 from llmem.code.outline import build_outline
 from llmem.code.walk import walk_workspace
 from llmem.core.config import Limits
-from llmem.core.store import JOURNAL, ArtifactStore
+from llmem.core.store import JOURNAL, ArtifactStore, Fingerprint
 from tests._stdio import exchange
 from tests.conftest import MODES, ROOT, console_script, subprocess_env
 
@@ -200,7 +200,68 @@ def test_a_file_that_cannot_be_read_fails_alone(workspace: Path) -> None:
         store, [("gone.py", str(workspace / "gone.py"), None), ("ok.py", str(workspace / "ok.py"), None)]
     )
     assert outcomes[0][:2] == ("gone.py", "failed") and "FileNotFoundError" in str(outcomes[0][3])
-    assert outcomes[1] == ("ok.py", "parsed", False, None)
+    assert outcomes[1] == ("ok.py", "parsed", False, None, None)
+
+
+def _gone_symbols(ws: Path) -> dict[str, dict[str, Any]]:
+    """The store's memory of symbols gone (symbol_history), without the time each was written."""
+    doc = ArtifactStore(ws / ".llmem", ws).read_doc("llmem", "gone-symbols", {})
+    return {k: {f: v for f, v in entry.items() if f != "gone_at"} for k, entry in doc.items()}
+
+
+def test_what_a_parse_in_workers_replaced_is_remembered_as_a_parse_here_remembers_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers store outlines themselves: what each replaced outline no longer lists comes back
+    with its outcome, so renames and removals are remembered as when this process stores them."""
+    count = 60
+    memories = {}
+    for how in ("here", "pooled"):
+        ws = tmp_path / how
+        ws.mkdir()
+        for n in range(count):
+            (ws / f"m{n}.py").write_text(
+                f"def f{n}(x: int) -> int:\n    return x * {n} + 1\n\n\ndef keep{n}() -> None:\n    pass\n",
+                encoding="utf-8",
+            )
+        monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 10**9)
+        svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+        assert svc.parse(".")["parsed"] == count
+        assert _gone_symbols(ws) == {}
+        for n in range(count):  # a rename in every file but the last, a removal there
+            source = (ws / f"m{n}.py").read_text(encoding="utf-8")
+            edited = source.replace(f"def f{n}(", f"def renamed_f{n}(") if n < count - 1 else source.split("\n\n\n")[1]
+            (ws / f"m{n}.py").write_text(edited, encoding="utf-8")
+        if how == "pooled":
+            monkeypatch.setattr(parse_pool, "POOL_MIN_FILES", 1)
+            monkeypatch.setattr(parse_pool, "usable_cores", lambda: 2)
+            # Workers forked now, from a process that has written to this store (its locks made).
+            parse_pool._WORKERS.drop()
+        assert svc.parse(".")["parsed"] == count
+        if how == "pooled":
+            assert parse_pool._WORKERS._pool is not None  # no worker failed (a failure drops them all)
+        memories[how] = _gone_symbols(ws)
+    assert memories["pooled"] == memories["here"]
+    expected = {
+        f"m{n}.py#f{n}": {"path": f"m{n}.py", "symbol": f"f{n}", "line": 1, "kind": "function"} for n in range(count)
+    }
+    for n in range(count - 1):
+        expected[f"m{n}.py#f{n}"]["renamed_to"] = f"renamed_f{n}"
+    assert memories["here"] == expected
+    # And from a worker itself: what its stored outline replaced comes back with the outcome.
+    ws = tmp_path / "pooled"
+    (ws / "m0.py").write_text("def again_f0(x: int) -> int:\n    return x * 0 + 1\n", encoding="utf-8")
+    stored = ArtifactStore(ws / ".llmem", ws).get("llmem", "m0.py", "outline").doc["source"]
+    item = ("m0.py", str(ws / "m0.py"), Fingerprint.from_dict(stored))
+    try:
+        outcome = parse_pool._WORKERS.get().submit(parse_pool._worker_batch, str(ws / ".llmem"), str(ws), [item])
+        [(key, state, _fallback, _reason, replaced)] = outcome.result(timeout=120)
+    finally:
+        parse_pool._WORKERS.drop()
+    assert (key, state) == ("m0.py", "parsed") and replaced is not None
+    assert {s["qualified_name"] for s in replaced[1]["symbols"]} == {"renamed_f0", "keep0"}
+    assert [s["qualified_name"] for s in replaced[2]["symbols"]] == ["again_f0"]
+    assert replaced[2]["language"] == "python" and all(s["hash"] for s in replaced[1]["symbols"])
 
 
 def _many_files(ws: Path) -> int:
@@ -270,7 +331,7 @@ def test_spawned_workers_as_on_windows(tmp_path: Path, monkeypatch: pytest.Monke
         new.write_text("def spawned() -> int:\n    return 1\n", encoding="utf-8")
         item = ("servers/spawned.py", str(new), None)
         outcome = pool.submit(parse_pool._worker_batch, str(ws / ".llmem"), str(ws), [item]).result(timeout=120)
-        assert outcome == [("servers/spawned.py", "parsed", False, None)]
+        assert outcome == [("servers/spawned.py", "parsed", False, None, None)]
         assert "spawned" in _stored(ws)["servers/spawned.py"][0]
     finally:
         parse_pool._WORKERS.drop()

@@ -215,12 +215,14 @@ def test_a_module_name_asks_who_imports_that_file(finder: ReferenceFinder) -> No
     assert all("llmem.core.paths" in r["text"] for r in answer["results"])
     server = _everything(finder, "server", path="src/git/src/mcp_server_git/server.py")
     assert [(r["path"], r["text"]) for r in server["results"]] == [
-        ("src/git/src/mcp_server_git/__init__.py", "from .server import serve")
+        ("src/git/src/mcp_server_git/__init__.py", "from .server import serve"),
+        ("src/git/tests/test_server.py", "from mcp_server_git.server import ("),  # its tests, after the code
     ]
     package = _everything(finder, "mcp_server_git", path="src/git/src/mcp_server_git/__init__.py")
     assert {(r["path"], r["kind"]) for r in package["results"]} == {
         ("src/git/pyproject.toml", "entry-point"),
         ("src/git/src/mcp_server_git/__main__.py", "import"),
+        ("src/git/tests/test_server.py", "import"),
     }
 
 
@@ -351,9 +353,14 @@ async def test_find_references_through_the_server(client: Client, ws: Path) -> N
     assert not err and out["status"] == "success"
     data = out["data"]
     assert data["total"] == 2 and data["by_kind"]["call"] == 1 and data["resolution"] == "imports"
-    err, out = await call(client, "find_references", symbol="serve")
+    # Several definitions, no path: the hint says how to keep one, whether or not the answer pages.
     definitions = len(_ast_definitions(ws, "serve"))
-    assert not err and out["data"]["definitions_total"] == definitions and "path=" in out["nextAction"]
+    assert definitions > 1
+    for limit in (1, 500):  # one use a page pages for sure; 500 may still page at the answer's size cap
+        err, out = await call(client, "find_references", symbol="serve", limit=limit)
+        assert not err and out["data"]["definitions_total"] == definitions and "path=" in out["nextAction"]
+        assert ("cursor=next_cursor" in out["nextAction"]) == (out["data"]["next_cursor"] is not None)
+        assert limit > 1 or out["data"]["next_cursor"] is not None
     cursor, seen = None, 0
     while True:
         err, out = await call(client, "find_references", symbol="ArtifactStore", limit=500, cursor=cursor)

@@ -27,6 +27,7 @@ from llmem.core.paths import ResolvedPath, resolve_in_workspace
 from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 if TYPE_CHECKING:
+    from llmem.code.parse_pool import Replaced
     from llmem.code.search import Searcher, SearchIndex
 
 __all__ = ["KINDS", "NAMESPACE", "SOURCE", "Llmem", "Progress", "ProgressSink", "page_content"]
@@ -50,8 +51,18 @@ class Llmem:
         # Outlines made anew (a parse, or a read re-deriving one) carry notes of renamed and moved
         # symbols, and go into the search database at once.
         self.parser.after_parse = self._after_parse
+        self.parser.after_replace = self._after_replace
         self.parser.while_parsing = self._index_catch_up
         self._answers = _AnswerMemo()
+
+    def _after_replace(self, replaced: list[Replaced]) -> None:
+        """Remember what replaced outlines no longer list (check_references' likely new names)."""
+        from llmem.code.symbol_history import remember_replaced
+
+        try:
+            remember_replaced(self.store, replaced)
+        except Exception:  # a memory for later answers: never the parse's failure
+            log.warning("what the parse replaced could not be remembered", exc_info=True)
 
     def _after_parse(self, changed: list[str]) -> dict[str, Any]:
         carried = self.notes.carry_notes(changed)
@@ -437,12 +448,38 @@ class Llmem:
     # -- references --------------------------------------------------------------------------
 
     def references(
-        self, symbol: str, path: str | None, kind: str | None, limit: int, cursor: str | None
+        self,
+        symbol: str,
+        path: str | None,
+        kind: str | None,
+        limit: int,
+        cursor: str | None,
+        tests: str = "include",
+        depth: int = 1,
     ) -> dict[str, Any]:
-        """Every use of ``symbol`` in the workspace (of the definition in ``path`` when given)."""
+        """Every use of ``symbol`` in the workspace (of the definition in ``path`` when given); with
+        ``depth`` > 1 its callers as a tree."""
         from llmem.code.references import finder_for
+        from llmem.code.symbol_history import SymbolHistory
 
-        return finder_for(self.ws).find(symbol, path, kind, limit, cursor, self.limits.answer_chars - 300)
+        chars = self.limits.answer_chars - 300
+        finder = finder_for(self.ws)
+        if depth == 1:
+            return finder.find(symbol, path, kind, limit, cursor, chars, tests, SymbolHistory(self.store))
+        from llmem.code.references_callers import caller_tree
+
+        with finder.lock:
+            return caller_tree(finder, symbol, path, depth, tests, limit, cursor, chars)
+
+    def check_references(self, path: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+        """The uses under ``path`` (the workspace by default) that no longer resolve to a definition."""
+        from llmem.code.check_answer import check_answer
+        from llmem.code.references import finder_for
+        from llmem.code.symbol_history import SymbolHistory
+
+        finder = finder_for(self.ws)
+        with finder.lock:
+            return check_answer(finder, path, limit, cursor, self.limits.answer_chars - 300, SymbolHistory(self.store))
 
     # -- store status ----------------------------------------------------------------------
 

@@ -146,6 +146,7 @@ class Notes:
                 f"{rp.key!r} is over the {self.limits.max_file_bytes}-byte file cap",
                 details={"path": rp.key, "rule": "max_file_bytes"},
             )
+        from llmem.code.check_answer import broken_around
         from llmem.code.outline import DATA_KINDS, build_outline, iter_symbols, symbol_hashes
 
         data = rp.abs.read_bytes()
@@ -153,6 +154,8 @@ class Notes:
         outline = build_outline(rp.key, data)
         hashes = symbol_hashes(outline)
         text = data.decode("utf-8", "replace")
+        # What no longer resolves in the file (a half-done rename): check_references' hook.
+        broken, broken_count = broken_around(self.ws, rp.key)
         if task == "annotate":
             if not any(True for _ in iter_symbols(outline)):
                 raise UnsupportedTask(
@@ -189,6 +192,7 @@ class Notes:
                 described=fresh,
                 changed_code=note_deps.changed_code(changes, str(self.ws)),
                 file_note_asked=file_note_asked,
+                around=broken,
             )
             return self.callback.issue(
                 PreparedPrompt(
@@ -210,18 +214,18 @@ class Notes:
                         "already_described": len(fresh),
                         **({"named_code_changed": len(changes)} if changes else {}),
                         "language": outline.language,
+                        **({"broken_uses": broken_count} if broken_count else {}),
                     },
                     part=k if len(parts) > 1 else None,
                 )
             )
-        prompt = llm_tasks.file_prompt(task, rp.key, outline, text)
+        prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
         prompt += note_deps.changed_code(
             self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)), str(self.ws)
         )
+        summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
-            PreparedPrompt(
-                task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, {"language": outline.language}
-            )
+            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary)
         )
 
     def _first_part_to_do(self, key: str, parts: list[list[llm_tasks.SourceUnit]], hashes: dict[str, str]) -> int:

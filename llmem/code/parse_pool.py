@@ -4,7 +4,8 @@ The unit of work is :func:`outline_batch`: read each file, outline it and store 
 when its bytes are those already outlined, only refresh the stored fingerprint). A folder parse
 of many changed files (:data:`POOL_MIN_FILES` or more) hands batches to worker processes, which
 store what they make themselves: encoding and writing are spread over the cores with the
-parsing, and only a few words per file come back. This process takes batches too, the next one
+parsing, and only a few words per file come back (with, for an outline that replaced an older one,
+the names and hashes of both: :data:`Replaced`, what ``symbol_history`` remembers of renames). This process takes batches too, the next one
 no worker has started (it cancels that batch's future and does it here), so a fresh server's
 first parse does not wait for its workers to start; batches shrink towards the end, so that
 the last ones end together.
@@ -41,6 +42,7 @@ __all__ = [
     "PRODUCER",
     "Item",
     "Outcome",
+    "Replaced",
     "outline_batch",
     "outline_file",
     "outline_many",
@@ -67,9 +69,13 @@ _PARSERS = {
     "go-mod": "go.mod lines",
 }
 
+#: An outline replaced by a new one: (key, old content, new content), each content cut to its
+#: language and its symbols' names, kinds, lines and hashes, flat (``symbol_history.remember_replaced``
+#: needs no more, and a worker sends back no more).
+Replaced = tuple[str, dict[str, Any], dict[str, Any]]
 #: One file's fate: its key, "parsed" | "unchanged" | "failed", whether its new outline is a
-#: fallback one, and why it failed.
-Outcome = tuple[str, str, bool, str | None]
+#: fallback one, why it failed, and what it replaced (None for a file outlined the first time).
+Outcome = tuple[str, str, bool, str | None, Replaced | None]
 #: A file to outline: its key, its absolute path, and the fingerprint stored for it (if any).
 Item = tuple[str, str, Fingerprint | None]
 Made = tuple[int, int, str, dict[str, Any]]  # size, mtime_ns, sha256, outline content
@@ -86,14 +92,31 @@ def outline_file(key: str, path: str) -> Made:
     return len(data), mtime_ns, hashlib.sha256(data).hexdigest(), outline.model_dump(mode="json")
 
 
-def store_outline(store: ArtifactStore, key: str, made: Made, stored: Fingerprint | None) -> str:
+_SYMBOL_FIELDS = ("qualified_name", "kind", "start_line", "end_line", "hash")
+
+
+def _names_and_hashes(content: Any) -> dict[str, Any]:
+    """``content`` cut to what :data:`Replaced` keeps."""
+    from llmem.code.carry import symbol_dicts
+
+    if not isinstance(content, dict):
+        return {"language": None, "symbols": []}
+    symbols = [{f: s.get(f) for f in _SYMBOL_FIELDS} for s in symbol_dicts(content.get("symbols", []))]
+    return {"language": content.get("language"), "symbols": symbols}
+
+
+def store_outline(
+    store: ArtifactStore, key: str, made: Made, stored: Fingerprint | None
+) -> tuple[str, Replaced | None]:
     """Store ``made`` as ``key``'s outline: "parsed", or "unchanged" when its bytes are those the
-    stored outline was made from (then only the fingerprint is refreshed: a checkout, a touch)."""
+    stored outline was made from (then only the fingerprint is refreshed: a checkout, a touch);
+    and, when it replaced an older outline, what both listed (:data:`Replaced`)."""
     size, mtime_ns, sha, content = made
     fp = Fingerprint(size, mtime_ns, sha)
-    if stored is not None and stored.sha256 == sha:
+    old: Any = None
+    if stored is not None:
         record = store.get_or_none(NAMESPACE, key, OUTLINE)
-        if record is not None:
+        if record is not None and stored.sha256 == sha:
             store.put(
                 NAMESPACE,
                 key,
@@ -104,7 +127,8 @@ def store_outline(store: ArtifactStore, key: str, made: Made, stored: Fingerprin
                 source=fp,
                 durable=False,
             )
-            return "unchanged"
+            return "unchanged", None
+        old = record.doc.get("content") if record is not None else None
     language = content.get("language")
     store.put(
         NAMESPACE,
@@ -121,7 +145,8 @@ def store_outline(store: ArtifactStore, key: str, made: Made, stored: Fingerprin
         source=fp,
         durable=False,  # derived: a parse makes it again; never worth an fsync per file
     )
-    return "parsed"
+    replaced = (key, _names_and_hashes(old), _names_and_hashes(content)) if old is not None else None
+    return "parsed", replaced
 
 
 def _reason(exc: OSError) -> str:
@@ -136,11 +161,11 @@ def outline_batch(store: ArtifactStore, items: list[Item]) -> list[Outcome]:
         for key, path, stored in items:
             try:
                 made = outline_file(key, path)
-                state = store_outline(store, key, made, stored)
+                state, replaced = store_outline(store, key, made, stored)
             except OSError as exc:
-                out.append((key, "failed", False, _reason(exc)))
+                out.append((key, "failed", False, _reason(exc), None))
                 continue
-            out.append((key, state, state == "parsed" and made[3].get("mode") == "fallback", None))
+            out.append((key, state, state == "parsed" and made[3].get("mode") == "fallback", None, replaced))
     return out
 
 

@@ -32,6 +32,7 @@ from llmem.code.parse_pool import (
     PRODUCER,
     Item,
     Outcome,
+    Replaced,
     outline_file,
     outline_many,
     store_outline,
@@ -86,13 +87,17 @@ class ParseCounts:
     unchanged: int = 0
     fallback: int = 0
     changed: list[str] = field(default_factory=list)  # keys whose outline was made anew
+    #: outlines replaced, what each listed before and after: what they no longer list is remembered
+    replaced: list[Replaced] = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
-        key, state, fallback, _reason = outcome
+        key, state, fallback, _reason, replaced = outcome
         if state == "parsed":
             self.parsed += 1
             self.fallback += fallback
             self.changed.append(key)
+            if replaced is not None:
+                self.replaced.append(replaced)
         elif state == "unchanged":
             self.unchanged += 1
 
@@ -109,10 +114,16 @@ class Parser:
         #: Called with the keys whose outline a parse made anew; what it returns joins the answer
         #: (notes carried over renamed and moved symbols: ``Notes.carry_notes``).
         self.after_parse: Callable[[list[str]], dict[str, Any]] | None = None
+        #: Called with (key, old content, new content) of the outlines a parse replaced, cut to
+        #: their symbols' names and hashes (``symbol_history.remember_replaced``: what they no
+        #: longer list); a worker process that stored an outline sends that back with its outcome.
+        self.after_replace: Callable[[list[Replaced]], None] | None = None
         #: Called now and then while a large parse goes on (the search index catching up).
         self.while_parsing: Callable[[], None] | None = None
 
     def _after(self, counts: ParseCounts) -> dict[str, Any]:
+        if counts.replaced and self.after_replace is not None:
+            self.after_replace(counts.replaced)
         if self.after_parse is None or not counts.changed:
             return {}
         return self.after_parse(counts.changed)
@@ -171,8 +182,8 @@ class Parser:
             counts.unchanged += 1
             return False
         made = outline_file(key, str(abs_path))
-        state = store_outline(self.store, key, made, stored)
-        counts.add((key, state, state == "parsed" and made[3].get("mode") == "fallback", None))
+        state, replaced = store_outline(self.store, key, made, stored)
+        counts.add((key, state, state == "parsed" and made[3].get("mode") == "fallback", None, replaced))
         return state == "parsed"
 
     # -- a folder ------------------------------------------------------------------------------

@@ -36,18 +36,17 @@ Shadowing (a local of the same name) is not followed. How imports are followed i
 
 from __future__ import annotations
 
-import base64
-import bisect
 import difflib
-import hashlib
 import json
 import re
 import threading
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from llmem.code.outline import symbol_hashes
+from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
+from llmem.code.outline import is_test_path, symbol_hashes
 from llmem.code.references_files import MAX_FILE_BYTES, SourceFile, Use, WorkspaceFiles
 from llmem.code.references_imports import (
     RESOLVED,
@@ -60,14 +59,51 @@ from llmem.code.references_imports import (
     ts_resolve,
 )
 from llmem.code.references_parse import CODE_LANGUAGES, language_of
+from llmem.code.references_unresolved import unresolved_uses
 from llmem.core.errors import InvalidArgument, SourceNotFound
 from llmem.core.paths import resolve_in_workspace
 
-__all__ = ["KINDS", "ReferenceFinder", "finder_for"]
+if TYPE_CHECKING:
+    from llmem.code.symbol_history import SymbolHistory
+
+__all__ = ["KINDS", "TESTS", "Found", "ReferenceFinder", "by_file", "finder_for", "tests_kept"]
 
 #: The kinds of a use, in the order ``by_kind`` lists them.
 KINDS = ("import", "call", "reference", "entry-point", "text")
+#: ``tests=``: keep the uses in test files (:func:`llmem.code.outline.is_test_path`), leave them out, or only them.
+TESTS = ("include", "exclude", "only")
 DEFINITIONS_SHOWN = 50
+_SAME = "symbol, path, kind and tests"
+BY_FILE_SHOWN = 50
+
+
+@dataclass
+class Found:
+    """What :meth:`ReferenceFinder.collect` found: the files read, the definitions, the file asked
+    about (``target``), how uses were found, and the uses in answer order."""
+
+    files: dict[str, SourceFile]
+    definitions: list[dict[str, Any]]
+    target: str | None
+    resolution: str
+    uses: list[Use]
+
+
+def tests_kept(path: str, tests: str) -> bool:
+    return tests == "include" or is_test_path(path) == (tests == "only")
+
+
+def by_file(uses: list[Use]) -> dict[str, Any]:
+    """Uses per file, in answer order (code before tests), the first files shown and the rest counted."""
+    counts: dict[str, int] = {}
+    for u in uses:
+        counts[u.path] = counts.get(u.path, 0) + 1
+    out: dict[str, Any] = {"by_file": dict(list(counts.items())[:BY_FILE_SHOWN])}
+    if len(counts) > BY_FILE_SHOWN:
+        out["by_file_more"] = {"files": len(counts) - BY_FILE_SHOWN, "uses": sum(list(counts.values())[BY_FILE_SHOWN:])}
+    return out
+
+
 _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
 
 
@@ -77,7 +113,8 @@ class ReferenceFinder:
     def __init__(self, workspace: Path) -> None:
         self.ws = workspace
         self.src = WorkspaceFiles(workspace)
-        self._lock = threading.Lock()
+        #: held by every question of this workspace (the files and their caches are shared)
+        self.lock = threading.Lock()
 
     # -- the question -----------------------------------------------------------------------------
 
@@ -89,7 +126,16 @@ class ReferenceFinder:
         limit: int = 50,
         cursor: str | None = None,
         answer_chars: int = 20_000,
+        tests: str = "include",
+        history: SymbolHistory | None = None,
     ) -> dict[str, Any]:
+        symbol = self.validate(symbol, kind, tests)
+        with self.lock:  # the caches are shared by every caller of this workspace
+            return self._find(symbol, path, kind, limit, cursor, answer_chars, tests, history)
+
+    @staticmethod
+    def validate(symbol: str, kind: str | None = None, tests: str = "include") -> str:
+        """The symbol stripped, once it, ``kind`` and ``tests`` are checked (errors name the field)."""
         symbol = symbol.strip()
         if not _SYMBOL.match(symbol):
             last = re.findall(r"[A-Za-z_$][\w$]*", symbol)
@@ -104,12 +150,23 @@ class ReferenceFinder:
                 f"kind {kind!r} is not a kind of use",
                 details={"field": "kind", "rule": "one of the kinds", "allowed": list(KINDS)},
             )
-        with self._lock:  # the caches are shared by every caller of this workspace
-            return self._find(symbol, path, kind, limit, cursor, answer_chars)
+        if tests not in TESTS:
+            raise InvalidArgument(
+                f"tests {tests!r} is not one of {', '.join(TESTS)}",
+                details={"field": "tests", "rule": "include, exclude or only", "allowed": list(TESTS)},
+            )
+        return symbol
 
-    def _find(
-        self, symbol: str, path: str | None, kind: str | None, limit: int, cursor: str | None, answer_chars: int
-    ) -> dict[str, Any]:
+    def broken_in(self, key: str) -> list[Any]:
+        """The uses of one file that no longer resolve (a note's refresh prompt lists them)."""
+        from llmem.code.check import check_files
+
+        with self.lock:
+            files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None}
+            return check_files(self.src, files, [key]).findings if key in files else []
+
+    def collect(self, symbol: str, path: str | None) -> Found:
+        """Every use of ``symbol`` (of its definition in ``path``), with what the answer says beside."""
         paths = self.src.paths()
         files = {k: f for k in paths if (f := self.src.file(k)) is not None}
         definitions = [
@@ -128,16 +185,36 @@ class ReferenceFinder:
                 definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
             uses, resolution = self._resolved(target, symbol, files, module)
         uses = [u for u in uses if u.kind != "definition"]
-        left_out = self._left_out(symbol, target, files, uses, definitions) if target is not None else None
         uses.sort(key=Use.order)
+        return Found(files, definitions, target, resolution, uses)
+
+    def _find(
+        self,
+        symbol: str,
+        path: str | None,
+        kind: str | None,
+        limit: int,
+        cursor: str | None,
+        answer_chars: int,
+        tests: str,
+        history: SymbolHistory | None,
+    ) -> dict[str, Any]:
+        found = self.collect(symbol, path)
+        files, definitions, target, resolution = found.files, found.definitions, found.target, found.resolution
+        uses = found.uses
+        left_out = self._left_out(symbol, target, files, uses, definitions) if target is not None else None
         every_kind = dict.fromkeys(KINDS, 0)
+        in_tests = 0
         for u in uses:
+            in_tests += u.in_tests() and (kind is None or u.kind == kind)
+        kept = [u for u in uses if tests_kept(u.path, tests)]
+        for u in kept:
             every_kind[u.kind] += 1
-        chosen = [u for u in uses if kind is None or u.kind == kind]
+        chosen = [u for u in kept if kind is None or u.kind == kind]
         # by_kind counts what total counts; with a kind filter the other kinds are in by_kind_all.
         by_kind = every_kind if kind is None else {k: n if k == kind else 0 for k, n in every_kind.items()}
-        tag = _tag(symbol, target, kind)
-        start = _decode_cursor(cursor, tag, chosen) if cursor else 0
+        tag = question_tag(symbol, target, kind, tests)
+        start = start_after(cursor, tag, [u.order() for u in chosen], _SAME) if cursor else 0
         out: dict[str, Any] = {
             "symbol": symbol,
             "path": target,
@@ -148,12 +225,22 @@ class ReferenceFinder:
             "by_kind": by_kind,
             **({"by_kind_all": every_kind} if kind is not None else {}),
             "files": len({u.path for u in chosen}),
+            **by_file(chosen),
+            "tests": tests,
+            "in_tests": in_tests,
             "scanned_files": len(files),
         }
+        if tests != "include":
+            matching = sum(1 for u in uses if kind is None or u.kind == kind)
+            left = in_tests if tests == "exclude" else matching - in_tests
+            if left:
+                out["tests_left_out" if tests == "exclude" else "non_tests_left_out"] = left
         if left_out:
             out["left_out"] = left_out
+        broken: dict[tuple[str, int, int], str] = {}
         if target is None and not definitions:
             out |= self._undefined(symbol, files, uses)
+            broken = unresolved_uses(self.src, symbol, files, uses, out, history)
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {
@@ -166,34 +253,38 @@ class ReferenceFinder:
             out["note"] = (
                 f"No use of {where} in the {len(files)} files scanned"
                 + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
+                + (f" ({in_tests} in tests, left out: tests='exclude')" if tests == "exclude" and in_tests else "")
                 + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
             )
-        results: list[dict[str, Any]] = []
-        room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
-        pos = start
-        while pos < len(chosen) and len(results) < limit:
+
+        def item_at(pos: int) -> dict[str, Any]:
             u = chosen[pos]
-            f = files[u.path]
-            item = {
-                "path": u.path,
-                "line": u.line,
-                "column": u.column + 1,
-                "kind": u.kind,
-                "in": self.src.enclosing(u.path, f, u.line),
-                "text": f.line_text(u.line),
-            }
-            if u.name != symbol:
-                item["as"] = u.name
-            size = len(json.dumps(item, ensure_ascii=False)) + 2
-            if results and size > room:
-                break
-            room -= size
-            results.append(item)
-            pos += 1
+            item = self.use_item(u, files[u.path], symbol)
+            if u.key() in broken:
+                item["unresolved"] = True
+                item["why"] = broken[u.key()]
+            return item
+
+        room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
+        results, pos = fill_page(len(chosen), start, limit, room, item_at)
         out["count"] = len(results)
         out["results"] = results
-        out["next_cursor"] = _encode_cursor(tag, chosen[pos - 1].order()) if pos < len(chosen) and results else None
+        out["next_cursor"] = cursor_after(tag, chosen[pos - 1].order()) if pos < len(chosen) and results else None
         return out
+
+    def use_item(self, u: Use, f: SourceFile, symbol: str) -> dict[str, Any]:
+        """One use as answered: where, its kind, what it lies in, the line's text."""
+        item = {
+            "path": u.path,
+            "line": u.line,
+            "column": u.column + 1,
+            "kind": u.kind,
+            "in": self.src.enclosing(u.path, f, u.line, u.column),
+            "text": f.line_text(u.line),
+        }
+        if u.name != symbol:
+            item["as"] = u.name
+        return item
 
     def _left_out(
         self,
@@ -431,7 +522,7 @@ class ReferenceFinder:
         wanted = sorted({n for n in names if _SYMBOL.match(n) and "$" not in n})
         if not wanted:
             return {}
-        with self._lock:
+        with self.lock:
             files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None and f.data is not None}
             found: dict[str, list[dict[str, Any]]] = {}
             for key, f in files.items():
@@ -458,7 +549,7 @@ class ReferenceFinder:
 
     def symbol_hashes(self, key: str) -> dict[str, str] | None:
         """The outline's symbol hashes of ``key`` as the file is now; None when it is gone or binary."""
-        with self._lock:
+        with self.lock:
             f = self.src.file(key)
             outline = self.src.outline(key, f) if f is not None else None
             return symbol_hashes(outline) if outline is not None else None
@@ -487,33 +578,6 @@ def _unique(uses: list[Use]) -> list[Use]:
     for u in uses:
         seen.setdefault(u.key(), u)
     return list(seen.values())
-
-
-def _tag(symbol: str, path: str | None, kind: str | None) -> str:
-    return hashlib.blake2b(f"{symbol}\0{path}\0{kind}".encode(), digest_size=6).hexdigest()
-
-
-def _encode_cursor(tag: str, after: tuple[bool, str, int, int]) -> str:
-    raw = json.dumps({"q": tag, "after": list(after)})
-    return base64.urlsafe_b64encode(raw.encode()).decode()
-
-
-def _decode_cursor(cursor: str, tag: str, uses: list[Use]) -> int:
-    """Where the next page starts: after the last use answered, so a file changed between pages
-    shifts nothing before it (the cursor names a place, not a count)."""
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        text, where, line, column = value["after"]
-        after = (bool(text), str(where), int(line), int(column))
-        ok = value["q"] == tag
-    except (ValueError, KeyError, TypeError):
-        ok = False
-    if not ok:
-        raise InvalidArgument(
-            "cursor is not one this question issued; pass next_cursor unchanged with the same symbol, path and kind",
-            details={"field": "cursor", "rule": "opaque cursor of the same question"},
-        )
-    return bisect.bisect_right([u.order() for u in uses], after)
 
 
 _FINDERS: dict[str, ReferenceFinder] = {}

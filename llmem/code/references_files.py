@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from posixpath import dirname
+from typing import Any
 
-from llmem.code.outline import Outline, build_outline, enclosing_symbol
+from llmem.code.outline import Outline, build_outline, enclosing_symbol, is_test_path, iter_symbols
 from llmem.code.references_parse import Facts, facts_of, language_of
 
 __all__ = ["MAX_FILE_BYTES", "SourceFile", "Use", "WorkspaceFiles", "word_offsets"]
@@ -38,6 +39,8 @@ class SourceFile:
     outline: Outline | None = None
     line_starts: list[int] | None = None
     words: dict[str, list[int]] = field(default_factory=dict)
+    #: what check_references made of the file (its binder's answer), while the file is unchanged
+    checked: Any = None
 
     def offsets(self, word: str) -> list[int]:
         """Where ``word`` stands as a whole word; remembered for the words last asked about."""
@@ -56,6 +59,8 @@ class SourceFile:
         return n, offset - self.line_starts[n - 1]
 
     def line_text(self, line: int) -> str:
+        if self.line_starts is None:
+            self.line_of(0)
         assert self.data is not None and self.line_starts is not None
         start = self.line_starts[line - 1]
         end = self.data.find(b"\n", start)
@@ -75,9 +80,13 @@ class Use:
     def key(self) -> tuple[str, int, int]:
         return (self.path, self.line, self.column)
 
-    def order(self) -> tuple[bool, str, int, int]:
-        """Where it stands in an answer: uses in code first, ``text`` mentions after, then by place."""
-        return (self.kind == "text", self.path, self.line, self.column)
+    def in_tests(self) -> bool:
+        return is_test_path(self.path)
+
+    def order(self) -> tuple[bool, bool, str, int, int]:
+        """Where it stands in an answer: uses in code first (those outside test files before those
+        in tests), ``text`` mentions after (the same way), then by place."""
+        return (self.kind == "text", self.in_tests(), self.path, self.line, self.column)
 
 
 @dataclass
@@ -133,22 +142,51 @@ class WorkspaceFiles:
                 f.facts = Facts(language_of(key), note=f"not parsed: {type(exc).__name__}")
         return f.facts
 
-    def enclosing(self, key: str, f: SourceFile, line: int) -> str | None:
-        """The qualified name of what ``line`` lies in, as the line search names it: the outline's
-        innermost symbol of code holding it (an arrow-function const, a ``registerTool`` call, a
-        ``describe``/``it`` block), else of data; else the parser's innermost scope."""
-        outline = self.outline(key, f)
-        sym = enclosing_symbol(outline, line) if outline is not None else None
-        return sym.qualified_name if sym is not None else self.facts(key, f).enclosing(line)
-
     def outline(self, key: str, f: SourceFile) -> Outline | None:
-        """The file's outline as it is now (kept while the file is unchanged); None for a binary file."""
+        """The file's outline as it is now (made in memory, kept while the file is unchanged); None
+        for a binary file."""
         if f.outline is None and f.data is not None:
             try:
                 f.outline = build_outline(key, f.data)
             except Exception:  # an outliner that fails leaves the parser's scopes, never the call
                 f.outline = Outline(path=key, language=None, mode="fallback", line_count=0, size=0, sha256="")
         return f.outline
+
+    def outline_content(self, key: str) -> dict[str, Any] | None:
+        """The outline of ``key`` as it is now, as a stored outline's content reads (plain data)."""
+        f = self.file(key)
+        outline = self.outline(key, f) if f is not None else None
+        return outline.model_dump(mode="json") if outline is not None else None
+
+    def enclosing(self, key: str, f: SourceFile, line: int, column: int | None = None) -> str | None:
+        """The qualified name of what ``line`` lies in, as the line search names it: the outline's
+        innermost symbol of code holding it (an arrow-function const, a ``registerTool`` call, a
+        ``describe``/``it`` block), else of data; else the parser's innermost scope. With
+        ``column``, the anonymous functions around the place inside that symbol follow its name:
+        ``allowedDirectories → arrow in args.map`` (see :class:`~llmem.code.references_parse.Anonymous`)."""
+        outline = self.outline(key, f)
+        sym = enclosing_symbol(outline, line) if outline is not None else None
+        facts = self.facts(key, f) if f.data is not None else None
+        name = sym.qualified_name if sym is not None else facts.enclosing(line) if facts is not None else None
+        if column is None or facts is None or not facts.anonymous:
+            return name
+        # The calls and declarations the outline already names (registrations, test blocks,
+        # arrow-function consts) are not repeated as anonymous functions inside them.
+        owners = {
+            (s.start_line, s.name if s.kind not in ("registration", "test") else "")
+            for s in (iter_symbols(outline) if outline is not None else ())
+            if s.start_line <= line <= s.end_line
+        }
+        labels = [
+            a.label
+            for a in facts.anonymous
+            if a.holds(line, column)
+            and (sym is None or (sym.start_line <= a.start[0] and a.end[0] <= sym.end_line))
+            and (a.owner_line, a.label if a.owner == "value" else "") not in owners
+        ]
+        if not labels:
+            return name
+        return " → ".join([name, *labels[-3:]] if name else labels[-3:])
 
     def occurrences(self, key: str, f: SourceFile, word: str) -> list[Use]:
         offsets = f.offsets(word)

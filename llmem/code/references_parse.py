@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from posixpath import basename
 from typing import Any
 
-__all__ = ["Facts", "Import", "facts_of", "language_of"]
+__all__ = ["Anonymous", "Facts", "Import", "facts_of", "language_of"]
 
 CODE_LANGUAGES = frozenset({"python", "typescript", "tsx", "javascript", "go", "rust", "java"})
 
@@ -40,6 +40,23 @@ class Import:
     star: bool = False
 
 
+@dataclass(frozen=True)
+class Anonymous:
+    """A function with no name of its own (an arrow, a function expression, a lambda), and what
+    it is named by where it stands: ``arrow in args.map`` (an argument of that call), ``onData``
+    (the value of ``const onData = …``), ``arrow as handler`` (a property's value), else
+    ``arrow at line N``. ``owner_line`` is where the call or declaration around it starts."""
+
+    start: tuple[int, int]  # (line, byte column)
+    end: tuple[int, int]
+    label: str
+    owner: str  # "argument", "value" (of a declaration or assignment named ``label``) or "other"
+    owner_line: int
+
+    def holds(self, line: int, column: int) -> bool:
+        return self.start <= (line, column) <= self.end
+
+
 @dataclass
 class Facts:
     language: str
@@ -56,6 +73,10 @@ class Facts:
     entry_lines: set[int] = field(default_factory=set)
     #: pyproject entry points ``name = "module:attr"``: (line, module, attr)
     entry_refs: list[tuple[int, str, str]] = field(default_factory=list)
+    #: functions without a name of their own, in source order
+    anonymous: list[Anonymous] = field(default_factory=list)
+    #: while a Python file is read: id(lambda) → how its parent names it
+    lambda_names: dict[int, tuple[str, str, int]] = field(default_factory=dict, repr=False)
     note: str | None = None
 
     def enclosing(self, line: int) -> str | None:
@@ -139,11 +160,36 @@ def _python(data: bytes) -> Facts:
                 visit(child, qn + ".", in_function or not is_class)
                 continue
             _python_node(child, facts, prefix, in_function)
+            if isinstance(child, ast.Call | ast.Assign | ast.Lambda):
+                _lambda(child, facts)
             visit(child, prefix, in_function)
 
     visit(tree, "", False)
     facts.scopes.sort()
+    facts.anonymous.sort(key=lambda a: a.start)
+    facts.lambda_names.clear()
     return facts
+
+
+def _lambda(node: ast.AST, facts: Facts) -> None:
+    """A lambda, named by where it stands (see :class:`Anonymous`): an argument of a call, the
+    value of ``f = lambda …``. The parent is met first (the walk goes down), and leaves the name."""
+    named = facts.lambda_names
+    if isinstance(node, ast.Call) and any(
+        isinstance(a, ast.Lambda) for a in [*node.args, *(k.value for k in node.keywords)]
+    ):
+        callee = _dotted(node.func)
+        for arg in node.args:
+            named[id(arg)] = (f"lambda in {callee}", "argument", node.lineno)
+        for kw in node.keywords:
+            label = f"lambda in {callee}({kw.arg}=)" if kw.arg else f"lambda in {callee}"
+            named[id(kw.value)] = (label, "argument", node.lineno)
+    elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and isinstance(node.targets[0], ast.Name):
+        named[id(node.value)] = (node.targets[0].id, "value", node.lineno)
+    elif isinstance(node, ast.Lambda):
+        label, owner, line = named.pop(id(node), (f"lambda at line {node.lineno}", "other", node.lineno))
+        end = (node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+        facts.anonymous.append(Anonymous((node.lineno, node.col_offset), end, label, owner, line))
 
 
 def _python_node(node: ast.AST, facts: Facts, prefix: str, in_function: bool) -> None:
@@ -254,6 +300,8 @@ def _treesitter(lang: str, data: bytes) -> Facts:
                 )
         if kind in ("import_statement", "export_statement") and lang in ("typescript", "tsx", "javascript"):
             _ts_import(node, facts)
+        if kind in _ANONYMOUS_NODES:
+            facts.anonymous.append(_anonymous(node))
         if _opens_import(node):  # every word of an import, the module's string too, is an import
             facts.import_lines.update(range(node.start_point[0] + 1, node.end_point[0] + 2))
         if cursor.goto_first_child():
@@ -274,6 +322,53 @@ def _treesitter(lang: str, data: bytes) -> Facts:
             scope_names.pop()
             functions -= ptype in _FUNCTION_NODES
             imports -= _opens_import(pnode)
+
+
+_ANONYMOUS_NODES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "func_literal", "closure_expression", "lambda_expression"})  # fmt: skip
+
+
+def _anonymous(node: Any) -> Anonymous:
+    """An anonymous function, named by where it stands (see :class:`Anonymous`)."""
+    what = "arrow" if node.type == "arrow_function" else "closure" if node.type == "closure_expression" else "function"
+    own = node.child_by_field_name("name")
+    parent = node.parent
+    start, end = (node.start_point[0] + 1, node.start_point[1]), (node.end_point[0] + 1, node.end_point[1])
+    if own is not None and own.text:
+        return Anonymous(start, end, own.text.decode("utf-8", "replace"), "other", start[0])
+    while parent is not None and parent.type in ("parenthesized_expression", "await_expression", "as_expression"):
+        parent = parent.parent
+    if parent is not None and parent.type in ("arguments", "argument_list"):
+        call = parent.parent
+        callee = call.child_by_field_name("function") if call is not None else None
+        if callee is None and call is not None:
+            callee = call.child_by_field_name("name") or call.child_by_field_name("constructor")
+        text = (
+            " ".join(callee.text.decode("utf-8", "replace").split())[:60]
+            if callee is not None and callee.text
+            else "a call"
+        )
+        owner_line = call.start_point[0] + 1 if call is not None else start[0]
+        return Anonymous(start, end, f"{what} in {text}", "argument", owner_line)
+    if parent is not None and parent.type in (
+        "variable_declarator",
+        "assignment_expression",
+        "pair",
+        "public_field_definition",
+        "short_var_declaration",
+        "let_declaration",
+    ):
+        target = (
+            parent.child_by_field_name("name")
+            or parent.child_by_field_name("left")
+            or parent.child_by_field_name("key")
+            or parent.child_by_field_name("pattern")
+        )
+        text = target.text.decode("utf-8", "replace")[:60] if target is not None and target.text else ""
+        if text and parent.type in ("variable_declarator", "short_var_declaration", "let_declaration"):
+            return Anonymous(start, end, text, "value", parent.start_point[0] + 1)
+        if text:
+            return Anonymous(start, end, f"{what} as {text}", "value", parent.start_point[0] + 1)
+    return Anonymous(start, end, f"{what} at line {start[0]}", "other", start[0])
 
 
 def _opens_import(node: Any) -> bool:

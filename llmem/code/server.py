@@ -1,4 +1,4 @@
-"""``llmem-mcp``: wires the llmem domain functions (``artifacts.py``) to six MCP tools."""
+"""``llmem-mcp``: wires the llmem domain functions (``artifacts.py``) to its MCP tools."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ INSTRUCTIONS = (
     "llmem is a code memory for one workspace: parser-made outlines of every file (symbols, manifests, "
     "Markdown headings, tests, registrations) and notes your model writes, kept across sessions and checked "
     "against the code. Look here before grep: search_artifacts finds symbols and notes, find_references "
-    "who uses one, get_artifact with kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
+    "who uses one (depth=2: who calls its callers), check_references what an edit broke, get_artifact with kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
     "model, then store_llm_result."
 )
 
@@ -77,8 +77,37 @@ USAGES = (
     "import it, other definitions), so totals add up. A name nothing in the workspace defines but imported "
     "from a module of it (what a rename leaves behind) gets a note and unresolved_imports [{path, line, from}]. "
     "'in' is the outline's innermost symbol holding the line (an arrow-function const, a registerTool "
-    "handler, a describe/it block), as the line search names it. kind='call' and the like filter (by_kind "
-    "then counts what total counts; by_kind_all every kind); page with cursor=next_cursor."
+    "handler, a describe/it block), as the line search names it; a use inside an anonymous function adds "
+    "it after an arrow: 'allowedDirectories → arrow in args.map', 'f → lambda in sorted(key=)', 'h → onData' "
+    "(a local const), 'arrow as handler' (a property). kind='call' and the like filter (by_kind then counts "
+    "what total counts; by_kind_all every kind); page with cursor=next_cursor. Uses in code come first, those "
+    "in test files after them (test_*.py, *_test.py, conftest.py, *_test.go, *.test.ts / *.spec.ts and .js, "
+    "*Test.java, or under tests/, test/, __tests__/, spec/): tests='exclude' leaves them out (tests_left_out "
+    "counts them), tests='only' keeps only them; in_tests counts them and by_file counts uses per file. "
+    "depth=2..5 answers who calls it as a tree instead: callers [{in, path, line, lines, callers: [...]}] "
+    "grouped by the function they lie in, then the callers of each, to that depth; a node not followed says "
+    "why in cut (module level, a registered handler, a test block, a cycle, the depth reached), methods are "
+    "followed by name. A name nothing defines whose uses no longer resolve answers unresolved: true, each such "
+    "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers."
+)
+
+CHECK_GUIDE = (
+    "check_references(path?) answers what an edit broke: the uses under path (the whole workspace by "
+    "default) that no longer resolve to a definition, read from the files as they are on disk (parsed or "
+    "not). Each: path, line, kind (import, re-export, call, reference), name as written (GitTools.DIFF), "
+    "missing (DIFF), 'in', why, defined_in (where it was looked for), did_you_mean (first the name the store "
+    "knows it was renamed to, then near names), renamed_to and last_defined when the store remembers, and for "
+    "a broken import uses {count, lines} (the lines using it: fix them with it). Python: imports, __all__, "
+    "bare names (scopes, builtins), attributes of modules, classes, enums, of x: C or x = C() and of self "
+    "(class bodies, self.x set in methods, bases in the workspace or the standard library; a self.x no class "
+    "sets is reported only when it reads as a rename). TypeScript/JavaScript: names imported, "
+    "re-exported or import()-ed from relative paths, export {x}, members of enums, classes, namespaces and "
+    "import * as ns, and bare names the file does not bind when another file exports them, a very near name "
+    "is declared, or the store remembers them (types are not judged; package imports are not followed). Go: "
+    "calls of names the package does not declare. What it cannot judge (a value of unknown type, a module "
+    "outside the workspace, a base class from a package, getattr, lines marked noqa/type: ignore/"
+    "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported. Code before tests; "
+    "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
 SEARCH_GUIDE = (
@@ -141,7 +170,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
         purpose=PURPOSE,
         protocol_notes=PROTOCOL,
         error_payload=_llmem_error,
-        guide_sections=[("Searching", SEARCH_GUIDE), ("How to find usages", USAGES)],
+        guide_sections=[
+            ("Searching", SEARCH_GUIDE),
+            ("How to find usages", USAGES),
+            ("What an edit broke", CHECK_GUIDE),
+        ],
     )
 
     def svc() -> Llmem:
@@ -253,20 +286,55 @@ def build_server(config: ServerConfig) -> SuiteServer:
         kind: Annotated[str | None, Field(max_length=40)] = None,
         limit: Annotated[int, Field(ge=1)] = 50,  # a page also ends where the answer cap would be passed
         cursor: Annotated[str | None, Field(max_length=4096)] = None,
+        tests: Literal["include", "exclude", "only"] = "include",
+        depth: Annotated[int, Field(ge=1)] = 1,  # >1: callers as a tree (at most 5: the domain says so)
     ) -> Envelope:
-        data = svc().references(symbol, path, kind, limit, cursor)
+        data = svc().references(symbol, path, kind, limit, cursor, tests, depth)
+        if depth > 1:
+            return ok(
+                data, "Call again with cursor=next_cursor for more callers." if data["next_cursor"] else "That is all."
+            )
+        # Several definitions and no path: the uses of all of them are mixed, on this page and the next.
+        narrow = (
+            f"Add path=<a file of definitions> to keep only the uses of one of the {data['definitions_total']} "
+            "definitions."
+            if data["path"] is None and data["definitions_total"] > 1
+            else ""
+        )
         hint = (
-            f"Nothing defines {data['symbol']!r}: if it was renamed, search_artifacts(query='<the new name>') "
+            f"Nothing defines {data['symbol']!r}"
+            + (f"; it was last defined in {data['last_defined']['path']}" if data.get("last_defined") else "")
+            + (
+                f" and renamed to {data['last_defined']['renamed_to']!r}"
+                if "renamed_to" in data.get("last_defined", {})
+                else ""
+            )
+            + ": check_references() lists every use that no longer resolves, with the likely new name."
+            if data.get("unresolved")
+            else f"Nothing defines {data['symbol']!r}: if it was renamed, search_artifacts(query='<the new name>') "
             "finds the new one; then fix the lines listed in unresolved_imports and the calls"
             + (" (more on the next page: cursor=next_cursor)." if data["next_cursor"] else ".")
             if data.get("unresolved_imports")
-            else "Call again with cursor=next_cursor for more."
+            else "Call again with cursor=next_cursor for more." + (f" {narrow}" if narrow else "")
             if data["next_cursor"]
             else f"No use of {data['symbol']!r} found" + (" beside its definition." if data["definitions"] else ".")
             if not data["total"]
-            else "Add path=<a file of definitions> to keep only the uses of that one."
-            if data["path"] is None and data["definitions_total"] > 1
-            else "That is all."
+            else narrow or "That is all."
+        )
+        return ok(data, hint)
+
+    def check_references(
+        path: Path_ | None = None,
+        limit: Annotated[int, Field(ge=1)] = 50,
+        cursor: Annotated[str | None, Field(max_length=4096)] = None,
+    ) -> Envelope:
+        data = svc().check_references(path, limit, cursor)
+        hint = (
+            "Call again with cursor=next_cursor for more."
+            if data["next_cursor"]
+            else "Fix each use (did_you_mean names the likely new name), then check again."
+            if data["total"]
+            else "Nothing broken found."
         )
         return ok(data, hint)
 
@@ -314,7 +382,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             find_references,
             read,
-            "Who uses a symbol: imports, calls, references, mentions, with line and enclosing scope; path=its file.",
+            "Who uses a symbol: imports, calls, mentions, with line and caller; path=its file; depth=N: callers.",
+        ),
+        (
+            check_references,
+            read,
+            "What an edit broke: uses under path that no longer resolve; paged.",
         ),
         (
             generate_artifact,
@@ -324,18 +397,17 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             list_artifacts,
             read,
-            "List the artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
+            "Artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
         ),
         (
             get_artifact,
             read,
-            "An outline or notes with their status, or kind='source': a file's or symbol's text; paged.",
+            "An outline or notes with their status; kind='source': a file's or symbol's text; paged.",
         ),
         (
             generate_prompt,
             read,
-            "A bounded prompt for your model to annotate, summarize, document or test-plan a file "
-            "(summarize: a folder too).",
+            "A prompt for your model to annotate, summarize, document or test-plan a file (summarize: a folder too).",
         ),
         (
             store_llm_result,
@@ -350,12 +422,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             delete_artifact,
             tool_annotations(read_only=False, destructive=True, idempotent=True),
-            "Delete one kind or all artifacts of a file, or of a folder recursively; dry_run shows what.",
+            "Delete one kind or all artifacts of a file or folder (recursive); dry_run shows what.",
         ),
         (
             store_status,
             read,
-            "Counts under a folder: artifacts by kind and status, bytes, pending tickets, parse jobs.",
+            "Counts under a folder: artifacts by kind and status, bytes, open tickets, parse jobs.",
         ),
     ]
     for fn, hints, description in tools:

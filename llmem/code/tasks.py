@@ -167,8 +167,9 @@ def _header(path: str, outline: Outline) -> str:
     return f"File: {path}\nLanguage: {outline.language or 'unknown'}; {outline.line_count} lines.\n"
 
 
-def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str:
-    """Summarise / document / test-plan: the outline, then whole symbols in source order while they fit."""
+def file_prompt(task: str, path: str, outline: Outline, source_text: str, around: str = "") -> str:
+    """Summarise / document / test-plan: the outline, then whole symbols in source order while they
+    fit; ``around`` (a section on what no longer resolves in the file) before the answer's rules."""
     lang = outline.language or ""
     units = annotate_parts(outline, source_text, FILE_SOURCE_CHARS)
     shown = units[0] if units else []
@@ -187,7 +188,7 @@ def file_prompt(task: str, path: str, outline: Outline, source_text: str) -> str
     )
     return (
         f"{_INSTRUCTIONS[task]}\n\n{_header(path, outline)}\n## Outline\n{outline_text(outline)}\n\n"
-        f"## Source (whole symbols)\n{body}{tail}\n\n"
+        f"## Source (whole symbols)\n{body}{tail}\n{around}\n"
         "Answer with the Markdown only (no preamble)."
     )
 
@@ -202,12 +203,14 @@ def annotate_prompt(
     described: list[str] | None = None,
     changed_code: str = "",
     file_note_asked: bool = False,
+    around: str = "",
 ) -> str:
     """The prompt for one part: the symbols its units cover (or just ``names``, a refresh), their
     whole source shown; ``described`` names the symbols whose notes are kept, for context;
     ``changed_code`` shows the code elsewhere that notes name and that changed since
     (:func:`llmem.code.note_deps.changed_code`), and ``file_note_asked`` asks for the file's note
-    again (it names such code)."""
+    again (it names such code); ``around`` is a section on the file as a whole (what no longer
+    resolves in it: :func:`llmem.code.check_answer.broken_around`), shown before the answer format."""
     names = names if names is not None else [n for u in units for n in u.names]
     listed = "\n".join(f"- {n}" for n in names)
     schema = (
@@ -239,7 +242,7 @@ def annotate_prompt(
     return (
         f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
         f"{_header(path, outline)}\n## Source of the symbols to describe\n"
-        f"{_shown_source(units, outline.language or '')}\n{context}{changed_code}\n"
+        f"{_shown_source(units, outline.language or '')}\n{context}{changed_code}{around}\n"
         f"## Answer format\nAnswer with JSON only, exactly of this shape ({file_wanted}):\n{schema}\n"
         f'Keys of "symbols" are qualified names: describe every one of these you can ({len(names)}; a note on '
         f"any other symbol of the file's outline is kept too) — these qualified names:\n{listed}\n"

@@ -317,6 +317,17 @@ _PROCESS_LOCKS: dict[str, _ProcessLock] = {}
 _PROCESS_LOCKS_GUARD = threading.Lock()
 
 
+def _forget_process_locks() -> None:
+    """In a forked child (a parse worker, forked from a process of one thread): the parent's locks
+    are not the child's to hold, and ``filelock`` refuses a lock made before the fork; the child
+    makes its own as it needs them."""
+    _PROCESS_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which never forks
+    os.register_at_fork(after_in_child=_forget_process_locks)
+
+
 def _process_lock(lock_file: Path) -> _ProcessLock:
     key = str(lock_file)
     with _PROCESS_LOCKS_GUARD:

@@ -7,7 +7,9 @@ first outlined. Nothing here knows about MCP.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 from collections.abc import Iterator
 from posixpath import splitext
 
@@ -26,6 +28,7 @@ __all__ = [
     "detect_language",
     "enclosing_symbol",
     "hashes_of_symbol_dicts",
+    "is_test_path",
     "iter_symbols",
     "supported_languages",
     "symbol_hashes",
@@ -110,7 +113,7 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
         if language == "python":
             from llmem.code.outline.python import outline_python
 
-            imports, symbols = outline_python(data, _is_test_path(rel_path))
+            imports, symbols = outline_python(data, is_test_path(rel_path))
         elif language == "markdown":
             from llmem.code.outline.manifests import outline_markdown
 
@@ -143,10 +146,21 @@ def build_outline(rel_path: str, data: bytes) -> Outline:
     )
 
 
-def _is_test_path(path: str) -> bool:
-    """Where pytest looks for tests: ``test_*.py``, ``*_test.py``, or any file under a ``tests`` folder."""
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or "tests/" in path or path.startswith("test/")
+#: Folders whose files are tests (any segment of the path): pytest's, Jest's, Java's src/test, Rust's.
+TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "spec", "specs"})
+_TEST_FILE = re.compile(
+    r"^(test_.*\.py|.*_test\.py|conftest\.py|.*_test\.go|.*\.(test|spec)\.[cm]?[jt]sx?|.*Tests?\.java)$"
+)
+
+
+@functools.lru_cache(maxsize=65_536)
+def is_test_path(path: str) -> bool:
+    """Whether a workspace path holds tests, by the usual conventions: a file ``test_*.py``,
+    ``*_test.py``, ``conftest.py``, ``*_test.go``, ``*.test.ts``/``*.spec.ts`` (and .js, .tsx, .mjs
+    …), ``*Test.java``; or any file under a folder named ``tests``, ``test``, ``__tests__``,
+    ``spec`` or ``specs``."""
+    *folders, name = path.split("/")
+    return bool(_TEST_FILE.match(name)) or any(f in TEST_FOLDERS for f in folders)
 
 
 def _fallback(path: str, language: str | None, reason: str, *, lines: int, size: int, digest: str) -> Outline:

@@ -1,0 +1,738 @@
+"""Which names of one Python file resolve, found with ``ast``: the per-file half of ``check_references``.
+
+Python's own scope rules decide where a bare name is looked up: the function's locals (every
+name it binds anywhere: assignments, parameters, imports, ``for``/``with``/``except`` targets,
+``match`` captures, walrus targets, nested ``def``/``class``), the enclosing functions' (class
+bodies are not seen from the methods inside them), the module's (any binding at module level,
+under ``if``/``try`` too, and ``global`` assignments in functions), then the builtins. A bare name
+found nowhere is *unbound*. Attribute chains rooted at a name (``GitTools.DIFF``,
+``mod.func``, ``self.cache``) are kept with how their root is bound, for the workspace half
+(:mod:`llmem.code.check`) to follow across files; classes keep their members (class-body
+bindings, what their methods store on ``self``, ``__slots__``) and bases. Nothing here reads
+another file, knows about the store or about MCP.
+
+What cannot be judged from the text is flagged rather than guessed: a module ``__getattr__``,
+``globals()``/``exec`` at module level, a class with ``__getattr__``, ``setattr(self, name)``,
+``self.__dict__``, a metaclass or an unknown decorator, names under ``try … except NameError``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+__all__ = ["BUILTINS", "Binding", "NameUse", "PyClass", "PyFile", "python_file"]
+
+#: Names Python always has: the running interpreter's builtins, those newer versions add, the
+#: type checkers' pseudo-builtins (only reached under ``TYPE_CHECKING``).
+BUILTINS = frozenset(dir(builtins)) | {
+    "PythonFinalizationError",
+    "reveal_type",
+    "reveal_locals",
+    "WindowsError",
+    "__builtins__",
+    "frozendict",  # 3.15
+}
+#: Class decorators that add no attribute a use could name (dataclass fields are in the body).
+#: Functions whose name says they set attributes: ``f(C, "x", …)`` may give C an attribute x.
+_SETS_ATTRIBUTES = re.compile(r"(?i)attr|prop")
+_PLAIN_DECORATORS = frozenset(
+    {"dataclass", "total_ordering", "unique", "final", "runtime_checkable", "verify", "dataclass_transform"}
+)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How a name is bound in a scope: ``kind`` is ``def``, ``class`` (``target``: its qualified
+    name), ``from`` (``target``: the module, ``name``: what is taken from it, ``level``: leading
+    dots), ``module`` (``import a.b [as x]``: ``target`` the dotted module the name stands for),
+    ``param``, ``self`` (``target``: the class whose method has it as first parameter),
+    ``typed`` (a parameter annotated ``x: C`` or ``C | None``, a name assigned ``x = C(…)``:
+    ``target`` the dotted class, ``via`` how its first name is bound where the function or the
+    assignment is) or ``value`` (anything else: an assignment, a loop target …)."""
+
+    kind: str
+    target: str = ""
+    name: str = ""
+    level: int = 0
+    via: tuple[Binding, ...] = ()
+
+
+@dataclass
+class NameUse:
+    """A name, or an attribute chain rooted at a name, used in the file.
+
+    ``chain`` is the root then each attribute (``("GitTools", "DIFF")``), ``places`` the
+    (line, byte column) of each; ``kind`` ``call`` or ``reference`` (of the last part); ``bound`` the
+    bindings of the root where Python would find it (empty: unbound), ``scope_kind`` where:
+    ``local``, ``global``, ``builtin``, ``star`` (only a star import could bind it),
+    ``unbound``, ``guarded`` (under ``except NameError``)."""
+
+    chain: tuple[str, ...]
+    places: tuple[tuple[int, int], ...]
+    kind: str
+    scope_kind: str = ""
+    bound: tuple[Binding, ...] = ()
+    guard: str = ""
+
+
+@dataclass
+class ImportName:
+    """A name taken by an import: ``from m import name`` (``name`` set) or ``import m`` (``name`` empty)."""
+
+    line: int
+    col: int
+    module: str
+    level: int
+    name: str
+    local: str
+    in_function: bool
+
+
+@dataclass
+class PyClass:
+    qualname: str
+    line: int
+    #: each base as dotted text ("?" when not a dotted name), and the metaclass keyword if any
+    bases: list[str] = field(default_factory=list)
+    metaclass: str | None = None
+    #: names bound in the class body (fields, enum members, methods, nested classes)
+    members: set[str] = field(default_factory=set)
+    #: names its methods store on their first parameter (``self.x = …``)
+    instance: set[str] = field(default_factory=set)
+    #: why its attributes cannot be judged, if they cannot
+    dynamic: str | None = None
+    #: how its bases' and metaclass's names are bound where the class is defined
+    base_bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class PyFile:
+    """What one Python file binds and uses, for the workspace check."""
+
+    globals: dict[str, list[Binding]] = field(default_factory=dict)
+    classes: dict[str, PyClass] = field(default_factory=dict)
+    uses: list[NameUse] = field(default_factory=list)
+    imports: list[ImportName] = field(default_factory=list)
+    #: ``from m import *`` at module level: (module, level, line)
+    stars: list[tuple[str, int, int]] = field(default_factory=list)
+    #: ``__all__`` entries (name, line, column), when ``__all__`` is a literal list or tuple
+    exports: list[tuple[str, int, int]] = field(default_factory=list)
+    #: why the module's own names cannot all be known (a module ``__getattr__``, ``globals()`` …)
+    dynamic: str | None = None
+    #: attribute names stored anywhere in the file (``x.name = …``), for attributes set from outside
+    stored_attrs: set[str] = field(default_factory=set)
+    #: every name the file binds in any scope (the near names of an unbound one)
+    all_bound: set[str] = field(default_factory=set)
+    #: attributes stored on a bare name from outside its class (``timezone.utc = …`` after the class,
+    #: ``setattr(C, "x", …)``, ``defproperty(C, "x", …)``): name → attributes
+    stored_on: dict[str, set[str]] = field(default_factory=dict)
+    #: submodules a package's ``__init__`` imports relatively (``from .runners import *`` binds
+    #: ``runners`` in the package as a side effect)
+    submodules: set[str] = field(default_factory=set)
+    #: uses not judged, by reason
+    not_checked: Counter[str] = field(default_factory=Counter)
+    error: str | None = None
+
+
+class _Scope:
+    __slots__ = ("bindings", "declared_global", "kind", "parent", "qualname", "self_class", "self_name")
+
+    def __init__(self, kind: str, parent: _Scope | None, qualname: str) -> None:
+        self.kind = kind  # module, class, function, comprehension
+        self.parent = parent
+        self.qualname = qualname
+        self.bindings: dict[str, list[Binding]] = {}
+        self.declared_global: set[str] = set()
+        self.self_name: str | None = None  # a method's first parameter
+        self.self_class: str | None = None
+
+    def module(self) -> _Scope:
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+@dataclass
+class _Pending:
+    scope: _Scope
+    use: NameUse
+    guard: str | None  # why an unbound name here is not judged
+
+
+def python_file(data: bytes) -> PyFile:
+    """The bindings, classes and uses of one Python file (``error`` set when it does not parse)."""
+    out = PyFile()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError) as exc:
+        out.error = f"does not parse ({type(exc).__name__}: {getattr(exc, 'msg', exc)})"
+        return out
+    _Binder(out).run(tree)
+    return out
+
+
+class _Binder:
+    def __init__(self, out: PyFile) -> None:
+        self.out = out
+        self.pending: list[_Pending] = []
+        #: why names of the code being visited are not judged: under ``except NameError``, or
+        #: under ``if sys.version_info >= (a newer Python)`` (its new builtins)
+        self.guards: list[str] = []
+        #: attribute names checked by ``hasattr(x, "name")`` around the code being visited
+        self.hasattr_names: list[set[str]] = []
+        self.class_stack: list[PyClass] = []
+
+    def run(self, tree: ast.Module) -> None:
+        module = _Scope("module", None, "")
+        self.module = module
+        for stmt in tree.body:
+            self.visit(stmt, module)
+        self.out.globals = module.bindings
+        if "__getattr__" in module.bindings:  # def __getattr__, or __getattr__ = getattr_migration(…)
+            self.out.dynamic = self.out.dynamic or "a module __getattr__"
+        for p in self.pending:
+            self._resolve(p)
+
+    # -- binding -----------------------------------------------------------------------------
+
+    def bind(self, scope: _Scope, name: str, binding: Binding) -> None:
+        if scope.kind == "comprehension" and binding.kind == "walrus":
+            while scope.kind == "comprehension" and scope.parent is not None:
+                scope = scope.parent
+            binding = Binding("value")
+        if name in scope.declared_global:
+            scope = scope.module()
+        scope.bindings.setdefault(name, []).append(binding)
+        self.out.all_bound.add(name)
+
+    def bind_target(self, node: ast.AST, scope: _Scope, walrus: bool = False) -> None:
+        """Bind the names an assignment target stores; attributes and subscripts stored are visited."""
+        if isinstance(node, ast.Name):
+            self.bind(scope, node.id, Binding("walrus" if walrus else "value"))
+        elif isinstance(node, ast.Tuple | ast.List):
+            for elt in node.elts:
+                self.bind_target(elt, scope)
+        elif isinstance(node, ast.Starred):
+            self.bind_target(node.value, scope)
+        else:
+            self.visit(node, scope)
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def visit(self, node: ast.AST, scope: _Scope) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self._function(node, scope)
+        elif isinstance(node, ast.Lambda):
+            self._arguments_outside(node.args, scope, annotations=False)
+            inner = _Scope("function", scope, scope.qualname)
+            self._bind_params(node.args, inner, scope)
+            self.visit(node.body, inner)
+        elif isinstance(node, ast.ClassDef):
+            self._class(node, scope)
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            self._comprehension(node, scope)
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                self._use(scope, (node.id,), ((node.lineno, node.col_offset),), "reference")
+            else:
+                self.bind(scope, node.id, Binding("value"))
+        elif isinstance(node, ast.Attribute):
+            self._attribute(node, scope, "reference")
+        elif isinstance(node, ast.Call):
+            self._call(node, scope)
+        elif isinstance(node, ast.Assign):
+            self.visit(node.value, scope)
+            made = self._typed(node.value.func, scope) if isinstance(node.value, ast.Call) else None
+            if made is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.bind(scope, node.targets[0].id, made)  # x = C(…): an instance of C, if C is a class
+            else:
+                for target in node.targets:
+                    self.bind_target(target, scope)
+            self._dunder_all(node.targets, node.value, scope)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self.visit(node.value, scope)
+            self._annotation(node.annotation, scope)
+            self.bind_target(node.target, scope)
+            self._dunder_all([node.target], node.value, scope)
+        elif isinstance(node, ast.AugAssign):
+            self.visit(node.value, scope)
+            if isinstance(node.target, ast.Name):
+                self._use(scope, (node.target.id,), ((node.target.lineno, node.target.col_offset),), "reference")
+                self.bind(scope, node.target.id, Binding("value"))
+            else:
+                self.visit(node.target, scope)
+            self._dunder_all([node.target], node.value, scope, extend=True)
+        elif isinstance(node, ast.NamedExpr):
+            self.visit(node.value, scope)
+            self.bind_target(node.target, scope, walrus=True)
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            self.visit(node.iter, scope)
+            self.bind_target(node.target, scope)
+            for stmt in node.body + node.orelse:
+                self.visit(stmt, scope)
+        elif isinstance(node, ast.withitem):
+            self.visit(node.context_expr, scope)
+            if node.optional_vars is not None:
+                self.bind_target(node.optional_vars, scope)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            self._import(node, scope)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            if isinstance(node, ast.Global) and scope.kind != "module":
+                scope.declared_global.update(node.names)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            self._try(node, scope)
+        elif isinstance(node, ast.If) and _newer_python(node.test) is not None:
+            self._version_if(node, scope)
+        elif isinstance(node, ast.If | ast.IfExp) and _hasattr_names(node.test):
+            self.visit(node.test, scope)
+            self.hasattr_names.append(_hasattr_names(node.test))
+            for part in node.body if isinstance(node.body, list) else [node.body]:
+                self.visit(part, scope)
+            self.hasattr_names.pop()
+            for part in node.orelse if isinstance(node.orelse, list) else [node.orelse]:
+                self.visit(part, scope)
+        elif isinstance(node, ast.ExceptHandler):
+            if node.type is not None:
+                self.visit(node.type, scope)
+            if node.name:
+                self.bind(scope, node.name, Binding("value"))
+            for stmt in node.body:
+                self.visit(stmt, scope)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar):
+            if node.name:
+                self.bind(scope, node.name, Binding("value"))
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+        elif isinstance(node, ast.MatchMapping):
+            if node.rest:
+                self.bind(scope, node.rest, Binding("value"))
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+        elif isinstance(node, ast.Subscript) and _dotted(node.value) == "sys.modules" and _is_own_name(node.slice):
+            self.out.dynamic = self.out.dynamic or "sys.modules[__name__] (its globals set from outside)"
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if not isinstance(target, ast.Name):
+                    self.visit(target, scope)
+        else:
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, scope)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
+        for d in node.decorator_list:
+            self.visit(d, scope)
+        self._arguments_outside(node.args, scope, annotations=True)
+        if node.returns is not None:
+            self._annotation(node.returns, scope)
+        qual = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
+        self.bind(scope, node.name, Binding("def", qual))
+        inner = _Scope("function", scope, qual)
+        self._bind_params(node.args, inner, scope)
+        if scope.kind == "class" and self.class_stack:
+            decorators = {_dotted(d).rsplit(".", 1)[-1] for d in node.decorator_list}
+            params = node.args.posonlyargs + node.args.args
+            if params and "staticmethod" not in decorators:
+                inner.self_name = params[0].arg
+                inner.self_class = self.class_stack[-1].qualname
+                inner.bindings[params[0].arg] = [Binding("self", self.class_stack[-1].qualname)]
+        for stmt in node.body:
+            self.visit(stmt, inner)
+
+    def _arguments_outside(self, args: ast.arguments, scope: _Scope, annotations: bool) -> None:
+        """Defaults and annotations are evaluated where the function is defined."""
+        for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            self.visit(default, scope)
+        if annotations:
+            every = args.posonlyargs + args.args + args.kwonlyargs
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
+            for a in every:
+                if a.annotation is not None:
+                    self._annotation(a.annotation, scope)
+
+    def _bind_params(self, args: ast.arguments, inner: _Scope, outer: _Scope) -> None:
+        every = args.posonlyargs + args.args + args.kwonlyargs
+        for a in every:
+            typed = self._typed(a.annotation, outer) if a.annotation is not None else None
+            inner.bindings.setdefault(a.arg, []).append(typed or Binding("param"))
+            self.out.all_bound.add(a.arg)
+        for rest in (args.vararg, args.kwarg):
+            if rest is not None:
+                inner.bindings.setdefault(rest.arg, []).append(Binding("param"))
+                self.out.all_bound.add(rest.arg)
+
+    def _typed(self, node: ast.expr, scope: _Scope) -> Binding | None:
+        """``C``, ``mod.C``, ``C | None``, ``Optional[C]``, ``"C"``: an instance of the class named,
+        its first name looked up where the annotation or the call is (None: not one of those)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError):
+                return None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+            return self._typed(sides[0], scope) if len(sides) == 1 else None
+        if isinstance(node, ast.Subscript) and _dotted(node.value).rsplit(".", 1)[-1] == "Optional":
+            return self._typed(node.slice, scope)
+        chain = _chain(node)
+        if chain is None:
+            return None
+        where, bindings = self._lookup(scope, chain[0])
+        if where in ("unbound", "builtin") or not bindings:
+            return None
+        return Binding("typed", ".".join(chain), via=tuple(bindings))
+
+    def _class(self, node: ast.ClassDef, scope: _Scope) -> None:
+        for d in node.decorator_list:
+            self.visit(d, scope)
+        for base in node.bases:
+            self.visit(base, scope)
+        for kw in node.keywords:
+            self.visit(kw.value, scope)
+        qual = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
+        self.bind(scope, node.name, Binding("class", qual))
+        cls = PyClass(
+            qual, node.lineno, bases=[_dotted(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases]
+        )
+        for kw in node.keywords:
+            if kw.arg == "metaclass":
+                cls.metaclass = _dotted(kw.value)
+        unknown = [_dotted(d) for d in node.decorator_list]
+        unknown = [d for d in unknown if d.rsplit(".", 1)[-1] not in _PLAIN_DECORATORS]
+        if unknown:
+            cls.dynamic = f"a class decorator ({unknown[0]})"
+        self.out.classes[qual] = cls
+        # Where its bases are bound (judged in the workspace half); the class scope is not
+        # visible from its body's functions, so the outer scope is asked.
+        for dotted in [*cls.bases, *([cls.metaclass] if cls.metaclass else [])]:
+            root = dotted.split(".", 1)[0]
+            cls.base_bindings[root] = tuple(self._lookup(scope, root)[1])
+        inner = _Scope("class", scope, qual)
+        self.class_stack.append(cls)
+        for stmt in node.body:
+            self.visit(stmt, inner)
+            if isinstance(stmt, ast.Assign | ast.AnnAssign) and _slots(stmt):
+                cls.members.update(_slots(stmt))
+        self.class_stack.pop()
+        cls.members.update(inner.bindings)
+        for dunder in ("__getattr__", "__getattribute__"):
+            if dunder in inner.bindings:
+                cls.dynamic = cls.dynamic or f"a {dunder}"
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: _Scope) -> None:
+        first, *rest = node.generators
+        self.visit(first.iter, scope)
+        inner = _Scope("comprehension", scope, scope.qualname)
+        self.bind_target(first.target, inner)
+        for cond in first.ifs:
+            self.visit(cond, inner)
+        for gen in rest:
+            self.visit(gen.iter, inner)
+            self.bind_target(gen.target, inner)
+            for cond in gen.ifs:
+                self.visit(cond, inner)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key, inner)
+            self.visit(node.value, inner)
+        else:
+            self.visit(node.elt, inner)
+
+    def _import(self, node: ast.Import | ast.ImportFrom, scope: _Scope) -> None:
+        in_function = scope.kind != "module"
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    self.bind(scope, a.asname, Binding("module", a.name))
+                else:
+                    top = a.name.split(".", 1)[0]
+                    self.bind(scope, top, Binding("module", top))
+                local = a.asname or a.name.split(".", 1)[0]
+                self.out.imports.append(ImportName(a.lineno, a.col_offset, a.name, 0, "", local, in_function))
+            return
+        module = node.module or ""
+        if node.level == 1 and module and scope.kind == "module":
+            self.out.submodules.add(module.split(".", 1)[0])
+        for a in node.names:
+            if a.name == "*":
+                if scope.kind == "module":
+                    self.out.stars.append((module, node.level, node.lineno))
+                continue
+            local = a.asname or a.name
+            self.bind(scope, local, Binding("from", module, a.name, node.level))
+            self.out.imports.append(ImportName(a.lineno, a.col_offset, module, node.level, a.name, local, in_function))
+
+    def _try(self, node: ast.Try | ast.TryStar, scope: _Scope) -> None:
+        guarded = any(_catches_name_error(h.type) for h in node.handlers)
+        if guarded:
+            self.guards.append("a name under try/except NameError")
+        for stmt in node.body:
+            self.visit(stmt, scope)
+        if guarded:
+            self.guards.pop()
+        for part in [*node.handlers, *node.orelse, *node.finalbody]:
+            self.visit(part, scope)
+
+    def _version_if(self, node: ast.If, scope: _Scope) -> None:
+        """``if sys.version_info >= (3, 15):``: the branch for a newer Python than this one may use
+        its new builtins; they are not judged there."""
+        newer = _newer_python(node.test)
+        self.visit(node.test, scope)
+        for branch, stmts in (("body", node.body), ("orelse", node.orelse)):
+            if branch == newer:
+                self.guards.append("a name under sys.version_info of a newer Python")
+            for stmt in stmts:
+                self.visit(stmt, scope)
+            if branch == newer:
+                self.guards.pop()
+
+    def _annotation(self, node: ast.expr, scope: _Scope) -> None:
+        """An annotation; string forward references in it are parsed and their names used."""
+        for sub in _forward_strings(node):
+            if isinstance(sub.value, str):
+                try:
+                    parsed = ast.parse(sub.value.strip(), mode="eval")
+                except (SyntaxError, ValueError):
+                    continue
+                for name in ast.walk(parsed):
+                    if isinstance(name, ast.Name | ast.Attribute):
+                        ast.copy_location(name, sub)
+                        name.end_lineno, name.end_col_offset = sub.lineno, sub.col_offset
+                self._forward(parsed.body, scope, sub)
+        self.visit(node, scope)
+
+    def _forward(self, node: ast.expr, scope: _Scope, at: ast.Constant) -> None:
+        """Names of a string annotation, placed at the string (their own columns are inside it)."""
+        chain = _chain(node)
+        if chain is not None:
+            self._use(scope, chain, ((at.lineno, at.col_offset),) * len(chain), "reference")
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._forward(child, scope, at)
+
+    def _call(self, node: ast.Call, scope: _Scope) -> None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            self._use(scope, (func.id,), ((func.lineno, func.col_offset),), "call")
+            if _SETS_ATTRIBUTES.search(func.id) and func.id not in ("getattr", "hasattr"):
+                self._stored_by_call(node)
+            if func.id in ("setattr", "delattr") and node.args:
+                self._setattr(node, scope)
+            elif func.id in ("globals", "exec"):
+                self.out.dynamic = self.out.dynamic or f"its code calls {func.id}()"
+            elif func.id in ("getattr", "hasattr") and len(node.args) > 1:
+                self.out.not_checked["getattr/hasattr with a name in a string"] += 1
+        elif isinstance(func, ast.Attribute):
+            if func.attr == "__setattr__" and len(node.args) > 1:
+                self._setattr(node, scope, first=1)
+            if func.attr in ("_convert_", "_convert"):  # enum's _convert_ makes module globals
+                self.out.dynamic = self.out.dynamic or f"{func.attr}() making globals"
+            self._attribute(func, scope, "call")
+        else:
+            self.visit(func, scope)
+        for arg in node.args:
+            self.visit(arg, scope)
+        for kw in node.keywords:
+            self.visit(kw.value, scope)
+
+    def _stored_by_call(self, node: ast.Call) -> None:
+        """``setattr(C, "x", v)``, ``defproperty(C, "x", …)``: a name and an attribute in a string."""
+        if len(node.args) > 1 and isinstance(node.args[0], ast.Name):
+            second = node.args[1]
+            if isinstance(second, ast.Constant) and isinstance(second.value, str):
+                self.out.stored_on.setdefault(node.args[0].id, set()).add(second.value)
+
+    def _setattr(self, node: ast.Call, scope: _Scope, first: int = 0) -> None:
+        """``setattr(self, "x", v)`` adds a member; ``setattr(self, name, v)`` makes the class dynamic."""
+        target, name = node.args[first], node.args[first + 1] if len(node.args) > first + 1 else None
+        cls = self._self_class(target, scope)
+        if cls is None:
+            return
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            cls.instance.add(name.value)
+        else:
+            cls.dynamic = cls.dynamic or "setattr on self with a computed name"
+
+    def _self_class(self, node: ast.expr, scope: _Scope) -> PyClass | None:
+        if not isinstance(node, ast.Name):
+            return None
+        found, bindings = self._lookup(scope, node.id)
+        if found and len(bindings) == 1 and bindings[0].kind == "self":
+            return self.out.classes.get(bindings[0].target)
+        return None
+
+    def _attribute(self, node: ast.Attribute, scope: _Scope, kind: str) -> None:
+        chain = _chain(node)
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            self.out.stored_attrs.add(node.attr)
+            if isinstance(node.value, ast.Name):
+                self.out.stored_on.setdefault(node.value.id, set()).add(node.attr)
+            cls = self._self_class(node.value, scope)
+            if cls is not None:
+                cls.instance.add(node.attr)
+            self.visit(node.value, scope)
+            return
+        if node.attr == "__dict__":
+            cls = self._self_class(node.value, scope)
+            if cls is not None:
+                cls.dynamic = cls.dynamic or "self.__dict__ is used"
+        if chain is None:
+            self.out.not_checked["attribute of an expression (a call, a subscript …)"] += 1
+            self.visit(node.value, scope)
+            return
+        self._use(scope, chain, _chain_places(node), kind)
+
+    def _use(self, scope: _Scope, chain: tuple[str, ...], places: tuple[tuple[int, int], ...], kind: str) -> None:
+        use = NameUse(chain, places, kind)
+        if len(chain) > 1 and any(chain[-1] in names for names in self.hasattr_names):
+            use.guard = "an attribute checked with hasattr first"
+        self.pending.append(_Pending(scope, use, self.guards[-1] if self.guards else None))
+
+    def _dunder_all(self, targets: list[ast.expr], value: ast.expr | None, scope: _Scope, extend: bool = False) -> None:
+        if scope.kind != "module" or not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return
+        if isinstance(value, ast.List | ast.Tuple) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+        ):
+            if not extend:
+                self.out.exports = []
+            self.out.exports += [(str(e.value), e.lineno, e.col_offset + 1) for e in value.elts]  # type: ignore[attr-defined]
+        else:
+            self.out.not_checked["__all__ built by code"] += 1
+
+    # -- resolving -------------------------------------------------------------------------------
+
+    def _lookup(self, scope: _Scope, name: str) -> tuple[str, list[Binding]]:
+        """Where Python finds ``name`` used in ``scope``: (``local``/``global``/``builtin``/``unbound``, bindings)."""
+        if name in scope.declared_global:
+            scope = scope.module()
+        s: _Scope | None = scope
+        crossed = False
+        while s is not None:
+            if s.kind == "class" and crossed:
+                s = s.parent
+                continue
+            found = s.bindings.get(name)
+            if found:
+                return ("global" if s.parent is None else "local"), found
+            if s.kind == "function":
+                crossed = True
+            s = s.parent
+        if name in BUILTINS or (name.startswith("__") and name.endswith("__")):
+            return "builtin", []
+        return "unbound", []
+
+    def _resolve(self, p: _Pending) -> None:
+        use = p.use
+        where, bindings = self._lookup(p.scope, use.chain[0])
+        if where == "unbound":
+            if p.guard is not None:
+                where = "guarded"
+                use.guard = p.guard
+            elif self.out.stars:
+                where = "star"
+        use.scope_kind = where
+        use.bound = tuple(bindings)
+        self.out.uses.append(use)
+
+
+def _forward_strings(node: ast.expr) -> list[ast.Constant]:
+    """The strings of an annotation that are forward references: not ``Literal["a"]``'s values,
+    nor ``Annotated``'s metadata, nor the arguments of a call (``Field(description="…")``)."""
+    if isinstance(node, ast.Constant):
+        return [node] if isinstance(node.value, str) else []
+    if isinstance(node, ast.Call):
+        return []
+    if isinstance(node, ast.Subscript):
+        base = _dotted(node.value).rsplit(".", 1)[-1]
+        if base == "Literal":
+            return []
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return [s for a in (args[:1] if base == "Annotated" else args) for s in _forward_strings(a)]
+    return [s for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr) for s in _forward_strings(child)]
+
+
+def _is_own_name(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__name__"
+
+
+def _hasattr_names(test: ast.expr) -> set[str]:
+    """The attribute names ``hasattr(x, "name")`` checks in a condition (``and``-ed ones too)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return {
+        p.args[1].value
+        for p in parts
+        if isinstance(p, ast.Call)
+        and isinstance(p.func, ast.Name)
+        and p.func.id == "hasattr"
+        and len(p.args) > 1
+        and isinstance(p.args[1], ast.Constant)
+        and isinstance(p.args[1].value, str)
+    }
+
+
+def _newer_python(test: ast.expr) -> str | None:
+    """Which branch of ``if sys.version_info <op> (x, y)`` runs only on a Python newer than this one."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Tuple)):
+        return None
+    left = test.left.value if isinstance(test.left, ast.Subscript) else test.left
+    if _dotted(left) not in ("sys.version_info", "version_info"):
+        return None
+    elts = test.comparators[0].elts
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in elts):
+        return None
+    wanted = tuple(e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, int))
+    if wanted <= sys.version_info[: len(wanted)]:
+        return None
+    op = test.ops[0]
+    return "body" if isinstance(op, ast.GtE | ast.Gt) else "orelse" if isinstance(op, ast.Lt | ast.LtE) else None
+
+
+def _catches_name_error(node: ast.expr | None) -> bool:
+    if node is None:
+        return False
+    names = node.elts if isinstance(node, ast.Tuple) else [node]
+    return any(_dotted(n).rsplit(".", 1)[-1] in ("NameError", "UnboundLocalError") for n in names)
+
+
+def _dotted(node: ast.expr) -> str:
+    chain = _chain(node.func if isinstance(node, ast.Call) else node)
+    return ".".join(chain) if chain is not None else "?"
+
+
+def _chain(node: ast.expr) -> tuple[str, ...] | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return tuple(reversed(parts))
+
+
+def _chain_places(node: ast.Attribute) -> tuple[tuple[int, int], ...]:
+    """The (line, byte column) of each part of a name-rooted chain (an attribute ends where its node ends)."""
+    places: list[tuple[int, int]] = []
+    cur: ast.expr = node
+    while isinstance(cur, ast.Attribute):
+        places.append((cur.end_lineno or cur.lineno, (cur.end_col_offset or 0) - len(cur.attr)))
+        cur = cur.value
+    places.append((cur.lineno, cur.col_offset))
+    return tuple(reversed(places))
+
+
+def _slots(stmt: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    if not any(isinstance(t, ast.Name) and t.id == "__slots__" for t in targets) or stmt.value is None:
+        return set()
+    values = stmt.value.elts if isinstance(stmt.value, ast.Tuple | ast.List | ast.Set) else [stmt.value]
+    return {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)}

@@ -1,0 +1,59 @@
+"""``find_references`` of a name nothing defines: which of its uses no longer resolve, and where it was.
+
+The files holding its uses in code are checked (:func:`llmem.code.check.check_files`, the judge
+of ``check_references``); each use a finding names gets ``unresolved: true`` and why, the uses of
+a broken import's name go with it, and the answer says where the name was last defined when the
+store remembers (:mod:`llmem.code.symbol_history`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from llmem.code.check import check_files
+from llmem.code.references_files import SourceFile, Use, WorkspaceFiles
+
+if TYPE_CHECKING:
+    from llmem.code.symbol_history import SymbolHistory
+
+__all__ = ["unresolved_uses"]
+
+
+def unresolved_uses(
+    src: WorkspaceFiles,
+    symbol: str,
+    files: dict[str, SourceFile],
+    uses: list[Use],
+    out: dict[str, Any],
+    history: SymbolHistory | None,
+) -> dict[tuple[str, int, int], str]:
+    """The uses that no longer resolve, by place, with why; ``out`` gains ``unresolved``,
+    ``unresolved_total``, a note and ``last_defined`` when there are any."""
+    code = sorted({u.path for u in uses if u.kind in ("import", "call", "reference")})
+    if not code:
+        return {}
+    run = check_files(src, files, code, history.remembered if history is not None else None)
+    places = {u.key() for u in uses}
+    mine = [f for f in run.findings if f.missing == symbol and (f.path, f.line, f.column) in places]
+    broken = {(f.path, f.line, f.column): f.why for f in mine}
+    if not broken:
+        return {}
+    out["unresolved"] = True
+    out["unresolved_total"] = len(broken)
+    # The uses of a broken import's name go with it.
+    for f in mine:
+        lines = set(f.uses)
+        for u in uses:
+            if u.path == f.path and u.line in lines and u.key() not in broken:
+                broken[u.key()] = f"uses the import on line {f.line}, which does not resolve"
+    if "note" not in out:
+        out["note"] = (
+            f"no definition of {symbol} in the workspace, and {len(mine)} of its uses no longer resolve "
+            "(unresolved: true on each, with why): renamed or removed?"
+        )
+    if history is not None:
+        where = next((f.defined_in[0] for f in run.findings if f.missing == symbol and f.defined_in), None)
+        last = history.last_defined(symbol, where, src.outline_content(where) if where else None)
+        if last is not None:
+            out["last_defined"] = last
+    return broken
