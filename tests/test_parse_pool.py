@@ -335,3 +335,30 @@ def test_spawned_workers_as_on_windows(tmp_path: Path, monkeypatch: pytest.Monke
         assert "spawned" in _stored(ws)["servers/spawned.py"][0]
     finally:
         parse_pool._WORKERS.drop()
+
+
+def test_fork_server_workers_import_this_llmem_not_the_working_folders(tmp_path: Path) -> None:
+    """An IDE starts the server in the user's project: its ``llmem/`` or ``json.py`` must not be
+    what the parse workers import (Python 3.11's fork server would put the working folder first)."""
+    import subprocess
+    import sys
+
+    import llmem
+
+    (tmp_path / "llmem").mkdir()
+    (tmp_path / "llmem" / "__init__.py").write_text("raise SystemExit('the project llmem was imported')\n")
+    (tmp_path / "json.py").write_text("raise SystemExit('the project json was imported')\n")
+    code = (
+        "import os, sys, threading\n"
+        "sys.path = [p for p in sys.path if p not in ('', os.getcwd())]\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True).start()  # two threads: fork server\n"
+        "from llmem.code import parse_pool\n"
+        "pool = parse_pool._WORKERS.get()\n"
+        "print(pool.submit(parse_pool._imported_from).result(timeout=120))\n"
+        "parse_pool._WORKERS.drop()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    worker_llmem, worker_json = out.stdout.split()
+    assert worker_llmem == str(Path(llmem.__file__).resolve())
+    assert worker_json == str(Path(json.__file__).resolve())

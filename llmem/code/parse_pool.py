@@ -217,6 +217,15 @@ def _worker_init() -> None:
     sys.stdout = sys.stderr
 
 
+def _imported_from() -> str:
+    """Where a worker's ``llmem`` and ``json`` came from (the test of the fork server's path)."""
+    import json
+
+    import llmem
+
+    return f"{Path(llmem.__file__).resolve()} {Path(json.__file__).resolve()}"
+
+
 def _worker_batch(root: str, workspace: str, items: list[Item]) -> list[Outcome]:
     """:func:`outline_batch` in a worker, on its own handle of the store (kept for the next batch)."""
     store = _STORES.get((root, workspace))
@@ -260,6 +269,7 @@ class _Workers:
                     context.set_forkserver_preload(
                         ["llmem.code.parse_pool", "llmem.code.outline", "llmem.code.outline.python"]
                     )
+                    _start_fork_server()
                 self._pool = ProcessPoolExecutor(
                     max_workers=max(1, usable_cores() - 1), mp_context=context, initializer=_worker_init
                 )
@@ -277,6 +287,30 @@ class _Workers:
 
 
 _WORKERS = _Workers()
+
+
+def _start_fork_server() -> None:
+    """Start the fork server importing what this process imports. On Python 3.11 it runs as
+    ``python -c …`` and ignores the ``sys.path`` it is given, so the server's working folder (the
+    user's project, where an IDE starts it) would come first: a ``json.py`` or ``llmem/`` there
+    would be imported instead. ``PYTHONSAFEPATH`` leaves the working folder out, and the folder
+    this ``llmem`` was imported from goes first on ``PYTHONPATH``."""
+    from multiprocessing import forkserver
+
+    import llmem
+
+    home = str(Path(llmem.__file__).resolve().parents[1])
+    saved = {k: os.environ.get(k) for k in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    os.environ["PYTHONSAFEPATH"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (home, saved["PYTHONPATH"]) if p)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _batches(todo: list[Item], takers: int) -> list[list[Item]]:
