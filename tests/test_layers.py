@@ -213,7 +213,7 @@ def test_debrief_floors_point_down() -> None:
 
 
 def test_the_floor_check_sees_an_upward_import() -> None:
-    assert _floor("debrief_calc.geo.geodesy") < _floor("debrief_calc.tracks.windows")
+    assert _floor("debrief_calc.geo.geodesy") < _floor("debrief_calc.tracks.times")
     assert _floor("debrief_calc.formats.rep._parser") < _floor("debrief_calc.analysis.import_rep")
     assert _floor("debrief_calc.calc.server") == _floor("debrief_calc.state.server")
     assert _floor("debrief_calc") > _floor("debrief_calc.state.service")
