@@ -937,7 +937,8 @@ def test_importing_render_does_not_import_pillow() -> None:
 # ------------------------------------------------------------------ a time window
 
 
-WINDOW = Window(parse_iso("2024-11-14T21:30:00Z"), parse_iso("2024-11-15T00:30:00Z"))
+SPAN = (parse_iso("2024-11-14T21:30:00Z"), parse_iso("2024-11-15T00:30:00Z"))
+WINDOW = Window(*SPAN)
 
 
 def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None:
@@ -946,7 +947,7 @@ def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None
     (leopold,) = only(large, "f-3")["features"]  # green, 16:17 to 10:17 next day
     whole = render_plot(only(large, "f-3"), fit="all", current_time=MIDDLE)
     cut = render_plot(only(large, "f-3"), fit=whole.bounds, current_time=MIDDLE, window=WINDOW)
-    assert cut.span == (WINDOW.start, WINDOW.end) and cut.outside_window == []
+    assert cut.span == SPAN and cut.outside_window == []
     for t in (parse_iso("2024-11-14T17:00:00Z"), parse_iso("2024-11-15T06:00:00Z")):  # outside: gone
         x, y = _on_track(whole, leopold, t)
         assert _greenish(whole)[y - 3 : y + 4, x - 3 : x + 4].any()
@@ -958,7 +959,7 @@ def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None
     assert near(cut, blend(GREEN, BACKGROUND, FAINT), 2)[y - 3 : y + 4, x - 3 : x + 4].any()  # faint after
     framed = render_plot(large, fit="window", current_time=MIDDLE, window=WINDOW)
     assert framed.fit == "window"
-    lon, lat = (float(c) for c in _ends_of(leopold, WINDOW))
+    lon, lat = (float(c) for c in _ends_of(leopold, SPAN[0]))
     w, s, e, n = framed.bounds
     assert w < lon < e and s < lat < n
     everything = render_plot(large, fit="all", current_time=MIDDLE)
@@ -971,19 +972,19 @@ def _greenish(r: Rendered) -> Any:
     return rgb_[..., 1] - np.maximum(rgb_[..., 0], rgb_[..., 2]) > 60
 
 
-def _ends_of(feature: dict[str, Any], window: Window) -> tuple[float, float]:
+def _ends_of(feature: dict[str, Any], start: float) -> tuple[float, float]:
     """The track's position at the window's start (lon, lat), independently interpolated."""
     times = [parse_iso(s) for s in feature["properties"]["timestamps"]]
     coords = np.asarray(feature["geometry"]["coordinates"])
-    lat, lon = interpolate_track(times, coords[:, 1], coords[:, 0], window.start)
+    lat, lon = interpolate_track(times, coords[:, 1], coords[:, 0], start)
     return float(lon), float(lat)
 
 
 def test_a_window_outside_a_track_leaves_it_out_and_outside_all_is_refused(large: dict[str, Any]) -> None:
-    early = Window(parse_iso("2024-11-14T16:30:00Z"), parse_iso("2024-11-14T18:00:00Z"))  # before VAN GALEN3
-    r = render_plot(large, fit="window", window=early)
+    early_span = (parse_iso("2024-11-14T16:30:00Z"), parse_iso("2024-11-14T18:00:00Z"))  # before VAN GALEN3
+    r = render_plot(large, fit="window", window=Window(*early_span))
     assert r.outside_window == ["f-1"] and "VAN GALEN3 (VANG)" not in r.legend
-    assert r.span == (early.start, early.end)
+    assert r.span == early_span
     assert "start, end" not in r.legend  # the window's edges are not the tracks' starts and ends
     assert not any(text in ("141630Z", "141800Z") for text, _ in r.placed)
     open_end = render_plot(large, fit="window", window=Window(parse_iso("2024-11-15T06:00:00Z"), None))

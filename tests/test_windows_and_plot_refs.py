@@ -108,7 +108,7 @@ def test_a_window_cuts_a_track_with_fixes_interpolated_exactly_at_its_edges() ->
     start, end = "2024-11-14T22:00:00Z", "2024-11-14T23:00:00Z"
     window = parse_window(start, end)
     assert window is not None
-    cut = cut_feature(track, Window(window.start, window.end))
+    cut = cut_feature(track, window)
     assert cut is not None
     out = cut["properties"]
     coords = cut["geometry"]["coordinates"]
@@ -159,7 +159,7 @@ def test_a_window_cuts_positions_and_turns_courses_the_short_way() -> None:
     }
     window = parse_window("2025-01-01T00:05:00Z", None)
     assert window is not None
-    cut = cut_feature(track, Window(window.start, window.end))
+    cut = cut_feature(track, window)
     assert cut is not None
     props = cut["properties"]
     first = props["positions"][0]
@@ -170,7 +170,7 @@ def test_a_window_cuts_positions_and_turns_courses_the_short_way() -> None:
     # a window inside one gap: two interpolated fixes; a window after the track: nothing
     gap = parse_window("2025-01-01T00:01:00Z", "2025-01-01T00:02:00Z")
     assert gap is not None
-    inner = cut_feature(track, Window(gap.start, gap.end))
+    inner = cut_feature(track, gap)
     assert inner is not None and [p["time"] for p in inner["properties"]["positions"]] == [
         "2025-01-01T00:01:00Z",
         "2025-01-01T00:02:00Z",

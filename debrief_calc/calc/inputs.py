@@ -196,13 +196,7 @@ def window_answer(inputs: Inputs) -> dict[str, Any]:
     if len(distinct) == 1:
         window = distinct[0]
     else:
-        starts = [w.start for w in distinct]
-        ends = [w.end for w in distinct]
-        window = Window(
-            None if None in starts else min(s for s in starts if s is not None),
-            None if None in ends else max(e for e in ends if e is not None),
-            "asked" if any(w.source == "asked" for w in distinct) else "plot",
-        )
+        window = Window.spanning(distinct)
         extra["inputs"] = [{**w.answer(), "ids": ids[:20]} for w, ids in inputs.windows[:20]]
     if any(window.cut_ends(whole)):
         extra["data"] = whole.shown

@@ -145,7 +145,7 @@ class PlotCommands(OpenPlots):
         read two hours; one with its own is cut by both."""
         from debrief_calc.errors import InvalidContext
         from debrief_calc.plots.plotstate import features_in, is_ref
-        from debrief_calc.tracks.times import cut_features, data_window, iso
+        from debrief_calc.tracks.times import cut_features, data_window
 
         items = features if isinstance(features, list) else [features]
         shown = window.shown
@@ -176,13 +176,11 @@ class PlotCommands(OpenPlots):
             )
         kept, left_out = cut_features(copied, window, where="given", field="time_start")
         left_out = nothing_in + left_out
-        period = data_window(kept)
-        start = window.start if window.start is not None else period.start
-        end = window.end if window.end is not None else period.end
+        saved = window.closed_by(data_window(kept))  # an open end: where what was copied ends
         steps: list[dict[str, Any]] = [{"command": "addFeatures", "payload": kept}]
-        if start is not None and end is not None:
-            state = {"current": iso(start), "start": iso(start), "end": iso(end)}
-            steps.append({"command": "setTimeState", "payload": state})
+        if saved.closed:
+            start, end = saved.shown
+            steps.append({"command": "setTimeState", "payload": {"current": start, "start": start, "end": end}})
         return {"command": "composite", "payload": steps}, left_out
 
     def set_properties(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from debrief_calc.errors import InvalidContext, ValidationFailed
@@ -76,16 +76,45 @@ SOURCES: Final[dict[str, str]] = {
 
 @dataclass(frozen=True)
 class Window:
-    """``[start, end]`` in epoch seconds (None: open at that end) and where it came from."""
+    """``[start, end]`` in epoch seconds (None: open at that end) and where it came from.
 
-    start: float | None
-    end: float | None
+    The bounds are private to this module: every other module asks the window what it needs
+    (:meth:`contains`, :meth:`mask`, :meth:`clamp`, :meth:`at_edge`, :meth:`cut_ends`,
+    :meth:`answer`) or this module to cut (:func:`cut_feature`), so that nothing else compares
+    times with a window's bounds (``tests/test_layers.py`` checks it)."""
+
+    _start: float | None
+    _end: float | None
     source: Source = "asked"
+
+    @classmethod
+    def spanning(cls, windows: Sequence[Window]) -> Window:
+        """The least window holding all of ``windows`` (open where one is), source ``"asked"``
+        when any was asked for, else ``"plot"``."""
+        starts = [w._start for w in windows]
+        ends = [w._end for w in windows]
+        return cls(
+            None if None in starts else min(s for s in starts if s is not None),
+            None if None in ends else max(e for e in ends if e is not None),
+            "asked" if any(w.source == "asked" for w in windows) else "plot",
+        )
+
+    def closed_by(self, period: Window) -> Window:
+        """This window with an open end taken from ``period`` (e.g. the period of what it cut)."""
+        return replace(
+            self,
+            _start=self._start if self._start is not None else period._start,
+            _end=self._end if self._end is not None else period._end,
+        )
+
+    @property
+    def closed(self) -> bool:
+        return self._start is not None and self._end is not None
 
     @property
     def shown(self) -> list[str | None]:
         """``[start, end]`` as ISO-8601 (null where open)."""
-        return [iso(t) if t is not None else None for t in (self.start, self.end)]
+        return [iso(t) if t is not None else None for t in (self._start, self._end)]
 
     @property
     def text(self) -> str:
@@ -96,28 +125,30 @@ class Window:
         return {"start": self.shown[0], "end": self.shown[1], "source": self.source, **extra}
 
     def same_span(self, other: Window | None) -> bool:
-        return other is not None and (self.start, self.end) == (other.start, other.end)
+        return other is not None and (self._start, self._end) == (other._start, other._end)
 
     def contains(self, t: float) -> bool:
         """Whether the instant ``t`` is in the window (within :data:`TOLERANCE` of a bound)."""
-        return (self.start is None or t >= self.start - TOLERANCE) and (self.end is None or t <= self.end + TOLERANCE)
+        return (self._start is None or t >= self._start - TOLERANCE) and (
+            self._end is None or t <= self._end + TOLERANCE
+        )
 
     def mask(self, times: FloatArray) -> Any:
         """:meth:`contains` of each of an array of times, as a boolean array."""
         import numpy as np
 
         keep = np.ones(np.shape(times), dtype=bool)
-        if self.start is not None:
-            keep &= times >= self.start - TOLERANCE
-        if self.end is not None:
-            keep &= times <= self.end + TOLERANCE
+        if self._start is not None:
+            keep &= times >= self._start - TOLERANCE
+        if self._end is not None:
+            keep &= times <= self._end + TOLERANCE
         return keep
 
     def at_edge(self, t: float) -> Literal["start", "end"] | None:
         """Which bound ``t`` is at (within :data:`TOLERANCE`), or None."""
-        if self.start is not None and abs(t - self.start) <= TOLERANCE:
+        if self._start is not None and abs(t - self._start) <= TOLERANCE:
             return "start"
-        if self.end is not None and abs(t - self.end) <= TOLERANCE:
+        if self._end is not None and abs(t - self._end) <= TOLERANCE:
             return "end"
         return None
 
@@ -125,25 +156,27 @@ class Window:
         """Whether this window leaves out some of ``whole`` (the data's period) before its start,
         and after its end."""
         return (
-            self.start is not None and (whole.start is None or self.start > whole.start + TOLERANCE),
-            self.end is not None and (whole.end is None or self.end < whole.end - TOLERANCE),
+            self._start is not None and (whole._start is None or self._start > whole._start + TOLERANCE),
+            self._end is not None and (whole._end is None or self._end < whole._end - TOLERANCE),
         )
 
     def clamp(self, t: float) -> float:
         """``t`` moved inside the window, to the nearer bound when outside."""
-        lo = -math.inf if self.start is None else self.start
-        hi = math.inf if self.end is None else self.end
+        lo = -math.inf if self._start is None else self._start
+        hi = math.inf if self._end is None else self._end
         return min(max(t, lo), hi)
 
     def logged_in(self, t: float) -> bool:
         """Whether an event at ``t`` (a narrative entry) belongs to the window, each bound read at
         its precision (:func:`reading`)."""
-        return (self.start is None or t >= reading(self.start)[0]) and (self.end is None or t < reading(self.end)[1])
+        return (self._start is None or t >= reading(self._start)[0]) and (
+            self._end is None or t < reading(self._end)[1]
+        )
 
     def overlaps(self, period: tuple[float, float] | None) -> bool:
         """Whether a feature active over ``period`` (None: always) is active at some time in the window."""
         return active_at(
-            period, -math.inf if self.start is None else self.start, math.inf if self.end is None else self.end
+            period, -math.inf if self._start is None else self._start, math.inf if self._end is None else self._end
         )
 
 
@@ -232,9 +265,9 @@ def cut_feature(feature: Mapping[str, Any], window: Window | None) -> dict[str, 
     if window is None or window.source == "data":
         return dict(feature)
     if feature_kind(feature) == "track":
-        return cut_track(feature, window.start, window.end)
+        return cut_track(feature, window._start, window._end)
     if feature_kind(feature) == "sensor":
-        return cut_sensor(feature, window.start, window.end)
+        return cut_sensor(feature, window._start, window._end)
     return dict(feature) if window.overlaps(active_period(feature)) else None
 
 
