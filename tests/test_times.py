@@ -192,3 +192,14 @@ def test_every_answer_states_its_window_in_one_shape() -> None:
     with pytest.raises(ValidationFailed) as info:
         parse_window("1995-12-12T11:00:00Z", "1995-12-12T10:00:00Z", prefix="features[1].")
     assert info.value.details == {"field": "features[1].time_end", "rule": "order"}
+
+
+def test_a_list_of_empty_times_is_refused_naming_the_field() -> None:
+    """Found by hypothesis (tests/test_analysis_executor.py): timestamps of empty strings are a
+    ValidationFailed naming the field, not an IndexError."""
+    from debrief_calc.tracks.times import parse_times
+
+    for values in ([""], ["", ""]):
+        with pytest.raises(ValidationFailed) as info:
+            parse_times(values, field="properties.timestamps")
+        assert info.value.details["field"] == "properties.timestamps" and info.value.details["index"] == 0

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import time
 from collections.abc import Mapping
@@ -73,6 +74,7 @@ __all__ = [
     "load_ref",
     "load_result",
     "parse_ref",
+    "plain_copy",
     "plot_feature_ref",
     "plot_ref_features",
     "prune_runs",
@@ -95,6 +97,12 @@ REF_PREFIX = "debrief-calc:"
 PLOT_PREFIX = "debrief-state:plots/"
 _PLOT_SUFFIX = ".plot.json"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def plain_copy(value: Any) -> Any:
+    """A deep copy of plain JSON data (a pickle round trip: several times faster than
+    ``copy.deepcopy`` on a long track's lists)."""
+    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
 
 
 def safe_segment(value: str) -> str:
@@ -369,7 +377,6 @@ def plot_ref_features(
     its timed features, as debrief_get_time answers; None without either).
         INVALID_FILENAME, PLOT_NOT_FOUND listing the plots there are, or FEATURE_NOT_FOUND with the
         plot's ids closest to the missing ones."""
-    import copy
     import difflib
 
     from debrief_calc.errors import PlotNotFound
@@ -417,7 +424,7 @@ def plot_ref_features(
         picked = [doc.features[index[i]] for i in ref.ids]
     if ref.window is not None:  # cut first: a copy of two hours of a long track copies those two hours
         picked = ref.cut(picked)
-    out = list(picked) if shared else copy.deepcopy(picked)
+    out = list(picked) if shared else plain_copy(picked)
     if ref.new_id is not None:
         out[0] = {**out[0], "id": ref.new_id}
     return out, get_time_state(doc.data) or derived_time_state(doc.data)

@@ -82,7 +82,9 @@ def _parse_iso_strings(values: Sequence[str]) -> tuple[FloatArray, NDArray[np.bo
         return out, ok
     lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
     ends = np.cumsum(lens)
-    zulu = data[ends - 1] == ord("Z")
+    if not data.size:  # empty strings only: none is a time (the one-by-one reader says why)
+        return out, ok
+    zulu = (data[ends - 1] == ord("Z")) & (lens > 0)
     for w in np.unique(lens).tolist():
         if w < 19:
             continue
