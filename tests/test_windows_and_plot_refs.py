@@ -503,3 +503,72 @@ def test_a_track_made_anew_from_a_cut_one_drops_its_window_edges() -> None:
         f for f in run_ok("resample-track", [cut], {"interval_s": 600}).features if f["properties"]["kind"] == "track"
     ]
     assert "window_edges" not in resampled["properties"]
+
+
+# -- a reference with a window of its own (issue 22 §2) -------------------------------------------------
+
+
+W2 = {"time_start": "2024-11-14T22:00:00Z", "time_end": "2024-11-14T23:00:00Z"}
+
+
+async def test_a_ref_with_its_own_window_is_read_cut_wherever_features_are_taken(calc: Client, state: Client) -> None:
+    """run_tool, render_series (debrief-calc), addFeatures and debrief_create_plot (debrief-state)
+    take {"ref", "time_start", "time_end"}: what the ref stands for is cut to that window, as the
+    call's own window would cut it; a debrief-calc ref (an import's run) likewise."""
+    stats = await ok(calc, "run_tool", tool="track-stats", features=[{"ref": GALEN, **W2}])
+    by_call = await ok(calc, "run_tool", tool="track-stats", features=[{"ref": GALEN}], **W2)
+    figures = stats["features"][0]["properties"]["statistics"]
+    assert (figures["start"], figures["end"]) == tuple(W2.values())
+    assert figures == by_call["features"][0]["properties"]["statistics"]
+    assert stats["window"]["start"] == W2["time_start"] and stats["window"]["source"] == "asked"
+    series = await call(calc, "render_series", features=[{"ref": GALEN, **W2}, {"ref": GALEN.replace("f-1", "f-2")}])
+    assert not series[0] and series[1]["span"] == list(W2.values())  # the primary is cut; the range runs its span
+    nelson, _ = await boat_refs(calc)
+    early = {"time_start": "1995-12-12T06:00:00Z", "time_end": "1995-12-12T06:30:00Z"}
+    run = await ok(calc, "run_tool", tool="track-stats", features=[{"ref": nelson, **early}])
+    assert [run["features"][0]["properties"]["statistics"][k] for k in ("start", "end")] == list(early.values())
+
+    command = {"command": "addFeatures", "payload": [{"ref": GALEN, "id": "galen-hour", **W2}]}
+    added = await ok(state, "debrief_apply_command", command=command, filename=LARGE)
+    assert added["added_ids"] == ["galen-hour"]
+    read = await ok(state, "debrief_get_features", filename=LARGE, ids=["galen-hour"])
+    assert (read["features"][0]["time_start"], read["features"][0]["time_end"]) == tuple(W2.values())
+
+
+async def test_a_bad_window_on_a_ref_is_named_and_changes_nothing(calc: Client, state: Client, ws: Path) -> None:
+    before = (ws / LARGE).read_bytes()
+    error = await fails(
+        calc, "run_tool", "VALIDATION_FAILED", tool="track-stats", features=[{"ref": GALEN, "time_start": "teatime"}]
+    )
+    assert error["details"]["field"] == "features[0].time_start"
+    error = await fails(
+        calc,
+        "run_tool",
+        "INVALID_CONTEXT",
+        tool="track-stats",
+        features=[{"ref": GALEN, "time_start": "2030-01-01T00:00:00Z"}],
+    )
+    assert error["details"]["field"] == "features[0].time_start"
+    out = (
+        await call(
+            state,
+            "debrief_create_plot",
+            filename="none.plot.json",
+            features=[{"ref": GALEN}],
+            time_end="2000-01-01T00:00:00Z",
+        )
+    )[1]
+    assert out["error"]["code"] == "INVALID_CONTEXT" and out["error"]["details"]["field"] == "time_start", out
+    assert not (ws / "none.plot.json").exists() and (ws / LARGE).read_bytes() == before
+
+
+async def test_get_features_says_its_window_and_the_plots_saved_one(state: Client) -> None:
+    whole = await ok(state, "debrief_get_features", filename=LARGE, ids=["f-1"])
+    assert whole["window"]["source"] == "data" and "note" not in whole["window"]
+    await ok(state, "debrief_set_time", filename=LARGE, timeState={"start": W2["time_start"], "end": W2["time_end"]})
+    whole = await ok(state, "debrief_get_features", filename=LARGE, ids=["f-1"])
+    assert whole["window"]["source"] == "data" and whole["features"][0]["point_count"] == 781  # read whole…
+    assert W2["time_start"] in whole["window"]["note"]  # …and told that the plot's pictures use its saved window
+    cut = await ok(state, "debrief_get_features", filename=LARGE, ids=["f-1"], **W2)
+    asked = {"start": W2["time_start"], "end": W2["time_end"], "source": "asked"}
+    assert cut["window"] == {**asked, "data": [whole["window"]["start"], whole["window"]["end"]]}
