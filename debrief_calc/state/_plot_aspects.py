@@ -307,14 +307,10 @@ def _read_cursor(cursor: str, revision: str, query: str) -> tuple[int, int]:
 
 def _clamp(current: str, start: str | None, end: str | None) -> str:
     """``current`` moved inside ``[start, end]`` (times that cannot be read are left to the check)."""
-    from debrief_calc.tracks.features import parse_iso
+    from debrief_calc.tracks.times import iso, parse_iso
 
     try:
-        t = parse_iso(current)
-        if start is not None and t < parse_iso(start):
-            return start
-        if end is not None and t > parse_iso(end):
-            return end
+        t, window = parse_iso(current), parse_window(start, end)
     except (ValueError, ValidationFailed):
-        pass
-    return current
+        return current
+    return current if window is None or window.contains(t) else iso(window.clamp(t))

@@ -119,7 +119,7 @@ class PlotCommands(OpenPlots):
                 command, left_out = self._windowed_copy(features, window)
             out = apply_command(data, command, resolve_reference=lambda ref: resolve_ref(self.store, ref))
         doc = create_plot_file(path, data, scratch_dir=self.scratch, name=filename, cache=self.cache)
-        opened, _ = self.open_plot(filename)
+        opened, _ = self.open_plot(filename, doc)
         answer = {
             "filename": filename,
             "revision": doc.revision,
