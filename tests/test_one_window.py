@@ -304,6 +304,9 @@ async def test_times_printed_round_trip(ws: Path, mode: str) -> None:
             calc, "run_tool", tool="track-stats", features=[REFS[0]], time_start=printed, time_end=summary["time_end"]
         )
         assert stats["features"][0]["properties"]["statistics"]["point_count"] == summary["point_count"]
+        # a printed end as the tote's time: that very fix (it was refused 1 microsecond past the track)
+        tote = await ok(calc, "run_tool", tool="tote", features=REFS, parameters={"time": summary["time_end"]})
+        assert tote["features"][0]["properties"]["time"] == summary["time_end"]
 
 
 @pytest.mark.parametrize("mode", MODES)
