@@ -1134,3 +1134,26 @@ def test_fit_window_frames_the_zone_a_track_was_in_and_says_what_it_framed(large
     picked = render_plot(large, fit="window", window=window, selection=["p-4"])
     assert picked.framed == {"tracks": ["f-1", "f-2", "f-3"], "zones": ["z-1"], "other": ["p-4"]}
     assert render_plot(large, fit="all", window=window).framed is None
+
+
+def test_the_header_shows_the_time_to_the_nearest_second(
+    monkeypatch: pytest.MonkeyPatch, large: dict[str, Any]
+) -> None:
+    """No millisecond artefacts in a picture (issue 22 §1): at 2024-11-14T22:42:30.003Z the header
+    reads 142242Z 2024-11-14T22:42:30Z, and 22:42:59.6 reads 22:43:00 (the nearest second), as the
+    live view's clock and every other display do (debrief_calc.tracks.times)."""
+    from debrief_calc.plots.render import _labels
+
+    drawn: list[str] = []
+    original = _labels.Font.draw
+
+    def record(self: Any, draw: Any, xy: tuple[float, float], text: str, **kwargs: Any) -> None:
+        drawn.append(text)
+        original(self, draw, xy, text, **kwargs)
+
+    monkeypatch.setattr(_labels.Font, "draw", record)
+    render_plot(large, fit="all", current_time=parse_iso("2024-11-14T22:42:30.003Z"))
+    assert "142242Z  2024-11-14T22:42:30Z" in drawn and not any(".003" in text for text in drawn)
+    drawn.clear()
+    render_plot(large, fit="all", current_time=parse_iso("2024-11-14T22:42:59.6Z"))
+    assert "142243Z  2024-11-14T22:43:00Z" in drawn
