@@ -150,6 +150,13 @@ async def test_a_stored_result_by_ref_with_chosen_quantities(client: Client) -> 
         client, features=[ref], time_start="1995-12-12T10:30:00Z", time_end="1995-12-12T11:00:00Z"
     )
     assert windowed["span"] == ["1995-12-12T10:30:00Z", "1995-12-12T11:00:00Z"] and windowed["samples"] == 31
+    assert windowed["window"] == {"start": "1995-12-12T10:30:00Z", "end": "1995-12-12T11:00:00Z", "source": "asked"}
+    # the window may ride on the ref itself (issue 22 §2): the same rows
+    own = {**ref, "time_start": "1995-12-12T10:30:00Z", "time_end": "1995-12-12T11:00:00Z"}
+    on_ref, _ = await series(client, features=[own])
+    assert (on_ref["span"], on_ref["samples"], on_ref["window"]) == (windowed["span"], 31, windowed["window"])
+    whole, _ = await series(client, features=[ref])
+    assert whole["window"]["source"] == "data" and [whole["window"]["start"], whole["window"]["end"]] == whole["span"]
     _, picture = await series(client, features=[ref], parameters={"width": 600, "height": 500})
     assert picture.size == (600, 500)
 

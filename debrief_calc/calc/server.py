@@ -86,7 +86,8 @@ least range at the start or end of the data or window is never a CPA: at_edge, c
 periods two tracks were within parameters.threshold, entry and exit between fixes, the least range in each), \
 range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes as \
 closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, + opening), courses, speeds and \
-rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time), \
+rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time, \
+which its saved window always holds; a window asked for without it is refused naming parameters.time), \
 speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
 every turn as a manoeuvre with its rate of turn, per track; mark_legs, marks_timed=false to show every mark at once), \
 zone-transits, zone-overlaps (who was in one zone while another was in another), area-summary, resample-track, \
