@@ -411,9 +411,9 @@ def test_a_one_way_manoeuvre_has_no_turns_list() -> None:
 
 
 def _window(feature: dict[str, Any], start: str, end: str) -> dict[str, Any]:
-    from debrief_calc.tracks.windows import cut_to_window, parse_window
+    from debrief_calc.tracks.times import cut_features, parse_window
 
-    (cut,), _ = cut_to_window([feature], parse_window(start, end), where="test")
+    (cut,), _ = cut_features([feature], parse_window(start, end), where="test")
     return cut
 
 
