@@ -414,10 +414,16 @@ async def test_the_view_follows_a_rendered_window(
         note = await view.locator("#note").inner_text()
         assert "drawn window 10:00:00Z to 11:00:00Z" in note, note
         assert time_in_file(path) == f"{DAY}05:00:00Z"
+        # the view's tracks are cut to the window drawn, by the server, as the picture cut them
+        assert await view.evaluate("window.__plotView.trackSpan('NELSON')") == [f"{DAY}10:00:00Z", f"{DAY}11:00:00Z"]
+        polls = await view.evaluate("Number(document.body.dataset.polls)")
         await view.locator("#all-times").click()  # the plot's whole period again, the time kept
         assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
         assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:00:00Z"
         assert time_in_file(path) == f"{DAY}05:00:00Z"
+        await until(lambda: view.evaluate(f"Number(document.body.dataset.polls) > {polls}"), "the view read all again")
+        whole = await view.evaluate("window.__plotView.trackSpan('NELSON')")
+        assert whole is not None and whole[0] < f"{DAY}10:00:00Z" and whole[1] > f"{DAY}11:00:00Z"
 
         # A later result takes the view over; a time that is no time is ignored: the plot's time.
         draws = await view.evaluate("Number(document.body.dataset.draws)")
