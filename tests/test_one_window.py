@@ -327,3 +327,29 @@ async def test_a_least_range_at_the_windows_edge_is_not_called_a_cpa(ws: Path, m
         assert cpa["time"] == "2024-11-14T16:17:00Z" and cpa["edge"] == "start"
         assert cpa["label"].startswith("Closest") and "range opening" in cpa["label"] and "CPA" not in cpa["label"]
         assert cpa["range"] == pytest.approx(ref.range_yd(ref.start), abs=1.0)
+
+
+def test_the_python_api_cuts_the_same_window(ws: Path) -> None:
+    """A script's path (``debrief_calc.Workspace``, no MCP): the same cut, the same figures, the same
+    window stated; a windowed copy's saved window is the default of its picture and its measures."""
+    import debrief_calc as dc
+
+    ref = Reference(ws / LARGE, START, END)
+    api = dc.Workspace(ws)
+    made = api.create_plot("two-hours.plot.json", features=REFS, time_start=START, time_end=END)
+    assert made.window == {"start": START, "end": END, "source": "asked"}
+    copied = {f["id"]: f for f in json.loads((ws / "two-hours.plot.json").read_text())["features"]}
+    for fid in SHIPS:
+        props = copied[fid]["properties"]
+        assert_the_cut(ref, fid, [epoch(t) for t in props["timestamps"]], copied[fid]["geometry"]["coordinates"])
+    stats = api.run_tool("track-stats", plot={"filename": "two-hours.plot.json"}, parameters={"distance_unit": "yd"})
+    assert stats.window == {"start": START, "end": END, "source": "plot"}
+    for result, fid in zip(stats.features, SHIPS, strict=True):
+        assert result["properties"]["statistics"]["distance"] == pytest.approx(ref.distance_yd(fid), abs=1.0)
+    default = api.render_plot(filename="two-hours.plot.json")
+    asked = api.render_plot(filename="two-hours.plot.json", time_start=START, time_end=END)
+    assert default.images[0].data == asked.images[0].data and default.span == [START, END]
+    assert (default.window or {})["source"] == "plot" and (asked.window or {})["source"] == "asked"
+    view = api.view_data(filename=LARGE, time_start=START, time_end=END)
+    for f in (f for f in view.features or [] if f["id"] in SHIPS):
+        assert_the_cut(ref, f["id"], f["t"], [list(p) for p in zip(f["lon"], f["lat"], strict=True)])
