@@ -301,7 +301,7 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
     series_run = svc.run(
         "range-bearing", None, tote_ref, None, {"max_samples": SERIES_SAMPLES}, *_iso_window(plot.mid, SERIES_SAMPLES)
     )
-    (full,), _ = svc.expand_refs([{"ref": f"debrief-calc:results/{series_run['features'][0]['id']}"}])
+    (full,) = svc.expand_refs([{"ref": f"debrief-calc:results/{series_run['features'][0]['id']}"}])
     check = full["properties"]["sample_count"], series["properties"]["sample_count"], shown["samples"]
     if len(set(check)) != 1:
         raise RuntimeError(f"the series drawn and the one in process differ: {check} samples")
@@ -331,8 +331,8 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
     section.notes += [
         f"results: tote {t1['range']} yd on {t1['bearing']} deg at {t1['time']}; track-legs "
         f"{legs_found['leg_count']} legs ({LEGS}); range-bearing "
-        f"{rb_props['sample_count']} samples, window {rb.answer.get('window', {}).get('time_start')} to "
-        f"{rb.answer.get('window', {}).get('time_end')}; render_series {shown['width']}x{shown['height']} px, "
+        f"{rb_props['sample_count']} samples, window {rb.answer.get('window', {}).get('start')} to "
+        f"{rb.answer.get('window', {}).get('end')}; render_series {shown['width']}x{shown['height']} px, "
         f"{shown['bytes']:,} bytes",
         f"*1 the median of {sizes.inverses:,} single Geodesic.WGS84.Inverse calls between the two ships' positions "
         "at the tote's time (the positions found beforehand, untimed)",

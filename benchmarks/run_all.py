@@ -6,8 +6,9 @@ Runs, one after another in this process, ``bench_llmem.collect``, the TypeScript
 of ``bench_parse`` (the one spec figure no server script covers), ``bench_calc.collect`` (its
 geodesic accuracy comes from ``bench_geodesy``), ``bench_instruments.collect`` (the analyst's
 instruments of debrief-calc-mcp: tote, track-legs, windowed range-bearing, render_series),
-``bench_state.collect`` and ``bench_view.collect`` (the live plot view in chromium; skipped with the
-reason where chromium is missing): each measures its
+``bench_state.collect``, ``bench_view.collect`` (the live plot view in chromium; skipped with the
+reason where chromium is missing) and ``bench_windows.collect`` (a windowed copy of two
+1,000,000-fix tracks by reference, beside reading the file): each measures its
 figures and, in the same moments, its baselines. Then it prints one report: the machine line
 (with the load average at start and at end: these machines are shared), one table with a
 ``server`` column and every figure as a ratio to its baseline, the notes, and the list of
@@ -38,6 +39,7 @@ import bench_llmem
 import bench_parse
 import bench_state
 import bench_view
+import bench_windows
 from _harness import (
     CLIENT_LINE,
     Section,
@@ -56,6 +58,7 @@ PARTS: list[tuple[str, str, Callable[[Path, bool], Section]]] = [
     ("instruments", "debrief-calc-mcp", bench_instruments.collect),
     ("state", "debrief-state-mcp", bench_state.collect),
     ("view", "debrief-state-mcp", bench_view.collect),
+    ("windows", "debrief-state-mcp", bench_windows.collect),
 ]
 HEADER = ("server", "figure", "ours", "baseline", "ratio")
 

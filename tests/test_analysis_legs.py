@@ -300,11 +300,11 @@ def _pieces_cover_the_span(answer: dict[str, Any]) -> None:
 
 
 def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
-    from debrief_calc.tracks.paging import clip_to_time
+    from debrief_calc.tracks.times import cut_feature, parse_window
 
     nelson = rep_track("valid_boat1.rep")
     day = "1995-12-12T"
-    window = clip_to_time(nelson, parse_iso(f"{day}10:00:00Z"), parse_iso(f"{day}10:45:00Z"))
+    window = cut_feature(nelson, parse_window(f"{day}10:00:00Z", f"{day}10:45:00Z"))
     assert window is not None
     answer = legs_of(window)
     assert answer["legs"][-1]["end"] == f"{day}10:40:00Z"
@@ -326,7 +326,7 @@ def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
     assert "last leg's end" in tail["note"]
     _pieces_cover_the_span(answer)
     # a window opening mid-turn: the stretch before the first leg too
-    late = clip_to_time(nelson, parse_iso(f"{day}10:30:00Z"), parse_iso(f"{day}10:45:00Z"))
+    late = cut_feature(nelson, parse_window(f"{day}10:30:00Z", f"{day}10:45:00Z"))
     assert late is not None
     answer = legs_of(late)
     head = answer["unsteady"][0]
@@ -362,7 +362,7 @@ def test_leg_marks_go_to_the_plot_by_a_stored_ref_timed_and_dashed(tmp_path: Pat
     assert command["command"] == "addFeatures" and command["payload"] == {"ref": answer["stored"]["ref"]}
     assert answer["stored"]["feature_count"] == 4 and "addFeatures" in answer["stored"]["holds"]
     assert len(json.dumps(answer)) < 2 * len(json.dumps(marks)) + 4000  # the marks once, not twice
-    stored, _ = svc.expand_refs([command["payload"]])
+    stored = svc.expand_refs([command["payload"]])
     assert stored == marks
     plot = {"type": "FeatureCollection", "features": [nelson, *marks]}
     at_1020 = render_plot(plot, current_time=parse_iso("1995-12-12T10:20:00Z"), fit="all")
@@ -411,9 +411,9 @@ def test_a_one_way_manoeuvre_has_no_turns_list() -> None:
 
 
 def _window(feature: dict[str, Any], start: str, end: str) -> dict[str, Any]:
-    from debrief_calc.tracks.windows import cut_to_window, parse_window
+    from debrief_calc.tracks.times import cut_features, parse_window
 
-    (cut,), _ = cut_to_window([feature], parse_window(start, end), where="test")
+    (cut,), _ = cut_features([feature], parse_window(start, end), where="test")
     return cut
 
 

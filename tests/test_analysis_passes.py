@@ -25,7 +25,7 @@ from debrief_calc.analysis.passes import DEFAULT_RISE, DEFAULT_RISE_M
 from debrief_calc.calc.server import build_server
 from debrief_calc.geo.dm import latitude_dm, longitude_dm, position_dm
 from debrief_calc.tracks.features import parse_iso
-from debrief_calc.tracks.windows import cut_to_window, parse_window
+from debrief_calc.tracks.times import cut_features, parse_window
 from llmem.core.config import ServerConfig
 from tests.conftest import DATA, MODES, call
 from tests.test_analysis_support import GEOD, boats, coords, epoch, props, run_ok, track_feature
@@ -142,7 +142,7 @@ def dense(ships: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def window(features: list[dict[str, Any]], start: str, end: str) -> list[dict[str, Any]]:
-    cut, _ = cut_to_window(features, parse_window(f"{DAY}{start}Z", f"{DAY}{end}Z"), where="test")
+    cut, _ = cut_features(features, parse_window(f"{DAY}{start}Z", f"{DAY}{end}Z"), where="test")
     return cut
 
 

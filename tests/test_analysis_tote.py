@@ -23,7 +23,7 @@ from debrief_calc.analysis.range_bearing import COLUMNS as series_columns
 from debrief_calc.calc.server import build_server
 from debrief_calc.formats.rep import parse_rep
 from debrief_calc.tracks.features import parse_iso
-from debrief_calc.tracks.paging import clip_to_time
+from debrief_calc.tracks.times import Window, cut_feature
 from llmem.core.config import ServerConfig
 from tests.conftest import DATA, MODES, call
 from tests.test_analysis_support import GEOD, boats, coords, epoch, props, run_err, run_ok, track_feature
@@ -91,7 +91,7 @@ def ships() -> tuple[dict[str, Any], dict[str, Any], Glib, Glib]:
 
 
 def cut(feature: dict[str, Any], start: str, end: str) -> dict[str, Any]:
-    out = clip_to_time(feature, at(start), at(end))
+    out = cut_feature(feature, Window(at(start), at(end)))
     assert out is not None
     return out
 
@@ -493,10 +493,10 @@ async def test_the_tote_and_range_bearing_through_the_server_with_inline_feature
 
 
 def _row_at(features: list[dict[str, Any]], when: str, **window: str) -> dict[str, Any]:
-    from debrief_calc.tracks.windows import cut_to_window, parse_window
+    from debrief_calc.tracks.times import cut_features, parse_window
 
-    cut_features, _ = cut_to_window(features, parse_window(**window), where="test")
-    series = props(run_ok("range-bearing", cut_features, {"interval_s": 300, "distance_unit": "yd"}))["series"]
+    windowed, _ = cut_features(features, parse_window(**window), where="test")
+    series = props(run_ok("range-bearing", windowed, {"interval_s": 300, "distance_unit": "yd"}))["series"]
     i = series["time"].index(when)
     return {k: v[i] for k, v in series.items()}
 
@@ -517,16 +517,14 @@ def test_a_windows_last_row_moves_as_the_whole_track_and_the_tote(ships: Any) ->
 
 
 def test_a_cut_track_keeps_the_fixes_beyond_its_edges_as_motion_hints(ships: Any) -> None:
-    from debrief_calc.tracks.windows import window_track
-
     nelson = ships[0]
     t = epoch(nelson)
-    cut_feature = window_track(nelson, at("10:30:00"), at("10:50:00"))
-    assert cut_feature is not None
-    edges = cut_feature["properties"]["window_edges"]
+    piece = cut_feature(nelson, Window(at("10:30:00"), at("10:50:00")))
+    assert piece is not None
+    edges = piece["properties"]["window_edges"]
     before, after = edges["before"], edges["after"]
     assert before[2] == max(x for x in t if x < at("10:30:00")) and after[2] == min(x for x in t if x > at("10:50:00"))
-    times = epoch(cut_feature)
+    times = epoch(piece)
     assert times[0] >= at("10:30:00") and times[-1] <= at("10:50:00")  # samples never fall outside
 
 
@@ -556,14 +554,12 @@ def test_rows_on_a_fix_in_a_turn_are_counted_and_pointed_to_the_tote(ships: Any)
 def test_the_tote_on_a_cut_track_is_the_tote_on_the_whole_one_at_both_edges(ships: Any) -> None:
     """10:30 and 10:50 are fixes in turns: on tracks cut to 10:30-10:50 the tote still gives the legs
     after (at 10:50, beyond the cut) and before (at 10:30, before the cut), as on the whole tracks."""
-    from debrief_calc.tracks.windows import cut_to_window, parse_window
+    from debrief_calc.tracks.times import cut_features, parse_window
 
     nelson, collingwood, _, _ = ships
-    cut_features, _ = cut_to_window(
-        [nelson, collingwood], parse_window(f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"), where="test"
-    )
+    windowed, _ = cut_features([nelson, collingwood], parse_window(f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"), where="test")
     for when in (f"{DAY}10:30:00Z", f"{DAY}10:50:00Z"):
-        windowed = props(run_ok("tote", cut_features, {"time": when}))
+        windowed_tote = props(run_ok("tote", windowed, {"time": when}))
         whole = props(run_ok("tote", [nelson, collingwood], {"time": when}))
-        windowed.pop("provenance"), whole.pop("provenance")
-        assert windowed == whole and "before" in whole
+        windowed_tote.pop("provenance"), whole.pop("provenance")
+        assert windowed_tote == whole and "before" in whole

@@ -221,9 +221,9 @@ def test_a_real_zone_reports_its_active_period_and_counts_inside_it() -> None:
 def test_a_start_only_zone_is_active_from_then_on_here_and_in_a_time_window() -> None:
     """LEOPOLD I crosses SAP 1-2 (time 18:10Z on the 14th, no timeEnd) the next morning: counted,
     and a window around the crossing keeps the zone (one meaning of active, shared with
-    clip_to_time and the picture)."""
+    the time module's cut and the picture)."""
     from debrief_calc.tracks.features import active_period
-    from debrief_calc.tracks.paging import clip_to_time
+    from debrief_calc.tracks.times import cut_feature, parse_window
 
     by_id = {str(f["id"]): f for f in load_json("plots/large-sample.plot.json")["features"]}
     leopold, sap = by_id["f-3"], by_id["z-2"]
@@ -232,8 +232,8 @@ def test_a_start_only_zone_is_active_from_then_on_here_and_in_a_time_window() ->
     assert whole["zone_active"] == ["2024-11-14T18:10:00Z", None]
     (crossing,) = whole["transits"]
     assert (crossing["entry_time"], crossing["exit_time"]) == ("2024-11-15T08:58:36.243Z", "2024-11-15T09:47:09.559Z")
-    window = parse_iso("2024-11-15T08:00:00Z"), parse_iso("2024-11-15T10:00:00Z")
-    clipped = [c for f in (leopold, sap) if (c := clip_to_time(f, *window)) is not None]
+    window = parse_window("2024-11-15T08:00:00Z", "2024-11-15T10:00:00Z")
+    clipped = [c for f in (leopold, sap) if (c := cut_feature(f, window)) is not None]
     assert [f["id"] for f in clipped] == ["f-3", "z-2"]
     assert props(run_ok("zone-transits", clipped))["transits"] == whole["transits"]
 

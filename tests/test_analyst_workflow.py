@@ -431,12 +431,17 @@ async def the_instruments(
         time_end=end,
         parameters={"interval_s": 600, "distance_unit": "yd"},
     )
-    assert series_run["window"] == {"time_start": start, "time_end": end, "left_out": []}, series_run["window"]
+    stated = series_run["window"]
+    assert (stated["start"], stated["end"], stated["source"], "left_out" in stated) == (start, end, "asked", False)
     rb = only(series_run["features"])
     props = rb["properties"]
     times = props["series"]["time"]
     assert times == [f"{day}T10:{m}0:00Z" for m in range(6)] + [end], times
-    assert props["sample_count"] == 7 and props["provenance"]["window"] == [start, end], props
+    assert props["sample_count"] == 7 and props["provenance"]["window"] == {
+        "start": start,
+        "end": end,
+        "source": "asked",
+    }
     assert abs(props["series"]["range"][3] - tote["range"]) < 0.01  # 10:30: the tote's figure
     assert round(props["cpa_range"], 1) == 119.5 and clock(props["cpa_time"]) == "10:45:09"
     assert abs(props["cpa_range"] - facts.cpa_yd) < 0.5 and abs(epoch(props["cpa_time"]) - facts.cpa_time) < 1

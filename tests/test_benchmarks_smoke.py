@@ -82,6 +82,10 @@ FIGURE_ROWS = [
     (STATE, "get_features full read,", 1),
     (STATE, "same, ms per page,", 1),
     (STATE, "same total, vs one json.dumps of the track", 1),
+    (STATE, "windowed copy by ref, 2 x 24,000 fixes to 1 h", 1),  # bench_windows.py: the first call
+    (STATE, "same: warm p50 (the plot read before), vs json load of the file", 1),
+    (STATE, "same warm p50, vs echo", 1),
+    (STATE, "in process (StateService.create_plot) warm p50, vs json load", 1),
 ]
 # The live plot view's figures (bench_view.py), where chromium is installed; else a note says why not.
 VIEW_ROWS = [

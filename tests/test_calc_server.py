@@ -334,7 +334,11 @@ async def test_a_plot_reference_with_a_time_window(client: Client, calc_ws: Path
     result = out["features"][0]["properties"]
     assert result["series"]["time"] == [f"1995-12-12T09:{m}0:00Z" for m in range(6)] + ["1995-12-12T10:00:00Z"]
     assert (result["overlap_start"], result["overlap_end"]) == (window["time_start"], window["time_end"])
-    assert result["provenance"]["window"] == [window["time_start"], window["time_end"]]
+    assert result["provenance"]["window"] == {
+        "start": window["time_start"],
+        "end": window["time_end"],
+        "source": "asked",
+    }
     err, stored = await call(client, "get_result", ref=out["features"][0]["id"])
     assert not err and stored["features"][0]["properties"]["provenance"]["window"] == result["provenance"]["window"]
     # an open side; without a window no window is said
@@ -345,9 +349,15 @@ async def test_a_plot_reference_with_a_time_window(client: Client, calc_ws: Path
         plot={"filename": "boats.plot.json", "feature_ids": ["rep-nelson"], "time_end": "1995-12-12T06:00:00Z"},
     )
     assert not err and out["features"][0]["properties"]["statistics"]["end"] == "1995-12-12T06:00:00Z"
-    assert out["features"][0]["properties"]["provenance"]["window"] == [None, "1995-12-12T06:00:00Z"]
+    assert out["features"][0]["properties"]["provenance"]["window"] == {
+        "start": None,
+        "end": "1995-12-12T06:00:00Z",
+        "source": "asked",
+    }
+    # without a window (and none saved in the plot) the whole data is read, and the answer says so
     err, out = await call(client, "run_tool", tool="track-stats", plot={"filename": "boats.plot.json"})
-    assert not err and "window" not in out["features"][0]["properties"]["provenance"]
+    assert not err and out["features"][0]["properties"]["provenance"]["window"]["source"] == "data"
+    assert out["window"] == {"start": "1995-12-12T05:00:00Z", "end": "1995-12-12T11:45:00Z", "source": "data"}
 
     # the real plot: SAP 1-2 (time only) is active in a window the next morning, SAP 1-1 is over by then
     err, out = await call(

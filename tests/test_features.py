@@ -443,7 +443,7 @@ def test_vectorised_parse_agrees_with_datetime(items: list[tuple[datetime, str]]
 def test_a_million_timestamps_parse_vectorised(monkeypatch: pytest.MonkeyPatch) -> None:
     """A million ISO strings of the common form go through the vectorised reader: not one falls
     back to the per-string parser (its speed is measured in benchmarks/, never asserted here)."""
-    from debrief_calc.tracks import times
+    from debrief_calc.tracks import _time_arrays as times  # the vectorised reader, and its per-string fallback
 
     n = 1_000_000
     t = 1731618413.661999 + np.arange(n) * 0.5
@@ -671,27 +671,24 @@ def test_active_period_is_lenient_unless_strict() -> None:
 def test_windows_zone_transits_and_the_picture_agree_on_a_start_only_zone() -> None:
     """One meaning of active: a time window after SAP 1-2's start keeps it (it used to be left
     out), the picture shows it then, and zone-transits counts it then."""
-    from debrief_calc.plots.render._items import is_active, read_items
-    from debrief_calc.tracks.paging import clip_to_time
+    from debrief_calc.tracks.times import Window, active_at, cut_feature
 
     by_id = _sample_by_id()
     zone, sono = by_id["z-2"], by_id["p-2"]
     later = parse_iso("2024-11-15T02:00:00Z"), parse_iso("2024-11-15T03:00:00Z")
     earlier = parse_iso("2024-11-14T12:00:00Z"), parse_iso("2024-11-14T13:00:00Z")
     for feature in (zone, sono):
-        assert clip_to_time(feature, *later) == feature
-        assert clip_to_time(feature, *earlier) is None
-    items = {i.id: i for i in read_items([zone, sono], set())}
-    assert is_active(items["z-2"], later[0]) and not is_active(items["z-2"], earlier[0])
-    assert is_active(items["p-2"], later[1]) and not is_active(items["p-2"], earlier[1])
+        assert cut_feature(feature, Window(*later)) == feature
+        assert cut_feature(feature, Window(*earlier)) is None
+    assert active_at(active_period(zone), later[0]) and not active_at(active_period(zone), earlier[0])
+    assert active_at(active_period(sono), later[1]) and not active_at(active_period(sono), earlier[1])
 
 
 def test_windows_and_the_picture_compare_at_the_precision_asked() -> None:
-    """A result timed 10:45:08.902 (a closest approach, between fixes) is active "at 10:45:08" and in
-    a window ending then: the plot's times are to the second. A time asked to the millisecond
-    compares to the millisecond."""
-    from debrief_calc.plots.render._items import is_active, read_items
-    from debrief_calc.tracks.paging import clip_to_time
+    """A result timed 10:45:08.902 (a closest approach, between fixes) reads 10:45:09 at the plot's
+    precision (the nearest second): active "at 10:45:09" and in a window ending then, not at
+    10:45:08 (issue 22: one clock). A time asked to the millisecond compares to the millisecond."""
+    from debrief_calc.tracks.times import Window, active_at, cut_feature
 
     cpa = {
         "type": "Feature",
@@ -699,10 +696,11 @@ def test_windows_and_the_picture_compare_at_the_precision_asked() -> None:
         "geometry": {"type": "Point", "coordinates": [-4.0, 36.0]},
         "properties": {"dataType": "reference-point", "time": "1995-12-12T10:45:08.902Z"},
     }
-    (item,) = read_items([cpa], set())
-    assert is_active(item, parse_iso("1995-12-12T10:45:08Z"))
-    assert not is_active(item, parse_iso("1995-12-12T10:45:07Z"))
-    assert not is_active(item, parse_iso("1995-12-12T10:45:08.500Z"))
-    assert clip_to_time(cpa, parse_iso("1995-12-12T10:00:00Z"), parse_iso("1995-12-12T10:45:08Z")) == cpa
-    assert clip_to_time(cpa, parse_iso("1995-12-12T10:00:00Z"), parse_iso("1995-12-12T10:45:07Z")) is None
-    assert clip_to_time(cpa, parse_iso("1995-12-12T10:00:00Z"), parse_iso("1995-12-12T10:45:08.5Z")) is None
+    period = active_period(cpa)
+    assert active_at(period, parse_iso("1995-12-12T10:45:09Z"))
+    assert not active_at(period, parse_iso("1995-12-12T10:45:08Z"))
+    assert not active_at(period, parse_iso("1995-12-12T10:45:08.500Z"))
+    start = parse_iso("1995-12-12T10:00:00Z")
+    assert cut_feature(cpa, Window(start, parse_iso("1995-12-12T10:45:09Z"))) == cpa
+    assert cut_feature(cpa, Window(start, parse_iso("1995-12-12T10:45:08Z"))) is None
+    assert cut_feature(cpa, Window(start, parse_iso("1995-12-12T10:45:08.5Z"))) is None

@@ -196,7 +196,7 @@ def _floor(module: str) -> int:
 
 
 def test_debrief_floors_point_down() -> None:
-    """geodesy and units < tracks, times and windows < file formats < analysis < plot state <
+    """geodesy and units < tracks and time < file formats < analysis < plot state <
     the two servers' operations < the Python API < the MCP wiring and the console scripts: no
     module imports a floor above its own, and no module sits outside a floor (nothing loose at
     the top)."""
@@ -213,7 +213,7 @@ def test_debrief_floors_point_down() -> None:
 
 
 def test_the_floor_check_sees_an_upward_import() -> None:
-    assert _floor("debrief_calc.geo.geodesy") < _floor("debrief_calc.tracks.windows")
+    assert _floor("debrief_calc.geo.geodesy") < _floor("debrief_calc.tracks.times")
     assert _floor("debrief_calc.formats.rep._parser") < _floor("debrief_calc.analysis.import_rep")
     assert _floor("debrief_calc.calc.server") == _floor("debrief_calc.state.server")
     assert _floor("debrief_calc") > _floor("debrief_calc.state.service")
@@ -252,3 +252,51 @@ def test_the_servers_start_without_their_heavy_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+#: The one time module (issue 22 §1): the public module and its private helpers.
+TIME_MODULE = "debrief_calc.tracks.times"
+TIME_HELPERS = ("debrief_calc.tracks._time_text", "debrief_calc.tracks._time_arrays", "debrief_calc.tracks._time_cut")
+#: Who may import a helper besides the time module: the track readers below it read times with them.
+TIME_READERS = {
+    "debrief_calc.tracks._time_text": {"debrief_calc.tracks._track_data", "debrief_calc.tracks.features"},
+    "debrief_calc.tracks._time_arrays": {"debrief_calc.tracks._track_data", "debrief_calc.tracks.features"},
+    "debrief_calc.tracks._time_cut": set(),
+}
+
+
+def _window_bound_reads(source: str) -> list[int]:
+    """The lines of ``source`` that read a window's bounds (``._start``/``._end``, private to the
+    time module's :class:`Window`)."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr in ("_start", "_end")
+    )
+
+
+def test_nothing_outside_the_time_module_computes_a_window() -> None:
+    """A window's bounds are read only by debrief_calc.tracks.times: every other module asks the
+    window (contains, mask, clamp, at_edge, cut_ends, answer) or the module (cut_feature(s)), so no
+    other module compares fix times with a window's bounds; and the cut itself (_time_cut) is
+    reached only through the time module."""
+    modules = {n: p for n, p in _modules().items() if n.startswith("debrief_calc")}
+    own = {TIME_MODULE, *TIME_HELPERS}
+    reads = {
+        name: lines
+        for name, path in modules.items()
+        if name not in own and (lines := _window_bound_reads(path.read_text(encoding="utf-8")))
+    }
+    assert reads == {}, reads
+    helpers = sorted(
+        (a, b)
+        for a, path in modules.items()
+        for b in _imports(a, path, modules)
+        if b in TIME_HELPERS and a not in own and a not in TIME_READERS[b]
+    )
+    assert helpers == [], helpers
+
+
+def test_the_window_check_sees_a_bound_read() -> None:
+    assert _window_bound_reads("def f(w):\n    return t >= w._start\n") == [2]
+    assert _window_bound_reads("def f(w):\n    return w.contains(t)\n") == []

@@ -1,22 +1,20 @@
 """The pager: whole features while they fit, parts of a big one's points (or items) beyond,
-per-point arrays sliced alike, exact round trips for every geometry type, time windows."""
+per-point arrays sliced alike, exact round trips for every geometry type (time windows:
+tests/test_times.py)."""
 
 from __future__ import annotations
 
 import copy
 import itertools
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from debrief_calc.errors import ValidationFailed
 from debrief_calc.tracks.features import iso
 from debrief_calc.tracks.paging import (
     Position,
-    clip_to_time,
     compact_size,
     join_parts,
     page_features,
@@ -284,50 +282,3 @@ def test_a_100000_point_track_in_pages_exactly_and_quickly() -> None:
     assert all(s <= 18_500 for s in sizes) and min(sizes[:-1]) > 18_500 * 0.95  # pages are full
     assert join_parts(parts) == feature
     print(f"100,000 points: {len(pages)} pages, {elapsed * 1000 / len(pages):.2f} ms a page, {elapsed * 1000:.0f} ms")
-
-
-# -- time windows -------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("form", ["timestamps", "coordinate", "positions", "times"])
-def test_clip_to_time_on_each_time_form(form: str) -> None:
-    feature = track(100, form=form)
-    clipped = clip_to_time(feature, T0 + 10 * 60, T0 + 19 * 60 + 30)
-    assert clipped is not None
-    assert clipped["geometry"]["coordinates"] == feature["geometry"]["coordinates"][10:20]
-    for name, value in feature["properties"].items():
-        if isinstance(value, list) and len(value) == 100:
-            assert clipped["properties"][name] == value[10:20], name
-        else:
-            assert clipped["properties"][name] == value
-    assert clip_to_time(feature, None, T0 - 1) is None
-    assert clip_to_time(feature, T0 + 99 * 60 + 1, None) is None
-    assert clip_to_time(feature, None, None) == feature
-    tail = clip_to_time(feature, T0 + 95 * 60, None)
-    assert tail is not None and len(tail["geometry"]["coordinates"]) == 5
-    assert json.dumps(feature)  # untouched
-
-
-def test_clip_to_time_of_other_features() -> None:
-    point = {
-        "type": "Feature",
-        "geometry": {"type": "Point", "coordinates": [0, 0]},
-        "properties": {"dataType": "reference-point", "time": iso(T0), "timeEnd": iso(T0 + 600)},
-    }
-    assert clip_to_time(point, T0 + 300, T0 + 900) == point
-    assert clip_to_time(point, T0 + 601, None) is None
-    zone = {"type": "Feature", "geometry": GEOMETRIES["Polygon"], "properties": {"kind": "zone"}}
-    assert clip_to_time(zone, T0, T0 + 1) == zone  # timeless: always in the window
-    # time alone: active from then on (as the picture and zone-transits read it), not an instant
-    starts = {**zone, "properties": {"kind": "zone", "time": iso(T0)}}
-    assert clip_to_time(starts, T0 + 86_400, T0 + 90_000) == starts
-    assert clip_to_time(starts, T0 + 60, None) == starts and clip_to_time(starts, None, T0 - 1) is None
-    ends = {**zone, "properties": {"kind": "zone", "timeEnd": iso(T0)}}
-    assert clip_to_time(ends, T0 - 86_400, T0 - 80_000) == ends and clip_to_time(ends, T0 + 1, None) is None
-    timeless = track(5, form="none")
-    assert clip_to_time(timeless, T0, T0 + 1) == timeless
-    broken = track(5)
-    broken["properties"]["timestamps"][2] = "yesterday"
-    with pytest.raises(ValidationFailed) as info:
-        clip_to_time(broken, T0, T0 + 60)
-    assert info.value.details["field"] == "properties.timestamps"

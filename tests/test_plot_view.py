@@ -414,10 +414,16 @@ async def test_the_view_follows_a_rendered_window(
         note = await view.locator("#note").inner_text()
         assert "drawn window 10:00:00Z to 11:00:00Z" in note, note
         assert time_in_file(path) == f"{DAY}05:00:00Z"
+        # the view's tracks are cut to the window drawn, by the server, as the picture cut them
+        assert await view.evaluate("window.__plotView.trackSpan('NELSON')") == [f"{DAY}10:00:00Z", f"{DAY}11:00:00Z"]
+        polls = await view.evaluate("Number(document.body.dataset.polls)")
         await view.locator("#all-times").click()  # the plot's whole period again, the time kept
         assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
         assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:00:00Z"
         assert time_in_file(path) == f"{DAY}05:00:00Z"
+        await until(lambda: view.evaluate(f"Number(document.body.dataset.polls) > {polls}"), "the view read all again")
+        whole = await view.evaluate("window.__plotView.trackSpan('NELSON')")
+        assert whole is not None and whole[0] < f"{DAY}10:00:00Z" and whole[1] > f"{DAY}11:00:00Z"
 
         # A later result takes the view over; a time that is no time is ignored: the plot's time.
         draws = await view.evaluate("Number(document.body.dataset.draws)")
@@ -438,3 +444,48 @@ async def _status_has(view: Any, text: str) -> bool:
 
 async def _toast(view: Any, text: str) -> bool:
     return bool(await view.evaluate("document.getElementById('toast').textContent") == text)
+
+
+async def test_the_views_clock_reads_as_the_answers_and_pictures_do(
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
+) -> None:
+    """One clock (issue 22 §1): the view's JavaScript shows an instant as debrief_calc.tracks.times
+    does (the nearest second, halves up; a DTG of that second; "active" read at the precision
+    asked), so the slider's clock, its notes and the picture's header read alike. The large
+    sample's current time is 16:16:53.661: the clock shows 16:16:54Z, as the picture would."""
+    from debrief_calc.tracks.times import active_at, dtg, iso_second, second
+
+    page, errors, _ = browser_page
+    shutil.copy(DATA / "plots" / PLOT, workspace / PLOT)
+    async with state_client(workspace) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        html = (await client.read_resource(listed["debrief_open_plot"].meta["ui"]["resourceUri"])).contents[0].text  # type: ignore[index,union-attr]
+        opened = plain(await client.call_tool("debrief_open_plot", {"filename": PLOT}))
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return plain(await client.call_tool(name, arguments))
+
+        await page.expose_function("mcpCallTool", call_tool)
+        await page.expose_function("mcpReadResource", lambda asked: None)
+        view = await _start(page, origins, html, {}, {"filename": PLOT}, opened)
+        assert await view.locator("#clock-time").inner_text() == "16:16:54Z"
+        assert await view.evaluate("window.__plotView.time()") == "2024-11-14T16:16:54Z"
+        base = parse_iso("2024-11-14T10:45:08Z")
+        instants = [base + f for f in (0.0, 0.001, 0.4999, 0.5, 0.5004, 0.902, 0.999, 59.5, 59.6, 86_399.7)]
+        instants += [parse_iso("2024-11-14T16:16:53.661999Z"), parse_iso("1995-12-31T23:59:59.5Z")]
+        seen = await view.evaluate(
+            "(ts) => ts.map((t) => { const r = window.__plotView.rule;"
+            " return [r.second(t), r.isoOf(t), r.dtgOf(t), r.clockText(t)]; })",
+            instants,
+        )
+        for t, (whole, text, group, (date, clock_text)) in zip(instants, seen, strict=True):
+            assert whole == second(t), t
+            assert text == iso_second(t) == f"{date}T{clock_text}", t
+            assert group == dtg(t), t
+        event = (base + 0.902, base + 0.902)  # a narrative entry logged at 10:45:08.902
+        asked = [base, base + 1, base + 0.902, base + 0.9, base - 1]
+        active = await view.evaluate(
+            "([p, ts]) => ts.map((t) => window.__plotView.rule.activeAt(p, t))", [list(event), asked]
+        )
+        assert active == [active_at(event, t) for t in asked] == [False, True, True, False, False]
+    assert errors == []

@@ -23,6 +23,7 @@ from debrief_calc.formats.jsonfmt import JsonFormat
 from debrief_calc.formats.plotfile import (
     PlotCache,
     PlotDoc,
+    create_plot_file,
     list_plot_files,
     load_plot,
     modify_plot,
@@ -540,3 +541,22 @@ json_values = st.recursive(
 def test_layout_encoder_writes_what_json_dumps_writes(value: Any, indent: int | str, ascii_only: bool) -> None:
     fmt = JsonFormat(indent=indent, ensure_ascii=ascii_only)
     assert fmt.dumps(value) == json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+
+
+def test_a_plot_just_created_does_not_push_the_plot_being_read_out_of_the_cache(tmp_path: Path) -> None:
+    """A windowed copy of a big plot writes a small new one: the big one (over the byte budget on its
+    own, so cached alone) stays parsed for the next copy; the new one waits for its first read."""
+    big = copy_plot(tmp_path)
+    small = tmp_path / "small.plot.json"
+    cache = PlotCache(max_bytes=big.stat().st_size // 2)
+    read = cache.get(big)
+    made = create_plot_file(
+        small, {"type": "FeatureCollection", "features": []}, scratch_dir=scratch_of(small), cache=cache
+    )
+    assert cache.peek(big) is read and cache.peek(small) is None
+    assert cache.get(small).revision == made.revision  # read: now the most recent, the big one goes
+    assert cache.peek(big) is None
+    again = PlotCache()  # within the budget both stay, the new one as the least recently used
+    first = again.get(big)
+    again.put(small, made)
+    assert again.peek(big) is first and again.peek(small) is made

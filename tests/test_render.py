@@ -42,9 +42,10 @@ from debrief_calc.plots.render._common import (
 from debrief_calc.plots.render._cpa import range_text
 from debrief_calc.plots.render._items import read_items
 from debrief_calc.plots.render._labels import Label, Lines, Placer
-from debrief_calc.plots.render._tracks import dtg, track_views
+from debrief_calc.plots.render._tracks import track_views
 from debrief_calc.plots.render._view import data_bounds, frame_for
 from debrief_calc.tracks.features import iso, parse_iso
+from debrief_calc.tracks.times import Window, dtg
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -936,7 +937,8 @@ def test_importing_render_does_not_import_pillow() -> None:
 # ------------------------------------------------------------------ a time window
 
 
-WINDOW = (parse_iso("2024-11-14T21:30:00Z"), parse_iso("2024-11-15T00:30:00Z"))
+SPAN = (parse_iso("2024-11-14T21:30:00Z"), parse_iso("2024-11-15T00:30:00Z"))
+WINDOW = Window(*SPAN)
 
 
 def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None:
@@ -945,7 +947,7 @@ def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None
     (leopold,) = only(large, "f-3")["features"]  # green, 16:17 to 10:17 next day
     whole = render_plot(only(large, "f-3"), fit="all", current_time=MIDDLE)
     cut = render_plot(only(large, "f-3"), fit=whole.bounds, current_time=MIDDLE, window=WINDOW)
-    assert cut.span == WINDOW and cut.outside_window == []
+    assert cut.span == SPAN and cut.outside_window == []
     for t in (parse_iso("2024-11-14T17:00:00Z"), parse_iso("2024-11-15T06:00:00Z")):  # outside: gone
         x, y = _on_track(whole, leopold, t)
         assert _greenish(whole)[y - 3 : y + 4, x - 3 : x + 4].any()
@@ -957,7 +959,7 @@ def test_a_window_draws_the_tracks_only_inside_it(large: dict[str, Any]) -> None
     assert near(cut, blend(GREEN, BACKGROUND, FAINT), 2)[y - 3 : y + 4, x - 3 : x + 4].any()  # faint after
     framed = render_plot(large, fit="window", current_time=MIDDLE, window=WINDOW)
     assert framed.fit == "window"
-    lon, lat = (float(c) for c in _ends_of(leopold, WINDOW))
+    lon, lat = (float(c) for c in _ends_of(leopold, SPAN[0]))
     w, s, e, n = framed.bounds
     assert w < lon < e and s < lat < n
     everything = render_plot(large, fit="all", current_time=MIDDLE)
@@ -970,45 +972,49 @@ def _greenish(r: Rendered) -> Any:
     return rgb_[..., 1] - np.maximum(rgb_[..., 0], rgb_[..., 2]) > 60
 
 
-def _ends_of(feature: dict[str, Any], window: tuple[float, float]) -> tuple[float, float]:
+def _ends_of(feature: dict[str, Any], start: float) -> tuple[float, float]:
     """The track's position at the window's start (lon, lat), independently interpolated."""
     times = [parse_iso(s) for s in feature["properties"]["timestamps"]]
     coords = np.asarray(feature["geometry"]["coordinates"])
-    lat, lon = interpolate_track(times, coords[:, 1], coords[:, 0], window[0])
+    lat, lon = interpolate_track(times, coords[:, 1], coords[:, 0], start)
     return float(lon), float(lat)
 
 
 def test_a_window_outside_a_track_leaves_it_out_and_outside_all_is_refused(large: dict[str, Any]) -> None:
-    early = (parse_iso("2024-11-14T16:30:00Z"), parse_iso("2024-11-14T18:00:00Z"))  # before VAN GALEN3
-    r = render_plot(large, fit="window", window=early)
+    early_span = (parse_iso("2024-11-14T16:30:00Z"), parse_iso("2024-11-14T18:00:00Z"))  # before VAN GALEN3
+    r = render_plot(large, fit="window", window=Window(*early_span))
     assert r.outside_window == ["f-1"] and "VAN GALEN3 (VANG)" not in r.legend
-    assert r.span == (early[0], early[1])
+    assert r.span == early_span
     assert "start, end" not in r.legend  # the window's edges are not the tracks' starts and ends
     assert not any(text in ("141630Z", "141800Z") for text, _ in r.placed)
-    open_end = render_plot(large, fit="window", window=(parse_iso("2024-11-15T06:00:00Z"), None))
+    open_end = render_plot(large, fit="window", window=Window(parse_iso("2024-11-15T06:00:00Z"), None))
     assert open_end.outside_window == ["f-1", "f-2"]  # only LEOPOLD I runs past 05:17
     assert open_end.span == (parse_iso("2024-11-15T06:00:00Z"), parse_iso("2024-11-15T10:17:00Z"))
     assert "start, end" in open_end.legend and "151017Z" in [text for text, _ in open_end.placed]  # LEOP's end
     with pytest.raises(ValidationFailed) as info:
-        render_plot(large, window=(parse_iso("2024-11-16T00:00:00Z"), parse_iso("2024-11-16T01:00:00Z")))
+        render_plot(large, window=Window(parse_iso("2024-11-16T00:00:00Z"), parse_iso("2024-11-16T01:00:00Z")))
     assert info.value.details["field"] == "time_start" and "2024-11-14T16:16:53.662Z" in str(info.value)
-    with pytest.raises(ValidationFailed) as info:
-        render_plot(large, fit="window")
-    assert info.value.details["field"] == "fit"
+    # the plot's saved window with no track in it is drawn, and says so; no window at all: fit="window"
+    # frames every track and the zones they were in (nothing is refused)
+    saved = Window(parse_iso("2024-11-16T00:00:00Z"), parse_iso("2024-11-16T01:00:00Z"), "plot")
+    empty = render_plot(large, fit="all", window=saved)
+    assert empty.outside_window == ["f-1", "f-2", "f-3"] and "no track has data" in str(empty.empty_window)
+    framed = render_plot(large, fit="window").framed
+    assert framed is not None and framed["tracks"] == ["f-1", "f-2", "f-3"] and "z-1" in framed["zones"]
 
 
 def test_without_a_time_a_window_shows_what_is_active_in_it(large: dict[str, Any]) -> None:
     """No current time: zones and points active at some time in the window are drawn, the rest
     in view listed as hidden."""
-    before = (parse_iso("2024-11-14T16:20:00Z"), parse_iso("2024-11-14T18:00:00Z"))
+    before = Window(parse_iso("2024-11-14T16:20:00Z"), parse_iso("2024-11-14T18:00:00Z"))
     r = render_plot(large, fit="all", window=before)
     assert sorted(r.hidden_inactive) == ["bf-1", "p-2", "z-1", "z-2"]  # SAP 1-2 from 18:10, SAP 1-1 19:10, …
     assert "SAP 2" in r.legend and "SAP 1-2" not in r.legend
     reaching = render_plot(
-        large, fit="all", window=(parse_iso("2024-11-14T16:20:00Z"), parse_iso("2024-11-14T18:10:00Z"))
+        large, fit="all", window=Window(parse_iso("2024-11-14T16:20:00Z"), parse_iso("2024-11-14T18:10:00Z"))
     )
     assert sorted(reaching.hidden_inactive) == ["bf-1", "p-2", "z-1"]  # SAP 1-2 comes into force at the window's end
-    overlapping = render_plot(large, fit="all", window=(parse_iso("2024-11-14T18:00:00Z"), MIDDLE))
+    overlapping = render_plot(large, fit="all", window=Window(parse_iso("2024-11-14T18:00:00Z"), MIDDLE))
     assert overlapping.hidden_inactive == []
 
 
@@ -1016,15 +1022,15 @@ def test_without_a_time_a_window_shows_what_is_active_in_it(large: dict[str, Any
 
 
 def test_a_feature_timed_within_the_second_asked_is_active_then() -> None:
-    """A closest approach at 10:45:08.902 is shown when the picture is asked for at 10:45:08 (the
-    plot's times are to the second); at 10:45:07 it is not yet; asked at 10:45:08.5 (a fraction:
-    that precision) it is not yet either."""
+    """A closest approach at 10:45:08.902 reads 10:45:09 (the plot's times are to the nearest
+    second): shown when the picture is asked for at 10:45:09, not yet at 10:45:08; asked at
+    10:45:08.5 (a fraction: that precision) it is not yet either; it ends at 10:50:00."""
     cpa = point("cpa", 0.0, 0.0, marker_color="#0F0", time="1995-12-12T10:45:08.902Z", timeEnd="1995-12-12T10:50:00Z")
     data = plot(cpa)
     fit = [-0.5, -0.5, 0.5, 0.5]
     for asked, shown in (
-        ("1995-12-12T10:45:08Z", True),
-        ("1995-12-12T10:45:07Z", False),
+        ("1995-12-12T10:45:09Z", True),
+        ("1995-12-12T10:45:08Z", False),
         ("1995-12-12T10:45:08.500Z", False),
         ("1995-12-12T10:45:08.902Z", True),
         ("1995-12-12T10:50:00Z", True),
@@ -1117,7 +1123,7 @@ def test_an_annotation_line_with_a_dasharray_is_drawn_thin_and_dashed() -> None:
 def test_fit_window_frames_the_zone_a_track_was_in_and_says_what_it_framed(large: dict[str, Any]) -> None:
     """VAN GALEN3 is inside SAP 1-1 from 22:00 to 22:30: the analyst drew that window to see it in
     the zone, so the whole zone is framed with the tracks; the zones no track was in are not."""
-    window = (parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T22:30:00Z"))
+    window = Window(parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T22:30:00Z"))
     r = render_plot(large, fit="window", window=window)
     assert r.framed == {"tracks": ["f-1", "f-2", "f-3"], "zones": ["z-1"]}
     (sap,) = [f for f in large["features"] if f["id"] == "z-1"]
@@ -1128,3 +1134,26 @@ def test_fit_window_frames_the_zone_a_track_was_in_and_says_what_it_framed(large
     picked = render_plot(large, fit="window", window=window, selection=["p-4"])
     assert picked.framed == {"tracks": ["f-1", "f-2", "f-3"], "zones": ["z-1"], "other": ["p-4"]}
     assert render_plot(large, fit="all", window=window).framed is None
+
+
+def test_the_header_shows_the_time_to_the_nearest_second(
+    monkeypatch: pytest.MonkeyPatch, large: dict[str, Any]
+) -> None:
+    """No millisecond artefacts in a picture (issue 22 §1): at 2024-11-14T22:42:30.003Z the header
+    reads 142242Z 2024-11-14T22:42:30Z, and 22:42:59.6 reads 22:43:00 (the nearest second), as the
+    live view's clock and every other display do (debrief_calc.tracks.times)."""
+    from debrief_calc.plots.render import _labels
+
+    drawn: list[str] = []
+    original = _labels.Font.draw
+
+    def record(self: Any, draw: Any, xy: tuple[float, float], text: str, **kwargs: Any) -> None:
+        drawn.append(text)
+        original(self, draw, xy, text, **kwargs)
+
+    monkeypatch.setattr(_labels.Font, "draw", record)
+    render_plot(large, fit="all", current_time=parse_iso("2024-11-14T22:42:30.003Z"))
+    assert "142242Z  2024-11-14T22:42:30Z" in drawn and not any(".003" in text for text in drawn)
+    drawn.clear()
+    render_plot(large, fit="all", current_time=parse_iso("2024-11-14T22:42:59.6Z"))
+    assert "142243Z  2024-11-14T22:43:00Z" in drawn

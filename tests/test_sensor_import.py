@@ -14,8 +14,8 @@ import pytest
 from geographiclib.geodesic import Geodesic
 
 from debrief_calc.tracks.features import feature_summary, time_span
-from debrief_calc.tracks.paging import clip_to_time, join_parts, page_features
-from debrief_calc.tracks.times import parse_iso
+from debrief_calc.tracks.paging import join_parts, page_features
+from debrief_calc.tracks.times import Window, cut_feature, parse_iso
 from tests.test_analysis_support import DATA, run_err, run_ok
 
 GEOD = Geodesic.WGS84
@@ -330,11 +330,11 @@ def test_a_sensor_round_trips_through_a_plot_and_paging(tmp_path: Any) -> None:
     assert summary["host"] == "rep-sensor" and summary["platform"] == "SENSOR"
     assert (summary["time_start"], summary["time_end"]) == ("2010-01-12T12:13:14Z", "2010-01-12T13:13:14Z")
     assert time_span(stored) == (parse_iso("2010-01-12T12:13:14Z"), parse_iso("2010-01-12T13:13:14Z"))
-    cut = clip_to_time(stored, parse_iso("2010-01-12T12:20:00Z"), parse_iso("2010-01-12T12:30:00Z"))
+    cut = cut_feature(stored, Window(parse_iso("2010-01-12T12:20:00Z"), parse_iso("2010-01-12T12:30:00Z")))
     assert cut is not None and all("12:2" in t for t in cut["properties"]["timestamps"])
     n = len(cut["properties"]["timestamps"])
     assert n == len(cut["geometry"]["coordinates"]) == len(cut["properties"]["bearings"]) > 0
-    assert clip_to_time(stored, parse_iso("2010-01-12T14:00:00Z"), None) is None
+    assert cut_feature(stored, Window(parse_iso("2010-01-12T14:00:00Z"), None)) is None
 
 
 def test_bad_sensor_lines_are_errors_naming_the_field() -> None:

@@ -150,6 +150,13 @@ async def test_a_stored_result_by_ref_with_chosen_quantities(client: Client) -> 
         client, features=[ref], time_start="1995-12-12T10:30:00Z", time_end="1995-12-12T11:00:00Z"
     )
     assert windowed["span"] == ["1995-12-12T10:30:00Z", "1995-12-12T11:00:00Z"] and windowed["samples"] == 31
+    assert windowed["window"] == {"start": "1995-12-12T10:30:00Z", "end": "1995-12-12T11:00:00Z", "source": "asked"}
+    # the window may ride on the ref itself (issue 22 §2): the same rows
+    own = {**ref, "time_start": "1995-12-12T10:30:00Z", "time_end": "1995-12-12T11:00:00Z"}
+    on_ref, _ = await series(client, features=[own])
+    assert (on_ref["span"], on_ref["samples"], on_ref["window"]) == (windowed["span"], 31, windowed["window"])
+    whole, _ = await series(client, features=[ref])
+    assert whole["window"]["source"] == "data" and [whole["window"]["start"], whole["window"]["end"]] == whole["span"]
     _, picture = await series(client, features=[ref], parameters={"width": 600, "height": 500})
     assert picture.size == (600, 500)
 
@@ -198,7 +205,6 @@ async def test_errors_name_the_field_and_change_nothing(client: Client, ws: Path
         ({"features": pair, "quantities": ["range", "speed_of_light"]}, "quantities"),
         ({"features": pair, "time_start": "yesterday"}, "time_start"),
         ({"features": pair, "time_end": "1995-12-12T10:00:00Z", "time_start": "1995-12-12T11:00:00Z"}, "time_end"),
-        ({"features": pair, "time_start": "2001-01-01T00:00:00Z"}, "time_start"),
         ({"features": pair, "parameters": {"colour": "red"}}, "parameters.colour"),
         ({"features": pair, "parameters": {"width": 10}}, "parameters.width"),
         ({"features": pair, "parameters": {"distance_unit": "furlong"}}, "parameters.distance_unit"),
@@ -207,6 +213,9 @@ async def test_errors_name_the_field_and_change_nothing(client: Client, ws: Path
     for args, field in cases:
         error = await fails(client, **args)
         assert error["details"]["field"] == field, (args, error)
+    # a window with nothing in it: refused as run_tool refuses it (the same reading of the inputs)
+    err, out = await call(client, "render_series", features=pair, time_start="2001-01-01T00:00:00Z")
+    assert err and out["error"]["code"] == "INVALID_CONTEXT" and out["error"]["details"]["field"] == "time_start"
     unknown = await fails(client, features=pair, quantities=["speed_of_light"])
     assert "range" in unknown["details"]["available"] and "bearing_rate" in unknown["message"]
     assert sorted(str(p) for p in ws.rglob("*")) == before  # nothing stored, nothing written

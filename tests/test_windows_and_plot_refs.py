@@ -18,7 +18,7 @@ from debrief_calc.calc.server import build_server as build_calc
 from debrief_calc.calc.service import CalcService
 from debrief_calc.state.server import build_server as build_state
 from debrief_calc.tracks.features import feature_summary, parse_iso
-from debrief_calc.tracks.windows import parse_window, window_track
+from debrief_calc.tracks.times import Window, cut_feature, parse_window
 from llmem.core.config import Limits, ServerConfig
 from llmem.core.store import ArtifactStore
 from tests.conftest import DATA, MODES, call
@@ -73,6 +73,17 @@ async def fails(client: Client, name: str, code: str, /, **args: Any) -> dict[st
     return error
 
 
+def rep_span(*names: str) -> list[str]:
+    """The first and last fix times of REP files, read from their lines (YYMMDD HHMMSS)."""
+    stamps = sorted(
+        f"19{x[0:2]}-{x[2:4]}-{x[4:6]}T{x[7:9]}:{x[9:11]}:{x[11:13]}Z"
+        for name in names
+        for x in (DATA / "rep" / name).read_text().splitlines()
+        if x[:6].isdigit()
+    )
+    return [stamps[0], stamps[-1]]
+
+
 def rep_fix(name: str, when: str) -> tuple[float, float]:
     """(lon, lat) of the REP fix at ``when``: degrees minutes seconds hemisphere, twice."""
     line = next(x for x in (DATA / "rep" / name).read_text().splitlines() if x.startswith(when))
@@ -97,7 +108,7 @@ def test_a_window_cuts_a_track_with_fixes_interpolated_exactly_at_its_edges() ->
     start, end = "2024-11-14T22:00:00Z", "2024-11-14T23:00:00Z"
     window = parse_window(start, end)
     assert window is not None
-    cut = window_track(track, window.start, window.end)
+    cut = cut_feature(track, window)
     assert cut is not None
     out = cut["properties"]
     coords = cut["geometry"]["coordinates"]
@@ -148,7 +159,7 @@ def test_a_window_cuts_positions_and_turns_courses_the_short_way() -> None:
     }
     window = parse_window("2025-01-01T00:05:00Z", None)
     assert window is not None
-    cut = window_track(track, window.start, window.end)
+    cut = cut_feature(track, window)
     assert cut is not None
     props = cut["properties"]
     first = props["positions"][0]
@@ -159,12 +170,12 @@ def test_a_window_cuts_positions_and_turns_courses_the_short_way() -> None:
     # a window inside one gap: two interpolated fixes; a window after the track: nothing
     gap = parse_window("2025-01-01T00:01:00Z", "2025-01-01T00:02:00Z")
     assert gap is not None
-    inner = window_track(track, gap.start, gap.end)
+    inner = cut_feature(track, gap)
     assert inner is not None and [p["time"] for p in inner["properties"]["positions"]] == [
         "2025-01-01T00:01:00Z",
         "2025-01-01T00:02:00Z",
     ]
-    assert window_track(track, parse_iso("2025-01-02T00:00:00Z"), None) is None
+    assert cut_feature(track, Window(parse_iso("2025-01-02T00:00:00Z"), None)) is None
 
 
 # -- run_tool windows every input ---------------------------------------------------------------------
@@ -187,8 +198,9 @@ async def test_seven_bearings_every_ten_minutes_on_refs_and_the_range_at_1030(ca
     props = result["properties"]
     assert props["series"]["time"] == [f"1995-12-12T10:{m}0:00Z" for m in range(6)] + ["1995-12-12T11:00:00Z"]
     assert props["sample_count"] == 7 and (props["overlap_start"], props["overlap_end"]) == tuple(window.values())
-    assert props["provenance"]["window"] == list(window.values())
-    assert out["window"] == {**window, "left_out": []}
+    stated = {"start": window["time_start"], "end": window["time_end"], "source": "asked"}
+    assert props["provenance"]["window"] == stated
+    assert out["window"] == {**stated, "data": rep_span("valid_boat1.rep", "valid_boat2.rep")}  # what it cut from
     # independent: the two 10:30 fixes, read from the REP lines themselves, and one GeographicLib inverse
     a, b = (rep_fix(name, "951212 103000.000") for name in ("valid_boat1.rep", "valid_boat2.rep"))
     expected = Geodesic.WGS84.Inverse(a[1], a[0], b[1], b[0])["s12"] / YD
@@ -208,7 +220,13 @@ async def test_a_window_cuts_inline_features_and_names_what_it_left_out(calc: Cl
     window = {"time_start": "2024-11-14T22:00:00Z", "time_end": "2024-11-14T23:00:00Z"}
     out = await ok(calc, "run_tool", tool="zone-transits", features=[track, zone, late], **window)
     assert {f["properties"]["zone_id"] for f in out["features"]} == {"box"}
-    assert out["window"] == {**window, "left_out": ["late-zone"]}
+    assert out["window"] == {
+        "start": window["time_start"],
+        "end": window["time_end"],
+        "source": "asked",
+        "left_out": ["late-zone"],
+        "data": ["2024-11-14T21:16:53.662Z", "2024-11-15T05:16:53.662Z"],
+    }
     stats = (await ok(calc, "run_tool", tool="track-stats", features=[track], **window))["features"][0]
     assert (stats["properties"]["statistics"]["start"], stats["properties"]["statistics"]["end"]) == tuple(
         window.values()
@@ -223,7 +241,11 @@ async def test_a_window_on_a_plot_reference_and_the_one_window_rule(calc: Client
     by_plot = await ok(calc, "run_tool", tool="track-stats", plot={**plot, **w})
     both = await ok(calc, "run_tool", tool="track-stats", plot={**plot, **w}, **w)  # the same pair twice: fine
     for out in (by_run, by_plot, both):
-        assert out["features"][0]["properties"]["provenance"]["window"] == list(w.values())
+        assert out["features"][0]["properties"]["provenance"]["window"] == {
+            "start": w["time_start"],
+            "end": w["time_end"],
+            "source": "asked",
+        }
         assert out["features"][0]["properties"]["statistics"]["start"] == w["time_start"]
     error = await fails(
         calc, "run_tool", "VALIDATION_FAILED", tool="track-stats", plot={**plot, **w}, time_end="2024-11-14T22:30:00Z"
@@ -267,8 +289,9 @@ async def test_run_tool_reads_plot_features_by_reference(calc: Client, ws: Path)
     )
     assert [f["properties"]["provenance"]["sources"][0]["id"] for f in whole["features"]] == ["f-2", "f-3"]
     # the plot's time state is what the ref expansion gives back for tools that take a current time
-    features, plot_time = service(ws).expand_refs([{"ref": GALEN}])
-    assert features[0] == galen() and plot_time is not None and plot_time["current"] == "2024-11-14T16:16:53.661Z"
+    inputs = service(ws).read_inputs("tote", [{"ref": GALEN}], None)
+    assert inputs.features == [galen()] and inputs.time_state is not None
+    assert inputs.current == parse_iso("2024-11-14T16:16:53.661Z")
 
 
 async def test_bad_plot_references_say_what_there_is(calc: Client) -> None:
@@ -474,9 +497,78 @@ def test_a_track_made_anew_from_a_cut_one_drops_its_window_edges() -> None:
     """window_edges speak of the cut track's own end fixes: resample-track's new fixes leave them behind."""
     from tests.test_analysis_support import run_ok
 
-    cut = window_track(galen(), parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T23:00:00Z"))
+    cut = cut_feature(galen(), Window(parse_iso("2024-11-14T22:00:00Z"), parse_iso("2024-11-14T23:00:00Z")))
     assert cut is not None and "window_edges" in cut["properties"]
     (resampled,) = [
         f for f in run_ok("resample-track", [cut], {"interval_s": 600}).features if f["properties"]["kind"] == "track"
     ]
     assert "window_edges" not in resampled["properties"]
+
+
+# -- a reference with a window of its own (issue 22 §2) -------------------------------------------------
+
+
+W2 = {"time_start": "2024-11-14T22:00:00Z", "time_end": "2024-11-14T23:00:00Z"}
+
+
+async def test_a_ref_with_its_own_window_is_read_cut_wherever_features_are_taken(calc: Client, state: Client) -> None:
+    """run_tool, render_series (debrief-calc), addFeatures and debrief_create_plot (debrief-state)
+    take {"ref", "time_start", "time_end"}: what the ref stands for is cut to that window, as the
+    call's own window would cut it; a debrief-calc ref (an import's run) likewise."""
+    stats = await ok(calc, "run_tool", tool="track-stats", features=[{"ref": GALEN, **W2}])
+    by_call = await ok(calc, "run_tool", tool="track-stats", features=[{"ref": GALEN}], **W2)
+    figures = stats["features"][0]["properties"]["statistics"]
+    assert (figures["start"], figures["end"]) == tuple(W2.values())
+    assert figures == by_call["features"][0]["properties"]["statistics"]
+    assert stats["window"]["start"] == W2["time_start"] and stats["window"]["source"] == "asked"
+    series = await call(calc, "render_series", features=[{"ref": GALEN, **W2}, {"ref": GALEN.replace("f-1", "f-2")}])
+    assert not series[0] and series[1]["span"] == list(W2.values())  # the primary is cut; the range runs its span
+    nelson, _ = await boat_refs(calc)
+    early = {"time_start": "1995-12-12T06:00:00Z", "time_end": "1995-12-12T06:30:00Z"}
+    run = await ok(calc, "run_tool", tool="track-stats", features=[{"ref": nelson, **early}])
+    assert [run["features"][0]["properties"]["statistics"][k] for k in ("start", "end")] == list(early.values())
+
+    command = {"command": "addFeatures", "payload": [{"ref": GALEN, "id": "galen-hour", **W2}]}
+    added = await ok(state, "debrief_apply_command", command=command, filename=LARGE)
+    assert added["added_ids"] == ["galen-hour"]
+    read = await ok(state, "debrief_get_features", filename=LARGE, ids=["galen-hour"])
+    assert (read["features"][0]["time_start"], read["features"][0]["time_end"]) == tuple(W2.values())
+
+
+async def test_a_bad_window_on_a_ref_is_named_and_changes_nothing(calc: Client, state: Client, ws: Path) -> None:
+    before = (ws / LARGE).read_bytes()
+    error = await fails(
+        calc, "run_tool", "VALIDATION_FAILED", tool="track-stats", features=[{"ref": GALEN, "time_start": "teatime"}]
+    )
+    assert error["details"]["field"] == "features[0].time_start"
+    error = await fails(
+        calc,
+        "run_tool",
+        "INVALID_CONTEXT",
+        tool="track-stats",
+        features=[{"ref": GALEN, "time_start": "2030-01-01T00:00:00Z"}],
+    )
+    assert error["details"]["field"] == "features[0].time_start"
+    out = (
+        await call(
+            state,
+            "debrief_create_plot",
+            filename="none.plot.json",
+            features=[{"ref": GALEN}],
+            time_end="2000-01-01T00:00:00Z",
+        )
+    )[1]
+    assert out["error"]["code"] == "INVALID_CONTEXT" and out["error"]["details"]["field"] == "time_start", out
+    assert not (ws / "none.plot.json").exists() and (ws / LARGE).read_bytes() == before
+
+
+async def test_get_features_says_its_window_and_the_plots_saved_one(state: Client) -> None:
+    whole = await ok(state, "debrief_get_features", filename=LARGE, ids=["f-1"])
+    assert whole["window"]["source"] == "data" and "note" not in whole["window"]
+    await ok(state, "debrief_set_time", filename=LARGE, timeState={"start": W2["time_start"], "end": W2["time_end"]})
+    whole = await ok(state, "debrief_get_features", filename=LARGE, ids=["f-1"])
+    assert whole["window"]["source"] == "data" and whole["features"][0]["point_count"] == 781  # read whole…
+    assert W2["time_start"] in whole["window"]["note"]  # …and told that the plot's pictures use its saved window
+    cut = await ok(state, "debrief_get_features", filename=LARGE, ids=["f-1"], **W2)
+    asked = {"start": W2["time_start"], "end": W2["time_end"], "source": "asked"}
+    assert cut["window"] == {**asked, "data": [whole["window"]["start"], whole["window"]["end"]]}

@@ -83,19 +83,22 @@ class Analysis(WorkspaceBase):
                 ``closest-approach``, ``range-bearing``, ``track-legs``.
             features: GeoJSON Features and/or references from earlier answers:
                 ``{"ref": "debrief-calc:runs/<id>"}`` (a whole run), ``…:results/<id>`` (one result),
-                ``{"ref": "debrief-state:plots/<file>#<id>"}`` (one feature of a plot).
+                ``{"ref": "debrief-state:plots/<file>#<id>"}`` (one feature of a plot); a reference
+                may carry its own ``time_start``/``time_end``.
             plot: features of a plot instead: ``{"filename": "x.plot.json", "feature_ids": [...]}``,
                 or ``{"filename": ..., "selection": True}`` (a :class:`PlotFeatures` or a dict).
             bounds: ``[west, south, east, north]`` for the tools that take a region.
             parameters: the tool's parameters (:meth:`describe_tool` lists them), e.g.
                 ``{"distance_unit": "yd"}`` or, for ``import-rep``, ``{"path": "boat1.rep"}``.
             time_start: ISO-8601; every input is cut to the window: tracks keep their fixes
-                inside it plus a fix interpolated exactly at each edge.
+                inside it plus a fix interpolated exactly at each edge. Without one, a measuring
+                tool reads features from a plot through the plot's saved window.
             time_end: ISO-8601, the window's other end (either may be left out).
 
         Returns:
             :class:`RunAnswer`: ``features`` (the results, each with ``properties.provenance``),
-            ``commands`` (DebriefCommands), ``report``, ``warnings``, ``window``; over the answer
+            ``commands`` (DebriefCommands), ``report``, ``warnings``, ``window`` (``{start, end,
+            source}``: asked, the plot's saved window, or the whole data); over the answer
             cap, summaries and ``stored["ref"]``, the reference of the whole run (for
             :meth:`get_result`, :meth:`create_plot` or another run).
 
@@ -177,7 +180,8 @@ class Analysis(WorkspaceBase):
             features: a range-bearing result (``[{"ref": <its ref>}]``), or tracks (inline or by
                 reference): then range-bearing runs on the primary's fixes and its result is kept.
             plot: tracks of a plot instead, as :meth:`run_tool` reads them.
-            time_start: ISO-8601; the tracks or the series cut to the window.
+            time_start: ISO-8601; the tracks (as :meth:`run_tool` cuts them; without one, a plot's
+                tracks through its saved window) or the series cut to the window.
             time_end: ISO-8601.
             quantities: panels to draw (default range, bearing, bearing_rate; one track: speed,
                 course); any numeric column of the series.
@@ -186,7 +190,8 @@ class Analysis(WorkspaceBase):
             parameters: ``primary``, ``secondary``, ``distance_unit``, ``width``, ``height``.
 
         Returns:
-            :class:`SeriesAnswer`: ``panels``, ``span``, ``samples``, ``cpa``, ``narratives``,
+            :class:`SeriesAnswer`: ``panels``, ``span``, ``samples``, ``cpa`` (``edge`` when the
+            least range is at the span's start or end: not a CPA), ``narratives``, ``window``,
             ``source`` (the series' ref); the PNG is ``images[0]`` (``save_image(path)`` writes it).
 
         Raises:

@@ -24,7 +24,7 @@ __all__ = [
 Time = Annotated[str | None, Field(max_length=64)]
 ContextType = Literal["single", "multi", "region", "none"]
 ResultTask = Literal["narrate-result", "summarize-analysis"]
-Filename = Annotated[str | None, Field(description="Plot file; default: the open plot")]
+Filename = Annotated[str | None, Field(description="Default: the open plot")]
 Revision = Annotated[str | None, Field(max_length=64, description="CONFLICT if the plot is not at it")]
 Ids = list[Annotated[str, Field(max_length=512)] | int]
 #: The command's schema names every type and alias, so a model never has to guess one; the

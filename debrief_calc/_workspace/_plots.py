@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from debrief_calc._workspace._arguments import CommandArg, FeaturesArg, Filename, Ids, Revision
+from debrief_calc._workspace._arguments import CommandArg, FeaturesArg, Filename, Ids, Revision, Time
 from debrief_calc._workspace._base import WorkspaceBase, tool_method
 from debrief_calc.state.answers import (
     ApplyAnswer,
@@ -53,6 +53,8 @@ class Plots(WorkspaceBase):
         *,
         title: Annotated[str | None, Field(max_length=200)] = None,
         features: FeaturesArg = None,
+        time_start: Time = None,
+        time_end: Time = None,
     ) -> CreateAnswer:
         """Create a plot file from features or references, and open it (tool ``debrief_create_plot``);
         its time window and viewport are fitted to its features.
@@ -61,11 +63,16 @@ class Plots(WorkspaceBase):
             filename: the new file, relative to the workspace, ending ``.plot.json``.
             title: the plot's title (default: the file's name).
             features: GeoJSON Features and/or references (``{"ref": <an import's stored ref>}``,
-                ``{"ref": "debrief-state:plots/<file>#<id>"}``), or one reference.
+                ``{"ref": "debrief-state:plots/<file>#<id>"}``), or one reference; a reference may
+                carry its own ``time_start``/``time_end``.
+            time_start: ISO-8601: everything copied is cut to the window (tracks with a fix
+                interpolated at each edge, as every tool cuts them), which is saved as the new
+                plot's window.
+            time_end: ISO-8601.
 
         Returns:
             :class:`CreateAnswer`: ``revision``, ``added_ids``, ``added_refs``, ``timeState``,
-            ``viewportState``, ``open_plots``.
+            ``viewportState``, ``open_plots``; ``window`` (and ``left_out``) with a window.
 
         Raises:
             PlotExists: the file exists (nothing is changed). InvalidFilename: not a
@@ -75,7 +82,7 @@ class Plots(WorkspaceBase):
             >>> ws.create_plot("exercise.plot.json", features=[{"ref": boat1}, {"ref": boat2}]).added_ids  # doctest: +SKIP
             ['rep-nelson', 'rep-collingwood']
         """
-        data, aspects = self._state.create_plot(filename, title, features)
+        data, aspects = self._state.create_plot(filename, title, features, time_start, time_end)
         self._changed(filename, aspects)
         return CreateAnswer(**data)
 
@@ -133,10 +140,8 @@ class Plots(WorkspaceBase):
         detail: Literal["summary", "full"] = "summary",
         limit: Annotated[int | None, Field(ge=1, le=1000)] = None,
         cursor: Annotated[str | None, Field(max_length=512)] = None,
-        time_start: Annotated[
-            str | None, Field(max_length=64, description="ISO-8601: tracks cut to this window")
-        ] = None,
-        time_end: Annotated[str | None, Field(max_length=64)] = None,
+        time_start: Time = None,
+        time_end: Time = None,
     ) -> FeaturesAnswer:
         """A page of a plot's features (tool ``debrief_get_features``).
 
@@ -148,12 +153,14 @@ class Plots(WorkspaceBase):
                 ``full`` (whole GeoJSON).
             limit: features a page (default 100 summaries, 20 full).
             cursor: the previous page's ``next_cursor``.
-            time_start: ISO-8601: tracks cut to this window, other timed features kept while active.
+            time_start: ISO-8601: tracks cut to this window (a fix interpolated at each edge, as
+                every tool cuts them), other timed features kept while active.
             time_end: ISO-8601.
 
         Returns:
-            :class:`FeaturesAnswer`: ``features``, ``total``, ``revision`` and ``next_cursor``
-            (None on the last page). A feature too large for a page comes in parts
+            :class:`FeaturesAnswer`: ``features``, ``total``, ``revision``, ``window`` (the one
+            asked, else the whole data's period, with a note when the plot's saved window is
+            narrower) and ``next_cursor`` (None on the last page). A feature too large for a page comes in parts
             (``part.points`` [a, b) of N), in order.
 
         Raises:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from debrief_calc._workspace._arguments import Filename
+from debrief_calc._workspace._arguments import Filename, Time
 from debrief_calc._workspace._base import WorkspaceBase, tool_method
 from debrief_calc.state.answers import RenderAnswer, ViewData
 from debrief_calc.state.tasks import Task
@@ -42,8 +42,8 @@ class Views(WorkspaceBase):
             list[Annotated[str, Field(max_length=512)]] | None,
             Field(min_length=2, max_length=2, description="Two track ids: range line at time"),
         ] = None,
-        time_start: Annotated[str | None, Field(max_length=64)] = None,
-        time_end: Annotated[str | None, Field(max_length=64)] = None,
+        time_start: Time = None,
+        time_end: Time = None,
     ) -> RenderAnswer:
         """A PNG of the plot at a time as Debrief draws it: ships, past and future track, DTGs,
         zones (tool ``debrief_render_plot``). The saved viewport is read, never changed.
@@ -54,16 +54,18 @@ class Views(WorkspaceBase):
             height: its largest height in pixels.
             time: ISO-8601 (default: the plot's current time).
             fit: the area shown: ``viewport`` (saved), ``all``, ``selection``, ``window`` (the
-                tracks over ``time_start``/``time_end`` and the zones they were in), or
+                tracks over the window drawn and the zones they were in), or
                 ``[west, south, east, north]``.
             show_future: draw the tracks after ``time``, faint.
             cpa: two track ids: the range line between them at ``time``.
-            time_start: ISO-8601: draw the tracks over this window alone.
+            time_start: ISO-8601: draw the tracks over this window alone (default: the plot's
+                saved window, else all of them), cut as every tool cuts them.
             time_end: ISO-8601.
 
         Returns:
-            :class:`RenderAnswer`: ``time``, ``fit``, ``bounds``, ``span``, ``range`` (for
-            ``cpa``), what was left out; the PNG is ``images[0]`` (``save_image(path)`` writes it).
+            :class:`RenderAnswer`: ``time``, ``fit``, ``bounds``, ``window`` (``{start, end,
+            source}``: asked, the plot's or the whole data), ``span`` (what the tracks drawn
+            cover), ``range`` (for ``cpa``), what was left out; the PNG is ``images[0]`` (``save_image(path)`` writes it).
 
         Raises:
             ValidationFailed: a bad time, window or fit. FeatureNotFound (``cpa``), PlotNotFound,
@@ -82,6 +84,8 @@ class Views(WorkspaceBase):
         filename: Filename = None,
         since_revision: Annotated[str | None, Field(max_length=128, description="Only changes since")] = None,
         max_points: Annotated[int, Field(ge=100, le=50_000, description="Track points in all")] = DEFAULT_POINTS,
+        time_start: Time = None,
+        time_end: Time = None,
     ) -> ViewData:
         """What the live plot view draws (the app-only tool ``debrief_view_data``): the features
         with their tracks thinned to ``max_points`` in all, the time, viewport and selection.
@@ -91,6 +95,9 @@ class Views(WorkspaceBase):
             since_revision: the revision already drawn: if the plot is still at it, the answer is
                 only ``changed: False`` and the selection (the view polls this way).
             max_points: track points drawn in all (100 to 50,000).
+            time_start: ISO-8601: the tracks cut to this window (a picture's), else to the plot's
+                saved window, as every path cuts them.
+            time_end: ISO-8601.
 
         Returns:
             :class:`ViewData`: ``revision``, ``changed``, ``selection`` and, when changed,
@@ -103,7 +110,7 @@ class Views(WorkspaceBase):
             >>> ws.view_data(filename="exercise.plot.json", since_revision=rev).changed  # doctest: +SKIP
             False
         """
-        return ViewData(**self._state.view(filename, since_revision, max_points))
+        return ViewData(**self._state.view(filename, since_revision, max_points, time_start, time_end))
 
     @tool_method
     def generate_plot_prompt(self, task: Task, *, target: Filename = None) -> Envelope:

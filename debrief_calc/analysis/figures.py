@@ -24,6 +24,7 @@ from typing import Any, Final
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.tracks.features import feature_bounds, parse_times
 from debrief_calc.tracks.paging import point_count
+from debrief_calc.tracks.times import Window
 
 __all__ = ["elided", "result_text", "rows_in_window", "summarise"]
 
@@ -197,9 +198,13 @@ def _render(feature: Mapping[str, Any], entries: int, strlen: int, rows: int) ->
         f"Parameters: {param_text or 'none'}",
     ]
     window = prov.get("window")
-    if isinstance(window, list) and len(window) == 2:
-        shown = " to ".join(str(t) if t else "open" for t in window)
-        lines.append(f"Computed over the window {shown} (its inputs were cut to it)")
+    if isinstance(window, Mapping) and window.get("source") in ("asked", "plot"):
+        shown = " to ".join(str(window.get(k) or "open") for k in ("start", "end"))
+        whose = "the plot's saved window" if window["source"] == "plot" else "the window"
+        lines.append(f"Computed over {whose} {shown} (its inputs were cut to it)")
+    elif isinstance(window, Mapping) and window.get("source") == "data":
+        shown = " to ".join(str(window.get(k) or "open") for k in ("start", "end"))
+        lines.append(f"Computed over the whole data ({shown})")
     lines += [f"Geometry: {_geometry(feature)}", "Figures:"]
     return lines + summarise(props, "", 1, entries=entries, strlen=strlen, rows=rows)
 
@@ -236,9 +241,9 @@ def elided(value: Any, *, longest: int = _SHORT_LIST) -> Any:
     return value
 
 
-def rows_in_window(value: Any, start: float | None, end: float | None) -> tuple[Any, int]:
+def rows_in_window(value: Any, window: Window) -> tuple[Any, int]:
     """``value`` with the rows of every series that has a ``time`` column (ISO-8601) kept only
-    within ``[start, end]``, and how many rows that left out; other figures as they are."""
+    within the window (:meth:`Window.mask`), and how many rows that left out; other figures as they are."""
     if isinstance(value, Mapping):
         n = _series_rows(value)
         times = value.get("time")
@@ -247,12 +252,12 @@ def rows_in_window(value: Any, start: float | None, end: float | None) -> tuple[
                 t = parse_times(times)
             except ValidationFailed:
                 return value, 0
-            keep = [i for i in range(n) if (start is None or t[i] >= start) and (end is None or t[i] <= end)]
+            keep = window.mask(t).nonzero()[0].tolist()
             return {k: [v[i] for i in keep] for k, v in value.items()}, n - len(keep)
         out: dict[str, Any] = {}
         left = 0
         for k, v in value.items():
-            out[k], cut = rows_in_window(v, start, end)
+            out[k], cut = rows_in_window(v, window)
             left += cut
         return out, left
     return value, 0

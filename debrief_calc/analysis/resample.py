@@ -13,7 +13,7 @@ from debrief_calc.tracks.features import iso_many, track_data
 
 MAX_POINTS: Final = 1_000_000
 # Per-fix properties of the source that no longer line up with the new fixes (and a window's
-# hints about the cut track's own end fixes, :mod:`debrief_calc.tracks.windows`).
+# hints about the cut track's own end fixes, :mod:`debrief_calc.tracks.times`).
 _PER_FIX: Final = frozenset(
     {"timestamps", "times", "positions", "courses", "speeds", "depths", "labels", "window_edges"}
 )

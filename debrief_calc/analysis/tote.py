@@ -31,6 +31,7 @@ from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, Too
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.geo.dm import position_dm
 from debrief_calc.tracks.features import TrackData, iso, parse_iso, track_near
+from debrief_calc.tracks.times import Window
 
 #: the tote's range unit, as in legacy Debrief (the other tools default to nm)
 DEFAULT_UNIT: Final = "yd"
@@ -123,7 +124,8 @@ def _outside(when: float, source: str, tracks: list[_Near], who: str) -> Validat
 
 
 def _covers(near: _Near, when: float) -> bool:
-    return near.start <= when <= near.end
+    """Whether the track has data at ``when`` (a time printed to the millisecond means that instant)."""
+    return Window(near.start, near.end).contains(when)
 
 
 def _holds(track: TrackData, when: float) -> bool:
@@ -187,6 +189,7 @@ def handle(inp: ToolInput) -> ToolOutput:
     primary = tracks[p_index].track
     if not _covers(tracks[p_index], when):
         raise _outside(when, source, tracks, f"the primary {primary.name or primary.id}'s track")
+    when = Window(tracks[p_index].start, tracks[p_index].end).clamp(when)  # a printed end: that very fix
     others = [i for i in range(len(tracks)) if i != p_index]
     if not any(_covers(tracks[i], when) for i in others):
         raise _outside(when, source, tracks, "every secondary's track")

@@ -31,6 +31,7 @@ from debrief_calc.analysis.turns import Piece, course_text, rate_of_turn, turn_e
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.geo.units import METRES_PER_UNIT
 from debrief_calc.tracks.features import TrackData, iso, iso_many, track_data
+from debrief_calc.tracks.times import clock, second
 
 __all__ = ["SPEC"]
 
@@ -41,8 +42,8 @@ _NEITHER: Final = "neither: the same course and speed either side of fixes that 
 
 
 def _clock(t: float) -> str:
-    text = iso(t)
-    return text[11:16] if text[16:19] == ":00" and text[19:20] in ("Z", ".") else text[11:19]
+    """A leg mark's time as a display shows it: the nearest second, ``HH:MM`` on the minute."""
+    return clock(t, 60 if second(t) % 60 == 0 else 1)
 
 
 def _cut(start: bool, end: bool) -> str | None:

@@ -109,7 +109,10 @@ class SeriesAnswer(WithImages):
     samples: int
     panels: list[dict[str, Any]]  # quantity, label, axis [low, high], min, max, extrema, true_min, true_peak
     source: dict[str, Any]  # where the series is: a result's ref (get_result reads its numbers) or the track
-    cpa: dict[str, Any] | None = None  # time, label, source (cpa_time, closest-approach, min_range_time), range, unit
+    window: dict[str, Any] | None = None  # {start, end, source: asked|plot|data}: the window the series was cut to
+    # time, label, source (cpa_time, closest-approach, min_range_time), range, unit; edge: a least range at the
+    # span's start or end (not a CPA), with its note
+    cpa: dict[str, Any] | None = None
     # given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, untimed_note, from_plot
     narratives: dict[str, Any] | None = None
     others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>

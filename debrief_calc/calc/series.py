@@ -4,10 +4,14 @@ computed from tracks, without the plot-state server.
 What is plotted: a stored result's ``properties.series`` (any numeric column beside ``time``;
 default range, bearing and bearing rate), or for two tracks or more range-bearing run here on the
 primary's fixes (its result kept in the store, its reference in the answer), or for one track
-its speed and course at its fixes (derived from the positions). A window (``time_start``,
-``time_end``) cuts the tracks, or the stored series, to it. The CPA is marked where it is known:
-``cpa_time`` (and ``cpa_range``) in the result's properties, else found between the fixes of the
-two tracks, else the sampled minimum (``min_range_time``), which the answer then says it is.
+its speed and course at its fixes (derived from the positions). The tracks are read and cut as
+``run_tool`` reads them (:mod:`debrief_calc.calc.inputs`: a window asked for, else a plot's saved
+window, each edge a fix interpolated exactly there); a stored series keeps its rows inside the
+window. The answer's ``window`` states the window used and where it came from. The CPA is marked
+where it is known: ``cpa_time`` (and ``cpa_range``) in the result's properties, else found between
+the fixes of the two tracks, else the sampled minimum (``min_range_time``), which the answer then
+says it is; a minimum at the start or end of the span drawn is not a CPA, and is labelled as the
+closest at that end (range opening, or closing).
 Narrative entries (annotations with a ``time``: given, or those of the plot read, by ``plot`` or
 by ``debrief-state:plots`` references to one plot) are marked where they fall inside the span;
 the answer accounts for each (marked, outside the span, untimed). A panel's min and max are the
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.plots import plotstate
 from debrief_calc.tracks._feature_parts import feature_kind, properties_of
+from debrief_calc.tracks.times import Window
 from llmem.core.errors import SuiteError
 
 if TYPE_CHECKING:
@@ -73,18 +78,25 @@ def render_series(
     ``primary`` (tracks), ``secondary`` (which result or track the range is to), ``distance_unit``
     (tracks), ``width`` and ``height`` (pixels). ValidationFailed naming the field for a bad source,
     quantity, parameter or window."""
+    from debrief_calc.calc.inputs import cut_ends, window_answer
     from debrief_calc.calc.series_plot import draw_series
-    from debrief_calc.tracks.features import iso
-    from debrief_calc.tracks.times import time_window
+    from debrief_calc.tracks.times import iso
 
     if (features is None) == (plot is None):
         raise _fail("features", "one of", "give features (tracks, or a range-bearing result's {ref}) or plot, not both")
     opts = _parameters(parameters)
-    window = time_window(time_start, time_end)
+    if features is not None and (not isinstance(features, list) or not features):
+        raise _fail("features", "min items", "give tracks (GeoJSON Features or {ref} items) or a result's {ref}")
+    for i, item in enumerate(features or []):
+        if not isinstance(item, dict):
+            raise _fail(f"features[{i}]", "type", "a GeoJSON Feature or a {ref} item")
+    if plot is not None and not isinstance(plot, Mapping):
+        raise _fail("plot", "type", 'an object: {"filename": "x.plot.json", "feature_ids": [...]}')
+    inputs = svc.read_inputs(None, features, plot, time_start, time_end)
+    found = [f for f in inputs.features or [] if isinstance(f, dict)]
     answer: dict[str, Any] = {}
     keep: list[dict[str, Any]] = []  # range-bearing's results, stored once the picture is drawn
     narratives_from: str | None = None  # the plot whose entries are marked when none are given
-    found = _read(svc, features, plot)
     results = [f for f in found if isinstance(properties_of(f).get("series"), dict)]
     if results:
         if len(results) != len(found):
@@ -92,13 +104,20 @@ def render_series(
         for key in ("primary", "distance_unit"):
             if opts.get(key) is not None:
                 raise _fail(f"parameters.{key}", "applies-to", "applies to tracks; a stored result has its own")
-        table = _stored(svc, results, opts.get("secondary"), window, answer)
+        chosen = _pick(results, opts.get("secondary"))
+        window = inputs.asked or next((w for w, ids in inputs.windows if str(chosen.get("id")) in ids), None)
+        table = _stored(svc, results, chosen, window, answer)
+        prov = properties_of(chosen).get("provenance")
+        made = prov.get("window") if isinstance(prov, Mapping) else None
+        cut = (True, True) if isinstance(made, Mapping) and made.get("source") in ("asked", "plot") else (False, False)
     else:
-        tracks = _tracks(found, "plot" if plot is not None else "features", window)
+        tracks = _tracks(found, "plot" if plot is not None else "features")
         if narratives is None and (own := _own_plot(plot, features)) is not None:
             narratives = [f for f in svc.plot_features({"filename": own}) if _is_entry(f)]
             narratives_from = own
         table = _from_tracks(svc, tracks, opts, answer, keep)
+        answer["window"] = window_answer(inputs)
+        cut = cut_ends(inputs)
     times, columns, title, cpa, props = table
     names = list(quantities) if quantities else _defaults(columns)
     if len(names) > MAX_PANELS:
@@ -112,10 +131,13 @@ def render_series(
         )
     panels = [columns[q] for q in names]
     title = _title_of(title, panels)
-    entries, counts = _entries(svc, narratives, float(times[0]), float(times[-1]))
-    if cpa is not None and not float(times[0]) <= cpa[0].t <= float(times[-1]):
+    drawn = Window(float(times[0]), float(times[-1]))
+    entries, counts = _entries(svc, narratives, drawn)
+    if cpa is not None and not drawn.contains(cpa[0].t):
         cpa = None  # outside the window drawn
-    peak = _peak(props, names, float(times[0]), float(times[-1]))
+    if cpa is not None and (edge := drawn.at_edge(cpa[0].t)) is not None:
+        cpa = _closest_at_edge(cpa, edge, cut[0 if edge == "start" else 1])
+    peak = _peak(props, names, drawn)
     picture = draw_series(
         times,
         panels,
@@ -173,26 +195,6 @@ def _parameters(parameters: Mapping[str, Any] | None) -> dict[str, Any]:
     return opts
 
 
-def _read(svc: CalcService, features: Sequence[Any] | None, plot: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """The features given: references expanded, or a plot's read as ``run_tool`` reads them."""
-    if plot is not None:
-        if not isinstance(plot, Mapping):
-            raise _fail("plot", "type", 'an object: {"filename": "x.plot.json", "feature_ids": [...]}')
-        return [f for f in svc.plot_features(plot) if isinstance(f, dict)]
-    if not isinstance(features, list) or not features:
-        raise _fail("features", "min items", "give tracks (GeoJSON Features or {ref} items) or a result's {ref}")
-    return _expanded(svc, features, "features")
-
-
-def _expanded(svc: CalcService, items: Sequence[Any], field: str) -> list[dict[str, Any]]:
-    """The items with their references expanded; each must be a Feature or a ``{"ref"}`` item."""
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise _fail(f"{field}[{i}]", "type", "a GeoJSON Feature or a {ref} item")
-    expanded, _time = svc.expand_refs(items)
-    return [f for f in expanded if isinstance(f, dict)]
-
-
 def _panel_answer(
     panel: Panel,
     axis: tuple[float, float],
@@ -217,28 +219,25 @@ def _panel_answer(
     return out
 
 
-def _peak(
-    props: Mapping[str, Any], names: Sequence[str], start: float, end: float
-) -> tuple[Marker | None, dict[str, Any]] | None:
+def _peak(props: Mapping[str, Any], names: Sequence[str], drawn: Window) -> tuple[Marker | None, dict[str, Any]] | None:
     """The result's peak bearing rate between fixes (``peak_bearing_rate`` at
     ``peak_bearing_rate_time``) as a marker on the bearing-rate panel, when that panel is drawn
     (no marker, and ``outside_span`` said, when the peak is outside the span drawn)."""
-    from debrief_calc.calc.series_plot import Marker, clock
-    from debrief_calc.tracks.features import iso
-    from debrief_calc.tracks.times import parse_times
+    from debrief_calc.calc.series_plot import Marker
+    from debrief_calc.tracks.times import clock, iso, parse_times
 
     rate, when = props.get("peak_bearing_rate"), props.get("peak_bearing_rate_time")
     if "bearing_rate" not in names or not isinstance(rate, int | float) or not isinstance(when, str):
         return None
     t = float(parse_times([when], field="properties.peak_bearing_rate_time", label="result")[0])
-    if not start <= t <= end:
+    if not drawn.contains(t):
         note = "the result's peak is outside the span drawn (not marked); the panel's min and max are the samples'"
         return None, {"value": rate, "time": iso(t), "source": "peak_bearing_rate", "outside_span": True, "note": note}
     sampled = props.get("series", {}).get("time") if isinstance(props.get("series"), dict) else None
     on_sample = isinstance(sampled, list) and when in sampled
     where = "at a sample" if on_sample else "between samples"
     unit = str(props.get("bearing_rate_unit") or "deg/min").replace("deg", "°")
-    text = f"Peak {rate:+.1f}{unit} at {clock(round(t), 1)}, {where}"
+    text = f"Peak {rate:+.1f}{unit} at {clock(t)}, {where}"
     info = {
         "value": rate,
         "time": iso(t),
@@ -316,18 +315,20 @@ def _panel(name: str, values: FloatArray, props: Mapping[str, Any]) -> Panel:
 def _stored(
     svc: CalcService,
     usable: list[dict[str, Any]],
-    secondary: str | None,
-    window: tuple[float | None, float | None] | None,
+    chosen: dict[str, Any],
+    window: Window | None,
     answer: dict[str, Any],
 ) -> Table:
-    chosen = _pick(usable, secondary)
     key = "results/" + plotstate.safe_segment(str(chosen.get("id")))
     if svc.store.artifact_file(plotstate.CALC_NS, key, "result").is_file():
         answer["source"] = {**plotstate.result_ref(str(chosen.get("id"))), "kind": "stored result"}
     else:
         answer["source"] = {"kind": "result given inline", "id": chosen.get("id")}
     _others(usable, chosen, answer)
-    return _table(chosen, window)
+    table = _table(chosen, window)
+    times = table[0]
+    answer["window"] = (window or Window(float(times[0]), float(times[-1]), "data")).answer()
+    return table
 
 
 def _others(usable: list[dict[str, Any]], chosen: dict[str, Any], answer: dict[str, Any]) -> None:
@@ -350,13 +351,12 @@ def _pick(features: list[dict[str, Any]], secondary: str | None) -> dict[str, An
     return features[ids.index(secondary)]
 
 
-def _table(feature: Mapping[str, Any], window: tuple[float | None, float | None] | None) -> Table:
+def _table(feature: Mapping[str, Any], window: Window | None) -> Table:
     """A result's series as arrays, cut to the window: times, each numeric column as a panel, the
     title and the CPA marked (``cpa_time`` first, else ``min_range_time``)."""
     import numpy as np
 
-    from debrief_calc.tracks.features import iso
-    from debrief_calc.tracks.times import parse_times
+    from debrief_calc.tracks.times import iso, parse_times
 
     props = properties_of(feature)
     series = props["series"]
@@ -364,7 +364,7 @@ def _table(feature: Mapping[str, Any], window: tuple[float | None, float | None]
     if not isinstance(raw, list) or not raw:
         raise _fail("result", "series", "the result's series has no time column: it cannot be drawn against time")
     times = np.asarray(parse_times(raw, field="properties.series.time", label="result"), dtype=float)
-    keep = _in_window(times, window)
+    keep = window.mask(times) if window is not None else np.ones(times.size, dtype=bool)
     if not keep.any():
         raise _fail(
             "time_start",
@@ -401,28 +401,33 @@ def _numeric(values: object, size: int) -> bool:
     return bool(numbers) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers)
 
 
-def _in_window(times: FloatArray, window: tuple[float | None, float | None] | None) -> Any:
-    import numpy as np
-
-    keep = np.ones(times.size, dtype=bool)
-    if window is not None:
-        if window[0] is not None:
-            keep &= times >= window[0]
-        if window[1] is not None:
-            keep &= times <= window[1]
-    return keep
-
-
 def _cpa(t: float, value: float | None, unit: str, label: str, source: str) -> tuple[Marker, dict[str, Any]]:
-    from debrief_calc.calc.series_plot import Marker, clock
-    from debrief_calc.tracks.features import iso
+    from debrief_calc.calc.series_plot import Marker
+    from debrief_calc.tracks.times import clock, iso
 
     shown = "" if value is None else f" {_amount(value)} {unit}"
-    marker = Marker(t, f"{label}{shown} at {clock(round(t), 1)}", "range", value)
+    marker = Marker(t, f"{label}{shown} at {clock(t)}", "range", value)
     info: dict[str, Any] = {"time": iso(t), "label": marker.text, "source": source}
     if value is not None:
         info.update(range=value, unit=unit)
     return marker, info
+
+
+def _closest_at_edge(cpa: tuple[Marker, dict[str, Any]], edge: str, window: bool) -> tuple[Marker, dict[str, Any]]:
+    """A least range at the start or end of the span drawn is no closest approach (the ships were
+    opening from the start, or still closing at the end): labelled as what it is."""
+    from dataclasses import replace
+
+    from debrief_calc.tracks.times import clock
+
+    marker, info = cpa
+    trend = "range opening" if edge == "start" else "range closing"
+    what = f"{edge} of the {'window' if window else 'data'}"
+    value = info.get("range")
+    shown = "" if value is None else f" {_amount(value)} {info.get('unit', '')}"
+    text = f"Closest{shown} at {clock(marker.t)}, the {what} ({trend})"
+    note = f"the least range is at the {what}: not a closest approach ({trend}); widen the window to look for one"
+    return replace(marker, text=text), {**info, "label": text, "edge": edge, "note": note}
 
 
 def _amount(value: float) -> str:
@@ -432,23 +437,12 @@ def _amount(value: float) -> str:
 # -- tracks -------------------------------------------------------------------------------------------
 
 
-def _tracks(
-    found: list[dict[str, Any]], field: str, window: tuple[float | None, float | None] | None
-) -> list[dict[str, Any]]:
-    """The tracks among the features given, cut to the window."""
-    from debrief_calc.tracks.features import iso
-    from debrief_calc.tracks.paging import clip_to_time
-
+def _tracks(found: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
+    """The tracks among the features given (already cut to the window)."""
     tracks = [f for f in found if feature_kind(f) == "track"]
     if not tracks:
         raise _fail(field, "tracks", f"no track nor range-bearing result among the {len(found)} feature(s) given")
-    if window is None:
-        return tracks
-    clipped = [c for f in tracks if (c := clip_to_time(f, *window)) is not None]
-    if not clipped:
-        shown = " to ".join(iso(t) if t is not None else "open" for t in window)
-        raise _fail("time_start", "window", f"no track has a fix in the window {shown}: widen it or leave it out")
-    return clipped
+    return tracks
 
 
 def _from_tracks(
@@ -552,18 +546,21 @@ def _is_entry(feature: object) -> bool:
 
 
 def _entries(
-    svc: CalcService, narratives: Sequence[Mapping[str, Any]] | None, start: float, end: float
+    svc: CalcService, narratives: Sequence[Mapping[str, Any]] | None, drawn: Window
 ) -> tuple[list[Marker], dict[str, Any] | None]:
     """The narrative entries inside the span as markers, and what became of each one given: marked
     (``marked_at``: their times, the first 50), ``outside_span`` or ``untimed`` (with their ids)."""
     from debrief_calc.calc.series_plot import Marker
-    from debrief_calc.tracks.features import iso, parse_iso
+    from debrief_calc.tracks.times import iso, parse_iso
 
     if narratives is None:
         return [], None
     if not isinstance(narratives, list):
         raise _fail("narratives", "type", "a list of annotation Features or {ref} items")
-    items = _expanded(svc, narratives, "narratives")
+    for i, item in enumerate(narratives):
+        if not isinstance(item, dict):
+            raise _fail(f"narratives[{i}]", "type", "a GeoJSON Feature or a {ref} item")
+    items = svc.expand_refs(narratives)
     markers: list[Marker] = []
     untimed: list[str] = []
     outside = 0
@@ -577,7 +574,7 @@ def _entries(
         if t is None or not isinstance(props, dict):
             untimed.append(str(f.get("id")) if isinstance(f, dict) else "?")
             continue
-        if not start <= t <= end:
+        if not drawn.logged_in(t):
             outside += 1
             continue
         text = props.get("text") if isinstance(props.get("text"), str) else props.get("name")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from debrief_calc.geo._arrays import FloatArray
+from debrief_calc.tracks.times import clock, stamp
 
-__all__ = ["Marker", "Panel", "SeriesPicture", "angle_kind", "clock", "draw_series"]
+__all__ = ["Marker", "Panel", "SeriesPicture", "angle_kind", "draw_series"]
 
 _LEFT, _RIGHT, _TITLE, _BAND_ROW, _BAND_ROWS, _BOTTOM, _GAP = 70, 18, 30, 15, 3, 44, 12
 _MIN_PANEL = 80  # pixels: a panel lower than this no longer reads
@@ -150,21 +150,6 @@ def _tick_step(span: float, width: float) -> float:
     return float(next((s for s in _TICK_STEPS if s * width / max(span, 1e-9) >= 90), _TICK_STEPS[-1]))
 
 
-def clock(t: float, step: float) -> str:
-    """``HH:MM`` (``HH:MM:SS`` for a step under a minute; the day first at midnight or a daily step)."""
-    tm = time.gmtime(t)
-    text = f"{tm.tm_hour:02d}:{tm.tm_min:02d}"
-    if step < 60:
-        text += f":{tm.tm_sec:02d}"
-    if step >= 86400 or (tm.tm_hour == 0 and tm.tm_min == 0 and step >= 3600):
-        text = f"{tm.tm_mday:02d}/{text}"
-    return text
-
-
-def _stamp(t: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
-
-
 def _short(text: str) -> str:
     text = " ".join(text.split())
     if len(text) <= _LABEL_CHARS:
@@ -213,7 +198,7 @@ def draw_series(
     step = _tick_step(t1 - t0, x1 - x0)
     ticks = np.arange(math.ceil(t0 / step) * step, t1 + 1e-6, step)
     bold.draw(draw, (x0, 8), title, fill=_TEXT)
-    span_text = f"{_stamp(t0)} to {_stamp(t1)[11:] if _stamp(t0)[:10] == _stamp(t1)[:10] else _stamp(t1)} UTC"
+    span_text = f"{stamp(t0)} to {stamp(t1)[11:] if stamp(t0)[:10] == stamp(t1)[:10] else stamp(t1)} UTC"
     small.draw(draw, (x1, 10), span_text, fill=(80, 80, 90), anchor="ra")
 
     ranges: dict[str, tuple[float, float]] = {}

@@ -44,9 +44,15 @@ does not take is refused (KIND_MISMATCH, naming the kinds to pass).
 
 A window: time_start/time_end (ISO-8601, either may be left out) cut every input, however given, to that span: \
 tracks keep their fixes inside it plus a fix interpolated exactly at each edge (so 10:00-11:00 is analysed over \
-exactly 10:00-11:00), zones, points and notes are kept while active; the answer's window lists what it left \
-out and every result's provenance.window states it (plot.time_start/time_end still work; a different pair \
-in both places is refused).
+exactly 10:00-11:00), zones, points and notes are kept while active. Without one, a measuring tool (results of \
+kind analysis-result) reads what comes from a plot (plot, or debrief-state:plots refs) through the plot's saved \
+window (debrief_set_time), as its picture draws it; inline features and debrief-calc refs are read whole. A ref \
+may carry its own window: {{"ref": ..., "time_start": ..., "time_end": ...}}. Every answer states the window used: \
+window {{start, end, source: "asked" | "plot" (the saved one) | "data" (none: the data's whole period)}}, with \
+left_out (ids with nothing in it) and data [start, end] when it left some of the data out (pass those as \
+time_start/time_end for all of it); every result's provenance.window says the same (plot.time_start/time_end \
+still work; a different pair in both places is refused). Times in answers are to the millisecond and mean that \
+instant passed back as a bound; pictures show the nearest second.
 
 From REP files: run_tool(tool="import-rep", parameters={{"path": "boat1.rep"}}) answers one track per platform \
 and stored: {{"ref": "debrief-calc:runs/<run id>", "use": ...}}, the reference of the whole run, which its \
@@ -80,7 +86,8 @@ least range at the start or end of the data or window is never a CPA: at_edge, c
 periods two tracks were within parameters.threshold, entry and exit between fixes, the least range in each), \
 range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes as \
 closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, + opening), courses, speeds and \
-rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time), \
+rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time, \
+which its saved window always holds; a window asked for without it is refused naming parameters.time), \
 speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
 every turn as a manoeuvre with its rate of turn, per track; mark_legs, marks_timed=false to show every mark at once), \
 zone-transits, zone-overlaps (who was in one zone while another was in another), area-summary, resample-track, \
@@ -88,7 +95,7 @@ delete-features, import-rep, import-dpf; describe_tool(name) gives every paramet
 minutes (*_dm: 22°07.41'N 021°46.41'W). Tools that change a plot return DebriefCommands for debrief_apply_command \
 instead of writing it.
 
-Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool), with time_start/time_end to cut them, it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes; one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (by default the plot's narrative entries and notes, timed annotations with no geometry or a point, of the plot read: plot, or debrief-state:plots refs to one plot) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max; extrema "sampled": the samples' min and max, and beside them the true ones between fixes where the result has them: true_min of range (the CPA), true_peak of bearing_rate {{value, time, label, between_samples}}, drawn as a red diamond and labelled; outside_span: true when the span drawn leaves it out), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, from_plot}}: every entry given is marked, outside_span or untimed, others (the other secondaries' result refs).
+Pictures (no plot-state server needed): render_series(features=[{{"ref": <a range-bearing result>}}]) draws its properties.series as stacked panels against time, Debrief's time-variable plots: quantities (default range, bearing, bearing_rate; any numeric column; an unknown one is refused with the list), the CPA marked (cpa_time, else the sampled min_range_time, which the answer says). Given tracks instead (features, or plot as for run_tool, cut to the same window as run_tool's: answer.window), it runs range-bearing on the primary's fixes (parameters: primary, secondary, distance_unit), keeps that result (answer.source.ref) and marks the CPA found between fixes (a least range at the start or end of the span is labelled "Closest ... (range opening/closing)", cpa.edge, not CPA); one track gives its speed and course. narratives=[annotations with a time, or {{"ref"}}] (by default the plot's narrative entries and notes, timed annotations with no geometry or a point, of the plot read: plot, or debrief-state:plots refs to one plot) are marked and labelled where they fit; parameters.width/height in pixels (900 wide). The answer: the PNG, and panels (label with unit, axis, min, max; extrema "sampled": the samples' min and max, and beside them the true ones between fixes where the result has them: true_min of range (the CPA), true_peak of bearing_rate {{value, time, label, between_samples}}, drawn as a red diamond and labelled; outside_span: true when the span drawn leaves it out), span, samples, cpa {{time, range, unit, label, source}}, narratives {{given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, from_plot}}: every entry given is marked, outside_span or untimed, others (the other secondaries' result refs).
 
 Results: every result feature carries properties.provenance and is kept in the store as \
 {{"ref": "debrief-calc:results/<its id>"}}. get_result(ref, cursor?) reads any reference back (or a result id), \

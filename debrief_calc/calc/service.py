@@ -20,10 +20,11 @@ from typing import Any
 
 from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.registry import Registry
-from debrief_calc.errors import FeatureNotFound, InvalidContext, ValidationFailed
+from debrief_calc.calc.inputs import IMPORTS, Inputs, plot_features, read_inputs, skipped_text, window_answer
+from debrief_calc.errors import ValidationFailed
 from debrief_calc.plots import plotstate
 from debrief_calc.tracks._feature_parts import feature_kind
-from debrief_calc.tracks.windows import Window, cut_to_window, left_out_text, parse_window
+from debrief_calc.tracks.times import Window, parse_window
 from llmem.core.callback import CallbackProtocol, PreparedPrompt, Validated
 from llmem.core.config import Limits
 from llmem.core.envelope import Envelope
@@ -38,9 +39,6 @@ MAX_SUMMARY_TARGETS = 20
 #: features summarised in an answer over the cap (the rest are read with get_result)
 _SUMMARIES = 50
 _NARRATIVE_MAX = 20_000
-_PLOT_MEMBERS = frozenset({"filename", "feature_ids", "selection", "time_start", "time_end"})
-#: the tools that read files into features (a window does not apply; their narratives come in brief)
-_IMPORTS = frozenset({"import-rep", "import-dpf"})
 
 
 class CalcService:
@@ -89,69 +87,19 @@ class CalcService:
             return raw.decode("latin-1")
 
     def plot_features(self, plot: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The features a plot reference names, cut to its time window when it has one."""
-        features, _time = self._plot_features(plot)
-        window = parse_window(plot.get("time_start"), plot.get("time_end"), prefix="plot.")
-        return cut_to_window(features, window, where=f"read from {plot.get('filename')!r}", field="plot.time_start")[0]
+        """The features a plot reference names, uncut (the plot cache's own: not to be changed)."""
+        return [f for f in plot_features(self.store, plot)[0] if isinstance(f, dict)]
 
-    def _plot_features(self, plot: Mapping[str, Any]) -> tuple[list[Any], dict[str, str] | None]:
-        """The features a plot reference names (uncut) and the plot's time state (the saved one,
-        else the period of its timed features, as debrief_get_time answers)."""
-        from debrief_calc.formats.plotfile import PLOT_CACHE, relative_name, validate_plot_filename
-
-        if unknown := sorted(set(plot) - _PLOT_MEMBERS):
-            raise ValidationFailed(
-                f"plot has no member {unknown[0]!r}: it takes {', '.join(sorted(_PLOT_MEMBERS))}",
-                details={"field": f"plot.{unknown[0]}", "rule": "known members"},
-            )
-        filename = plot.get("filename")
-        if not isinstance(filename, str):
-            raise ValidationFailed("plot.filename must be a .plot.json name", details={"field": "plot.filename"})
-        path = validate_plot_filename(self.ws, filename)
-        doc = PLOT_CACHE.get(path, name=filename)
-        ids = plot.get("feature_ids")
-        use_selection = bool(plot.get("selection"))
-        if ids is not None and use_selection:
-            raise ValidationFailed(
-                "give plot.feature_ids or plot.selection, not both", details={"field": "plot", "rule": "one of"}
-            )
-        if use_selection:
-            ids = plotstate.read_selection(self.store, relative_name(self.ws, path))
-            if not ids:
-                raise InvalidContext(
-                    f"nothing is selected in {filename!r}: select features first (debrief_set_selection) "
-                    "or pass plot.feature_ids",
-                    details={"field": "plot.selection", "received_count": 0, "filename": filename},
-                )
-        if ids is None:
-            return list(doc.features), _time_state(doc.data)
-        if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
-            raise ValidationFailed("plot.feature_ids must be a list of ids", details={"field": "plot.feature_ids"})
-        by_id = {str(f.get("id")): f for f in doc.features if isinstance(f, dict)}
-        missing = [str(i) for i in ids if str(i) not in by_id]
-        if missing:
-            raise FeatureNotFound(
-                f"{len(missing)} id(s) are not features of {filename!r}: {', '.join(missing[:20])}",
-                details={"missing_ids": missing[:100], "filename": filename},
-            )
-        return [by_id[str(i)] for i in ids], _time_state(doc.data)
-
-    def _window(
-        self, plot: Mapping[str, Any] | None, time_start: object, time_end: object
-    ) -> tuple[Window | None, str]:
-        """The one window of a run and the field that gave it: ``time_start``/``time_end``, or a
-        plot reference's own; both given and different is a ValidationFailed."""
-        window = parse_window(time_start, time_end)
-        if plot is None:
-            return window, "time_start"
-        own = parse_window(plot.get("time_start"), plot.get("time_end"), prefix="plot.")
-        if window is not None and own is not None and window != own:
-            raise ValidationFailed(
-                f"two different windows: time_start/time_end ({window.text}) and plot.time_start/plot.time_end "
-                f"({own.text}); give the window once, as time_start/time_end (it windows every input)",
-                details={"field": "plot.time_start", "rule": "one window", "window": window.shown},
-            )
-        return (window, "time_start") if window is not None else (own, "plot.time_start")
+    def read_inputs(
+        self,
+        tool: str | None,
+        features: Sequence[Any] | None,
+        plot: Mapping[str, Any] | None,
+        time_start: object = None,
+        time_end: object = None,
+    ) -> Inputs:
+        """The features of a call, read and cut to its window (:mod:`debrief_calc.calc.inputs`)."""
+        return read_inputs(self.store, self.registry, tool, features, plot, time_start, time_end)
 
     def run(
         self,
@@ -165,92 +113,56 @@ class CalcService:
     ) -> dict[str, Any]:
         from debrief_calc.analysis import executor
 
-        if features is not None and plot is not None:
-            raise ValidationFailed(
-                "give features (inline features or {ref} items) or plot (features of a .plot.json), not both",
-                details={"field": "features", "rule": "one of features, plot"},
-            )
-        expanded = False
-        window: Window | None = None
-        left_out: list[str] = []
-        # the time state ({current, start, end}) of the plot the features came from (one plot
-        # only): the current time for the tools that take one (tote)
-        plot_time: dict[str, str] | None = None
         try:
-            window, field = self._window(plot, time_start, time_end)
-            whole: list[bool] = []  # per feature: read from a whole plot (no ids, no selection)
-            if plot is not None:
-                features, plot_time = self._plot_features(plot)
-                where = f"read from {plot.get('filename')!r}"
-                whole = [plot.get("feature_ids") is None and not plot.get("selection")] * len(features)
-            elif isinstance(features, list) and any(plotstate.is_ref(f) for f in features):
-                if any(_whole_plot_ref(f) for f in features):  # which features each item stands for
-                    whole = [_whole_plot_ref(f) for f in features for _ in self.expand_refs([f])[0]]
-                features, plot_time = self.expand_refs(features)
-                expanded, where = True, "given (references expanded)"
-            else:
-                where = "given"
-            skipped: dict[str, list[str]] = {}
-            takes = ""
-            if isinstance(features, list) and any(whole):
-                features, skipped, takes = _accepted(self.registry, tool, features, whole)
-            if window is not None and tool in _IMPORTS:  # an import reads whole files: nothing to window
-                raise ValidationFailed(
-                    f"{field}: {tool!r} reads whole files, so a window has nothing to cut (the tracks given as hosts "
-                    "are read whole); run it without time_start/time_end and pass its answer's ref with the window "
-                    "to the analysis",
-                    details={"field": field, "rule": "features to window"},
-                )
-            if window is not None and features is None:
-                raise ValidationFailed(
-                    f"{field}: {tool!r} is given no features, so a window has nothing to cut; run it without "
-                    "time_start/time_end and pass its answer's ref with the window to the analysis",
-                    details={"field": field, "rule": "features to window"},
-                )
-            if isinstance(features, list):
-                features, left_out = cut_to_window(features, window, where=where, field=field)
+            inputs = self.read_inputs(tool, features, plot, time_start, time_end)
         except SuiteError as err:
             return executor.RunResult(success=False, tool=str(tool), error=err.to_dict()).to_dict()
+        expanded = inputs.where.startswith("given (")
+        skipped, takes, left_out = inputs.skipped, inputs.takes, inputs.left_out
         result = executor.run(
             self.registry,
             tool,
-            features,
+            inputs.features,
             parameters,
             bounds=bounds,
             read_text=self.read_text,
-            current_time=_current(plot_time),
+            current_time=inputs.current,
         )
         if skipped and not result.success and result.error:
-            result.error["message"] += f" ({_skipped_text(skipped, takes)})"
+            result.error["message"] += f" ({skipped_text(skipped, takes)})"
+        window = window_answer(inputs) if inputs.features is not None else None
         if not result.success:
             if expanded and result.error and "features[" in str(result.error.get("message")):
                 # the executor counts the features after the references were expanded
-                result.error["message"] += f" (features counted after expanding the references: {len(features or [])})"
+                result.error["message"] += (
+                    f" (features counted after expanding the references: {len(inputs.features or [])})"
+                )
             if left_out and result.error and window is not None:
-                result.error["message"] += f" ({left_out_text(window, left_out)})"
+                result.error["message"] += f" ({inputs.left_out_text()})"
             return result.to_dict()
         if window is not None:
-            for feature in result.features:  # the run read its features through a window: its results say so
+            stated = {k: window[k] for k in ("start", "end", "source")}
+            for feature in result.features:  # every result says the window its inputs were read through
                 props = feature.get("properties")
                 if isinstance(props, dict) and isinstance(props.get("provenance"), dict):
-                    props["provenance"]["window"] = window.shown
+                    props["provenance"]["window"] = stated
             if left_out:
-                result.warnings.append(left_out_text(window, left_out))
+                result.warnings.append(inputs.left_out_text())
         if skipped:
-            result.warnings.append(_skipped_text(skipped, takes))
+            result.warnings.append(skipped_text(skipped, takes))
         answer = result.to_dict()
         if skipped:
             answer["skipped"] = {kind: ids[:50] for kind, ids in skipped.items()}  # the warning counts them all
         if window is not None:
-            answer["window"] = _window_note(window, left_out)
-        if result.tool in _IMPORTS and (repeats := self._earlier_imports(result.features)):
+            answer["window"] = window
+        if result.tool in IMPORTS and (repeats := self._earlier_imports(result.features)):
             answer["warnings"] = [*answer.get("warnings", []), *repeats]
         for feature in result.features:
             plotstate.store_result(self.store, feature, result.tool)
         if keep := _keep(result.features, result.commands):
             answer["keep"] = keep
         stored = self._stored_for_plot(answer)
-        if result.tool in _IMPORTS and stored is not None:
+        if result.tool in IMPORTS and stored is not None:
             _compact_narratives(answer, stored["ref"])
         return self._within_cap(answer, stored)
 
@@ -321,24 +233,12 @@ class CalcService:
             )
         return notes
 
-    def expand_refs(self, features: Sequence[Any]) -> tuple[list[Any], dict[str, str] | None]:
-        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for, and
-        the saved time state of the plot the plot-feature references read (when they read one
-        plot only; else None)."""
-        out: list[Any] = []
-        times: dict[str, dict[str, str] | None] = {}
-        for i, item in enumerate(features):
-            if not plotstate.is_ref(item):
-                out.append(item)
-                continue
-            field = f"features[{i}].ref"
-            ref = plotstate.parse_ref(item, field=field)
-            if ref.kind == "plot":
-                found, times[ref.key] = plotstate.plot_ref_features(self.store, ref, field=field, shared=True)
-                out += found
-            else:
-                out += plotstate.stored_features(self.store, ref, field=field)
-        return out, next(iter(times.values())) if len(times) == 1 else None
+    def expand_refs(self, features: Sequence[Any]) -> list[dict[str, Any]]:
+        """``features`` with each ``{"ref": …}`` item replaced by the features it stands for (cut to
+        the reference's own window when it has one)."""
+        from debrief_calc.calc.inputs import expand_refs
+
+        return expand_refs(self.store, features)
 
     def _within_cap(self, answer: dict[str, Any], stored: dict[str, str] | None = None) -> dict[str, Any]:
         """The answer as it is when it fits the cap; else summaries and one reference (``stored``:
@@ -554,19 +454,11 @@ def _windowed(result: dict[str, Any], window: Window | None) -> dict[str, Any]:
         return result
     from debrief_calc.analysis.figures import rows_in_window
 
-    props, left = rows_in_window(result.get("properties") or {}, window.start, window.end)
+    props, left = rows_in_window(result.get("properties") or {}, window)
     props = {**props, "narrated_window": window.text}
     if left:
         props["window_rows_left_out"] = left
     return {**result, "properties": props}
-
-
-def _window_note(window: Window, left_out: list[str]) -> dict[str, Any]:
-    """The answer's ``window``: the window every input was cut to, and what it left out."""
-    note: dict[str, Any] = {"time_start": window.shown[0], "time_end": window.shown[1], "left_out": left_out[:100]}
-    if len(left_out) > 100:
-        note["left_out_count"] = len(left_out)
-    return note
 
 
 def _is_narrative(feature: Mapping[str, Any]) -> bool:
@@ -612,24 +504,6 @@ def _drawable(feature: dict[str, Any]) -> bool:
     return point_count(feature) > 0
 
 
-def _time_state(data: dict[str, Any]) -> dict[str, str] | None:
-    from debrief_calc.formats.metadata import derived_time_state, get_time_state
-
-    return get_time_state(data) or derived_time_state(data)
-
-
-def _current(time_state: Mapping[str, Any] | None) -> float | None:
-    """The current time of a plot's time state in epoch seconds (None without one)."""
-    from debrief_calc.tracks.features import parse_iso
-
-    if not time_state or not isinstance(time_state.get("current"), str):
-        return None
-    try:
-        return parse_iso(time_state["current"])
-    except (ValidationFailed, ValueError):
-        return None
-
-
 def _keep(features: list[dict[str, Any]], commands: list[dict[str, Any]]) -> str | None:
     """How to keep a run's drawable results in a plot, with their references; None when no
     result has a geometry to draw, or when a command of the run already adds its features
@@ -657,56 +531,6 @@ def _carries(payload: object, features: list[dict[str, Any]]) -> bool:
     """The payload is the run's features themselves (import-rep's, resample-track's addFeatures)."""
     carried = payload.get("features") if isinstance(payload, dict) and len(payload) == 1 else payload
     return isinstance(carried, list) and carried == features
-
-
-def _whole_plot_ref(item: object) -> bool:
-    """Whether ``item`` is a ``debrief-state:plots/<file>`` reference naming no ids (the whole plot)."""
-    if not plotstate.is_ref(item):
-        return False
-    try:
-        ref = plotstate.parse_ref(item)
-    except SuiteError:
-        return False
-    return ref.kind == "plot" and ref.ids is None
-
-
-#: kinds never handed to a tool from a whole plot: the plot's own settings and its map backdrops
-_NOT_DATA = frozenset({"metadata", "backdrop"})
-
-
-def _accepted(
-    registry: Any, tool: str, features: list[Any], whole: list[bool]
-) -> tuple[list[Any], dict[str, list[str]], str]:
-    """The features without those read from a whole plot whose kind the tool does not take (and
-    without its metadata and backdrops), the ids left out by kind, and the kinds it takes. A
-    feature named by id stays, so that a wrong kind asked for by name is refused (KIND_MISMATCH)."""
-    from debrief_calc.analysis.registry import ANY_KIND
-
-    if tool not in registry:
-        return features, {}, ""
-    spec = registry.get(tool)
-    kept: list[Any] = []
-    skipped: dict[str, list[str]] = {}
-    for f, from_whole in zip(features, whole, strict=True):
-        kind = feature_kind(f) if isinstance(f, dict) else "unknown"
-        takes = kind not in _NOT_DATA and (ANY_KIND in spec.input_kinds or spec.accepts_kind(kind))
-        if from_whole and not takes:
-            skipped.setdefault(kind, []).append(str(f.get("id")) if isinstance(f, dict) else "?")
-        else:
-            kept.append(f)
-    return kept, skipped, ", ".join(spec.input_kinds) or "no features"
-
-
-def _skipped_text(skipped: dict[str, list[str]], takes: str) -> str:
-    """The warning for the features of a whole plot left out (``skipped``: ids by kind)."""
-    listed = "; ".join(
-        f"{kind}: {', '.join(ids[:10])}" + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-        for kind, ids in skipped.items()
-    )
-    return (
-        f"left out {sum(map(len, skipped.values()))} feature(s) of the whole plot that this tool does not take "
-        f"({listed}); it takes {takes}"
-    )
 
 
 def _part_carried(payload: object, features: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

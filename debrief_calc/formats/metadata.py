@@ -30,7 +30,6 @@ __all__ = [
     "covers",
     "data_bounds",
     "data_features",
-    "data_time_span",
     "derived_time_state",
     "get_time_state",
     "get_viewport",
@@ -75,7 +74,7 @@ def check_time_state(state: Any, field: str = "timeState") -> dict[str, str]:
     """``{current, start, end}``: ISO-8601 strings with ``start ≤ current ≤ end``."""
     if not isinstance(state, dict):
         raise validation_failed(field, "must be an object {current, start, end} of ISO-8601 times")
-    from debrief_calc.tracks.features import parse_iso  # numpy comes with it: only when needed
+    from debrief_calc.tracks.times import Window, parse_iso
 
     out: dict[str, str] = {}
     secs: dict[str, float] = {}
@@ -90,7 +89,7 @@ def check_time_state(state: Any, field: str = "timeState") -> dict[str, str]:
                 f"{field}.{key}", f"{value!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'", value=value
             ) from None
         out[key] = value
-    if not secs["start"] <= secs["current"] <= secs["end"]:
+    if secs["start"] > secs["end"] or not Window(secs["start"], secs["end"]).contains(secs["current"]):
         raise validation_failed(field, "times must satisfy start ≤ current ≤ end", value=out)
     return out
 
@@ -175,22 +174,15 @@ def data_features(features: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [f for f in features if feature_kind(f) not in ("metadata", "backdrop")]
 
 
-def data_time_span(features: list[dict[str, Any]]) -> tuple[float, float] | None:
-    """The period the features cover (first to last time), or None when none has a time."""
-    from debrief_calc.tracks.features import time_span
-
-    spans = [s for f in features if (s := time_span(f)) is not None]
-    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
-
-
 def derived_time_state(data: dict[str, Any]) -> dict[str, str] | None:
     """The period of a plot's timed features as a time state (current at the start), or None."""
-    from debrief_calc.tracks.features import iso
+    from debrief_calc.tracks.times import data_window
 
-    span = data_time_span(data_features(data.get("features") or []))
-    if span is None:
+    whole = data_window(data_features(data.get("features") or []))
+    if not whole.closed:
         return None
-    return {"current": iso(span[0]), "start": iso(span[0]), "end": iso(span[1])}
+    start, end = whole.shown
+    return {"current": str(start), "start": str(start), "end": str(end)}
 
 
 def data_bounds(features: list[dict[str, Any]]) -> list[float] | None:

@@ -54,6 +54,7 @@ __all__ = [
     "PlotCache",
     "PlotDoc",
     "create_plot_file",
+    "doc_title",
     "list_plot_files",
     "load_plot",
     "modify_plot",
@@ -196,18 +197,22 @@ class PlotCache:
         return entry[1] if entry is not None and entry[0] == current else None
 
     def put(self, path: Path, doc: PlotDoc) -> None:
-        """Record ``doc`` as the content of ``path`` as the file is now on disk."""
+        """Record ``doc`` as the content of ``path`` as the file is now on disk. A plot not cached
+        yet (one just created) comes in as the least recently used: writing a new small plot (a
+        windowed copy of a big one) must not push out the big plot being read, which would then be
+        parsed again on every copy."""
         try:
             sig = _sig(path.stat())
         except OSError:
             self.invalidate(path)
             return
         with self._lock:
-            self._put(_key(path), sig, doc)
+            self._put(_key(path), sig, doc, read=False)
 
-    def _put(self, key: str, sig: _Sig, doc: PlotDoc) -> None:
+    def _put(self, key: str, sig: _Sig, doc: PlotDoc, *, read: bool = True) -> None:
+        new = key not in self._entries
         self._entries[key] = (sig, doc)
-        self._entries.move_to_end(key)
+        self._entries.move_to_end(key, last=read or not new)
         total = sum(e[1].size for e in self._entries.values())
         while len(self._entries) > 1 and (len(self._entries) > self.max_entries or total > self.max_bytes):
             _, (_, dropped) = self._entries.popitem(last=False)
@@ -344,15 +349,24 @@ TITLE_PARSE_LIMIT = 4 << 20
 def plot_title(path: Path, *, cache: PlotCache | None = None) -> str:
     """A plot's title: the collection's ``properties.name``/``title``, else the file name."""
     cache = cache or PLOT_CACHE
-    fallback = path.name[: -len(PLOT_SUFFIX)] if path.name.endswith(PLOT_SUFFIX) else path.name
     doc = cache.peek(path)
     if doc is None:
         try:
             if path.stat().st_size > TITLE_PARSE_LIMIT:
-                return fallback
+                return _untitled(path)
             doc = cache.get(path)
         except (OSError, SuiteError):  # a listing never fails on one bad plot
-            return fallback
+            return _untitled(path)
+    return doc_title(doc)
+
+
+def _untitled(path: Path) -> str:
+    return path.name[: -len(PLOT_SUFFIX)] if path.name.endswith(PLOT_SUFFIX) else path.name
+
+
+def doc_title(doc: PlotDoc) -> str:
+    """The title of a parsed plot (:func:`plot_title` without the cache)."""
+    fallback = _untitled(doc.path)
     props = doc.data.get("properties")
     for value in ((props or {}).get("name"), (props or {}).get("title"), doc.data.get("title")):
         if isinstance(value, str) and value.strip():

@@ -20,7 +20,7 @@ from typing import Any
 
 from debrief_calc.errors import InvalidCommand, ValidationFailed
 from debrief_calc.formats import metadata
-from debrief_calc.plots.plotstate import PLOT_PREFIX
+from debrief_calc.plots.plotstate import PLOT_PREFIX, plain_copy
 from llmem.core.errors import SuiteError
 
 __all__ = [
@@ -189,7 +189,7 @@ _ADOPTED = {"addFeatures", "updateFeatures", "setFeatureCollection"}
 
 def _clone(value: Any) -> Any:
     try:
-        return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
+        return plain_copy(value)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return value  # not plain data: the shape checks that follow will say what is wrong
 

@@ -277,34 +277,37 @@ def _apply_step(work: _Work, step: Step) -> None:
 
 def _follow_added(work: _Work) -> None:
     """The time window and viewport follow added features (see the module docstring)."""
-    from debrief_calc.tracks.features import iso, parse_iso
+    from debrief_calc.tracks.times import Window, data_window, parse_iso, saved_window
 
     added = metadata.data_features(work.added)
     if not added:
         return
-    new_span = metadata.data_time_span(added)
+    new = data_window(added)
     time_at = work.index().get(metadata.TIME_ID)
-    if new_span is not None and "time" not in work.explicit:
-        old = metadata.get_time_state({"features": [work.features[time_at]]}) if time_at is not None else None
-        before = metadata.data_time_span(metadata.data_features(work.before))
-        if old is None:
-            start, end = (min(new_span[0], before[0]), max(new_span[1], before[1])) if before else new_span
-            current = start
+    if new.closed and "time" not in work.explicit:
+        old_state = metadata.get_time_state({"features": [work.features[time_at]]}) if time_at is not None else None
+        before = data_window(metadata.data_features(work.before))
+        window: Window | None
+        if old_state is None:
+            window = Window.spanning([new, before]) if before.closed else new
+            current = window.shown[0]
         else:
+            old = saved_window(old_state)
             try:
-                t0, t1, now = (parse_iso(old[k]) for k in ("start", "end", "current"))
-            except ValidationFailed:  # a window the file holds but nobody can read: leave it be
+                parse_iso(old_state["current"])
+            except ValidationFailed:
+                old = None
+            if old is None:  # a window the file holds but nobody can read: leave it be
                 return _follow_view(work, added)
-            showed_all = before is None or (t0 <= before[0] and t1 >= before[1])
-            if not showed_all or (t0 <= new_span[0] and t1 >= new_span[1]):
-                start = None
-            else:
-                start, end, current = min(t0, new_span[0]), max(t1, new_span[1]), now
-        if start is not None:
-            state = {"current": iso(current), "start": iso(start), "end": iso(end)}
+            showed_all = not before.closed or not any(old.cut_ends(before))
+            window = Window.spanning([old, new]) if showed_all and any(old.cut_ends(new)) else None
+            current = old_state["current"]
+        if window is not None:
+            start, end = window.shown
+            state = {"current": str(current), "start": str(start), "end": str(end)}
             _set_meta(work, metadata.TIME_ID, lambda prior: metadata.time_feature(state, prior))
             work.out.summary.append(
-                f"time window {'set' if old is None else 'widened'} to {state['start']} .. {state['end']}"
+                f"time window {'set' if old_state is None else 'widened'} to {state['start']} .. {state['end']}"
             )
     _follow_view(work, added)
 

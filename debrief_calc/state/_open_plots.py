@@ -9,7 +9,7 @@ from typing import Any
 
 from debrief_calc.errors import RPC_CODES, MultiplePlots, PlotNotFound, validation_failed
 from debrief_calc.formats.filenames import list_workspace_files
-from debrief_calc.formats.plotfile import PLOT_CACHE, PlotCache, PlotDoc, list_plot_files, plot_title
+from debrief_calc.formats.plotfile import PLOT_CACHE, PlotCache, PlotDoc, doc_title, list_plot_files, plot_title
 from debrief_calc.formats.plotfile import validate_plot_filename as _validate
 from debrief_calc.plots.history import History
 from debrief_calc.plots.plotstate import STATE_NS
@@ -180,12 +180,16 @@ class OpenPlots:
             "more_dpf_files": len(dpfs) - len(dpfs_shown) if dpfs_cut else 0,
         }
 
-    def open_plot(self, filename: str) -> tuple[Answer, list[str]]:
+    def open_plot(self, filename: str, doc: PlotDoc | None = None) -> tuple[Answer, list[str]]:
+        """Mark a plot open; ``doc``: the plot just written (not read again, so that a new small plot
+        does not push a big one being read out of the cache)."""
         path = self._path(filename)
-        try:
-            doc = self.cache.get(path, name=filename)
-        except PlotNotFound:
-            raise self._missing(filename) from None
+        given = doc is not None
+        if doc is None:
+            try:
+                doc = self.cache.get(path, name=filename)
+            except PlotNotFound:
+                raise self._missing(filename) from None
 
         def rmw(doc_: Any) -> tuple[Any, list[str]]:
             names = [n for n in (doc_.get("open", []) if isinstance(doc_, dict) else []) if isinstance(n, str)]
@@ -196,7 +200,8 @@ class OpenPlots:
             return {"open": names}, names
 
         names = self.store.update_doc(STATE_NS, OPEN_DOC, {"open": []}, rmw)
-        answer = {"filename": filename, "revision": doc.revision, "title": self.title(filename), "open_plots": names}
+        title = doc_title(doc) if given else self.title(filename)
+        answer = {"filename": filename, "revision": doc.revision, "title": title, "open_plots": names}
         if note := open_note(names):
             answer["open_note"] = note
         return answer, ["list"]

@@ -14,6 +14,7 @@ from debrief_calc.formats.plotfile import PlotDoc
 from debrief_calc.plots.plotstate import plot_feature_ref, read_selection, update_selection
 from debrief_calc.state._answer_budget import Answer, compact_json, fit_prefix
 from debrief_calc.state._plot_commands import PlotCommands
+from debrief_calc.tracks.times import Window, cut_features, data_window, parse_window, saved_window
 
 __all__ = ["PlotAspects"]
 
@@ -37,6 +38,18 @@ class PlotAspects(PlotCommands):
             while len(self._summaries) > 8:
                 self._summaries.popitem(last=False)
         return out
+
+    def window_of(self, doc: PlotDoc, asked: Window | None) -> Window:
+        """The window of a picture or a measure of the plot: the one asked for, else the plot's
+        saved window, else the whole data (its period)."""
+        return asked or saved_window(doc.get_time_state()) or data_window(metadata.data_features(doc.features))
+
+    def window_stated(self, doc: PlotDoc, window: Window, **extra: Any) -> dict[str, Any]:
+        """``window`` as the answer states it, with the whole data's period when it leaves some out."""
+        whole = data_window(metadata.data_features(doc.features))
+        if window.source != "data" and any(window.cut_ends(whole)):
+            extra["data"] = whole.shown
+        return window.answer(**extra)
 
     def get_features(
         self,
@@ -71,7 +84,7 @@ class PlotAspects(PlotCommands):
                 raise validation_failed("kinds", f"unknown kind(s) {unknown}; valid kinds are {', '.join(KINDS)}")
             summaries = self.summaries(doc)
             positions = [p for p in positions if summaries[p]["kind"] in kinds]
-        window = _window(time_start, time_end)
+        window = parse_window(time_start, time_end)
         items = [
             {**item, "ref": plot_feature_ref(name, item["id"])} if item.get("id") is not None else item
             for item in self._items(doc, positions, detail, window)
@@ -91,15 +104,29 @@ class PlotAspects(PlotCommands):
         }
         if any("part" in f for f in page):
             answer["note"] = PARTS_NOTE
+        answer["window"] = self._features_window(doc, window)
         return answer
 
-    def _items(
-        self, doc: PlotDoc, positions: list[int], detail: str, window: tuple[float | None, float | None] | None
-    ) -> list[dict[str, Any]]:
-        """The features (or summaries) at ``positions``, cut to ``window``; computed once per
-        plot revision and window, so that paging through them costs a slice per page."""
+    def _features_window(self, doc: PlotDoc, window: Window | None) -> dict[str, Any]:
+        """What a read of features states of its window: the one asked for, or the whole data,
+        saying so when the plot's saved window (what its pictures and analyses use) is narrower."""
+        if window is not None:
+            return self.window_stated(doc, window)
+        whole = data_window(metadata.data_features(doc.features))
+        stated = whole.answer()
+        saved = saved_window(doc.get_time_state())
+        if saved is not None and any(saved.cut_ends(whole)):
+            stated["note"] = (
+                f"the features whole; the plot's saved window is {saved.text}, which its pictures and analyses "
+                "use: pass time_start/time_end to read only that"
+            )
+        return stated
+
+    def _items(self, doc: PlotDoc, positions: list[int], detail: str, window: Window | None) -> list[dict[str, Any]]:
+        """The features (or summaries) at ``positions``, cut to ``window`` (tracks with a fix
+        interpolated at each edge, as every tool cuts them); computed once per plot revision and
+        window, so that paging through them costs a slice per page."""
         from debrief_calc.tracks.features import feature_summary
-        from debrief_calc.tracks.paging import clip_to_time
 
         if window is None:
             if detail == "summary":
@@ -111,7 +138,9 @@ class PlotAspects(PlotCommands):
             clipped = self._windows.get(key)
         if clipped is None:
             clipped = [
-                (p, c) for p in range(len(doc.features)) if (c := clip_to_time(doc.features[p], *window)) is not None
+                (p, c)
+                for p in range(len(doc.features))
+                for c in cut_features([doc.features[p]], window, where="", require=False)[0]
             ]
             with self._lock:
                 self._windows[key] = clipped
@@ -255,22 +284,6 @@ PARTS_NOTE = (
 )
 
 
-def _window(start: str | None, end: str | None) -> tuple[float | None, float | None] | None:
-    from debrief_calc.tracks.features import parse_iso
-
-    if start is None and end is None:
-        return None
-    out: list[float | None] = []
-    for field, value in (("time_start", start), ("time_end", end)):
-        try:
-            out.append(parse_iso(value) if value is not None else None)
-        except (ValidationFailed, ValueError):
-            raise validation_failed(field, f"{value!r} is not an ISO-8601 time; e.g. '1995-12-12T10:45:00Z'") from None
-    if out[0] is not None and out[1] is not None and out[0] > out[1]:
-        raise validation_failed("time_end", "must not be before time_start")
-    return out[0], out[1]
-
-
 def _make_cursor(at: tuple[int, int], revision: str, query: str) -> str:
     raw = compact_json({"o": at[0], "p": at[1], "r": revision, "q": query}).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -294,14 +307,10 @@ def _read_cursor(cursor: str, revision: str, query: str) -> tuple[int, int]:
 
 def _clamp(current: str, start: str | None, end: str | None) -> str:
     """``current`` moved inside ``[start, end]`` (times that cannot be read are left to the check)."""
-    from debrief_calc.tracks.features import parse_iso
+    from debrief_calc.tracks.times import iso, parse_iso
 
     try:
-        t = parse_iso(current)
-        if start is not None and t < parse_iso(start):
-            return start
-        if end is not None and t > parse_iso(end):
-            return end
+        t, window = parse_iso(current), parse_window(start, end)
     except (ValueError, ValidationFailed):
-        pass
-    return current
+        return current
+    return current if window is None or window.contains(t) else iso(window.clamp(t))

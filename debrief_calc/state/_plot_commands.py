@@ -14,6 +14,7 @@ from debrief_calc.plots.history import FileChange, restore_data
 from debrief_calc.plots.plotstate import plot_feature_ref, read_selection, resolve_ref, update_selection
 from debrief_calc.state._answer_budget import Answer, fit_prefix, split_display
 from debrief_calc.state._open_plots import OpenPlots
+from debrief_calc.tracks.times import Window
 
 __all__ = ["PlotCommands"]
 
@@ -77,12 +78,23 @@ class PlotCommands(OpenPlots):
         }
         return answer, aspects
 
-    def create_plot(self, filename: str, title: str | None, features: Any) -> tuple[Answer, list[str]]:
+    def create_plot(
+        self,
+        filename: str,
+        title: str | None,
+        features: Any,
+        time_start: str | None = None,
+        time_end: str | None = None,
+    ) -> tuple[Answer, list[str]]:
         """A new plot file holding ``features`` (inline, or references the calc server handed out),
         with the metadata real files carry, opened for every client; ``PLOT_EXISTS`` if the file
-        exists. Its time window and viewport are the period and bounds of its features."""
-        from debrief_calc.tracks.features import iso
+        exists. Its time window and viewport are the period and bounds of its features. With
+        ``time_start``/``time_end`` everything copied is cut to that window first (tracks with a fix
+        interpolated at each edge; :mod:`debrief_calc.tracks.times`) and the window is saved as
+        the plot's."""
+        from debrief_calc.tracks.times import iso, parse_window
 
+        window = parse_window(time_start, time_end)
         path = self._path(filename)
         if path.exists():
             raise PlotExists(
@@ -98,11 +110,16 @@ class PlotCommands(OpenPlots):
             "features": [],
         }
         out = CommandOutcome()
+        left_out: list[str] = []
+        if window is not None and not features:
+            raise validation_failed("time_start", "a window cuts the features copied: give features, or leave it out")
         if features:
-            command = {"command": "addFeatures", "payload": features}
+            command: dict[str, Any] = {"command": "addFeatures", "payload": features}
+            if window is not None:
+                command, left_out = self._windowed_copy(features, window)
             out = apply_command(data, command, resolve_reference=lambda ref: resolve_ref(self.store, ref))
         doc = create_plot_file(path, data, scratch_dir=self.scratch, name=filename, cache=self.cache)
-        opened, _ = self.open_plot(filename)
+        opened, _ = self.open_plot(filename, doc)
         answer = {
             "filename": filename,
             "revision": doc.revision,
@@ -117,7 +134,54 @@ class PlotCommands(OpenPlots):
         }
         if "open_note" in opened:
             answer["open_note"] = opened["open_note"]
+        if window is not None:
+            answer["window"] = window.answer(**({"left_out": left_out[:100]} if left_out else {}))
         return answer, ["list", "features", "time", "viewport"]
+
+    def _windowed_copy(self, features: Any, window: Window) -> tuple[dict[str, Any], list[str]]:
+        """The command that adds ``features`` cut to ``window`` and saves it as the plot's window
+        (``current`` at its start), and the ids left out (nothing in the window). A reference with
+        no window of its own is read through this one, so that two hours of a million-fix track
+        read two hours; one with its own is cut by both."""
+        from debrief_calc.errors import InvalidContext
+        from debrief_calc.plots.plotstate import features_in, is_ref
+        from debrief_calc.tracks.times import cut_features, data_window
+
+        items = features if isinstance(features, list) else [features]
+        shown = window.shown
+        copied: list[Any] = []
+        nothing_in: list[str] = []  # of references with nothing in the window
+        for i, item in enumerate(items):
+            if not is_ref(item):
+                copied.append(item)
+                continue
+            own = "time_start" in item or "time_end" in item
+            ref = item if own else {**item, "time_start": shown[0], "time_end": shown[1]}
+            try:
+                resolved = resolve_ref(self.store, ref, field=f"features[{i}].ref")
+            except InvalidContext as err:
+                if own:
+                    raise
+                nothing_in += [str(i) for i in err.details.get("left_out", [])]
+                continue
+            found = features_in(resolved)
+            if found is None:
+                raise validation_failed(f"features[{i}].ref", "holds no features to copy")
+            copied += found
+        if nothing_in and not copied:
+            raise InvalidContext(
+                f"none of the features given has data in the window {window.text}: widen time_start/time_end "
+                "or leave them out",
+                details={"field": "time_start", "received_count": 0, "window": window.answer(), "left_out": nothing_in},
+            )
+        kept, left_out = cut_features(copied, window, where="given", field="time_start")
+        left_out = nothing_in + left_out
+        saved = window.closed_by(data_window(kept))  # an open end: where what was copied ends
+        steps: list[dict[str, Any]] = [{"command": "addFeatures", "payload": kept}]
+        if saved.closed:
+            start, end = saved.shown
+            steps.append({"command": "setTimeState", "payload": {"current": start, "start": start, "end": end}})
+        return {"command": "composite", "payload": steps}, left_out
 
     def set_properties(
         self, ids: list[str], properties: dict[str, Any], filename: str | None, expected: str | None

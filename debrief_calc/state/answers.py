@@ -120,6 +120,7 @@ class FeaturesAnswer(_OnPlot):
     count: int = 0
     next_cursor: str | None = None
     note: str | None = None
+    window: dict[str, Any] | None = None  # {start, end, source: asked|data}, and the plot's saved window's note
 
 
 class SelectionAnswer(_OnPlot):
@@ -198,9 +199,10 @@ class PropertiesAnswer(_OnPlot):
 
 
 class CreateAnswer(_OnPlot):
-    """``debrief_create_plot``: the new plot, its features' ids and refs, its time and viewport."""
+    """``debrief_create_plot``: the new plot, its features' ids and refs, its time and viewport, and
+    the window the copies were cut to (saved as the plot's) when one was asked."""
 
-    _if_set = frozenset({"open_note"})
+    _if_set = frozenset({"open_note", "window"})
     title: str
     open_plots: list[str] = []
     open_note: str | None = None  # with more than one plot open: pass filename to every call
@@ -209,6 +211,7 @@ class CreateAnswer(_OnPlot):
     timeState: TimeState | None = None
     viewportState: ViewportState | None = None
     message: str = ""
+    window: dict[str, Any] | None = None  # the window the copies were cut to, saved as the plot's
 
 
 class UndoAnswer(_OnPlot):
@@ -250,16 +253,17 @@ class RenderAnswer(_OnPlot, WithImages):
     hidden_inactive: list[str] | None = None  # zones/points in view but not active at time, so not drawn
     unplaced: list[str] | None = None  # narrative entries due at time that no track of the plot holds, not drawn
     note: str | None = None  # the area shown padded beyond the one asked (to at most 2:1)
-    span: list[str] | None = None  # with time_start/time_end: the period the tracks drawn cover
+    span: list[str] | None = None  # the period the tracks drawn cover
     outside_window: list[str] | None = None  # tracks with nothing in the window, not drawn
     framed: dict[str, list[str]] | None = None  # fit="window": the tracks, and the zones they were in (or selected)
+    window: dict[str, Any] | None = None  # {start, end, source: asked|plot|data}: the window drawn
 
 
 class ViewData(_OnPlot):
     """The live view's data (``debrief_calc.state.view.view_data``); with ``changed: false``
     only the revision and the selection."""
 
-    _if_set = frozenset({"title", "time", "viewport", "bounds", "features", "max_points"})
+    _if_set = frozenset({"title", "time", "viewport", "bounds", "features", "max_points", "window"})
     changed: bool = True
     selection: list[str] = []
     title: str | None = None
@@ -268,6 +272,7 @@ class ViewData(_OnPlot):
     bounds: list[float] | None = None
     features: list[dict[str, Any]] | None = None
     max_points: int | None = None
+    window: dict[str, Any] | None = None  # {start, end, source}: the window the tracks are cut to
 
 
 def _rpc(err: SuiteError) -> SuiteError:

@@ -17,7 +17,6 @@ Write methods return ``(answer, aspects)``: the aspects (``list``, ``features``,
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -35,7 +34,7 @@ __all__ = ["Answer", "StateService"]
 #: The view's data of the last few (plot, revision, point budget): a view reopened or a second
 #: view of the same plot reads a million-point track once per revision, not once per call. The
 #: selection lives in the store, outside the revision, so it is read afresh every time.
-_VIEWS: OrderedDict[tuple[str, str, int], dict[str, Any]] = OrderedDict()
+_VIEWS: OrderedDict[tuple[str, str, int, Any], dict[str, Any]] = OrderedDict()
 _VIEWS_KEPT = 4
 _VIEWS_LOCK = threading.Lock()  # tools run in worker threads
 
@@ -46,17 +45,29 @@ class StateService(PlotAspects):
     (:class:`~debrief_calc.state._plot_commands.PlotCommands`), features, selection, time and
     viewport (:class:`~debrief_calc.state._plot_aspects.PlotAspects`), and rendering."""
 
-    def view(self, filename: str | None, since_revision: str | None, max_points: int) -> Answer:
-        """What the live view draws (:func:`debrief_calc.state.view.view_data`); with
-        ``since_revision`` equal to the plot's, only ``changed: false`` and the selection (which
-        lives in the store, so it changes without a new revision)."""
+    def view(
+        self,
+        filename: str | None,
+        since_revision: str | None,
+        max_points: int,
+        time_start: str | None = None,
+        time_end: str | None = None,
+    ) -> Answer:
+        """What the live view draws (:func:`debrief_calc.state.view.view_data`): the tracks cut to
+        the window (``time_start``/``time_end``, as a picture drew it, else the plot's saved
+        window), as every picture cuts them; with ``since_revision`` equal to the plot's, only
+        ``changed: false`` and the selection (which lives in the store, so it changes without a
+        new revision)."""
+        from debrief_calc.plots.render._window import cut_tracks
         from debrief_calc.state.view.data import view_data
+        from debrief_calc.tracks.times import parse_window
 
         name, path, doc = self.load(filename)
         selection = read_selection(self.store, name)
         if since_revision is not None and since_revision == doc.revision:
             return {"filename": name, "revision": doc.revision, "changed": False, "selection": selection}
-        key = (str(path), doc.revision, max_points)
+        window = self.window_of(doc, parse_window(time_start, time_end))
+        key = (str(path), doc.revision, max_points, window)
         with _VIEWS_LOCK:
             cached = _VIEWS.get(key)
             if cached is not None:
@@ -69,8 +80,9 @@ class StateService(PlotAspects):
                 metadata.check_bounds(viewport, "viewport")
         except ValidationFailed:
             viewport = None
+        features, _left_out, _empty = cut_tracks(doc.data.get("features") or [], window, strict=False)
         data = view_data(
-            doc.data.get("features") or [],
+            features,
             filename=name,
             revision=doc.revision,
             title=plot_title(path, cache=self.cache),
@@ -79,6 +91,7 @@ class StateService(PlotAspects):
             selection=selection,
             max_points=max_points,
         )
+        data["window"] = self.window_stated(doc, window)
         with _VIEWS_LOCK:
             _VIEWS[key] = data
             while len(_VIEWS) > _VIEWS_KEPT:
@@ -101,11 +114,11 @@ class StateService(PlotAspects):
         current), showing ``fit``; the saved viewport is read, never changed. The answer adds the
         range drawn for ``cpa``, the zones and points in view left out as not active then, the
         narrative entries due then that no track holds, and a note when the area was padded.
-        ``time_start``/``time_end`` draw the tracks over that window alone (``span``: the period
-        drawn); the plot's current time outside it is taken to the nearer end (``note`` says so)."""
+        The tracks are drawn over the window (``time_start``/``time_end``, else the plot's saved
+        window, else all of them; ``window`` says which, ``span`` the period drawn); the plot's
+        current time outside it is taken to the nearer end (``note`` says so)."""
         from debrief_calc.plots.render import render_plot
-        from debrief_calc.tracks.features import iso, parse_iso
-        from debrief_calc.tracks.times import time_window
+        from debrief_calc.tracks.times import SOURCES, iso, parse_iso, parse_window
 
         name, path, doc = self.load(filename)
         state = doc.get_time_state()
@@ -114,19 +127,19 @@ class StateService(PlotAspects):
             seconds = parse_iso(shown) if shown else None
         except (ValidationFailed, ValueError):
             raise validation_failed("time", f"{shown!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'") from None
-        window = time_window(time_start, time_end)
+        window = self.window_of(doc, parse_window(time_start, time_end))
         moved = None
-        if window is not None and seconds is not None:
-            start, end = window
-            inside = min(max(seconds, -math.inf if start is None else start), math.inf if end is None else end)
-            if inside != seconds:
-                if time:
-                    raise validation_failed(
-                        "time",
-                        f"{time} is outside the window {_shown(window)}: give a time inside it, or leave time out",
-                    )
-                moved = f"the plot's current time {shown} is outside the window: drawn at {iso(inside)}"
-                seconds, shown = inside, iso(inside)
+        if window.source != "data" and seconds is not None and not window.contains(seconds):
+            if time:
+                another = "" if window.source == "asked" else "; or pass time_start/time_end to draw another window"
+                raise validation_failed(
+                    "time",
+                    f"{time} is outside the window {window.text} ({SOURCES[window.source]}): give a time inside it, "
+                    f"or leave time out{another}",
+                )
+            inside = window.clamp(seconds)
+            moved = f"the plot's current time {shown} is outside the window: drawn at {iso(inside)}"
+            seconds, shown = inside, iso(inside)
         viewport = (doc.get_viewport() or {}).get("bounds")
         try:
             if viewport is not None:
@@ -171,13 +184,14 @@ class StateService(PlotAspects):
             answer["hidden_inactive"] = rendered.hidden_inactive[:100]
         if rendered.unplaced:
             answer["unplaced"] = rendered.unplaced[:100]
+        answer["window"] = self.window_stated(doc, window)
         if rendered.span is not None:
             answer["span"] = [iso(rendered.span[0]), iso(rendered.span[1])]
         if rendered.outside_window:
             answer["outside_window"] = rendered.outside_window[:100]
         if rendered.framed is not None:
             answer["framed"] = {k: ids[:100] for k, ids in rendered.framed.items()}
-        if notes := [n for n in (moved, rendered.note) if n]:
+        if notes := [n for n in (moved, rendered.empty_window, rendered.note) if n]:
             answer["note"] = "; ".join(notes)
         if (drawn := rendered.range) is not None:
             answer["range"] = {
@@ -190,9 +204,3 @@ class StateService(PlotAspects):
                 "cpa_bounds": drawn.cpa_bounds,
             }
         return answer, rendered.png
-
-
-def _shown(window: tuple[float | None, float | None]) -> str:
-    from debrief_calc.tracks.features import iso
-
-    return " to ".join(iso(t) if t is not None else "open" for t in window)

@@ -1,8 +1,9 @@
 """The callback tasks of ``debrief-state-mcp``: prompts about a plot for the host's own model.
 
 ``summarize-plot``, ``describe-selection`` and ``narrate-timeline`` each build a bounded prompt
-from the plot's feature summaries (kind, name, point count, time span, bounding box), its time
-window, its selection and the figures of the newest debrief-calc analyses of its features
+from the plot's feature summaries (kind, name, point count, time span, bounding box) cut to the
+plot's saved window as its picture draws it (:mod:`debrief_calc.tracks.times`; the prompt says
+so, and what the whole data spans), its selection and the figures of the newest debrief-calc analyses of its features
 (:func:`debrief_calc.plots.plotstate.results_about`) — never its coordinates. Texts read from the file (names, notes) go in
 a fenced data block the prompt marks as data. The answer is Markdown, stored in the
 ``debrief-state`` namespace under the plot (kind = the task); ``add_annotation`` also puts it
@@ -168,9 +169,28 @@ class PlotTasks:
         )
         return self.protocol.issue(prepared)
 
+    def _windowed(self, doc: PlotDoc) -> tuple[list[dict[str, Any] | None], str]:
+        """Each feature's summary cut to the plot's window (None: nothing of it in the window), and
+        the line that says which window that is."""
+        from debrief_calc.tracks.features import feature_summary
+        from debrief_calc.tracks.times import SOURCES, cut_feature
+
+        window = self.svc.window_of(doc, None)
+        stated = self.svc.window_stated(doc, window)
+        if window.source == "data":
+            return list(self.svc.summaries(doc)), f"Window: none, the whole data ({window.text})"
+        cut = [cut_feature(f, window) for f in doc.features]
+        summaries = [feature_summary(c) if c is not None else None for c in cut]
+        line = f"Window: {window.text} ({SOURCES[window.source].split(';')[0]}); the features below are cut to it"
+        if "data" in stated:
+            line += f"; the whole data runs {' to '.join(str(t) for t in stated['data'])}"
+        if left := sum(1 for c in cut if c is None):
+            line += f"; {left} feature(s) with nothing in it left out"
+        return summaries, line
+
     def _context(self, name: str, doc: PlotDoc, task: str) -> str:
-        summaries = self.svc.summaries(doc)
-        shown = [s for s in summaries if s["kind"] not in ("metadata", "backdrop")]
+        summaries, window_line = self._windowed(doc)
+        shown = [s for s in summaries if s is not None and s["kind"] not in ("metadata", "backdrop")]
 
         def line(s: dict[str, Any]) -> str:
             feature = doc.get_feature(str(s["id"])) if s.get("id") is not None else None
@@ -179,9 +199,10 @@ class PlotTasks:
         lines = [f"Plot: {_short(self.svc.title(name))} ({name}), {len(shown)} features"]
         counts = Counter(s["kind"] for s in shown)
         lines.append("Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
+        lines.append(window_line)
         state = doc.get_time_state()
         if state:
-            lines.append(f"Time window: {state['start']} .. {state['end']}, current {state['current']}")
+            lines.append(f"Current time: {state['current']}")
         view = doc.get_viewport()
         if view:
             lines.append("Viewport: [" + ", ".join(f"{b:.3f}" for b in view["bounds"]) + "]")
@@ -195,7 +216,11 @@ class PlotTasks:
             lines.append("\nSelected features:")
             for fid in selection[:30]:
                 i = doc.index_by_id()[fid]
-                lines.append(line(summaries[i]))
+                summary = summaries[i]
+                if summary is None:
+                    lines.append(f"- id={fid}: nothing of it in the window")
+                    continue
+                lines.append(line(summary))
                 lines += [f"    {p}" for p in _scalars(doc.features[i])]
         elif task == "narrate-timeline":
             timed = sorted((s for s in shown if s.get("time_start")), key=lambda s: str(s["time_start"]))

@@ -20,14 +20,15 @@ from debrief_calc.tracks._feature_parts import (
     geometry_of,
     properties_of,
 )
-from debrief_calc.tracks.times import iso, parse_iso, parse_times
+from debrief_calc.tracks._time_arrays import parse_times
+from debrief_calc.tracks._time_text import iso, parse_iso
 
 __all__ = ["ListedTimes", "TrackData", "WindowEdges", "listed_times", "read_track", "track_data", "track_near"]
 
 
 @dataclass(frozen=True)
 class WindowEdges:
-    """Where a track cut to a time window (:mod:`debrief_calc.tracks.windows`) went on: the original fix
+    """Where a track cut to a time window (:mod:`debrief_calc.tracks.times`) went on: the original fix
     just before its first fix and just after its last, ``(lon, lat, t)`` or None where the track
     itself began or ended, and whether each end is a fix interpolated at the cut. Only the motion
     at and next to the ends reads them, so that an instant's course does not hang on the window."""

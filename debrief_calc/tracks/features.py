@@ -11,7 +11,8 @@ real files use (the spec's ``domain.md``; samples in ``tests/data/``):
   ``properties.times[]`` or a 4th coordinate in epoch milliseconds, in that order;
 * ids that are strings or numbers (compared as strings), geometries with no coordinates.
 
-Times are float seconds since the Unix epoch, UTC. A track that cannot be analysed honestly
+Times are float seconds since the Unix epoch, UTC; :func:`iso`, :func:`parse_iso` and their
+kin are :mod:`debrief_calc.tracks.times`'s, re-exported here for the readers of features. A track that cannot be analysed honestly
 (no times, times that go backwards, a time per coordinate missing) is a
 :class:`~debrief_calc.errors.ValidationFailed` that names the feature, the field and the rule.
 """
@@ -38,8 +39,9 @@ from debrief_calc.tracks._feature_parts import (
     properties_of,
     raw_id,
 )
+from debrief_calc.tracks._time_arrays import parse_times
+from debrief_calc.tracks._time_text import iso, iso_many, parse_iso
 from debrief_calc.tracks._track_data import TrackData, read_track, track_data, track_near
-from debrief_calc.tracks.times import iso, iso_many, parse_iso, parse_times
 
 __all__ = [
     "KINDS",
@@ -225,7 +227,7 @@ def active_period(
     """When a zone, point, buoy field or annotation is active: ``(start, end)`` in epoch
     seconds from ``properties.time`` / ``properties.timeEnd``, or None when it has neither
     (always active). The one meaning of "active" that the picture, ``zone-transits`` and time
-    windows (:func:`debrief_calc.tracks.paging.clip_to_time`) share:
+    windows (:func:`debrief_calc.tracks.times.cut_feature`) share:
 
     * ``time`` alone: from then on, ``(time, inf)``; but a note without a shape (a narrative
       entry: an annotation with no geometry) happened at that instant, ``(time, time)``;

@@ -35,17 +35,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import numpy as np
-
-from debrief_calc.errors import ValidationFailed
-from debrief_calc.tracks._feature_parts import feature_kind, geometry_of, properties_of, raw_id
-from debrief_calc.tracks._track_data import read_track
-from debrief_calc.tracks.features import active_period
-from debrief_calc.tracks.times import parse_times, time_precision
+from debrief_calc.tracks._feature_parts import geometry_of, properties_of
 
 __all__ = [
     "Position",
-    "clip_to_time",
     "compact_size",
     "join_parts",
     "page_features",
@@ -475,60 +468,3 @@ def _set_at(feature: Mapping[str, Any], path: tuple[str, ...], value: list[Any])
         node = node[key]
     node[path[-1]] = value
     return out
-
-
-# -- a time window -----------------------------------------------------------------------------------
-
-
-def clip_to_time(feature: Mapping[str, Any], start: float | None, end: float | None) -> dict[str, Any] | None:
-    """The feature within ``[start, end]`` (epoch seconds; None leaves that side open), or None.
-
-    A sensor keeps the cuts whose times fall inside (its per-cut lists sliced with its points), None
-    when none does. A track keeps the points whose times fall inside, read as :mod:`debrief_calc.tracks.features`
-    reads them (``timestamps``, ``positions[].time``, ``times`` or a 4th coordinate in epoch
-    ms), its per-point arrays sliced alike; None when no point falls inside. Another feature
-    is kept whole when its active period (:func:`debrief_calc.tracks.features.active_period`, as the
-    picture and ``zone-transits`` read it: ``time`` alone is from then on, ``timeEnd`` alone
-    until then) meets the window; a feature with no time at all (a zone, a track without
-    times) is kept whole. A track whose times are there but unreadable is a ValidationFailed
-    naming the field.
-    """
-    if feature_kind(feature) == "track":
-        try:
-            track = read_track(feature, None, raw_id(feature) or "")
-        except ValidationFailed as exc:
-            if exc.details.get("rule") == "required":  # no times (or no points): timeless
-                return dict(feature)
-            raise
-        t = track.t
-        a = int(np.searchsorted(t, start, side="left")) if start is not None else 0
-        b = int(np.searchsorted(t, end, side="right")) if end is not None else len(t)
-        if a >= b:
-            return None
-        return dict(feature) if (a, b) == (0, len(t)) else _slice(feature, a, b, len(t))[0]
-    if feature_kind(feature) == "sensor":
-        return _clip_sensor(feature, start, end)
-    period = active_period(feature)
-    if period is None:
-        return dict(feature)
-    if (start is not None and period[1] < start) or (end is not None and period[0] >= end + time_precision(end)):
-        return None  # (the window's end counts to its precision: a whole second, or the millisecond)
-    return dict(feature)
-
-
-def _clip_sensor(feature: Mapping[str, Any], start: float | None, end: float | None) -> dict[str, Any] | None:
-    """A sensor's cuts within ``[start, end]`` (its ``timestamps`` ascend, one per point)."""
-    times = properties_of(feature).get("timestamps")
-    n = point_count(feature)
-    if not isinstance(times, list) or len(times) != n:
-        raise ValidationFailed(
-            f"sensor {raw_id(feature)!r}: properties.timestamps must hold one time per cut ({n}), "
-            f"has {len(times) if isinstance(times, list) else 'none'}",
-            details={"feature_id": raw_id(feature), "field": "properties.timestamps", "rule": "one per point"},
-        )
-    t = parse_times(times, field="properties.timestamps", label="sensor", fid=raw_id(feature))
-    a = int(np.searchsorted(t, start, side="left")) if start is not None else 0
-    b = int(np.searchsorted(t, end, side="right")) if end is not None else n
-    if a >= b:
-        return None
-    return dict(feature) if (a, b) == (0, n) else _slice(feature, a, b, n)[0]

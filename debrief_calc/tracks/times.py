@@ -1,236 +1,305 @@
-"""Times: ISO-8601 strings and epoch numbers read as float seconds since the Unix epoch (UTC),
-one at a time or a whole list at once, and written back as ISO-8601."""
+"""Time, in one place: a time window, what it cuts, and the clock's text.
+
+Every tool, picture, view and the Python API use this module; none keeps a copy of its logic
+(``tests/test_layers.py`` checks that no other module reads a window's bounds).
+
+**Text.** An answer prints an instant to the millisecond (:func:`iso`); a display shows the
+nearest second (:func:`second`, :func:`clock`, :func:`dtg`, :func:`iso_second`, :func:`stamp`):
+see :mod:`._time_text`. Times are read by :func:`parse_iso` and :func:`parse_times`.
+
+**A window** (:class:`Window`) is ``[start, end]`` in epoch seconds, either end open, with where
+it came from (its ``source``): ``"asked"`` (a call's ``time_start``/``time_end``, or a
+reference's own), ``"plot"`` (the plot's saved window, ``debrief_set_time``: the default of
+everything drawn or measured from a plot) or ``"data"`` (none: the whole data, uncut). Every
+answer states the window it used in one shape, :meth:`Window.answer`.
+
+**What a window cuts** (:func:`cut_feature`, :func:`cut_features`): a track keeps its fixes
+inside and gains a fix interpolated exactly at each edge that falls between two of its fixes
+(:mod:`._time_cut`); a sensor keeps its cuts inside; a bound is an exact instant, and a fix within :data:`TOLERANCE` (half a
+millisecond) of it is inside, so an instant an answer printed and a model passed back loses no
+fix. Another feature is kept whole while active in the window and left out when not; a feature
+with no time at all is kept.
+
+**Active at a time** (zones, points, narrative entries: :func:`active_at`): a time asked as a
+whole second stands for the instants that read as that second (nearest second: from half a
+second before to half a second after), one with a fraction for that millisecond
+(:func:`reading`); so a narrative entry logged at ``10:45:08.902`` shows at ``10:45:09``, as its
+label reads, and not at ``10:45:08``.
+"""
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Final
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-import numpy as np
-from numpy.typing import NDArray
+from debrief_calc.errors import InvalidContext, ValidationFailed
+from debrief_calc.tracks._feature_parts import feature_kind
+from debrief_calc.tracks._time_text import TOLERANCE, clock, dtg, iso, iso_many, iso_second, parse_iso, second, stamp
 
-from debrief_calc.errors import ValidationFailed
-from debrief_calc.geo._arrays import FloatArray
-from debrief_calc.tracks._feature_parts import field_failure, float_or_nan
+if TYPE_CHECKING:
+    from debrief_calc.geo._arrays import FloatArray
 
-__all__ = ["iso", "iso_many", "parse_iso", "parse_times", "time_precision", "time_window"]
+__all__ = [
+    "SOURCES",
+    "TOLERANCE",
+    "Source",
+    "Window",
+    "active_at",
+    "clock",
+    "cut_feature",
+    "cut_features",
+    "data_window",
+    "dtg",
+    "iso",
+    "iso_many",
+    "iso_second",
+    "left_out_text",
+    "parse_iso",
+    "parse_times",
+    "parse_window",
+    "reading",
+    "saved_window",
+    "second",
+    "stamp",
+]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-# A bare number in a times list at or above this is read as epoch milliseconds (1973 onwards);
-# below it, as epoch seconds (up to the year 5138).
-_EPOCH_MS_THRESHOLD: Final = 1e11
-
-
-# ISO-8601 extended format: date, optionally a time (to the hour, minute, second or a
-# fraction) and a zone. datetime.fromisoformat alone would also take any separator character.
-_ISO_EXTENDED: Final = re.compile(
-    r"\d{4}-\d{2}-\d{2}"
-    r"(?:[Tt ]\d{2}(?::\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
-    r"(?:[Zz]|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d+)?)?)?)?)?",
-    re.ASCII,
-)
-
-
-def parse_iso(s: str) -> float:
-    """An ISO-8601 date-time as epoch seconds; ``Z``, offsets, any fraction, naive = UTC."""
-    if not isinstance(s, str):
-        raise ValidationFailed(f"time {s!r} is not an ISO-8601 string", details={"field": "time", "rule": "iso-8601"})
-    text = s.strip()
-    try:
-        if not _ISO_EXTENDED.fullmatch(text):
-            raise ValueError(text)
-        if text[-1:] in ("z", "Z"):
-            text = text[:-1] + "+00:00"
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValidationFailed(
-            f"time {s!r} is not ISO-8601 (like 2024-11-14T21:16:53.661Z)",
-            details={"field": "time", "rule": "iso-8601", "value": s},
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return (dt - _EPOCH).total_seconds()
+Source = Literal["asked", "plot", "data"]
+#: where a window came from, as every answer's ``window.source`` says it
+SOURCES: Final[dict[str, str]] = {
+    "asked": "the time_start/time_end asked for",
+    "plot": "the plot's saved window (debrief_set_time); pass time_start/time_end to use another",
+    "data": "no window: the whole data",
+}
 
 
-def time_precision(t: float) -> float:
-    """The precision a time was asked at, in seconds: a whole second (as a plot shows times), or
-    the millisecond when it has a fraction. "Active at 10:45:08" means during that second, so
-    a feature from 10:45:08.902 is."""
-    return 1.0 if float(t).is_integer() else 0.001
+@dataclass(frozen=True)
+class Window:
+    """``[start, end]`` in epoch seconds (None: open at that end) and where it came from.
 
+    The bounds are private to this module: every other module asks the window what it needs
+    (:meth:`contains`, :meth:`mask`, :meth:`clamp`, :meth:`at_edge`, :meth:`cut_ends`,
+    :meth:`answer`) or this module to cut (:func:`cut_feature`), so that nothing else compares
+    times with a window's bounds (``tests/test_layers.py`` checks it)."""
 
-def time_window(
-    start: str | None, end: str | None, names: tuple[str, str] = ("time_start", "time_end")
-) -> tuple[float | None, float | None] | None:
-    """A time window given as two ISO-8601 times (either None: open at that end) in epoch seconds;
-    None when neither is given. ValidationFailed naming the field (``names``) that is not an
-    ISO-8601 time, or the end when it is before the start."""
-    if start is None and end is None:
-        return None
-    ends: list[float | None] = []
-    for name, value in zip(names, (start, end), strict=True):
-        try:
-            ends.append(None if value is None else parse_iso(value))
-        except ValidationFailed:
-            raise ValidationFailed(
-                f"{name}: {str(value)[:60]!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'",
-                details={"field": name, "rule": "iso-time"},
-            ) from None
-    first, last = ends
-    if first is not None and last is not None and last < first:
-        raise ValidationFailed(
-            f"{names[1]}: {end} is before {names[0]} {start}: swap them",
-            details={"field": names[1], "rule": "order"},
+    _start: float | None
+    _end: float | None
+    source: Source = "asked"
+
+    @classmethod
+    def spanning(cls, windows: Sequence[Window]) -> Window:
+        """The least window holding all of ``windows`` (open where one is), source ``"asked"``
+        when any was asked for, else ``"plot"``."""
+        starts = [w._start for w in windows]
+        ends = [w._end for w in windows]
+        return cls(
+            None if None in starts else min(s for s in starts if s is not None),
+            None if None in ends else max(e for e in ends if e is not None),
+            "asked" if any(w.source == "asked" for w in windows) else "plot",
         )
-    return first, last
 
+    def closed_by(self, period: Window) -> Window:
+        """This window with an open end taken from ``period`` (e.g. the period of what it cut)."""
+        return replace(
+            self,
+            _start=self._start if self._start is not None else period._start,
+            _end=self._end if self._end is not None else period._end,
+        )
 
-def iso(t: float) -> str:
-    """Epoch seconds as ISO-8601 UTC: ``2024-11-14T21:16:53Z``, or ``…53.662Z`` when the time
-    is not a whole second (rounded to the millisecond)."""
-    if not math.isfinite(t):
-        raise ValidationFailed(f"time {t!r} is not finite", details={"field": "time", "rule": "finite"})
-    ms = round(t * 1000)
-    dt = (_EPOCH + timedelta(milliseconds=ms)).replace(tzinfo=None)
-    if ms % 1000 == 0:
-        return dt.isoformat(timespec="seconds") + "Z"
-    return dt.isoformat(timespec="milliseconds") + "Z"
+    @property
+    def closed(self) -> bool:
+        return self._start is not None and self._end is not None
 
+    @property
+    def shown(self) -> list[str | None]:
+        """``[start, end]`` as ISO-8601 (null where open)."""
+        return [iso(t) if t is not None else None for t in (self._start, self._end)]
 
-def iso_many(t: FloatArray) -> list[str]:
-    """:func:`iso` for a whole array at once (NaN gives an empty string)."""
-    values = np.asarray(t, dtype=np.float64)
-    finite = np.isfinite(values)
-    ms = np.zeros(values.shape, dtype=np.int64)
-    ms[finite] = np.round(values[finite] * 1000).astype(np.int64)
-    text = np.datetime_as_string(ms.astype("datetime64[ms]"), unit="ms")
-    whole = np.strings.endswith(text, ".000")
-    text = np.where(whole, np.strings.slice(text, 0, -4), text)
-    out: list[str] = np.strings.add(text, "Z").tolist()
-    for i in np.flatnonzero(~finite):
-        out[i] = ""
-    return out
+    @property
+    def text(self) -> str:
+        return " to ".join(t or "open" for t in self.shown)
 
+    def answer(self, **extra: Any) -> dict[str, Any]:
+        """The window as every answer states it: ``{start, end, source}`` and ``extra``."""
+        return {"start": self.shown[0], "end": self.shown[1], "source": self.source, **extra}
 
-_DAYS_IN_MONTH: Final = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
-# The byte columns of "YYYY-MM-DDTHH:MM:SS" that hold digits, in pairs.
-_DIGITS: Final = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
-_SEPARATORS: Final = ((4, b"-"), (7, b"-"), (13, b":"), (16, b":"))
-_ROWS_PER_BLOCK: Final = 1 << 16
+    def same_span(self, other: Window | None) -> bool:
+        return other is not None and (self._start, self._end) == (other._start, other._end)
 
+    def contains(self, t: float) -> bool:
+        """Whether the instant ``t`` is in the window (within :data:`TOLERANCE` of a bound)."""
+        return (self._start is None or t >= self._start - TOLERANCE) and (
+            self._end is None or t <= self._end + TOLERANCE
+        )
 
-def _parse_fixed(block: NDArray[np.uint8], zulu: bool) -> tuple[FloatArray, NDArray[np.bool_]]:
-    """Parse rows of ASCII bytes ``YYYY-MM-DDTHH:MM:SS[.f…][Z]``, all of one width; the mask
-    says which rows are well formed (the others are left to :func:`parse_iso`)."""
-    m, w = block.shape
-    body = w - 1 if zulu else w
-    frac_digits = body - 20
-    out = np.full(m, np.nan)
-    ok = np.zeros(m, dtype=bool)
-    if body < 19 or frac_digits == 0:
-        return out, ok
-    for lo in range(0, m, _ROWS_PER_BLOCK):
-        rows = block[lo : lo + _ROWS_PER_BLOCK]
-        # uint8 arithmetic wraps, so one comparison checks '0' <= byte <= '9'
-        digits = rows[:, :body] - np.uint8(48)
-        date_digits = digits[:, _DIGITS]
-        good = np.all(date_digits < 10, axis=1)
-        for col, char in _SEPARATORS:
-            good &= rows[:, col] == char[0]
-        good &= (rows[:, 10] == ord("T")) | (rows[:, 10] == ord(" "))
-        pairs = date_digits[:, 0::2].astype(np.int64) * 10 + date_digits[:, 1::2]
-        century, year, month, day, hour, minute, second = pairs.T
-        year = century * 100 + year
-        micros = np.zeros(len(rows), dtype=np.int64)
-        if frac_digits > 0:
-            good &= (rows[:, 19] == ord(".")) & np.all(digits[:, 20:body] < 10, axis=1)
-            for j in range(min(frac_digits, 6)):  # beyond microseconds: truncated, as datetime does
-                micros += digits[:, 20 + j].astype(np.int64) * 10 ** (5 - j)
-        good &= (month >= 1) & (month <= 12) & (hour < 24) & (minute < 60) & (second < 60) & (year >= 1)
-        month = np.clip(month, 1, 12)
-        leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-        good &= (day >= 1) & (day <= _DAYS_IN_MONTH[month - 1] + ((month == 2) & leap))
-        # days from the civil date (H. Hinnant's algorithm), proleptic Gregorian like datetime
-        y = year - (month <= 2)
-        era = y // 400
-        yoe = y - era * 400
-        doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        seconds = ((days * 24 + hour) * 60 + minute) * 60 + second
-        out[lo : lo + len(rows)] = seconds + micros / 1e6
-        ok[lo : lo + len(rows)] = good
-    return out, ok
+    def mask(self, times: FloatArray) -> Any:
+        """:meth:`contains` of each of an array of times, as a boolean array."""
+        import numpy as np
 
+        keep = np.ones(np.shape(times), dtype=bool)
+        if self._start is not None:
+            keep &= times >= self._start - TOLERANCE
+        if self._end is not None:
+            keep &= times <= self._end + TOLERANCE
+        return keep
 
-def _parse_iso_strings(values: Sequence[str]) -> tuple[FloatArray, NDArray[np.bool_]]:
-    """Vectorised parse of the common forms; the strings it cannot read are marked not ok."""
-    n = len(values)
-    out = np.full(n, np.nan)
-    ok = np.zeros(n, dtype=bool)
-    try:
-        data = np.frombuffer("".join(values).encode("ascii"), dtype=np.uint8)
-    except UnicodeEncodeError:
-        return out, ok
-    lens = np.fromiter(map(len, values), dtype=np.int64, count=n)
-    ends = np.cumsum(lens)
-    zulu = data[ends - 1] == ord("Z")
-    for w in np.unique(lens).tolist():
-        if w < 19:
-            continue
-        for flag in (True, False):
-            sel = (lens == w) & (zulu if flag else ~zulu)
-            m = int(np.count_nonzero(sel))
-            if m == n:
-                return _parse_fixed(data.reshape(n, w), flag)
-            if m == 0:
-                continue
-            rows = np.flatnonzero(sel)
-            block = np.empty((m, w), dtype=np.uint8)
-            for j, start in enumerate(range(-w, 0)):
-                block[:, j] = data[ends[rows] + start]
-            out[rows], ok[rows] = _parse_fixed(block, flag)
-    return out, ok
+    def at_edge(self, t: float) -> Literal["start", "end"] | None:
+        """Which bound ``t`` is at (within :data:`TOLERANCE`), or None."""
+        if self._start is not None and abs(t - self._start) <= TOLERANCE:
+            return "start"
+        if self._end is not None and abs(t - self._end) <= TOLERANCE:
+            return "end"
+        return None
+
+    def cut_ends(self, whole: Window) -> tuple[bool, bool]:
+        """Whether this window leaves out some of ``whole`` (the data's period) before its start,
+        and after its end."""
+        return (
+            self._start is not None and (whole._start is None or self._start > whole._start + TOLERANCE),
+            self._end is not None and (whole._end is None or self._end < whole._end - TOLERANCE),
+        )
+
+    def clamp(self, t: float) -> float:
+        """``t`` moved inside the window, to the nearer bound when outside."""
+        lo = -math.inf if self._start is None else self._start
+        hi = math.inf if self._end is None else self._end
+        return min(max(t, lo), hi)
+
+    def logged_in(self, t: float) -> bool:
+        """Whether an event at ``t`` (a narrative entry) belongs to the window, each bound read at
+        its precision (:func:`reading`)."""
+        return (self._start is None or t >= reading(self._start)[0]) and (
+            self._end is None or t < reading(self._end)[1]
+        )
+
+    def overlaps(self, period: tuple[float, float] | None) -> bool:
+        """Whether a feature active over ``period`` (None: always) is active at some time in the window."""
+        return active_at(
+            period, -math.inf if self._start is None else self._start, math.inf if self._end is None else self._end
+        )
 
 
 def parse_times(values: object, *, field: str = "times", label: str = "track", fid: str | None = None) -> FloatArray:
     """A list of times (ISO-8601 strings, or epoch numbers: milliseconds from 1e11 up, seconds
-    below) as epoch seconds. ValidationFailed names the first bad index and its value."""
-    if not isinstance(values, list | tuple):
-        raise field_failure(label, fid, field, "type", f"{field} must be a list of times, got {type(values).__name__}")
-    n = len(values)
-    if n and all(isinstance(v, str) for v in values):
-        out, ok = _parse_iso_strings(values)
-    else:
-        out, ok = np.full(n, np.nan), np.zeros(n, dtype=bool)
-        numbers = [i for i, v in enumerate(values) if isinstance(v, int | float) and not isinstance(v, bool)]
-        if numbers:
-            try:
-                num = np.array([values[i] for i in numbers], dtype=np.float64)
-            except OverflowError:  # an integer beyond any float: reported below
-                num = np.array([float_or_nan(values[i]) for i in numbers])
-            finite = np.isfinite(num)
-            if finite.any() and float(np.max(np.abs(num[finite]))) >= _EPOCH_MS_THRESHOLD:
-                num = num / 1000.0
-            out[numbers] = num
-            ok[numbers] = finite
-    for i in np.flatnonzero(~ok).tolist():
-        value = values[i]
+    below) as epoch seconds, vectorised. ValidationFailed names the first bad index and its value."""
+    from debrief_calc.tracks._time_arrays import parse_times as parse
+
+    return parse(values, field=field, label=label, fid=fid)
+
+
+def parse_window(time_start: object, time_end: object, *, prefix: str = "", source: Source = "asked") -> Window | None:
+    """The window of two ISO-8601 times (either may be None), or None when both are.
+    ValidationFailed naming ``<prefix>time_start`` / ``<prefix>time_end`` and the rule."""
+    ends: list[float | None] = []
+    for key, value in (("time_start", time_start), ("time_end", time_end)):
+        if value is None:
+            ends.append(None)
+            continue
+        field = prefix + key
         if isinstance(value, str):
             try:
-                out[i] = parse_iso(value)
+                ends.append(parse_iso(value))
                 continue
             except ValidationFailed:
                 pass
-        raise field_failure(
-            label,
-            fid,
-            field,
-            "time-format",
-            f"{field}[{i}] = {value!r} is not a time: use ISO-8601 like 2024-11-14T21:16:53.661Z",
-            index=i,
-            value=repr(value)[:100],
+        raise ValidationFailed(
+            f"{field} {str(value)[:60]!r} is not an ISO-8601 time (e.g. 1995-12-12T09:00:00Z)",
+            details={"field": field, "rule": "iso-time"},
         )
-    return out
+    start, end = ends
+    if start is None and end is None:
+        return None
+    if start is not None and end is not None and start > end:
+        raise ValidationFailed(
+            f"{prefix}time_end ({time_end}) is before {prefix}time_start ({time_start}): swap them",
+            details={"field": prefix + "time_end", "rule": "order"},
+        )
+    return Window(start, end, source)
+
+
+def saved_window(time_state: Mapping[str, Any] | None) -> Window | None:
+    """A plot's saved window (its time state's ``start`` and ``end``) with source ``"plot"``; None
+    when the plot has none, or one that cannot be read (then the whole data is used)."""
+    if not isinstance(time_state, Mapping):
+        return None
+    try:
+        return parse_window(time_state.get("start"), time_state.get("end"), source="plot")
+    except ValidationFailed:
+        return None
+
+
+def data_window(features: Sequence[Any]) -> Window:
+    """No window: the whole data, its ``start``/``end`` the first and last time of the features
+    (None without any), with source ``"data"``. It cuts nothing."""
+    from debrief_calc.tracks.features import time_span
+
+    spans = [s for f in features if isinstance(f, Mapping) and (s := time_span(f)) is not None]
+    if not spans:
+        return Window(None, None, "data")
+    return Window(min(s[0] for s in spans), max(s[1] for s in spans), "data")
+
+
+def reading(t: float) -> tuple[float, float]:
+    """The instants a time asked as ``t`` stands for, ``[lo, hi)``: a whole second the instants
+    that read as it (nearest second), a time with a fraction that millisecond."""
+    half = 0.5 if float(t).is_integer() else 0.0005
+    return t - half, t + half
+
+
+def active_at(period: tuple[float, float] | None, t: float | None, until: float | None = None) -> bool:
+    """Whether a feature active over ``period`` (None: always) is active at ``t`` (everything is,
+    without a time), or with ``until`` at some time from ``t`` to ``until``; each time read at its
+    precision (:func:`reading`)."""
+    if t is None or period is None:
+        return True
+    return period[0] < reading(t if until is None else until)[1] and reading(t)[0] <= period[1]
+
+
+def cut_feature(feature: Mapping[str, Any], window: Window | None) -> dict[str, Any] | None:
+    """The feature within the window (module docstring), or None when nothing of it is in it. A
+    ``"data"`` window (the whole data) or None cuts nothing."""
+    from debrief_calc.tracks._time_cut import cut_sensor, cut_track
+    from debrief_calc.tracks.features import active_period
+
+    if window is None or window.source == "data":
+        return dict(feature)
+    if feature_kind(feature) == "track":
+        return cut_track(feature, window._start, window._end)
+    if feature_kind(feature) == "sensor":
+        return cut_sensor(feature, window._start, window._end)
+    return dict(feature) if window.overlaps(active_period(feature)) else None
+
+
+def cut_features(
+    features: Sequence[Any], window: Window | None, *, where: str, field: str = "time_start", require: bool = True
+) -> tuple[list[Any], list[str]]:
+    """The features cut to ``window`` and the ids of those it left out entirely (nothing of
+    them inside); with ``require``, none left at all is an InvalidContext naming ``field`` and
+    ``where`` the features came from. Items that are not features pass untouched (the caller
+    says what they are)."""
+    if window is None or window.source == "data":
+        return list(features), []
+    kept: list[Any] = []
+    left_out: list[str] = []
+    for n, feature in enumerate(features):
+        if not isinstance(feature, Mapping):
+            kept.append(feature)
+            continue
+        cut = cut_feature(feature, window)
+        if cut is None:
+            left_out.append(str(feature.get("id", f"#{n}")))
+        else:
+            kept.append(cut)
+    if require and features and not kept:
+        raise InvalidContext(
+            f"none of the {len(features)} feature(s) {where} has data in the window {window.text}: "
+            f"widen {field.rsplit('time_', 1)[0]}time_start/time_end or leave them out",
+            details={"field": field, "received_count": 0, "window": window.answer(), "left_out": left_out[:100]},
+        )
+    return kept, left_out
+
+
+def left_out_text(window: Window, left_out: list[str]) -> str:
+    shown = ", ".join(left_out[:20]) + (f" and {len(left_out) - 20} more" if len(left_out) > 20 else "")
+    return f"{len(left_out)} feature(s) with nothing in the window {window.text} left out: {shown}"

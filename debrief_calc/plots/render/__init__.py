@@ -22,7 +22,8 @@ names and tracks' starts and ends, and time labels give way to it. Land is fille
 optional ``land`` extra (GSHHS coastlines) is installed. Text is Pillow's built-in font, its word
 spaces widened where they would vanish (:mod:`._labels`).
 
-A window (``time_start``/``time_end``) draws the tracks over that stretch of time alone.
+A window (:class:`~debrief_calc.tracks.times.Window`: asked for, or the plot's saved one) draws the
+tracks over that stretch of time alone, cut as every tool cuts them.
 
 Which area: the saved viewport, all the data, the selection, the tracks in the window or explicit
 bounds (``fit``), padded
@@ -35,9 +36,12 @@ this package costs nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debrief_calc.plots.render._common import HIGHLIGHT, Rendered
+
+if TYPE_CHECKING:
+    from debrief_calc.tracks.times import Window
 
 __all__ = ["HIGHLIGHT", "Rendered", "render_plot", "render_plot_png"]
 
@@ -54,21 +58,21 @@ def render_plot(
     title: str | None = None,
     show_future: bool = True,
     cpa: tuple[str, str] | tuple[str, str, float] | None = None,
-    window: tuple[float | None, float | None] | None = None,
+    window: Window | None = None,
 ) -> Rendered:
     """The plot as a PNG no larger than ``max_width`` × ``max_height``.
 
     ``fit``: ``"viewport"`` (``viewport``, the plot's saved ``[w, s, e, n]`` or ``{bounds}``;
     all the data when it is None), ``"all"`` (everything drawable, whatever the time),
-    ``"selection"`` (the features whose ids are in ``selection``), ``"window"`` (the zones the tracks are in, selected features and what the tracks
-    cover in ``window``) or ``[w, s, e, n]``. ``window``: ``(start, end)`` epoch seconds (either
-    None: open), the tracks drawn only over it (:mod:`._window`).
+    ``"selection"`` (the features whose ids are in ``selection``), ``"window"`` (what the tracks
+    cover in ``window``, the zones they are in and selected features) or ``[w, s, e, n]``.
+    ``window``: the tracks drawn only over it (:mod:`._window`; None or a ``"data"`` window: all).
     ``current_time`` in epoch seconds. ``cpa``: two track ids, and optionally a time (epoch
     seconds; default the current time), to draw the range line between them.
 
     Raises ``ValidationFailed`` naming ``fit``, ``viewport``, ``cpa`` or ``time_start`` when that
-    cannot be used (bad bounds, nothing selected, no window, not tracks, no position at the time,
-    no track in the window).
+    cannot be used (bad bounds, nothing selected, not tracks, no position at the time, no track in
+    a window asked for).
     """
     from debrief_calc.plots.render._plot import draw_plot
 

@@ -41,9 +41,10 @@ class Rendered:
     legend: list[str] = field(default_factory=list)  # the legend's rows
     unplaced: list[str] = field(default_factory=list)  # narrative entries due then that no track of the plot holds
     note: str | None = None  # how the area shown differs from the one asked (padded to a readable shape)
-    span: tuple[float, float] | None = None  # with a window: the period the tracks drawn cover (epoch s)
+    span: tuple[float, float] | None = None  # the period the tracks drawn cover (epoch s)
     outside_window: list[str] = field(default_factory=list)  # tracks with nothing in the window, not drawn
     framed: dict[str, list[str]] | None = None  # fit="window": the ids framed (tracks, zones, other selected)
+    empty_window: str | None = None  # the plot's saved window holds no track: why, with the tracks' period
 
 
 @dataclass(frozen=True)

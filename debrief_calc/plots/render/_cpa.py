@@ -13,9 +13,8 @@ from debrief_calc.errors import validation_failed
 from debrief_calc.geo.geodesy import interpolate_track, inverse
 from debrief_calc.plots.render._common import TEXT, Box, Item, Lonlat
 from debrief_calc.plots.render._labels import Label
-from debrief_calc.plots.render._tracks import dtg
 from debrief_calc.plots.render._view import Projection
-from debrief_calc.tracks.features import iso
+from debrief_calc.tracks.times import dtg, iso
 
 __all__ = ["RangeLine", "clip_segment", "dashed_line", "draw_range", "range_line", "range_text"]
 

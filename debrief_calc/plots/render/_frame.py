@@ -10,8 +10,9 @@ from typing import Any, Final
 from debrief_calc.geo.dm import latitude_dm, longitude_dm
 from debrief_calc.plots.render._common import BACKGROUND, MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, nice
 from debrief_calc.plots.render._labels import Label, font
-from debrief_calc.plots.render._tracks import dtg, step_text
+from debrief_calc.plots.render._tracks import step_text
 from debrief_calc.plots.render._view import Projection
+from debrief_calc.tracks.times import dtg, iso_second
 
 __all__ = ["draw_frame", "draw_graticule", "graticule_step", "hidden_note"]
 
@@ -117,9 +118,7 @@ def draw_frame(
     draw.rectangle((0, 0, width, MARGIN_TOP - 4), fill=(255, 255, 255))
     caption = ""
     if t is not None:
-        from debrief_calc.tracks.features import iso
-
-        caption = f"{dtg(t)}  {iso(t)}"
+        caption = f"{dtg(t)}  {iso_second(t)}"  # the nearest second, as every display shows it
         f.draw(draw, (width - MARGIN_SIDE, 6), caption, fill=(0, 0, 0), anchor="ra")
     if title:
         room = width - 2 * MARGIN_SIDE - (f.getlength(caption) + 12 if caption else 0)

@@ -15,8 +15,9 @@ import numpy as np
 from debrief_calc.plots.render._common import BACKGROUND, FAINT, TEXT, Box, blend, ink, nice
 from debrief_calc.plots.render._cpa import RangeLine, clip_segment, dashed_line, range_text
 from debrief_calc.plots.render._labels import Label, Placer, font
-from debrief_calc.plots.render._tracks import TrackView, dtg, marker, track_views
+from debrief_calc.plots.render._tracks import TrackView, marker, track_views
 from debrief_calc.plots.render._view import Projection
+from debrief_calc.tracks.times import dtg
 
 __all__ = ["INSET_BELOW", "SPAN_S", "draw_inset", "free_spot"]
 

@@ -26,9 +26,8 @@ from debrief_calc.errors import CalcError
 from debrief_calc.plots.render._common import PALETTE, RGB, Item, Lonlat, css_colour, rgb
 from debrief_calc.tracks._track_data import read_track
 from debrief_calc.tracks.features import active_period, feature_kind
-from debrief_calc.tracks.times import time_precision
 
-__all__ = ["RECENT", "is_active", "read_items"]
+__all__ = ["RECENT", "read_items"]
 
 _SKIP_KINDS = {"backdrop", "metadata"}
 _MARKED = ("point", "buoyfield", "annotation")  # coloured by their marker
@@ -94,6 +93,9 @@ def read_items(features: Iterable[Any], selected: set[str], *, track_lines: bool
                 item.track = read_track(f, n, fid)
             except (CalcError, TypeError, ValueError, KeyError, IndexError):
                 pass  # no usable times: drawn as a plain line, with no time marks
+            else:
+                edges = item.track.edges  # a track cut to a window: its ends are the cut's, not its own
+                item.cut = (edges.before is not None, edges.after is not None) if edges is not None else (False, False)
         if item.track is None or track_lines:
             try:
                 _collect(f.get("geometry"), item)
@@ -128,14 +130,3 @@ def _narrative(item: Item, props: dict[str, Any]) -> bool:
     item.ship, item.at = ship, start
     item.active = (start, max(end if math.isfinite(end) else start, start) + RECENT)
     return True
-
-
-def is_active(item: Item, t: float | None, until: float | None = None) -> bool:
-    """Whether the item is shown at time ``t`` (everything is, without a time), or with ``until``
-    at some time from ``t`` to ``until``. Times compare at the precision asked: at ``10:45:08``
-    the whole of that second counts, so a result timed ``10:45:08.902`` (a closest approach
-    found between fixes) is shown then, as the plot's times (to the second) say it is."""
-    if t is None or item.active is None:
-        return True
-    end = t if until is None else until
-    return item.active[0] < end + time_precision(end) and t <= item.active[1]

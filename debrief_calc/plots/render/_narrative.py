@@ -22,7 +22,8 @@ from typing import Any
 from debrief_calc.plots.render._common import BACKGROUND, HALO_ALPHA, HIGHLIGHT, OUTLINE, Box, Item, blend, ink
 from debrief_calc.plots.render._items import RECENT
 from debrief_calc.plots.render._labels import Label
-from debrief_calc.plots.render._tracks import TrackView, dtg
+from debrief_calc.plots.render._tracks import TrackView
+from debrief_calc.tracks.times import dtg
 
 __all__ = ["Entry", "draw_entries", "place_entries", "unplaced_note"]
 

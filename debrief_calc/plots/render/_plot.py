@@ -22,9 +22,10 @@ from debrief_calc.plots.render._land import draw_land
 from debrief_calc.plots.render._legend import Conventions, draw_legend
 from debrief_calc.plots.render._narrative import draw_entries, place_entries, unplaced_note
 from debrief_calc.plots.render._shapes import draw_points, draw_zones
-from debrief_calc.plots.render._tracks import TrackView, draw_ships, draw_tracks, dtg, flat_line, track_views
+from debrief_calc.plots.render._tracks import TrackView, draw_ships, draw_tracks, flat_line, track_views
 from debrief_calc.plots.render._view import Projection, frame_for, padding_note, resolve_fit, window_framed
-from debrief_calc.plots.render._window import Window, clip_tracks, shown
+from debrief_calc.plots.render._window import cut_tracks, shown, tracks_span
+from debrief_calc.tracks.times import Window, dtg
 
 __all__ = ["draw_plot"]
 
@@ -44,12 +45,10 @@ def draw_plot(
     window: Window | None = None,
 ) -> Rendered:
     q = current_time
-    items = read_items(doc_data.get("features") or [], {str(s) for s in selection})
-    left_out: list[str] = []
-    span = None
-    if window is not None:
-        items, left_out, span = clip_tracks(items, window)
-    bounds, used = resolve_fit(items, fit, viewport, windowed=window is not None)
+    features, left_out, empty = cut_tracks(doc_data.get("features") or [], window)
+    items = read_items(features, {str(s) for s in selection})
+    span = tracks_span(items)
+    bounds, used = resolve_fit(items, fit, viewport)
     ranged = range_line(items, cpa, q) if cpa is not None else None
     proj, width, height = frame_for(bounds, max(int(max_width), 64), max(int(max_height), 64))
     img = Image.new("RGB", (width, height), BACKGROUND)
@@ -102,9 +101,12 @@ def draw_plot(
     for label in sorted(labels, key=lambda lb: lb.key):
         placer.place(label)
     placer.draw(draw)
-    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and (q is not None or window is not None) else []
-    if span is not None:
+    windowed = window is not None and window.source != "data"
+    notes = [hidden_note([it.kind for it in hidden], q)] if hidden and (q is not None or windowed) else []
+    if span is not None and windowed:
         notes.insert(0, f"tracks {dtg(span[0])} to {dtg(span[1])}")
+    if empty is not None:
+        notes.insert(0, "no track in the window")
     note = "; ".join([*([unplaced_note(len(unplaced))] if unplaced else []), *notes])
     draw_frame(draw, proj, (width, height), title=title, t=q, step=step, note=note)
 
@@ -136,6 +138,7 @@ def draw_plot(
         span,
         left_out,
         {k: v for k, v in framed.items() if v or k != "other"} if framed is not None else None,
+        empty,
     )
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +24,12 @@ from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.plots.render._common import BACKGROUND, FAINT, OUTLINE, Box, Item, blend, ink
 from debrief_calc.plots.render._labels import Label
 from debrief_calc.plots.render._view import Projection
+from debrief_calc.tracks.times import dtg
 
 __all__ = [
     "TrackView",
     "draw_ships",
     "draw_tracks",
-    "dtg",
     "flat_line",
     "label_step",
     "marker",
@@ -44,12 +43,6 @@ _CHEVRON_SPACING = 90.0
 _DART = ((13.0, 0.0), (-9.0, 8.0), (-4.0, 0.0), (-9.0, -8.0))  # tip, port quarter, notch, starboard quarter
 _BORDER = ((16.5, 0.0), (-11.5, 10.5), (-6.5, 0.0), (-11.5, -10.5))  # the white outline around it
 Line = tuple[FloatArray, FloatArray]
-
-
-def dtg(t: float) -> str:
-    """Debrief's date-time group ``DDHHMMZ``: day of the month, hours, minutes, Z (UTC)."""
-    tm = time.gmtime(t)
-    return f"{tm.tm_mday:02d}{tm.tm_hour:02d}{tm.tm_min:02d}Z"
 
 
 def step_text(step: float) -> str:

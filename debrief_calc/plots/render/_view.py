@@ -148,18 +148,12 @@ def _inside(zone: Item, lon: FloatArray, lat: FloatArray, t: FloatArray) -> bool
     return False
 
 
-def resolve_fit(
-    items: Sequence[Item], fit: str | Sequence[float], viewport: Any, *, windowed: bool = False
-) -> tuple[list[float], str]:
+def resolve_fit(items: Sequence[Item], fit: str | Sequence[float], viewport: Any) -> tuple[list[float], str]:
     """The bounds to show and the fit used: ``"viewport"`` (the saved viewport, else all),
-    ``"all"``, ``"selection"``, ``"window"`` (the tracks, already cut to the window: ``windowed``)
-    or explicit ``[w, s, e, n]`` (``"bounds"``)."""
+    ``"all"``, ``"selection"``, ``"window"`` (the tracks, already cut to the window, and the zones
+    they were in) or explicit ``[w, s, e, n]`` (``"bounds"``)."""
     if isinstance(fit, str):
         if fit == "window":
-            if not windowed:
-                raise validation_failed(
-                    "fit", "'window' frames the tracks in a time window: give time_start and/or time_end"
-                )
             return data_bounds(window_framed(items)) or list(_WORLD), "window"
         if fit == "viewport" and viewport is not None:
             return check_bounds(viewport, "viewport"), "viewport"

@@ -1,4 +1,6 @@
-"""The live view's data: a plot's drawable features, tracks thinned to a point budget."""
+"""The live view's data: a plot's drawable features, tracks thinned to a point budget. The tracks
+come cut to the view's window (the plot's saved one, or the window a picture drew) by the service,
+as :mod:`debrief_calc.tracks.times` cuts them for every path."""
 
 from __future__ import annotations
 
