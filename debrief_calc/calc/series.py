@@ -21,6 +21,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from debrief_calc.calc.series_residuals import (
+    RESIDUAL_QUANTITIES,
+    is_residuals,
+    residual_answer,
+    residual_table,
+    run_residuals,
+    sensors_among,
+)
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.plots import plotstate
 from debrief_calc.tracks._feature_parts import feature_kind, properties_of
@@ -86,7 +94,24 @@ def render_series(
     narratives_from: str | None = None  # the plot whose entries are marked when none are given
     found = _read(svc, features, plot)
     results = [f for f in found if isinstance(properties_of(f).get("series"), dict)]
-    if results:
+    spans: list[Any] = []  # stretches shaded on every panel (ownship's legs under stacked dots)
+    dots = [f for f in results if is_residuals(f)]
+    if dots or sensors_among(found):
+        if opts.get("primary") is not None:
+            raise _fail("parameters.primary", "applies-to", "applies to tracks; bearing residuals have no primary")
+        if dots and len(dots) != len(found):
+            raise _fail("features", "one kind", "give one bearing-residuals result, or a sensor with its tracks")
+        chosen = (
+            dots[0] if dots else run_residuals(svc, found, opts.get("secondary"), opts.get("distance_unit"), answer)
+        )
+        if dots:
+            answer["source"] = {**plotstate.result_ref(str(chosen.get("id"))), "kind": "stored result"}
+        else:
+            keep.append(chosen)
+        times, columns, title, props, spans = residual_table(chosen, window)
+        table: Table = (times, columns, title, None, props)
+        answer["residuals"] = residual_answer(props)
+    elif results:
         if len(results) != len(found):
             raise _fail("features", "one kind", "give stored range-bearing results or tracks, not both")
         for key in ("primary", "distance_unit"):
@@ -123,6 +148,7 @@ def render_series(
         cpa=cpa[0] if cpa is not None else None,
         narratives=entries,
         peaks=[peak[0]] if peak is not None and peak[0] is not None else [],
+        spans=spans,
         width=opts.get("width", 900),
         height=opts.get("height"),
     )
@@ -137,7 +163,7 @@ def render_series(
         panels=[_panel_answer(p, picture.ranges[p.name], cpa, peak) for p in panels],
     )
     for feature in keep:
-        plotstate.store_result(svc.store, feature, "range-bearing")
+        plotstate.store_result(svc.store, feature, "bearing-residuals" if is_residuals(feature) else "range-bearing")
     if cpa is not None:
         answer["cpa"] = cpa[1]
     if counts is not None:
@@ -259,7 +285,7 @@ def _extent(values: FloatArray) -> dict[str, Any]:
 
 
 def _defaults(columns: Mapping[str, Panel]) -> list[str]:
-    for wanted in (DEFAULT_QUANTITIES, TRACK_QUANTITIES):
+    for wanted in (DEFAULT_QUANTITIES, TRACK_QUANTITIES, RESIDUAL_QUANTITIES):
         if chosen := [q for q in wanted if q in columns]:
             return chosen
     return list(columns)[:3]
