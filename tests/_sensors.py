@@ -157,8 +157,8 @@ T0 = parse_iso("2024-03-01T10:00:00Z")
 def scenario(
     *,
     own_legs: Sequence[tuple[float, float, float]] = ((0.0, 10.0, 1200.0), (75.0, 10.0, 1200.0)),
-    target_legs: Sequence[tuple[float, float, float]] = ((250.0, 8.0, 2400.0),),
-    target_from: tuple[float, float] = (30.0, 9000.0),
+    target_legs: Sequence[tuple[float, float, float]] = ((200.0, 8.0, 2400.0),),
+    target_from: tuple[float, float] = (60.0, 15000.0),
     cuts: int = 40,
     noise_deg: float = 0.0,
     seed: int = 0,

@@ -3,12 +3,13 @@ side of an ambiguous array, on the model of :mod:`debrief_calc.analysis.tma_mode
 
 1. **Starts**: the pseudolinear estimate (Lindgren & Gong) and a grid of ranges along the bearing
    nearest the reference time (velocities from the pseudolinear equations with the position held);
-   each is fitted with a robust loss (``soft_l1``) and the least cost wins, so that no start's
-   range decides the answer.
+   each is fitted by least squares and the least cost wins, so that no start's range decides the
+   answer; a robust fit (``soft_l1``, scaled to the residuals' robust spread) starts from it.
 2. **Target turns**: given, or found one at a time: each gap between cuts that leaves
    :data:`MIN_LEG_CUTS` cuts on every leg is tried as a turn (at most :data:`MAX_CANDIDATES` at
    once, then the neighbours of the best), the best gap's turn time refined within it, and the turn
-   kept only when it lowers χ² by more than chance would (three more parameters, an F test at
+   kept only when it lowers χ² by more than chance would (a lone cut far off, an outlier, left out
+   of the search; three more parameters, an F test at
    :data:`TURN_P`, strict for the many gaps tried), every residual counted at most as an outlier
    is (so that no turn is found to absorb one), and every leg slower than ``max_speed_kn``.
 3. **Outliers**: a cut whose residual is more than ``outlier_sigma`` robust standard deviations
@@ -22,8 +23,9 @@ side of an ambiguous array, on the model of :mod:`debrief_calc.analysis.tma_mode
    :data:`SD_FLOOR_DEG`; and widened by ``(1 + ρ) / (1 − ρ)`` when the residuals in time order are
    significantly correlated (lag-one ρ over 2/√n: they come in runs, so the model leaves something
    out and each cut tells less than an independent one would).
-5. **Ambiguous arrays**: both sides are solved; each cut then takes whichever of its two bearings
-   the better solution predicts, and the mirror (every cut's other bearing) is solved too. The
+5. **Ambiguous arrays**: from several starts (each cut's first bearing, its second, its starboard
+   one, its port one) each cut takes whichever of its two bearings the solution predicts until that
+   settles; the best assignment is solved, and its mirror (every cut's other bearing) too. The
    side is resolved when the mirror fits significantly worse (an F test at 0.1 %); otherwise the
    answer says it is not, and why (ownship did not turn).
 """
@@ -55,7 +57,7 @@ SD_FLOOR_DEG: Final = 0.1
 MAX_CANDIDATES: Final = 40
 #: a turn is kept when it lowers χ² by more than chance would at this level (3 F quantiles with 3
 #: and the residual degrees of freedom: many gaps are tried, and the scatter is estimated)
-TURN_P: Final = 1e-4
+TURN_P: Final = 1e-5
 _KNOT: Final = 1852.0 / 3600.0
 #: the cost of a turn whose legs are too fast to be real (finite, for the scalar search)
 _IMPLAUSIBLE: Final = 1e100
@@ -64,6 +66,10 @@ _MAD_SD: Final = 1.4826
 #: ranges (m) along the bearing tried as starts besides the pseudolinear estimate
 _START_RANGES_M: Final = (1500.0, 5000.0, 15000.0, 45000.0)
 _MAX_ROUNDS: Final = 4
+#: function evaluations allowed a fit from a start (a good start converges in a dozen)
+_START_NFEV: Final = 100
+#: rounds in which an ambiguous array's cuts take the bearing the solution predicts
+_SIDE_ROUNDS: Final = 5
 #: most the variances are widened for correlated residuals (25: standard deviations × 5)
 _MAX_WIDEN: Final = 25.0
 
@@ -158,8 +164,10 @@ def _starts(problem: Problem, plan: Plan, active: np.ndarray[Any, Any]) -> list[
     return [s for s in starts if np.all(np.isfinite(s))]
 
 
-def _best_start(problem: Problem, plan: Plan, active: np.ndarray[Any, Any], scale: float) -> Fit:
-    fits = [problem.fit(s, plan, active, loss="soft_l1", f_scale=2.5 * scale) for s in _starts(problem, plan, active)]
+def _best_start(problem: Problem, plan: Plan, active: np.ndarray[Any, Any]) -> Fit:
+    """Least squares from every start; the least cost wins (plain least squares converges from a
+    poor start where a robust loss can stop in a false minimum: the robust fit starts from this)."""
+    fits = [problem.fit(s, plan, active, max_nfev=_START_NFEV) for s in _starts(problem, plan, active)]
     return min(fits, key=lambda f: f.cost)
 
 
@@ -272,29 +280,44 @@ def _fit_structure(
 
     turns = settings.turns
     plan = Plan(tuple(sorted(turns)) if turns else (), settings.t_ref)
-    first = _best_start(problem, plan, base, SD_FLOOR_DEG if not noise.given else 1.0)
+    first = _best_start(problem, plan, base)
     scale = _robust_scale(first.residuals, problem.weight, base, noise)
-    fit = _best_start(problem, plan, base, scale)
+    fit = problem.fit(first.theta, plan, base, loss="soft_l1", f_scale=2.5 * scale)
     scale = _robust_scale(fit.residuals, problem.weight, base, noise)
     found = [TurnFound(t, True) for t in plan.turns]
     cap = settings.outlier_sigma if settings.outlier_sigma > 0 else 4.0
     if turns is None:
         for _ in range(settings.max_turns):
-            trial = _find_turn(problem, fit, base, scale, settings.max_speed_kn * _KNOT)
+            # a lone cut far off is an outlier, not a turn: the search leaves it out
+            use = base & ~_isolated(problem, _outliers(problem, fit, noise, cap, base))
+            trial = _find_turn(problem, replace(fit, active=use), use, scale, settings.max_speed_kn * _KNOT)
             if trial is None:
                 break
             new_fit, turn = trial
-            new_scale = _robust_scale(new_fit.residuals, problem.weight, base, noise)
-            unit = _scatter(problem, new_fit, base, noise, cap * new_scale)
-            drop = _capped_chi2(problem, fit, base, unit, cap) - _capped_chi2(problem, new_fit, base, unit, cap)
-            dof = max(int((base & problem.has_bearing).sum()) - new_fit.plan.size, 1)
+            new_scale = _robust_scale(new_fit.residuals, problem.weight, use, noise)
+            unit = _scatter(problem, new_fit, use, noise, cap * new_scale)
+            drop = _capped_chi2(problem, fit, use, unit, cap) - _capped_chi2(problem, new_fit, use, unit, cap)
+            dof = max(int((use & problem.has_bearing).sum()) - new_fit.plan.size, 1)
             if drop <= 3.0 * float(f_dist.ppf(1.0 - TURN_P, 3, dof)):
                 break
             turn.chi2_drop = drop
             found.append(turn)
-            fit, scale = new_fit, new_scale
+            fit = problem.fit(new_fit.theta, new_fit.plan, base, loss="soft_l1", f_scale=2.5 * new_scale)
+            scale = _robust_scale(fit.residuals, problem.weight, base, noise)
     found.sort(key=lambda f: f.time)
     return fit, found, scale
+
+
+def _isolated(problem: Problem, outliers: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The outliers whose neighbours in time (among the cuts with bearings) are not: a target's turn
+    puts several cuts in a row off a leg, an outlier stands alone."""
+    idx = np.flatnonzero(problem.has_bearing)
+    flags = outliers[idx]
+    before = np.concatenate(([False], flags[:-1]))
+    after = np.concatenate((flags[1:], [False]))
+    out = np.zeros(outliers.size, dtype=bool)
+    out[idx] = flags & ~before & ~after
+    return out
 
 
 def _scatter(problem: Problem, fit: Fit, active: np.ndarray[Any, Any], noise: Noise, limit: float) -> float:
@@ -372,31 +395,63 @@ def _problem(frame: LocalFrame, cuts: Cuts, bearing: FloatArray, noise: Noise) -
     return Problem(frame, cuts.t, cuts.lat, cuts.lon, bearing, noise.sd if noise.given else None)
 
 
+def _nearer(problem: Problem, fit: Fit, cuts: Cuts, has_amb: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Per cut, whether its ambiguous bearing is nearer the solution's than its bearing is."""
+    pred = problem.predict(fit.theta, fit.plan)[0]
+    err_b = np.abs((cuts.bearing - pred + 180.0) % 360.0 - 180.0)
+    err_a = np.abs((cuts.ambiguous - pred + 180.0) % 360.0 - 180.0)
+    out: np.ndarray[Any, Any] = has_amb & (err_a < np.where(np.isfinite(err_b), err_b, np.inf))
+    return out
+
+
 def _side(
-    cuts: Cuts, frame: LocalFrame, settings: Settings, noise: Noise, solve_one: Callable[[Problem], Solved]
-) -> tuple[Solved, Side]:
-    """Both sides of an ambiguous array solved; each cut's bearing the one the better solution
-    predicts; the mirror (each cut's other bearing) solved to tell whether the side is resolved."""
+    cuts: Cuts,
+    frame: LocalFrame,
+    settings: Settings,
+    noise: Noise,
+    solve_one: Callable[[Problem], Solved],
+    headings: FloatArray | None,
+) -> Solved:
+    """The side of an ambiguous array: from each start (every cut's bearing; every ambiguous one;
+    with ``headings``, every starboard one and every port one) the cuts take whichever of their two
+    bearings the solution predicts, refitted until it settles; the assignment that fits best is
+    solved, and its mirror (each cut's other bearing) too, to tell whether the side is resolved."""
     from scipy.stats import f as f_dist
 
     has_amb = np.isfinite(cuts.ambiguous)
-    plain = solve_one(_problem(frame, cuts, cuts.bearing, noise))
-    other = solve_one(_problem(frame, cuts, np.where(has_amb, cuts.ambiguous, cuts.bearing), noise))
-    best = plain if plain.fit.chi2 / plain.fit.dof <= other.fit.chi2 / other.fit.dof else other
-    pred = best.problem.predict(best.fit.theta, best.fit.plan)[0]
-    err_b = np.abs((cuts.bearing - pred + 180.0) % 360.0 - 180.0)
-    err_a = np.abs((cuts.ambiguous - pred + 180.0) % 360.0 - 180.0)
-    took = has_amb & (err_a < np.where(np.isfinite(err_b), err_b, np.inf))
-    chosen = solve_one(_problem(frame, cuts, np.where(took, cuts.ambiguous, cuts.bearing), noise))
-    mirror = solve_one(_problem(frame, cuts, np.where(took | ~has_amb, cuts.bearing, cuts.ambiguous), noise))
-    mirror_took = has_amb & ~took
-    if not np.any(has_amb):
-        mirror = chosen
+
+    def pick(took: np.ndarray[Any, Any]) -> FloatArray:
+        return np.where(took, cuts.ambiguous, cuts.bearing)
+
+    plan = Plan(tuple(sorted(settings.turns)) if settings.turns else (), settings.t_ref)
+    starts = [np.zeros(len(cuts), dtype=bool), has_amb.copy()]
+    if headings is not None:
+        with np.errstate(invalid="ignore"):
+            starboard = np.sin(np.radians(cuts.bearing - headings)) > 0
+        starts += [has_amb & ~starboard, has_amb & starboard]
+    best: tuple[float, np.ndarray[Any, Any]] | None = None
+    for took in starts:
+        for _ in range(_SIDE_ROUNDS):
+            problem = _problem(frame, cuts, pick(took), noise)
+            fit = _best_start(problem, plan, problem.has_bearing)
+            again = _nearer(problem, fit, cuts, has_amb)
+            if np.array_equal(again, took):
+                break
+            took = again
+        score = fit.chi2 / fit.dof
+        if best is None or score < best[0]:
+            best = (score, took)
+    assert best is not None
+    took = best[1]
+    chosen = solve_one(_problem(frame, cuts, pick(took), noise))
+    mirror = solve_one(_problem(frame, cuts, pick(has_amb & ~took), noise))
+    if mirror.fit.chi2 / mirror.fit.dof < chosen.fit.chi2 / chosen.fit.dof:  # the full fit prefers the other side
+        chosen, mirror, took = mirror, chosen, has_amb & ~took
     var_c = chosen.fit.chi2 / chosen.fit.dof
     var_m = mirror.fit.chi2 / mirror.fit.dof
     ratio = var_m / var_c if var_c > 0 else math.inf
     critical = float(f_dist.ppf(0.999, mirror.fit.dof, chosen.fit.dof))
-    resolved = bool(np.any(mirror_took)) and ratio > critical
+    resolved = ratio > critical
     rms_c = math.sqrt(chosen.fit.chi2 / max(chosen.fit.used, 1))
     rms_m = math.sqrt(mirror.fit.chi2 / max(mirror.fit.used, 1))
     if resolved:
@@ -409,13 +464,13 @@ def _side(
             f"not resolved: the mirror images of the bearings fit as well ({rms_m:.2f}° against {rms_c:.2f}° RMS); "
             "an ownship turn moves the mirror and tells the true side: solve again over cuts on both sides of one"
         )
-    side = Side(took, resolved, rms_c, rms_m, ratio if math.isfinite(ratio) else None, note)
-    chosen.side = side
-    return chosen, side
+    chosen.side = Side(took, resolved, rms_c, rms_m, ratio if math.isfinite(ratio) else None, note)
+    return chosen
 
 
-def solve(cuts: Cuts, settings: Settings) -> Solved:
-    """The maximum-likelihood target of ``cuts`` (see the module's docstring)."""
+def solve(cuts: Cuts, settings: Settings, headings: FloatArray | None = None) -> Solved:
+    """The maximum-likelihood target of ``cuts`` (see the module's docstring); ``headings``: ownship's
+    heading at each cut (degrees), which an ambiguous array's sides are told by."""
     frame = LocalFrame(float(np.mean(cuts.lat)), float(np.mean(cuts.lon)))
     noise = Noise.of(cuts, settings.bearing_sd)
     base = np.ones(len(cuts), dtype=bool)
@@ -424,8 +479,7 @@ def solve(cuts: Cuts, settings: Settings) -> Solved:
         return _solve_one(problem, settings, noise, base & problem.has_bearing)
 
     if np.any(np.isfinite(cuts.ambiguous)):
-        solved, _side_info = _side(cuts, frame, settings, noise, one)
-        return solved
+        return _side(cuts, frame, settings, noise, one, headings)
     return one(_problem(frame, cuts, cuts.bearing, noise))
 
 

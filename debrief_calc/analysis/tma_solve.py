@@ -21,7 +21,9 @@ import numpy as np
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
     KNOT_MPS,
+    Legs,
     distance_decimals,
+    motion_at,
     num,
     result_feature,
     source_ref,
@@ -105,15 +107,18 @@ def _fix_times(start: float, end: float, extra: list[float]) -> np.ndarray[Any, 
 
 
 def _bearing_rate(solved: Solved, own: Ownship, t: float) -> float | None:
-    """The fitted bearing's rate at ``t``, degrees per minute (positive drawing right)."""
-    span = np.array([t - _RATE_HALF_S, t + _RATE_HALF_S])
-    lat, lon = geodesy.interpolate_track(own.track.t, own.track.lat, own.track.lon, span)
-    if not np.all(np.isfinite(lat)):
+    """The fitted bearing's rate at ``t``, degrees per minute (positive drawing right), over a
+    minute about it (within ownship's track)."""
+    lo = max(t - _RATE_HALF_S, float(own.track.t[0]))
+    hi = min(t + _RATE_HALF_S, float(own.track.t[-1]))
+    if hi - lo < 1.0:
         return None
+    span = np.array([lo, hi])
+    lat, lon = geodesy.interpolate_track(own.track.t, own.track.lat, own.track.lon, span)
     ax, ay = solved.fit.plan.design(span)
     tl, to = solved.problem.frame.to_latlon(ax @ solved.fit.theta, ay @ solved.fit.theta)
     _, az, _ = geodesy.inverse(lat, lon, tl, to)
-    return float((az[1] - az[0] + 180.0) % 360.0 - 180.0) / (2 * _RATE_HALF_S) * 60.0
+    return float((az[1] - az[0] + 180.0) % 360.0 - 180.0) / (hi - lo) * 60.0
 
 
 def _residual_figures(solved: Solved, cuts: Cuts) -> dict[str, Any]:
@@ -265,7 +270,7 @@ class _Answer:
         }
         rb = range_bearing(self.at_ref, *self.own_at_ref) if self.own_at_ref is not None else None
         rel = rb["range_sd_m"] / rb["range_m"] if rb and rb["range_m"] > 0 else math.inf
-        out["range_sd_ratio"] = num(rel, 3)
+        out["range_sd_ratio"] = num(rel, 3) if used else None  # without a manoeuvre only curvature and noise speak
         if not used:
             verdict = "not observable"
             legs = (
@@ -528,7 +533,8 @@ def handle(inp: ToolInput) -> ToolOutput:
         bearing_sd=p["bearing_sd"],
         max_speed_kn=float(p["max_speed_kn"]),
     )
-    solved = with_turn_numbers(solve(cuts, settings), cuts)
+    headings = motion_at(Legs(roles.ownship), cuts.t)[1] if np.isfinite(cuts.ambiguous).any() else None
+    solved = with_turn_numbers(solve(cuts, settings, headings), cuts)
     own = ownship_of(roles.ownship_feature, float(cuts.t[0]), float(cuts.t[-1]))
     answer = _Answer(inp, cuts, own, solved)
     observe = answer.observability()
