@@ -430,7 +430,8 @@ def _side(
             starboard = np.sin(np.radians(cuts.bearing - headings)) > 0
         starts += [has_amb & ~starboard, has_amb & starboard]
     best: tuple[float, np.ndarray[Any, Any]] | None = None
-    for took in starts:
+    for start in starts:
+        took = start
         for _ in range(_SIDE_ROUNDS):
             problem = _problem(frame, cuts, pick(took), noise)
             fit = _best_start(problem, plan, problem.has_bearing)
