@@ -19,6 +19,7 @@ from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.executor import RunResult, run
 from debrief_calc.analysis.registry import Parameter, Registry, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import PayloadTooLarge
+from tests._sensors import satc_sensor, satc_track
 from tests.test_analysis_support import boats, load_json, plot_tracks, props, run_err, run_ok, track_feature
 
 FIXED = datetime(2026, 1, 15, 10, 30, tzinfo=UTC)
@@ -50,6 +51,8 @@ def valid_call(tool: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
             {"text": "951212 050000.000 NELSON   @C   22 11 10.63 N 21 41 52.37 W 269.7   2.0      0\n"},
             {},
         ),
+        "bearing-residuals": ([satc_sensor(), satc_track("RedTrack.rep")], {}, {}),
+        "tma-solve": ([satc_sensor(1, 11), satc_track("BlueTrack.rep")], {"max_turns": 0}, {}),
     }
     return calls[tool]
 

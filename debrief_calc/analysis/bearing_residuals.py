@@ -375,14 +375,10 @@ SPEC = ToolSpec(
     name="bearing-residuals",
     description=(
         "Legacy Debrief's stacked dots: a sensor's cuts against a candidate target track (truth, a tma-solve "
-        "solution, a track typed in), with the sensor's host track for ownship's legs. Per cut (series: time, cut, "
-        "measured, calculated = geodesic bearing from the cut's origin to the target then, error = measured - "
-        "calculated in ±180°, range, ownship_course; ambiguous_error; frequency, frequency_calculated, "
-        "frequency_error): mean_error, rms_error, max_abs_error; stretches (per ownship leg: slope_deg_per_min, "
-        "change_deg, trend when significant and >= min_trend_deg: course or speed off), steps (mean error jumping at "
-        "an ownship turn: range off), verdict in words; outside_target (cuts beyond the track's span, no residual); "
-        "ambiguity (which of two bearings fits, per cut and overall); frequency (Doppler f = f0 (C+OSL)/(C-TSL), "
-        "C 2951 kn, f0 given, the sensor's, or fitted). render_series draws it as stacked dots above ownship's course."
+        "solution, any track), with the host track for ownship's legs. series per cut (measured, calculated, error = "
+        "measured - calculated in ±180°, range; ambiguous_error; frequency_error); mean_error, rms_error; stretches "
+        "per ownship leg (trend: course or speed off), steps at ownship turns (range off), verdict; outside_target; "
+        "ambiguity; frequency (Doppler, f0 given or fitted). render_series draws it."
     ),
     version="1.0.0",
     input_kinds=("sensor", "track"),

@@ -579,15 +579,13 @@ def handle(inp: ToolInput) -> ToolOutput:
     if verdict == "not observable":
         warnings.append("range not observable: no solution track (see range_known and advice)")
     sources = [source_ref(roles.sensor, roles.sensor_index), source_ref(roles.ownship_feature, roles.ownship_index)]
-    where = {"type": "Point", "coordinates": props["solution"]["position"]} if "solution" in props else None
-    result = result_feature(f"TMA {cuts.name} from {own.track.name or own.track.id}", where, props)
+    name = f"TMA {cuts.name} from {own.track.name or own.track.id}"
     if verdict == "not observable":
-        return ToolOutput(features=[result], feature_sources=[sources], warnings=warnings)
-    digest = hashlib.sha256(repr((cuts.sensor_id, cuts.t.tolist(), sorted(p.items(), key=str))).encode()).hexdigest()[
-        :8
-    ]
-    track = _track(answer, props, f"tma-{cuts.sensor_id}-{digest}")
+        return ToolOutput(features=[result_feature(name, None, props)], feature_sources=[sources], warnings=warnings)
+    digest = hashlib.sha256(repr((cuts.sensor_id, cuts.t.tolist(), sorted(p.items(), key=str))).encode()).hexdigest()
+    track = _track(answer, props, f"tma-{cuts.sensor_id}-{digest[:8]}")
     props["solution_track_id"] = track["id"]
+    result = result_feature(name, {"type": "Point", "coordinates": props["solution"]["position"]}, props)
     command = {"command": "addFeatures", "payload": {"features": [track]}}
     return ToolOutput(
         features=[result, track], feature_sources=[sources, sources], commands=[command], warnings=warnings
@@ -597,17 +595,12 @@ def handle(inp: ToolInput) -> ToolOutput:
 SPEC = ToolSpec(
     name="tma-solve",
     description=(
-        "Target motion analysis: from a sensor's bearing cuts and its host track (ownship), the maximum-likelihood "
-        "constant-course, constant-speed target (least squares on WGS84 bearings), one leg per target turn "
-        "(target_turns given, or found where one leg no longer fits: turns[] with between_cuts). Answers, at "
-        "reference_time (default the last cut): solution {course, speed_kn, range, bearing from ownship, each with "
-        "_sd; position, position_dm; ellipse at confidence}, target_legs, residuals (RMS, σ used and its source), "
-        "outliers (named, left out), ambiguity (towed array: side resolved or not), ekelund (range across each "
-        "ownship turn), and range_observability: observable | weak | not observable. Not observable (no ownship "
-        "manoeuvre in the period, or too small): no solution, but range_known (bearing, bearing rate, the ranges the "
-        "bearings allow, a range bound for a target under max_speed_kn, the family of solutions) and advice (the turn "
-        "ownship should make). A solution also comes as a tma-solution track (per-fix courses, speeds, ellipses; "
-        "solution figures) with an addFeatures command; check it with bearing-residuals or render_series."
+        "Target motion analysis from a sensor's bearing cuts and its host track (ownship): the maximum-likelihood "
+        "constant-course, constant-speed target, one leg per target turn (target_turns, or found). summary; "
+        "range_observability observable|weak|not observable; solution at reference_time {course, speed_kn, range, "
+        "bearing, each _sd; position_dm; ellipse}; target_legs, turns, residuals, outliers (named, left out), "
+        "ambiguity, ekelund. Not observable (no ownship manoeuvre): no solution, range_known (bearing, rate, family, "
+        "range bound) and advice. A solution is also a tma-solution track with an addFeatures command."
     ),
     version="1.0.0",
     input_kinds=("sensor", "track"),
