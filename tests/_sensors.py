@@ -1,6 +1,6 @@
-"""Sensor features for the tests: the SATC sample's cuts read here (a test-only reading of its
-``;SENSOR:`` lines, in the shape ``import-rep`` gives sensors), its tracks through ``import-rep``,
-and constructed scenarios with a known truth, built with GeographicLib alone."""
+"""Sensor features for the tests: the SATC sample's cuts and tracks through ``import-rep`` (and the
+cuts read here on their own, ``satc_rows``, for references computed without the suite), and
+constructed scenarios with a known truth, built with GeographicLib alone."""
 
 from __future__ import annotations
 
@@ -95,18 +95,40 @@ def sensor_feature(
     }
 
 
+@functools.cache
+def _imported_sensor() -> dict[str, Any]:
+    """The 38 SATC cuts as import-rep gives them, on the ownship track of the same import."""
+    text = (SENSORS / "BlueTrack.rep").read_text(encoding="utf-8") + "\n"
+    text += (SENSORS / "BlueSensor_sparse.rep").read_text(encoding="utf-8")
+    result = run_ok("import-rep", params={"text": text})
+    (sensor,) = [f for f in result.features if f["properties"]["kind"] == "sensor"]
+    return sensor
+
+
 def satc_sensor(first: int = 1, last: int = 38, noise_deg: float = 0.0, seed: int = 0) -> dict[str, Any]:
-    """The SATC cuts ``first``-``last`` (numbered from 1), their bearings with Gaussian noise of
-    ``noise_deg`` added (fixed seed) when asked."""
-    rows = _satc_rows()[first - 1 : last]
-    bearings = np.array([r[3] for r in rows])
+    """The SATC cuts ``first``-``last`` (numbered from 1) as import-rep reads them (a fresh copy),
+    their bearings with Gaussian noise of ``noise_deg`` added (fixed seed) when asked."""
+    whole = _imported_sensor()
+    n = len(whole["geometry"]["coordinates"])
+    props = {
+        k: (list(v[first - 1 : last]) if isinstance(v, list) and len(v) == n else v)
+        for k, v in whole["properties"].items()
+        if k != "provenance"
+    }
     if noise_deg:
-        bearings = bearings + np.random.default_rng(seed).normal(0.0, noise_deg, bearings.size)
-    return sensor_feature([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], list(bearings))
+        rng = np.random.default_rng(seed)
+        props["bearings"] = [(b + float(rng.normal(0.0, noise_deg))) % 360.0 for b in props["bearings"]]
+    coords = [list(c) for c in whole["geometry"]["coordinates"][first - 1 : last]]
+    return {
+        "type": "Feature",
+        "id": whole["id"],
+        "geometry": {"type": "MultiPoint", "coordinates": coords},
+        "properties": props,
+    }
 
 
 def satc_rows() -> tuple[tuple[str, float, float, float], ...]:
-    """(time, lat, lon, bearing) of each of the 38 SATC cuts."""
+    """(time, lat, lon, bearing) of each of the 38 SATC cuts, read from the file here."""
     return _satc_rows()
 
 

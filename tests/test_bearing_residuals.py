@@ -189,3 +189,13 @@ def test_selected_cuts_and_a_window_agree_on_numbering() -> None:
 def test_bad_parameters_name_their_field(params: dict[str, Any], field: str) -> None:
     err = run_err("bearing-residuals", [satc_sensor(), satc_track("RedTrack.rep")], params)
     assert err["details"]["field"] == field, err
+
+
+def test_the_imported_cuts_are_the_files_cuts() -> None:
+    """The cuts the tests use come through import-rep; they are the file's, read here alone."""
+    sensor = satc_sensor()
+    rows = satc_rows()
+    assert sensor["properties"]["timestamps"] == [r[0] for r in rows]
+    assert sensor["properties"]["bearings"] == pytest.approx([r[3] for r in rows], abs=1e-9)
+    assert [c[1] for c in sensor["geometry"]["coordinates"]] == pytest.approx([r[1] for r in rows], abs=1e-9)
+    assert sensor["properties"]["host"] == satc_track("BlueTrack.rep")["id"]

@@ -79,6 +79,25 @@ async def test_the_unobservable_case_says_so_over_the_protocol(client: Client) -
     assert any("not observable" in w for w in out["warnings"])
 
 
+async def test_a_window_cuts_the_cuts(client: Client) -> None:
+    """run_tool's window cuts the sensor with the tracks (the suite's one time module): 12:19-12:28:30
+    holds cuts 5-10, all on ownship's 355° leg, so the range is not observable."""
+    own = await imported(client, "BlueTrack.rep")
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="tma-solve",
+        features=[satc_sensor(), own],
+        time_start="2010-01-12T12:19:00Z",
+        time_end="2010-01-12T12:28:30Z",
+    )
+    assert not err, out
+    p = out["features"][0]["properties"]
+    assert p["cut_count"] == 6 and p["period"] == {"start": "2010-01-12T12:19:14Z", "end": "2010-01-12T12:28:14Z"}
+    assert p["range_observability"] == "not observable"
+    assert out["window"]["time_start"] == "2010-01-12T12:19:00Z"
+
+
 async def test_bearing_residuals_against_the_truth(client: Client) -> None:
     own, truth = await imported(client, "BlueTrack.rep"), await imported(client, "RedTrack.rep")
     err, out = await call(client, "run_tool", tool="bearing-residuals", features=[satc_sensor(), truth, own])

@@ -51,8 +51,8 @@ _RANGE_ITEM: Final = re.compile(r"^\s*(\d+)\s*[-–]\s*(\d+)\s*$")
 CUTS_PARAM: Final = Parameter(
     "cuts",
     "array",
-    "Which cuts to use: cut numbers (1 = the sensor's first, as 'cut' in the answers), ranges '5-10', or cut "
-    "times (ISO-8601); default all (a run's time window cuts them too).",
+    "Which cuts to use: cut numbers (1 = the first cut given; a time window counts from its first), ranges "
+    "'5-10', or cut times (ISO-8601); default all.",
 )
 SENSOR_PARAM: Final = Parameter("sensor", "string", "Id of the sensor to use when the features hold several sensors.")
 OWNSHIP_PARAM: Final = Parameter(
