@@ -22,7 +22,9 @@ side of an ambiguous array, on the model of :mod:`debrief_calc.analysis.tma_mode
    widened when the residuals scatter more; else estimated from the residuals, never under
    :data:`SD_FLOOR_DEG`; and widened by ``(1 + ρ) / (1 − ρ)`` when the residuals in time order are
    significantly correlated (lag-one ρ over 2/√n: they come in runs, so the model leaves something
-   out and each cut tells less than an independent one would).
+   out and each cut tells less than an independent one would); and, for a target that turns, what
+   the turn times' own uncertainty adds (each is known only as well as the bearings fix it within
+   its gap between cuts, and the legs move with it).
 5. **Ambiguous arrays**: from several starts (each cut's first bearing, its second, its starboard
    one, its port one) each cut takes whichever of its two bearings the solution predicts until that
    settles; the best assignment is solved, and its mirror (every cut's other bearing) too. The
@@ -142,6 +144,7 @@ class Solved:
     side: Side | None = None
     robust_scale: float = 0.0
     widened: float = 1.0  # variances × this for residuals in runs (1: none)
+    turn_shape: bool = False  # the covariance holds how far the legs move without the cuts at the turns
 
 
 def _robust_scale(res: FloatArray, weight: FloatArray, active: np.ndarray[Any, Any], noise: Noise) -> float:
@@ -384,11 +387,41 @@ def _covariance(problem: Problem, fit: Fit, noise: Noise) -> tuple[FloatArray, f
     return cov, s, estimated, widen
 
 
+def _turn_time_spread(problem: Problem, fit: Fit, s: float) -> FloatArray | None:
+    """The covariance the turn times add: each turn's time is a parameter too, known only as well as
+    the bearings tell it (the curvature of χ² as the turn moves within its gap between cuts, or the
+    whole gap when that is flat), and the legs move with it; ``(dθ/dτ)(dθ/dτ)ᵀ Var(τ)`` for each turn
+    (the delta method, θ refitted at each τ). None without a turn."""
+    if not fit.plan.turns:
+        return None
+    t = problem.t[fit.active & problem.has_bearing]
+    total = np.zeros((fit.plan.size, fit.plan.size))
+    for k, tau in enumerate(fit.plan.turns):
+        lo = float(t[t < tau].max()) if np.any(t < tau) else tau - 60.0
+        hi = float(t[t >= tau].min()) if np.any(t >= tau) else tau + 60.0
+        h = max(min(tau - lo, hi - tau, (hi - lo) / 4.0), 0.5)
+        moved = []
+        for step in (-h, h):
+            turns = list(fit.plan.turns)
+            turns[k] = tau + step
+            plan = Plan(tuple(turns), fit.plan.t_ref)
+            moved.append(problem.fit(fit.theta, plan, fit.active))
+        curvature = (moved[0].chi2 + moved[1].chi2 - 2.0 * fit.chi2) / (h * h)
+        uniform = (hi - lo) ** 2 / 12.0
+        var_tau = min(2.0 * s * s / curvature, uniform) if curvature > 0 else uniform
+        slope = (moved[1].theta - moved[0].theta) / (2.0 * h)
+        total += np.outer(slope, slope) * var_tau
+    return total
+
+
 def _solve_one(problem: Problem, settings: Settings, noise: Noise, base: np.ndarray[Any, Any]) -> Solved:
     robust, turns, scale = _fit_structure(problem, settings, noise, base)
     fit, outliers = _final(problem, robust, settings, noise, base)
     cov, s, estimated, widen = _covariance(problem, fit, noise)
-    return Solved(problem, fit, noise, s, estimated, cov, outliers, turns, None, scale, widen)
+    spread = _turn_time_spread(problem, fit, s)
+    if spread is not None:
+        cov = cov + spread * widen
+    return Solved(problem, fit, noise, s, estimated, cov, outliers, turns, None, scale, widen, spread is not None)
 
 
 def _problem(frame: LocalFrame, cuts: Cuts, bearing: FloatArray, noise: Noise) -> Problem:

@@ -144,6 +144,11 @@ def _residual_figures(solved: Solved, cuts: Cuts) -> dict[str, Any]:
                 f"sudden, a bias, the earth model), so the uncertainties are widened × {math.sqrt(solved.widened):.1f}"
             ),
         }
+    if solved.turn_shape:
+        out["turn_times"] = (
+            "each turn's time is known only as well as the bearings fix it within its gap between cuts (and the "
+            "model turns at once): the legs' uncertainties include it"
+        )
     if solved.noise.given:
         out["scatter_to_stated"] = num(solved.sd, 3)
         out["note"] = (
