@@ -63,7 +63,7 @@ __all__ = ["SPEC"]
 
 #: fix spacings (s) of a solution track: the first that gives at most _MAX_FIXES fixes
 _STEPS: Final = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600)
-_MAX_FIXES: Final = 120
+_MAX_FIXES: Final = 40
 _SOLUTION_STROKE: Final = "#d62728"
 #: seconds either side of the reference time over which its bearing rate is read
 _RATE_HALF_S: Final = 30.0
@@ -102,6 +102,7 @@ def _usable(cuts: Cuts) -> Cuts:
 def _fix_times(start: float, end: float, extra: list[float]) -> np.ndarray[Any, np.dtype[np.float64]]:
     step = next((s for s in _STEPS if (end - start) / s <= _MAX_FIXES), _STEPS[-1])
     regular = np.arange(math.ceil(start / step) * step, end, step, dtype=np.float64)
+    regular = regular[(regular - start > step / 2) & (end - regular > step / 2)]  # none crowding an end
     times = np.concatenate(([start, end], regular, [t for t in extra if start <= t <= end]))
     return np.unique(times)
 
