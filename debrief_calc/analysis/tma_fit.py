@@ -6,12 +6,12 @@ side of an ambiguous array, on the model of :mod:`debrief_calc.analysis.tma_mode
    each is fitted by least squares and the least cost wins, so that no start's range decides the
    answer; a robust fit (``soft_l1``, scaled to the residuals' robust spread) starts from it.
 2. **Target turns**: given, or found one at a time: each gap between cuts that leaves
-   :data:`MIN_LEG_CUTS` cuts on every leg is tried as a turn (at most :data:`MAX_CANDIDATES` at
-   once, then the neighbours of the best), the best gap's turn time refined within it, and the turn
-   kept only when it lowers χ² by more than chance would (a lone cut far off, an outlier, left out
-   of the search; three more parameters, an F test at
-   :data:`TURN_P`, strict for the many gaps tried), every residual counted at most as an outlier
-   is (so that no turn is found to absorb one), and every leg slower than ``max_speed_kn``.
+   :data:`MIN_LEG_CUTS` cuts on every leg is tried as a turn (at most :data:`MAX_CANDIDATES` spread
+   over them, then neighbours of the best at halving spacings), the best gap's turn time refined
+   within it; the turn is kept only when it lowers χ² by more than chance would (three more
+   parameters, an F test at :data:`TURN_P`, strict for the many gaps tried), with a lone cut far
+   off (an outlier) left out of the search and every residual counted at most as an outlier is (so
+   that no turn is found to absorb one), and every leg slower than ``max_speed_kn``.
 3. **Outliers**: a cut whose residual is more than ``outlier_sigma`` robust standard deviations
    (1.4826 × the median absolute residual, never under the noise floor) from the solution is an
    outlier, left out of the final fit and named; the test is repeated on the final fit (a cut left
@@ -56,7 +56,7 @@ MIN_LEG_CUTS: Final = 4
 #: models of simulators and of this suite differ by about as much (sensors.md §4)
 SD_FLOOR_DEG: Final = 0.1
 #: most gaps tried at once in the search for a turn
-MAX_CANDIDATES: Final = 40
+MAX_CANDIDATES: Final = 24
 #: a turn is kept when it lowers χ² by more than chance would at this level (3 F quantiles with 3
 #: and the residual degrees of freedom: many gaps are tried, and the scatter is estimated)
 TURN_P: Final = 1e-5
@@ -70,6 +70,8 @@ _START_RANGES_M: Final = (1500.0, 5000.0, 15000.0, 45000.0)
 _MAX_ROUNDS: Final = 4
 #: function evaluations allowed a fit from a start (a good start converges in a dozen)
 _START_NFEV: Final = 100
+#: … and a fit of a trial turn (warm-started from the fit without it; the best is refined)
+_SEARCH_NFEV: Final = 20
 #: rounds in which an ambiguous array's cuts take the bearing the solution predicts
 _SIDE_ROUNDS: Final = 5
 #: most the variances are widened for correlated residuals (25: standard deviations × 5)
@@ -226,7 +228,12 @@ def _find_turn(
     def at(tau: float, start: Fit) -> Fit:
         new = Plan(tuple(sorted((*plan.turns, tau))), plan.t_ref)
         return problem.fit(
-            _expanded(start.theta, start.plan, new), new, active, loss="soft_l1", f_scale=2.5 * scale, max_nfev=50
+            _expanded(start.theta, start.plan, new),
+            new,
+            active,
+            loss="soft_l1",
+            f_scale=2.5 * scale,
+            max_nfev=_SEARCH_NFEV,
         )
 
     def cost(fit: Fit) -> float:
@@ -239,10 +246,12 @@ def _find_turn(
     tried = {p: at(mid(gaps[p]), current) for p in picks}
     best = min(tried, key=lambda p: cost(tried[p]))
     stride = max(1, len(gaps) // MAX_CANDIDATES)
-    for p in range(max(0, best - stride), min(len(gaps), best + stride + 1)):
-        if p not in tried:
-            tried[p] = at(mid(gaps[p]), current)
-    best = min(tried, key=lambda p: cost(tried[p]))
+    while stride >= 1:  # closer in on the best: neighbours at halving spacings
+        for p in (best - stride, best + stride):
+            if 0 <= p < len(gaps) and p not in tried:
+                tried[p] = at(mid(gaps[p]), current)
+        best = min(tried, key=lambda p: cost(tried[p]))
+        stride //= 2
     seed = tried[best]
     if cost(seed) >= _IMPLAUSIBLE:
         return None
