@@ -288,6 +288,35 @@ def test_the_solution_track_is_a_track_every_tool_takes() -> None:
     assert rb["secondary_id"] == track["id"]
 
 
+def test_a_host_track_ending_before_the_last_cut_still_gives_range_and_bearing() -> None:
+    """The reference time (the last cut) falls after the host's last fix: ownship's position then is
+    the cut's origin."""
+    own = satc_track("BlueTrack.rep")
+    short = {**own, "geometry": {"type": "LineString", "coordinates": own["geometry"]["coordinates"][:60]}}
+    short["properties"] = {**own["properties"], "timestamps": own["properties"]["timestamps"][:60]}
+    assert short["properties"]["timestamps"][-1] < DAY + "12:29:59Z"
+    answer, _ = solve(satc_sensor(1, 11), short, max_turns=0)
+    full, _ = solve(satc_sensor(1, 11), own, max_turns=0)
+    assert answer["range_observability"] == "observable"
+    assert answer["solution"]["range"] == pytest.approx(full["solution"]["range"], rel=1e-6)
+
+
+def test_cut_accuracies_are_the_bearings_sd() -> None:
+    """SENSOR3 lines state each bearing's accuracy: the fit weighs by it and the ellipse takes χ²
+    quantiles (σ stated), unless the residuals scatter more."""
+    sensor = satc_sensor(1, 11, noise_deg=0.5, seed=5)
+    sensor["properties"]["bearingAccuracies"] = [0.5] * 11
+    answer, _ = solve(sensor, satc_track("BlueTrack.rep"), max_turns=0)
+    res = answer["residuals"]
+    assert res["bearing_sd_source"] == "the cuts' bearing accuracies" and res["bearing_sd_deg"] is None
+    assert "scatter_to_stated" in res
+    given, _ = solve(
+        satc_sensor(1, 11, noise_deg=0.5, seed=5), satc_track("BlueTrack.rep"), max_turns=0, bearing_sd=0.5
+    )
+    assert given["residuals"]["bearing_sd_source"] == "given: bearing_sd 0.5°"
+    assert given["solution"]["ellipse"] == answer["solution"]["ellipse"]
+
+
 def test_confidence_scales_the_ellipse() -> None:
     a, _ = solve(satc_sensor(1, 11, noise_deg=0.5, seed=9), satc_track("BlueTrack.rep"), max_turns=0)
     b, _ = solve(satc_sensor(1, 11, noise_deg=0.5, seed=9), satc_track("BlueTrack.rep"), max_turns=0, confidence=0.5)

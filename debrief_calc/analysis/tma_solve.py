@@ -122,6 +122,12 @@ def _bearing_rate(solved: Solved, own: Ownship, t: float) -> float | None:
     return float((az[1] - az[0] + 180.0) % 360.0 - 180.0) / (hi - lo) * 60.0
 
 
+def _cut_origin(cuts: Cuts, t: float) -> tuple[float, float] | None:
+    """Ownship's position at ``t`` from a cut then (its origin), when its track does not reach ``t``."""
+    hit = np.flatnonzero(np.abs(cuts.t - t) < 1e-3)
+    return (float(cuts.lat[hit[0]]), float(cuts.lon[hit[0]])) if hit.size else None
+
+
 def _residual_figures(solved: Solved, cuts: Cuts) -> dict[str, Any]:
     fit = solved.fit
     r = fit.residuals[fit.active]
@@ -253,7 +259,7 @@ class _Answer:
         self.t_ref = solved.fit.plan.t_ref
         self.q2 = confidence_quantile(solved, self.confidence, 2)
         (self.at_ref,) = positions(solved, np.array([self.t_ref]), self.q2)
-        self.own_at_ref = own.position(self.t_ref)
+        self.own_at_ref = own.position(self.t_ref) or _cut_origin(cuts, self.t_ref)
 
     def dist(self, metres: float | None) -> float | None:
         return (
