@@ -41,6 +41,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from debrief_calc.analysis.common import wrap180
 from debrief_calc.analysis.sensor_cuts import Cuts
 from debrief_calc.analysis.tma_model import Fit, Plan, Problem
 from debrief_calc.geo._arrays import FloatArray
@@ -440,8 +441,8 @@ def _problem(frame: LocalFrame, cuts: Cuts, bearing: FloatArray, noise: Noise) -
 def _nearer(problem: Problem, fit: Fit, cuts: Cuts, has_amb: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """Per cut, whether its ambiguous bearing is nearer the solution's than its bearing is."""
     pred = problem.predict(fit.theta, fit.plan)[0]
-    err_b = np.abs((cuts.bearing - pred + 180.0) % 360.0 - 180.0)
-    err_a = np.abs((cuts.ambiguous - pred + 180.0) % 360.0 - 180.0)
+    err_b = np.abs(wrap180(cuts.bearing - pred))
+    err_a = np.abs(wrap180(cuts.ambiguous - pred))
     out: np.ndarray[Any, Any] = has_amb & (err_a < np.where(np.isfinite(err_b), err_b, np.inf))
     return out
 

@@ -27,11 +27,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from debrief_calc.analysis.common import wrap180
 from debrief_calc.geo import geodesy
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.geo.local_frame import LocalFrame
 
-__all__ = ["Fit", "Plan", "Problem", "wrap180"]
+__all__ = ["Fit", "Plan", "Problem", "scaled_starts"]
 
 _DEG: Final = 180.0 / math.pi
 #: nearer than this (m) a target has no bearing worth the name: the Jacobian is held there
@@ -40,12 +41,6 @@ _MIN_RANGE_M: Final = 1.0
 _MAX_LAT: Final = 85.0
 #: how far from the frame's origin (m) a target is ever put: a third of the way round the earth
 _REACH_M: Final = 1.0e7
-
-
-def wrap180(deg: FloatArray) -> FloatArray:
-    """Angles in [-180, 180)."""
-    out: FloatArray = (np.asarray(deg, dtype=np.float64) + 180.0) % 360.0 - 180.0
-    return out
 
 
 @dataclass(frozen=True)
@@ -263,11 +258,6 @@ class Problem:
         mask = np.zeros(self.t.size, dtype=bool)
         mask[idx] = True
         return Fit(theta, res, float(sol.cost), float(weighted @ weighted), mask, plan, bool(sol.success))
-
-
-def leg_velocity(theta: FloatArray, leg: int) -> tuple[float, float]:
-    """The frame velocity (m/s) of leg ``leg`` (from 0)."""
-    return float(theta[2 + 2 * leg]), float(theta[3 + 2 * leg])
 
 
 def scaled_starts(

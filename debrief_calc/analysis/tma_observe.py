@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc.analysis.common import KNOT_MPS, Legs, motion_at, num
+from debrief_calc.analysis.common import KNOT_MPS, Legs, motion_at, num, wrap180
 from debrief_calc.analysis.sensor_cuts import Cuts
 from debrief_calc.analysis.tma_fit import Solved
 from debrief_calc.analysis.tma_model import Fit, scaled_starts
@@ -214,7 +214,7 @@ def _rate(t: FloatArray, b: FloatArray, at: float) -> tuple[float, float, float]
     closing target grows within a leg); None for fewer than two cuts."""
     if t.size < 2 or np.ptp(t) <= 0:
         return None
-    u = b[0] + ((b - b[0] + 180.0) % 360.0 - 180.0)
+    u = b[0] + wrap180(b - b[0])
     x = (t - at) / 60.0  # minutes from ``at``: a well-scaled design
     for degree in (2, 1):
         if degree == 2 and t.size < _CURVE_CUTS:

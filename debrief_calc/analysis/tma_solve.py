@@ -27,6 +27,7 @@ from debrief_calc.analysis.common import (
     num,
     result_feature,
     source_ref,
+    wrap180,
 )
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.analysis.sensor_cuts import (
@@ -119,7 +120,7 @@ def _bearing_rate(solved: Solved, own: Ownship, t: float) -> float | None:
     ax, ay = solved.fit.plan.design(span)
     tl, to = solved.problem.frame.to_latlon(ax @ solved.fit.theta, ay @ solved.fit.theta)
     _, az, _ = geodesy.inverse(lat, lon, tl, to)
-    return float((az[1] - az[0] + 180.0) % 360.0 - 180.0) / (hi - lo) * 60.0
+    return float(wrap180(np.array([az[1] - az[0]]))[0]) / (hi - lo) * 60.0
 
 
 def _cut_origin(cuts: Cuts, t: float) -> tuple[float, float] | None:
@@ -283,7 +284,10 @@ class _Answer:
         rb = range_bearing(self.at_ref, *self.own_at_ref) if self.own_at_ref is not None else None
         rel = rb["range_sd_m"] / rb["range_m"] if rb and rb["range_m"] > 0 else math.inf
         out["range_sd_ratio"] = num(rel, 3) if used else None  # without a manoeuvre only curvature and noise speak
-        if not used:
+        if rb is None:
+            verdict = "not observable"
+            out["reason"] = f"ownship has no position at the reference time {iso(self.t_ref)}: no range to give"
+        elif not used:
             verdict = "not observable"
             legs = (
                 "; ".join(f"{leg['course']:05.1f}° at {leg['speed_kn']:.1f} kn" for leg in self.own.legs)
