@@ -56,7 +56,19 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
     ("context", "expected"),
     [
         # import-rep also takes the host tracks of sensor lines (one track, or several)
-        ("single", {"track-stats", "track-legs", "speed-filter", "resample-track", "delete-features", "import-rep"}),
+        (
+            "single",
+            {
+                "track-stats",
+                "track-legs",
+                "speed-filter",
+                "resample-track",
+                "delete-features",
+                "import-rep",
+                "bearing-residuals",
+                "tma-solve",
+            },
+        ),
         (
             "multi",
             {

@@ -337,6 +337,13 @@ def test_without_the_host_track_it_says_which_track_to_add() -> None:
     assert "'rep-sensor'" in err["message"] and "'rep-subject'" in err["message"]
 
 
+def test_a_sensor_alone_is_told_to_bring_its_host() -> None:
+    err = run_err("tma-solve", [satc_sensor()], {})
+    assert err["code"] == "INVALID_CONTEXT" and "'rep-sensor'" in err["message"]
+    err = run_err("bearing-residuals", [satc_sensor()], {})
+    assert err["code"] == "INVALID_CONTEXT" and "target" in err["message"]
+
+
 def test_too_few_cuts_are_refused() -> None:
     err = run_err("tma-solve", [satc_sensor(), satc_track("BlueTrack.rep")], {"cuts": [1, 2, 3]})
     assert err["code"] == "INVALID_CONTEXT" and "at least 5" in err["message"]

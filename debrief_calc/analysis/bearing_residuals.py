@@ -384,6 +384,7 @@ SPEC = ToolSpec(
     input_kinds=("sensor", "track"),
     output_kind="analysis-result",
     context_type="multi",
+    also_accepts=("single",),  # a sensor alone: the handler says which track to add
     parameters=(
         CUTS_PARAM,
         Parameter(

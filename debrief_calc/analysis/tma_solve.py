@@ -623,6 +623,7 @@ SPEC = ToolSpec(
     output_kind="analysis-result",
     also_outputs=("track",),
     context_type="multi",
+    also_accepts=("single",),  # a sensor alone: the handler says which track to add
     parameters=(
         CUTS_PARAM,
         Parameter(
