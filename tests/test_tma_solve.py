@@ -164,6 +164,35 @@ def test_a_steady_ownship_never_gives_a_range() -> None:
     assert answer["range_known"]["bearing_rate"] is not None and len(result.features) == 1
 
 
+def test_a_small_turn_far_off_gives_no_confident_number() -> None:
+    """Ownship turns 10° with the target 25 km off and 1° noise: the best fit runs off to an absurd
+    range and speed; the answer says the range is not observable, never that number."""
+    sensor, own, _, _, _ = scenario(
+        own_legs=((0.0, 10.0, 1200.0), (10.0, 10.0, 1200.0)), target_from=(60.0, 25000.0), noise_deg=1.0, seed=3
+    )
+    answer, result = solve(sensor, own, max_turns=0)
+    assert answer["range_observability"] == "not observable" and "solution" not in answer
+    assert result.commands == [] and "range_known" in answer and "advice" in answer
+
+
+def test_a_weak_range_comes_with_the_interval_the_bearings_allow() -> None:
+    """A 60° ownship turn, 25 km off, 1° noise: the range is only weakly fixed; the solution comes with
+    its wide SD and the interval of ranges that fit, which holds the true range (GeographicLib)."""
+    sensor, own, _, own_rows, target = scenario(
+        own_legs=((0.0, 10.0, 1200.0), (60.0, 10.0, 1200.0)), target_from=(60.0, 25000.0), noise_deg=1.0, seed=3
+    )
+    answer, _ = solve(sensor, own, max_turns=0, distance_unit="m")
+    assert answer["range_observability"] == "weak"
+    t = parse_iso(answer["reference_time"])
+    o, g = at(own_rows, t), at(target, t)
+    truth = GEOD.Inverse(o[0], o[1], g[0], g[1])["s12"]
+    interval = answer["range_known"]["range_interval"]
+    assert interval["low"] < truth < interval["high"]
+    sol = answer["solution"]
+    assert sol["range_sd"] > 0.2 * sol["range"] and abs(sol["range"] - truth) < 3 * sol["range_sd"]
+    assert "weakly" in answer["summary"]
+
+
 # -- constructed scenarios with a known truth -------------------------------------------------------
 
 

@@ -393,8 +393,16 @@ def _covariance(problem: Problem, fit: Fit, noise: Noise) -> tuple[FloatArray, f
         s, estimated = max(rms, SD_FLOOR_DEG), True
     rho = _correlation(problem, fit)
     widen = min((1.0 + rho) / (1.0 - rho), _MAX_WIDEN) if rho > 0 else 1.0
-    cov = np.asarray(np.linalg.pinv(info, rcond=1e-15), dtype=np.float64) * (s * s * widen)
-    return cov, s, estimated, widen
+    return _inverse(info) * (s * s * widen), s, estimated, widen
+
+
+def _inverse(info: FloatArray) -> FloatArray:
+    """The information's inverse, a direction the bearings do not fix at all (an eigenvalue under
+    1e-15 of the largest) getting an enormous variance, never none (as a pseudo-inverse would give)."""
+    vals, vecs = np.linalg.eigh(info)
+    floor = max(float(vals.max()), 1e-300) * 1e-15
+    out: FloatArray = (vecs / np.maximum(vals, floor)) @ vecs.T
+    return out
 
 
 def _turn_time_spread(problem: Problem, fit: Fit, s: float) -> FloatArray | None:

@@ -284,9 +284,16 @@ class _Answer:
         rb = range_bearing(self.at_ref, *self.own_at_ref) if self.own_at_ref is not None else None
         rel = rb["range_sd_m"] / rb["range_m"] if rb and rb["range_m"] > 0 else math.inf
         out["range_sd_ratio"] = num(rel, 3) if used else None  # without a manoeuvre only curvature and noise speak
+        fastest = max(leg_motion(solved, k, self.at_ref.lat).speed_mps for k in range(solved.fit.plan.legs)) / KNOT_MPS
         if rb is None:
             verdict = "not observable"
             out["reason"] = f"ownship has no position at the reference time {iso(self.t_ref)}: no range to give"
+        elif fastest > float(self.p["max_speed_kn"]):
+            verdict = "not observable"
+            out["reason"] = (
+                f"the best fit has the target at {fastest:.0f} kn, beyond max_speed_kn ({self.p['max_speed_kn']:g}): the "
+                "bearings do not fix the range (ownship's manoeuvre too small or too late for them)"
+            )
         elif not used:
             verdict = "not observable"
             legs = (
