@@ -19,6 +19,7 @@ from debrief_calc.analysis import default_registry
 from debrief_calc.analysis.executor import RunResult, run
 from debrief_calc.analysis.registry import Parameter, Registry, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import PayloadTooLarge
+from tests._sensors import satc_sensor, satc_track
 from tests.conftest import DATA
 from tests.test_analysis_support import boats, load_json, plot_tracks, props, run_err, run_ok, track_feature
 
@@ -52,6 +53,8 @@ def valid_call(tool: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
             {},
         ),
         "import-dpf": ([], {"text": (DATA / "dpf" / "compositeTrack.dpf").read_text(encoding="utf-8")}, {}),
+        "bearing-residuals": ([satc_sensor(), satc_track("RedTrack.rep")], {}, {}),
+        "tma-solve": ([satc_sensor(1, 11), satc_track("BlueTrack.rep")], {"max_turns": 0}, {}),
     }
     return calls[tool]
 

@@ -47,6 +47,8 @@ ANALYSIS = {
     "delete-features",
     "import-rep",
     "import-dpf",
+    "bearing-residuals",
+    "tma-solve",
 }
 
 

@@ -241,14 +241,14 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_the_servers_start_without_their_heavy_imports() -> None:
-    """Start-up pays only for what the handshake needs (suite.md §1): numpy, Pillow, tree-sitter
-    and GeographicLib come with the first call that needs them."""
+    """Start-up pays only for what the handshake needs (suite.md §1): numpy, Pillow, tree-sitter,
+    GeographicLib and scipy come with the first call that needs them."""
     import subprocess
     import sys
 
     code = (
         "import sys, debrief_calc.calc.server, debrief_calc.state.server, llmem.code.server\n"
-        "print(sorted(m for m in ('numpy', 'PIL', 'tree_sitter', 'geographiclib') if m in sys.modules))"
+        "print(sorted(m for m in ('numpy', 'PIL', 'tree_sitter', 'geographiclib', 'scipy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stderr

@@ -32,6 +32,8 @@ BUILTIN = [
     "delete-features",
     "import-rep",
     "import-dpf",
+    "bearing-residuals",
+    "tma-solve",
 ]
 
 
@@ -54,7 +56,19 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
     ("context", "expected"),
     [
         # import-rep also takes the host tracks of sensor lines (one track, or several)
-        ("single", {"track-stats", "track-legs", "speed-filter", "resample-track", "delete-features", "import-rep"}),
+        (
+            "single",
+            {
+                "track-stats",
+                "track-legs",
+                "speed-filter",
+                "resample-track",
+                "delete-features",
+                "import-rep",
+                "bearing-residuals",
+                "tma-solve",
+            },
+        ),
         (
             "multi",
             {
@@ -68,6 +82,8 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
                 "zone-overlaps",
                 "delete-features",
                 "import-rep",
+                "bearing-residuals",
+                "tma-solve",
             },
         ),
         ("region", {"area-summary"}),
@@ -97,8 +113,11 @@ def test_list_filters_by_context(context: str, expected: set[str]) -> None:
                 "resample-track",
                 "delete-features",
                 "import-rep",
+                "bearing-residuals",
+                "tma-solve",
             },
         ),
+        (["sensor"], {"bearing-residuals", "tma-solve", "delete-features"}),
         (["reference-point"], {"delete-features"}),
         (["buoyfield", "zone"], {"zone-transits", "zone-overlaps", "area-summary", "delete-features"}),
         ([], set(BUILTIN)),

@@ -178,7 +178,9 @@ class Analysis(WorkspaceBase):
 
         Args:
             features: a range-bearing result (``[{"ref": <its ref>}]``), or tracks (inline or by
-                reference): then range-bearing runs on the primary's fixes and its result is kept.
+                reference): then range-bearing runs on the primary's fixes and its result is kept;
+                or a bearing-residuals result, or a sensor with its candidate target and host
+                tracks: the stacked dots (each cut's bearing error above ownship's course).
             plot: tracks of a plot instead, as :meth:`run_tool` reads them.
             time_start: ISO-8601; the tracks (as :meth:`run_tool` cuts them; without one, a plot's
                 tracks through its saved window) or the series cut to the window.
@@ -187,12 +189,14 @@ class Analysis(WorkspaceBase):
                 course); any numeric column of the series.
             narratives: annotations with a time (or ``{"ref"}`` items) to mark; by default the
                 plot's narrative entries.
-            parameters: ``primary``, ``secondary``, ``distance_unit``, ``width``, ``height``.
+            parameters: ``primary``, ``secondary`` (for a sensor: the target track), ``distance_unit``,
+                ``width``, ``height``.
 
         Returns:
             :class:`SeriesAnswer`: ``panels``, ``span``, ``samples``, ``cpa`` (``edge`` when the
             least range is at the span's start or end: not a CPA), ``narratives``, ``window``,
-            ``source`` (the series' ref); the PNG is ``images[0]`` (``save_image(path)`` writes it).
+            ``source`` (the series' ref), ``residuals`` (stacked dots: rms_error, verdict); the PNG
+            is ``images[0]`` (``save_image(path)`` writes it).
 
         Raises:
             ValidationFailed: a bad source, quantity, parameter or window (naming the field).

@@ -15,6 +15,7 @@ __all__ = ["builtin_specs", "default_registry"]
 def builtin_specs() -> tuple[ToolSpec, ...]:
     """The built-in tools, in the order ``list_tools`` shows them."""
     from debrief_calc.analysis import (
+        bearing_residuals,
         close_quarters,
         commands,
         cpa,
@@ -23,6 +24,7 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         range_bearing,
         resample,
         speed_filter,
+        tma_solve,
         tote,
         track_legs,
         track_stats,
@@ -45,6 +47,8 @@ def builtin_specs() -> tuple[ToolSpec, ...]:
         commands.SPEC,
         import_rep.SPEC,
         import_dpf.SPEC,
+        bearing_residuals.SPEC,
+        tma_solve.SPEC,
     )
 
 

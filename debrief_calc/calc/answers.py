@@ -116,6 +116,9 @@ class SeriesAnswer(WithImages):
     # given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, untimed_note, from_plot
     narratives: dict[str, Any] | None = None
     others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>
+    # bearing residuals (stacked dots): mean_error, rms_error, residual_count, cut_count, verdict, …
+    residuals: dict[str, Any] | None = None
+    warnings: list[str] | None = None  # what the bearing-residuals run drawn said
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         kwargs.setdefault("exclude_none", True)

@@ -25,6 +25,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from debrief_calc.calc.series_residuals import (
+    RESIDUAL_QUANTITIES,
+    is_residuals,
+    residual_answer,
+    residual_table,
+    run_residuals,
+    sensors_among,
+)
 from debrief_calc.errors import ValidationFailed
 from debrief_calc.plots import plotstate
 from debrief_calc.tracks._feature_parts import feature_kind, properties_of
@@ -98,7 +106,27 @@ def render_series(
     keep: list[dict[str, Any]] = []  # range-bearing's results, stored once the picture is drawn
     narratives_from: str | None = None  # the plot whose entries are marked when none are given
     results = [f for f in found if isinstance(properties_of(f).get("series"), dict)]
-    if results:
+    spans: list[Any] = []  # stretches shaded on every panel (ownship's legs under stacked dots)
+    dots = [f for f in results if is_residuals(f)]
+    if dots or sensors_among(found):
+        if opts.get("primary") is not None:
+            raise _fail("parameters.primary", "applies-to", "applies to tracks; bearing residuals have no primary")
+        if dots and len(dots) != len(found):
+            raise _fail("features", "one kind", "give one bearing-residuals result, or a sensor with its tracks")
+        chosen = (
+            dots[0] if dots else run_residuals(svc, found, opts.get("secondary"), opts.get("distance_unit"), answer)
+        )
+        if dots:
+            answer["source"] = {**plotstate.result_ref(str(chosen.get("id"))), "kind": "stored result"}
+        else:
+            keep.append(chosen)
+        window = inputs.asked or next((w for w, ids in inputs.windows if str(chosen.get("id")) in ids), None)
+        times, columns, title, props, spans = residual_table(chosen, window)
+        answer["window"] = window_answer(inputs)
+        cut = cut_ends(inputs)
+        table: Table = (times, columns, title, None, props)
+        answer["residuals"] = residual_answer(props)
+    elif results:
         if len(results) != len(found):
             raise _fail("features", "one kind", "give stored range-bearing results or tracks, not both")
         for key in ("primary", "distance_unit"):
@@ -145,6 +173,7 @@ def render_series(
         cpa=cpa[0] if cpa is not None else None,
         narratives=entries,
         peaks=[peak[0]] if peak is not None and peak[0] is not None else [],
+        spans=spans,
         width=opts.get("width", 900),
         height=opts.get("height"),
     )
@@ -159,7 +188,7 @@ def render_series(
         panels=[_panel_answer(p, picture.ranges[p.name], cpa, peak) for p in panels],
     )
     for feature in keep:
-        plotstate.store_result(svc.store, feature, "range-bearing")
+        plotstate.store_result(svc.store, feature, "bearing-residuals" if is_residuals(feature) else "range-bearing")
     if cpa is not None:
         answer["cpa"] = cpa[1]
     if counts is not None:
@@ -258,7 +287,7 @@ def _extent(values: FloatArray) -> dict[str, Any]:
 
 
 def _defaults(columns: Mapping[str, Panel]) -> list[str]:
-    for wanted in (DEFAULT_QUANTITIES, TRACK_QUANTITIES):
+    for wanted in (DEFAULT_QUANTITIES, TRACK_QUANTITIES, RESIDUAL_QUANTITIES):
         if chosen := [q for q in wanted if q in columns]:
             return chosen
     return list(columns)[:3]

@@ -23,12 +23,13 @@ import numpy as np
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.tracks.times import clock, stamp
 
-__all__ = ["Marker", "Panel", "SeriesPicture", "angle_kind", "draw_series"]
+__all__ = ["Marker", "Panel", "SeriesPicture", "Span", "angle_kind", "draw_series"]
 
 _LEFT, _RIGHT, _TITLE, _BAND_ROW, _BAND_ROWS, _BOTTOM, _GAP = 70, 18, 30, 15, 3, 44, 12
 _MIN_PANEL = 80  # pixels: a panel lower than this no longer reads
 _COLOURS = [(31, 119, 180), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75), (23, 190, 207)]
 _CPA = (214, 39, 40)
+_SPAN_FILLS = ((236, 241, 248), (246, 243, 236))  # alternate legs, faintly
 _NARRATIVE = (110, 110, 120)
 _GRID = (225, 228, 233)
 _TEXT = (20, 20, 20)
@@ -39,12 +40,27 @@ _LABEL_CHARS = 26  # of a narrative entry's text in its label
 @dataclass(frozen=True)
 class Panel:
     """One quantity: its column name, its label (``Range (yd)``), its values at the series' times
-    and, for an angle, ``"circle"`` (0–360) or ``"signed"`` (±180) to break the line where it wraps."""
+    and, for an angle, ``"circle"`` (0–360) or ``"signed"`` (±180) to break the line where it wraps.
+    ``times``: its own times when they are not the series' (ownship's course beside the cuts);
+    ``dots``: each value a dot, not a line (legacy Debrief's stacked dots); ``centred``: the axis
+    symmetric about zero, with zero drawn (an error)."""
 
     name: str
     label: str
     values: FloatArray
     angle: str | None = None
+    times: FloatArray | None = None
+    dots: bool = False
+    centred: bool = False
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of time shaded on every panel and labelled (an ownship leg)."""
+
+    start: float
+    end: float
+    label: str
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,9 @@ def _y_range(panel: Panel, extra: Sequence[float] = ()) -> tuple[float, float, f
     padded a little; from 0 for a distance or a speed; the whole circle for an angle that spreads
     over half of it) and the step between its ticks."""
     v = panel.values[np.isfinite(panel.values)]
+    if panel.centred:
+        top = max(float(np.max(np.abs(v))) * 1.15 if v.size else 0.0, 0.5)
+        return -top, top, _nice_step(2 * top, 5)
     if extra:
         v = np.concatenate((v, np.asarray([x for x in extra if math.isfinite(x)], dtype=float)))
     if panel.angle is not None and v.size and float(v.max() - v.min()) > 180.0:
@@ -168,12 +187,14 @@ def draw_series(
     cpa: Marker | None = None,
     narratives: Sequence[Marker] = (),
     peaks: Sequence[Marker] = (),
+    spans: Sequence[Span] = (),
     width: int = 900,
     height: int | None = None,
 ) -> SeriesPicture:
     """The panels over ``times`` (epoch seconds, increasing) as a PNG ``width`` pixels wide and
     ``height`` high (default: about 190 pixels a panel). ``peaks``: true extremes the samples miss,
-    each a diamond on its panel at its value (the axis reaching it) with its label beside."""
+    each a diamond on its panel at its value (the axis reaching it) with its label beside;
+    ``spans``: stretches shaded on every panel, each labelled in the last panel."""
     from PIL import Image, ImageDraw
 
     t0, t1 = float(times[0]), float(times[-1])
@@ -211,6 +232,12 @@ def draw_series(
         ranges[panel.name] = (lo, hi)
         tops[panel.name] = (y0, y1, lo, hi)
         draw.rectangle((x0, y0, x1, y1), fill=(250, 251, 253), outline=(170, 175, 185))
+        for k, span in enumerate(spans):
+            sa, sb = max(float(x_of(span.start)), x0 + 1), min(float(x_of(span.end)), x1 - 1)
+            if sb > sa:
+                draw.rectangle((sa, y0 + 1, sb, y1 - 1), fill=_SPAN_FILLS[k % 2])
+                if i == len(panels) - 1:
+                    small.draw(draw, ((sa + sb) / 2, y1 - 14), span.label, fill=(90, 90, 100), anchor="ma")
         for t in ticks.tolist():
             x = float(x_of(t))
             draw.line((x, y0 + 1, x, y1 - 1), fill=_GRID)
@@ -222,7 +249,16 @@ def draw_series(
             if y0 <= y <= y1:
                 small.draw(draw, (x0 - 6, y), _number(v, ystep), fill=(70, 70, 80), anchor="rm")
         colour = _COLOURS[i % len(_COLOURS)]
-        for px, values in _pieces(xs, panel.values, panel.angle):
+        if panel.centred and lo < 0 < hi:
+            zero = y1 - (0 - lo) / (hi - lo) * panel_h
+            draw.line((x0 + 1, zero, x1 - 1, zero), fill=(120, 125, 135), width=1)
+        px_all = x_of(panel.times) if panel.times is not None else xs
+        if panel.dots:
+            finite = np.isfinite(panel.values)
+            for px, value in zip(px_all[finite].tolist(), panel.values[finite].tolist(), strict=True):
+                py = y1 - (value - lo) / (hi - lo) * panel_h
+                draw.ellipse((px - 2.5, py - 2.5, px + 2.5, py + 2.5), fill=colour)
+        for px, values in [] if panel.dots else _pieces(px_all, panel.values, panel.angle):
             py = y1 - (values - lo) / (hi - lo) * panel_h
             if px.size == 1:
                 draw.ellipse((px[0] - 1.5, py[0] - 1.5, px[0] + 1.5, py[0] + 1.5), fill=colour)

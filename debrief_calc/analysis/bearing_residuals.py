@@ -1,0 +1,414 @@
+"""``bearing-residuals``: a sensor's cuts against a candidate target track, legacy Debrief's stacked dots.
+
+Per cut: the measured bearing, the bearing from the cut's origin to the target at that time (the
+target interpolated along the geodesic between its fixes; the geodesic azimuth on WGS84) and the
+error, measured minus calculated, wrapped to ±180°. Then the mean and RMS, and what the dots say:
+over each ownship leg (``track-legs`` on the host track, when it is given) a straight line through
+the errors against time, a **trend** where its slope is significant against the scatter (a t test at
+1 %) and moves the error by ``min_trend_deg`` or more over the leg (course or speed off); a **step**
+between two legs where the mean error jumps as much, significantly (range off). Cuts outside the
+target's span have no residual and are counted and named. With an ambiguous array each cut says
+which of its two bearings fits; with frequencies, the Doppler residuals: ``f = f0 (C + OSL) / (C −
+TSL)``, C = 2951 kn (legacy Debrief's speed of sound), OSL ownship's speed along the line of sight
+towards the target, TSL the target's towards ownship, f0 given or fitted by least squares.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import numpy as np
+
+from debrief_calc.analysis.common import (
+    DISTANCE_UNIT_PARAM,
+    KNOT_MPS,
+    Legs,
+    distance_decimals,
+    motion_at,
+    num,
+    num_list,
+    result_feature,
+    source_ref,
+    wrap180,
+)
+from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
+from debrief_calc.analysis.sensor_cuts import CUTS_PARAM, OWNSHIP_PARAM, SENSOR_PARAM, Cuts, roles_of, select_cuts
+from debrief_calc.errors import InvalidContext
+from debrief_calc.geo import geodesy
+from debrief_calc.geo._arrays import FloatArray
+from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks.features import TrackData, iso, iso_many, parse_iso
+
+__all__ = ["SOUND_KN", "SPEC", "residuals_of"]
+
+#: the speed of sound legacy Debrief's Doppler takes, knots
+SOUND_KN: Final = 2951.0
+#: fewest cuts with a residual over which a trend is read
+_TREND_CUTS: Final = 4
+#: a step between legs is significant beyond this many standard errors
+_STEP_Z: Final = 3.0
+
+
+def _t_critical(dof: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.995, dof))
+
+
+def _stretch(t: FloatArray, e: FloatArray, numbers: np.ndarray[Any, Any], min_deg: float) -> dict[str, Any]:
+    """A straight line through the errors ``e`` against ``t``: slope (°/min), change over the
+    stretch, its t statistic and whether it trends."""
+    ok = np.isfinite(e)
+    t, e, numbers = t[ok], e[ok], numbers[ok]
+    out: dict[str, Any] = {
+        "cuts": [int(numbers[0]), int(numbers[-1])] if numbers.size else None,
+        "cut_count": int(e.size),
+    }
+    if e.size:
+        out["mean_error"] = num(float(np.mean(e)), 3)
+    if e.size < _TREND_CUTS or np.ptp(t) <= 0:
+        out["trend"] = False
+        out["note"] = f"fewer than {_TREND_CUTS} cuts: no trend read"
+        return out
+    x = (t - t.mean()) / 60.0
+    slope = float(np.sum(x * (e - e.mean())) / np.sum(x * x))
+    res = e - e.mean() - slope * x
+    dof = e.size - 2
+    se = math.sqrt(float(res @ res) / dof / float(np.sum(x * x)))
+    change = slope * float(np.ptp(t)) / 60.0
+    t_stat = abs(slope) / se if se > 0 else math.inf
+    trend = bool(t_stat > _t_critical(dof) and abs(change) >= min_deg)
+    out.update(
+        slope_deg_per_min=num(slope, 4),
+        change_deg=num(change, 3),
+        scatter_deg=num(math.sqrt(float(res @ res) / dof), 3),
+        t_stat=num(t_stat, 2) if math.isfinite(t_stat) else None,
+        trend=trend,
+    )
+    return out
+
+
+def _trends(
+    cuts: Cuts, error: FloatArray, legs: list[dict[str, Any]], manoeuvres: list[dict[str, Any]], min_deg: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stretches (ownship legs, or all the cuts) with their trends, and the steps between legs."""
+    spans: list[tuple[float, float, dict[str, Any] | None]] = [
+        (parse_iso(leg["start"]), parse_iso(leg["end"]), leg) for leg in legs
+    ]
+    if not spans:
+        spans = [(float(cuts.t[0]), float(cuts.t[-1]), None)]
+    stretches = []
+    for start, end, leg in spans:
+        inside = (cuts.t >= start) & (cuts.t <= end)
+        if not inside.any():
+            continue
+        item: dict[str, Any] = {"start": iso(start), "end": iso(end)}
+        if leg is not None:
+            item.update(ownship_leg=leg["leg"], ownship_course=leg["course"])
+        item.update(_stretch(cuts.t[inside], error[inside], cuts.number[inside], min_deg))
+        stretches.append(item)
+    steps = []
+    for m in manoeuvres:
+        pair = m.get("between_legs")
+        if not pair:
+            continue
+        a, b = legs[pair[0] - 1], legs[pair[1] - 1]
+        ea = error[(cuts.t >= parse_iso(a["start"])) & (cuts.t <= parse_iso(a["end"]))]
+        eb = error[(cuts.t >= parse_iso(b["start"])) & (cuts.t <= parse_iso(b["end"]))]
+        ea, eb = ea[np.isfinite(ea)], eb[np.isfinite(eb)]
+        if ea.size < 2 or eb.size < 2:
+            continue
+        step = float(eb.mean() - ea.mean())
+        se = math.sqrt(float(ea.var(ddof=1)) / ea.size + float(eb.var(ddof=1)) / eb.size)
+        z = abs(step) / se if se > 0 else math.inf
+        steps.append(
+            {
+                "at": m["start"],
+                "between_ownship_legs": pair,
+                "step_deg": num(step, 3),
+                "z": num(z, 2) if math.isfinite(z) else None,
+                "step": bool(z > _STEP_Z and abs(step) >= min_deg),
+            }
+        )
+    return stretches, steps
+
+
+def _verdict(
+    rms: float | None, mean: float | None, stretches: list[dict[str, Any]], steps: list[dict[str, Any]], min_deg: float
+) -> str:
+    if rms is None:
+        return "no cut falls within the target's span: nothing to compare"
+    bad = [s for s in stretches if s.get("trend")]
+    jumps = [s for s in steps if s["step"]]
+    if not bad and not jumps:
+        return (
+            f"fits: errors {mean:+.2f}° mean, {rms:.2f}° RMS, no trend or step of {min_deg:g}° or more: the dots lie "
+            "flat about zero"
+        )
+    parts = []
+    for s in bad:
+        where = (
+            f"ownship leg {s['ownship_leg']} ({s['start'][11:16]}–{s['end'][11:16]})"
+            if "ownship_leg" in s
+            else "the cuts"
+        )
+        parts.append(f"the error trends {s['change_deg']:+.1f}° over {where}")
+    for s in jumps:
+        parts.append(f"it steps {s['step_deg']:+.1f}° at the ownship turn at {s['at'][11:16]}")
+    text = "off: " + "; ".join(parts)
+    hints = []
+    if bad:
+        hints.append("a slope means the candidate's course or speed is off")
+    if jumps:
+        hints.append("a step at an ownship turn means its range is off")
+    return f"{text} ({' and '.join(hints)})"
+
+
+def _doppler(
+    cuts: Cuts,
+    ok: np.ndarray[Any, Any],
+    own: TrackData | None,
+    target: TrackData,
+    az1: FloatArray,
+    az2: FloatArray,
+    f0_given: float | None,
+) -> tuple[dict[str, Any], dict[str, list[float | None]]] | None:
+    """The frequency residuals, or None when no cut has a frequency."""
+    has = ok & np.isfinite(cuts.frequency)
+    if not has.any():
+        return None
+    if own is None:
+        return {"note": "the cuts have frequencies: give the host track too for their Doppler residuals"}, {}
+    own_speed, own_course = motion_at(Legs(own), cuts.t)
+    tgt_speed, tgt_course = motion_at(Legs(target), cuts.t)
+    osl = own_speed / KNOT_MPS * np.cos(np.radians(np.nan_to_num(own_course) - az1))
+    tsl = -tgt_speed / KNOT_MPS * np.cos(np.radians(np.nan_to_num(tgt_course) - az2))
+    gain = (SOUND_KN + osl) / (SOUND_KN - tsl)
+    use = has & np.isfinite(gain)
+    f = cuts.frequency
+    out: dict[str, Any] = {"speed_of_sound_kn": SOUND_KN, "cut_count": int(use.sum())}
+    if f0_given is not None:
+        f0, source = f0_given, "given"
+    elif cuts.base_frequency is not None:
+        f0, source = cuts.base_frequency, "the sensor's baseFrequency"
+    else:
+        g, fu = gain[use], f[use]
+        f0 = float(fu @ g / (g @ g))
+        source = "estimated by least squares"
+        if use.sum() > 1:
+            out["f0_sd_hz"] = num(math.sqrt(float(np.sum((fu - f0 * g) ** 2)) / (use.sum() - 1) / float(g @ g)), 4)
+    calc = np.where(use, f0 * gain, np.nan)
+    err = np.where(use, f - calc, np.nan)
+    e = err[use]
+    out.update(
+        f0_hz=num(f0, 4),
+        f0_source=source,
+        mean_error_hz=num(float(np.mean(e)), 4),
+        rms_error_hz=num(math.sqrt(float(np.mean(e * e))), 4),
+    )
+    columns = {
+        "frequency": num_list(np.where(has, f, np.nan), 4),
+        "frequency_calculated": num_list(calc, 4),
+        "frequency_error": num_list(err, 4),
+    }
+    return out, columns
+
+
+def residuals_of(
+    cuts: Cuts, target: TrackData, own: TrackData | None, own_feature: Any, params: dict[str, Any] | Any
+) -> tuple[dict[str, Any], list[str]]:
+    """The answer's properties for the cuts against the target, and the warnings."""
+    from debrief_calc.analysis.tma_observe import ownship_of
+
+    unit = params["distance_unit"]
+    min_deg = float(params["min_trend_deg"])
+    lat, lon = geodesy.interpolate_track(target.t, target.lat, target.lon, cuts.t)
+    ok = np.isfinite(lat)
+    n = len(cuts)
+    calc, az2, dist = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    if ok.any():
+        metres, a1, a2 = geodesy.inverse(cuts.lat[ok], cuts.lon[ok], lat[ok], lon[ok])
+        calc[ok], az2[ok], dist[ok] = a1, a2, metres
+    error = wrap180(cuts.bearing - calc)
+    error[~np.isfinite(cuts.bearing)] = np.nan
+    usable = np.isfinite(error)
+    e = error[usable]
+    mean = float(np.mean(e)) if e.size else None
+    rms = math.sqrt(float(np.mean(e * e))) if e.size else None
+    warnings: list[str] = []
+    props: dict[str, Any] = {
+        "sensor_id": cuts.sensor_id,
+        "sensor_name": cuts.name,
+        "target_id": target.id,
+        "target_name": target.name,
+        "cut_count": n,
+        "residual_count": int(usable.sum()),
+        "mean_error": num(mean, 4),
+        "rms_error": num(rms, 4),
+        "error_unit": "deg, measured minus calculated",
+    }
+    if e.size:
+        worst = int(np.flatnonzero(usable)[np.argmax(np.abs(e))])
+        props["max_abs_error"] = {
+            "error": num(float(error[worst]), 3),
+            "cut": int(cuts.number[worst]),
+            "time": iso(float(cuts.t[worst])),
+        }
+    outside = np.flatnonzero(~ok)
+    if outside.size:
+        numbers = [int(cuts.number[k]) for k in outside]
+        props["outside_target"] = {
+            "count": int(outside.size),
+            "cuts": numbers[:100],
+            "note": f"the target track runs {iso(float(target.t[0]))} to {iso(float(target.t[-1]))}: no residual for these cuts",
+        }
+        warnings.append(
+            f"{outside.size} cut(s) fall outside the target track's span: no residual for them (outside_target)"
+        )
+    legs: list[dict[str, Any]] = []
+    manoeuvres: list[dict[str, Any]] = []
+    if own is not None:
+        motion = ownship_of(own_feature, float(cuts.t[0]), float(cuts.t[-1]))
+        legs, manoeuvres = motion.legs, motion.manoeuvres
+        props["ownship_id"] = own.id
+        props["ownship_legs"] = [{k: leg[k] for k in ("leg", "start", "end", "course", "speed_kn")} for leg in legs]
+        props["ownship_turns"] = [
+            {k: m.get(k) for k in ("start", "end", "course_from", "course_to", "turn", "turn_deg")} for m in manoeuvres
+        ]
+    else:
+        props["ownship_note"] = "no host track given: the trends are read over all the cuts, without ownship's legs"
+    stretches, steps = _trends(cuts, error, legs, manoeuvres, min_deg)
+    props["stretches"] = stretches
+    props["steps"] = steps
+    props["min_trend_deg"] = min_deg
+    props["verdict"] = _verdict(rms, mean, stretches, steps, min_deg)
+    d = min(distance_decimals(unit), 4)
+    series: dict[str, Any] = {
+        "time": iso_many(cuts.t),
+        "cut": cuts.number.tolist(),
+        "measured": num_list(cuts.bearing, 2),
+        "calculated": num_list(calc, 3),
+        "error": num_list(error, 3),
+        "range": num_list(dist / METRES_PER_UNIT[unit], d),
+    }
+    amb = np.isfinite(cuts.ambiguous)
+    if amb.any():
+        amb_error = wrap180(cuts.ambiguous - calc)
+        series["ambiguous"] = num_list(cuts.ambiguous, 2)
+        series["ambiguous_error"] = num_list(amb_error, 3)
+        props["ambiguity"] = _which_fits(cuts, error, amb_error, amb & ok)
+    if own is not None:
+        _, course = motion_at(Legs(own), cuts.t)
+        series["ownship_course"] = num_list(course, 1)
+    doppler = _doppler(cuts, ok, own, target, calc, az2, params["base_frequency"])
+    if doppler is not None:
+        props["frequency"], columns = doppler
+        series.update(columns)
+    props["distance_unit"] = unit
+    props["series"] = series
+    return props, warnings
+
+
+def _which_fits(cuts: Cuts, error: FloatArray, amb_error: FloatArray, both: np.ndarray[Any, Any]) -> dict[str, Any]:
+    """Per cut and overall, which of an ambiguous array's two bearings fits the target."""
+    a, b = np.abs(error), np.abs(amb_error)
+    took_amb = both & (b < a)
+    took_brg = both & ~(b < a)
+    best = np.where(took_amb, amb_error, error)[both]
+    overall = "bearing" if took_brg.sum() > took_amb.sum() else "ambiguous"
+    return {
+        "cuts_with_both": int(both.sum()),
+        "bearing_fits": int(took_brg.sum()),
+        "ambiguous_fits": int(took_amb.sum()),
+        "ambiguous_fit_cuts": [int(cuts.number[k]) for k in np.flatnonzero(took_amb)[:100]],
+        "fits_overall": overall,
+        "rms_bearing": num(math.sqrt(float(np.nanmean(error[both] ** 2))), 3) if both.any() else None,
+        "rms_ambiguous": num(math.sqrt(float(np.nanmean(amb_error[both] ** 2))), 3) if both.any() else None,
+        "rms_best_of_two": num(math.sqrt(float(np.mean(best * best))), 3) if both.any() else None,
+        "note": (
+            "per cut, the bearing nearer the target's (series: error, ambiguous_error); the side that fits is the "
+            "one whose errors stay small across ownship's turns"
+        ),
+    }
+
+
+def handle(inp: ToolInput) -> ToolOutput:
+    p = inp.parameters
+    roles = roles_of(inp.features, p["sensor"], p["ownship"])
+    cuts = select_cuts(roles.cuts, p["cuts"])
+    candidates = [item for item in roles.others if p["target"] is None or item[0].id == p["target"]]
+    if len(candidates) != 1:
+        named = [t.id for t, _, _ in roles.others]
+        if p["target"] is not None:
+            message = f"parameter 'target': {p['target']!r} is not among the tracks given ({', '.join(map(repr, named)) or 'none'} besides the host)"
+        elif not candidates:
+            host = (
+                f" (the only track given, {roles.ownship.id!r}, is the sensor's host)"
+                if roles.ownship is not None
+                else ""
+            )
+            message = f"no target track among the features{host}: give the candidate target (the truth, a tma-solve solution, a track typed in)"
+        else:
+            message = f"{len(candidates)} candidate target tracks ({', '.join(map(repr, named))}): name one with parameters.target"
+        raise InvalidContext(
+            message,
+            details={"field": "target" if p["target"] else "features", "rule": "one target track", "tracks": named},
+            next_action="pass the sensor, one target track (and the host), or set parameters.target",
+        )
+    target, target_feature, target_index = candidates[0]
+    props, warnings = residuals_of(cuts, target, roles.ownship, roles.ownship_feature, p)
+    if roles.ownship is None:
+        warnings.append(
+            "no host track given"
+            + (f" (the sensor's host is {roles.cuts.host!r})" if roles.cuts.host else "")
+            + ": no ownship legs, trends over all the cuts"
+        )
+    sources = [source_ref(roles.sensor, roles.sensor_index), source_ref(target_feature, target_index)]
+    if roles.ownship_feature is not None:
+        sources.append(source_ref(roles.ownship_feature, roles.ownship_index))
+    name = f"Bearing residuals {cuts.name} against {target.name or target.id}"
+    return ToolOutput(features=[result_feature(name, None, props)], feature_sources=[sources], warnings=warnings)
+
+
+SPEC = ToolSpec(
+    name="bearing-residuals",
+    description=(
+        "Legacy Debrief's stacked dots: a sensor's cuts against a candidate target track (truth, a tma-solve "
+        "solution, any track), with the host track for ownship's legs. series per cut (measured, calculated, error = "
+        "measured - calculated in ±180°, range; ambiguous_error; frequency_error); mean_error, rms_error; stretches "
+        "per ownship leg (trend: course or speed off), steps at ownship turns (range off), verdict; outside_target; "
+        "ambiguity; frequency (Doppler, f0 given or fitted). render_series draws it."
+    ),
+    version="1.0.0",
+    input_kinds=("sensor", "track"),
+    output_kind="analysis-result",
+    context_type="multi",
+    also_accepts=("single",),  # a sensor alone: the handler says which track to add
+    parameters=(
+        CUTS_PARAM,
+        Parameter(
+            "target", "string", "Id of the candidate target track when several tracks besides the host are given."
+        ),
+        Parameter(
+            "min_trend_deg",
+            "number",
+            "Least change of the error over a stretch (or step between legs) that counts as a trend (degrees).",
+            default=0.5,
+            unit="deg",
+            minimum=0,
+        ),
+        Parameter(
+            "base_frequency",
+            "number",
+            "f0 (Hz) for the frequency residuals; default the sensor's baseFrequency, else fitted.",
+            unit="Hz",
+            minimum=0,
+            exclusive_minimum=True,
+        ),
+        SENSOR_PARAM,
+        OWNSHIP_PARAM,
+        DISTANCE_UNIT_PARAM,
+    ),
+    handler=handle,
+)
