@@ -95,7 +95,7 @@ async def test_a_window_cuts_the_cuts(client: Client) -> None:
     p = out["features"][0]["properties"]
     assert p["cut_count"] == 6 and p["period"] == {"start": "2010-01-12T12:19:14Z", "end": "2010-01-12T12:28:14Z"}
     assert p["range_observability"] == "not observable"
-    assert out["window"]["time_start"] == "2010-01-12T12:19:00Z"
+    assert out["window"]["start"] == "2010-01-12T12:19:00Z" and out["window"]["source"] == "asked"
 
 
 async def test_bearing_residuals_against_the_truth(client: Client) -> None:
