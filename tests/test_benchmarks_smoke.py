@@ -199,6 +199,7 @@ def test_run_all_quick_prints_every_figure_and_target(tmp_path: Path) -> None:
         ("bench_recall.py", "outline recall vs declaration patterns, python"),
         ("bench_references.py", "recall vs grep -w, this repository: all names"),
         ("bench_note_deps.py", "this repository: get_artifact of it, p50, vs the summary naming none"),
+        ("bench_freshness.py", "search_artifacts warm p50 with the freshness check (0, 10 and 300 changed files)"),
     ],
 )
 def test_standalone_llmem_benchmarks_run_quick(tmp_path: Path, script: str, expected: str) -> None:

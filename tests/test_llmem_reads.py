@@ -71,10 +71,25 @@ def test_a_reparse_is_seen_at_the_next_read(llmem: Llmem, sample_project: Path) 
 
 
 def test_a_deleted_artifact_is_gone_at_the_next_read(llmem: Llmem) -> None:
-    llmem.get("src/app.py", "outline", 0, None)
+    """A deleted note is gone; a deleted outline of a file still there is outlined anew (a file
+    never outlined is outlined when read), never the answer kept from before the delete."""
+    first = llmem.get("src/app.py", "outline", 0, None)
+    prompt = llmem.prompt("src/app.py", "summarize")
+    assert prompt.callbackArgs is not None
+    llmem.store_result(**prompt.callbackArgs, result="# App", model="t")
+    assert llmem.get("src/app.py", "summarize", 0, None)["content"] == "# App"
+    outline_file = llmem.store.artifact_file("llmem", "src/app.py", "outline")
     llmem.delete("src/app.py", None)
+    assert not outline_file.exists()
     with pytest.raises(ArtifactNotFound):
-        llmem.get("src/app.py", "outline", 0, None)
+        llmem.get("src/app.py", "summarize", 0, None)
+    again = llmem.get("src/app.py", "outline", 0, None)
+    assert outline_file.is_file()
+    assert again["status"] == "fresh" and again["content"] == first["content"]
+    # The next parse says a read outlined it, not a bare "unchanged".
+    parsed = llmem.parse("src/app.py")
+    assert parsed["unchanged"] == 1
+    assert [(r["path"], r["by"]) for r in parsed["refreshed_since"]] == [("src/app.py", "get_artifact")]
 
 
 def test_pages_read_twice_join_into_the_content(llmem: Llmem, sample_project: Path) -> None:

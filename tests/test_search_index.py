@@ -321,7 +321,7 @@ def test_a_parse_leaves_the_database_current_so_a_new_process_builds_nothing(tmp
     db = IndexDb(store)
     conn = sqlite3.connect(db.file)
     try:
-        assert db._meta(conn) == db._journal_state()  # caught up to the last byte
+        assert db._meta(conn) == db.journal_state()  # caught up to the last byte
     finally:
         conn.close()
     (ws / "core" / "brand_new.py").write_text("def quokka():\n    return 1\n", encoding="utf-8")
@@ -329,6 +329,6 @@ def test_a_parse_leaves_the_database_current_so_a_new_process_builds_nothing(tmp
     svc.searcher().db.close()
     conn = sqlite3.connect(db.file)
     try:
-        assert db._meta(conn) == db._journal_state()  # a file parse too
+        assert db._meta(conn) == db.journal_state()  # a file parse too
     finally:
         conn.close()

@@ -22,11 +22,12 @@ from llmem.code.parsing import NAMESPACE, OUTLINE, Parser, Progress, ProgressSin
 from llmem.core._readcache import Signature
 from llmem.core.config import Limits
 from llmem.core.envelope import Envelope
-from llmem.core.errors import ArtifactNotFound, InvalidArgument, SourceNotFound, SuiteError
+from llmem.core.errors import ArtifactNotFound, InvalidArgument, SourceNotFound
 from llmem.core.paths import ResolvedPath, resolve_in_workspace
 from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 if TYPE_CHECKING:
+    from llmem.code.freshness import OutlineFreshness
     from llmem.code.parse_pool import Replaced
     from llmem.code.search import Searcher, SearchIndex
 
@@ -54,6 +55,9 @@ class Llmem:
         self.parser.after_replace = self._after_replace
         self.parser.while_parsing = self._index_catch_up
         self._answers = _AnswerMemo()
+        # Reads that find an outline behind its file have this service re-parse it.
+        self.outlines().refresher = self
+        self.notes.refresher = lambda: self
 
     def _after_replace(self, replaced: list[Replaced]) -> None:
         """Remember what replaced outlines no longer list (check_references' likely new names)."""
@@ -78,6 +82,18 @@ class Llmem:
             self.searcher().catch_up()
         except Exception:  # the files stay the truth: the next search catches up instead
             log.warning("the search database could not catch up after a parse", exc_info=True)
+
+    def outlines(self) -> OutlineFreshness:
+        """Which outlines differ from their files, and bringing them up to date (the one place)."""
+        freshness = self.searcher().freshness
+        if freshness.refresher is None:  # a store's index made anew (another workspace on its root)
+            freshness.refresher = self
+        return freshness
+
+    def refresh_outlines(self, keys: list[str], deadline: float, at_least: int) -> list[str]:
+        """Re-parse ``keys`` where changed, until ``deadline`` but ``at_least`` of them (for
+        :class:`llmem.code.freshness.OutlineFreshness`)."""
+        return self.parser.refresh_files(keys, deadline, at_least)
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -105,8 +121,20 @@ class Llmem:
 
     def parse(self, path: str, progress: ProgressSink | None = None, budget_s: float | None = None) -> dict[str, Any]:
         """Outline a file or folder; with ``budget_s`` a folder parse still running then goes on
-        in the background (see :mod:`llmem.code.parsing`)."""
-        return self.parser.parse(self._existing(path), progress, budget_s)
+        in the background (see :mod:`llmem.code.parsing`). What reads re-parsed under the path
+        since the last parse reported it is answered too (``refreshed_since``): a file a search
+        already took in after an edit counts as ``unchanged`` here, and must not look unseen."""
+        rp = self._existing(path)
+        answer = self.parser.parse(rp, progress, budget_s)
+        since = self.outlines().take_refreshed_since(rp.key)
+        if since:
+            answer["refreshed_since"] = since[:_REFRESHED_SHOWN]
+            answer["refreshed_since_total"] = len(since)
+            answer["refreshed_since_means"] = (
+                "outlines that reads (by) re-parsed after their files changed, before this parse: "
+                "counted in unchanged here, but taken in when said"
+            )
+        return answer
 
     # -- notes (the callback protocol) -----------------------------------------------------
 
@@ -128,17 +156,18 @@ class Llmem:
 
     # -- read ------------------------------------------------------------------------------
 
-    def status(self, record: ArtifactRecord) -> str:
-        return self.freshness(record)[0]
+    def status(self, record: ArtifactRecord, by: str = "list_artifacts") -> str:
+        return self.freshness(record, by)[0]
 
-    def freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
+    def freshness(self, record: ArtifactRecord, by: str = "get_artifact") -> tuple[str, dict[str, Any]]:
         """The artifact's status and what the answer says about it beside (stale symbols, changed
         files, and ``stale_dependencies``: code elsewhere that its notes name and that changed).
 
         A file note that records the hashes of the symbols it was written from stays fresh while
-        those symbols are unchanged: a comment edited above a function changes nothing.
+        those symbols are unchanged: a comment edited above a function changes nothing. Telling
+        that may bring the file's outline up to date (as read ``by`` that tool).
         """
-        status, about = self._own_freshness(record)
+        status, about = self._own_freshness(record, by)
         if status == "orphaned" or not record.doc.get("depends_on"):
             return status, about
         changes = self.notes.dependency_changes(record)
@@ -148,7 +177,7 @@ class Llmem:
 
         return "stale", {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
 
-    def _own_freshness(self, record: ArtifactRecord) -> tuple[str, dict[str, Any]]:
+    def _own_freshness(self, record: ArtifactRecord, by: str) -> tuple[str, dict[str, Any]]:
         """:meth:`freshness` as far as the code the artifact describes goes (its file or folder)."""
         src = record.doc.get("source")
         if not isinstance(src, dict):
@@ -161,7 +190,7 @@ class Llmem:
         kept_stale = status == "fresh" and bool(record.doc.get("kept_stale"))
         if (status != "stale" and not kept_stale) or not isinstance(hashes, dict) or record.kind == OUTLINE:
             return status, {}
-        current = self.current_symbol_hashes(record.key)
+        current = self.current_symbol_hashes(record.key, by)
         if current is None:
             return "orphaned", {}
         return _compare_symbols(record, hashes, current)
@@ -179,29 +208,12 @@ class Llmem:
             return "fresh", {}
         return "stale", {"changed_files": {k: v[:50] for k, v in changed.items()}}
 
-    def current_symbol_hashes(self, key: str) -> dict[str, str] | None:
-        """The symbol hashes of ``key`` as the file is now (its outline re-derived if stale)."""
-        outline = self.current_outline(key)
+    def current_symbol_hashes(self, key: str, by: str = "get_artifact") -> dict[str, str] | None:
+        """The symbol hashes of ``key`` as the file is now (its outline brought up to date)."""
+        outline = self.outlines().current_outline(key, by=by)
         if outline is None:
             return None
         return _hashes_of(outline.get("symbols", []))
-
-    def current_outline(self, key: str) -> dict[str, Any] | None:
-        """The outline content of ``key`` as the file is now: stored, or re-derived and stored."""
-        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
-        if record is not None and self.status(record) == "fresh":
-            content = record.doc.get("content")
-            return content if isinstance(content, dict) else None
-        file = self.ws.joinpath(*key.split("/"))
-        if not file.is_file():
-            return None
-        try:
-            self.parser.parse(self.resolve(key))
-        except (OSError, SuiteError):
-            return None
-        record = self.store.get_or_none(NAMESPACE, key, OUTLINE)
-        content = record.doc.get("content") if record is not None else None
-        return content if isinstance(content, dict) else None
 
     def get(self, path: str, kind: str, offset: int, limit: int | None, symbol: str | None = None) -> dict[str, Any]:
         if kind == SOURCE:
@@ -213,16 +225,25 @@ class Llmem:
                 next_action=f"Call get_artifact({path!r}, kind='source', symbol={symbol!r}).",
             )
         rp = self.resolve(path)
-        # Shared with other reads of the same unchanged file: everything below only reads it.
-        record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+        try:
+            # Shared with other reads of the same unchanged file: everything below only reads it.
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
+        except ArtifactNotFound:
+            if kind != OUTLINE or not rp.abs.is_file():
+                raise
+            # A file never outlined: outline it now (one file), as its source and references read.
+            self.outlines().refresh({rp.key: "changed"}, by="get_artifact", budget_s=0, at_least=1)
+            if self.store.get_or_none(NAMESPACE, rp.key, kind) is None:
+                self.parser.parse(rp)  # it could not be: the parse says why (over the file cap)
+            record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
         status, about = self.freshness(record)
         if kind == "annotate" and status == "stale":
             # Re-deriving the outline may just have carried notes of renamed symbols: read again.
             record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
             status, about = self.freshness(record)
         if kind == OUTLINE and status == "stale":
-            # An outline is mechanical: re-derive it rather than answer a stale one.
-            self.parser.parse(rp)
+            # An outline is mechanical: bring it up to date rather than answer a stale one.
+            self.outlines().refresh({rp.key: "changed"}, by="get_artifact", budget_s=0, at_least=1)
             record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
             status, about = self.freshness(record)
         content = record.doc.get("content")
@@ -278,7 +299,7 @@ class Llmem:
         file_note = {"file": content["file"]} if "file" in content else {}
         if status == "orphaned":
             return {"symbols": {}, "gone_symbols": symbols, "undescribed": [], **file_note}
-        current = self.current_symbol_hashes(rp.key) or {}
+        current = self.current_symbol_hashes(rp.key, "get_artifact") or {}
         stale = {s["symbol"]: s["change"] for s in about.get("stale_symbols", [])}
         if not isinstance(record.doc.get("symbol_hashes"), dict):
             # Written before symbols had hashes: a symbol that still exists keeps its note.
@@ -443,7 +464,7 @@ class Llmem:
     def search(
         self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
     ) -> dict[str, Any]:
-        return self._search().search(query, kind, directory, limit, cursor, scope)
+        return self._search().search(query, kind, directory, limit, cursor, scope, refresher=lambda: self)
 
     # -- references --------------------------------------------------------------------------
 
@@ -498,7 +519,7 @@ class Llmem:
                 if rec is None:
                     continue
                 size += rec.size
-                st = self.status(rec)
+                st = self.status(rec, "store_status")
                 counts = by_kind.setdefault(kd, {})
                 counts[st] = counts.get(st, 0) + 1
                 by_status[st] = by_status.get(st, 0) + 1
@@ -608,6 +629,7 @@ class _AnswerMemo:
 
 
 _PENDING_SHOWN = 5
+_REFRESHED_SHOWN = 50
 _DELETED_SHOWN = 50
 
 

@@ -7,7 +7,9 @@ read (garbage, a torn copy), is rebuilt from the artifact files, never trusted. 
 
 - ``meta``: the change journal (``cache/journal.log``) the index is true to: its inode and how far
   into it the changes are applied;
-- ``artifacts``: every artifact, by path and kind (counts for ``list_artifacts``);
+- ``artifacts``: every artifact, by path and kind (counts for ``list_artifacts``), with the source
+  fingerprint (size, mtime, sha256) of each outline, which :mod:`llmem.code.freshness` compares
+  with the files;
 - ``entries``: one searchable thing each (a symbol of an outline, a note, a summary); a rebuild
   numbers them in path order, so ids order hits of one tier;
 - ``names``: FTS5 trigram over each symbol's lower-case qualified name (substrings);
@@ -39,21 +41,23 @@ from typing import Any
 from llmem.core.fsutil import hold_lock_file, loads_json
 from llmem.core.store import JOURNAL, ArtifactStore
 
-__all__ = ["DB_NAME", "NAMESPACE", "SCHEMA", "Entry", "IndexDb", "split_words", "trigram_available"]
+__all__ = ["DB_NAME", "NAMESPACE", "SCHEMA", "Entry", "IndexDb", "read_journal", "split_words", "trigram_available"]
 
 NAMESPACE = "llmem"
 DB_NAME = "search.sqlite3"
 #: The current layout; ``PRAGMA user_version`` is ``SCHEMA * 10`` plus 1 with the trigram tables
 #: (0 is a new, empty file).
-SCHEMA = 4
+SCHEMA = 5
 TEXT_KINDS = {"summarize": "summary", "document": "summary", "test-plan": "summary"}
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 log = logging.getLogger("llmem.search")
 
 _TABLES = (
     "CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL)",
-    "CREATE TABLE artifacts(path TEXT NOT NULL, artifact TEXT NOT NULL, PRIMARY KEY(path, artifact)) WITHOUT ROWID",
-    "CREATE INDEX artifacts_by_kind ON artifacts(artifact, path)",
+    """CREATE TABLE artifacts(path TEXT NOT NULL, artifact TEXT NOT NULL, size INTEGER, mtime_ns INTEGER,
+        sha256 TEXT, PRIMARY KEY(path, artifact)) WITHOUT ROWID""",
+    # Covering the comparison of every outline with its file (one scan, no lookups).
+    "CREATE INDEX artifacts_by_kind ON artifacts(artifact, path, size, mtime_ns)",
     """CREATE TABLE entries(id INTEGER PRIMARY KEY, path TEXT NOT NULL, artifact TEXT NOT NULL, symbol TEXT,
         name TEXT NOT NULL, kind TEXT NOT NULL, start INTEGER, end_ INTEGER, signature TEXT, text TEXT NOT NULL,
         lname TEXT, lqn TEXT)""",
@@ -116,6 +120,10 @@ class Entry:
 
 
 ENTRY_COLUMNS = "path, artifact, symbol, name, kind, start, end_, signature, text"
+#: An outline's source fingerprint as the ``artifacts`` table keeps it: size, mtime_ns, sha256.
+_Source = tuple[int | None, int | None, str | None]
+_NO_SOURCE: _Source = (None, None, None)
+_Artifact = tuple[str, str, int | None, int | None, str | None]
 
 
 def entries_of(path: str, artifact: str, content: Any) -> list[Entry]:
@@ -255,7 +263,8 @@ class IndexDb:
 
     # -- artifacts -----------------------------------------------------------------------------
 
-    def _journal_state(self) -> tuple[int, int]:
+    def journal_state(self) -> tuple[int, int]:
+        """The change journal's inode and size (0, 0 when there is none yet)."""
         try:
             st = os.stat(self.journal)  # noqa: PTH116
         except OSError:
@@ -274,22 +283,24 @@ class IndexDb:
     def _fill(self, conn: sqlite3.Connection) -> None:
         """Every artifact file, read once; the journal position taken first, so that changes made
         while reading are applied again afterwards (applying a change twice is harmless)."""
-        ino, size = self._journal_state()
+        ino, size = self.journal_state()
         for table in ("artifacts", "entries", *_FTS_TABLES, *(("names",) if self.trigram else ())):
             conn.execute(f"DELETE FROM {table}")
         rows: list[tuple[Any, ...]] = []
-        arts: list[tuple[str, str]] = []
+        arts: list[_Artifact] = []
         for key, kinds in self.store.iter_keys(NAMESPACE):
             for kind in kinds:
-                group = self._entries(key, kind)
-                if group is not None:
-                    arts.append((key, kind))
-                    rows.extend(_row(e) for e in group)
+                found = self._entries(key, kind)
+                if found is not None:
+                    arts.append((key, kind, *found[1]))
+                    rows.extend(_row(e) for e in found[0])
         self._insert(conn, arts, rows)
         self._set_meta(conn, ino, size)
 
-    def _insert(self, conn: sqlite3.Connection, arts: list[tuple[str, str]], rows: list[tuple[Any, ...]]) -> None:
-        conn.executemany("INSERT OR REPLACE INTO artifacts(path, artifact) VALUES (?, ?)", arts)
+    def _insert(self, conn: sqlite3.Connection, arts: list[_Artifact], rows: list[tuple[Any, ...]]) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO artifacts(path, artifact, size, mtime_ns, sha256) VALUES (?, ?, ?, ?, ?)", arts
+        )
         if not rows:
             return
         first = (conn.execute("SELECT max(id) FROM entries").fetchone()[0] or 0) + 1
@@ -314,12 +325,16 @@ class IndexDb:
         if names:
             conn.executemany("INSERT INTO names(rowid, lqn) VALUES (?, ?)", names)
 
-    def _entries(self, key: str, kind: str) -> list[Entry] | None:
-        """What ``kind`` of ``key`` holds to search; ``None`` when the artifact is gone."""
+    def _entries(self, key: str, kind: str) -> tuple[list[Entry], _Source] | None:
+        """What ``kind`` of ``key`` holds to search, and an outline's source fingerprint; ``None``
+        when the artifact is gone."""
         if kind not in {"outline", "annotate"} and kind not in TEXT_KINDS:
-            return [] if self.store.artifact_file(NAMESPACE, key, kind).is_file() else None
+            return ([], _NO_SOURCE) if self.store.artifact_file(NAMESPACE, key, kind).is_file() else None
         record = self.store.get_or_none(NAMESPACE, key, kind)
-        return entries_of(key, kind, record.doc.get("content")) if record else None
+        if record is None:
+            return None
+        fp = record.source if kind == "outline" else None
+        return entries_of(key, kind, record.doc.get("content")), (fp.size, fp.mtime_ns, fp.sha256) if fp else _NO_SOURCE
 
     def _replace(self, conn: sqlite3.Connection, changed: list[tuple[str, str]]) -> None:
         """The rows of each changed artifact anew: the old ones out, then all the new ones in one
@@ -335,23 +350,23 @@ class IndexDb:
                     conn.execute(f"DELETE FROM names WHERE rowid IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM entries WHERE id IN ({marks})", chunk)
             conn.execute("DELETE FROM artifacts WHERE path = ? AND artifact = ?", (key, kind))
-        arts: list[tuple[str, str]] = []
+        arts: list[_Artifact] = []
         rows: list[tuple[Any, ...]] = []
         for key, kind in changed:
-            group = self._entries(key, kind)
-            if group is not None:
-                arts.append((key, kind))
-                rows.extend(_row(e) for e in group)
+            found = self._entries(key, kind)
+            if found is not None:
+                arts.append((key, kind, *found[1]))
+                rows.extend(_row(e) for e in found[0])
         self._insert(conn, arts, rows)
 
     def catch_up(self, conn: sqlite3.Connection) -> None:
         """Apply the journal lines written since the index was last true (any process's writes)."""
-        ino, size = self._journal_state()
+        ino, size = self.journal_state()
         if (ino, size) == self._meta(conn):
             return
         with self.writing(conn):
             m_ino, m_offset = self._meta(conn)  # another process may have caught up meanwhile
-            ino, size = self._journal_state()
+            ino, size = self.journal_state()
             if m_ino == 0 and m_offset == 0 and ino != 0:
                 m_ino = ino  # the journal began after the index was built: read it all
             if ino != m_ino or size < m_offset:
@@ -360,18 +375,29 @@ class IndexDb:
             if size == m_offset:
                 self._set_meta(conn, m_ino, m_offset)
                 return
-            with self.journal.open("rb") as handle:
-                handle.seek(m_offset)
-                raw = handle.read(size - m_offset)
-            end = raw.rfind(b"\n") + 1  # a line still being written is read next time
-            changed: dict[tuple[str, str], None] = {}
-            for line in raw[:end].splitlines():
-                with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
-                    item = loads_json(line)
-                    if item.get("ns") == NAMESPACE:
-                        changed[(str(item["key"]), str(item["kind"]))] = None
+            changed, end = read_journal(self.journal, m_offset, size)
             self._replace(conn, list(changed))
-            self._set_meta(conn, m_ino, m_offset + end)
+            self._set_meta(conn, m_ino, end)
+
+
+def read_journal(journal: Path, start: int, size: int) -> tuple[dict[tuple[str, str], None], int]:
+    """The (key, kind) of llmem's artifacts put or deleted in the journal's lines from ``start``
+    to ``size``, in order and once each, and where the next read starts (a line still being
+    written is read next time)."""
+    try:
+        with journal.open("rb") as handle:
+            handle.seek(start)
+            raw = handle.read(size - start)
+    except OSError:
+        return {}, start
+    end = raw.rfind(b"\n") + 1
+    changed: dict[tuple[str, str], None] = {}
+    for line in raw[:end].splitlines():
+        with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+            item = loads_json(line)
+            if item.get("ns") == NAMESPACE:
+                changed[(str(item["key"]), str(item["kind"]))] = None
+    return changed, start + end
 
 
 def _row(e: Entry) -> tuple[Any, ...]:

@@ -11,7 +11,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmem.code import carry, note_deps, note_keys
 from llmem.code import tasks as llm_tasks
@@ -22,6 +22,9 @@ from llmem.core.envelope import Envelope
 from llmem.core.errors import InvalidArgument, ResultInvalid, UnsupportedTask
 from llmem.core.paths import ResolvedPath
 from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, fingerprint_file
+
+if TYPE_CHECKING:
+    from llmem.code.freshness import Refresher
 
 #: README names a folder summary reads, first found wins.
 _READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -73,6 +76,8 @@ class Notes:
             result_chars=limits.result_chars,
             prompt_chars=max(2_000, limits.answer_chars - 3_000),
         )
+        #: Makes what re-parses outlines behind their files (the service that owns these notes).
+        self.refresher: Callable[[], Refresher] | None = None
 
     def folder_fingerprint(self, folder: Path) -> Fingerprint:
         from llmem.code.walk import walk_workspace
@@ -274,8 +279,13 @@ class Notes:
         return note_deps.resolve(finder_for(self.ws), texts, key, folder=folder, own_symbols=own_symbols)
 
     def _folder_prompt(self, rp: ResolvedPath) -> PreparedPrompt:
+        from llmem.code.search import search_index_for
         from llmem.code.walk import walk_workspace
 
+        # Built on the outlines of what the folder holds: those behind their files first re-parsed.
+        refresh = search_index_for(self.store, self.limits.max_file_bytes).freshness.bring_up_to_date(
+            rp.key, by="generate_prompt", budget_s=self.limits.refresh_budget_ms / 1000, refresher=self.refresher
+        )
         walked = walk_workspace(self.ws, rp.abs, max_file_bytes=self.limits.max_file_bytes)
         entries: list[llm_tasks.FolderEntry] = []
         subfolders: dict[str, int] = {}
@@ -291,16 +301,26 @@ class Notes:
         fp = self.folder_fingerprint(rp.abs)
         limit = self.callback.prompt_chars - 1_000
         readme = _readme(rp.abs)
+        stale = sorted(refresh.left)
+        warning = (
+            f"\n(The outlines of {len(stale)} file(s) here changed since they were parsed and could not be "
+            f"re-parsed in time; what is shown of them may be out of date: {', '.join(stale[:20])}"
+            + (" …" if len(stale) > 20 else "")
+            + ")\n"
+            if stale
+            else ""
+        )
         prompt = llm_tasks.folder_summary_prompt(
             rp.key,
             entries,
             readme[1] if readme else None,
-            limit,
+            limit - len(warning),
             readme_path=(prefix + readme[0]) if readme else None,
         )
         prompt += note_deps.changed_code(
             self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, "summarize")), str(self.ws)
         )
+        prompt += warning
         return PreparedPrompt(
             "summarize",
             rp.key,
@@ -309,7 +329,7 @@ class Notes:
             "markdown",
             Fingerprint(fp.size, fp.mtime_ns, fp.sha256),
             {"folder": True, "files": self.file_states(rp.abs)},
-            {"files": len(walked.files), "subfolders": len(subfolders)},
+            {"files": len(walked.files), "subfolders": len(subfolders), "freshness": refresh.summary(rp.key)},
         )
 
     def _known_of_folder(self, key: str, files: int) -> llm_tasks.FolderEntry:

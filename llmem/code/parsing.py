@@ -120,6 +120,8 @@ class Parser:
         self.after_replace: Callable[[list[Replaced]], None] | None = None
         #: Called now and then while a large parse goes on (the search index catching up).
         self.while_parsing: Callable[[], None] | None = None
+        #: Seconds the after-parse hook takes a file (for :meth:`refresh_files`), as last measured.
+        self._after_s = 0.005
 
     def _after(self, counts: ParseCounts) -> dict[str, Any]:
         if counts.replaced and self.after_replace is not None:
@@ -165,6 +167,33 @@ class Parser:
             "reparsed": reparsed,
             **self._after(counts),
         }
+
+    def refresh_files(self, keys: list[str], deadline: float, at_least: int = 0) -> list[str]:
+        """Outline the files ``keys`` anew where they changed, in order, until ``deadline`` (a
+        ``time.monotonic()`` value) but ``at_least`` of them whatever the time; the keys brought up
+        to date. A file gone or grown past the file cap meanwhile is left out. One after-parse
+        hook for them all (notes carried, the search database caught up): its time, learnt from
+        the last ones, is counted in, so the whole ends near ``deadline``."""
+        counts = ParseCounts()
+        done: list[str] = []
+        for key in keys:
+            if len(done) >= at_least and time.monotonic() + self._after_s * (len(counts.changed) + 1) >= deadline:
+                break
+            path = self.ws.joinpath(*key.split("/"))
+            try:
+                st = path.stat()
+                if st.st_size > self.limits.max_file_bytes:
+                    continue
+                self._outline_if_changed(key, path, counts, (st.st_size, st.st_mtime_ns))
+            except OSError:
+                continue
+            done.append(key)
+        started = time.monotonic()
+        self._after(counts)
+        if counts.changed:  # what the hook took a file, smoothed: the next refresh plans with it
+            took = (time.monotonic() - started) / len(counts.changed)
+            self._after_s = (self._after_s + took) / 2
+        return done
 
     def _outline_if_changed(
         self, key: str, abs_path: Path, counts: ParseCounts, seen: tuple[int, int] | None = None

@@ -44,8 +44,10 @@ import json
 import re
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any, Literal, get_args
 
+from llmem.code.freshness import OutlineFreshness, Refresh, Refresher
 from llmem.code.index_db import (
     ENTRY_COLUMNS,
     NAMESPACE,
@@ -86,6 +88,8 @@ class SearchIndex:
         self.lines = LineIndex(self.db, max_file_bytes)
         self._lock = threading.Lock()
         self._opened = False
+        #: Which outlines differ from their files, and bringing them up to date (the one place).
+        self.freshness = OutlineFreshness(store, self.db, self._run)
 
     def _conn(self) -> sqlite3.Connection:
         conn = self.db.connection()
@@ -140,7 +144,10 @@ class SearchIndex:
         cursor: str | None = None,
         answer_chars: int = 20_000,
         scope: str = "auto",
+        mark: Callable[[str], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        """One page of hits; ``mark(path)`` adds to each hit of a symbol, note or line what it
+        must say beside itself (that its file changed since it was outlined)."""
         q = " ".join(query.split())
         if not q:
             raise InvalidArgument(
@@ -170,7 +177,9 @@ class SearchIndex:
             )
         tag = _query_tag(q, kind, directory, scope)
         start = _decode_cursor(cursor, tag) if cursor else 0
-        return dict(self._run(lambda conn: self._answer(conn, q, kind, directory, scope, start, limit, answer_chars)))
+        return dict(
+            self._run(lambda conn: self._answer(conn, q, kind, directory, scope, start, limit, answer_chars, mark))
+        )
 
     def _answer(
         self,
@@ -182,6 +191,7 @@ class SearchIndex:
         start: int,
         limit: int,
         answer_chars: int,
+        mark: Callable[[str], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         why: Why = {}
         segments = (
@@ -247,6 +257,8 @@ class SearchIndex:
                 pos += 1
                 continue
             hit = _hit(conn, entry, match, reason)
+            if mark is not None and match != "file":
+                hit.update(mark(entry.path))
             size = len(json.dumps(hit, ensure_ascii=False)) + 1
             if hits and used + size > room:
                 break
@@ -538,16 +550,81 @@ class Searcher:
         return search_index_for(self.store, self.limits.max_file_bytes)
 
     def search(
-        self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
+        self,
+        query: str,
+        kind: str | None,
+        directory: str,
+        limit: int,
+        cursor: str | None,
+        scope: str = "auto",
+        refresher: Callable[[], Refresher] | None = None,
     ) -> dict[str, Any]:
+        """One page of hits about the files as they are now: the outlined files under ``directory``
+        that changed since they were outlined are re-parsed first (the hits' files first), within
+        ``Limits.refresh_budget_ms``; the hits of those left say ``stale: true`` and how to refresh
+        them, and ``freshness`` counts both. In a process still comparing its outlines with the files
+        (:mod:`llmem.code.freshness`) the hits' files are compared here, and ``freshness`` says how
+        many are not compared yet. ``refresher`` makes the re-parser if none is attached."""
         rp = resolve_in_workspace(self.store.workspace, directory, field="directory")
         if kind is not None and kind not in search_kinds():
             raise InvalidArgument(
                 f"kind {kind!r} is neither a symbol kind nor an artifact kind",
                 details={"field": "kind", "rule": "one of the kinds", "allowed": sorted(search_kinds())},
             )
-        found = self.index().search(query, kind, rp.key, limit, cursor, self.limits.answer_chars - 300, scope)
-        return {"directory": rp.key, **found}
+        index = self.index()
+        room = self.limits.answer_chars - 300
+
+        def answer(refresh: Refresh, reserve: int = 0) -> dict[str, Any]:
+            return index.search(query, kind, rp.key, limit, cursor, room - reserve, scope, refresh.mark)
+
+        freshness = index.freshness
+        with freshness.asking():  # the background comparison of a new process gives way
+            return self._answer_fresh(freshness, rp.key, limit, answer, refresher)
+
+    def _answer_fresh(
+        self,
+        freshness: OutlineFreshness,
+        directory: str,
+        limit: int,
+        answer: Callable[[Refresh, int], dict[str, Any]],
+        refresher: Callable[[], Refresher] | None,
+    ) -> dict[str, Any]:
+        """The page ``answer`` gives once the changed files it is about are re-parsed (or marked),
+        and what it says of freshness."""
+        refresh = Refresh(freshness.changed(directory))
+        complete = freshness.complete  # whether that covered every outlined file
+
+        def reserve() -> int:  # room for what the answer says of freshness
+            if not refresh.changed and complete:
+                return 0
+            return len(json.dumps(refresh.summary(directory, limit, freshness.not_compared), ensure_ascii=False))
+
+        found = answer(refresh, reserve())
+        budget_s = self.limits.refresh_budget_ms / 1000
+        for _round in range(2):
+            marked = set(refresh.changed)
+            if not complete:  # a new process still comparing: the page's files are checked here
+                if freshness.complete:  # ... and done meanwhile: all it found
+                    complete = True
+                    refresh.changed.update(freshness.changed(directory))
+                unchecked = {h["path"] for h in found["results"]} - set(refresh.changed)
+                refresh.changed.update(freshness.changed(directory, unchecked) if unchecked else {})
+            todo = {k: v for k, v in refresh.left.items() if k not in refresh.tried}
+            if not todo:
+                break
+            first = [h["path"] for h in found["results"] if h["path"] in todo]
+            done = freshness.refresh(todo, by="search_artifacts", budget_s=budget_s, refresher=refresher, first=first)
+            refresh.refreshed += done.refreshed
+            refresh.tried.update(todo)
+            budget_s = 0  # a second round only checks the new page's files, and marks those changed
+            if done.refreshed or set(refresh.changed) - marked:  # else the page already says it all
+                found = answer(refresh, reserve())
+        stale_hits = sum(1 for h in found["results"] if h.get("stale"))
+        return {
+            "directory": directory,
+            **found,
+            "freshness": refresh.summary(directory, stale_hits, freshness.not_compared),
+        }
 
 
 @functools.cache

@@ -127,6 +127,20 @@ SEARCH_GUIDE = (
     "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines')."
 )
 
+FRESHNESS = (
+    "Answers are about the files as they are now, edits made behind the server's back (yours, an editor's, "
+    "git's) included: search_artifacts, get_artifact and folder prompts first re-parse the outlined files that "
+    "changed since they were outlined, within a time budget (LLMEM_REFRESH_BUDGET_MS, default 1000 ms; a read "
+    "about one file always brings that file up to date), and get_artifact outlines a file never parsed. A hit "
+    "in a file not re-parsed in time says stale: true and refresh_with (the call that refreshes it); deleted: "
+    "true when the file is gone. Each search answer's freshness says how many files it re-parsed (refreshed) "
+    "and how many it left stale (stale_files, stale_paths, refresh_with for them all): their new symbols may be "
+    "missing. A server just started compares every outlined file once in the background (seconds at most on a "
+    "large workspace); until then each answer checks its own hits' files and says not_yet_compared: ask again "
+    "in a moment if a new name is missing. A parse answer lists in refreshed_since the files a read already re-parsed since the last parse "
+    "(path, when, by): those count as unchanged there. find_references reads the files themselves on every call."
+)
+
 Path_ = str  # workspace-relative; resolve_in_workspace checks it and names what is wrong
 Task = Literal["annotate", "summarize", "document", "test-plan"]
 Part = Annotated[int | None, Field(ge=1)]  # annotate: which part of a file too big for one prompt
@@ -174,6 +188,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
             ("Searching", SEARCH_GUIDE),
             ("How to find usages", USAGES),
             ("What an edit broke", CHECK_GUIDE),
+            ("Answers about the code as it is now", FRESHNESS),
         ],
     )
 
@@ -210,6 +225,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data.get("state") == "running"
             else "Some files failed (see failed_files); fix them or list them in .llmemignore, then run again."
         )
+        if data.get("refreshed_since"):
+            hint = (
+                f"{data['refreshed_since_total']} file(s) counted unchanged were re-parsed after their edit by a "
+                f"read already (refreshed_since): the edits are in the outlines. {hint}"
+            )
         return ok(data, hint)
 
     def get_artifact(
@@ -226,6 +246,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
         hint = (
             f"Call again with offset={more} for the next page."
             if more is not None
+            else f"Stale: generate_artifact({data['path']!r}) outlines it afresh."
+            if data["status"] == "stale" and kind == "outline"
             else f"Stale: generate_prompt({data['path']!r}, {kind!r}) writes it afresh"
             + (
                 f"; it names {len(data['stale_dependencies'])} symbol(s) whose code changed or went since "
@@ -270,9 +292,18 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         from llmem.code.search import Searcher  # not the whole code memory: a first search stays quick
 
-        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope)
+        # The code memory's service (parsers, notes) is made only if a changed file must be re-parsed.
+        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope, refresher=svc)
+        stale = data["freshness"]["stale_files"]
         hint = (
-            "Call again with cursor=next_cursor for more."
+            f"{stale} changed file(s) were not re-parsed in time: their hits say stale, their new symbols may be "
+            f"missing; {data['freshness']['refresh_with']} refreshes them."
+            if stale
+            else "The server has just started and is still comparing files with their outlines "
+            "(freshness.not_yet_compared): every hit was checked; if a name you expect is missing, ask again "
+            "in a moment."
+            if data["freshness"].get("not_yet_compared") and not data["results"]
+            else "Call again with cursor=next_cursor for more."
             if data["next_cursor"]
             else "get_artifact(path, kind='source', symbol=...) shows a hit's code."
             if data["results"]

@@ -20,7 +20,7 @@ Transport = Literal["stdio", "streamable-http"]
 DEFAULT_PORTS = {"llmem-mcp": 60125, "debrief-calc-mcp": 60124, "debrief-state-mcp": 60123}
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_int(name: str, default: int, minimum: int = 1) -> int:
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
         return default
@@ -28,8 +28,10 @@ def _env_int(name: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise ValueError(f"environment variable {name}={raw!r} is not a whole number") from None
-    if value <= 0:
-        raise ValueError(f"environment variable {name}={raw!r} must be positive")
+    if value < minimum:
+        raise ValueError(
+            f"environment variable {name}={raw!r} must be " + ("positive" if minimum == 1 else f"at least {minimum}")
+        )
     return value
 
 
@@ -46,6 +48,10 @@ class Limits:
     max_file_bytes: int = 1_000_000
     #: How long a folder parse answers within; past it the parse goes on in the background.
     parse_budget_s: int = 20
+    #: How long a read (a search, a folder prompt) may spend re-parsing files changed since they
+    #: were outlined before it answers; what it could not reach it marks stale. A read about one
+    #: file always brings that file up to date. 0: never wait, mark every changed file stale.
+    refresh_budget_ms: int = 1_000
     #: Calls a client may make (token buckets, ``llmem.core.ratelimit``): writes on average per
     #: minute and in one burst; reads likewise, generously.
     writes_per_minute: int = 600
@@ -65,6 +71,7 @@ class Limits:
             ticket_ttl_s=_env_int("LLMEM_TICKET_TTL", d.ticket_ttl_s),
             max_file_bytes=_env_int("LLMEM_MAX_FILE_BYTES", d.max_file_bytes),
             parse_budget_s=_env_int("LLMEM_PARSE_BUDGET", d.parse_budget_s),
+            refresh_budget_ms=_env_int("LLMEM_REFRESH_BUDGET_MS", d.refresh_budget_ms, minimum=0),
             writes_per_minute=_env_int("LLMEM_WRITES_PER_MINUTE", d.writes_per_minute),
             write_burst=_env_int("LLMEM_WRITE_BURST", d.write_burst),
             reads_per_minute=_env_int("LLMEM_READS_PER_MINUTE", d.reads_per_minute),
