@@ -41,7 +41,7 @@ FIGURE_ROWS = [
     (LLMEM, "first search of a new process (cache)", 1),
     (LLMEM, "same, a query of", 1),
     (LLMEM, "search p50:", 7),
-    (LLMEM, "search p95:", 6),
+    (LLMEM, "search p95:", 7),
     (LLMEM, "search after another process's change", 1),
     (LLMEM, "4 writing processes, this one searching after each write", 1),
     (LLMEM, "stdlib: ", 6),  # the line index built, the first search of a new server, four warm line searches
