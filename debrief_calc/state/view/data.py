@@ -9,8 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from debrief_calc.plots.render._common import Item, hex_colour
+from debrief_calc.plots.render._cuts import drawable, no_range_length, sensor_cuts
 from debrief_calc.plots.render._items import read_items
 from debrief_calc.state.view import DEFAULT_POINTS
+from debrief_calc.state.view._cuts import ellipses_data, hidden_data, sensor_data
 
 __all__ = ["view_data"]
 
@@ -92,19 +94,31 @@ def view_data(
     selection: Sequence[str],
     max_points: int = DEFAULT_POINTS,
 ) -> dict[str, Any]:
-    """What the view draws: each drawable feature with its kind (track, zone, point, narrative),
-    name, colour and geometry, tracks thinned to ``max_points`` in all (each says
+    """What the view draws: each drawable feature with its kind (track, zone, point, narrative,
+    sensor), name, colour and geometry, tracks thinned to ``max_points`` in all (each says
     ``points_total`` and ``points_shown``), zones and points with the period they are shown in
-    (``active``: epoch seconds, ``null`` for open), narrative entries with their ship and time."""
+    (``active``: epoch seconds, ``null`` for open), narrative entries with their ship and time;
+    sensors' cuts sharing the budget with the tracks and target solutions' ellipses
+    (:mod:`._cuts`); then the features hidden by ``visible: false`` (kind ``hidden``)."""
     items = read_items(features, set(map(str, selection)), track_lines=False)
     tracks = [i for i in items if i.kind == "track"]
     sizes = [len(i.track) if i.track is not None else sum(len(p) for p in i.lines) for i in tracks]
-    budgets = dict(zip((id(i) for i in tracks), _budgets(sizes, max_points), strict=True))
+    # sensors share the budget with the tracks, a cut counted as a point
+    sensors = {id(i): sensor_cuts(i) for i in items if i.kind == "sensor"}
+    sizes += [drawable(c).size for c in sensors.values()]
+    shares = _budgets(sizes, max_points)
+    budgets = dict(zip([id(i) for i in tracks] + list(sensors), shares, strict=True))
+    no_range_m = no_range_length(items) if sensors else 0.0
     out: list[dict[str, Any]] = []
     for item in items:
         base: dict[str, Any] = {"id": item.id, "name": item.short or item.name, "color": hex_colour(item.colour)}
-        if item.kind == "track":
-            out.append({**base, "kind": "track", **_track(item, max(2, budgets[id(item)]))})
+        if item.kind == "sensor":
+            out.append({**base, **sensor_data(sensors[id(item)], budgets[id(item)], no_range_m)})
+        elif item.kind == "track":
+            drawn = {**base, "kind": "track", **_track(item, max(2, budgets[id(item)]))}
+            if (ellipses := ellipses_data(item)) is not None:
+                drawn["ellipses"] = ellipses
+            out.append(drawn)
         elif item.ship is not None and item.at is not None:
             text = str((item.feature.get("properties") or {}).get("text") or item.name)
             out.append(
@@ -132,6 +146,7 @@ def view_data(
                     "extent": 0.0,
                 }
             )
+    out += hidden_data(features)
     return {
         "filename": filename,
         "revision": revision,
