@@ -127,6 +127,58 @@ def test_the_view_budget_counts_cuts_and_thins_them_as_the_picture_does() -> Non
     )
     track, cuts = data["features"]
     assert cuts["cuts_total"] == 3000 and cuts["cuts_shown"] < 3000 and cuts["n"][-1] == 2999
-    assert track["points_shown"] + cuts["cuts_shown"] <= 1000 + 2  # the budget shared
+    # the budget shared in numbers sent: three a track point (lon, lat, t), five a cut and two a
+    # point of its lines, counted in the answer itself
+    sent = 5 * cuts["cuts_shown"] + sum(len(x) for x in cuts["line"] + cuts["amb"] if x is not None)
+    assert track["points_shown"] == track["points_total"] == 121  # under a track's least share, all of it
+    assert 0.8 * 3 * 1000 <= sent <= 3 * 1000  # the rest of the budget, most of it used
     step = cuts["every"]
     assert all(n % step == 0 for n in cuts["n"][:-1]) and cuts["n"][:3] == [0, step, 2 * step]
+
+
+def test_at_the_plots_time_the_view_gets_the_cuts_the_picture_draws() -> None:
+    from debrief_calc.plots.render import render_plot
+    from debrief_calc.tracks.features import iso
+
+    many = [{"s": 2 * k, "b": float(k % 360)} for k in range(3000)]
+    doc = collection(host(minutes=120), sensor(many))
+    q = T0 + 4001.0
+    picture = render_plot(doc, current_time=q, selection=["towed"], fit="all")
+    (drawn,) = picture.cuts
+    data = view_data(
+        doc["features"],
+        filename="x",
+        revision="r",
+        title="t",
+        time_state={"current": iso(q)},
+        viewport=None,
+        selection=[],
+        max_points=1000,
+    )
+    cuts = next(f for f in data["features"] if f["kind"] == "sensor")
+    assert cuts["now"] == {"t": q, "active": drawn.active, "every": drawn.every}
+    near = [t for t in cuts["t"] if q - 1800 - 0.5 <= t <= q + 0.5]  # what the page finds active then
+    expected = sum(1 for k in range(3000) if q - 1800 - 0.5 <= T0 + 2 * k < q + 0.5)  # the rule, read at a second
+    assert near == drawn.times and drawn.active == expected and len(near) <= 60
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_view_data_of_a_hundred_thousand_cuts_fits_the_answer_cap(workspace: Path, mode: str) -> None:
+    # a cut a second for 100,000 s, half with an ambiguous bearing, none with a range (the longest lines)
+    many = [{"s": k, "b": float(k % 360), **({"amb": float((k * 7) % 360)} if k % 2 else {})} for k in range(100_000)]
+    doc = collection(host(minutes=100_000 // 60 + 1), sensor(many))
+    (workspace / PLOT).write_text(json.dumps(doc), encoding="utf-8")
+    limits = Limits()
+    async with Client(build_server(ServerConfig("debrief-state-mcp", workspace, limits=limits)), mode=mode) as c:
+        result = await c.call_tool("debrief_view_data", {"filename": PLOT})
+    assert not result.is_error, result.content[0].text[:500]
+    text = result.content[0].text
+    assert len(text) <= max(limits.result_chars, limits.answer_chars)
+    answer = json.loads(text)
+    track, cuts = answer["features"]
+    # how many of how many, every n-th and the newest
+    assert cuts["cuts_total"] == cuts["cuts_usable"] == 100_000 and 2 < cuts["cuts_shown"] < 100_000
+    step = cuts["every"]
+    assert cuts["n"][-1] == 99_999 and all(n % step == 0 for n in cuts["n"][:-1])
+    assert len(cuts["n"]) == len(cuts["line"]) == len(cuts["amb"]) == cuts["cuts_shown"]
+    assert 200 <= track["points_shown"] < track["points_total"]  # the track keeps at least its least share

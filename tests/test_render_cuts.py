@@ -20,6 +20,7 @@ from debrief_calc.plots.render import Rendered, render_plot
 from debrief_calc.plots.render._common import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP
 from debrief_calc.plots.render._cuts import MAX_CUTS, NO_RANGE_LIMITS_M
 from debrief_calc.tracks.features import iso, parse_iso
+from debrief_calc.tracks.times import parse_window
 from tests.test_analysis_support import DATA, run_ok
 from tests.test_render import pixels
 
@@ -181,10 +182,11 @@ def test_a_cut_is_active_from_its_time_for_thirty_minutes_or_inside_the_window()
     assert at_edge.cuts[0].active == 3 and drawn_along(hits(at_edge, MAGENTA, lon, lat, 30.0, 8000 * YD))
     after = render(doc, T0 + 60 + 1801)
     assert after.cuts[0].active == 2 and absent(hits(after, MAGENTA, lon, lat, 30.0, 8000 * YD))
-    # a window and no time: the cuts whose time is inside it
-    windowed = render(doc, None, window=(T0 + 200, T0 + 400))
-    assert windowed.cuts[0].active == 1
-    assert drawn_along(hits(windowed, MAGENTA, *on_host(300), 120.0, windowed.cuts[0].no_range_m))
+    # a window and no time: the cuts whose time is inside it (the sensor cut to it, as every path cuts)
+    windowed = render(doc, None, window=parse_window(iso(T0 + 500), iso(T0 + 600)))
+    assert (windowed.cuts[0].total, windowed.cuts[0].active) == (1, 1)
+    assert drawn_along(hits(windowed, MAGENTA, *on_host(540), 200.0, 6000 * YD))
+    assert absent(hits(windowed, MAGENTA, *on_host(60), 30.0, 8000 * YD))
     # no time and no window: all of them
     assert render(doc, None).cuts[0].active == 3
 

@@ -47,6 +47,7 @@ __all__ = [
     "active_cuts",
     "cut_lines",
     "drawable",
+    "line_points",
     "no_range_length",
     "sensor_cuts",
     "solution_ellipses",
@@ -227,16 +228,28 @@ def no_range_length(items: Sequence[Item]) -> float:
     return min(max(metres, low), high)
 
 
+def _lengths(cuts: SensorCuts, numbers: IntArray, no_range_m: float) -> tuple[FloatArray, IntArray]:
+    """The drawn length (metres) of each cut of ``numbers`` and the straight pieces it is drawn in."""
+    ranges = cuts.range_m[numbers]
+    lengths = np.where(np.isfinite(ranges) & (ranges > 0), ranges, no_range_m)
+    return lengths, np.clip(np.ceil(lengths / _PIECE_M), 1, _MAX_PIECES).astype(np.int64)
+
+
+def line_points(cuts: SensorCuts, numbers: IntArray, no_range_m: float) -> IntArray:
+    """How many points :func:`cut_lines` gives each cut of ``numbers``, its bearing's and its
+    ambiguous bearing's lines together."""
+    _, pieces = _lengths(cuts, numbers, no_range_m)
+    lines = np.isfinite(cuts.bearing[numbers]).astype(np.int64) + np.isfinite(cuts.ambiguous[numbers])
+    return (pieces + 1) * lines
+
+
 def cut_lines(cuts: SensorCuts, numbers: IntArray, no_range_m: float, *, ambiguous: bool = False) -> list[FloatArray]:
     """For each cut of ``numbers``, its line as ``(k, 2)`` lon/lat points along the geodesic from
     its origin, on its bearing (or its ambiguous bearing), to its range or ``no_range_m``; an
     empty array for a cut without that bearing."""
     bearings = (cuts.ambiguous if ambiguous else cuts.bearing)[numbers]
-    lengths = np.where(
-        np.isfinite(cuts.range_m[numbers]) & (cuts.range_m[numbers] > 0), cuts.range_m[numbers], no_range_m
-    )
+    lengths, pieces = _lengths(cuts, numbers, no_range_m)
     ok = np.isfinite(bearings)
-    pieces = np.clip(np.ceil(lengths / _PIECE_M), 1, _MAX_PIECES).astype(np.int64)
     pieces[~ok] = 0
     counts = np.where(ok, pieces + 1, 0)
     if not counts.sum():

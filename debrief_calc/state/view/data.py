@@ -12,7 +12,7 @@ from debrief_calc.plots.render._common import Item, hex_colour
 from debrief_calc.plots.render._cuts import drawable, no_range_length, sensor_cuts
 from debrief_calc.plots.render._items import read_items
 from debrief_calc.state.view import DEFAULT_POINTS
-from debrief_calc.state.view._cuts import ellipses_data, hidden_data, sensor_data
+from debrief_calc.state.view._cuts import cuts_weight, ellipses_data, hidden_data, sensor_data
 
 __all__ = ["view_data"]
 
@@ -51,6 +51,18 @@ def _bounds(features: list[dict[str, Any]]) -> list[float] | None:
     if not lons:
         return None
     return [min(lons), min(lats), max(lons), max(lats)]
+
+
+def _current(time_state: dict[str, Any] | None) -> float | None:
+    """The plot's current time (epoch s), None when it has none or it cannot be read."""
+    from debrief_calc.errors import ValidationFailed
+    from debrief_calc.tracks.times import parse_iso
+
+    current = (time_state or {}).get("current")
+    try:
+        return parse_iso(current) if isinstance(current, str) else None
+    except ValidationFailed:
+        return None
 
 
 def _active(item: Item) -> list[float | None] | None:
@@ -103,17 +115,18 @@ def view_data(
     items = read_items(features, set(map(str, selection)), track_lines=False)
     tracks = [i for i in items if i.kind == "track"]
     sizes = [len(i.track) if i.track is not None else sum(len(p) for p in i.lines) for i in tracks]
-    # sensors share the budget with the tracks, a cut counted as a point
+    # sensors share the budget with the tracks, their cuts weighing what they send
     sensors = {id(i): sensor_cuts(i) for i in items if i.kind == "sensor"}
-    sizes += [drawable(c).size for c in sensors.values()]
+    no_range_m = no_range_length(items) if sensors else 0.0
+    sizes += [math.ceil(cuts_weight(c, drawable(c), no_range_m)) for c in sensors.values()]
     shares = _budgets(sizes, max_points)
     budgets = dict(zip([id(i) for i in tracks] + list(sensors), shares, strict=True))
-    no_range_m = no_range_length(items) if sensors else 0.0
+    current = _current(time_state)
     out: list[dict[str, Any]] = []
     for item in items:
         base: dict[str, Any] = {"id": item.id, "name": item.short or item.name, "color": hex_colour(item.colour)}
         if item.kind == "sensor":
-            out.append({**base, **sensor_data(sensors[id(item)], budgets[id(item)], no_range_m)})
+            out.append({**base, **sensor_data(sensors[id(item)], budgets[id(item)], no_range_m, current)})
         elif item.kind == "track":
             drawn = {**base, "kind": "track", **_track(item, max(2, budgets[id(item)]))}
             if (ellipses := ellipses_data(item)) is not None:
