@@ -21,6 +21,12 @@ each (``bench_calc_domain.patrol``), 1,000,000 points, about 120 MB.
    ``performance.now()`` around the event in the page; baseline, alternately, a bare canvas of
    the same size stroking the same points (one path per track, the same projection): the
    least a redraw does. Also the time to the next animation frame (the paint).
+4. the same plot with a sensor of 100,000 cuts on its first ship (``--quick``: 2,000), spread over
+   its period, half with an ambiguous bearing, none with a range: the first draw, its
+   ``debrief_view_data`` call and the slider's redraw (the cuts of the 30 minutes up to the
+   time, thinned to 60) beside the same figures of the plot without it, from the same run; and
+   its ``debrief_view_data`` answer's size against the tool's answer cap (a cut weighs in the
+   point budget the numbers it sends, so the cuts take the tracks' share, not more).
 
 Skipped, with the reason as a note, where chromium or Playwright is missing.
 """
@@ -34,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -42,10 +50,15 @@ from _harness import BASELINE_CMD, Section, checked, ms, ratio, server_cmd
 from bench_calc import T0, write_plot
 from bench_calc_domain import patrol
 
+from llmem.core.config import Limits
+
 PLOT = "million.plot.json"
 TRACKS = 4
 #: points in all, first-draw rounds, slider moves: full, and --quick
 SIZES = {False: (1_000_000, 7, 100), True: (20_000, 1, 10)}
+#: a sensor's cuts on the first ship, in the second plot measured: full, and --quick
+CUTS = {False: 100_000, True: 2_000}
+CUTS_PLOT = "million-cuts.plot.json"
 #: the frame budget of a smooth slider (60 frames a second)
 FRAME_MS = 1000 / 60
 
@@ -104,6 +117,40 @@ def make_plot(path: Path, points: int) -> int:
     return write_plot(path, tracks, 50.0, -4.0)
 
 
+def add_sensor(path: Path, cuts: int, seed: int = 7) -> int:
+    """A copy of the plot at ``path`` with a sensor of ``cuts`` cuts on its first ship, evenly over
+    its period (origins its fixes then, random bearings, half with an ambiguous bearing, no
+    range), written beside it as ``CUTS_PLOT``; the copy's bytes."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    ship = next(f for f in doc["features"] if f["properties"].get("dataType") == "track")
+    coords, times = ship["geometry"]["coordinates"], ship["properties"]["timestamps"]
+    at = np.linspace(0, len(coords) - 1, cuts).round().astype(int).tolist()
+    rng = np.random.default_rng(seed)
+    bearings = rng.uniform(0, 360, cuts).round(1)
+    ambiguous = [float(b) if k % 2 else None for k, b in enumerate(rng.uniform(0, 360, cuts).round(1))]
+    doc["features"].append(
+        {
+            "type": "Feature",
+            "id": "bench-sensor",
+            "geometry": {"type": "MultiPoint", "coordinates": [coords[i] for i in at]},
+            "properties": {
+                "dataType": "sensor",
+                "kind": "sensor",
+                "name": "BENCH ARRAY",
+                "host": ship["id"],
+                "timestamps": [times[i] for i in at],
+                "bearings": bearings.tolist(),
+                "ambiguousBearings": ambiguous,
+                "rangesYd": [None] * cuts,
+                "visible": True,
+            },
+        }
+    )
+    raw = json.dumps(doc, indent=2).encode()
+    (path.parent / CUTS_PLOT).write_bytes(raw)
+    return len(raw)
+
+
 def _missing() -> str | None:
     """Why the view cannot be measured here, or None."""
     from tests._browser import CHROMIUM
@@ -117,7 +164,7 @@ def _missing() -> str | None:
     return None
 
 
-async def _measure(ws: Path, rounds: int, moves: int) -> dict[str, Any]:
+async def _measure(ws: Path, rounds: int, moves: int, plot: str = PLOT) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
     from tests._browser import APPS, CHROMIUM, FLAGS, plain, serve
@@ -127,7 +174,7 @@ async def _measure(ws: Path, rounds: int, moves: int) -> dict[str, Any]:
     async with harness.connected([server_cmd("debrief-state-mcp", ws), BASELINE_CMD]) as (state, base):
         uri = {t.name: t for t in (await state.list_tools()).tools}["debrief_open_plot"].meta["ui"]["resourceUri"]
         resource = (await state.read_resource(uri)).contents[0]
-        opened = plain(await state.call_tool("debrief_open_plot", {"filename": PLOT}))
+        opened = plain(await state.call_tool("debrief_open_plot", {"filename": plot}))
         view_calls: list[float] = []
         answers: list[dict[str, Any]] = []
 
@@ -155,11 +202,11 @@ async def _measure(ws: Path, rounds: int, moves: int) -> dict[str, Any]:
                     view = None
                     for i in range(-1, rounds):
                         page = await context.new_page()
-                        first, view = await _first_draw(page, host_origin, sandbox_origin, resource, opened)
+                        first, view = await _first_draw(page, host_origin, sandbox_origin, resource, opened, plot)
                         size = await view.evaluate(
                             "[document.getElementById('map').clientWidth, document.getElementById('map').clientHeight]"
                         )
-                        render = {"filename": PLOT, "width": size[0], "height": size[1]}
+                        render = {"filename": plot, "width": size[0], "height": size[1]}
                         start = clock()
                         checked(await state.call_tool("debrief_render_plot", render), "debrief_render_plot")
                         rendered = clock() - start
@@ -183,6 +230,9 @@ async def _measure(ws: Path, rounds: int, moves: int) -> dict[str, Any]:
                     tracks = [f for f in data["features"] if f["kind"] == "track"]
                     out["shown"] = sum(f["points_shown"] for f in tracks)
                     out["total"] = sum(f["points_total"] for f in tracks)
+                    out["cuts"] = [
+                        (f["cuts_total"], f["cuts_shown"]) for f in data["features"] if f["kind"] == "sensor"
+                    ]
                     out["size"] = size
                     bare = [{"lon": f["lon"], "lat": f["lat"], "color": f["color"]} for f in tracks]
                     await view.evaluate(BARE_DRAW, bare)
@@ -201,13 +251,13 @@ async def _measure(ws: Path, rounds: int, moves: int) -> dict[str, Any]:
 
 
 async def _first_draw(
-    page: Any, host_origin: str, sandbox_origin: str, resource: Any, opened: dict[str, Any]
+    page: Any, host_origin: str, sandbox_origin: str, resource: Any, opened: dict[str, Any], plot: str = PLOT
 ) -> tuple[float, Any]:
     """A fresh host page given the tool result; seconds from its delivery to the view's first draw, and the view."""
     from tests._browser import CONTEXT, start_view, until
 
     await page.goto(f"{host_origin}/host.html")
-    view = await start_view(page, sandbox_origin, resource, opened, PLOT, CONTEXT)
+    view = await start_view(page, sandbox_origin, resource, opened, plot, CONTEXT)
     drawn = await until(
         lambda: view.evaluate(
             "document.body.dataset.draws ? [Number(document.body.dataset.draws), Number(document.body.dataset.lastDrawAt)] : null"
@@ -291,7 +341,47 @@ def collect(tmp: Path, quick: bool) -> Section:
         "the host page gets each answer as JSON text from Python through Playwright (CDP) and parses it, as a host "
         "parses its server's lines"
     )
+    _cuts_figures(section, ws, points, got, quick)
     return section
+
+
+def _cuts_figures(section: Section, ws: Path, points: int, plain_run: dict[str, Any], quick: bool) -> None:
+    """The same view with a sensor's cuts, beside the run without them."""
+    import anyio
+
+    cuts = CUTS[quick]
+    rounds, moves = max(1, SIZES[quick][1] // 2), SIZES[quick][2]
+    plot_bytes = section.stage(f"plot with {cuts:,} cuts", lambda: add_sensor(ws / PLOT, cuts))
+    got = section.stage("view with cuts", lambda: anyio.run(_measure, ws, rounds, moves, CUTS_PLOT))
+    head = f"view with a sensor of {cuts:,} cuts ({plot_bytes / 1e6:.0f} MB)"
+    for key, what in (
+        ("first", "first draw"),
+        ("view_data", "its debrief_view_data call"),
+        ("canvas", "its canvas draw"),
+    ):
+        ours, base = statistics.median(got[key]), statistics.median(plain_run[key])
+        section.add(f"{head}: {what} p50, vs the plot without it", ms(ours), ms(base), ratio(ours, base))
+    s50, s95 = harness.percentiles(got["slider"])
+    b50, b95 = harness.percentiles(plain_run["slider"])
+    section.add(f"  slider move redraw p50, {moves} moves, vs without the cuts", ms(s50), ms(b50), ratio(s50, b50))
+    section.add("  same p95", ms(s95), ms(b95), ratio(s95, b95))
+    section.target(
+        f"view slider redraw with {cuts:,} cuts within a frame",
+        s95 * 1000 < FRAME_MS,
+        f"p95 {ms(s95)} (p50 {ms(s50)}; budget {FRAME_MS:.1f} ms)",
+    )
+    ((total, shown),) = got["cuts"]
+    cap = max(Limits.from_env().result_chars, Limits.from_env().answer_chars)  # debrief_view_data's own cap
+    section.target(
+        f"the view data with {cuts:,} cuts within the answer cap",
+        got["chars"] <= cap,
+        f"{got['chars']:,} characters (cap {cap:,}; without the cuts {plain_run['chars']:,})",
+    )
+    section.notes.append(
+        f"view with cuts: {points:,} points and {total:,} cuts, of which {shown:,} cuts and "
+        f"{got['shown']:,} points were sent (they share the point budget, a cut weighing the numbers it sends); "
+        "at a time the view draws the cuts of the 30 minutes up to it, at most 60"
+    )
 
 
 def main() -> None:

@@ -34,7 +34,13 @@ answer for the next call (``stored.ref``, ``stored.use``, ``nextAction``, featur
   (g) the analyst's instruments: the tote at the plot's current time (the CPA, as (e) left it),
       ARGONAUT's legs (checked against the design) marked in the plot with the answer's
       addFeatures command, range-bearing every minute over the hour round the CPA, and
-      render_series of that result (its ref from the answer's keep): a PNG with the CPA marked.
+      render_series of that result (its ref from the answer's keep): a PNG with the CPA marked;
+  (h) sensors (``tour_sensors.py``): legacy Debrief's SATC data imported (ownship, its cuts as a
+      ``.dsf`` and a REP file, the true track), the cuts drawn, tma-solve of the first leg's cuts
+      and of all of them (the target's turn found), bearing-residuals, the solution on the plot,
+      every figure beside the truth read from the true track;
+  (i) an hour's copy of the exercise by reference (each ref with its window), every pass of each
+      pair (closest-approach, range-bearing) and close-quarters.
 
 The host's model is played by ``stand_in_llm``: a clearly labelled, DETERMINISTIC STAND-IN that
 answers from the prompt's own text; no model is called. The tour exits non-zero if any step fails.
@@ -64,6 +70,8 @@ sys.path.insert(0, str(HERE))  # make_workspace, next to this file
 sys.path.insert(1, str(ROOT))  # the coordinator, when run from a checkout without an install
 
 from make_workspace import make_workspace  # noqa: E402
+from tour_sensors import step_h, step_i  # noqa: E402
+from tour_transcript import YARD_M, StepFailed, check, dm, error_of, hm, ok, say, seconds, section  # noqa: E402
 
 from llmem.host import (  # noqa: E402
     ArgumentError,
@@ -71,18 +79,12 @@ from llmem.host import (  # noqa: E402
     HostError,
     NameConflict,
     ServerSpec,
-    ToolResult,
     load_config,
 )
 from llmem.host.providers.standin import stand_in_answer  # noqa: E402
 
 CONFIG = ROOT / "mcp_config.example.json"
 SCRIPTS = ("llmem-mcp", "debrief-calc-mcp", "debrief-state-mcp")
-YARD_M = 0.9144
-
-
-class StepFailed(Exception):
-    """A tool answered with an error where the tour expected success, or a figure was wrong."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,49 +96,6 @@ def stand_in_llm(prompt: str, task: str) -> str:
     """STAND-IN FOR THE HOST'S MODEL: answers from the prompt's own text, deterministically
     (the same stand-in ``llmem-host --provider stand-in`` uses)."""
     return stand_in_answer(prompt, task)
-
-
-# --------------------------------------------------------------------------------------------
-# the transcript
-# --------------------------------------------------------------------------------------------
-
-
-def say(ms: float | None, text: str) -> None:
-    stamp = f"[{ms:8.1f} ms]" if ms is not None else " " * 13
-    print(f"{stamp} {text}", flush=True)
-
-
-def section(title: str) -> None:
-    print(f"\n── {title} " + "─" * max(3, 88 - len(title)), flush=True)
-
-
-def error_of(result: ToolResult) -> str:
-    found = result.structured.get("error")
-    err: dict[str, Any] = found if isinstance(found, dict) else {}
-    return f"{err.get('code', 'ERROR')}: {err.get('message', result.text[:300])}"
-
-
-def ok(result: ToolResult, what: str) -> dict[str, Any]:
-    if result.is_error:
-        raise StepFailed(f"{what} failed: {error_of(result)}")
-    return result.structured
-
-
-def hm(iso: str) -> str:
-    """``2025-03-14T10:42:29.998Z`` → ``10:42:30Z``."""
-    hh, mm, ss = iso[11:13], iso[14:16], float(iso[17:].rstrip("Z"))
-    total = int(hh) * 3600 + int(mm) * 60 + round(ss)
-    return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}Z"
-
-
-def seconds(iso: str) -> float:
-    """Seconds into the day of an ISO-8601 time (the tour's times are all on one day)."""
-    return int(iso[11:13]) * 3600 + int(iso[14:16]) * 60 + float(iso[17:].rstrip("Z"))
-
-
-def check(condition: bool, what: str) -> None:
-    if not condition:
-        raise StepFailed(what)
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,6 +187,8 @@ async def tour(base: Path) -> None:
         await step_e(host, plot, cpa, plots)
         await step_f(host, plot, results)
         await step_g(host, ws, plot, cpa, plots)
+        await step_h(host, plots)
+        await step_i(host, plot.filename, plot.ids)
         t = time.perf_counter()
     say((time.perf_counter() - t) * 1000, "servers stopped (stdin closed, each exited)")
 
@@ -611,10 +572,6 @@ async def step_f(host: Coordinator, plot: Plot, results: list[str]) -> None:
             say(None, f"  | {line}")
 
 
-def _dm(deg: float) -> str:
-    return f"{deg:05.1f}°"
-
-
 async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[str, Any], folder: Path) -> None:
     section("(g) the analyst's instruments: the tote, the legs, the range-bearing series and its picture")
     designed = ws["cpa"]
@@ -625,14 +582,14 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
     say(
         r.duration_ms,
         f"debrief-calc:run_tool tote {' / '.join(ships)} ({tote['time_source']}, {hm(tote['time'])}): "
-        f"{tote['range']:.1f} {tote['distance_unit']}, bearing {_dm(tote['bearing'])}, relative "
+        f"{tote['range']:.1f} {tote['distance_unit']}, bearing {dm(tote['bearing'])}, relative "
         f"{abs(tote['relative_bearing']):.1f}° {tote['relative_bearing_side']}, ATB {abs(tote['atb']):.1f}° "
         f"{tote['atb_side']}, bearing rate {abs(tote['bearing_rate']):.1f}°/min {tote['bearing_rate_side']}",
     )
     say(
         None,
-        f"  {ships[0]} {_dm(tote['primary_course'])} {tote['primary_speed']:.1f} kn, "
-        f"{ships[1]} {_dm(tote['secondary_course'])} {tote['secondary_speed']:.1f} kn",
+        f"  {ships[0]} {dm(tote['primary_course'])} {tote['primary_speed']:.1f} kn, "
+        f"{ships[1]} {dm(tote['secondary_course'])} {tote['secondary_speed']:.1f} kn",
     )
     at_cpa = {
         name: next(g for g in ws["ships"][name]["legs"] if g["start"] <= designed["time"] < g["end"]) for name in ships
@@ -640,7 +597,7 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
     say(
         None,
         f"  designed at the CPA: {designed['range_m']:.0f} m, "
-        + ", ".join(f"{n} {_dm(at_cpa[n]['course'])} {at_cpa[n]['speed_kn']:.1f} kn" for n in ships)
+        + ", ".join(f"{n} {dm(at_cpa[n]['course'])} {at_cpa[n]['speed_kn']:.1f} kn" for n in ships)
         + " (checked: within 5 m, 1°, 0.3 kn)",
     )
     check(
@@ -673,7 +630,7 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
     for leg in legs:
         say(
             None,
-            f"  leg {leg['leg']}: {_dm(leg['course'])} {leg['speed_kn']:.1f} kn {hm(leg['start'])}–{hm(leg['end'])}, "
+            f"  leg {leg['leg']}: {dm(leg['course'])} {leg['speed_kn']:.1f} kn {hm(leg['start'])}–{hm(leg['end'])}, "
             f"{leg['distance']:.2f} nm",
         )
     for turn in result["properties"]["manoeuvres"]:
@@ -685,7 +642,7 @@ async def step_g(host: Coordinator, ws: dict[str, Any], plot: Plot, cpa: dict[st
     say(
         None,
         "  designed: "
-        + ", ".join(f"{_dm(g['course'])} {g['speed_kn']:.1f} kn {hm(g['start'])}–{hm(g['end'])}" for g in design)
+        + ", ".join(f"{dm(g['course'])} {g['speed_kn']:.1f} kn {hm(g['start'])}–{hm(g['end'])}" for g in design)
         + " (checked: each leg within 1°, 0.3 kn and 2 min)",
     )
     check(

@@ -27,6 +27,7 @@ __all__ = [
     "CHROMIUM",
     "CONTEXT",
     "FLAGS",
+    "bind_client",
     "browser_page",
     "plain",
     "serve",
@@ -49,7 +50,13 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-APP_TOOLS = ["debrief_view_data", "debrief_set_time", "debrief_set_selection", "debrief_set_viewport"]
+APP_TOOLS = [
+    "debrief_view_data",
+    "debrief_set_time",
+    "debrief_set_selection",
+    "debrief_set_viewport",
+    "debrief_set_properties",
+]
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -76,6 +83,23 @@ def plain(result: Any) -> dict[str, Any]:
     """A tool or resource result as the JSON a host passes on."""
     out: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     return out
+
+
+async def bind_client(page: Any, client: Any) -> tuple[Any, Any]:
+    """The page's host bound to ``client`` (its ``tools/call``; no resources); returns
+    ``call_tool(name, arguments)`` (the result as a host passes it on) and ``read(name,
+    arguments)`` (its structured content)."""
+
+    async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return plain(await client.call_tool(name, arguments))
+
+    async def read(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = (await call_tool(name, arguments))["structuredContent"]
+        return out
+
+    await page.expose_function("mcpCallTool", call_tool)
+    await page.expose_function("mcpReadResource", lambda asked: None)
+    return call_tool, read
 
 
 def state_client(workspace: Path) -> Any:

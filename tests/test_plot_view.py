@@ -28,6 +28,7 @@ from debrief_calc.tracks.features import parse_iso
 from tests._browser import (
     APP_TOOLS,
     APPS,
+    bind_client,
     browser_page,
     plain,
     serve,
@@ -290,16 +291,7 @@ async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
         asked = {"filename": SHIPS, "time": CPA, "cpa": ["rep-nelson", "rep-collingwood"]}
         rendered = plain(await client.call_tool("debrief_render_plot", asked))
         assert rendered["structuredContent"]["time"] == CPA
-
-        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            return plain(await client.call_tool(name, arguments))
-
-        async def read(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            out: dict[str, Any] = (await call_tool(name, arguments))["structuredContent"]
-            return out
-
-        await page.expose_function("mcpCallTool", call_tool)
-        await page.expose_function("mcpReadResource", lambda asked: None)
+        _, read = await bind_client(page, client)
         view = await _start(page, origins, html, {}, asked, rendered)
 
         # It shows the render's time, says so, and leaves the plot's time alone.

@@ -34,7 +34,7 @@ from tests.conftest import ROOT, subprocess_env
 EXAMPLES = ROOT / "examples"
 STEPS = ["── setup", "── start", "── (a) llmem", "── (b) from REP files to a new plot", "── (c) analysis"]
 STEPS += ["── (d) delete", "── (e) the two ships at their CPA", "── (f) narratives", "── (g) the analyst's instruments"]
-STEPS += ["Tour complete"]
+STEPS += ["── (h) sensors", "── (i) an hour's copy by reference", "Tour complete"]
 SHIPS = ("ARGONAUT", "BLUE HERON", "CORMORANT")
 
 
@@ -77,19 +77,26 @@ def _one(pattern: str, transcript: str) -> re.Match[str]:
     return found
 
 
-@pytest.mark.slow
-def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None:
-    keep = tmp_path / "kept"
+@pytest.fixture(scope="module")
+def toured(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The tour run once as a user runs it: its transcript and the folder it kept."""
+    tmp = tmp_path_factory.mktemp("tour")
+    keep = tmp / "kept"
     out = subprocess.run(
         [sys.executable, str(EXAMPLES / "tour.py"), "--keep", str(keep)],
         capture_output=True,
         text=True,
         timeout=600,
         env=subprocess_env(),
-        cwd=tmp_path,
+        cwd=tmp,
     )
-    transcript = out.stdout
-    assert out.returncode == 0, transcript + out.stderr
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout, keep
+
+
+@pytest.mark.slow
+def test_the_tour_runs_every_step_and_says_what_it_found(toured: tuple[str, Path]) -> None:
+    transcript, keep = toured
     positions = [transcript.find(marker) for marker in STEPS]
     assert -1 not in positions, [m for m, p in zip(STEPS, positions, strict=True) if p == -1]
     assert positions == sorted(positions)  # in order
@@ -146,7 +153,13 @@ def test_the_tour_runs_every_step_and_says_what_it_found(tmp_path: Path) -> None
     # (e) the time moved to the CPA, two PNGs on disk
     assert "(the CPA, current alone) → 10:42:30Z in 08:00:00Z..12:30:00Z" in transcript
     saved = re.findall(r"PNG saved: (.+) \((\d+) bytes\)$", transcript, re.M)
-    assert [Path(p).name for p, _ in saved] == ["exercise.png", "exercise-cpa.png", "exercise-series.png"]
+    assert [Path(p).name for p, _ in saved] == [
+        "exercise.png",
+        "exercise-cpa.png",
+        "exercise-series.png",
+        "satc-cuts.png",
+        "satc-solution.png",
+    ]
     for path, size in saved:
         png = Path(path)
         assert png.is_file() and " " in str(png) and png.is_relative_to(keep)
@@ -383,3 +396,182 @@ def test_make_workspace_from_the_command_line(tmp_path: Path) -> None:
     said = json.loads(out.stdout)
     assert [Path(p).name for p in said["rep_files"]] == ["argonaut.rep", "blue_heron.rep", "cormorant.rep"]
     assert all(Path(p).is_file() for p in said["rep_files"]) and said["cpa"]["range_m"] == 420.0
+
+
+# -- the tour's sensor step and hour's copy, against GeographicLib on the files themselves -----
+
+SATC = ROOT / "tests" / "data" / "sensors"
+GEOD = Geodesic.WGS84
+
+
+def _satc_time(hhmmss: str) -> float:
+    """Seconds into 12 Jan 2010 of an ``HHMMSS`` field (the SATC files are all on that day)."""
+    return int(hhmmss[:2]) * 3600 + int(hhmmss[2:4]) * 60 + float(hhmmss[4:])
+
+
+def _clock(iso_or_hm: str) -> float:
+    """Seconds into the day of ``12:32:25Z`` or an ISO time."""
+    text = iso_or_hm[11:] if "T" in iso_or_hm else iso_or_hm
+    h, m, sec = text.rstrip("Z").split(":")
+    return int(h) * 3600 + int(m) * 60 + float(sec)
+
+
+def _degrees(fields: list[str]) -> float:
+    """``d m s H`` of a REP line as signed degrees."""
+    d, m, sec, hemi = fields
+    value = float(d) + float(m) / 60 + float(sec) / 3600
+    return -value if hemi in ("S", "W") else value
+
+
+def _satc_fixes(name: str) -> dict[float, tuple[float, float]]:
+    """A SATC track read straight from its REP text: seconds into the day → (lat, lon); the
+    simulator's repeated first fix kept once."""
+    fixes: dict[float, tuple[float, float]] = {}
+    for line in (SATC / name).read_text().splitlines():
+        f = line.split()
+        if len(f) >= 12 and f[0].isdigit():
+            fixes[_satc_time(f[1])] = (_degrees(f[4:8]), _degrees(f[8:12]))
+    return fixes
+
+
+def _satc_cuts(name: str) -> list[tuple[float, float, float, float]]:
+    """The ;SENSOR: cuts of a SATC file: (seconds into the day, origin lat, lon, bearing)."""
+    cuts = []
+    for line in (SATC / name).read_text().splitlines():
+        f = line.split()
+        if f and f[0] == ";SENSOR:":
+            cuts.append((_satc_time(f[2]), _degrees(f[5:9]), _degrees(f[9:13]), float(f[13]) % 360))
+    return cuts
+
+
+def _position(fixes: dict[float, tuple[float, float]], t: float) -> tuple[float, float]:
+    times = sorted(fixes)
+    i = min(max(bisect.bisect_right(times, t) - 1, 0), len(times) - 2)
+    (a0, o0), (a1, o1) = fixes[times[i]], fixes[times[i + 1]]
+    f = (t - times[i]) / (times[i + 1] - times[i])
+    return a0 + f * (a1 - a0), o0 + f * (o1 - o0)
+
+
+def _true_legs(fixes: dict[float, tuple[float, float]]) -> list[tuple[float, float, float, float]]:
+    """The truth's two steady legs, from the course of each step between fixes (GeographicLib):
+    (start, end, course, speed in knots) each, course the mean of the geodesic's azimuths."""
+    times = sorted(fixes)
+    steps = [GEOD.Inverse(*fixes[a], *fixes[b])["azi1"] % 360 for a, b in pairwise(times)]
+    first = [t for t, c in zip(times, steps, strict=False) if abs(c - steps[0]) < 0.5]
+    last = [t for t, c in zip(times[1:], steps, strict=False) if abs(c - steps[-1]) < 0.5]
+    legs = []
+    for start, end in ((first[0], max(first) + 15.0), (min(last) - 15.0, last[-1])):
+        g = GEOD.Inverse(*fixes[start], *fixes[end])
+        legs.append((start, end, (g["azi1"] + g["azi2"]) / 2 % 360, g["s12"] / (end - start) * 3600 / 1852))
+    return legs
+
+
+@pytest.mark.slow
+def test_the_tours_sensor_step_is_the_truth(toured: tuple[str, Path]) -> None:
+    transcript, _ = toured
+    own, truth = _satc_fixes("BlueTrack.rep"), _satc_fixes("RedTrack.rep")
+    (leg1, leg2) = _true_legs(truth)
+    # the .dsf's cuts drawn and labelled at its last cut's time
+    l1 = _satc_cuts("L1_OwnshipSensor.dsf")
+    labelled = _one(r"the selected sensor's cut times, labelled: (.+)$", transcript).group(1).split(", ")
+    assert [_clock(t) for t in labelled] == [c[0] for c in l1]
+    assert "satc.plot.json at 12:29:59Z → L1 cuts: 11 cuts, 11 active, 11 drawn" in transcript
+    # the truth the tour printed is GeographicLib's on the true track
+    at = l1[-1][0]
+    g = GEOD.Inverse(*own[at], *truth[at])
+    found = _one(r"^ +truth: ([\d.]+)° at ([\d.]+) kn; (\d+) yd on ([\d.]+)° \(checked: ", transcript)
+    assert float(found.group(1)) == pytest.approx(leg1[2], abs=0.1)
+    assert float(found.group(2)) == pytest.approx(leg1[3], abs=0.02)
+    assert float(found.group(3)) == pytest.approx(g["s12"] / 0.9144, abs=1)
+    assert float(found.group(4)) == pytest.approx(g["azi1"] % 360, abs=0.1)
+    # the first leg's solution, near the truth (the tutorial's answer: 9.0 kn on 269°)
+    sol = _one(
+        r"L1 solution: ([\d.]+)° ± [\d.]+° at ([\d.]+) ± [\d.]+ kn; at 12:29:59Z (\d+) ± \d+ yd on ([\d.]+)°",
+        transcript,
+    )
+    course, speed, rng, brg = (float(x) for x in sol.groups())
+    assert abs(course - leg1[2]) < 3 and abs(speed - leg1[3]) < 0.3
+    assert abs(rng - g["s12"] / 0.9144) < 0.02 * g["s12"] / 0.9144 and abs(brg - g["azi1"] % 360) < 0.5
+    # all the cuts: both legs and the turn between them
+    for n, (_, _, true_course, true_speed) in ((1, leg1), (2, leg2)):
+        leg = _one(
+            rf"^ +leg {n}: ([\d.]+)° ± [\d.]+° at ([\d.]+) kn \(\d+ cuts\); truth ([\d.]+)° at ([\d.]+) kn$", transcript
+        )
+        c, v, tc, tv = (float(x) for x in leg.groups())
+        assert abs(tc - true_course) < 0.1 and abs(tv - true_speed) < 0.02
+        assert abs(c - true_course) < 3 and abs(v - true_speed) < 0.3
+    turn = _one(r"turn at (\S+) \(between cuts 12 and 13\); truth (\S+)–(\S+) \(checked", transcript)
+    # track-legs ends the turn at the first step within its course tolerance (3°), the steps' 0.5°
+    # here at the next fix: one fix (15 s) apart at most
+    assert _clock(turn.group(2)) == leg1[1] and abs(_clock(turn.group(3)) - leg2[0]) <= 15
+    assert leg1[1] - 60 <= _clock(turn.group(1)) <= leg2[0] + 60
+    # the last half hour's cuts drawn at the end, as the cuts' times say
+    every = _satc_cuts("BlueSensor_sparse.rep")
+    end = max(truth)
+    active = sum(1 for t, *_ in every if end - 1800 <= t <= end)
+    assert f"satc.plot.json at 13:13:14Z → All cuts: 38 cuts, {active} active, {active} drawn" in transcript
+    # the residuals against the truth: each cut's bearing against GeographicLib's from its origin
+    errors = []
+    for t, lat, lon, bearing in every:
+        calc = GEOD.Inverse(lat, lon, *_position(truth, t))["azi1"] % 360
+        errors.append((bearing - calc + 180) % 360 - 180)
+    rms = (sum(e * e for e in errors) / len(errors)) ** 0.5
+    said = _one(r"bearing-residuals All cuts against the truth → 38 cuts, ([\d.]+)° RMS", transcript)
+    assert float(said.group(1)) == pytest.approx(rms, abs=0.002)
+    assert re.search(r"bearing-residuals All cuts against the solution → 38 cuts, 0\.0\d\d° RMS.*: fits", transcript)
+
+
+@pytest.mark.slow
+def test_the_tours_hour_copy_passes_and_close_quarters_are_geographiclibs(toured: tuple[str, Path]) -> None:
+    transcript, keep = toured
+    plots = keep / "tour workspace" / "workspace" / "plots"
+    imported = {p.name: parse_rep(p.read_bytes().decode("ascii"), source_name=p.name) for p in plots.glob("*.rep")}
+    series = {name: _series(_track(imported, name)) for name in SHIPS}
+    start, end = _stamp("2025-03-14T10:12:30Z"), _stamp("2025-03-14T11:12:30Z")
+    # the copy: one small call; each ship's fixes inside the window and one at each edge, placed
+    # where its track was then
+    size = int(
+        _one(
+            r"debrief_create_plot cpa-hour\.plot\.json, 3 refs each with time_start/time_end \((\d+) bytes\)",
+            transcript,
+        ).group(1)
+    )
+    assert size < 1000
+    copy = {f["properties"].get("name"): f for f in load_plot(plots / "cpa-hour.plot.json").data["features"]}
+    for name in SHIPS:
+        inside = sum(1 for t in series[name][0] if start < t < end)
+        assert f"  {name}: {inside + 2} fixes 10:12:30Z–11:12:30Z" in transcript
+        coords = copy[name]["geometry"]["coordinates"]
+        for point, t in ((coords[0], start), (coords[-1], end)):
+            x, y = _at(series[name], t)
+            assert GEOD.Inverse(point[1], point[0], y, x)["s12"] < 1.0
+
+    def rng(a: str, b: str, t: float) -> float:
+        (x1, y1), (x2, y2) = _at(series[a], t), _at(series[b], t)
+        return float(GEOD.Inverse(y1, x1, y2, x2)["s12"])
+
+    # every pair's passes: the one pass is GeographicLib's least range; the others' least ranges lie
+    # at an edge of the hour, never called a CPA
+    seconds_ = [start + k for k in range(int(end - start) + 1)]
+    least, when = min((rng("ARGONAUT", "BLUE HERON", t), t) for t in seconds_)
+    found = _one(r"^ +CPA ARGONAUT / BLUE HERON: 1 pass\(es\): ([\d.]+) yd at (\S+)$", transcript)
+    assert float(found.group(1)) == pytest.approx(least / 0.9144, abs=0.5)
+    assert abs(_stamp(f"2025-03-14T{found.group(2)}") - when) <= 1
+    for a, b, edge in (("ARGONAUT", "CORMORANT", "start"), ("BLUE HERON", "CORMORANT", "end")):
+        ranges = [rng(a, b, t) for t in seconds_[::30]]
+        assert ranges.index(min(ranges)) == (0 if edge == "start" else len(ranges) - 1)
+        _one(rf"^ +Least range {a} / {b}: 0 pass\(es\): none; closest at the {edge} of the window", transcript)
+    _one(rf"range-bearing ARGONAUT / BLUE HERON on the copy → passes: {re.escape(found.group(1))} yd at", transcript)
+    # close quarters within 2000 yd: the seconds GeographicLib finds the ships that close
+    close = [t for t in seconds_ if rng("ARGONAUT", "BLUE HERON", t) <= 2000 * 0.9144]
+    period = _one(
+        r"Close quarters ARGONAUT / BLUE HERON within 2000 yd: 1 period\(s\): (\S+)–(\S+) \([\d.]+ min, least "
+        r"([\d.]+) yd at (\S+)\)$",
+        transcript,
+    )
+    first, last = (_stamp(f"2025-03-14T{period.group(k)}") for k in (1, 2))
+    assert abs(first - close[0]) <= 1 and abs(last - close[-1]) <= 1
+    assert period.group(3) == found.group(1) and period.group(4) == found.group(2)
+    for a, b in (("ARGONAUT", "CORMORANT"), ("BLUE HERON", "CORMORANT")):
+        assert min(rng(a, b, t) for t in seconds_[::30]) > 2000 * 0.9144
+        _one(rf"Close quarters {a} / {b} within 2000 yd: 0 period\(s\): never within 2000 yd", transcript)

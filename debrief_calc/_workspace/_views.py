@@ -65,7 +65,9 @@ class Views(WorkspaceBase):
         Returns:
             :class:`RenderAnswer`: ``time``, ``fit``, ``bounds``, ``window`` (``{start, end,
             source}``: asked, the plot's or the whole data), ``span`` (what the tracks drawn
-            cover), ``range`` (for ``cpa``), what was left out; the PNG is ``images[0]`` (``save_image(path)`` writes it).
+            cover), ``range`` (for ``cpa``), ``cuts`` (each sensor's cuts in all, active and drawn;
+            a selected one's times), what was left out; the PNG is ``images[0]``
+            (``save_image(path)`` writes it).
 
         Raises:
             ValidationFailed: a bad time, window or fit. FeatureNotFound (``cpa``), PlotNotFound,
@@ -83,19 +85,22 @@ class Views(WorkspaceBase):
         *,
         filename: Filename = None,
         since_revision: Annotated[str | None, Field(max_length=128, description="Only changes since")] = None,
-        max_points: Annotated[int, Field(ge=100, le=50_000, description="Track points in all")] = DEFAULT_POINTS,
+        max_points: Annotated[
+            int, Field(ge=100, le=50_000, description="Track points and cuts in all")
+        ] = DEFAULT_POINTS,
         time_start: Time = None,
         time_end: Time = None,
     ) -> ViewData:
         """What the live plot view draws (the app-only tool ``debrief_view_data``): the features
-        with their tracks thinned to ``max_points`` in all, the time, viewport and selection.
+        with their tracks and sensors' cuts thinned to ``max_points`` in all, target solutions'
+        ellipses, the hidden features (for the legend), the time, viewport and selection.
 
         Args:
             filename: the plot (default: the one open plot).
             since_revision: the revision already drawn: if the plot is still at it, the answer is
                 only ``changed: False`` and the selection (the view polls this way).
-            max_points: track points drawn in all (100 to 50,000).
-            time_start: ISO-8601: the tracks cut to this window (a picture's), else to the plot's
+            max_points: track points and cuts sent in all (100 to 50,000).
+            time_start: ISO-8601: the tracks and sensors cut to this window (a picture's), else to the plot's
                 saved window, as every path cuts them.
             time_end: ISO-8601.
 

@@ -79,7 +79,9 @@ courses, speeds, depths and ellipses [{{orientation_deg, semiMajorYd, semiMinorY
 REP line (LINE, VECTOR, BRG, ELLIPSE, WHEEL, POLY, POLYLINE, TEXT, TIMETEXT, PERIODTEXT, DYNAMIC_*, SENSORARC) is a \
 line, zone or label with its time; report.skipped holds only lines legacy Debrief does not read, each with why. \
 import-dpf reads a legacy .dpf plot (tracks with TMA segments, sensors, solutions, narratives, shapes; \
-report.not_converted lists the rest); pass its stored ref to debrief_create_plot to make the .plot.json.
+report.not_converted lists the rest); pass its stored ref to debrief_create_plot to make the .plot.json. To see \
+cuts, put them in a plot with their host: debrief-state's debrief_render_plot draws each active cut's bearing line \
+(ambiguous dashed) and answers per sensor how many it drew, and the cut times of a sensor in the plot's selection.
 
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (the least \
 range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule; a \

@@ -19,6 +19,7 @@ __all__ = [
     "ApplyAnswer",
     "CloseAnswer",
     "CreateAnswer",
+    "CutsShown",
     "FeaturesAnswer",
     "OpenAnswer",
     "PlotList",
@@ -237,10 +238,31 @@ class RangeDrawn(BaseModel):
     cpa_bounds: list[float]
 
 
+class CutsShown(BaseModel):
+    """One sensor's cuts on a picture: its cuts in all, those active then (from their time to 30
+    minutes after it, at the picture's time; inside its window), and those drawn (every
+    ``every``-th active one by number, and the newest, when more than 60 are active); the
+    ambiguous bearings drawn (dashed), the cuts drawn without a range and the length they are drawn
+    to (nm), and for a selected sensor the times of the cuts drawn."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    name: str
+    host: str | None = None
+    cuts: int
+    active: int
+    drawn: int
+    every: int = 1
+    ambiguous_drawn: int = 0
+    without_range: int = 0
+    no_range_length_nm: float | None = None
+    times: list[str] | None = None
+
+
 class RenderAnswer(_OnPlot, WithImages):
     """``debrief_render_plot``: what the picture shows; the PNG is ``images[0]``."""
 
-    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window", "framed"})
+    _if_set = frozenset({"range", "hidden_inactive", "unplaced", "note", "span", "outside_window", "framed", "cuts"})
     mediaType: str
     width: int = 0
     height: int = 0
@@ -257,6 +279,7 @@ class RenderAnswer(_OnPlot, WithImages):
     outside_window: list[str] | None = None  # tracks with nothing in the window, not drawn
     framed: dict[str, list[str]] | None = None  # fit="window": the tracks, and the zones they were in (or selected)
     window: dict[str, Any] | None = None  # {start, end, source: asked|plot|data}: the window drawn
+    cuts: list[CutsShown] | None = None  # each sensor's cuts: in all, active at time, drawn (thinned beyond 60)
 
 
 class ViewData(_OnPlot):

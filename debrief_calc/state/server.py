@@ -80,8 +80,14 @@ CONVENTIONS = (
     "ambiguousBearings, frequencies (Hz), rangesYd, bearingAccuracies, frequencyAccuracies, originGiven, labels, "
     "comments, lineTypes, symbols, colours, cutsVisible (one item per cut), stroke, visible, arrayOffsetM, arrayMode, "
     "baseFrequency; its summary counts cut_count and names host and platform, and a window keeps the cuts inside it. "
+    "Pictures and the live view draw each cut as a line from its origin along its bearing, to its range or, with "
+    "none, to the plot's no-range length (the diagonal of its data, 1 to 300 nm), the ambiguous bearing dashed; a cut "
+    "shows from its time for 30 minutes after it (at the plot's time; with time_start/time_end, the cuts inside), "
+    "beyond 60 at once every n-th and the newest; debrief_render_plot's cuts counts them per sensor (active, drawn) "
+    "and lists a selected sensor's cut times, also labelled on the picture. visible: false (debrief_set_properties; "
+    "the view's legend toggles it) hides any feature. "
     "A target solution is a track with trackType 'tma-solution', host, courses, speeds, depths and ellipses "
-    "[{orientation_deg, semiMajorYd, semiMinorYd} | null]. "
+    "[{orientation_deg, semiMajorYd, semiMinorYd} | null], drawn at its fixes. "
     "debrief_undo's remaining counts the changes left to undo. Features move between plots by reference: "
     "every feature listed has its ref, {'ref': 'debrief-state:plots/<file>#<id>'} (add 'id': <new id> to copy it "
     "under another id), and {'ref': 'debrief-state:plots/<file>', 'ids'?: [...]} is a plot's features (its "
@@ -223,7 +229,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
             "debrief_render_plot",
             ws.render_plot,
             read,
-            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones); fit picks the area.",
+            "A PNG of the plot at a time as Debrief draws it (ships, past/future, DTGs, zones, cuts); fit picks the area.",
             meta=shows_the_plot,
         ),
         Tool(

@@ -17,10 +17,11 @@ Write methods return ``(answer, aspects)``: the aspects (``list``, ``features``,
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debrief_calc.errors import ValidationFailed, feature_not_found, validation_failed
 from debrief_calc.formats import metadata
@@ -28,6 +29,9 @@ from debrief_calc.formats.plotfile import plot_title
 from debrief_calc.plots.plotstate import read_selection
 from debrief_calc.state._answer_budget import Answer, fit_prefix
 from debrief_calc.state._plot_aspects import PlotAspects
+
+if TYPE_CHECKING:
+    from debrief_calc.plots.render._common import CutsDrawn
 
 __all__ = ["Answer", "StateService"]
 
@@ -191,6 +195,8 @@ class StateService(PlotAspects):
             answer["outside_window"] = rendered.outside_window[:100]
         if rendered.framed is not None:
             answer["framed"] = {k: ids[:100] for k, ids in rendered.framed.items()}
+        if rendered.cuts:
+            answer["cuts"] = [_cuts_shown(c) for c in rendered.cuts[:100]]
         if notes := [n for n in (moved, rendered.empty_window, rendered.note) if n]:
             answer["note"] = "; ".join(notes)
         if (drawn := rendered.range) is not None:
@@ -204,3 +210,25 @@ class StateService(PlotAspects):
                 "cpa_bounds": drawn.cpa_bounds,
             }
         return answer, rendered.png
+
+
+def _cuts_shown(drawn: CutsDrawn) -> dict[str, Any]:
+    """A sensor's line in the render's answer (:class:`~debrief_calc.state.answers.CutsShown`)."""
+    from debrief_calc.tracks.features import iso
+
+    out: dict[str, Any] = {
+        "id": drawn.id,
+        "name": drawn.name,
+        "host": drawn.host,
+        "cuts": drawn.total,
+        "active": drawn.active,
+        "drawn": drawn.drawn,
+        "every": drawn.every,
+        "ambiguous_drawn": drawn.ambiguous,
+        "without_range": drawn.without_range,
+    }
+    if drawn.without_range:
+        out["no_range_length_nm"] = round(drawn.no_range_m / 1852.0, 2)
+    if drawn.times:
+        out["times"] = [iso(t) if math.isfinite(t) else "no time" for t in drawn.times]
+    return out

@@ -12,6 +12,10 @@ line between two tracks, in yards up to 10,000 yd and in nautical miles beyond, 
 inset when it is too short to see. Narrative entries (annotations with a time and a ship's name in
 ``properties.track``) are small squares on that ship's track where it was then, labelled with
 their DTG and text, for 30 minutes after their time, fading as they age (:mod:`._narrative`);
+sensor cuts are thin lines from their origins along their bearings, to their range or the plot's
+no-range length, ambiguous bearings dashed, shown as narrative entries are (from their time for 30
+minutes; inside a window), beyond 60 of a sensor every n-th and the newest, a selected sensor's
+labelled with their times; target solutions carry their ellipses at their fixes (:mod:`._cuts`);
 those that no track holds are counted below the map and listed in ``unplaced``. Points and
 annotations take their ``marker_color`` (``marker-color``, ``color``). The selection gets a thin
 translucent cyan highlight under it, faint under the future. A legend of the tracks (long names

@@ -45,6 +45,7 @@ class Rendered:
     outside_window: list[str] = field(default_factory=list)  # tracks with nothing in the window, not drawn
     framed: dict[str, list[str]] | None = None  # fit="window": the ids framed (tracks, zones, other selected)
     empty_window: str | None = None  # the plot's saved window holds no track: why, with the tracks' period
+    cuts: list[CutsDrawn] = field(default_factory=list)  # each sensor's cuts: in all, active, drawn
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,35 @@ class RangeInfo:
     text: str
     inset: bool
     cpa_bounds: list[float]
+
+
+@dataclass(frozen=True)
+class CutsDrawn:
+    """What the picture drew of one sensor: its cuts in all, those active then, those drawn (every
+    ``every``-th of the active ones by number, and the newest), the ambiguous bearings drawn beside
+    them, how many of those drawn have no range (drawn to ``no_range_m``), and for a selected
+    sensor the times of the cuts drawn (epoch s)."""
+
+    id: str
+    name: str
+    host: str | None
+    total: int
+    active: int
+    drawn: int
+    every: int
+    ambiguous: int
+    without_range: int
+    no_range_m: float
+    times: list[float] = field(default_factory=list)
+
+    @property
+    def legend(self) -> str:
+        """``Plain: 11 cuts``, ``Plain: 20 of 380 cuts`` (thinned), ``Plain: no cut now``."""
+        name = self.name or self.id
+        if not self.active:
+            return f"{name}: no cut now"
+        shown = f"{self.drawn} of {self.active}" if self.drawn < self.active else f"{self.drawn}"
+        return f"{name}: {shown} cut{'s' if self.active > 1 else ''}"
 
 
 @dataclass

@@ -34,6 +34,7 @@ from debrief_calc.plots.render._common import (
     blend,
     rgb,
 )
+from debrief_calc.plots.render._cpa import dashed_line
 from debrief_calc.plots.render._labels import font
 
 __all__ = ["Conventions", "best_corner", "draw_legend"]
@@ -145,6 +146,11 @@ def _swatch(draw: Any, kind: str, x: float, y: float, colour: RGB, fill: RGB) ->
         draw.line((x, y, end, y), fill=_NEUTRAL, width=3)
     elif kind == "future":
         draw.line((x, y, end, y), fill=blend(_NEUTRAL, BACKGROUND, FAINT), width=2)
+    elif kind == "sensor":  # a fan of bearing lines from their origin, the lowest dashed (ambiguous)
+        for dy in (-6.0, -1.5):
+            draw.line((x + 1, y + 5, end, y + dy), fill=colour, width=1)
+        dashed_line(draw, (x + 1, y + 5), (end, y + 4), colour, width=1, dash=(4.0, 3.0))
+        draw.ellipse((x - 1, y + 3, x + 3, y + 7), fill=colour)
     elif kind == "zone":
         draw.rectangle((x + 1, y - 5, end - 1, y + 5), fill=(*fill, 110), outline=colour, width=2)
     elif kind == "point":
@@ -191,11 +197,15 @@ def draw_legend(
     clutter: Any,
     areas: list[Box],
     others: Sequence[Item] = (),
+    sensors: Sequence[tuple[str, RGB]] = (),
 ) -> tuple[Box, list[str]] | None:
     """The legend in the corner where it hides least (:func:`best_corner`); returns its box and rows.
-    ``others``: the zones and points drawn, listed after the tracks."""
+    ``others``: the zones and points drawn, listed after the tracks; ``sensors``: a row's text and
+    colour for each sensor, listed after the tracks (``Plain: 20 of 380 cuts``)."""
     room = min(_ROW_TEXT, 0.45 * (box[2] - box[0]))  # the legend never takes half a narrow map's width
     rows: list[Row] = [("track", _entry(it, room), it.colour, it.colour) for it in tracks]
+    rows += [("sensor", _cut(text, room) if font(11).getlength(text) > room else text, c, c) for text, c in sensors]
+    listed = len(rows)
     extra = _others(others, room)
     if not rows and not extra:
         return None
@@ -208,7 +218,7 @@ def draw_legend(
         notes = notes[: max(room - 1, 0)]
         keep = room - len(notes)
         if len(rows) > keep:
-            rows = [*rows[: keep - 1], ("more", f"+{len(tracks) - keep + 1} more", _NEUTRAL, _NEUTRAL)]
+            rows = [*rows[: keep - 1], ("more", f"+{listed - keep + 1} more", _NEUTRAL, _NEUTRAL)]
     free = min(room - len(rows) - len(notes), _OTHERS)
     if len(extra) > free:
         extra = [*extra[: free - 1], _more(extra[free - 1 :])] if free >= 1 else []

@@ -1,6 +1,7 @@
 """The picture put together, in drawing order: land, graticule, the selection's highlight, zones,
-tracks (future, past, chevrons, starts and ends, time ticks), narrative entries, ships, points, the
-range line, the legend, the range inset, the labels (kept off the lines drawn), the frame."""
+sensor cuts and target solutions' ellipses, tracks (future, past, chevrons, starts and ends, time
+ticks), narrative entries, ships, points, the range line, the legend, the range inset, the labels
+(kept off the lines drawn), the frame."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from PIL import Image, ImageDraw
 
 from debrief_calc.plots.render._common import BACKGROUND, Box, Item, RangeInfo, Rendered
 from debrief_calc.plots.render._cpa import RangeLine, draw_range, range_line, range_text
+from debrief_calc.plots.render._cuts import no_range_length
+from debrief_calc.plots.render._cuts_draw import draw_cuts, draw_ellipses
 from debrief_calc.plots.render._frame import draw_frame, draw_graticule, hidden_note
 from debrief_calc.plots.render._halo import draw_halos
 from debrief_calc.plots.render._inset import INSET_BELOW, draw_inset
@@ -48,6 +51,7 @@ def draw_plot(
     features, left_out, empty = cut_tracks(doc_data.get("features") or [], window)
     items = read_items(features, {str(s) for s in selection})
     span = tracks_span(items)
+    no_range_m = no_range_length(items)  # of what is drawn, as the live view draws it
     bounds, used = resolve_fit(items, fit, viewport)
     ranged = range_line(items, cpa, q) if cpa is not None else None
     proj, width, height = frame_for(bounds, max(int(max_width), 64), max(int(max_height), 64))
@@ -63,14 +67,18 @@ def draw_plot(
     ]
     shown_items = [it for it, on in zip(items, drawn_now, strict=True) if on]
     views = track_views([it for it in shown_items if it.kind == "track"], proj)
-    selected = draw_halos(img, proj, shown_items, views, q, show_future)
+    sensors = [it for it in shown_items if it.kind == "sensor"]
+    selected = draw_halos(img, proj, [it for it in shown_items if it.kind != "sensor"], views, q, show_future)
+    selected |= any(it.selected for it in sensors)
     areas = draw_zones(draw, proj, [it for it in shown_items if it.rings], labels)
+    cuts = draw_cuts(img, draw, proj, sensors, q, no_range_m, labels)
+    draw_ellipses(draw, proj, [v.item for v in views], q, show_future)
     step, lines = draw_tracks(draw, views, q, show_future, proj.box, labels)
     entries, unplaced = place_entries([it for it in shown_items if it.ship is not None], views, q)
     markers = draw_entries(draw, entries, proj.box, labels)
     markers += draw_ships(draw, views, lines, q, labels)
     drawn = [line for parts in lines for line in parts]
-    others = [it for it in shown_items if it.kind != "track" and not it.rings and it.ship is None]
+    others = [it for it in shown_items if it.kind not in ("track", "sensor") and not it.rings and it.ship is None]
     markers += draw_points(draw, proj, others, labels)
     drawn += [proj.arrays([p[0] for p in line], [p[1] for p in line]) for it in others for line in it.lines]
     if ranged is not None:
@@ -88,9 +96,10 @@ def draw_plot(
     listed = [
         it
         for it in shown_items
-        if (it.rings or (it.points and it.ship is None and it.kind != "track")) and _in_view(it, proj)
+        if (it.rings or (it.points and it.ship is None and it.kind not in ("track", "sensor"))) and _in_view(it, proj)
     ]
-    drawn_legend = draw_legend(draw, [v.item for v in views], conventions, proj.box, clutter, areas, listed)
+    fans = [(c.legend, it.colour) for c, it in zip(cuts, sensors, strict=True)]
+    drawn_legend = draw_legend(draw, [v.item for v in views], conventions, proj.box, clutter, areas, listed, fans)
     legend, rows = drawn_legend if drawn_legend is not None else (None, [])
     taken = [legend] if legend is not None else []
     inset = None
@@ -139,6 +148,7 @@ def draw_plot(
         left_out,
         {k: v for k, v in framed.items() if v or k != "other"} if framed is not None else None,
         empty,
+        cuts,
     )
 
 

@@ -1,6 +1,7 @@
 """A picture of one stretch of time: the plot's tracks cut to the window by
 :func:`debrief_calc.tracks.times.cut_feature` (the fixes inside and a fix interpolated at each
-edge, as every tool cuts them), so that nothing before the start or after the end is drawn; an
+edge, as every tool cuts them; a sensor's cuts inside it), so that nothing before the start or
+after the end is drawn; an
 end cut so is not marked as the track's start or end. Which zones, points and narrative entries
 show is decided as without a window (active at the current time), and without a current time by
 whether they are active at some time in the window; a narrative entry shows only when logged
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from debrief_calc.errors import validation_failed
+from debrief_calc.errors import ValidationFailed, validation_failed
 from debrief_calc.plots.render._common import Item
 from debrief_calc.tracks.features import feature_kind, time_span
 from debrief_calc.tracks.times import SOURCES, Window, active_at, cut_feature, iso
@@ -21,8 +22,8 @@ __all__ = ["cut_tracks", "shown", "tracks_span"]
 def cut_tracks(
     features: list[Any], window: Window | None, *, strict: bool = True
 ) -> tuple[list[Any], list[str], str | None]:
-    """The features with every track cut to the window, the ids of the tracks left out (nothing in
-    it), and a note when no track is left. With ``strict``, a window asked for (``time_start``)
+    """The features with every track and sensor cut to the window (a sensor with no cut in it left
+    out), the ids of the tracks left out (nothing in it), and a note when no track is left. With ``strict``, a window asked for (``time_start``)
     that no track has data in is a ValidationFailed naming ``time_start`` (the tracks' period said,
     to choose another); the plot's saved window is drawn even then, and the note says so."""
     if window is None or window.source == "data":
@@ -31,6 +32,14 @@ def cut_tracks(
     left_out: list[str] = []
     periods: list[tuple[float, float]] = []
     for n, f in enumerate(features):
+        if isinstance(f, dict) and feature_kind(f) == "sensor":  # its cuts inside the window
+            try:
+                kept = cut_feature(f, window)
+            except ValidationFailed:
+                kept = f  # not one time per cut: drawn as it is, read leniently (:mod:`._cuts`)
+            if kept is not None:
+                out.append(kept)
+            continue
         if not isinstance(f, dict) or feature_kind(f) != "track":
             out.append(f)
             continue

@@ -9,7 +9,9 @@ clicks and "save view" call ``debrief_set_time``, ``debrief_set_selection`` and
 
 Domain code: no MCP here. :func:`debrief_calc.state.view.data.view_data` is the drawing's data,
 thinned to a point budget so a million-point track still reaches the page in one answer; every
-track says how many points it has and how many are drawn. This module stays light (the
+track says how many points it has and how many are drawn, every sensor how many cuts (they share
+the budget). The legend's rows hide and show features (``debrief_set_properties``' ``visible``);
+a selected sensor's cuts are listed in an info panel. This module stays light (the
 server imports it at start-up); the data module brings numpy and the render's readers.
 """
 
@@ -25,7 +27,7 @@ VIEW_URI: Final = "ui://debrief-state/plot-view"
 MIME_TYPE: Final = "text/html;profile=mcp-app"
 #: No outside domain at all: the view needs nothing beyond the host's postMessage channel.
 VIEW_META: Final[dict[str, Any]] = {"ui": {"csp": {}, "prefersBorder": True}}
-#: points drawn of all tracks together, shared out by their sizes
+#: points drawn of all tracks and cuts of all sensors together, shared out by their sizes
 DEFAULT_POINTS: Final = 6_000
 
 

@@ -9,8 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from debrief_calc.plots.render._common import Item, hex_colour
+from debrief_calc.plots.render._cuts import drawable, no_range_length, sensor_cuts
 from debrief_calc.plots.render._items import read_items
 from debrief_calc.state.view import DEFAULT_POINTS
+from debrief_calc.state.view._cuts import cuts_weight, ellipses_data, hidden_data, sensor_data
 
 __all__ = ["view_data"]
 
@@ -49,6 +51,18 @@ def _bounds(features: list[dict[str, Any]]) -> list[float] | None:
     if not lons:
         return None
     return [min(lons), min(lats), max(lons), max(lats)]
+
+
+def _current(time_state: dict[str, Any] | None) -> float | None:
+    """The plot's current time (epoch s), None when it has none or it cannot be read."""
+    from debrief_calc.errors import ValidationFailed
+    from debrief_calc.tracks.times import parse_iso
+
+    current = (time_state or {}).get("current")
+    try:
+        return parse_iso(current) if isinstance(current, str) else None
+    except ValidationFailed:
+        return None
 
 
 def _active(item: Item) -> list[float | None] | None:
@@ -92,19 +106,32 @@ def view_data(
     selection: Sequence[str],
     max_points: int = DEFAULT_POINTS,
 ) -> dict[str, Any]:
-    """What the view draws: each drawable feature with its kind (track, zone, point, narrative),
-    name, colour and geometry, tracks thinned to ``max_points`` in all (each says
+    """What the view draws: each drawable feature with its kind (track, zone, point, narrative,
+    sensor), name, colour and geometry, tracks thinned to ``max_points`` in all (each says
     ``points_total`` and ``points_shown``), zones and points with the period they are shown in
-    (``active``: epoch seconds, ``null`` for open), narrative entries with their ship and time."""
+    (``active``: epoch seconds, ``null`` for open), narrative entries with their ship and time;
+    sensors' cuts sharing the budget with the tracks and target solutions' ellipses
+    (:mod:`._cuts`); then the features hidden by ``visible: false`` (kind ``hidden``)."""
     items = read_items(features, set(map(str, selection)), track_lines=False)
     tracks = [i for i in items if i.kind == "track"]
     sizes = [len(i.track) if i.track is not None else sum(len(p) for p in i.lines) for i in tracks]
-    budgets = dict(zip((id(i) for i in tracks), _budgets(sizes, max_points), strict=True))
+    # sensors share the budget with the tracks, their cuts weighing what they send
+    sensors = {id(i): sensor_cuts(i) for i in items if i.kind == "sensor"}
+    no_range_m = no_range_length(items) if sensors else 0.0
+    sizes += [math.ceil(cuts_weight(c, drawable(c), no_range_m)) for c in sensors.values()]
+    shares = _budgets(sizes, max_points)
+    budgets = dict(zip([id(i) for i in tracks] + list(sensors), shares, strict=True))
+    current = _current(time_state)
     out: list[dict[str, Any]] = []
     for item in items:
         base: dict[str, Any] = {"id": item.id, "name": item.short or item.name, "color": hex_colour(item.colour)}
-        if item.kind == "track":
-            out.append({**base, "kind": "track", **_track(item, max(2, budgets[id(item)]))})
+        if item.kind == "sensor":
+            out.append({**base, **sensor_data(sensors[id(item)], budgets[id(item)], no_range_m, current)})
+        elif item.kind == "track":
+            drawn = {**base, "kind": "track", **_track(item, max(2, budgets[id(item)]))}
+            if (ellipses := ellipses_data(item)) is not None:
+                drawn["ellipses"] = ellipses
+            out.append(drawn)
         elif item.ship is not None and item.at is not None:
             text = str((item.feature.get("properties") or {}).get("text") or item.name)
             out.append(
@@ -132,6 +159,7 @@ def view_data(
                     "extent": 0.0,
                 }
             )
+    out += hidden_data(features)
     return {
         "filename": filename,
         "revision": revision,
