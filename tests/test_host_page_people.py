@@ -182,6 +182,55 @@ def test_a_question_edited_an_answer_regenerated_and_copied(browser: Any, stand_
     context.close()
 
 
+def questions_and_answers(page: Any) -> list[tuple[str, str]]:
+    """The conversation as drawn, in order: ("you", text) and ("answer", text)."""
+    drawn = page.evaluate(
+        """() => [...document.querySelectorAll('#conversation > .msg')].map((m) =>
+             [m.matches('.user') ? 'you' : 'answer', m.querySelector('.msg-body').innerText.trim()])"""
+    )
+    return [(str(who), str(text)) for who, text in drawn]
+
+
+def test_an_earlier_question_edited_or_regenerated_forgets_all_that_came_after(
+    browser: Any, stand_in: HostProcess
+) -> None:
+    """The host forgets every later question when an earlier one is edited (or asked again): the
+    page draws the same, the new answer right under the edited question, and a reload agrees."""
+    context, page, errors = open_page(browser, stand_in.url)
+    ask(page, "Is it raining at sea?")
+    ask(page, LISTING)
+    first = page.locator(".msg.user").first
+    first.hover()
+    edit = first.locator(".msg-action.edit")
+    box = edit.bounding_box()
+    assert box is not None and box["width"] > box["height"]  # "Edit" on one line, not a letter a line
+    edit.click()
+    first.locator(".edit-box").fill("Is it windy at sea?")
+    first.locator(".edit-box").press("Enter")
+    page.locator(".turn-actions").first.wait_for(timeout=120_000)
+    turn_done(page)
+    drawn = questions_and_answers(page)
+    assert [who for who, _ in drawn] == ["you", "answer"] and drawn[0][1] == "Is it windy at sea?"
+    assert "windy" in drawn[1][1] and "raining" not in drawn[1][1]  # the new text answered, not the old
+    assert page.locator(".tool-step").count() == 0 and page.locator(".turn-actions").count() == 1
+    shot(page, "host-edit-earlier.png")
+    # Regenerate the first of two: the second goes too, the first is answered once, in its place
+    ask(page, LISTING)
+    page.locator(".turn-actions .regenerate").first.click()
+    page.locator(".turn-actions").first.wait_for(timeout=120_000)
+    turn_done(page)
+    again = questions_and_answers(page)
+    assert [who for who, _ in again] == ["you", "answer"] and again[0][1] == "Is it windy at sea?"
+    assert page.locator(".turn-actions").count() == 1
+    page.reload()
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    page.locator(".msg.user").first.wait_for(timeout=30_000)
+    assert [who for who, _ in questions_and_answers(page)] == ["you", "answer"]
+    assert page.locator(".msg.user .msg-body").inner_text() == "Is it windy at sea?"
+    assert errors == []
+    context.close()
+
+
 def test_chats_searched_renamed_exported_and_deleted_with_undo(
     browser: Any, stand_in: HostProcess, tmp_path: Path
 ) -> None:

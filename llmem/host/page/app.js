@@ -583,9 +583,11 @@
     updateControls();
   }
 
-  // everything after a question goes (its live views told first); with ``andItself`` the question too
+  // everything after a question goes, later questions and their answers too, as the host forgets
+  // them (its live views told first); with ``andItself`` the question too
   function forgetFrom(userNode, andItself) {
-    const gone = turnOf(userNode);
+    const gone = [];
+    for (let n = userNode.nextElementSibling; n; n = n.nextElementSibling) gone.push(n);
     if (andItself) gone.unshift(userNode);
     for (const [callId, rec] of state.steps) if (gone.includes(rec.node)) state.steps.delete(callId);
     if (window.llmemApps) window.llmemApps.teardownAll("the answer was asked again", (node) => gone.some((g) => g.contains(node)));
