@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests._browser import shot
+from tests._commonmark import render
 from tests.conftest import DATA, console_script
 from tests.fake_models import FakeOpenAI, say
 from tests.host_harness import HostProcess, running_host, stand_in_host, two_ships, write_config
@@ -271,6 +272,13 @@ def test_chats_searched_renamed_exported_and_deleted_with_undo(
         item.locator(".chat-export-json").click()
     data = json.loads(Path(as_json.value.path()).read_text(encoding="utf-8"))
     assert data["title"] == "CPA of the exercise" and data["messages"][0] == {"role": "user", "content": question}
+    # the Markdown as a CommonMark reader (GitHub, VS Code) shows it: each step's arguments a code
+    # block in its folded details, the same as the JSON's; the picture in its step
+    _, rendered = render(text)
+    folded = [r for r in rendered if r.tag == "code" and r.inside[-4:] == ("ul", "li", "details", "pre")]
+    steps = [m for m in data["messages"] if m["role"] == "tool"]
+    assert [json.loads(r.text) for r in folded[0::2]] == [m["arguments"] for m in steps]
+    assert [r.inside[-3:] for r in rendered if r.tag == "img"] == [("ul", "li", "p")]
     assert [m["title"] for m in data["messages"] if m["role"] == "tool"][-1] == "debrief_render_plot"
     # delete it, then Undo: it is back; delete it again: gone
     page.fill("#chats-search", "")
