@@ -179,6 +179,14 @@ def test_a_question_edited_an_answer_regenerated_and_copied(browser: Any, stand_
     assert "debrief_create_plot" not in steps and "run_tool · import-rep" not in steps
     assert steps[-2:] == ["run_tool · closest-approach", "debrief_render_plot"]
     assert plots_in(ws) == made
+    # its picture downloads under the plot's name and the moment its label reads (10:45:08.902 drawn)
+    with page.expect_download() as picture:
+        page.locator(".chat-image .download").last.click()
+    assert picture.value.suggested_filename == "nelson-collingwood-1995-12-12T104509Z.png"
+    page.locator(".chat-image img").last.click()
+    page.wait_for_selector("#zoom-note:has-text('Drawn again')", timeout=60_000)
+    assert page.get_attribute("#zoom-download", "download").startswith("nelson-collingwood-1995-12-12T104509Z-")
+    page.click("#zoom-close")
     assert errors == []
     context.close()
 

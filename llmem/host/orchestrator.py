@@ -32,7 +32,16 @@ from llmem.host.models import Models
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
-from llmem.host.steps import Known, change_ids, clip, describe_change, kinds_of, step_headline, step_title
+from llmem.host.steps import (
+    Known,
+    change_ids,
+    clip,
+    describe_change,
+    kinds_of,
+    picture_name,
+    step_headline,
+    step_title,
+)
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = [
@@ -52,7 +61,7 @@ correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlatio
 
 # The seed's standard system messages (§2.5), and the host's own.
 SYSTEM_MESSAGES = {
-    "WELCOME": "Hello! I'm an AI assistant that can help answer questions and use tools to get information.",
+    "WELCOME": "Connected to the host: a new chat.",
     "RATE_LIMITED": "I'm currently processing too many requests. Please try again in a moment.",
     "MODEL_ERROR": "I could not reach the model just now ({detail}). Please try again in a moment.",
     "MODEL_BROKE_OFF": "The model's answer broke off ({detail}). Please ask again.",
@@ -437,9 +446,16 @@ class Orchestrator:
             message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
             message.duration_ms = took
             return message
-        for image in result.images:
+        names = [
+            picture_name(entry.qualified_name, call.arguments, result.structured, i.mime_type, k)
+            for k, i in enumerate(result.images)
+        ]
+        for image, name in zip(result.images, names, strict=True):
             await session.emit(
-                {"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data, "callId": call.id}}
+                {
+                    "type": "image",
+                    "payload": {"mimeType": image.mime_type, "data": image.data, "callId": call.id, "name": name},
+                }
             )
         content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
         ready = result.structured if result.structured.get("status") == "prompt_ready" else None
@@ -472,7 +488,10 @@ class Orchestrator:
         message.outcome = "failed" if is_error else ""
         message.host_steps = host_steps
         message.headline = headline
-        message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
+        message.images = [
+            {"mimeType": i.mime_type, "data": i.data, "name": name}
+            for i, name in zip(result.images, names, strict=True)
+        ][:4]
         message.duration_ms = took
         message.app = view
         return message
@@ -480,11 +499,12 @@ class Orchestrator:
     async def larger_picture(
         self, tool: str, arguments: dict[str, Any], drawn: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The picture of a step drawn again as large as its tool draws (``width``/``height`` at
-        their maxima, debrief_render_plot's 2048 px): for the page's "Open full size", without the
+        """The picture of a step drawn again as large as its tool draws (up to the maxima of its
+        ``width``/``height``, debrief_render_plot's 2048 px), for the page's zoom, without the
         model. Only a read-only tool with both sizes among its parameters is called. ``drawn``:
-        what the step's own answer said it drew (its ``time``, ``revision``, ``selectedIds``): the
-        same moment is drawn again, and ``changed`` says when the plot has changed since."""
+        what the step's own answer said it drew (its ``time``, ``revision``, ``selectedIds``,
+        ``width``, ``height``): the same moment again, in the same shape (so the same area and
+        layout, more pixels), and ``changed`` says when the plot has changed since."""
         entry = self._resolve(tool)
         props = entry.tool.input_schema.get("properties") or {}
         sizes = {k: props.get(k, {}).get("maximum") for k in ("width", "height")}
@@ -494,6 +514,11 @@ class Orchestrator:
         same = dict(arguments)
         if "time" in props and "time" not in same and isinstance(drawn.get("time"), str):
             same["time"] = drawn["time"]  # the moment the step drew, not the plot's time now
+        was = [drawn.get(k) for k in ("width", "height")]
+        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in was):
+            # the same shape, larger: the same area and layout as the step's picture, more pixels
+            scale = min(sizes["width"] / was[0], sizes["height"] / was[1])
+            sizes = {k: max(64, min(sizes[k], int(v * scale))) for k, v in zip(("width", "height"), was, strict=True)}
         result = await self.coordinator.call(entry.qualified_name, {**same, **sizes})
         if result.is_error or not result.images:
             raise HostError(_error_line(result) if result.is_error else f"{entry.qualified_name} drew no picture")

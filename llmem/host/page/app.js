@@ -876,7 +876,9 @@
       src, alt: p.alt || "Image from a tool (click to open it larger)", loading: "lazy", tabindex: "0", role: "button",
     });
     // the picture and "Open full size" do the same: the overlay, fitted, then the larger redraw
-    const show = () => openFull(mime, data, source);
+    // its file name is the host's (llmem/host/steps.py picture_name: the plot and the moment drawn)
+    const name = typeof p.name === "string" && p.name ? p.name : "picture.png";
+    const show = () => openFull(mime, data, source, name);
     img.addEventListener("click", show);
     img.addEventListener("keydown", (e) => {
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); show(); }
@@ -884,7 +886,6 @@
     img.addEventListener("load", () => scrollToBottom(), { once: true });
     const open = el("button", { type: "button", class: "linkish open-full", text: "Open full size" });
     open.addEventListener("click", show);
-    const name = pictureName(source, mime);
     const save = el("a", { class: "linkish download", href: src, download: name, text: "Download PNG",
       title: `Save the picture as ${name}` });
     if (!/png/i.test(mime)) save.textContent = "Download";
@@ -895,24 +896,12 @@
   }
 
   // a picture's file name: its plot and the moment drawn, e.g. nelson-collingwood-1995-12-12T104509Z.png
-  function pictureName(source, mime) {
-    const args = source && source.arguments && typeof source.arguments === "object" ? source.arguments : {};
-    const result = parseMaybeJson(source && (typeof source.result === "function" ? source.result() : source.result));
-    const plot = typeof args.filename === "string" ? args.filename.replace(/\.plot\.json$/i, "") : "";
-    const when = result && typeof result === "object" && typeof result.time === "string" ? result.time
-      : typeof args.time === "string" ? args.time : "";
-    const stem = [plot || String((source && source.tool) || "picture").split(":").pop(), when.replace(/\.\d+Z$/, "Z").replace(/:/g, "")]
-      .filter(Boolean).join("-").replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "") || "picture";
-    const ext = /svg/i.test(mime) ? "svg" : /jpe?g/i.test(mime) ? "jpg" : /gif/i.test(mime) ? "gif" : /webp/i.test(mime) ? "webp" : "png";
-    return `${stem}.${ext}`;
-  }
-
   // "Open full size": the step's tool draws the picture again as large as it can (the host asks
   // it, without the model); meanwhile, and when it cannot, the picture as it is, at natural size.
   let zoomCount = 0;
-  function openFull(mime, data, source) {
+  function openFull(mime, data, source, name) {
     state.zoomScale = null; // it opens fitted to the window
-    state.zoomName = pictureName(source, mime);
+    state.zoomName = name;
     showZoom(mime, data, source && source.tool ? "Drawing it larger…" : "");
     if (!source || !source.tool || !source.arguments || typeof source.arguments !== "object") return;
     const zoomId = `z-${++zoomCount}`;
