@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -304,6 +305,39 @@ def test_chats_searched_renamed_exported_and_deleted_with_undo(
     page.click("#chats")
     page.locator(".chat-item").first.wait_for(timeout=30_000)
     assert page.locator(f".chat-item[data-id='{cpa_chat}']").count() == 0
+    assert errors == []
+    context.close()
+
+
+def test_the_page_asks_nothing_of_the_network(browser: Any, stand_in: HostProcess) -> None:
+    """On an isolated network the page works whole: every request it makes (scripts, styles,
+    pictures, the socket) goes to this host, and no link it shows (the stand-in's help included)
+    points anywhere that needs the network."""
+    context, page, errors = open_page(browser, stand_in.url)
+    outside: list[str] = []
+
+    def loopback_only(route: Any) -> None:
+        url = str(route.request.url)
+        if urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1") or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", loopback_only)
+    page.reload()
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    ask(page, "What can you do?")
+    ask(page, "Show me the last hour of the exercise")
+    page.locator(".chat-image img").last.wait_for(timeout=30_000)
+    assert page.locator(".chat-image img").last.evaluate("(img) => img.complete && img.naturalWidth > 0")
+    links = page.evaluate(
+        """() => [...document.querySelectorAll('a[href], link[href], script[src], img[src], iframe[src]')]
+             .map((e) => e.href || e.src)"""
+    )
+    far = [u for u in links if urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname != "127.0.0.1"]
+    assert outside == [] and far == [], (outside, far)
+    assert "docs/chat-host.md" in page.locator(".msg.assistant .msg-body").first.inner_text()
     assert errors == []
     context.close()
 
