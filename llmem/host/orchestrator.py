@@ -499,12 +499,11 @@ class Orchestrator:
     async def larger_picture(
         self, tool: str, arguments: dict[str, Any], drawn: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The picture of a step drawn again as large as its tool draws (up to the maxima of its
-        ``width``/``height``, debrief_render_plot's 2048 px), for the page's zoom, without the
+        """The picture of a step drawn again as large as its tool draws (``width``/``height`` at
+        their maxima, debrief_render_plot's 2048 px): for the page's "Open full size", without the
         model. Only a read-only tool with both sizes among its parameters is called. ``drawn``:
-        what the step's own answer said it drew (its ``time``, ``revision``, ``selectedIds``,
-        ``width``, ``height``): the same moment again, in the same shape (so the same area and
-        layout, more pixels), and ``changed`` says when the plot has changed since."""
+        what the step's own answer said it drew (its ``time``, ``revision``, ``selectedIds``): the
+        same moment is drawn again, and ``changed`` says when the plot has changed since."""
         entry = self._resolve(tool)
         props = entry.tool.input_schema.get("properties") or {}
         sizes = {k: props.get(k, {}).get("maximum") for k in ("width", "height")}
@@ -514,11 +513,6 @@ class Orchestrator:
         same = dict(arguments)
         if "time" in props and "time" not in same and isinstance(drawn.get("time"), str):
             same["time"] = drawn["time"]  # the moment the step drew, not the plot's time now
-        was = [drawn.get(k) for k in ("width", "height")]
-        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in was):
-            # the same shape, larger: the same area and layout as the step's picture, more pixels
-            scale = min(sizes["width"] / was[0], sizes["height"] / was[1])
-            sizes = {k: max(64, min(sizes[k], int(v * scale))) for k, v in zip(("width", "height"), was, strict=True)}
         result = await self.coordinator.call(entry.qualified_name, {**same, **sizes})
         if result.is_error or not result.images:
             raise HostError(_error_line(result) if result.is_error else f"{entry.qualified_name} drew no picture")

@@ -165,8 +165,7 @@ _NO_PLOTS = (
 )
 _ME = (
     "\n*I am the deterministic stand-in, not a language model: I follow a script so the page can be tried "
-    "without one. To ask anything, start llmem-host with a model (`--provider` and `--model`; "
-    f"the repository's {GUIDE} says how).*\n"
+    f"without one. To ask anything, start llmem-host with a model: the repository's {GUIDE} says how.*\n"
 )
 _DEVELOPER = (
     '\nFor developers: `tools` lists the tools; `/tool server:name {"arg": …}` calls one; so does a '
