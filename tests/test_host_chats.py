@@ -85,6 +85,17 @@ def test_a_chat_is_renamed_searched_deleted_and_brought_back() -> None:
         manager.restore(cpa)
 
 
+def test_a_search_shows_the_line_that_holds_most_of_its_words() -> None:
+    """The snippet under a found chat is the line with the most of the words asked (the first
+    such), not merely the first line with the first word."""
+    manager = SessionManager()
+    chat = a_chat(manager, "How fast was COLLINGWOOD going at 9am?", "At 09:00:00Z COLLINGWOOD was making 7.6 kn.")
+    (found,) = manager.listing("collingwood 7.6")
+    assert found["id"] == chat and found["match"] == "At 09:00:00Z COLLINGWOOD was making 7.6 kn."
+    (found,) = manager.listing("collingwood 9am")
+    assert found["match"] == "How fast was COLLINGWOOD going at 9am?"  # the question, before the answer
+
+
 def test_a_question_rewound_for_an_edit_takes_what_followed_with_it() -> None:
     manager = SessionManager()
     session = manager.get(a_chat(manager, "First question", "First answer."))
