@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 CPA = "What was the closest approach between NELSON and COLLINGWOOD?"
 LISTING = "List the plots and REP files in this workspace"
 NARRATIVE = DATA / "rep" / "valid_narrative.rep"
+PHONE = 375  # CSS pixels: the narrowest phone in common use (iPhone SE, many Android phones)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
 def open_page(browser: Any, url: str, *, phone: bool = False) -> tuple[Any, Any, list[str]]:
     """A page at ``url``, connected; the script errors it reports (a refused upload's 4xx, which
     chromium logs as a failed load, is the test's own doing and not counted)."""
-    size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
+    size = {"width": PHONE, "height": 667} if phone else {"width": 1280, "height": 900}
     context = browser.new_context(
         viewport=size, is_mobile=phone, has_touch=phone, accept_downloads=True,
         permissions=["clipboard-read", "clipboard-write"], reduced_motion="reduce",  # styles as set, not mid-way
@@ -342,6 +343,74 @@ def test_the_page_asks_nothing_of_the_network(browser: Any, stand_in: HostProces
     context.close()
 
 
+def after(page: Any, selector: str) -> str:
+    """The text the page draws after an element (its tooltip), as the browser computes it now."""
+    return str(page.eval_on_selector(selector, "(e) => getComputedStyle(e, '::after').content"))
+
+
+def test_pills_say_what_they_mean_the_keyboard_reaches_everything_named(browser: Any, stand_in: HostProcess) -> None:
+    """Hover or keyboard focus on a pill (the stand-in's, the connection's, a step's line) shows
+    what it means; Tab goes through the header in reading order; every control has a name; an
+    answer is read once, whole (aria-busy while it streams)."""
+    context, page, errors = open_page(browser, stand_in.url)
+    ask(page, LISTING)
+    page.hover("#connection")
+    assert "Connected to the host" in after(page, "#connection")
+    assert page.get_attribute("#connection", "title") is None  # no second, browser-drawn tooltip
+    page.mouse.move(600, 400)
+    assert after(page, "#connection") == "none"
+    # Tab from the top: the skip link, then the header left to right, each saying what it is
+    page.evaluate("document.activeElement.blur()")
+    order = []
+    for _ in range(7):
+        page.keyboard.press("Tab")
+        order.append(page.evaluate("(e => e.id || e.className)(document.activeElement)"))
+        if order[-1] == "standin-badge":
+            assert "scripted stand-in, not from a language model" in after(page, "#standin-badge")
+    assert order[:6] == ["skip-link", "standin-badge", "connection", "chats", "new-chat", "theme"], order
+    step = ".tool-step > summary"
+    page.hover(step)
+    assert after(page, f"{step} > .step-status").startswith('"A tool call: debrief-state:debrief_list_plots')
+    page.mouse.move(600, 500)
+    page.focus(step)
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")  # focused by the keyboard: its tooltip shows
+    said = after(page, f"{step} > .step-status")
+    assert said == (
+        '"A tool call: debrief-state:debrief_list_plots · done: the tool answered. '
+        'Open it for its arguments and result."'
+    )
+    shot(page, "host-step-tooltip.png")
+    unnamed = page.evaluate(
+        """() => [...document.querySelectorAll('button, a[href], input, select, textarea, summary, [tabindex="0"]')]
+             .filter((e) => e.offsetParent !== null)
+             .filter((e) => !(e.getAttribute('aria-label') || e.innerText.trim() || e.labels?.length || e.title))
+             .map((e) => e.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == []
+    log = page.locator("#conversation")
+    assert (log.get_attribute("role"), log.get_attribute("aria-live")) == ("log", "polite")
+    assert page.locator(".msg.assistant[aria-busy]").count() == 0  # finished answers: not busy
+    # the chats panel: a rename is left with Esc or Cancel, the panel stays open, the name unchanged
+    page.click("#chats")
+    first = page.locator(".chat-item").first
+    first.wait_for(timeout=30_000)
+    title = first.locator(".chat-title").inner_text()
+    first.locator(".chat-rename").click()
+    page.fill(".chat-rename-box", "Not this name")
+    page.press(".chat-rename-box", "Escape")
+    page.locator(".chat-item .chat-rename").first.wait_for(timeout=30_000)
+    assert page.is_visible("#chats-dialog") and page.locator(".chat-item .chat-title").first.inner_text() == title
+    page.locator(".chat-item").first.locator(".chat-rename").click()
+    page.fill(".chat-rename-box", "Not this name either")
+    page.click(".chat-rename-cancel")
+    page.locator(".chat-item .chat-rename").first.wait_for(timeout=30_000)
+    assert page.locator(".chat-item .chat-title").first.inner_text() == title
+    page.click("#chats-close")
+    assert errors == []
+    context.close()
+
+
 def _png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
@@ -375,6 +444,19 @@ def test_a_picture_downloads_as_a_png_and_is_framed_on_a_dark_page(browser: Any,
     frame.scroll_into_view_if_needed()
     page.mouse.move(5, 5)  # the pointer off the picture: dimmed, as it is seen
     shot(page, "host-dark-picture.png")
+    # and at full size: on the dark mat over a dark backdrop, dimmed until the pointer is on it
+    image.click()
+    page.wait_for_selector("#zoom-note:has-text('Drawn again')", timeout=60_000)
+    page.mouse.move(5, 5)
+    zoomed = page.evaluate(
+        """() => { const f = document.querySelector('#zoom-frame') || document.querySelector('.zoom-frame');
+                   const d = document.querySelector('#zoom-dialog');
+                   return [getComputedStyle(f).backgroundColor, getComputedStyle(f.querySelector('img')).filter,
+                           getComputedStyle(d, '::backdrop').backgroundColor]; }"""
+    )
+    assert zoomed == ["rgb(12, 15, 19)", "brightness(0.82) contrast(1.04)", "rgba(0, 0, 0, 0.72)"], zoomed
+    shot(page, "host-dark-full-size.png")
+    page.click("#zoom-close")
     page.click("#theme")
     assert errors == []
     context.close()
@@ -446,8 +528,8 @@ def test_on_a_phone_the_header_takes_one_row(browser: Any, host_name: str, reque
     middle = header["y"] + header["height"] / 2
     for box in parts:  # every part on the one row, inside the screen
         assert box is not None and box["y"] < middle < box["y"] + box["height"], (box, header)
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
-    assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE
     # the stand-in says so, the names of the buttons are there for a screen reader
     assert (
         page.get_attribute("#chats", "aria-label") == "Chats"
@@ -455,6 +537,19 @@ def test_on_a_phone_the_header_takes_one_row(browser: Any, host_name: str, reque
     )
     if host_name == "stand_in":
         assert page.inner_text("#standin-badge") == "Stand-in, no model"
+        words = page.eval_on_selector("#standin-badge .badge-short", "(s) => [s.scrollWidth, s.clientWidth]")
+        assert words[0] <= words[1], words  # read whole, not cut with "…"
+        # a question and its answer, then the chats panel: nothing wider than the phone
+        ask(page, LISTING)
+        page.click("#chats")
+        page.locator(".chat-item").first.wait_for(timeout=30_000)
+        boxes = [
+            page.locator(s).first.bounding_box() for s in ("#chats-dialog", ".chat-item .chat-delete", "#chats-search")
+        ]
+        assert all(b is not None and b["x"] >= 0 and b["x"] + b["width"] <= PHONE for b in boxes), boxes
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE
+        shot(page, "host-phone-chats.png")
+        page.click("#chats-close")
     shot(page, f"host-phone-header-{host_name}.png")
     assert errors == []
     context.close()

@@ -386,7 +386,8 @@
       copyText(full, copy);
     });
     head.append(copy);
-    const pre = el("pre", { class: typeof v === "string" ? "value text" : "value json", tabindex: "0" });
+    // focusable to scroll it by keyboard, so named: a screen reader says what it holds
+    const pre = el("pre", { class: typeof v === "string" ? "value text" : "value json", tabindex: "0", "aria-label": label });
     if (typeof v === "string") pre.textContent = shorten(v) || "(empty)";
     else pre.innerHTML = highlightJson(safeStringify(shorten(v)));
     wrap.append(head, pre);
@@ -489,6 +490,7 @@
     if (cur) {
       flushRender();
       cur.el.classList.remove("streaming");
+      cur.el.removeAttribute("aria-busy"); // whole now: a screen reader reads it once
     }
     state.current = null;
   }
@@ -656,6 +658,7 @@
     const cur = state.current || newAssistant();
     cur.text += piece;
     cur.el.classList.add("streaming");
+    cur.el.setAttribute("aria-busy", "true"); // the live log waits for the whole answer, not each piece
     queueRender();
   }
 
@@ -708,6 +711,31 @@
     return k > 0 ? [s.slice(0, k), s.slice(k + 1)] : ["", s];
   }
 
+  // a tooltip drawn by the page (style.css .has-tip), shown on hover and on keyboard focus, and
+  // read by a screen reader as the element's description (a title shows on hover only)
+  function tip(node, text) {
+    node.classList.add("has-tip");
+    node.dataset.tip = text;
+    node.setAttribute("aria-description", text);
+    node.removeAttribute("title");
+  }
+
+  const OUTCOME_TIPS = {
+    done: "done: the tool answered",
+    failed: "failed: the tool answered with an error",
+    declined: "declined: you said not to run it",
+    cancelled: "stopped before it answered",
+  };
+
+  // what a step's line means, under its outcome word when the line is hovered or focused (the
+  // line's own ::after is its chevron): which tool, what the outcome says, that it opens
+  function stepTip(rec, outcome) {
+    const said = outcome ? OUTCOME_TIPS[outcome] || outcome : "running";
+    const text = `A tool call: ${rec.tool} · ${said}. Open it for its arguments and result.`;
+    rec.status.dataset.tip = text;
+    rec.summary.setAttribute("aria-description", text);
+  }
+
   // "debrief-calc:run_tool" titled "run_tool · closest-approach": the server faint, what ran in bold
   function stepLabel(tool, title) {
     const [server, short] = splitTool(tool);
@@ -727,7 +755,8 @@
     const summary = el("summary", null, icon, label, status, preview, duration);
     const body = el("div", { class: "step-body" });
     const node = el("details", { class: "tool-step", "data-call-id": callId, "data-state": "processing" }, summary, body);
-    const rec = { node, icon, status, duration, preview, body, tool, label, args: undefined, argsEl: null, resultEl: null };
+    const rec = { node, summary, icon, status, duration, preview, body, tool, label, args: undefined, argsEl: null, resultEl: null };
+    stepTip(rec, "");
     state.steps.set(callId, rec);
     append(node);
     return rec;
@@ -764,6 +793,7 @@
     rec.status.textContent = outcome;
     rec.preview.textContent = clip(headline, 140);
     rec.preview.title = String(headline || "");
+    stepTip(rec, outcome);
   }
 
   function finishStep(rec, data, message) {
@@ -1262,7 +1292,7 @@
   function setConnection(s, text, title) {
     els.connection.dataset.state = s;
     els.connText.textContent = text;
-    els.connection.title = title || "Connection to the host";
+    tip(els.connection, title || "Connection to the host");
     document.body.dataset.connection = s;
   }
 
@@ -1595,7 +1625,10 @@
         break;
       case "done":
         endAssistant();
-        for (const n of els.conversation.querySelectorAll(".msg.assistant.streaming")) n.classList.remove("streaming");
+        for (const n of els.conversation.querySelectorAll(".msg.assistant.streaming")) {
+          n.classList.remove("streaming");
+          n.removeAttribute("aria-busy");
+        }
         interruptSteps("interrupted");
         state.steps.clear(); // call ids belong to one turn
         expireConfirms();

@@ -84,8 +84,10 @@
     const link = node.querySelector(".chat-link");
     const box = el("input", { type: "text", class: "chat-rename-box", value: c.title || "", maxlength: "120",
       "aria-label": "The chat's new name (empty: its first question)" });
-    const save = el("button", { type: "button", class: "chat-action", text: "Save" });
-    const form = el("div", { class: "chat-rename-form" }, box, save);
+    const save = el("button", { type: "button", class: "chat-action chat-rename-save", text: "Save" });
+    const cancel = el("button", { type: "button", class: "chat-action chat-rename-cancel", text: "Cancel",
+      title: "Keep the name it has (Esc)" });
+    const form = el("div", { class: "chat-rename-form" }, box, save, cancel);
     link.hidden = true;
     node.querySelector(".chat-actions").hidden = true;
     node.prepend(form);
@@ -107,6 +109,7 @@
       if (again) again.focus();
     };
     save.addEventListener("click", () => finish(true));
+    cancel.addEventListener("click", () => finish(false));
     box.addEventListener("keydown", (e) => {
       if (e.key === "Enter") { e.preventDefault(); finish(true); }
       if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); finish(false); }
