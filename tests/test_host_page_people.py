@@ -306,6 +306,15 @@ def test_chats_searched_renamed_exported_and_deleted_with_undo(
     page.click("#chats")
     page.locator(".chat-item").first.wait_for(timeout=30_000)
     assert page.locator(f".chat-item[data-id='{cpa_chat}']").count() == 0
+    # the chat this page shows, deleted: the page moves to a new chat; Undo opens it again
+    rain_chat = page.get_attribute("body", "data-session")
+    page.locator(f".chat-item[data-id='{rain_chat}'] .chat-delete").click()
+    page.wait_for_selector(f"body:not([data-session={rain_chat!r}])", state="attached", timeout=30_000)
+    assert page.locator(".msg.user").count() == 0
+    page.click("#chats-undo")
+    page.wait_for_selector(f"body[data-session={rain_chat!r}]", state="attached", timeout=30_000)
+    page.locator(".msg.user").first.wait_for(timeout=30_000)
+    assert page.locator(".msg.user .msg-body").first.inner_text() == "Is it raining at sea?"
     assert errors == []
     context.close()
 

@@ -133,7 +133,7 @@
       toastSay(`Not deleted: ${err.message}`);
       return;
     }
-    lastDeleted = c;
+    lastDeleted = { ...c, wasOpen: current };
     node.remove();
     if (!list.querySelector(".chat-item")) list.replaceChildren(el("li", { class: "chats-empty", text: "No conversations left." }));
     toastSay(`Deleted “${c.title || "the chat"}”.`, true);
@@ -146,6 +146,13 @@
     lastDeleted = null;
     try {
       await api("POST", `sessions/${encodeURIComponent(c.id)}/restore`);
+      if (c.wasOpen) {
+        // the chat this page showed: shown again, where it was (the page had moved to a new one)
+        const q = new URLSearchParams(location.search);
+        q.set("session", c.id);
+        location.assign(`?${q.toString()}`);
+        return;
+      }
       toastSay(`“${c.title || "The chat"}” is back.`);
     } catch (err) {
       toastSay(`It could not be brought back: ${err.message}`);
