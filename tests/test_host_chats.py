@@ -22,6 +22,7 @@ from llmem.host.providers.standin import StandInProvider
 from llmem.host.sessions import SessionManager
 from llmem.host.transcript import export_name, page_history, to_json, to_markdown
 from llmem.host.uploads import UploadRefused, attachment_note, check_name, free_name, save_upload
+from tests._commonmark import render
 
 
 def png(width: int, height: int) -> bytes:
@@ -84,6 +85,17 @@ def test_a_chat_is_renamed_searched_deleted_and_brought_back() -> None:
         manager.restore(cpa)
 
 
+def test_a_search_shows_the_line_that_holds_most_of_its_words() -> None:
+    """The snippet under a found chat is the line with the most of the words asked (the first
+    such), not merely the first line with the first word."""
+    manager = SessionManager()
+    chat = a_chat(manager, "How fast was COLLINGWOOD going at 9am?", "At 09:00:00Z COLLINGWOOD was making 7.6 kn.")
+    (found,) = manager.listing("collingwood 7.6")
+    assert found["id"] == chat and found["match"] == "At 09:00:00Z COLLINGWOOD was making 7.6 kn."
+    (found,) = manager.listing("collingwood 9am")
+    assert found["match"] == "How fast was COLLINGWOOD going at 9am?"  # the question, before the answer
+
+
 def test_a_question_rewound_for_an_edit_takes_what_followed_with_it() -> None:
     manager = SessionManager()
     session = manager.get(a_chat(manager, "First question", "First answer."))
@@ -119,6 +131,37 @@ def test_the_export_holds_the_chat_with_its_picture() -> None:
         "attachments": [{"name": "boat.rep", "size": 9}],
     }
     assert export_name(session, ".md") == "show-me-the-plot.md"
+
+
+def test_the_markdown_export_reads_right_in_a_commonmark_reader() -> None:
+    """Rendered as GitHub renders it: each step's arguments and result are code blocks inside its
+    folded details, inside its list item, whole (read back, they are the step's own data); its
+    picture in its item; a code block of an answer keeps its blank lines."""
+    manager = SessionManager()
+    answer = "Here is the call:\n\n```python\nfirst()\n\n\n\nsecond()\n```\n\nDone."
+    session = manager.get(a_chat(manager, "Show me the plot", answer))
+    assert session is not None
+    failed = ToolCall("c2", "debrief-calc:run_tool", {"tool": "import-rep", "parameters": {"path": "x.rep"}})
+    session.history[-1:-1] = [
+        ChatMessage(role="assistant", content="", tool_calls=[failed]),
+        ChatMessage(
+            role="tool", content="x.rep line 3:\n\n\nnot a fix", tool_call_id="c2", tool_name=failed.name, is_error=True
+        ),
+    ]
+    html, found = render(to_markdown(session, "stand-in"))
+    codes = [r for r in found if r.tag == "code"]
+    steps = page_history(session.history)
+    plot_step, failed_step = (m for m in steps if m["role"] == "tool")
+    assert [json.loads(c.text) for c in codes[:2]] == [plot_step["arguments"], plot_step["result"]]
+    assert json.loads(codes[2].text) == failed_step["arguments"]
+    assert codes[3].text == "x.rep line 3:\n\n\nnot a fix\n"  # a text result, its blank lines kept
+    for code in codes[:4]:
+        assert code.inside[-4:] == ("ul", "li", "details", "pre"), code
+    (picture,) = (r for r in found if r.tag == "img")
+    assert picture.inside[-3:] == ("ul", "li", "p") and base64.b64decode(picture.text.split(",", 1)[1]) == png(4, 3)
+    assert codes[4].language == "python" and codes[4].text == "first()\n\n\n\nsecond()\n"
+    assert codes[4].inside == ("pre",)  # the answer's own block, outside the steps' list
+    assert "```" not in html  # no fence left over as text
 
 
 # -- files -------------------------------------------------------------------------------------------

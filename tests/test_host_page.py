@@ -208,7 +208,7 @@ def test_the_stand_in_plays_the_readme_through_as_a_person_expects(browser: Any,
         ("run_tool · closest-approach", "done"),
         ("debrief_render_plot", "done"),
     ]
-    assert rows[4][2] == "119.5 yd at 10:45:09Z" and rows[1][2] == "NELSON (402 fixes)"
+    assert rows[4][2] == "119.5 yd at 10:45:09Z" and rows[1][2] == "NELSON (402 fixes) · ⚠ 1 warning"
     answer = page.locator(".msg.assistant .msg-body").last.inner_text()
     assert answer.startswith(
         "The closest approach between NELSON and COLLINGWOOD was 119.5 yd at 10:45:09Z on 12 Dec 1995."

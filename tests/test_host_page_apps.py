@@ -112,6 +112,25 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:
 
     view = _view(page)
     _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+    # allow-same-origin is the proxy's origin, never the chat page's: the view (and its frame,
+    # sandboxed the same) cannot read or drive the page, its storage is the other origin's
+    inner = page.frame_locator("iframe.app-frame").first.locator("iframe").first
+    assert inner.get_attribute("sandbox") == "allow-scripts allow-same-origin"
+    reach = view.evaluate(
+        """() => {
+             const tries = {};
+             for (const [name, get] of Object.entries({
+               location: () => window.top.location.href, document: () => window.top.document.title,
+               storage: () => window.top.localStorage.length })) {
+               try { get(); tries[name] = 'reached'; } catch (e) { tries[name] = e.name; }
+             }
+             return { origin: window.origin, tries };
+           }"""
+    )
+    assert reach == {
+        "origin": proxy_origin,
+        "tries": {"location": "SecurityError", "document": "SecurityError", "storage": "SecurityError"},
+    }
     assert view.locator("#title").inner_text() == "large-sample"
     applied = page.frame_locator("iframe.app-frame").first.locator("body").evaluate("() => window.__viewPolicy")
     assert applied.startswith("default-src 'none'; script-src 'self' 'unsafe-inline';")

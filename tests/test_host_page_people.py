@@ -13,10 +13,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from tests._browser import shot
+from tests._commonmark import render
 from tests.conftest import DATA, console_script
 from tests.fake_models import FakeOpenAI, say
 from tests.host_harness import HostProcess, running_host, stand_in_host, two_ships, write_config
@@ -26,6 +28,7 @@ pytestmark = pytest.mark.slow
 CPA = "What was the closest approach between NELSON and COLLINGWOOD?"
 LISTING = "List the plots and REP files in this workspace"
 NARRATIVE = DATA / "rep" / "valid_narrative.rep"
+PHONE = 375  # CSS pixels: the narrowest phone in common use (iPhone SE, many Android phones)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostProcess]:
 def open_page(browser: Any, url: str, *, phone: bool = False) -> tuple[Any, Any, list[str]]:
     """A page at ``url``, connected; the script errors it reports (a refused upload's 4xx, which
     chromium logs as a failed load, is the test's own doing and not counted)."""
-    size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
+    size = {"width": PHONE, "height": 667} if phone else {"width": 1280, "height": 900}
     context = browser.new_context(
         viewport=size, is_mobile=phone, has_touch=phone, accept_downloads=True,
         permissions=["clipboard-read", "clipboard-write"], reduced_motion="reduce",  # styles as set, not mid-way
@@ -178,6 +181,63 @@ def test_a_question_edited_an_answer_regenerated_and_copied(browser: Any, stand_
     assert "debrief_create_plot" not in steps and "run_tool · import-rep" not in steps
     assert steps[-2:] == ["run_tool · closest-approach", "debrief_render_plot"]
     assert plots_in(ws) == made
+    # its picture downloads under the plot's name and the moment its label reads (10:45:08.902 drawn)
+    with page.expect_download() as picture:
+        page.locator(".chat-image .download").last.click()
+    assert picture.value.suggested_filename == "nelson-collingwood-1995-12-12T104509Z.png"
+    page.locator(".chat-image img").last.click()
+    page.wait_for_selector("#zoom-note:has-text('Drawn again')", timeout=60_000)
+    assert page.get_attribute("#zoom-download", "download").startswith("nelson-collingwood-1995-12-12T104509Z-")
+    page.click("#zoom-close")
+    assert errors == []
+    context.close()
+
+
+def questions_and_answers(page: Any) -> list[tuple[str, str]]:
+    """The conversation as drawn, in order: ("you", text) and ("answer", text)."""
+    drawn = page.evaluate(
+        """() => [...document.querySelectorAll('#conversation > .msg')].map((m) =>
+             [m.matches('.user') ? 'you' : 'answer', m.querySelector('.msg-body').innerText.trim()])"""
+    )
+    return [(str(who), str(text)) for who, text in drawn]
+
+
+def test_an_earlier_question_edited_or_regenerated_forgets_all_that_came_after(
+    browser: Any, stand_in: HostProcess
+) -> None:
+    """The host forgets every later question when an earlier one is edited (or asked again): the
+    page draws the same, the new answer right under the edited question, and a reload agrees."""
+    context, page, errors = open_page(browser, stand_in.url)
+    ask(page, "Is it raining at sea?")
+    ask(page, LISTING)
+    first = page.locator(".msg.user").first
+    first.hover()
+    edit = first.locator(".msg-action.edit")
+    box = edit.bounding_box()
+    assert box is not None and box["width"] > box["height"]  # "Edit" on one line, not a letter a line
+    edit.click()
+    first.locator(".edit-box").fill("Is it windy at sea?")
+    first.locator(".edit-box").press("Enter")
+    page.locator(".turn-actions").first.wait_for(timeout=120_000)
+    turn_done(page)
+    drawn = questions_and_answers(page)
+    assert [who for who, _ in drawn] == ["you", "answer"] and drawn[0][1] == "Is it windy at sea?"
+    assert "windy" in drawn[1][1] and "raining" not in drawn[1][1]  # the new text answered, not the old
+    assert page.locator(".tool-step").count() == 0 and page.locator(".turn-actions").count() == 1
+    shot(page, "host-edit-earlier.png")
+    # Regenerate the first of two: the second goes too, the first is answered once, in its place
+    ask(page, LISTING)
+    page.locator(".turn-actions .regenerate").first.click()
+    page.locator(".turn-actions").first.wait_for(timeout=120_000)
+    turn_done(page)
+    again = questions_and_answers(page)
+    assert [who for who, _ in again] == ["you", "answer"] and again[0][1] == "Is it windy at sea?"
+    assert page.locator(".turn-actions").count() == 1
+    page.reload()
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    page.locator(".msg.user").first.wait_for(timeout=30_000)
+    assert [who for who, _ in questions_and_answers(page)] == ["you", "answer"]
+    assert page.locator(".msg.user .msg-body").inner_text() == "Is it windy at sea?"
     assert errors == []
     context.close()
 
@@ -222,6 +282,13 @@ def test_chats_searched_renamed_exported_and_deleted_with_undo(
         item.locator(".chat-export-json").click()
     data = json.loads(Path(as_json.value.path()).read_text(encoding="utf-8"))
     assert data["title"] == "CPA of the exercise" and data["messages"][0] == {"role": "user", "content": question}
+    # the Markdown as a CommonMark reader (GitHub, VS Code) shows it: each step's arguments a code
+    # block in its folded details, the same as the JSON's; the picture in its step
+    _, rendered = render(text)
+    folded = [r for r in rendered if r.tag == "code" and r.inside[-4:] == ("ul", "li", "details", "pre")]
+    steps = [m for m in data["messages"] if m["role"] == "tool"]
+    assert [json.loads(r.text) for r in folded[0::2]] == [m["arguments"] for m in steps]
+    assert [r.inside[-3:] for r in rendered if r.tag == "img"] == [("ul", "li", "p")]
     assert [m["title"] for m in data["messages"] if m["role"] == "tool"][-1] == "debrief_render_plot"
     # delete it, then Undo: it is back; delete it again: gone
     page.fill("#chats-search", "")
@@ -239,6 +306,116 @@ def test_chats_searched_renamed_exported_and_deleted_with_undo(
     page.click("#chats")
     page.locator(".chat-item").first.wait_for(timeout=30_000)
     assert page.locator(f".chat-item[data-id='{cpa_chat}']").count() == 0
+    # the chat this page shows, deleted: the page moves to a new chat; Undo opens it again
+    rain_chat = page.get_attribute("body", "data-session")
+    page.locator(f".chat-item[data-id='{rain_chat}'] .chat-delete").click()
+    page.wait_for_selector(f"body:not([data-session={rain_chat!r}])", state="attached", timeout=30_000)
+    assert page.locator(".msg.user").count() == 0
+    page.click("#chats-undo")
+    page.wait_for_selector(f"body[data-session={rain_chat!r}]", state="attached", timeout=30_000)
+    page.locator(".msg.user").first.wait_for(timeout=30_000)
+    assert page.locator(".msg.user .msg-body").first.inner_text() == "Is it raining at sea?"
+    assert errors == []
+    context.close()
+
+
+def test_the_page_asks_nothing_of_the_network(browser: Any, stand_in: HostProcess) -> None:
+    """On an isolated network the page works whole: every request it makes (scripts, styles,
+    pictures, the socket) goes to this host, and no link it shows (the stand-in's help included)
+    points anywhere that needs the network."""
+    context, page, errors = open_page(browser, stand_in.url)
+    outside: list[str] = []
+
+    def loopback_only(route: Any) -> None:
+        url = str(route.request.url)
+        if urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1") or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", loopback_only)
+    page.reload()
+    page.wait_for_selector("#connection[data-state='connected']", timeout=30_000)
+    ask(page, "What can you do?")
+    ask(page, "Show me the last hour of the exercise")
+    page.locator(".chat-image img").last.wait_for(timeout=30_000)
+    assert page.locator(".chat-image img").last.evaluate("(img) => img.complete && img.naturalWidth > 0")
+    links = page.evaluate(
+        """() => [...document.querySelectorAll('a[href], link[href], script[src], img[src], iframe[src]')]
+             .map((e) => e.href || e.src)"""
+    )
+    far = [u for u in links if urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname != "127.0.0.1"]
+    assert outside == [] and far == [], (outside, far)
+    assert "docs/chat-host.md" in page.locator(".msg.assistant .msg-body").first.inner_text()
+    assert errors == []
+    context.close()
+
+
+def after(page: Any, selector: str) -> str:
+    """The text the page draws after an element (its tooltip), as the browser computes it now."""
+    return str(page.eval_on_selector(selector, "(e) => getComputedStyle(e, '::after').content"))
+
+
+def test_pills_say_what_they_mean_the_keyboard_reaches_everything_named(browser: Any, stand_in: HostProcess) -> None:
+    """Hover or keyboard focus on a pill (the stand-in's, the connection's, a step's line) shows
+    what it means; Tab goes through the header in reading order; every control has a name; an
+    answer is read once, whole (aria-busy while it streams)."""
+    context, page, errors = open_page(browser, stand_in.url)
+    ask(page, LISTING)
+    page.hover("#connection")
+    assert "Connected to the host" in after(page, "#connection")
+    assert page.get_attribute("#connection", "title") is None  # no second, browser-drawn tooltip
+    page.mouse.move(600, 400)
+    assert after(page, "#connection") == "none"
+    # Tab from the top: the skip link, then the header left to right, each saying what it is
+    page.evaluate("document.activeElement.blur()")
+    order = []
+    for _ in range(7):
+        page.keyboard.press("Tab")
+        order.append(page.evaluate("(e => e.id || e.className)(document.activeElement)"))
+        if order[-1] == "standin-badge":
+            assert "scripted stand-in, not from a language model" in after(page, "#standin-badge")
+    assert order[:6] == ["skip-link", "standin-badge", "connection", "chats", "new-chat", "theme"], order
+    step = ".tool-step > summary"
+    page.hover(step)
+    assert after(page, f"{step} > .step-status").startswith('"A tool call: debrief-state:debrief_list_plots')
+    page.mouse.move(600, 500)
+    page.focus(step)
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")  # focused by the keyboard: its tooltip shows
+    said = after(page, f"{step} > .step-status")
+    assert said == (
+        '"A tool call: debrief-state:debrief_list_plots · done: the tool answered. '
+        'Open it for its arguments and result."'
+    )
+    shot(page, "host-step-tooltip.png")
+    unnamed = page.evaluate(
+        """() => [...document.querySelectorAll('button, a[href], input, select, textarea, summary, [tabindex="0"]')]
+             .filter((e) => e.offsetParent !== null)
+             .filter((e) => !(e.getAttribute('aria-label') || e.innerText.trim() || e.labels?.length || e.title))
+             .map((e) => e.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == []
+    log = page.locator("#conversation")
+    assert (log.get_attribute("role"), log.get_attribute("aria-live")) == ("log", "polite")
+    assert page.locator(".msg.assistant[aria-busy]").count() == 0  # finished answers: not busy
+    # the chats panel: a rename is left with Esc or Cancel, the panel stays open, the name unchanged
+    page.click("#chats")
+    first = page.locator(".chat-item").first
+    first.wait_for(timeout=30_000)
+    title = first.locator(".chat-title").inner_text()
+    first.locator(".chat-rename").click()
+    page.fill(".chat-rename-box", "Not this name")
+    page.press(".chat-rename-box", "Escape")
+    page.locator(".chat-item .chat-rename").first.wait_for(timeout=30_000)
+    assert page.is_visible("#chats-dialog") and page.locator(".chat-item .chat-title").first.inner_text() == title
+    page.locator(".chat-item").first.locator(".chat-rename").click()
+    page.fill(".chat-rename-box", "Not this name either")
+    page.click(".chat-rename-cancel")
+    page.locator(".chat-item .chat-rename").first.wait_for(timeout=30_000)
+    assert page.locator(".chat-item .chat-title").first.inner_text() == title
+    page.click("#chats-close")
     assert errors == []
     context.close()
 
@@ -276,6 +453,19 @@ def test_a_picture_downloads_as_a_png_and_is_framed_on_a_dark_page(browser: Any,
     frame.scroll_into_view_if_needed()
     page.mouse.move(5, 5)  # the pointer off the picture: dimmed, as it is seen
     shot(page, "host-dark-picture.png")
+    # and at full size: on the dark mat over a dark backdrop, dimmed until the pointer is on it
+    image.click()
+    page.wait_for_selector("#zoom-note:has-text('Drawn again')", timeout=60_000)
+    page.mouse.move(5, 5)
+    zoomed = page.evaluate(
+        """() => { const f = document.querySelector('#zoom-frame') || document.querySelector('.zoom-frame');
+                   const d = document.querySelector('#zoom-dialog');
+                   return [getComputedStyle(f).backgroundColor, getComputedStyle(f.querySelector('img')).filter,
+                           getComputedStyle(d, '::backdrop').backgroundColor]; }"""
+    )
+    assert zoomed == ["rgb(12, 15, 19)", "brightness(0.82) contrast(1.04)", "rgba(0, 0, 0, 0.72)"], zoomed
+    shot(page, "host-dark-full-size.png")
+    page.click("#zoom-close")
     page.click("#theme")
     assert errors == []
     context.close()
@@ -347,8 +537,8 @@ def test_on_a_phone_the_header_takes_one_row(browser: Any, host_name: str, reque
     middle = header["y"] + header["height"] / 2
     for box in parts:  # every part on the one row, inside the screen
         assert box is not None and box["y"] < middle < box["y"] + box["height"], (box, header)
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
-    assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE
     # the stand-in says so, the names of the buttons are there for a screen reader
     assert (
         page.get_attribute("#chats", "aria-label") == "Chats"
@@ -356,6 +546,19 @@ def test_on_a_phone_the_header_takes_one_row(browser: Any, host_name: str, reque
     )
     if host_name == "stand_in":
         assert page.inner_text("#standin-badge") == "Stand-in, no model"
+        words = page.eval_on_selector("#standin-badge .badge-short", "(s) => [s.scrollWidth, s.clientWidth]")
+        assert words[0] <= words[1], words  # read whole, not cut with "…"
+        # a question and its answer, then the chats panel: nothing wider than the phone
+        ask(page, LISTING)
+        page.click("#chats")
+        page.locator(".chat-item").first.wait_for(timeout=30_000)
+        boxes = [
+            page.locator(s).first.bounding_box() for s in ("#chats-dialog", ".chat-item .chat-delete", "#chats-search")
+        ]
+        assert all(b is not None and b["x"] >= 0 and b["x"] + b["width"] <= PHONE for b in boxes), boxes
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE
+        shot(page, "host-phone-chats.png")
+        page.click("#chats-close")
     shot(page, f"host-phone-header-{host_name}.png")
     assert errors == []
     context.close()

@@ -6,6 +6,7 @@ anything else answered plainly: it is a stand-in without a model, and what it ca
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -109,6 +110,33 @@ async def test_a_ships_speed_course_and_position_at_a_time(host: HostProcess) ->
         )
         answer = text_of(await chat.turn("What was VICTORY's speed at 10:00?"))
         assert "hold 2 tracks (NELSON and COLLINGWOOD), and your question names none of them" in answer
+
+
+async def test_a_time_as_people_write_it_and_no_time_the_tools_did_not_give(host: HostProcess) -> None:
+    """ "9am", "0900 hours", "9:30 pm": read as the clock times they are, the figures GeographicLib's
+    from the REP file's fixes; asked without a time, the example is the track's own first time."""
+    track = {when: (lat, lon) for when, lat, lon in fixes("valid_boat2.rep")}
+    at, after = datetime(1995, 12, 12, 9, 0, tzinfo=UTC), datetime(1995, 12, 12, 9, 1, tzinfo=UTC)
+    leg = WGS84.Inverse(*track[at], *track[after])  # at a fix: the leg after it
+    lat, lon = track[at]
+    expected = (
+        f"At 09:00:00Z on 12 Dec 1995 COLLINGWOOD was at {dm(lat, 2, 'NS')} {dm(lon, 3, 'EW')}, making "
+        f"{leg['s12'] / 1852 / (60 / 3600):.1f} kn on course {leg['azi1'] % 360:03.0f}°."
+    )
+    first = min(track)
+    async with connect(host.ws_url) as socket:
+        chat = Chat(socket)
+        await chat.next()
+        for asked in ("how fast was collingwood going at 9am", "COLLINGWOOD's position at 0900 hours?"):
+            assert text_of(await chat.turn(asked)).startswith(expected), asked
+        late = text_of(await chat.turn("Where was COLLINGWOOD at 9:30 pm?"))
+        assert late.startswith("21:30:00Z on 12 Dec 1995 is outside COLLINGWOOD's track, which runs from 05:03:00Z")
+        hint = text_of(await chat.turn("how fast was collingwood going?"))
+    assert hint.startswith("At what time? COLLINGWOOD's track runs from 05:03:00Z to 11:45:00Z on 12 Dec 1995")
+    # every time of day it names is the track's first or last (the tools' answer), in some form
+    said = {(int(h), int(m)) for h, m in re.findall(r"\b(\d{1,2}):?(\d{2})\b", hint.replace("12 Dec 1995", ""))}
+    assert said == {(first.hour, first.minute), (11, 45)}, hint
+    assert "5:03 am" in hint and "0503" in hint
 
 
 async def test_the_last_hour_of_the_exercise(host: HostProcess) -> None:

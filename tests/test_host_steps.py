@@ -10,7 +10,7 @@ import pytest
 
 from llmem.host.chat import ChatMessage, ToolCall
 from llmem.host.providers.standin import StandInProvider
-from llmem.host.steps import clip, clock, day, describe_change, step_headline, step_title
+from llmem.host.steps import clip, clock, day, describe_change, picture_name, step_headline, step_title
 
 CPA = {
     "success": True,
@@ -180,3 +180,26 @@ def test_the_stand_in_says_what_stopped_its_play() -> None:
     one = json.dumps({"features": [{"kind": "track", "id": "rep-a", "name": "A", "ref": "r"}]})
     text, calls = standin._reply(_after(listing, ("debrief-calc:run_tool", args, one, False, "")), [])
     assert calls == [] and text == "The REP files (a.rep) hold 1 track (A); a closest approach needs two.\n"
+
+
+def test_a_pictures_file_name_is_its_plot_and_the_moment_as_its_label_reads() -> None:
+    """The moment to the nearest second, as the step's line and the picture's label write it."""
+    render = "debrief-state:debrief_render_plot"
+    drawn = {"time": "1995-12-12T10:45:08.902Z", "width": 681}
+    name = picture_name(render, {"filename": "nelson-collingwood.plot.json"}, json.dumps(drawn))
+    assert name == f"nelson-collingwood-1995-12-12T{clock(drawn['time']).replace(':', '')}.png"
+    assert name == "nelson-collingwood-1995-12-12T104509Z.png"  # 08.902 is 09, not 08
+    # no plot: the tool; the time asked when the answer has none; a second picture numbered; SVG
+    assert picture_name(render, {"time": "1995-12-12T11:45:00Z"}, {}, "image/svg+xml", 1) == (
+        "debrief_render_plot-1995-12-12T114500Z-2.svg"
+    )
+    assert picture_name("x:../../etc", {"filename": "../a b.plot.json"}, None) == "a-b.png"  # a plain name
+
+
+def test_a_steps_warnings_are_counted_on_its_line() -> None:
+    track = {"id": "rep-nelson", "kind": "track", "name": "NELSON", "point_count": 402}
+    answer = {"success": True, "features": [track], "warnings": ["1 line(s) could not be read", "speed column"]}
+    assert step_headline(answer) == f"{step_headline({'features': [track]})} · ⚠ 2 warnings"
+    assert step_headline({"success": True, "features": [], "warnings": ["nothing to import"]}) == "⚠ 1 warning"
+    assert step_headline({"summary": "ok", "warnings": ["w"]}) == "ok · ⚠ 1 warning"
+    assert len(step_headline({"summary": "x" * 500, "warnings": ["w"]}, limit=60)) <= 60

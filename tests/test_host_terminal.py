@@ -7,14 +7,17 @@ Ctrl+C stops it cleanly."""
 from __future__ import annotations
 
 import json
+import re
 import signal
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import console_script
+from tests.conftest import console_script, subprocess_env
 from tests.host_harness import running_host
 
 pytestmark = pytest.mark.slow
@@ -81,3 +84,26 @@ def test_json_lines_after_the_plain_address(tmp_path: Path) -> None:
     broken = next(r for r in records if r["level"] == "error")
     assert "server 'broken' could not start" in broken["msg"] and "no such plot folder" in broken["msg"]
     assert not any(r["level"] == "warning" and "stand-in" in r["msg"] for r in records)
+
+
+def test_a_port_in_use_is_said_plainly_with_a_free_one_offered(tmp_path: Path) -> None:
+    """Another program holds the port: llmem-host says so before starting any server, names a
+    port that is free now (this test binds it to check) and --port 0, and stops with status 1."""
+    cfg, ws = config(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [console_script("llmem-host"), "--config", str(cfg), "--workspace", str(ws), "--port", str(port)]
+        done = subprocess.run(
+            [*command, "--provider", "stand-in"], capture_output=True, text=True, timeout=60, env=subprocess_env()
+        )
+    assert done.returncode == 1 and done.stdout == ""
+    said = done.stderr.strip().splitlines()
+    assert said[-1].startswith(f"Error: port {port} on 127.0.0.1 is in use (another llmem-host, or another program)")
+    assert "--port 0 for any free one" in said[-1] and "Traceback" not in done.stderr
+    assert not any("debrief-state" in line for line in said)  # no server was started for nothing
+    offered = re.search(r"--port (\d+) \(free now\)", said[-1])
+    assert offered is not None and int(offered.group(1)) != port
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", int(offered.group(1))))  # it was free: it binds

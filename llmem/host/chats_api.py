@@ -7,8 +7,10 @@ brought back, exported) and the files a person attaches.
     POST   /sessions/{id}/restore       undo a delete
     GET    /sessions/{id}/export?format=markdown|json   a download: the chat with its pictures
     POST   /files?name=N[&replace=1]    the request's body saved as N in the workspace: 201
-                                         {name, size, kind, replaced}; 409 {error, suggested} when
-                                         N is taken; 400 a name or content refused; 413 too large
+                                         {name, size, kind, replaced}; 200 {…, unchanged: true}
+                                         when N holds these very bytes already (nothing written);
+                                         409 {error, suggested} when N is taken by another file;
+                                         400 a name or content refused; 413 too large
 
 Every request passes :class:`~llmem.host.access.Access`; those that change something must come
 from this host's own page (their Origin).
@@ -151,12 +153,12 @@ def chat_routes(
         except UploadRefused as exc:
             extra = {"suggested": exc.suggested} if exc.suggested else {}
             return _error(str(exc), exc.status, **extra)
-        log.info("file saved in the workspace", extra={"file": saved.name, "bytes": saved.size})
-        return JSONResponse(
-            {"name": saved.name, "size": saved.size, "kind": saved.kind, "replaced": saved.replaced},
-            status_code=201,
-            headers=_NO_STORE,
-        )
+        said = "file already in the workspace, the same bytes" if saved.unchanged else "file saved in the workspace"
+        log.info(said, extra={"file": saved.name, "bytes": saved.size})
+        answer = {"name": saved.name, "size": saved.size, "kind": saved.kind, "replaced": saved.replaced}
+        if saved.unchanged:
+            answer["unchanged"] = True
+        return JSONResponse(answer, status_code=200 if saved.unchanged else 201, headers=_NO_STORE)
 
     return [
         Route("/sessions", listing, methods=["GET"]),

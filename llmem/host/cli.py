@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +51,50 @@ def _setup_logging(level: str, log_format: str) -> tuple[Path | None, StartupHol
         logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
     stderr = next(h for h in root.handlers if type(h) is logging.StreamHandler)
     return path, StartupHold(stderr), fmt == "text"
+
+
+def _bound(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: no wait after a restart
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _free_port_near(host: str, port: int) -> int | None:
+    """The first port after ``port`` (of the next 20) that is free on ``host`` now, or None."""
+    for candidate in range(port + 1, min(port + 21, 65536)):
+        try:
+            _bound(host, candidate).close()
+        except OSError:
+            continue
+        return candidate
+    return None
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The page's socket, bound before any server starts, or a clear error: a port in use is the
+    usual case (another llmem-host, or the page of an earlier run still open); the error names a
+    port free now and ``--port 0`` (any free one)."""
+    import errno
+
+    try:
+        sock = _bound(host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            free = _free_port_near(host, port) if port else None
+            offer = f"--port {free} (free now), or " if free else ""
+            raise click.ClickException(
+                f"port {port} on {host} is in use (another llmem-host, or another program): stop it, or "
+                f"choose another port: {offer}--port 0 for any free one (the address is printed first)"
+            ) from None
+        raise click.ClickException(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def _uvicorn_servers() -> tuple[type[Any], type[Any]]:
@@ -211,7 +256,7 @@ async def _run(options: dict[str, Any]) -> None:
                 turns.start_soon(serve_apps)
                 turns.start_soon(announce)
                 turns.start_soon(sweep)
-                await server.serve()
+                await server.serve(sockets=[options["socket"]])
                 apps.should_exit = True
                 turns.cancel_scope.cancel()
             if options["text_log"]:
@@ -273,8 +318,9 @@ async def _run(options: dict[str, Any]) -> None:
     "replacements",
     multiple=True,
     metavar="PLACEHOLDER=VALUE",
-    help="Replace PLACEHOLDER by VALUE in the config (repeatable), e.g. "
-    "--set /absolute/path/to/llmem-debrief-mcp=$PWD for the example configuration's placeholders.",
+    help="Replace PLACEHOLDER by VALUE in the config (repeatable), for a configuration with placeholders "
+    "of its own, e.g. --set '${plotsFolder}'=$PWD/demo; ${workspaceFolder} (all mcp_config.example.json has) "
+    "is filled by --workspace.",
 )
 @click.option(
     "--tool-calls",
@@ -362,6 +408,7 @@ def command(**options: Any) -> None:
                 raise click.BadParameter(f"{given!r} is not PLACEHOLDER=VALUE", param_hint="--set")
             substitutions[placeholder] = value
         options.update(
+            socket=_listen(options["host"], options["port"]),
             models=models,
             auth_token=token,
             substitutions=substitutions,

@@ -32,7 +32,16 @@ from llmem.host.models import Models
 from llmem.host.prompting import compile_system_prompt, estimate_tokens, prune_history
 from llmem.host.providers.base import Provider
 from llmem.host.sessions import PendingConfirm, Session
-from llmem.host.steps import Known, change_ids, clip, describe_change, kinds_of, step_headline, step_title
+from llmem.host.steps import (
+    Known,
+    change_ids,
+    clip,
+    describe_change,
+    kinds_of,
+    picture_name,
+    step_headline,
+    step_title,
+)
 from llmem.host.toolblocks import ToolBlockParser
 
 __all__ = [
@@ -52,7 +61,7 @@ correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlatio
 
 # The seed's standard system messages (§2.5), and the host's own.
 SYSTEM_MESSAGES = {
-    "WELCOME": "Hello! I'm an AI assistant that can help answer questions and use tools to get information.",
+    "WELCOME": "Connected to the host: a new chat.",
     "RATE_LIMITED": "I'm currently processing too many requests. Please try again in a moment.",
     "MODEL_ERROR": "I could not reach the model just now ({detail}). Please try again in a moment.",
     "MODEL_BROKE_OFF": "The model's answer broke off ({detail}). Please ask again.",
@@ -437,9 +446,16 @@ class Orchestrator:
             message.outcome, message.headline = "failed", step_headline(str(exc), failed=True)
             message.duration_ms = took
             return message
-        for image in result.images:
+        names = [
+            picture_name(entry.qualified_name, call.arguments, result.structured, i.mime_type, k)
+            for k, i in enumerate(result.images)
+        ]
+        for image, name in zip(result.images, names, strict=True):
             await session.emit(
-                {"type": "image", "payload": {"mimeType": image.mime_type, "data": image.data, "callId": call.id}}
+                {
+                    "type": "image",
+                    "payload": {"mimeType": image.mime_type, "data": image.data, "callId": call.id, "name": name},
+                }
             )
         content, page_result, is_error = _result_for_model(result), _result_for_page(result), result.is_error
         ready = result.structured if result.structured.get("status") == "prompt_ready" else None
@@ -472,7 +488,10 @@ class Orchestrator:
         message.outcome = "failed" if is_error else ""
         message.host_steps = host_steps
         message.headline = headline
-        message.images = [{"mimeType": i.mime_type, "data": i.data} for i in result.images][:4]
+        message.images = [
+            {"mimeType": i.mime_type, "data": i.data, "name": name}
+            for i, name in zip(result.images, names, strict=True)
+        ][:4]
         message.duration_ms = took
         message.app = view
         return message

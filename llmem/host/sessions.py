@@ -83,9 +83,11 @@ class Session:
         return removed
 
     def text(self) -> str:
-        """What the chat says, for a search: its name, the questions, the answers, the steps' titles."""
+        """What the chat says, for a search: its name, the questions, the answers, the steps' tools
+        (in that order: a snippet is taken from the first line that holds the most words)."""
         parts = [self.title or ""]
-        parts += [m.shown if m.shown is not None else m.content for m in self.history if m.role != "tool"]
+        parts += [m.shown if m.shown is not None else m.content for m in self.history if m.role == "user"]
+        parts += [m.content for m in self.history if m.role == "assistant"]
         parts += [m.tool_name or "" for m in self.history if m.role == "tool"]
         return "\n".join(parts)
 
@@ -145,7 +147,8 @@ class SessionManager:
     def listing(self, query: str = "") -> list[dict[str, Any]]:
         """The sessions that hold a conversation, the latest first; with ``query``, those whose
         name, questions, answers or steps hold every word of it (any case), each with the line
-        where the first word was found (``match``)."""
+        that holds the most of them (the first such line: a question before any answer), as
+        ``match``."""
         kept = [s for s in self._sessions.values() if any(m.role == "user" for m in s.history)]
         ordered = sorted(kept, key=lambda s: s.last_active, reverse=True)
         words = query.lower().split()
@@ -156,7 +159,7 @@ class SessionManager:
             text = session.text()
             lowered = text.lower()
             if all(w in lowered for w in words):
-                found.append({**session.summary(), "match": _line_with(text, words[0])})
+                found.append({**session.summary(), "match": _line_with(text, words)})
         return found
 
     def rename(self, session_id: str, title: str) -> Session:
@@ -197,14 +200,15 @@ class SessionManager:
         return gone
 
 
-def _line_with(text: str, word: str, width: int = 120) -> str:
-    """The line of ``text`` where ``word`` first appears (any case), cut to about ``width`` around it."""
-    # a letter whose lower case is longer than itself can move the place: then the first line
-    at = max(text.lower().find(word), 0)
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    line = text[start : end if end >= 0 else len(text)]
-    at -= start
+def _line_with(text: str, words: list[str], width: int = 120) -> str:
+    """The line of ``text`` holding the most of ``words`` (any case; the first of those), cut to
+    about ``width`` around the first of them it holds."""
+    lines = [line for line in text.split("\n") if line.strip()] or [""]
+    best = max(lines, key=lambda line: sum(w in line.lower() for w in words))  # max keeps the first
+    lowered = best.lower()
+    # a letter whose lower case is longer than itself can move the place: then the line's start
+    at = min((lowered.find(w) for w in words if w in lowered), default=0)
+    line = best
     if len(line) > width:
         left = max(0, at - width // 3)
         line = ("…" if left else "") + line[left : left + width].strip() + "…"

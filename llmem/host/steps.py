@@ -8,6 +8,7 @@ stand-in (its answers are built from the same readings of the tools' results).
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "day",
     "describe_change",
     "kinds_of",
+    "picture_name",
     "step_headline",
     "step_title",
 ]
@@ -59,6 +61,27 @@ def day(iso: str) -> str:
     """``1995-12-12T10:45:08.902Z`` → ``12 Dec 1995``."""
     moment = _when(iso)
     return f"{moment.astimezone(UTC).day} {moment.astimezone(UTC):%b %Y}" if moment else iso
+
+
+_EXTENSIONS = {"image/svg+xml": "svg", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
+
+
+def picture_name(tool: str, arguments: Any, result: Any, mime: str = "image/png", index: int = 0) -> str:
+    """A picture's file name for its download: its plot (else its tool) and the moment drawn, e.g.
+    ``nelson-collingwood-1995-12-12T104509Z.png``; the moment to the nearest second, as
+    :func:`clock` writes it and as the picture's own label reads (``10:45:08.902`` is ``104509Z``)."""
+    args = arguments if isinstance(arguments, dict) else {}
+    data = as_data(result)
+    data = data if isinstance(data, dict) else {}
+    plot = args.get("filename") if isinstance(args.get("filename"), str) else data.get("filename")
+    stem = plot.removesuffix(".plot.json") if isinstance(plot, str) and plot else tool.split(":", 1)[-1] or "picture"
+    iso = data.get("time") if isinstance(data.get("time"), str) else args.get("time")
+    moment = _when(iso) if isinstance(iso, str) else None
+    parts = [stem, moment.astimezone(UTC).strftime("%Y-%m-%dT%H%M%SZ") if moment else ""]
+    if index:
+        parts.append(str(index + 1))
+    name = "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", p).strip("-.") for p in parts if p).strip("-") or "picture"
+    return f"{name}.{_EXTENSIONS.get(mime.lower(), 'png')}"
 
 
 def as_data(content: Any) -> Any:
@@ -207,6 +230,10 @@ def step_headline(result: Any, *, failed: bool = False, limit: int = 120, kinds:
             if isinstance(inner.get(key), str | int | float) and not isinstance(inner[key], bool) and inner[key] != "":
                 line = str(inner[key])
                 break
+    warned = inner.get("warnings")
+    if isinstance(warned, list) and warned:  # seen on the step, not only inside its details
+        mark = f"⚠ {_plural(len(warned), 'warning')}"
+        return f"{clip(line, max(1, limit - len(mark) - 3))} · {mark}" if line else mark
     return clip(line or "", limit)
 
 

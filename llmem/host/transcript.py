@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -96,25 +97,32 @@ def _fenced(value: Any, limit: int = _DETAIL_CHARS) -> str:
     return f"{fence}{'json' if not isinstance(value, str) else ''}\n{text}\n{fence}"
 
 
+def _indented(text: str) -> str:
+    """``text`` as the body of a list item: every line two spaces in (a fenced block's lines too,
+    or a CommonMark reader ends the item, and the fence with it, at the first line that is not)."""
+    return textwrap.indent(text, "  ")
+
+
 def _step_markdown(step: dict[str, Any]) -> list[str]:
+    """A step as a list item: its line, then, inside the item, its details folded and its pictures."""
     outcome = str(step.get("outcome") or "done")
     tool = str(step.get("tool") or "")
     server = tool.split(":", 1)[0] if ":" in tool else ""
     name = f"{server}:{step.get('title')}" if server else str(step.get("title"))
     headline = f" — {step['headline']}" if step.get("headline") else ""
     lines = [f"- {_MARKS.get(outcome, '✓')} `{name}` {outcome}{headline}"]
-    details = []
+    details: list[str] = []
     if step.get("arguments") is not None:
-        details += ["", "Arguments:", "", _fenced(step["arguments"])]
+        details += ["Arguments:", _fenced(step["arguments"])]
     if step.get("result") is not None:
-        details += ["", "Result:" if outcome in ("done", "failed") else "Outcome:", "", _fenced(step["result"])]
+        details += ["Result:" if outcome in ("done", "failed") else "Outcome:", _fenced(step["result"])]
     if details:
-        lines += ["", "  <details><summary>Details</summary>", *[f"  {d}" if d else "" for d in details]]
-        lines += ["", "  </details>", ""]
+        body = "\n\n".join(["<details><summary>Details</summary>", *details, "</details>"])
+        lines += ["", _indented(body)]
     for k, image in enumerate(step.get("images") or []):
         mime, data = str(image.get("mimeType", "image/png")), str(image.get("data", ""))
-        lines += ["", f"  ![{step.get('title')} picture {k + 1}](data:{mime};base64,{data})", ""]
-    return lines
+        lines += ["", _indented(f"![{step.get('title')} picture {k + 1}](data:{mime};base64,{data})")]
+    return [*lines, ""]
 
 
 def to_markdown(session: Session, model: str) -> str:
@@ -139,8 +147,9 @@ def to_markdown(session: Session, model: str) -> str:
             lines += ["", "*Stopped.*" if text == STOPPED else text]
         else:
             lines += _step_markdown(m)
-    text = "\n".join(lines) + "\n"
-    return re.sub(r"\n{3,}", "\n\n", text)
+    # one blank line between blocks (a code block's own blank lines, inside one entry, stay)
+    kept = [line for k, line in enumerate(lines) if line or (k and lines[k - 1])]
+    return "\n".join(kept).strip("\n") + "\n"
 
 
 def export_name(session: Session, suffix: str) -> str:

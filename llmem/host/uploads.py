@@ -6,7 +6,8 @@ NUL or control character, not hidden, none of the characters Windows forbids), a
 NFC-normalised; then resolved inside the workspace (a symlink of that name pointing out is
 refused too). A file is written whole (a temporary file linked into place) and never over
 another: a name that is taken is refused with a free one to suggest (``boat (2).rep``) unless
-the page said to replace it. Text only: a file with NUL bytes in its first 8 KiB is refused.
+the page said to replace it, or unless the file there holds the very same bytes: then it is the
+one attached (``unchanged``), and nothing is written. Text only: a file with NUL bytes in its first 8 KiB is refused.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class SavedFile:
     size: int
     kind: str  # "REP file", "plot", "sensor (DSF) file", "text file"
     replaced: bool
+    unchanged: bool = False  # the workspace held this very file already: it is used, nothing written
 
 
 def kind_of(name: str) -> str:
@@ -116,6 +118,8 @@ def save_upload(
         raise UploadRefused(
             f"{checked} is a folder of the workspace; choose another name", 409, free_name(workspace, checked)
         )
+    if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        return SavedFile(checked, len(data), kind_of(checked), replaced=False, unchanged=True)
     scratch = user_data_root() / "host" / "tmp"
     existed = target.exists()
     try:

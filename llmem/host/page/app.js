@@ -386,7 +386,8 @@
       copyText(full, copy);
     });
     head.append(copy);
-    const pre = el("pre", { class: typeof v === "string" ? "value text" : "value json", tabindex: "0" });
+    // focusable to scroll it by keyboard, so named: a screen reader says what it holds
+    const pre = el("pre", { class: typeof v === "string" ? "value text" : "value json", tabindex: "0", "aria-label": label });
     if (typeof v === "string") pre.textContent = shorten(v) || "(empty)";
     else pre.innerHTML = highlightJson(safeStringify(shorten(v)));
     wrap.append(head, pre);
@@ -489,6 +490,7 @@
     if (cur) {
       flushRender();
       cur.el.classList.remove("streaming");
+      cur.el.removeAttribute("aria-busy"); // whole now: a screen reader reads it once
     }
     state.current = null;
   }
@@ -583,9 +585,11 @@
     updateControls();
   }
 
-  // everything after a question goes (its live views told first); with ``andItself`` the question too
+  // everything after a question goes, later questions and their answers too, as the host forgets
+  // them (its live views told first); with ``andItself`` the question too
   function forgetFrom(userNode, andItself) {
-    const gone = turnOf(userNode);
+    const gone = [];
+    for (let n = userNode.nextElementSibling; n; n = n.nextElementSibling) gone.push(n);
     if (andItself) gone.unshift(userNode);
     for (const [callId, rec] of state.steps) if (gone.includes(rec.node)) state.steps.delete(callId);
     if (window.llmemApps) window.llmemApps.teardownAll("the answer was asked again", (node) => gone.some((g) => g.contains(node)));
@@ -654,6 +658,7 @@
     const cur = state.current || newAssistant();
     cur.text += piece;
     cur.el.classList.add("streaming");
+    cur.el.setAttribute("aria-busy", "true"); // the live log waits for the whole answer, not each piece
     queueRender();
   }
 
@@ -706,6 +711,31 @@
     return k > 0 ? [s.slice(0, k), s.slice(k + 1)] : ["", s];
   }
 
+  // a tooltip drawn by the page (style.css .has-tip), shown on hover and on keyboard focus, and
+  // read by a screen reader as the element's description (a title shows on hover only)
+  function tip(node, text) {
+    node.classList.add("has-tip");
+    node.dataset.tip = text;
+    node.setAttribute("aria-description", text);
+    node.removeAttribute("title");
+  }
+
+  const OUTCOME_TIPS = {
+    done: "done: the tool answered",
+    failed: "failed: the tool answered with an error",
+    declined: "declined: you said not to run it",
+    cancelled: "stopped before it answered",
+  };
+
+  // what a step's line means, under its outcome word when the line is hovered or focused (the
+  // line's own ::after is its chevron): which tool, what the outcome says, that it opens
+  function stepTip(rec, outcome) {
+    const said = outcome ? OUTCOME_TIPS[outcome] || outcome : "running";
+    const text = `A tool call: ${rec.tool} · ${said}. Open it for its arguments and result.`;
+    rec.status.dataset.tip = text;
+    rec.summary.setAttribute("aria-description", text);
+  }
+
   // "debrief-calc:run_tool" titled "run_tool · closest-approach": the server faint, what ran in bold
   function stepLabel(tool, title) {
     const [server, short] = splitTool(tool);
@@ -725,7 +755,8 @@
     const summary = el("summary", null, icon, label, status, preview, duration);
     const body = el("div", { class: "step-body" });
     const node = el("details", { class: "tool-step", "data-call-id": callId, "data-state": "processing" }, summary, body);
-    const rec = { node, icon, status, duration, preview, body, tool, label, args: undefined, argsEl: null, resultEl: null };
+    const rec = { node, summary, icon, status, duration, preview, body, tool, label, args: undefined, argsEl: null, resultEl: null };
+    stepTip(rec, "");
     state.steps.set(callId, rec);
     append(node);
     return rec;
@@ -762,6 +793,7 @@
     rec.status.textContent = outcome;
     rec.preview.textContent = clip(headline, 140);
     rec.preview.title = String(headline || "");
+    stepTip(rec, outcome);
   }
 
   function finishStep(rec, data, message) {
@@ -874,7 +906,9 @@
       src, alt: p.alt || "Image from a tool (click to open it larger)", loading: "lazy", tabindex: "0", role: "button",
     });
     // the picture and "Open full size" do the same: the overlay, fitted, then the larger redraw
-    const show = () => openFull(mime, data, source);
+    // its file name is the host's (llmem/host/steps.py picture_name: the plot and the moment drawn)
+    const name = typeof p.name === "string" && p.name ? p.name : "picture.png";
+    const show = () => openFull(mime, data, source, name);
     img.addEventListener("click", show);
     img.addEventListener("keydown", (e) => {
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); show(); }
@@ -882,7 +916,6 @@
     img.addEventListener("load", () => scrollToBottom(), { once: true });
     const open = el("button", { type: "button", class: "linkish open-full", text: "Open full size" });
     open.addEventListener("click", show);
-    const name = pictureName(source, mime);
     const save = el("a", { class: "linkish download", href: src, download: name, text: "Download PNG",
       title: `Save the picture as ${name}` });
     if (!/png/i.test(mime)) save.textContent = "Download";
@@ -893,24 +926,12 @@
   }
 
   // a picture's file name: its plot and the moment drawn, e.g. nelson-collingwood-1995-12-12T104509Z.png
-  function pictureName(source, mime) {
-    const args = source && source.arguments && typeof source.arguments === "object" ? source.arguments : {};
-    const result = parseMaybeJson(source && (typeof source.result === "function" ? source.result() : source.result));
-    const plot = typeof args.filename === "string" ? args.filename.replace(/\.plot\.json$/i, "") : "";
-    const when = result && typeof result === "object" && typeof result.time === "string" ? result.time
-      : typeof args.time === "string" ? args.time : "";
-    const stem = [plot || String((source && source.tool) || "picture").split(":").pop(), when.replace(/\.\d+Z$/, "Z").replace(/:/g, "")]
-      .filter(Boolean).join("-").replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "") || "picture";
-    const ext = /svg/i.test(mime) ? "svg" : /jpe?g/i.test(mime) ? "jpg" : /gif/i.test(mime) ? "gif" : /webp/i.test(mime) ? "webp" : "png";
-    return `${stem}.${ext}`;
-  }
-
   // "Open full size": the step's tool draws the picture again as large as it can (the host asks
   // it, without the model); meanwhile, and when it cannot, the picture as it is, at natural size.
   let zoomCount = 0;
-  function openFull(mime, data, source) {
+  function openFull(mime, data, source, name) {
     state.zoomScale = null; // it opens fitted to the window
-    state.zoomName = pictureName(source, mime);
+    state.zoomName = name;
     showZoom(mime, data, source && source.tool ? "Drawing it larger…" : "");
     if (!source || !source.tool || !source.arguments || typeof source.arguments !== "object") return;
     const zoomId = `z-${++zoomCount}`;
@@ -1271,7 +1292,7 @@
   function setConnection(s, text, title) {
     els.connection.dataset.state = s;
     els.connText.textContent = text;
-    els.connection.title = title || "Connection to the host";
+    tip(els.connection, title || "Connection to the host");
     document.body.dataset.connection = s;
   }
 
@@ -1604,7 +1625,10 @@
         break;
       case "done":
         endAssistant();
-        for (const n of els.conversation.querySelectorAll(".msg.assistant.streaming")) n.classList.remove("streaming");
+        for (const n of els.conversation.querySelectorAll(".msg.assistant.streaming")) {
+          n.classList.remove("streaming");
+          n.removeAttribute("aria-busy");
+        }
         interruptSteps("interrupted");
         state.steps.clear(); // call ids belong to one turn
         expireConfirms();

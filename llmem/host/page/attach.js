@@ -99,9 +99,10 @@
         }
         answer = await send(file, how === "keep" ? answer.body.suggested : file.name, how === "replace");
       }
-      if (answer.status === 201) {
+      if (answer.status === 201 || (answer.status === 200 && answer.body.unchanged)) {
         const saved = answer.body;
-        const note = saved.replaced ? "saved, replacing the old one" : saved.name !== file.name ? `saved as ${saved.name}` : "saved";
+        const note = saved.unchanged ? "already in the workspace" : saved.replaced ? "saved, replacing the old one"
+          : saved.name !== file.name ? `saved as ${saved.name}` : "saved";
         Object.assign(entry, { name: saved.name, size: saved.size, state: "saved", note });
       } else {
         Object.assign(entry, { state: "refused", error: answer.body.error || `not saved (the host answered ${answer.status})` });

@@ -84,8 +84,10 @@
     const link = node.querySelector(".chat-link");
     const box = el("input", { type: "text", class: "chat-rename-box", value: c.title || "", maxlength: "120",
       "aria-label": "The chat's new name (empty: its first question)" });
-    const save = el("button", { type: "button", class: "chat-action", text: "Save" });
-    const form = el("div", { class: "chat-rename-form" }, box, save);
+    const save = el("button", { type: "button", class: "chat-action chat-rename-save", text: "Save" });
+    const cancel = el("button", { type: "button", class: "chat-action chat-rename-cancel", text: "Cancel",
+      title: "Keep the name it has (Esc)" });
+    const form = el("div", { class: "chat-rename-form" }, box, save, cancel);
     link.hidden = true;
     node.querySelector(".chat-actions").hidden = true;
     node.prepend(form);
@@ -107,6 +109,7 @@
       if (again) again.focus();
     };
     save.addEventListener("click", () => finish(true));
+    cancel.addEventListener("click", () => finish(false));
     box.addEventListener("keydown", (e) => {
       if (e.key === "Enter") { e.preventDefault(); finish(true); }
       if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); finish(false); }
@@ -130,7 +133,7 @@
       toastSay(`Not deleted: ${err.message}`);
       return;
     }
-    lastDeleted = c;
+    lastDeleted = { ...c, wasOpen: current };
     node.remove();
     if (!list.querySelector(".chat-item")) list.replaceChildren(el("li", { class: "chats-empty", text: "No conversations left." }));
     toastSay(`Deleted “${c.title || "the chat"}”.`, true);
@@ -143,6 +146,13 @@
     lastDeleted = null;
     try {
       await api("POST", `sessions/${encodeURIComponent(c.id)}/restore`);
+      if (c.wasOpen) {
+        // the chat this page showed: shown again, where it was (the page had moved to a new one)
+        const q = new URLSearchParams(location.search);
+        q.set("session", c.id);
+        location.assign(`?${q.toString()}`);
+        return;
+      }
       toastSay(`“${c.title || "The chat"}” is back.`);
     } catch (err) {
       toastSay(`It could not be brought back: ${err.message}`);

@@ -153,7 +153,9 @@ def stand_in_answer(prompt: str, task: str) -> str:
 
 
 _CALL = re.compile(r"^\s*/tool\s+(\S+)\s*(\{.*\})?\s*$", re.S)
-GUIDE = "https://github.com/debrief/llmem-debrief-mcp#chat-with-your-plots"
+#: where the stand-in sends a person who wants a model: the docs in the clone (no web address, which
+#: an isolated network could not reach)
+GUIDE = "docs/chat-host.md (With a model)"
 _HELP = re.compile(
     r"^\W*(what can you do|what do you do|help|hi|hello|hey|who are you|what are you)\b[\w\s]{0,20}\W*$", re.I
 )
@@ -163,7 +165,7 @@ _NO_PLOTS = (
 )
 _ME = (
     "\n*I am the deterministic stand-in, not a language model: I follow a script so the page can be tried "
-    f"without one. To ask anything, start llmem-host with a model: [Chat with your plots]({GUIDE}).*\n"
+    f"without one. To ask anything, start llmem-host with a model: the repository's {GUIDE} says how.*\n"
 )
 _DEVELOPER = (
     '\nFor developers: `tools` lists the tools; `/tool server:name {"arg": …}` calls one; so does a '

@@ -29,7 +29,7 @@ from typing import Any
 from llmem.host.chat import ChatMessage, ToolCall, ToolSpec, new_id
 from llmem.host.steps import as_data, clip, clock, day, step_headline, step_title
 
-__all__ = ["CAN_DO", "PLAYS", "SUGGESTIONS", "Done", "Question", "play_for", "report", "turn_so_far"]
+__all__ = ["CAN_DO", "PLAYS", "SUGGESTIONS", "Done", "Question", "play_for", "report", "turn_so_far", "warned"]
 
 LIST = "debrief-state:debrief_list_plots"
 FEATURES = "debrief-state:debrief_get_features"
@@ -254,30 +254,49 @@ def _shown(render: Done, plot: Plot, when: str) -> str:
     return f"The picture shows {plot.filename} {when}."
 
 
-_TIME = re.compile(
-    r"(?P<iso>\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)"
-    r"|\b(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?:z|utc)?\b"
-    r"|\b(?P<hhmm>\d{4})\s*(?:z|utc)\b",
-    re.IGNORECASE,
+#: the forms of a time of day a person writes, most explicit first (the first form found wins,
+#: so "12 Dec 2005 at 10:30" is 10:30, not 20:05): ISO; 10:30, 10:30:15, 9:30 pm, 10:30Z; 9am,
+#: 9 pm; 0900, 0900Z, 0900 hours; 10 o'clock; noon, midnight
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?", re.IGNORECASE)
+_CLOCKS = (
+    re.compile(r"\b(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?:(?P<ampm>[ap])\.?m\b\.?|z\b|utc\b)?", re.I),
+    re.compile(r"\b(?P<h>\d{1,2})\s*(?P<ampm>[ap])\.?m\b\.?", re.IGNORECASE),
+    re.compile(r"(?<![\d:.-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)(?:\s*(?:z|utc|hrs|hours)\b)?(?![\d:.-])", re.I),
+    re.compile(r"\b(?P<h>\d{1,2})\s*o'?clock\b", re.IGNORECASE),
+    re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.IGNORECASE),
 )
 _AT_TIME_WORDS = re.compile(r"\b(speed|fast|knots?|position|where|course|heading|located)\b", re.IGNORECASE)
+
+
+def _clock_time(question: str) -> tuple[int, int, int] | None:
+    """The time of day the question names (hours, minutes, seconds), or None: none, or not a time."""
+    for form in _CLOCKS:
+        found = form.search(question)
+        if found is None:
+            continue
+        given = found.groupdict()
+        if given.get("word"):
+            return (0, 0, 0) if given["word"].lower() == "midnight" else (12, 0, 0)
+        hours, minutes, seconds = int(given["h"]), int(given.get("m") or 0), int(given.get("s") or 0)
+        if given.get("ampm"):
+            if not 1 <= hours <= 12:
+                return None
+            hours = hours % 12 + (12 if given["ampm"].lower() == "p" else 0)
+        return (hours, minutes, seconds) if hours <= 23 and minutes <= 59 and seconds <= 59 else None
+    return None
 
 
 def _moment(question: str, track: dict[str, Any]) -> datetime | None:
     """The time the question names, on the track's day (the next day when the track runs past
     midnight and the clock time comes before its start); None when it names none."""
-    found = _TIME.search(question)
-    if found is None:
-        return None
-    if found.group("iso"):
-        moment = datetime.fromisoformat(found.group("iso").replace(" ", "T").replace("Z", "+00:00"))
+    iso = _ISO.search(question)
+    if iso:
+        moment = datetime.fromisoformat(iso.group(0).replace(" ", "T").replace("Z", "+00:00").replace("z", "+00:00"))
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    if found.group("hhmm"):
-        hours, minutes, seconds = int(found.group("hhmm")[:2]), int(found.group("hhmm")[2:]), 0
-    else:
-        hours, minutes, seconds = int(found.group("h")), int(found.group("m")), int(found.group("s") or 0)
-    if hours > 23 or minutes > 59 or seconds > 59:
+    clock_time = _clock_time(question)
+    if clock_time is None:
         return None
+    hours, minutes, seconds = clock_time
     start, end = _instant(str(track.get("time_start"))), _instant(str(track.get("time_end")))
     if start is None:
         return None
@@ -314,6 +333,18 @@ def _latlon(lon: float, lat: float) -> str:
     return f"{part(lat, 2, 'NS')} {part(lon, 3, 'EW')}"
 
 
+def _asked_at(track: dict[str, Any]) -> str:
+    """An example question at the track's own first time, in the forms understood: only a time
+    the tools gave (an example time of its own could lie outside every track)."""
+    start = _instant(str(track.get("time_start")))
+    if start is None:
+        return f"*{track['name']}'s speed at* a UTC time within it"
+    if start.second or start.microsecond:  # the first whole minute inside the track
+        start = start.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    hours = f"{start.hour % 12 or 12}:{start:%M} {'pm' if start.hour >= 12 else 'am'}"
+    return f"*{track['name']}'s speed at {start:%H:%M}* (UTC; {start:%H%M} or {hours} are read alike)"
+
+
 def at_time(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
     """A ship's speed, course and position at the time asked: legacy Debrief's tote of it
     against another ship of the plot."""
@@ -323,7 +354,7 @@ def at_time(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> 
     ship = plot.tracks[0]
     moment = _moment(question.text, ship)
     if moment is None:
-        return f"At what time? {ship['name']}'s track runs from {_span(ship)}: ask e.g. *{ship['name']}'s speed at {clock(str(ship.get('time_start')))[:5]}*.\n"
+        return f"At what time? {ship['name']}'s track runs from {_span(ship)}: ask e.g. {_asked_at(ship)}.\n"
     start, end = _instant(str(ship.get("time_start"))), _instant(str(ship.get("time_end")))
     if start is None or end is None or not start <= moment <= end:
         return f"{clock(_iso(moment))} on {day(_iso(moment))} is outside {ship['name']}'s track, which runs from {_span(ship)}.\n"
@@ -455,14 +486,32 @@ def play_for(question: Question | str) -> Play | None:
 
 
 def _stopping(play: Play) -> Play:
-    """The play, ended at a step that failed or was declined: it says so instead of going on."""
+    """The play, ended at a step that failed or was declined: it says so instead of going on; its
+    last words end with what the tools warned of."""
 
     def run(question: Question, done: list[Done], tools: Sequence[ToolSpec]) -> Next:
         if done and (done[-1].failed or done[-1].outcome):
-            return _stopped(done[-1])
-        return play(question, done, tools)
+            return _stopped(done[-1]) + warned(done)
+        said = play(question, done, tools)
+        return said + warned(done) if isinstance(said, str) else said
 
     return run
+
+
+def warned(done: list[Done]) -> str:
+    """The warnings of the steps taken (an import's speed column that does not match the fixes…),
+    each once, as a list a person sees under the answer; "" when none warned."""
+    seen: list[str] = []
+    for step in done:
+        data = step.data.get("data") if isinstance(step.data, dict) and "warnings" not in step.data else step.data
+        listed = data.get("warnings") if isinstance(data, dict) else None
+        for warning in listed if isinstance(listed, list) else []:
+            line = f"{clip(str(warning), 300)} (`{step_title(step.call.name, step.call.arguments)}`)"
+            if isinstance(warning, str) and line not in seen:
+                seen.append(line)
+    if not seen:
+        return ""
+    return "\n\n**The tools warned:**\n" + "".join(f"- {line}\n" for line in seen)
 
 
 def report(done: list[Done]) -> str:
@@ -478,4 +527,4 @@ def report(done: list[Done]) -> str:
             said = step_headline(step.data, limit=300) or clip(json.dumps(step.data, ensure_ascii=False), 300)
             lines.append(f"- `{what}` answered: {said}")
     # a quoted fence would read as a new call
-    return "\n".join(lines).replace("`" * 3, "'" * 3) + "\n" if lines else ""
+    return ("\n".join(lines).replace("`" * 3, "'" * 3) + "\n" + warned(done)) if lines else ""
