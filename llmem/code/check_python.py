@@ -25,7 +25,16 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-__all__ = ["BUILTINS", "BUILTIN_TYPES", "Binding", "NameUse", "PyClass", "PyFile", "python_file"]
+__all__ = [
+    "BUILTINS",
+    "BUILTIN_TYPES",
+    "EXPRESSION_ATTRIBUTE",
+    "Binding",
+    "NameUse",
+    "PyClass",
+    "PyFile",
+    "python_file",
+]
 
 #: Names Python always has: the running interpreter's builtins, those newer versions add, the
 #: type checkers' pseudo-builtins (only reached under ``TYPE_CHECKING``).
@@ -42,6 +51,8 @@ BUILTINS = frozenset(dir(builtins)) | {
 BUILTIN_TYPES = frozenset(
     {"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray", "int", "float", "bool", "complex"}
 )
+#: ``not_checked``'s reason for an attribute of an expression whose type is not followed.
+EXPRESSION_ATTRIBUTE = "attribute of an expression (a call, a subscript …)"
 #: ``typing``'s names for them, in annotations.
 _TYPING_ALIASES = {
     "List": "list",
@@ -170,6 +181,9 @@ class PyFile:
     #: attributes taken from a value of a known builtin type that is no name (``[a].insert``,
     #: ``", ".join``, ``list(x).pop``): (line, byte column of the attribute) → the type
     builtin_receivers: dict[tuple[int, int], str] = field(default_factory=dict)
+    #: the other attributes taken from an expression (``f().x``, ``d["k"].x``): (line, byte column
+    #: of the attribute, its name, kind), counted in ``not_checked`` (:data:`EXPRESSION_ATTRIBUTE`)
+    expression_members: list[tuple[int, int, str, str]] = field(default_factory=list)
     #: uses not judged, by reason
     not_checked: Counter[str] = field(default_factory=Counter)
     error: str | None = None
@@ -697,10 +711,14 @@ class _Binder:
             if cls is not None:
                 cls.dynamic = cls.dynamic or "self.__dict__ is used"
         if chain is None:
-            self.out.not_checked["attribute of an expression (a call, a subscript …)"] += 1
+            self.out.not_checked[EXPRESSION_ATTRIBUTE] += 1
             builtin = self._value_type(node.value, scope)
-            if builtin is not None and node.end_lineno is not None and node.end_col_offset is not None:
-                self.out.builtin_receivers[(node.end_lineno, node.end_col_offset - len(node.attr))] = builtin
+            if node.end_lineno is not None and node.end_col_offset is not None:
+                at = (node.end_lineno, node.end_col_offset - len(node.attr))
+                if builtin is not None:
+                    self.out.builtin_receivers[at] = builtin
+                else:
+                    self.out.expression_members.append((*at, node.attr, kind))
             self.visit(node.value, scope)
             return
         self._use(scope, chain, _chain_places(node), kind)

@@ -130,6 +130,7 @@ class PythonWorld:
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._parents: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._stored: set[str] | None = None
+        self._member_names: set[str] | None = None
 
     def info(self, key: str) -> PyFile | None:
         f = self.files.get(key)
@@ -399,6 +400,16 @@ class PythonWorld:
                     out.add(base)
                     stack.append(base)
         return out
+
+    def member_names(self) -> set[str]:
+        """Every name a class of the workspace has (its body, its methods' ``self.x``)."""
+        if self._member_names is None:
+            self._member_names = set()
+            for k in self.module_of:
+                info = self.info(k)
+                for cls in info.classes.values() if info is not None else ():
+                    self._member_names |= cls.members | cls.instance
+        return self._member_names
 
     def _stored_attributes(self) -> set[str]:
         if self._stored is None:

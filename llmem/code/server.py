@@ -113,7 +113,9 @@ CHECK_GUIDE = (
     "is declared, or the store remembers them (types are not judged; package imports are not followed). Go: "
     "calls of names the package does not declare. What it cannot judge (a value of unknown type, a module "
     "outside the workspace, a base class from a package, getattr, lines marked noqa/type: ignore/"
-    "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported. Code before tests; "
+    "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported; but x.name on a value of "
+    "unknown type, where name is a class member a parse saw go and no class has now, is listed apart in "
+    "may_break_by_name (by_name: true). Code before tests; "
     "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
@@ -374,6 +376,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["total"]
             else "Nothing broken found."
         )
+        if "may_break_by_name" in data:
+            hint += (
+                f" {data['may_break_by_name']['total']} use(s) of a removed member on values of unknown type may "
+                "break too (may_break_by_name): read each."
+            )
         return ok(data, hint)
 
     def generate_prompt(path: Path_, task: Task, part: Part = None) -> Envelope:

@@ -139,6 +139,15 @@ class SymbolHistory:
         """Whether the store knows ``name`` as a symbol that is gone."""
         return name in self._by_leaf()
 
+    def gone_member(self, name: str) -> tuple[str, str, int] | None:
+        """The member of a class (a method, a class attribute) named ``name`` that a parse saw go,
+        newest first: (path, qualified name, line); None when no such member is remembered."""
+        members = [e for e in self._by_leaf().get(name, []) if "." in e["symbol"] and e.get("kind") != "function"]
+        if not members:
+            return None
+        e = max(members, key=lambda e: str(e.get("gone_at")))
+        return str(e.get("path")), e["symbol"], int(e.get("line") or 0)
+
     def last_defined(self, name: str, path: str | None = None, current: Any = None) -> dict[str, Any] | None:
         """Where ``name`` (a bare name) was last defined, preferring ``path`` (the file it is looked
         for in): ``{path, line, symbol, kind, source, renamed_to?}``, or None when nothing is known.
