@@ -229,6 +229,56 @@ def test_a_call_shows_its_arguments(svc: Llmem, ws: Path) -> None:
     assert all(n["text"] for n in _nodes(tree["callers"]))
 
 
+def _commands(ws: Path) -> dict[str, str]:
+    """The Click commands of cli.py by ``ast``: function → the command's name (the decorator's
+    name= or first argument, else the function's name with _ made -)."""
+    out = {}
+    for fn in ast.parse((ws / "sqlite_utils/cli.py").read_text("utf-8")).body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr in ("command", "group"):
+                given = [k.value for k in d.keywords if k.arg == "name"] + d.args[:1]
+                named = given[0].value if given and isinstance(given[0], ast.Constant) else None
+                out[fn.name] = named if isinstance(named, str) else fn.name.replace("_", "-")
+    return out
+
+
+def test_a_cli_command_with_no_caller_says_it_is_an_entry_point(svc: Llmem, ws: Path) -> None:
+    """Finding 3 (flat answers): ``find_references('insert_files', path='sqlite_utils/cli.py')``
+    answered total 0, "no use", of a function Click runs as ``insert-files``."""
+    commands = _commands(ws)
+    assert {"insert_files": "insert-files", "reset_counts": "reset-counts"}.items() <= commands.items()
+    for fn, name in commands.items():
+        answer = svc.references(fn, "sqlite_utils/cli.py", None, 50, None)
+        assert answer["entry_point"].startswith("a CLI command (") and answer["entry_point"].endswith(f"`{name}`")
+        if not answer["total"]:
+            assert answer["note"].startswith("An entry point, a CLI command")
+    plain = svc.references("_compile_code", "sqlite_utils/utils.py", None, 50, None)
+    assert "entry_point" not in plain
+
+
+def test_left_out_says_how_many_in_which_files(svc: Llmem, ws: Path) -> None:
+    """Finding 4: with path=, the occurrences grep -w finds beyond the answer are counted by
+    reason and by file, with the call that lists them."""
+    answer = svc.references("insert", DB, None, 500, None)
+    grep: dict[str, int] = {}
+    for file in ws.rglob("*"):
+        if file.is_file() and ".llmem" not in file.parts:
+            n = len(re.findall(r"\binsert\b", file.read_text("utf-8", errors="replace")))
+            if n:
+                grep[file.relative_to(ws).as_posix()] = n
+    shown: dict[str, int] = {}
+    for r in answer["results"]:
+        shown[r["path"]] = shown.get(r["path"], 0) + 1
+    shown[DB] += len(answer["definitions"])
+    left = answer["left_out"]
+    expected = {k: grep[k] - shown.get(k, 0) for k in grep if grep[k] > shown.get(k, 0)}
+    assert left["by_file"] == dict(sorted(expected.items(), key=lambda kv: -kv[1]))
+    assert left["count"] == sum(expected.values()) == sum(left["by_reason"].values()) and left["files"] == len(expected)
+    assert "find_references('insert') without path" in left["how"]
+
+
 def test_a_function_only_tests_reach_says_so(tmp_path: Path) -> None:
     """Finding 23: 'is it only reached from tests?' could not be asked."""
     (tmp_path / "pkg").mkdir()
@@ -274,3 +324,7 @@ async def test_receivers_through_the_server(client: Client) -> None:
     assert all("receiver" in r for r in out["data"]["results"] if r.get("uncertain"))
     err, out = await call(client, "find_references", symbol="reset_counts", path=DB, depth=2)
     assert not err and out["data"]["callers"][0]["entry_point"].startswith("a CLI command")
+    err, out = await call(client, "find_references", symbol="insert_files", path="sqlite_utils/cli.py")
+    assert not err and out["data"]["entry_point"].endswith("`insert-files`")
+    err, out = await call(client, "find_references", symbol="insert", path=DB)
+    assert not err and out["data"]["left_out"]["files"] == len(out["data"]["left_out"]["by_file"]) >= 1

@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
-from llmem.code.outline import is_test_path, symbol_hashes
+from llmem.code.cli_commands import cli_command
+from llmem.code.outline import is_test_path, iter_symbols, symbol_hashes
 from llmem.code.references_files import MAX_FILE_BYTES, SourceFile, Use, WorkspaceFiles
 from llmem.code.references_imports import (
     RESOLVED,
@@ -311,10 +312,14 @@ class ReferenceFinder:
                 "why": f"binary (a NUL byte) or over {MAX_FILE_BYTES:,} bytes",
                 "paths": unread[:5],
             }
+        entry = self._entry_point(target, definitions, files) if target is not None else None
+        if entry is not None:
+            out["entry_point"] = entry
         if not chosen and "note" not in out:
             where = f"that definition in {target}" if target else "the name"
             out["note"] = (
-                f"No use of {where} in the {len(files)} files scanned"
+                (f"An entry point, {entry}. " if entry else "")
+                + f"No use of {where} in the {len(files)} files scanned"
                 + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
                 + (f" ({in_tests} in tests, left out: tests='exclude')" if tests == "exclude" and in_tests else "")
                 + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
@@ -355,6 +360,15 @@ class ReferenceFinder:
             item["call"] = call
         return item
 
+    def _entry_point(self, target: str, definitions: list[dict[str, Any]], files: dict[str, SourceFile]) -> str | None:
+        """How the one function asked about is run from outside the code (a CLI command), or None."""
+        f = files.get(target)
+        outline = self.src.outline(target, f) if f is not None and len(definitions) == 1 else None
+        if outline is None:
+            return None
+        sym = next((s for s in iter_symbols(outline) if s.qualified_name == definitions[0]["symbol"]), None)
+        return cli_command(sym.decorators, sym.qualified_name) if sym is not None else None
+
     def call_text(self, u: Use, f: SourceFile) -> str | None:
         """A call spread over several lines, whole (bounded): its arguments are on the lines after."""
         if u.kind != "call" or f.data is None:
@@ -378,6 +392,7 @@ class ReferenceFinder:
         kept = {u.key() for u in uses} | {(d["path"], d["line"], d["column"] - 1) for d in definitions}
         project = project_of(target, files)
         reasons: dict[str, int] = {}
+        where: dict[str, int] = {}
         for key, f in files.items():
             for u in self.src.occurrences(key, f, symbol):
                 if u.key() in kept:
@@ -397,12 +412,17 @@ class ReferenceFinder:
                 else:
                     why = "uses in files that do not import this definition (another of the same name)"
                 reasons[why] = reasons.get(why, 0) + 1
+                where[key] = where.get(key, 0) + 1
         if not reasons:
             return None
+        ranked = sorted(where.items(), key=lambda kv: -kv[1])
         return {
             "count": sum(reasons.values()),
             "by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
-            "how": "find_references without path answers every occurrence of the name",
+            "files": len(where),
+            "by_file": dict(ranked[:BY_FILE_SHOWN]),
+            **({"by_file_more": len(ranked) - BY_FILE_SHOWN} if len(ranked) > BY_FILE_SHOWN else {}),
+            "how": f"find_references({symbol!r}) without path answers every occurrence of the name, these too",
         }
 
     def _undefined(self, symbol: str, files: dict[str, SourceFile], uses: list[Use]) -> dict[str, Any]:

@@ -30,12 +30,12 @@ callers and counts them all.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
+from llmem.code.cli_commands import cli_command
 from llmem.code.outline import DATA_KINDS, iter_symbols
 from llmem.code.references import DEFINITIONS_SHOWN, NOT_IT, by_file, tests_kept
 from llmem.code.references_receivers import MAYBE, NO, Judge
@@ -55,8 +55,6 @@ TEXT_CHARS = 200
 #: Nodes in one answer, every level together.
 MAX_NODES = 400
 _EDGE_KINDS = ("call", "reference")
-#: Decorators that make a function a command of a command-line interface (Click, Typer).
-_CLI = re.compile(r"^@?(?:[\w.]+\.)?(?:command|group)\s*(?:\(|$)")
 
 
 @dataclass
@@ -320,12 +318,7 @@ def _symbol(finder: ReferenceFinder, caller: _Caller) -> Symbol | None:
 
 def _entry_point(sym: Symbol | None) -> str | None:
     """Why a function is run from outside the code (a CLI command), or None."""
-    if sym is None:
-        return None
-    cli = next((d for d in sym.decorators if _CLI.search(d.strip())), None)
-    if cli is not None:
-        return f"a CLI command ({cli.split('(')[0]}): the command line runs it"
-    return None
+    return cli_command(sym.decorators, sym.qualified_name) if sym is not None else None
 
 
 def _not_callable(caller: _Caller, sym: Symbol | None) -> str | None:
