@@ -6,7 +6,6 @@ certain findings, on an excerpt of simonw/sqlite-utils (tests/data/sqlite-utils)
 from __future__ import annotations
 
 import ast
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,12 +14,10 @@ import pytest
 from mcp import Client
 
 from llmem.code.artifacts import Llmem
-from llmem.code.server import build_server
-from llmem.core.config import Limits, ServerConfig
+from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
-from tests.conftest import MODES, ROOT, call
+from tests.conftest import MODES, call, llmem_client
 
-SQLITE_UTILS = ROOT / "tests" / "data" / "sqlite-utils"
 DB = "sqlite_utils/db.py"
 
 
@@ -50,10 +47,8 @@ def _attribute_places(ws: Path, name: str) -> set[tuple[str, int, int]]:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    shutil.copytree(SQLITE_UTILS, ws)
-    return ws
+def ws(sqlite_utils_ws: Path) -> Path:
+    return sqlite_utils_ws
 
 
 def test_a_removed_method_used_on_values_of_unknown_type_may_break(ws: Path) -> None:
@@ -85,8 +80,7 @@ def test_a_removed_method_used_on_values_of_unknown_type_may_break(ws: Path) -> 
 
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, ws: Path) -> AsyncIterator[tuple[Client, Path]]:
-    server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=20_000)))
-    async with Client(server, mode=request.param) as c:
+    async with llmem_client(ws, request.param) as c:
         yield c, ws
 
 

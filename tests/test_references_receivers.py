@@ -21,10 +21,9 @@ import pytest
 from mcp import Client
 
 from llmem.code.artifacts import Llmem
-from llmem.code.server import build_server
-from llmem.core.config import Limits, ServerConfig
+from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
-from tests.conftest import MODES, ROOT, call
+from tests.conftest import MODES, ROOT, call, llmem_client
 
 SQLITE_UTILS = ROOT / "tests" / "data" / "sqlite-utils"
 SERVERS = ROOT / "tests" / "data" / "servers"
@@ -312,8 +311,7 @@ def test_typescript_test_blocks_read_as_tests(tmp_path: Path) -> None:
 
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, ws: Path) -> AsyncIterator[Client]:
-    server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=20_000)))
-    async with Client(server, mode=request.param) as c:
+    async with llmem_client(ws, request.param) as c:
         yield c
 
 

@@ -218,10 +218,10 @@ class Llmem:
     def get(self, path: str, kind: str, offset: int, limit: int | None, symbol: str | None = None) -> dict[str, Any]:
         if kind == SOURCE:
             return self.source(path, symbol, offset, limit)
-        if symbol is not None:
+        if symbol is not None and kind != OUTLINE:
             raise InvalidArgument(
-                f"symbol is only taken with kind='source' (not {kind!r})",
-                details={"field": "symbol", "rule": "kind='source' only"},
+                f"symbol is only taken with kind='source' or 'outline' (not {kind!r})",
+                details={"field": "symbol", "rule": "kind='source' or 'outline' only"},
                 next_action=f"Call get_artifact({path!r}, kind='source', symbol={symbol!r}).",
             )
         rp = self.resolve(path)
@@ -247,6 +247,8 @@ class Llmem:
             record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
             status, about = self.freshness(record)
         content = record.doc.get("content")
+        if symbol is not None:  # the outline of one symbol (its members too), however big the file
+            return self._answer(rp.key, record, status, _outline_of_symbol(rp.key, content, symbol), 0, None, about)
         if status == "fresh" and not about:
             memo_key = (rp.key, kind, offset, limit)
             found = self._answers.get(memo_key, record.version, status)
@@ -797,6 +799,23 @@ def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:
     # A symbol by its own name (``method`` of ``Class.method``), a file by its file name.
     own = {n: n.rsplit("/", 1)[-1] if "/" in n else n.rsplit(".", 1)[-1] for n in gone}
     return [n for n in gone if re.search(rf"(?<![\w$]){re.escape(own[n])}(?![\w$])", text)][:100]
+
+
+def _outline_of_symbol(key: str, content: Any, wanted: str) -> dict[str, Any]:
+    """An outline's content cut to one symbol (found as ``kind='source'`` finds it) and its
+    children; the file's imports are left out (counted in ``imports_left_out``)."""
+    from llmem.code.outline import Outline, iter_symbols
+
+    if not isinstance(content, dict) or not isinstance(content.get("symbols"), list):
+        raise ArtifactNotFound(f"{key!r} has no outline of symbols", details={"path": key, "symbol": wanted})
+    outline = Outline.model_validate(content)
+    found = _find_symbol(key, list(iter_symbols(outline)), wanted)
+    return {
+        **{k: v for k, v in content.items() if k not in ("symbols", "imports")},
+        "imports_left_out": len(outline.imports),
+        "symbol": found.qualified_name,
+        "symbols": [found.model_dump(mode="json")],
+    }
 
 
 def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:

@@ -24,7 +24,7 @@ INSTRUCTIONS = (
     "llmem is a code memory for one workspace: parser-made outlines of every file (symbols, manifests, "
     "Markdown headings, tests, registrations) and notes your model writes, kept across sessions and checked "
     "against the code. Look here before grep: search_artifacts finds symbols and notes, find_references "
-    "who uses one (depth=2: who calls its callers), check_references what an edit broke, get_artifact with kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
+    "who uses one (depth=2: who calls its callers), check_references what an edit broke, get_artifact with kind='source' shows one symbol's code (kind='outline' with symbol: its outline entry and members). Parse with generate_artifact; notes via generate_prompt, your "
     "model, then store_llm_result."
 )
 
@@ -245,7 +245,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         path: Path_,
         kind: ReadKind = "outline",
         symbol: Annotated[
-            str | None, Field(max_length=500, description="kind='source': e.g. Class.method; none: whole file")
+            str | None, Field(max_length=500, description="source or outline of one symbol, e.g. Class.method")
         ] = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
