@@ -466,7 +466,32 @@ class Llmem:
     def search(
         self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
     ) -> dict[str, Any]:
-        return self._search().search(query, kind, directory, limit, cursor, scope, refresher=lambda: self)
+        return self._search().search(
+            query, kind, directory, limit, cursor, scope, refresher=lambda: self, notes=lambda: self
+        )
+
+    def mark_stale_notes(self, hits: list[dict[str, Any]]) -> int:
+        """Mark each hit of a note (a file's or a symbol's, a summary) whose code changed or went
+        since it was written, or that names code that did: ``note_stale`` says what, and
+        ``refresh_with`` the prompt that writes it again. How many were marked."""
+        status: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        marked = 0
+        for hit in hits:
+            kind = hit.get("from")
+            if kind not in KINDS or kind in (OUTLINE, SOURCE):
+                continue
+            at = (str(hit["path"]), str(kind))
+            if at not in status:
+                record = self.store.get_or_none(NAMESPACE, at[0], at[1])
+                status[at] = self.freshness(record, "search_artifacts") if record is not None else ("fresh", {})
+            state, about = status[at]
+            why = _why_stale(state, about, hit.get("symbol"))
+            if why is None:
+                continue
+            hit["note_stale"] = why
+            hit["refresh_with"] = f"generate_prompt(path={at[0]!r}, task={at[1]!r})"
+            marked += 1
+        return marked
 
     # -- references --------------------------------------------------------------------------
 
@@ -758,6 +783,28 @@ def _hashes_of(symbols: list[dict[str, Any]]) -> dict[str, str]:
     from llmem.code.outline import hashes_of_symbol_dicts
 
     return hashes_of_symbol_dicts(symbols)
+
+
+def _why_stale(status: str, about: dict[str, Any], symbol: str | None) -> str | None:
+    """Why one note of an artifact reads stale (a symbol's note: only its own symbol's change, or
+    a name it holds that changed; the file's note or a summary: any), or None while it is current."""
+    if status == "fresh":
+        return None
+    if status == "orphaned":
+        return "its file is gone"
+    own = sorted(  # the gone first: what a search for an old name is about
+        (s for s in about.get("stale_symbols", []) if symbol is None or s["symbol"] == symbol),
+        key=lambda s: s["change"] != "gone",
+    )
+    named = [d for d in about.get("stale_dependencies", []) if symbol is None or symbol in d.get("named_in", [symbol])]
+    if own:
+        more = f" and {len(own) - 5} more" if len(own) > 5 else ""
+        return "; ".join(f"{s['symbol']} {s['change']}" for s in own[:5]) + more + " since the note was written"
+    if named:
+        return "names code that changed since: " + ", ".join(f"{d['name']} ({d['change']})" for d in named[:5])
+    if symbol is None and about.get("changed_files"):
+        return "files of the folder changed since it was written"
+    return None if symbol is not None else "its code changed since it was written"
 
 
 def _compare_symbols(

@@ -133,7 +133,9 @@ SEARCH_GUIDE = (
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
-    "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines')."
+    "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines'). "
+    "coverage counts what symbols and notes covered (outlined_files, files_with_notes, not_outlined); a note "
+    "written before its code changed says note_stale (what changed) and refresh_with; stale_notes counts them."
 )
 
 FRESHNESS = (
@@ -302,7 +304,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         from llmem.code.search import Searcher  # not the whole code memory: a first search stays quick
 
         # The code memory's service (parsers, notes) is made only if a changed file must be re-parsed.
-        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope, refresher=svc)
+        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope, refresher=svc, notes=svc)
         stale = data["freshness"]["stale_files"]
         hint = (
             f"{stale} changed file(s) were not re-parsed in time: their hits say stale, their new symbols may be "
