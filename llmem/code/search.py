@@ -422,7 +422,7 @@ def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
     out["not_outlined"] = int(
         conn.execute(
             f"SELECT count(*) FROM files AS f WHERE {under_sql('f.path', directory)[0]} AND NOT EXISTS "
-            "(SELECT 1 FROM artifacts AS a WHERE a.artifact = 'outline' AND a.path = f.path)",
+            "(SELECT 1 FROM artifacts AS a WHERE a.path = f.path AND a.artifact = 'outline')",
             args,
         ).fetchone()[0]
     )
