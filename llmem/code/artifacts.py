@@ -138,14 +138,25 @@ class Llmem:
 
     # -- notes (the callback protocol) -----------------------------------------------------
 
-    def prompt(self, path: str, task: str, part: int | None = None) -> Envelope:
+    def prompt(self, path: str, task: str, part: int | None = None, symbols: list[str] | None = None) -> Envelope:
         self.notes.check_task(task)
-        if part is not None and task != "annotate":
+        for name, given in (("part", part), ("symbols", symbols)):
+            if given is not None and task != "annotate":
+                raise InvalidArgument(
+                    f"{name} is only taken with task='annotate' (not {task!r})",
+                    details={"field": name, "rule": "task='annotate' only"},
+                )
+        if symbols is not None and not 1 <= len(symbols) <= 50:
             raise InvalidArgument(
-                f"part is only taken with task='annotate' (not {task!r})",
-                details={"field": "part", "rule": "task='annotate' only"},
+                f"symbols: {len(symbols)} names; give 1 to 50 (or leave symbols out for the whole file)",
+                details={"field": "symbols", "rule": "1..50 qualified names"},
             )
-        return self.notes.prompt(self._existing(path), task, part)
+        if part is not None and symbols:
+            raise InvalidArgument(
+                "pass part or symbols, not both: symbols asks for just those, whatever part they are in",
+                details={"field": "symbols", "rule": "not with part"},
+            )
+        return self.notes.prompt(self._existing(path), task, part, symbols)
 
     def cancel(self, ticket: str | None, path: str | None, task: str | None) -> dict[str, Any]:
         key = self.resolve(path).key if path is not None else None

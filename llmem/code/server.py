@@ -42,7 +42,8 @@ PROTOCOL = (
     "callbackTool 'store_llm_result' and callbackArgs (ticket, path, task). Run the prompt with your model and "
     "call store_llm_result(**callbackArgs, result=<answer>). A malformed answer comes back as an error that "
     "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
-    "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for. A newer "
+    "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for; "
+    "symbols=['Class.method', ...] asks for just those symbols (and their members), one prompt, notes kept. A newer "
     "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt. Notes follow their "
     "code: when a parse finds a described symbol renamed with its code unchanged, or moved to another file, "
@@ -246,9 +247,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def get_artifact(
         path: Path_,
         kind: ReadKind = "outline",
-        symbol: Annotated[
-            str | None, Field(max_length=500, description="source or outline of one symbol, e.g. Class.method")
-        ] = None,
+        symbol: Annotated[str | None, Field(max_length=500, description="one symbol, e.g. Class.method")] = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
     ) -> Envelope:
@@ -385,8 +384,13 @@ def build_server(config: ServerConfig) -> SuiteServer:
             )
         return ok(data, hint)
 
-    def generate_prompt(path: Path_, task: Task, part: Part = None) -> Envelope:
-        return svc().prompt(path, task, part)
+    def generate_prompt(
+        path: Path_,
+        task: Task,
+        part: Part = None,
+        symbols: list[str] | None = None,  # annotate just these (at most 50: the domain says so)
+    ) -> Envelope:
+        return svc().prompt(path, task, part, symbols)
 
     def cancel_prompt(
         ticket: Annotated[str | None, Field(max_length=64)] = None,
@@ -444,22 +448,22 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             list_artifacts,
             read,
-            "Artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
+            "Artifacts under a folder as a tree, with status; paged.",
         ),
         (
             get_artifact,
             read,
-            "An outline or notes with their status; kind='source': a file's or symbol's text; paged.",
+            "An outline or notes with status; kind='source': a file's or symbol's text; paged.",
         ),
         (
             generate_prompt,
             read,
-            "A prompt for your model to annotate, summarize, document or test-plan a file (summarize: a folder too).",
+            "Prompt for your model to annotate (symbols=: just those), summarize (a folder too), document or test-plan a file.",
         ),
         (
             store_llm_result,
             tool_annotations(read_only=False, idempotent=False),
-            "Check and store your model's answer to a generate_prompt ticket.",
+            "Check and store your model's answer to a prompt's ticket.",
         ),
         (
             cancel_prompt,
@@ -469,12 +473,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             delete_artifact,
             tool_annotations(read_only=False, destructive=True, idempotent=True),
-            "Delete one kind or all artifacts of a file or folder (recursive); dry_run shows what.",
+            "Delete one kind or all artifacts of a file or folder (recursive); dry_run previews.",
         ),
         (
             store_status,
             read,
-            "Counts under a folder: artifacts by kind and status, bytes, open tickets, parse jobs.",
+            "Counts under a folder: artifacts by kind/status, bytes, tickets, parse jobs.",
         ),
     ]
     for fn, hints, description in tools:
