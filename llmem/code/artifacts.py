@@ -180,13 +180,34 @@ class Llmem:
         """
         status, about = self._own_freshness(record, by)
         if status == "orphaned" or not record.doc.get("depends_on"):
-            return status, about
+            return status, self._renames_of_gone(record.key, about)
         changes = self.notes.dependency_changes(record)
         if not changes:
-            return status, about
+            return status, self._renames_of_gone(record.key, about)
         from llmem.code.note_deps import shown
 
-        return "stale", {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
+        about = {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
+        return "stale", self._renames_of_gone(record.key, about)
+
+    def _renames_of_gone(self, key: str, about: dict[str, Any]) -> dict[str, Any]:
+        """Each gone symbol of ``about`` (its own, or code its notes name) that the store knows was
+        renamed says ``renamed_to``: renamed and gone read apart."""
+        gone = [
+            e
+            for e in [*about.get("stale_symbols", []), *about.get("stale_dependencies", [])]
+            if e.get("change") == "gone"
+        ]
+        if not gone:
+            return about
+        from llmem.code.symbol_history import SymbolHistory
+
+        history = SymbolHistory(self.store)
+        for e in gone:
+            name = str(e["symbol"])
+            last = history.last_defined(name.rsplit(".", 1)[-1], str(e.get("path") or key))
+            if last is not None and last.get("symbol") == name and "renamed_to" in last:
+                e["renamed_to"] = last["renamed_to"]
+        return about
 
     def _own_freshness(self, record: ArtifactRecord, by: str) -> tuple[str, dict[str, Any]]:
         """:meth:`freshness` as far as the code the artifact describes goes (its file or folder)."""
@@ -272,7 +293,11 @@ class Llmem:
         if kind == "annotate" and isinstance(content, dict):
             content = self._split_notes(rp, record, content, status, about)
         if status == "stale" and isinstance(content, str):
-            about = {**about, "gone_names_mentioned": _gone_names_mentioned(content, about)}
+            named = _gone_names_mentioned(content, about)
+            renamed = _renamed_to(about)
+            about = {**about, "gone_names_mentioned": named}  # gone by that name, renamed or not
+            if any(n in renamed for n in named):
+                about["renamed_names_mentioned"] = {n: renamed[n] for n in named if n in renamed}
         answer = self._answer(rp.key, record, status, content, offset, limit, about)
         return answer
 
@@ -845,6 +870,15 @@ def _compare_symbols(
 def _overlaps(a: str, b: str) -> bool:
     """Whether one of two workspace folders holds the other (``.`` holds everything)."""
     return a == b or "." in (a, b) or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def _renamed_to(about: dict[str, Any]) -> dict[str, str]:
+    """The gone symbols of ``about`` the store knows were renamed: old → new."""
+    return {
+        str(e["symbol"]): str(e["renamed_to"])
+        for e in [*about.get("stale_symbols", []), *about.get("stale_dependencies", [])]
+        if e.get("renamed_to")
+    }
 
 
 def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:

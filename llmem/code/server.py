@@ -54,7 +54,8 @@ PROTOCOL = (
     "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it "
     "(a subfolder with no summary brings the ranked notes and summaries below it). list_artifacts(status="
     "'stale') ends with how to refresh; a stale summary's get_artifact lists gone_names_mentioned (the "
-    "symbols it names that no longer exist). An annotate answer may describe any symbol the file's outline "
+    "symbols it names that no longer exist) and, for those of them renamed (code the same, or a little "
+    "changed: same signature and size), renamed_names_mentioned {old: new}; a gone symbol seen renamed says renamed_to. An annotate answer may describe any symbol the file's outline "
     "lists (any part, fields and variables too); its valid keys are always stored (stored), a key naming "
     "no symbol of the file is refused without spending an attempt, each with its reason and the call that "
     "gets a ticket for it (refused), and a bare name of one symbol is stored under its qualified name "
@@ -270,6 +271,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
                 "(gone_names_mentioned)."
                 if data.get("gone_names_mentioned")
                 else "."
+            )
+            + (
+                f" It names {len(data['renamed_names_mentioned'])} renamed symbol(s) by the old name "
+                "(renamed_names_mentioned: old → new)."
+                if data.get("renamed_names_mentioned")
+                else ""
             )
             if data["status"] == "stale"
             else "Done."

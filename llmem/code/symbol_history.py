@@ -109,7 +109,15 @@ def _renames(
     except OSError:
         return {}
     language = new.get("language") if isinstance(new, dict) else None
-    return {m.old.name: m.new.name for m in carry.match(olds, news, {key: (data, language)})}
+    renamed = {m.old.name: m.new.name for m in carry.match(olds, news, {key: (data, language)})}
+    # Renamed with the code changed a little too: judged from the signature and the size.
+    fresh = [s for n, s in after.items() if n not in before and n not in renamed.values()]
+    for name in gone:
+        if name not in renamed:
+            guess = carry.similar(before[name], fresh)
+            if guess is not None and guess not in renamed.values():
+                renamed[name] = guess
+    return renamed
 
 
 class SymbolHistory:
