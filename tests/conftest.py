@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -168,4 +170,28 @@ async def servers_client(servers_ws: Path, request: pytest.FixtureRequest) -> An
     from tests._servers import parsed_client
 
     async with parsed_client(servers_ws, request.param) as c:
+        yield c
+
+
+SQLITE_UTILS = ROOT / "tests" / "data" / "sqlite-utils"
+
+
+@pytest.fixture
+def sqlite_utils_ws(tmp_path: Path) -> Path:
+    """A copy of tests/data/sqlite-utils (an excerpt of simonw/sqlite-utils) of this test's own."""
+    ws = tmp_path / "ws"
+    shutil.copytree(SQLITE_UTILS, ws)
+    return ws
+
+
+@contextlib.asynccontextmanager
+async def llmem_client(ws: Path, mode: str, answer_chars: int = 20_000) -> AsyncIterator[Any]:
+    """An in-process llmem-mcp client on ``ws`` in protocol era ``mode`` (nothing parsed)."""
+    from mcp import Client
+
+    from llmem.code.server import build_server
+    from llmem.core.config import Limits, ServerConfig
+
+    server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=answer_chars)))
+    async with Client(server, mode=mode) as c:
         yield c

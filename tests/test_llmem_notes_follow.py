@@ -242,7 +242,8 @@ def test_a_rename_with_a_changed_body_is_not_carried(llmem: Llmem) -> None:
     parsed = llmem.parse(".")
     assert "renamed" not in parsed
     got = llmem.get(PATHS, "annotate", 0, None)
-    assert got["stale_symbols"] == [{"symbol": name, "change": "gone"}]
+    # Not carried (its code changed), but read as renamed, not merely gone: same signature and size.
+    assert got["stale_symbols"] == [{"symbol": name, "change": "gone", "renamed_to": "other_name"}]
     assert "other_name" in got["content"]["undescribed"]
 
 

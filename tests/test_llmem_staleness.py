@@ -187,8 +187,10 @@ def test_source_symbol_errors_name_the_candidates(llmem: Llmem, workspace: Path)
     with pytest.raises(ArtifactNotFound) as missing:
         llmem.get("shapes.py", "source", 0, None, symbol="Square.perimetre")
     assert "Square.perimeter" in missing.value.details["close_matches"]
+    # The outline takes a symbol too (its entry alone); the notes do not.
+    assert llmem.get("shapes.py", "outline", 0, None, symbol="area")["content"]["symbol"] == "area"
     with pytest.raises(InvalidArgument):
-        llmem.get("shapes.py", "outline", 0, None, symbol="area")
+        llmem.get("shapes.py", "annotate", 0, None, symbol="area")
 
 
 def test_long_source_comes_in_pages_that_join_exactly(llmem: Llmem, workspace: Path) -> None:

@@ -144,7 +144,7 @@ def test_python_method_callers_and_a_cycle_cut(svc: Llmem, tmp_path: Path) -> No
     for name, line in (("get_current_time", 194), ("convert_time", 203)):
         [up] = methods[f"TimeServer.{name}"]["callers"]
         assert (up["in"], up["lines"]) == ("serve.call_tool", [line]) and up["cut"].startswith("a registered handler")
-        assert methods[f"TimeServer.{name}"]["resolution"].startswith("by-name")
+        assert methods[f"TimeServer.{name}"]["resolution"].startswith("receivers")
     (tmp_path / "loop.py").write_text(
         "def ping(n):\n    return pong(n - 1)\n\ndef pong(n):\n    return ping(n) if n else 0\n"
     )

@@ -138,14 +138,25 @@ class Llmem:
 
     # -- notes (the callback protocol) -----------------------------------------------------
 
-    def prompt(self, path: str, task: str, part: int | None = None) -> Envelope:
+    def prompt(self, path: str, task: str, part: int | None = None, symbols: list[str] | None = None) -> Envelope:
         self.notes.check_task(task)
-        if part is not None and task != "annotate":
+        for name, given in (("part", part), ("symbols", symbols)):
+            if given is not None and task != "annotate":
+                raise InvalidArgument(
+                    f"{name} is only taken with task='annotate' (not {task!r})",
+                    details={"field": name, "rule": "task='annotate' only"},
+                )
+        if symbols is not None and not 1 <= len(symbols) <= 50:
             raise InvalidArgument(
-                f"part is only taken with task='annotate' (not {task!r})",
-                details={"field": "part", "rule": "task='annotate' only"},
+                f"symbols: {len(symbols)} names; give 1 to 50 (or leave symbols out for the whole file)",
+                details={"field": "symbols", "rule": "1..50 qualified names"},
             )
-        return self.notes.prompt(self._existing(path), task, part)
+        if part is not None and symbols:
+            raise InvalidArgument(
+                "pass part or symbols, not both: symbols asks for just those, whatever part they are in",
+                details={"field": "symbols", "rule": "not with part"},
+            )
+        return self.notes.prompt(self._existing(path), task, part, symbols)
 
     def cancel(self, ticket: str | None, path: str | None, task: str | None) -> dict[str, Any]:
         key = self.resolve(path).key if path is not None else None
@@ -169,13 +180,34 @@ class Llmem:
         """
         status, about = self._own_freshness(record, by)
         if status == "orphaned" or not record.doc.get("depends_on"):
-            return status, about
+            return status, self._renames_of_gone(record.key, about)
         changes = self.notes.dependency_changes(record)
         if not changes:
-            return status, about
+            return status, self._renames_of_gone(record.key, about)
         from llmem.code.note_deps import shown
 
-        return "stale", {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
+        about = {**about, "stale_dependencies": shown(changes, per_note=record.kind == "annotate")}
+        return "stale", self._renames_of_gone(record.key, about)
+
+    def _renames_of_gone(self, key: str, about: dict[str, Any]) -> dict[str, Any]:
+        """Each gone symbol of ``about`` (its own, or code its notes name) that the store knows was
+        renamed says ``renamed_to``: renamed and gone read apart."""
+        gone = [
+            e
+            for e in [*about.get("stale_symbols", []), *about.get("stale_dependencies", [])]
+            if e.get("change") == "gone"
+        ]
+        if not gone:
+            return about
+        from llmem.code.symbol_history import SymbolHistory
+
+        history = SymbolHistory(self.store)
+        for e in gone:
+            name = str(e["symbol"])
+            last = history.last_defined(name.rsplit(".", 1)[-1], str(e.get("path") or key))
+            if last is not None and last.get("symbol") == name and "renamed_to" in last:
+                e["renamed_to"] = last["renamed_to"]
+        return about
 
     def _own_freshness(self, record: ArtifactRecord, by: str) -> tuple[str, dict[str, Any]]:
         """:meth:`freshness` as far as the code the artifact describes goes (its file or folder)."""
@@ -218,10 +250,10 @@ class Llmem:
     def get(self, path: str, kind: str, offset: int, limit: int | None, symbol: str | None = None) -> dict[str, Any]:
         if kind == SOURCE:
             return self.source(path, symbol, offset, limit)
-        if symbol is not None:
+        if symbol is not None and kind != OUTLINE:
             raise InvalidArgument(
-                f"symbol is only taken with kind='source' (not {kind!r})",
-                details={"field": "symbol", "rule": "kind='source' only"},
+                f"symbol is only taken with kind='source' or 'outline' (not {kind!r})",
+                details={"field": "symbol", "rule": "kind='source' or 'outline' only"},
                 next_action=f"Call get_artifact({path!r}, kind='source', symbol={symbol!r}).",
             )
         rp = self.resolve(path)
@@ -247,6 +279,8 @@ class Llmem:
             record = self.store.get(NAMESPACE, rp.key, kind, shared=True)
             status, about = self.freshness(record)
         content = record.doc.get("content")
+        if symbol is not None:  # the outline of one symbol (its members too), however big the file
+            return self._answer(rp.key, record, status, _outline_of_symbol(rp.key, content, symbol), 0, None, about)
         if status == "fresh" and not about:
             memo_key = (rp.key, kind, offset, limit)
             found = self._answers.get(memo_key, record.version, status)
@@ -259,7 +293,11 @@ class Llmem:
         if kind == "annotate" and isinstance(content, dict):
             content = self._split_notes(rp, record, content, status, about)
         if status == "stale" and isinstance(content, str):
-            about = {**about, "gone_names_mentioned": _gone_names_mentioned(content, about)}
+            named = _gone_names_mentioned(content, about)
+            renamed = _renamed_to(about)
+            about = {**about, "gone_names_mentioned": named}  # gone by that name, renamed or not
+            if any(n in renamed for n in named):
+                about["renamed_names_mentioned"] = {n: renamed[n] for n in named if n in renamed}
         answer = self._answer(rp.key, record, status, content, offset, limit, about)
         return answer
 
@@ -464,7 +502,32 @@ class Llmem:
     def search(
         self, query: str, kind: str | None, directory: str, limit: int, cursor: str | None, scope: str = "auto"
     ) -> dict[str, Any]:
-        return self._search().search(query, kind, directory, limit, cursor, scope, refresher=lambda: self)
+        return self._search().search(
+            query, kind, directory, limit, cursor, scope, refresher=lambda: self, notes=lambda: self
+        )
+
+    def mark_stale_notes(self, hits: list[dict[str, Any]]) -> int:
+        """Mark each hit of a note (a file's or a symbol's, a summary) whose code changed or went
+        since it was written, or that names code that did: ``note_stale`` says what, and
+        ``refresh_with`` the prompt that writes it again. How many were marked."""
+        status: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        marked = 0
+        for hit in hits:
+            kind = hit.get("from")
+            if kind not in KINDS or kind in (OUTLINE, SOURCE):
+                continue
+            at = (str(hit["path"]), str(kind))
+            if at not in status:
+                record = self.store.get_or_none(NAMESPACE, at[0], at[1])
+                status[at] = self.freshness(record, "search_artifacts") if record is not None else ("fresh", {})
+            state, about = status[at]
+            why = _why_stale(state, about, hit.get("symbol"))
+            if why is None:
+                continue
+            hit["note_stale"] = why
+            hit["refresh_with"] = f"generate_prompt(path={at[0]!r}, task={at[1]!r})"
+            marked += 1
+        return marked
 
     # -- references --------------------------------------------------------------------------
 
@@ -758,6 +821,28 @@ def _hashes_of(symbols: list[dict[str, Any]]) -> dict[str, str]:
     return hashes_of_symbol_dicts(symbols)
 
 
+def _why_stale(status: str, about: dict[str, Any], symbol: str | None) -> str | None:
+    """Why one note of an artifact reads stale (a symbol's note: only its own symbol's change, or
+    a name it holds that changed; the file's note or a summary: any), or None while it is current."""
+    if status == "fresh":
+        return None
+    if status == "orphaned":
+        return "its file is gone"
+    own = sorted(  # the gone first: what a search for an old name is about
+        (s for s in about.get("stale_symbols", []) if symbol is None or s["symbol"] == symbol),
+        key=lambda s: s["change"] != "gone",
+    )
+    named = [d for d in about.get("stale_dependencies", []) if symbol is None or symbol in d.get("named_in", [symbol])]
+    if own:
+        more = f" and {len(own) - 5} more" if len(own) > 5 else ""
+        return "; ".join(f"{s['symbol']} {s['change']}" for s in own[:5]) + more + " since the note was written"
+    if named:
+        return "names code that changed since: " + ", ".join(f"{d['name']} ({d['change']})" for d in named[:5])
+    if symbol is None and about.get("changed_files"):
+        return "files of the folder changed since it was written"
+    return None if symbol is not None else "its code changed since it was written"
+
+
 def _compare_symbols(
     record: ArtifactRecord, hashes: dict[str, Any], current: dict[str, str]
 ) -> tuple[str, dict[str, Any]]:
@@ -787,6 +872,15 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or "." in (a, b) or a.startswith(b + "/") or b.startswith(a + "/")
 
 
+def _renamed_to(about: dict[str, Any]) -> dict[str, str]:
+    """The gone symbols of ``about`` the store knows were renamed: old → new."""
+    return {
+        str(e["symbol"]): str(e["renamed_to"])
+        for e in [*about.get("stale_symbols", []), *about.get("stale_dependencies", [])]
+        if e.get("renamed_to")
+    }
+
+
 def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:
     """The symbols (or, for a folder, files) gone since a summary was written that it still
     names: what a reader must not look for."""
@@ -797,6 +891,23 @@ def _gone_names_mentioned(text: str, about: dict[str, Any]) -> list[str]:
     # A symbol by its own name (``method`` of ``Class.method``), a file by its file name.
     own = {n: n.rsplit("/", 1)[-1] if "/" in n else n.rsplit(".", 1)[-1] for n in gone}
     return [n for n in gone if re.search(rf"(?<![\w$]){re.escape(own[n])}(?![\w$])", text)][:100]
+
+
+def _outline_of_symbol(key: str, content: Any, wanted: str) -> dict[str, Any]:
+    """An outline's content cut to one symbol (found as ``kind='source'`` finds it) and its
+    children; the file's imports are left out (counted in ``imports_left_out``)."""
+    from llmem.code.outline import Outline, iter_symbols
+
+    if not isinstance(content, dict) or not isinstance(content.get("symbols"), list):
+        raise ArtifactNotFound(f"{key!r} has no outline of symbols", details={"path": key, "symbol": wanted})
+    outline = Outline.model_validate(content)
+    found = _find_symbol(key, list(iter_symbols(outline)), wanted)
+    return {
+        **{k: v for k, v in content.items() if k not in ("symbols", "imports")},
+        "imports_left_out": len(outline.imports),
+        "symbol": found.qualified_name,
+        "symbols": [found.model_dump(mode="json")],
+    }
 
 
 def _find_symbol(key: str, symbols: list[Any], wanted: str) -> Any:

@@ -112,3 +112,24 @@ def match(gone: list[Gone], new: list[New], sources: Mapping[str, tuple[bytes, s
         if len(found) == 1:
             claims[found[0]] = claims.get(found[0], 0) + 1
     return [Move(g, f[0]) for g, f in candidates.items() if len(f) == 1 and claims[f[0]] == 1]
+
+
+def similar(old: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]]) -> str | None:
+    """The one new symbol of the same file that reads as ``old`` renamed with its code changed a
+    little, judged from what both outlines keep (the old code itself is not kept): the same kind,
+    the same signature once the old name is put back, a size within a quarter (at least three
+    lines) of the old one. None when no candidate, or more than one, fits: a guess is never made
+    between two."""
+    name = leaf(str(old.get("qualified_name")))
+    size = int(old.get("end_line") or 0) - int(old.get("start_line") or 0)
+    signature = str(old.get("signature") or "")
+    if not signature or name not in signature:
+        return None
+    fits = []
+    for c in candidates:
+        new = leaf(str(c.get("qualified_name")))
+        c_size = int(c.get("end_line") or 0) - int(c.get("start_line") or 0)
+        same_signature = re.sub(rf"(?<![\w$]){re.escape(new)}(?![\w$])", name, str(c.get("signature") or ""))
+        if c.get("kind") == old.get("kind") and same_signature == signature and abs(c_size - size) <= max(3, size // 4):
+            fits.append(str(c.get("qualified_name")))
+    return fits[0] if len(fits) == 1 else None

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from posixpath import dirname
 
-from llmem.code.check_python import NameUse, PyFile
+from llmem.code.check_python import EXPRESSION_ATTRIBUTE, NameUse, PyFile
 from llmem.code.check_resolve import Finding, Missing, PythonWorld, Target, file_analysis
 from llmem.code.check_scripts import GoWorld, ScriptWorld, go_builtin, js_global
 from llmem.code.check_treesitter import TsFile
@@ -43,9 +43,17 @@ _SILENCED_TS = re.compile(r"@ts-(ignore|expect-error)")
 OUTSIDE = "an attribute of a module or class outside the workspace"
 
 
+#: What the store remembers of a gone member of a class, by its name: (path, qualified name, line).
+GoneMember = Callable[[str], "tuple[str, str, int] | None"]
+
+
 @dataclass
 class CheckRun:
     findings: list[Finding] = field(default_factory=list)
+    #: uses of a gone member on a value of unknown type (``x.lookup()``, ``f().lookup``): they may
+    #: break, judged by name only (no class of the workspace has the member any more)
+    by_name: list[Finding] = field(default_factory=list)
+    gone_member: GoneMember | None = field(default=None, repr=False)
     not_checked: Counter[str] = field(default_factory=Counter)
     files: Counter[str] = field(default_factory=Counter)  # files checked, by language
     not_parsed: list[str] = field(default_factory=list)
@@ -68,9 +76,11 @@ def check_files(
     files: dict[str, SourceFile],
     keys: Iterable[str],
     remembered: Callable[[str], bool] | None = None,
+    gone_member: GoneMember | None = None,
 ) -> CheckRun:
-    """Judge every use in ``keys`` (files of ``files``, the whole workspace as read now)."""
-    run = CheckRun()
+    """Judge every use in ``keys`` (files of ``files``, the whole workspace as read now);
+    ``gone_member`` (what the store remembers of removed members) makes ``by_name`` findings."""
+    run = CheckRun(gone_member=gone_member)
     worlds: dict[str, PythonWorld | ScriptWorld | GoWorld] = {}
     for key in keys:
         before = len(run.findings)
@@ -172,6 +182,10 @@ def _python(
             _found(run, key, line, col, "re-export", name, target[1])
     for use in info.uses:
         _python_use(world, key, info, use, run, remembered)
+    for line, col, name, kind in info.expression_members:
+        why = "taken from an expression (a call's result, a subscript) whose type is not followed"
+        if _by_name(world, run, key, line, col, kind, name, name, why):
+            run.not_checked[EXPRESSION_ATTRIBUTE] -= 1
 
 
 def _python_use(
@@ -228,10 +242,34 @@ def _python_use(
             _found(run, key, line, col, kind, ".".join(chain[: i + 1]), target[1])
             return
         if target[0] == "unknown":
-            run.not_checked[target[1]] += 1
+            line, col = use.places[i]
+            kind = use.kind if i == len(chain) - 1 else "reference"
+            name = ".".join(chain[: i + 1])
+            if holder[0] != "value" or not _by_name(world, run, key, line, col, kind, name, part, target[1]):
+                run.not_checked[target[1]] += 1
             return
     if target[0] == "outside":
         run.not_checked[OUTSIDE] += 1
+
+
+def _by_name(
+    world: PythonWorld, run: CheckRun, key: str, line: int, col: int, kind: str, name: str, member: str, why: str
+) -> bool:
+    """``x.member`` on a value of unknown type, where ``member`` is a member of a class the store
+    saw go and no class of the workspace has it now: a use that may break (``by_name``)."""
+    gone = run.gone_member(member) if run.gone_member is not None else None
+    if gone is None or member in world.member_names():
+        return False
+    path, qualname, at = gone
+    missing = Missing(
+        member,
+        f"class {qualname.rsplit('.', 1)[0]}",
+        f"{why}; it may be {qualname}, which is gone (no class of the workspace has {member} now)",
+        (path, at),
+        frozenset(),
+    )
+    run.by_name.append(_finding(key, line, col, kind, name, missing))
+    return True
 
 
 def _evidence(name: str, missing: Missing, remembered: Callable[[str], bool] | None) -> bool:
@@ -401,7 +439,15 @@ def _go(world: GoWorld, key: str, info: TsFile, run: CheckRun) -> None:
 def _found(
     run: CheckRun, key: str, line: int, col: int, kind: str, name: str, missing: Missing, uses: list[int] | None = None
 ) -> Finding:
-    finding = Finding(
+    finding = _finding(key, line, col, kind, name, missing, uses)
+    run.findings.append(finding)
+    return finding
+
+
+def _finding(
+    key: str, line: int, col: int, kind: str, name: str, missing: Missing, uses: list[int] | None = None
+) -> Finding:
+    return Finding(
         path=key,
         line=line,
         column=col,
@@ -414,5 +460,3 @@ def _found(
         candidates=missing.candidates,
         uses=uses or [],
     )
-    run.findings.append(finding)
-    return finding

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["broken_around", "check_answer", "finding_item"]
 
 BY_FILE_SHOWN = 50
+#: Uses that may break (judged by name only) shown in one answer; the rest are counted.
+BY_NAME_SHOWN = 20
 #: The last check of each finder, with what it was made from.
 _RUNS: weakref.WeakKeyDictionary[ReferenceFinder, tuple[Any, CheckRun]] = weakref.WeakKeyDictionary()
 USES_SHOWN = 10
@@ -75,7 +77,13 @@ def check_answer(
     if kept is not None and kept[0] == memo:
         run = kept[1]
     else:
-        run = check_files(src, files, sorted(keys), history.remembered if history is not None else None)
+        run = check_files(
+            src,
+            files,
+            sorted(keys),
+            history.remembered if history is not None else None,
+            history.gone_member if history is not None else None,
+        )
         _RUNS[finder] = (memo, run)
     findings = sorted(run.findings, key=_order)
     tag = question_tag("check", under)
@@ -100,10 +108,20 @@ def check_answer(
     if run.not_parsed:
         out["not_parsed"] = {"count": len(run.not_parsed), "paths": run.not_parsed[:5],
                              "why": "syntax errors: their names are not checked"}  # fmt: skip
+    if run.by_name:
+        maybe = sorted(run.by_name, key=_order)
+        out["may_break_by_name"] = {
+            "total": len(maybe),
+            "means": "x.name where x's type is not known and name is a member a parse saw go (its class no longer "
+            "has it, nor any other class of the workspace): each may break, judged by name only (by_name: true); "
+            "not counted in total",
+            "results": [finding_item(finder, f, history) | {"by_name": True} for f in maybe[:BY_NAME_SHOWN]],
+        }
     if not findings:
         out["note"] = (
             f"Every name judged under {under} resolves ({sum(run.files.values())} files); "
-            f"{out['not_checked']['total']} uses could not be judged (not_checked, by reason)."
+            f"{out['not_checked']['total']} uses could not be judged (not_checked, by reason)"
+            + (f"; {len(run.by_name)} may break (may_break_by_name)." if run.by_name else ".")
         )
     room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
     results, pos = fill_page(len(findings), start, limit, room, lambda i: finding_item(finder, findings[i], history))

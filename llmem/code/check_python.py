@@ -25,7 +25,16 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-__all__ = ["BUILTINS", "Binding", "NameUse", "PyClass", "PyFile", "python_file"]
+__all__ = [
+    "BUILTINS",
+    "BUILTIN_TYPES",
+    "EXPRESSION_ATTRIBUTE",
+    "Binding",
+    "NameUse",
+    "PyClass",
+    "PyFile",
+    "python_file",
+]
 
 #: Names Python always has: the running interpreter's builtins, those newer versions add, the
 #: type checkers' pseudo-builtins (only reached under ``TYPE_CHECKING``).
@@ -37,6 +46,38 @@ BUILTINS = frozenset(dir(builtins)) | {
     "__builtins__",
     "frozendict",  # 3.15
 }
+#: The builtin types a value is known to be of (``x = []``, ``x: dict[str, int]``, ``list(…)``):
+#: a receiver of one of these is not an instance of a class of the workspace.
+BUILTIN_TYPES = frozenset(
+    {"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray", "int", "float", "bool", "complex"}
+)
+#: ``not_checked``'s reason for an attribute of an expression whose type is not followed.
+EXPRESSION_ATTRIBUTE = "attribute of an expression (a call, a subscript …)"
+#: ``typing``'s names for them, in annotations.
+_TYPING_ALIASES = {
+    "List": "list",
+    "Dict": "dict",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Tuple": "tuple",
+    "Text": "str",
+}
+#: Builtin functions whose result is of a known builtin type.
+_RESULT_TYPES = {
+    **{t: t for t in BUILTIN_TYPES},
+    "sorted": "list",
+    "repr": "str",
+    "format": "str",
+    "chr": "str",
+    "ascii": "str",
+    "len": "int",
+    "ord": "int",
+}
+#: ``str`` methods that give a ``str``.
+_STR_TO_STR = frozenset(
+    {"format", "join", "strip", "lstrip", "rstrip", "lower", "upper", "replace", "title", "casefold", "removeprefix",
+     "removesuffix", "expandtabs", "center", "ljust", "rjust", "zfill", "swapcase", "capitalize"}
+)  # fmt: skip
 #: Class decorators that add no attribute a use could name (dataclass fields are in the body).
 #: Functions whose name says they set attributes: ``f(C, "x", …)`` may give C an attribute x.
 _SETS_ATTRIBUTES = re.compile(r"(?i)attr|prop")
@@ -53,7 +94,10 @@ class Binding:
     ``param``, ``self`` (``target``: the class whose method has it as first parameter),
     ``typed`` (a parameter annotated ``x: C`` or ``C | None``, a name assigned ``x = C(…)``:
     ``target`` the dotted class, ``via`` how its first name is bound where the function or the
-    assignment is) or ``value`` (anything else: an assignment, a loop target …)."""
+    assignment is), ``builtin`` (a value of a builtin type: ``x = []``, ``x = list(…)``,
+    ``x: dict[str, int]``; ``target`` the type), ``alias`` (``x = y``: ``via`` how ``y`` is bound
+    there), ``augmented`` (``x += …``: whatever ``x`` was, again) or ``value`` (anything else: an
+    assignment, a loop target …)."""
 
     kind: str
     target: str = ""
@@ -134,6 +178,12 @@ class PyFile:
     #: submodules a package's ``__init__`` imports relatively (``from .runners import *`` binds
     #: ``runners`` in the package as a side effect)
     submodules: set[str] = field(default_factory=set)
+    #: attributes taken from a value of a known builtin type that is no name (``[a].insert``,
+    #: ``", ".join``, ``list(x).pop``): (line, byte column of the attribute) → the type
+    builtin_receivers: dict[tuple[int, int], str] = field(default_factory=dict)
+    #: the other attributes taken from an expression (``f().x``, ``d["k"].x``): (line, byte column
+    #: of the attribute, its name, kind), counted in ``not_checked`` (:data:`EXPRESSION_ATTRIBUTE`)
+    expression_members: list[tuple[int, int, str, str]] = field(default_factory=list)
     #: uses not judged, by reason
     not_checked: Counter[str] = field(default_factory=Counter)
     error: str | None = None
@@ -175,6 +225,22 @@ def python_file(data: bytes) -> PyFile:
         return out
     _Binder(out).run(tree)
     return out
+
+
+def _annotated(node: ast.expr) -> ast.expr | None:
+    """What an annotation says a value is, less ``None``: ``C`` of ``C``, ``"C"``, ``C | None``
+    and ``Optional[C]`` (None: a union of several types, or a string that is no expression)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+        return _annotated(sides[0]) if len(sides) == 1 else None
+    if isinstance(node, ast.Subscript) and _dotted(node.value).rsplit(".", 1)[-1] == "Optional":
+        return _annotated(node.slice)
+    return node
 
 
 class _Binder:
@@ -248,7 +314,7 @@ class _Binder:
             self._call(node, scope)
         elif isinstance(node, ast.Assign):
             self.visit(node.value, scope)
-            made = self._typed(node.value.func, scope) if isinstance(node.value, ast.Call) else None
+            made = self._value_binding(node.value, scope)
             if made is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bind(scope, node.targets[0].id, made)  # x = C(…): an instance of C, if C is a class
             else:
@@ -259,13 +325,17 @@ class _Binder:
             if node.value is not None:
                 self.visit(node.value, scope)
             self._annotation(node.annotation, scope)
-            self.bind_target(node.target, scope)
+            builtin = self._annotation_type(node.annotation, scope) if isinstance(node.target, ast.Name) else None
+            if builtin is not None and isinstance(node.target, ast.Name):
+                self.bind(scope, node.target.id, Binding("builtin", builtin))
+            else:
+                self.bind_target(node.target, scope)
             self._dunder_all([node.target], node.value, scope)
         elif isinstance(node, ast.AugAssign):
             self.visit(node.value, scope)
             if isinstance(node.target, ast.Name):
                 self._use(scope, (node.target.id,), ((node.target.lineno, node.target.col_offset),), "reference")
-                self.bind(scope, node.target.id, Binding("value"))
+                self.bind(scope, node.target.id, Binding("augmented"))
             else:
                 self.visit(node.target, scope)
             self._dunder_all([node.target], node.value, scope, extend=True)
@@ -362,7 +432,9 @@ class _Binder:
         every = args.posonlyargs + args.args + args.kwonlyargs
         for a in every:
             typed = self._typed(a.annotation, outer) if a.annotation is not None else None
-            inner.bindings.setdefault(a.arg, []).append(typed or Binding("param"))
+            builtin = self._annotation_type(a.annotation, outer) if a.annotation is not None and not typed else None
+            binding = typed or (Binding("builtin", builtin) if builtin else Binding("param"))
+            inner.bindings.setdefault(a.arg, []).append(binding)
             self.out.all_bound.add(a.arg)
         for rest in (args.vararg, args.kwarg):
             if rest is not None:
@@ -372,23 +444,77 @@ class _Binder:
     def _typed(self, node: ast.expr, scope: _Scope) -> Binding | None:
         """``C``, ``mod.C``, ``C | None``, ``Optional[C]``, ``"C"``: an instance of the class named,
         its first name looked up where the annotation or the call is (None: not one of those)."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            try:
-                node = ast.parse(node.value.strip(), mode="eval").body
-            except (SyntaxError, ValueError):
-                return None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
-            return self._typed(sides[0], scope) if len(sides) == 1 else None
-        if isinstance(node, ast.Subscript) and _dotted(node.value).rsplit(".", 1)[-1] == "Optional":
-            return self._typed(node.slice, scope)
-        chain = _chain(node)
+        core = _annotated(node)
+        chain = _chain(core) if core is not None else None
         if chain is None:
             return None
         where, bindings = self._lookup(scope, chain[0])
         if where in ("unbound", "builtin") or not bindings:
             return None
         return Binding("typed", ".".join(chain), via=tuple(bindings))
+
+    def _value_binding(self, value: ast.expr, scope: _Scope) -> Binding | None:
+        """How ``x = value`` binds ``x`` when that says what it is: an instance of a class
+        (``C(…)``), a value of a builtin type, another name's value (``x = y``); else None."""
+        builtin = self._value_type(value, scope)
+        if builtin is not None:
+            return Binding("builtin", builtin)
+        if isinstance(value, ast.Call):
+            return self._typed(value.func, scope)
+        if isinstance(value, ast.Name):
+            where, bindings = self._lookup(scope, value.id)
+            if where in ("local", "global") and bindings:
+                return Binding("alias", value.id, via=tuple(bindings))
+        return None
+
+    def _value_type(self, node: ast.expr, scope: _Scope) -> str | None:
+        """The builtin type of an expression when its form says it: a literal, a comprehension,
+        a call of a builtin (``list(…)``, ``sorted(…)``) or ``typing.cast(T, …)``, a ``str``
+        method of a ``str``, ``a + b`` of a ``str``, a list or a tuple."""
+        if isinstance(node, ast.List | ast.ListComp):
+            return "list"
+        if isinstance(node, ast.Dict | ast.DictComp):
+            return "dict"
+        if isinstance(node, ast.Set | ast.SetComp):
+            return "set"
+        if isinstance(node, ast.Tuple):
+            return "tuple"
+        if isinstance(node, ast.JoinedStr):
+            return "str"
+        if isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, type(...)):
+            return type(node.value).__name__
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult | ast.Mod):
+            left = self._value_type(node.left, scope)
+            return left if left in ("str", "list", "tuple", "bytes") else None
+        if isinstance(node, ast.IfExp):
+            body = self._value_type(node.body, scope)
+            return body if body is not None and body == self._value_type(node.orelse, scope) else None
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _RESULT_TYPES and self._lookup(scope, func.id)[0] == "builtin":
+            return _RESULT_TYPES[func.id]
+        if _dotted(func).rsplit(".", 1)[-1] == "cast" and node.args:
+            return self._annotation_type(node.args[0], scope)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in _STR_TO_STR
+            and self._value_type(func.value, scope) == "str"
+        ):
+            return "str"
+        return None
+
+    def _annotation_type(self, node: ast.expr, scope: _Scope) -> str | None:
+        """The builtin type an annotation names: ``list``, ``list[str]``, ``List[str]``,
+        ``dict | None``, ``Optional[str]``, ``"str"``; else None."""
+        core = _annotated(node)
+        if core is None:
+            return None
+        node = core.value if isinstance(core, ast.Subscript) else core
+        if isinstance(node, ast.Name) and node.id in BUILTIN_TYPES:
+            return node.id if self._lookup(scope, node.id)[0] == "builtin" else None
+        last = _dotted(node).rsplit(".", 1)[-1]
+        return _TYPING_ALIASES.get(last)
 
     def _class(self, node: ast.ClassDef, scope: _Scope) -> None:
         for d in node.decorator_list:
@@ -585,7 +711,14 @@ class _Binder:
             if cls is not None:
                 cls.dynamic = cls.dynamic or "self.__dict__ is used"
         if chain is None:
-            self.out.not_checked["attribute of an expression (a call, a subscript …)"] += 1
+            self.out.not_checked[EXPRESSION_ATTRIBUTE] += 1
+            builtin = self._value_type(node.value, scope)
+            if node.end_lineno is not None and node.end_col_offset is not None:
+                at = (node.end_lineno, node.end_col_offset - len(node.attr))
+                if builtin is not None:
+                    self.out.builtin_receivers[at] = builtin
+                else:
+                    self.out.expression_members.append((*at, node.attr, kind))
             self.visit(node.value, scope)
             return
         self._use(scope, chain, _chain_places(node), kind)

@@ -103,7 +103,7 @@ class Missing:
 
 
 #: What a name stands for: ("module", dotted) | ("class", key, qualname) | ("instance", key,
-#: qualname) | ("value",) | ("outside", dotted) | ("unknown", reason) | ("missing", Missing)
+#: qualname) | ("builtin", type) | ("value",) | ("outside", dotted) | ("unknown", reason) | ("missing", Missing)
 Target = tuple[Any, ...]
 
 
@@ -128,7 +128,9 @@ class PythonWorld:
         self._members: dict[tuple[str, str, bool], set[str] | str] = {}
         self._instances: dict[tuple[str, str], set[str] | str] = {}
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+        self._parents: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._stored: set[str] | None = None
+        self._member_names: set[str] | None = None
 
     def info(self, key: str) -> PyFile | None:
         f = self.files.get(key)
@@ -207,6 +209,8 @@ class PythonWorld:
             )
         if kind == "value":
             return ("unknown", "attribute of a function or a value of unknown type")
+        if kind == "builtin":
+            return ("unknown", "an attribute of a value of a builtin type (a list, a str …)")
         return target  # unknown, missing: as they are
 
     def _module_attribute(self, dotted: str, name: str, seen: frozenset[tuple[str, str]]) -> Target:
@@ -246,12 +250,14 @@ class PythonWorld:
     def binding(
         self, key: str, bindings: tuple[Binding, ...], seen: frozenset[tuple[str, str]] = frozenset()
     ) -> Target:
-        """What a name bound by ``bindings`` in ``key`` stands for; several bindings must agree."""
-        targets = {self._one(key, b, seen) for b in dict.fromkeys(bindings)}
+        """What a name bound by ``bindings`` in ``key`` stands for; several bindings must agree
+        (``x += …`` keeps what ``x`` was)."""
+        kept = [b for b in dict.fromkeys(bindings) if b.kind != "augmented"] or [Binding("value")]
+        targets = {self._one(key, b, seen) for b in kept}
         if len(targets) == 1:
             return targets.pop()
-        if any(t[0] == "missing" for t in targets) and all(t[0] in ("missing", "value") for t in targets):
-            return next(t for t in targets if t[0] == "value")  # try: from x import y / except: y = None
+        if any(t[0] == "missing" for t in targets) and all(t[0] in ("missing", "value", "builtin") for t in targets):
+            return next(t for t in targets if t[0] != "missing")  # try: from x import y / except: y = None
         return ("unknown", "a name bound several ways (an import in try/except, a conditional definition)")
 
     def _one(self, key: str, b: Binding, seen: frozenset[tuple[str, str]]) -> Target:
@@ -264,6 +270,10 @@ class PythonWorld:
             return ("instance", target[1], target[2], "typed") if target[0] == "class" else ("value",)
         if b.kind == "self":
             return ("instance", key, b.target)
+        if b.kind == "builtin":
+            return ("builtin", b.target)
+        if b.kind == "alias":  # x = y: what y is there
+            return self.binding(key, b.via, seen) if b.via else ("value",)
         if b.kind == "module":
             return self.module(b.target)
         if b.kind == "from":
@@ -345,7 +355,8 @@ class PythonWorld:
         self._instances[(key, qual)] = result
         return result
 
-    def _all_subclasses(self, key: str, qual: str) -> Iterator[tuple[str, str]]:
+    def _hierarchy(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
+        """Each class of the workspace → its subclasses there (bases resolved as a use would be)."""
         if self._subclasses is None:
             self._subclasses = {}
             for k in self.module_of:
@@ -361,13 +372,44 @@ class PythonWorld:
                             target = self.attribute(target, part)
                         if target[0] == "class":
                             self._subclasses.setdefault((target[1], target[2]), []).append((k, q))
+        return self._subclasses
+
+    def _all_subclasses(self, key: str, qual: str) -> Iterator[tuple[str, str]]:
+        subclasses = self._hierarchy()
         stack, seen = [(key, qual)], {(key, qual)}
         while stack:
-            for sub in self._subclasses.get(stack.pop(), []):
+            for sub in subclasses.get(stack.pop(), []):
                 if sub not in seen:
                     seen.add(sub)
                     stack.append(sub)
                     yield sub
+
+    def family(self, key: str, qual: str) -> set[tuple[str, str]]:
+        """The class, its subclasses and its bases in the workspace: the classes whose instances
+        may run a method the class defines (a subclass inherits it, a base's may dispatch to it)."""
+        if self._parents is None:
+            self._parents = {}
+            for base, subs in self._hierarchy().items():
+                for sub in subs:
+                    self._parents.setdefault(sub, []).append(base)
+        out = {(key, qual), *self._all_subclasses(key, qual)}
+        stack = [(key, qual)]
+        while stack:
+            for base in self._parents.get(stack.pop(), []):
+                if base not in out:
+                    out.add(base)
+                    stack.append(base)
+        return out
+
+    def member_names(self) -> set[str]:
+        """Every name a class of the workspace has (its body, its methods' ``self.x``)."""
+        if self._member_names is None:
+            self._member_names = set()
+            for k in self.module_of:
+                info = self.info(k)
+                for cls in info.classes.values() if info is not None else ():
+                    self._member_names |= cls.members | cls.instance
+        return self._member_names
 
     def _stored_attributes(self) -> set[str]:
         if self._stored is None:

@@ -138,7 +138,9 @@ class Notes:
                 details={"field": "task", "allowed": list(llm_tasks.TASKS)},
             )
 
-    def prompt(self, rp: ResolvedPath, task: str, part: int | None = None) -> Envelope:
+    def prompt(
+        self, rp: ResolvedPath, task: str, part: int | None = None, symbols: list[str] | None = None
+    ) -> Envelope:
         if rp.abs.is_dir():
             if task not in llm_tasks.FOLDER_TASKS:
                 raise UnsupportedTask(
@@ -169,30 +171,21 @@ class Notes:
                     details={"path": rp.key, "mode": outline.mode},
                 )
             parts = llm_tasks.annotate_parts(outline, text)
-            k = part if part is not None else self._first_part_to_do(rp.key, parts, hashes)
-            if not 1 <= k <= len(parts):
-                raise InvalidArgument(
-                    f"part {k} does not exist: {rp.key!r} is annotated in {len(parts)} part(s)",
-                    details={"field": "part", "rule": f"1..{len(parts)}", "parts": len(parts)},
-                )
-            units = parts[k - 1]
-            # A refresh: only the part's symbols whose note is missing or stale (changed code, new
-            # symbols, code elsewhere it names changed); the notes still fresh are kept and only
-            # named. A part all fresh is asked whole, unless only the file's note is to be redone.
             changes = self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, "annotate"))
-            done = self._described_now(rp.key, hashes, changes)
-            file_note_asked = any(note_deps.FILE_NOTE in c["notes"] for c in changes)
-            asked = [u for u in units if any(n not in done for n in u.names)]
-            names = [n for u in asked for n in u.names if n not in done]
-            if not asked and not file_note_asked:
-                asked, names = units, [n for u in units for n in u.names]
-            fresh = sorted(done - set(names))
+            fresh: list[str] = []
+            file_note_asked = False
+            if symbols:  # just these symbols (and their members): one prompt, whatever the file's size
+                asked, names = llm_tasks.chosen_units(outline, text, symbols)
+                k, count = 1, 1
+            else:
+                k, count = part if part is not None else self._first_part_to_do(rp.key, parts, hashes), len(parts)
+                asked, names, fresh, file_note_asked = self._part_asked(rp.key, parts, k, hashes, changes)
             prompt = llm_tasks.annotate_prompt(
                 rp.key,
                 outline,
                 asked,
                 k,
-                len(parts),
+                count,
                 names=names,
                 described=fresh,
                 changed_code=note_deps.changed_code(changes, str(self.ws)),
@@ -207,10 +200,11 @@ class Notes:
                     prompt,
                     "json",
                     fp,
-                    {"symbols": names, "symbol_hashes": hashes, "part": k, "parts": len(parts)},
+                    {"symbols": names, "symbol_hashes": hashes, "part": k, "parts": count},
                     {
                         "part": k,
-                        "parts": len(parts),
+                        "parts": count,
+                        **({"only_symbols": names[:50], "file_parts": len(parts)} if symbols else {}),
                         "symbols": len(names),
                         "asked": len(names),
                         "symbols_in_file": len(hashes),
@@ -221,7 +215,7 @@ class Notes:
                         "language": outline.language,
                         **({"broken_uses": broken_count} if broken_count else {}),
                     },
-                    part=k if len(parts) > 1 else None,
+                    part=k if count > 1 else None,
                 )
             )
         prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
@@ -232,6 +226,34 @@ class Notes:
         return self.callback.issue(
             PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary)
         )
+
+    def _part_asked(
+        self,
+        key: str,
+        parts: list[list[llm_tasks.SourceUnit]],
+        k: int,
+        hashes: dict[str, str],
+        changes: list[dict[str, Any]],
+    ) -> tuple[list[llm_tasks.SourceUnit], list[str], list[str], bool]:
+        """What part ``k`` asks for: its units, the names asked, the names kept (described from the
+        code as it is) and whether the file's note is asked again.
+
+        A refresh asks only the part's symbols whose note is missing or stale (changed code, new
+        symbols, code elsewhere it names changed); the notes still fresh are kept and only named.
+        A part all fresh is asked whole, unless only the file's note is to be redone."""
+        if not 1 <= k <= len(parts):
+            raise InvalidArgument(
+                f"part {k} does not exist: {key!r} is annotated in {len(parts)} part(s)",
+                details={"field": "part", "rule": f"1..{len(parts)}", "parts": len(parts)},
+            )
+        units = parts[k - 1]
+        done = self._described_now(key, hashes, changes)
+        file_note_asked = any(note_deps.FILE_NOTE in c["notes"] for c in changes)
+        asked = [u for u in units if any(n not in done for n in u.names)]
+        names = [n for u in asked for n in u.names if n not in done]
+        if not asked and not file_note_asked:
+            asked, names = units, [n for u in units for n in u.names]
+        return asked, names, sorted(done - set(names)), file_note_asked
 
     def _first_part_to_do(self, key: str, parts: list[list[llm_tasks.SourceUnit]], hashes: dict[str, str]) -> int:
         """The first part with a symbol not yet described (as the code is now), else part 1."""

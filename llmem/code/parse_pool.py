@@ -92,7 +92,7 @@ def outline_file(key: str, path: str) -> Made:
     return len(data), mtime_ns, hashlib.sha256(data).hexdigest(), outline.model_dump(mode="json")
 
 
-_SYMBOL_FIELDS = ("qualified_name", "kind", "start_line", "end_line", "hash")
+_SYMBOL_FIELDS = ("qualified_name", "kind", "start_line", "end_line", "hash", "signature")
 
 
 def _names_and_hashes(content: Any) -> dict[str, Any]:

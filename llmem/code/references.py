@@ -41,12 +41,13 @@ import json
 import re
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
-from llmem.code.outline import is_test_path, symbol_hashes
+from llmem.code.cli_commands import cli_command
+from llmem.code.outline import is_test_path, iter_symbols, symbol_hashes
 from llmem.code.references_files import MAX_FILE_BYTES, SourceFile, Use, WorkspaceFiles
 from llmem.code.references_imports import (
     RESOLVED,
@@ -59,6 +60,7 @@ from llmem.code.references_imports import (
     ts_resolve,
 )
 from llmem.code.references_parse import CODE_LANGUAGES, language_of
+from llmem.code.references_receivers import MAYBE, NO, Judge
 from llmem.code.references_unresolved import unresolved_uses
 from llmem.core.errors import InvalidArgument, SourceNotFound
 from llmem.core.paths import resolve_in_workspace
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
 __all__ = ["KINDS", "TESTS", "Found", "ReferenceFinder", "by_file", "finder_for", "tests_kept"]
 
 #: The kinds of a use, in the order ``by_kind`` lists them.
-KINDS = ("import", "call", "reference", "entry-point", "text")
+KINDS = ("import", "call", "reference", "parameter", "entry-point", "text")
 #: ``tests=``: keep the uses in test files (:func:`llmem.code.outline.is_test_path`), leave them out, or only them.
 TESTS = ("include", "exclude", "only")
 DEFINITIONS_SHOWN = 50
@@ -80,13 +82,27 @@ BY_FILE_SHOWN = 50
 @dataclass
 class Found:
     """What :meth:`ReferenceFinder.collect` found: the files read, the definitions, the file asked
-    about (``target``), how uses were found, and the uses in answer order."""
+    about (``target``), how uses were found, and the uses in answer order; with ``target``, the
+    uses of its name judged not to be of it (``dropped``: place → the reason ``left_out`` gives)
+    and those that may be (``uncertain``: place → why)."""
 
     files: dict[str, SourceFile]
     definitions: list[dict[str, Any]]
     target: str | None
     resolution: str
     uses: list[Use]
+    dropped: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    uncertain: dict[tuple[str, int, int], str] = field(default_factory=dict)
+
+
+#: ``left_out`` reasons for the uses of the name judged not to be of the definition asked about.
+NOT_IT = {
+    "parameter": "parameter and keyword-argument names (memory=True, def f(memory)): names of their own",
+    "local": "a local of the same name in the function it lies in (a parameter or a variable)",
+    "attribute": "x.name in the definition's own file: another object's attribute, not this module-level one",
+    "receiver": "x.name on a receiver of another type (a list, a dict, a str, a module, another class)",
+    "bare": "a bare name, where the definition is a member of a class (x.name)",
+}
 
 
 def tests_kept(path: str, tests: str) -> bool:
@@ -165,8 +181,9 @@ class ReferenceFinder:
             files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None}
             return check_files(self.src, files, [key]).findings if key in files else []
 
-    def collect(self, symbol: str, path: str | None) -> Found:
-        """Every use of ``symbol`` (of its definition in ``path``), with what the answer says beside."""
+    def collect(self, symbol: str, path: str | None, only: str | None = None) -> Found:
+        """Every use of ``symbol`` (of its definition in ``path``; ``only``: of the one of those
+        with that qualified name), with what the answer says beside."""
         paths = self.src.paths()
         files = {k: f for k in paths if (f := self.src.file(k)) is not None}
         definitions = [
@@ -175,18 +192,56 @@ class ReferenceFinder:
         ]  # fmt: skip
         if path is None:
             uses = [u for k, f in files.items() for u in self.src.occurrences(k, f, symbol)]
-            resolution, target = "by-name", None
+            uses = [u for u in uses if u.kind != "definition"]
+            uses.sort(key=Use.order)
+            return Found(files, definitions, None, "by-name", uses)
+        target = self._target(path, symbol, files, definitions)
+        definitions = [d for d in definitions if d["path"] == target]
+        if only is not None:
+            definitions = [d for d in definitions if d["symbol"] == only] or definitions
+        module = not definitions
+        if module:
+            name = module_name(target, set(files)) if language_of(target) == "python" else target
+            definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
+            uses, resolution = self._resolved(target, symbol, files, True)
+            judge = None
         else:
-            target = self._target(path, symbol, files, definitions)
-            definitions = [d for d in definitions if d["path"] == target]
-            module = not definitions
-            if module:
-                name = module_name(target, set(files)) if language_of(target) == "python" else target
-                definitions = [{"path": target, "line": 1, "column": 1, "kind": "module", "symbol": name}]
-            uses, resolution = self._resolved(target, symbol, files, module)
-        uses = [u for u in uses if u.kind != "definition"]
-        uses.sort(key=Use.order)
-        return Found(files, definitions, target, resolution, uses)
+            judge = Judge(self.src, files, definitions)
+            if judge.members_only:
+                uses, resolution = self._member_uses(target, symbol, files)
+            else:
+                uses, resolution = self._resolved(target, symbol, files, False)
+        found = Found(files, definitions, target, resolution, [])
+        for u in uses:
+            if u.kind == "definition":
+                continue
+            why = self._not_it(u, target, judge, found) if judge is not None else None
+            if why is None:
+                found.uses.append(u)
+            else:
+                found.dropped[u.key()] = why
+        found.uses.sort(key=Use.order)
+        return found
+
+    def _not_it(self, u: Use, target: str, judge: Judge, found: Found) -> str | None:
+        """Why a use of the name is not one of the definitions (a ``left_out`` reason), or None;
+        a use that may be is noted in ``found.uncertain``."""
+        if u.kind == "parameter":
+            return NOT_IT["parameter"]
+        if u.kind not in ("call", "reference"):
+            return None
+        if not judge.members_only and u.qualifier and u.path == target:
+            return NOT_IT["attribute"]
+        if not judge.members_only and u.qualifier:
+            return None  # m.x through a module that imports it: followed by the imports
+        verdict = judge.judge(u)
+        if verdict.verdict == NO:
+            return NOT_IT[
+                "bare" if not u.qualifier and judge.members_only else "local" if not u.qualifier else "receiver"
+            ]
+        if verdict.verdict == MAYBE:
+            found.uncertain[u.key()] = verdict.why
+        return None
 
     def _find(
         self,
@@ -202,7 +257,9 @@ class ReferenceFinder:
         found = self.collect(symbol, path)
         files, definitions, target, resolution = found.files, found.definitions, found.target, found.resolution
         uses = found.uses
-        left_out = self._left_out(symbol, target, files, uses, definitions) if target is not None else None
+        left_out = (
+            self._left_out(symbol, target, files, uses, definitions, found.dropped) if target is not None else None
+        )
         every_kind = dict.fromkeys(KINDS, 0)
         in_tests = 0
         for u in uses:
@@ -237,6 +294,13 @@ class ReferenceFinder:
                 out["tests_left_out" if tests == "exclude" else "non_tests_left_out"] = left
         if left_out:
             out["left_out"] = left_out
+        uncertain = sum(1 for u in chosen if u.key() in found.uncertain)
+        if uncertain:
+            out["uncertain"] = uncertain
+            out["uncertain_means"] = (
+                "uses whose receiver's type is not known (an unannotated parameter, a call's result): they may "
+                "be of another class's member of the same name; each says why (receiver)"
+            )
         broken: dict[tuple[str, int, int], str] = {}
         if target is None and not definitions:
             out |= self._undefined(symbol, files, uses)
@@ -248,10 +312,14 @@ class ReferenceFinder:
                 "why": f"binary (a NUL byte) or over {MAX_FILE_BYTES:,} bytes",
                 "paths": unread[:5],
             }
+        entry = self._entry_point(target, definitions, files) if target is not None else None
+        if entry is not None:
+            out["entry_point"] = entry
         if not chosen and "note" not in out:
             where = f"that definition in {target}" if target else "the name"
             out["note"] = (
-                f"No use of {where} in the {len(files)} files scanned"
+                (f"An entry point, {entry}. " if entry else "")
+                + f"No use of {where} in the {len(files)} files scanned"
                 + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
                 + (f" ({in_tests} in tests, left out: tests='exclude')" if tests == "exclude" and in_tests else "")
                 + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
@@ -260,6 +328,9 @@ class ReferenceFinder:
         def item_at(pos: int) -> dict[str, Any]:
             u = chosen[pos]
             item = self.use_item(u, files[u.path], symbol)
+            if u.key() in found.uncertain:
+                item["uncertain"] = True
+                item["receiver"] = found.uncertain[u.key()]
             if u.key() in broken:
                 item["unresolved"] = True
                 item["why"] = broken[u.key()]
@@ -284,7 +355,28 @@ class ReferenceFinder:
         }
         if u.name != symbol:
             item["as"] = u.name
+        call = self.call_text(u, f)
+        if call is not None:
+            item["call"] = call
         return item
+
+    def _entry_point(self, target: str, definitions: list[dict[str, Any]], files: dict[str, SourceFile]) -> str | None:
+        """How the one function asked about is run from outside the code (a CLI command), or None."""
+        f = files.get(target)
+        outline = self.src.outline(target, f) if f is not None and len(definitions) == 1 else None
+        if outline is None:
+            return None
+        sym = next((s for s in iter_symbols(outline) if s.qualified_name == definitions[0]["symbol"]), None)
+        return cli_command(sym.decorators, sym.qualified_name) if sym is not None else None
+
+    def call_text(self, u: Use, f: SourceFile) -> str | None:
+        """A call spread over several lines, whole (bounded): its arguments are on the lines after."""
+        if u.kind != "call" or f.data is None:
+            return None
+        span = self.src.facts(u.path, f).calls.get((u.line, u.column))
+        if span is None or span[0] == span[2]:
+            return None
+        return f.span_text((span[0], span[1]), (span[2], span[3]))
 
     def _left_out(
         self,
@@ -293,17 +385,23 @@ class ReferenceFinder:
         files: dict[str, SourceFile],
         uses: list[Use],
         definitions: list[dict[str, Any]],
+        dropped: dict[tuple[str, int, int], str],
     ) -> dict[str, Any] | None:
         """What ``grep -w symbol`` finds that the answer for one definition leaves out, by reason,
         so that totals add up: occurrences, as ``total`` counts them (a line with two is two)."""
         kept = {u.key() for u in uses} | {(d["path"], d["line"], d["column"] - 1) for d in definitions}
         project = project_of(target, files)
         reasons: dict[str, int] = {}
+        where: dict[str, int] = {}
         for key, f in files.items():
             for u in self.src.occurrences(key, f, symbol):
                 if u.key() in kept:
                     continue
-                if u.kind == "definition":
+                if u.key() in dropped:
+                    why = dropped[u.key()]
+                elif u.kind == "parameter":
+                    why = NOT_IT["parameter"]
+                elif u.kind == "definition":
                     why = "definitions of the same name elsewhere (find_references without path lists them)"
                 elif key == target:
                     why = "the module's own file"
@@ -314,12 +412,17 @@ class ReferenceFinder:
                 else:
                     why = "uses in files that do not import this definition (another of the same name)"
                 reasons[why] = reasons.get(why, 0) + 1
+                where[key] = where.get(key, 0) + 1
         if not reasons:
             return None
+        ranked = sorted(where.items(), key=lambda kv: -kv[1])
         return {
             "count": sum(reasons.values()),
             "by_reason": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
-            "how": "find_references without path answers every occurrence of the name",
+            "files": len(where),
+            "by_file": dict(ranked[:BY_FILE_SHOWN]),
+            **({"by_file_more": len(ranked) - BY_FILE_SHOWN} if len(ranked) > BY_FILE_SHOWN else {}),
+            "how": f"find_references({symbol!r}) without path answers every occurrence of the name, these too",
         }
 
     def _undefined(self, symbol: str, files: dict[str, SourceFile], uses: list[Use]) -> dict[str, Any]:
@@ -429,6 +532,26 @@ class ReferenceFinder:
                 other = {line for line, mod, attr in facts.entry_refs if not entry(mod, attr)}
                 uses += [u for u in self.src.occurrences(key, f, symbol) if u.key() not in seen and u.line not in other]
         return _unique(uses), resolution
+
+    def _member_uses(self, target: str, symbol: str, files: dict[str, SourceFile]) -> tuple[list[Use], str]:
+        """A member of a class (a method, a class attribute) is used as ``x.name`` wherever ``x``
+        may be an instance of it: an object made in another module needs no import of the class.
+        So every occurrence in code of the same language is a candidate (judged by its receiver in
+        :meth:`collect`), and text mentions count in those files and, outside code, in the
+        definition's project folder."""
+        lang = language_of(target)
+        family = {lang} if lang not in RESOLVED else ({"python"} if lang == "python" else RESOLVED - {"python"})
+        project = project_of(target, files)
+        uses: list[Use] = []
+        for key, f in files.items():
+            if f.data is None:
+                continue
+            here = language_of(key)
+            if here in family:
+                uses += self.src.occurrences(key, f, symbol)
+            elif here not in CODE_LANGUAGES and (project == "" or key.startswith(project + "/")):
+                uses += [u for u in self.src.occurrences(key, f, symbol) if u.kind in ("text", "entry-point")]
+        return uses, "receivers"
 
     def _symbol_uses(
         self, target: str, symbol: str, files: dict[str, SourceFile]

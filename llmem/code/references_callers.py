@@ -1,31 +1,49 @@
 """``find_references(symbol, depth=N)``: incoming calls as a tree, callers then their callers.
 
 Level 1 is the uses of the symbol that call it or pass it on (kinds ``call`` and ``reference``:
-``args.map(normalizePath)`` hands it to a caller too), grouped by the symbol they lie in — each
-node is a caller: ``in`` (as ``find_references`` names it, anonymous functions included),
-``path``, ``line`` (its first use) and ``lines`` (every use in it). A node is expanded by asking
-the same question of the function it lies in (the named part of ``in``: ``allowedDirectories →
-arrow in args.map`` is expanded as ``allowedDirectories``): through its imports when it is a
-function or class, by name (any ``x.name()``) when it is a method. A node is not expanded, and
-says why (``cut``), when it is not a function anyone calls by name (module level, a module
-variable, a registered handler, a test block), when it is already above it (a cycle), at the
-depth asked, or when the answer's node budget is spent. Level 1 is paged with ``cursor``; below
-it, each node lists at most :data:`CALLERS_SHOWN` callers and counts them all.
+``args.map(normalizePath)`` hands it to a caller too; a parameter's or keyword argument's name,
+``Database(memory=True)``, is never one), grouped by the symbol they lie in — each node is a
+caller: ``in`` (as ``find_references`` names it, anonymous functions included), ``in_kind`` (the
+outline's kind of what it lies in: a function, a method, a test block …), ``path``, ``line`` (its
+first use), ``lines`` (every use in it) and ``text`` (the first use's call, its arguments too).
+
+Which uses are of the symbol is judged as ``find_references(path=…)`` judges them
+(:mod:`llmem.code.references_receivers`): a method's uses are ``x.name`` wherever ``x`` may be
+an instance of its class, those whose receiver is provably of another type (a list, a dict, a
+module, another class) left out (counted in ``left_out``), those whose receiver's type is not known
+kept and marked ``uncertain`` with why; a function's uses are its name where it is bound to it,
+not a local of the same name nor another object's attribute. A node is expanded by asking the same
+question of the symbol it lies in (the named part of ``in``: ``allowedDirectories → arrow in
+args.map`` is expanded as ``allowedDirectories``).
+
+A node is not expanded, and says why (``cut``), when it is not a function anyone calls by name
+(module level, a module variable, a registered handler, a test block), when it is already above it
+(a cycle: the same definition), at the depth asked, or when the answer's node budget is spent. A
+CLI command (``@cli.command()``, ``@click.command``, ``@app.command`` of Typer …) is an entry
+point: ``entry_point`` says so, and its callers are still looked for (``ctx.invoke``). A node with
+no caller in code but callers in tests (``tests='exclude'``) says ``only_from_tests``; the answer's
+``reached_from`` counts the leaves of the tree by what they are (entry points, tests, cut at the
+depth …). Level 1 is paged with ``cursor``; below it, each node lists at most :data:`CALLERS_SHOWN`
+callers and counts them all.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
+from llmem.code.cli_commands import cli_command
 from llmem.code.outline import DATA_KINDS, iter_symbols
-from llmem.code.references import DEFINITIONS_SHOWN, by_file, tests_kept
+from llmem.code.references import DEFINITIONS_SHOWN, NOT_IT, by_file, tests_kept
+from llmem.code.references_receivers import MAYBE, NO, Judge
 from llmem.core.errors import InvalidArgument, SuiteError
 
 if TYPE_CHECKING:
-    from llmem.code.references import ReferenceFinder
+    from llmem.code.outline import Symbol
+    from llmem.code.references import Found, ReferenceFinder
     from llmem.code.references_files import Use
 
 __all__ = ["caller_tree"]
@@ -33,6 +51,7 @@ __all__ = ["caller_tree"]
 MAX_DEPTH = 5
 CALLERS_SHOWN = 20
 LINES_SHOWN = 20
+TEXT_CHARS = 200
 #: Nodes in one answer, every level together.
 MAX_NODES = 400
 _EDGE_KINDS = ("call", "reference")
@@ -47,6 +66,7 @@ class _Caller:
     where: str | None
     in_tests: bool
     uses: list[Use] = field(default_factory=list)
+    uncertain: dict[tuple[str, int, int], str] = field(default_factory=dict)
 
     def order(self) -> tuple[bool, str, int, str]:
         return (self.in_tests, self.path, self.uses[0].line, self.where or "")
@@ -58,6 +78,8 @@ class _Budget:
     cycles: int = 0
     at_depth: int = 0
     over_budget: int = 0
+    #: the tree's leaves by what they are (entry points, tests, cut at the depth …)
+    leaves: Counter[str] = field(default_factory=Counter)
 
 
 def caller_tree(
@@ -78,12 +100,12 @@ def caller_tree(
             details={"field": "depth", "rule": f"1..{MAX_DEPTH}: 1 lists the uses, 2 and more the callers as a tree"},
         )
     found = finder.collect(symbol, path)
-    uses = [u for u in found.uses if u.kind in _EDGE_KINDS and tests_kept(u.path, tests)]
-    callers = _group(finder, uses)
+    uses, uncertain, left_out, tests_out = _edges(finder, found, tests)
+    callers = _group(finder, uses, uncertain)
     tag = question_tag("callers", symbol, found.target, tests, depth)
     start = start_after(cursor, tag, [c.order() for c in callers], "symbol, path, tests and depth") if cursor else 0
     budget = _Budget()
-    root = (found.target or "", symbol)
+    roots = {(d["path"], d["symbol"]) for d in found.definitions}
     out: dict[str, Any] = {
         "symbol": symbol,
         "path": found.target,
@@ -97,9 +119,23 @@ def caller_tree(
         "tests": tests,
         "callers_total": len(callers),
     }
-    room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 800
+    if tests_out:
+        out["tests_left_out"] = tests_out
+    if left_out:
+        out["left_out"] = {
+            "count": sum(left_out.values()),
+            "by_reason": dict(left_out.most_common()),
+            "how": "find_references(symbol) without depth lists every occurrence of the name",
+        }
+    if uncertain:
+        out["uncertain"] = len(uncertain)
+        out["uncertain_means"] = (
+            "uses whose receiver's type is not known (an unannotated parameter, a call's result): they may be of "
+            "another class's member of the same name; the nodes holding only such uses say uncertain and why"
+        )
+    room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 1_000
     nodes, pos = fill_page(
-        len(callers), start, limit, room, lambda i: _node(finder, callers[i], depth - 1, tests, {root}, budget)
+        len(callers), start, limit, room, lambda i: _node(finder, callers[i], depth - 1, tests, roots, budget)
     )
     out["count"] = len(nodes)
     out["callers"] = nodes
@@ -110,6 +146,12 @@ def caller_tree(
         "over_node_budget": budget.over_budget,
     }
     out["cut"] = {k: v for k, v in cut.items() if v}
+    if budget.leaves:
+        out["reached_from"] = dict(budget.leaves.most_common())
+        out["reached_from_means"] = (
+            "the leaves of the tree on this page by what they are: an entry point (a CLI command, a registered "
+            "handler, module level), a test, or not followed (the depth reached, a cycle, the node budget)"
+        )
     if budget.at_depth:
         out["note"] = (
             f"{budget.at_depth} caller(s) at depth {depth} are not expanded: ask "
@@ -117,13 +159,51 @@ def caller_tree(
         )
     if not callers:
         out["note"] = (
-            f"Nothing calls or passes on {symbol} (in code{'' if tests == 'include' else ', ' + tests + ' tests'})."
+            f"Nothing calls or passes on {symbol} (in code{'' if tests == 'include' else ', ' + tests + ' tests'})"
+            + (
+                f"; {tests_out} use(s) in tests were left out (tests='exclude'): only tests reach it."
+                if tests_out
+                else "."
+            )
         )
     out["next_cursor"] = cursor_after(tag, callers[pos - 1].order()) if pos < len(callers) and nodes else None
     return out
 
 
-def _group(finder: ReferenceFinder, uses: list[Use]) -> list[_Caller]:
+def _edges(
+    finder: ReferenceFinder, found: Found, tests: str
+) -> tuple[list[Use], dict[tuple[str, int, int], str], Counter[str], int]:
+    """The uses of ``found`` that call or pass on its definitions, under ``tests``; those that may
+    be (place → why); how many were judged not to be, by reason; how many were left out as tests."""
+    code = [u for u in found.uses if u.kind in _EDGE_KINDS]
+    left_out: Counter[str] = Counter(found.dropped.values()) if found.target is not None else Counter()
+    uncertain = dict(found.uncertain)
+    if found.target is None and found.definitions:  # by name: judged here against every definition
+        judge = Judge(finder.src, found.files, found.definitions)
+        kept = []
+        for u in code:
+            verdict = judge.judge(u)
+            if verdict.verdict == NO:
+                left_out[
+                    NOT_IT[
+                        "bare" if not u.qualifier and judge.members_only else "local" if not u.qualifier else "receiver"
+                    ]
+                ] += 1
+                continue
+            if verdict.verdict == MAYBE:
+                uncertain[u.key()] = verdict.why
+            kept.append(u)
+        code = kept
+    parameters = sum(1 for u in found.uses if u.kind == "parameter")
+    if parameters and found.target is None:
+        left_out[NOT_IT["parameter"]] += parameters
+    tests_out = sum(1 for u in code if not tests_kept(u.path, tests)) if tests == "exclude" else 0
+    code = [u for u in code if tests_kept(u.path, tests)]
+    keys = {u.key() for u in code}
+    return code, {k: v for k, v in uncertain.items() if k in keys}, left_out, tests_out
+
+
+def _group(finder: ReferenceFinder, uses: list[Use], uncertain: dict[tuple[str, int, int], str]) -> list[_Caller]:
     """The uses by the caller they lie in, callers in answer order (code before tests)."""
     groups: dict[tuple[str, str | None], _Caller] = {}
     for u in uses:
@@ -136,6 +216,8 @@ def _group(finder: ReferenceFinder, uses: list[Use]) -> list[_Caller]:
         if group is None:
             group = groups[(u.path, where)] = _Caller(u.path, named, where, u.in_tests())
         group.uses.append(u)
+        if u.key() in uncertain:
+            group.uncertain[u.key()] = uncertain[u.key()]
     return sorted(groups.values(), key=_Caller.order)
 
 
@@ -149,69 +231,101 @@ def _node(
 ) -> dict[str, Any]:
     budget.nodes += 1
     lines = sorted({u.line for u in caller.uses})
+    sym = _symbol(finder, caller)
     node: dict[str, Any] = {
         "in": caller.where,
+        **({"in_kind": "test block" if sym.kind == "test" else sym.kind} if sym is not None else {}),
         "path": caller.path,
         "line": lines[0],
         "lines": lines[:LINES_SHOWN],
         "kind": "call" if any(u.kind == "call" for u in caller.uses) else "reference",
+        "text": _text(finder, caller.uses[0]),
     }
     if len(lines) > LINES_SHOWN:
         node["lines_total"] = len(lines)
-    why_not = _not_callable(finder, caller)
+    if caller.uncertain and len(caller.uncertain) == len(caller.uses):
+        node["uncertain"] = True
+        node["why"] = next(iter(caller.uncertain.values()))
+    why_not = _not_callable(caller, sym)
     if why_not is not None:
         node["cut"] = why_not
+        budget.leaves[
+            "a test" if caller.in_tests or (sym is not None and sym.kind == "test") else "an entry point"
+        ] += 1
         return node
     assert caller.named is not None
     me = (caller.path, caller.named)
     if me in above:
         budget.cycles += 1
-        node["cut"] = f"cycle: {caller.named} is already above in this branch"
+        budget.leaves["not followed (a cycle)"] += 1
+        node["cut"] = f"cycle: {caller.named} ({caller.path}) is already above in this branch"
         return node
+    entry = _entry_point(sym)
+    if entry is not None:
+        node["entry_point"] = entry
     if levels <= 0:
         budget.at_depth += 1
+        budget.leaves["an entry point" if entry else "not followed (the depth reached)"] += 1
         node["cut"] = "depth reached"
         return node
     if budget.nodes >= MAX_NODES:
         budget.over_budget += 1
+        budget.leaves["not followed (the node budget)"] += 1
         node["cut"] = f"node budget ({MAX_NODES} per answer) spent: ask about it on its own"
         return node
     leaf = caller.named.rsplit(".", 1)[-1]
-    method = _kind(finder, caller) == "method"
     try:
-        found = finder.collect(leaf, None if method else caller.path)
+        found = finder.collect(leaf, caller.path, only=caller.named)
     except SuiteError as exc:  # a caller the finder cannot take as a definition: said, not raised
         node["cut"] = f"not followed: {exc.message}"
+        budget.leaves["not followed"] += 1
         return node
-    uses = [
-        u
-        for u in found.uses
-        if u.kind in _EDGE_KINDS and tests_kept(u.path, tests) and (not method or u.qualifier or u.path == caller.path)
-    ]
-    callers = _group(finder, uses)
-    if method:
-        node["resolution"] = "by-name (a method: any x." + leaf + "() counts)"
+    uses, uncertain, _left_out, tests_out = _edges(finder, found, tests)
+    callers = _group(finder, uses, uncertain)
+    if found.resolution == "receivers":
+        node["resolution"] = f"receivers (a member: any x.{leaf}() where x may be of its class)"
     node["callers_total"] = len(callers)
+    if tests_out:
+        node["tests_left_out"] = tests_out
+        if not callers:
+            node["only_from_tests"] = True
+    if not callers:
+        budget.leaves[
+            "an entry point" if entry else "a test" if tests_out or caller.in_tests else "nothing calls it by name"
+        ] += 1
     node["callers"] = [_node(finder, c, levels - 1, tests, above | {me}, budget) for c in callers[:CALLERS_SHOWN]]
     return node
 
 
-def _kind(finder: ReferenceFinder, caller: _Caller) -> str | None:
+def _text(finder: ReferenceFinder, u: Use) -> str:
+    """The use as written: the whole call (its arguments too) when it is one, else its line."""
+    f = finder.src.file(u.path)
+    if f is None or f.data is None:
+        return ""
+    span = finder.src.facts(u.path, f).calls.get((u.line, u.column)) if u.kind == "call" else None
+    if span is not None:
+        return f.span_text((span[0], span[1]), (span[2], span[3]), TEXT_CHARS)
+    return f.line_text(u.line)[:TEXT_CHARS]
+
+
+def _symbol(finder: ReferenceFinder, caller: _Caller) -> Symbol | None:
     f = finder.src.file(caller.path)
     outline = finder.src.outline(caller.path, f) if f is not None else None
-    if outline is None:
+    if outline is None or caller.named is None:
         return None
-    for sym in iter_symbols(outline):
-        if sym.qualified_name == caller.named:
-            return sym.kind
-    return None
+    return next((s for s in iter_symbols(outline) if s.qualified_name == caller.named), None)
 
 
-def _not_callable(finder: ReferenceFinder, caller: _Caller) -> str | None:
+def _entry_point(sym: Symbol | None) -> str | None:
+    """Why a function is run from outside the code (a CLI command), or None."""
+    return cli_command(sym.decorators, sym.qualified_name) if sym is not None else None
+
+
+def _not_callable(caller: _Caller, sym: Symbol | None) -> str | None:
     """Why a caller is a leaf of the tree: nothing calls it by name."""
     if caller.named is None:
         return "module level (runs when the module is loaded)"
-    kind = _kind(finder, caller)
+    kind = sym.kind if sym is not None else None
     if kind == "registration":
         return "a registered handler (called by the framework, not by name)"
     if kind == "test":

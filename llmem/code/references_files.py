@@ -23,11 +23,15 @@ from llmem.code.references_parse import Facts, facts_of, language_of
 __all__ = ["MAX_FILE_BYTES", "SourceFile", "Use", "WorkspaceFiles", "word_offsets"]
 
 TEXT_CHARS = 200
+#: At most this much of a call spread over several lines is shown (its lines joined).
+CALL_CHARS = 300
 MAX_FILE_BYTES = 1_000_000
 #: Words whose places each file keeps (per process, while the file is unchanged).
 WORDS_KEPT = 64
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _WORD_ENDS = {bytes([c]) for c in _WORD_BYTES}
+_BEFORE_CLOSING = re.compile(r"\s+([)\]}])")
+_INSIDE_BRACKETS = re.compile(r"([(\[{])\s+")
 
 
 @dataclass
@@ -57,6 +61,18 @@ class SourceFile:
             self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", self.data)]
         n = bisect.bisect_right(self.line_starts, offset)
         return n, offset - self.line_starts[n - 1]
+
+    def span_text(self, start: tuple[int, int], end: tuple[int, int], limit: int = CALL_CHARS) -> str:
+        """The text from ``start`` to ``end`` ((line, byte column)), its lines joined with their
+        indentation and line breaks made one space; cut at ``limit`` characters (marked "…")."""
+        if self.line_starts is None:
+            self.line_of(0)
+        assert self.data is not None and self.line_starts is not None
+        a = self.line_starts[start[0] - 1] + start[1]
+        b = self.line_starts[end[0] - 1] + end[1]
+        text = " ".join(self.data[a : min(b, a + limit * 4)].decode("utf-8", "replace").split())
+        text = _INSIDE_BRACKETS.sub(r"\1", _BEFORE_CLOSING.sub(r"\1", text))
+        return text[:limit] + ("…" if len(text) > limit or b > a + limit * 4 else "")
 
     def line_text(self, line: int) -> str:
         if self.line_starts is None:

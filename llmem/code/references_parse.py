@@ -4,7 +4,8 @@ A file's :class:`Facts` come from its parser: Python through the standard librar
 TypeScript, TSX, JavaScript, Go, Rust and Java through tree-sitter (the outline's grammars,
 loaded the same lazy way); manifests and Dockerfiles by their few lines that name entry points.
 Every identifier the parser sees is filed by its (line, byte column) with its kind — ``import``,
-``call``, ``reference`` or ``definition`` — and, for an attribute (``x.name``), the dotted text
+``call``, ``reference``, ``parameter`` (a parameter's name where a function declares it, a keyword
+argument's name where a call passes it: ``Database(memory=True)``) or ``definition`` — and, for an attribute (``x.name``), the dotted text
 of what it is taken from, which is how ``import x`` then ``x.name`` is resolved. A word the
 parser does not see as an identifier (a comment, a string, a file of no known language) is
 ``text``. Nothing here knows about MCP or the store.
@@ -77,6 +78,9 @@ class Facts:
     anonymous: list[Anonymous] = field(default_factory=list)
     #: while a Python file is read: id(lambda) → how its parent names it
     lambda_names: dict[int, tuple[str, str, int]] = field(default_factory=dict, repr=False)
+    #: (line, byte column) of a call's callee name → the whole call's (start line, start column,
+    #: end line, end column): what ``find_references`` shows of a call, its arguments too
+    calls: dict[tuple[int, int], tuple[int, int, int, int]] = field(default_factory=dict)
     note: str | None = None
 
     def enclosing(self, line: int) -> str | None:
@@ -204,12 +208,18 @@ def _python_node(node: ast.AST, facts: Facts, prefix: str, in_function: bool) ->
         ids.setdefault((node.end_lineno, node.end_col_offset - len(node.attr)), ("reference", _dotted(node.value)))
     elif isinstance(node, ast.Call):
         func = node.func
+        place: tuple[int, int] | None = None
         if isinstance(func, ast.Name):
-            ids[(func.lineno, func.col_offset)] = ("call", "")
+            place = (func.lineno, func.col_offset)
+            ids[place] = ("call", "")
         elif isinstance(func, ast.Attribute) and func.end_lineno is not None and func.end_col_offset is not None:
-            ids[(func.end_lineno, func.end_col_offset - len(func.attr))] = ("call", _dotted(func.value))
+            place = (func.end_lineno, func.end_col_offset - len(func.attr))
+            ids[place] = ("call", _dotted(func.value))
+        if place is not None and node.end_lineno is not None and node.end_col_offset is not None:
+            facts.calls[place] = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
     elif isinstance(node, ast.arg | ast.keyword) and getattr(node, "lineno", None) is not None:
-        ids.setdefault((node.lineno, node.col_offset), ("reference", ""))
+        # A parameter's or a keyword argument's name: a name of its own, never a use of a function.
+        ids.setdefault((node.lineno, node.col_offset), ("parameter", ""))
     elif isinstance(node, ast.Import | ast.ImportFrom):
         facts.import_lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         if isinstance(node, ast.ImportFrom):
@@ -288,7 +298,14 @@ def _treesitter(lang: str, data: bytes) -> Facts:
         assert node is not None
         kind, fname = node.type, cursor.field_name
         if node.child_count == 0 and "identifier" in kind:
-            ids[(node.start_point[0] + 1, node.start_point[1])] = _ts_kind(node, fname, path, functions, imports)
+            place = (node.start_point[0] + 1, node.start_point[1])
+            ids[place] = _ts_kind(node, fname, path, functions, imports)
+            if ids[place][0] == "call":
+                call = _call_node(fname, path)
+                if call is not None:
+                    facts.calls[place] = (
+                        call.start_point[0] + 1, call.start_point[1], call.end_point[0] + 1, call.end_point[1]
+                    )  # fmt: skip
             if ids[(node.start_point[0] + 1, node.start_point[1])][0] == "definition":
                 parent_type = path[-1][0] if path else ""
                 qn = ".".join(n for n in scope_names if n)
@@ -387,12 +404,29 @@ def _scope_name(node: Any) -> str | None:
     return name.text.decode("utf-8", "replace") if name is not None and name.text else None
 
 
+def _call_node(fname: str | None, path: list[tuple[str, str | None, Any]]) -> Any:
+    """The call an identifier names the callee of (``f`` of ``f(x)``, ``m`` of ``o.m(x)``)."""
+    if not path:
+        return None
+    if fname is not None and _CALL_NODES.get(path[-1][0]) == fname:
+        return path[-1][2]
+    return path[-2][2] if len(path) > 1 else None
+
+
+#: Where a name is a parameter's: ``(x: T)``, ``(x?)``, ``x => …``, ``function f(x)`` in JavaScript.
+_PARAMETER_PARENTS = frozenset({"required_parameter", "optional_parameter", "formal_parameters"})
+
+
 def _ts_kind(
     node: Any, fname: str | None, path: list[tuple[str, str | None, Any]], functions: int, imports: int
 ) -> tuple[str, str]:
     if imports:
         return ("import", "")
     parent_type, parent_field = (path[-1][0], path[-1][1]) if path else ("", None)
+    if (parent_type in _PARAMETER_PARENTS and fname in ("pattern", None)) or (
+        parent_type == "arrow_function" and fname == "parameter"
+    ):
+        return ("parameter", "")
     if fname == "name" and parent_type in _DEF_NODES:
         local = parent_type in {"variable_declarator", "var_spec", "const_spec"} and functions
         return ("reference" if local else "definition", "")

@@ -45,7 +45,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from llmem.code.freshness import OutlineFreshness, Refresh, Refresher
 from llmem.code.index_db import (
@@ -269,6 +269,7 @@ class SearchIndex:
         return {
             "query": q,
             "scope": searched,
+            **({"coverage": _coverage(conn, directory)} if searched in ("auto", "symbols", "notes") else {}),
             "total": total,
             "total_is_capped": False,
             "count": len(hits),
@@ -385,6 +386,52 @@ def _rank(
         # One ranked run: each hit's match (doc, note or summary) is its artifact's.
         add([r[0] for r in rows], BY_ARTIFACT)
     return segments
+
+
+#: The last coverage counted per connection and folder, with the database state it was counted at.
+_COVERAGE: dict[tuple[int, str], tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
+def _coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
+    """What a search of symbols and notes covered under ``directory``: the files outlined, those
+    with notes, and (once a search of lines or files has walked the workspace) the files there
+    are, so a model knows what was not looked at. Counted again only when the database changed."""
+    state = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+    kept = _COVERAGE.get((id(conn), directory))
+    if kept is not None and kept[0] == state:
+        return dict(kept[1])
+    out = _count_coverage(conn, directory)
+    _COVERAGE[(id(conn), directory)] = (state, out)
+    return dict(out)
+
+
+def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
+    where, args = under_sql("path", directory)
+    outlined = conn.execute(f"SELECT count(*) FROM artifacts WHERE artifact = 'outline' AND {where}", args)
+    noted = conn.execute(
+        f"SELECT count(DISTINCT path) FROM artifacts WHERE artifact IN ({', '.join('?' * len(NOTE_ARTIFACTS))}) "
+        f"AND {where}",
+        [*sorted(NOTE_ARTIFACTS), *args],
+    )
+    out: dict[str, Any] = {"outlined_files": int(outlined.fetchone()[0]), "files_with_notes": int(noted.fetchone()[0])}
+    if conn.execute("SELECT 1 FROM folders LIMIT 1").fetchone() is None:
+        out["workspace_files"] = None
+        out["means"] = "symbols and notes of outlined files only; scope='lines' searches every file"
+        return out
+    out["workspace_files"] = int(conn.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchone()[0])
+    out["not_outlined"] = int(
+        conn.execute(
+            f"SELECT count(*) FROM files AS f WHERE {under_sql('f.path', directory)[0]} AND NOT EXISTS "
+            "(SELECT 1 FROM artifacts AS a WHERE a.path = f.path AND a.artifact = 'outline')",
+            args,
+        ).fetchone()[0]
+    )
+    out["means"] = (
+        "symbols and notes of outlined files only (workspace_files: as the last search of lines or files "
+        "saw them; not_outlined: not parsed yet, or of a kind without an outline such as a Dockerfile); "
+        f"generate_artifact(path={directory!r}) outlines the rest, scope='lines' searches every file"
+    )
+    return out
 
 
 def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list[Any]) -> list[tuple[int, float]]:
@@ -558,13 +605,16 @@ class Searcher:
         cursor: str | None,
         scope: str = "auto",
         refresher: Callable[[], Refresher] | None = None,
+        notes: Callable[[], NoteMarker] | None = None,
     ) -> dict[str, Any]:
         """One page of hits about the files as they are now: the outlined files under ``directory``
         that changed since they were outlined are re-parsed first (the hits' files first), within
         ``Limits.refresh_budget_ms``; the hits of those left say ``stale: true`` and how to refresh
         them, and ``freshness`` counts both. In a process still comparing its outlines with the files
         (:mod:`llmem.code.freshness`) the hits' files are compared here, and ``freshness`` says how
-        many are not compared yet. ``refresher`` makes the re-parser if none is attached."""
+        many are not compared yet. ``refresher`` makes the re-parser if none is attached; ``notes``
+        what marks the hits of notes written before their code changed (made only when the page
+        holds a note: ``stale_notes`` counts them)."""
         rp = resolve_in_workspace(self.store.workspace, directory, field="directory")
         if kind is not None and kind not in search_kinds():
             raise InvalidArgument(
@@ -579,7 +629,12 @@ class Searcher:
 
         freshness = index.freshness
         with freshness.asking():  # the background comparison of a new process gives way
-            return self._answer_fresh(freshness, rp.key, limit, answer, refresher)
+            found = self._answer_fresh(freshness, rp.key, limit, answer, refresher)
+        if notes is not None and any(h.get("from") in NOTE_ARTIFACTS for h in found["results"]):
+            stale = notes().mark_stale_notes(found["results"])
+            if stale:
+                found["stale_notes"] = stale
+        return found
 
     def _answer_fresh(
         self,
@@ -625,6 +680,16 @@ class Searcher:
             **found,
             "freshness": refresh.summary(directory, stale_hits, freshness.not_compared),
         }
+
+
+#: The artifacts a model writes (notes, summaries …): what ``stale_notes`` is about.
+NOTE_ARTIFACTS = frozenset({"annotate", "summarize", "document", "test-plan"})
+
+
+class NoteMarker(Protocol):
+    """Marks the hits of notes whose code changed since they were written (the code memory)."""
+
+    def mark_stale_notes(self, hits: list[dict[str, Any]]) -> int: ...
 
 
 @functools.cache

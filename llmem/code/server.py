@@ -24,7 +24,7 @@ INSTRUCTIONS = (
     "llmem is a code memory for one workspace: parser-made outlines of every file (symbols, manifests, "
     "Markdown headings, tests, registrations) and notes your model writes, kept across sessions and checked "
     "against the code. Look here before grep: search_artifacts finds symbols and notes, find_references "
-    "who uses one (depth=2: who calls its callers), check_references what an edit broke, get_artifact with kind='source' shows one symbol's code. Parse with generate_artifact; notes via generate_prompt, your "
+    "who uses one (depth=2: who calls its callers), check_references what an edit broke, get_artifact with kind='source' shows one symbol's code (kind='outline' with symbol: its outline entry and members). Parse with generate_artifact; notes via generate_prompt, your "
     "model, then store_llm_result."
 )
 
@@ -42,7 +42,8 @@ PROTOCOL = (
     "callbackTool 'store_llm_result' and callbackArgs (ticket, path, task). Run the prompt with your model and "
     "call store_llm_result(**callbackArgs, result=<answer>). A malformed answer comes back as an error that "
     "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
-    "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for. A newer "
+    "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for; "
+    "symbols=['Class.method', ...] asks for just those symbols (and their members), one prompt, notes kept. A newer "
     "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt. Notes follow their "
     "code: when a parse finds a described symbol renamed with its code unchanged, or moved to another file, "
@@ -53,7 +54,8 @@ PROTOCOL = (
     "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it "
     "(a subfolder with no summary brings the ranked notes and summaries below it). list_artifacts(status="
     "'stale') ends with how to refresh; a stale summary's get_artifact lists gone_names_mentioned (the "
-    "symbols it names that no longer exist). An annotate answer may describe any symbol the file's outline "
+    "symbols it names that no longer exist) and, for those of them renamed (code the same, or a little "
+    "changed: same signature and size), renamed_names_mentioned {old: new}; a gone symbol seen renamed says renamed_to. An annotate answer may describe any symbol the file's outline "
     "lists (any part, fields and variables too); its valid keys are always stored (stored), a key naming "
     "no symbol of the file is refused without spending an attempt, each with its reason and the call that "
     "gets a ticket for it (refused), and a bare name of one symbol is stored under its qualified name "
@@ -67,14 +69,19 @@ PROTOCOL = (
 USAGES = (
     "find_references(symbol) answers every use of a name across the workspace: each with path, line, column, "
     "the line's text, the function or class it lies in ('in') and its kind: import, call, reference (any other "
-    "identifier), entry-point (pyproject scripts, package.json bin/main, Dockerfile ENTRYPOINT/CMD) or text "
-    "(comments, strings, other files), with an exact total and counts by kind. Every line `grep -w` finds is "
+    "identifier), parameter (a parameter's or keyword argument's name: memory=True, def f(memory): never a use "
+    "of a function), entry-point (pyproject scripts, package.json bin/main, Dockerfile ENTRYPOINT/CMD) or text "
+    "(comments, strings, other files), with an exact total and counts by kind; a call spread over lines adds "
+    "call (the whole call, its arguments too, clipped). Every line `grep -w` finds is "
     "there, as a use or among 'definitions'. The answer lists the name's definitions; pass one of their paths "
     "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
-    "JavaScript; Go, Rust and Java by name in files of the same language). With symbol set to a module's own "
+    "JavaScript; Go, Rust and Java by name in files of the same language). A method or class member's uses "
+    "are x.name wherever x may be of its class (resolution 'receivers'): self, x: C, x = C(...) are its; a list, "
+    "a str, a module or another class are not (left_out); an x of unknown type is kept with uncertain: true "
+    "and receiver (why), counted in uncertain. With symbol set to a module's own "
     "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. With path, "
-    "left_out counts by reason what grep -w finds beyond the answer (text mentions in files that do not "
-    "import it, other definitions), so totals add up. A name nothing in the workspace defines but imported "
+    "left_out counts by reason and by_file what grep -w finds beyond the answer (text mentions in files that "
+    "do not import it, other definitions), so totals add up. A CLI command (@cli.command) says entry_point. A name nothing in the workspace defines but imported "
     "from a module of it (what a rename leaves behind) gets a note and unresolved_imports [{path, line, from}]. "
     "'in' is the outline's innermost symbol holding the line (an arrow-function const, a registerTool "
     "handler, a describe/it block), as the line search names it; a use inside an anonymous function adds "
@@ -84,10 +91,12 @@ USAGES = (
     "in test files after them (test_*.py, *_test.py, conftest.py, *_test.go, *.test.ts / *.spec.ts and .js, "
     "*Test.java, or under tests/, test/, __tests__/, spec/): tests='exclude' leaves them out (tests_left_out "
     "counts them), tests='only' keeps only them; in_tests counts them and by_file counts uses per file. "
-    "depth=2..5 answers who calls it as a tree instead: callers [{in, path, line, lines, callers: [...]}] "
-    "grouped by the function they lie in, then the callers of each, to that depth; a node not followed says "
-    "why in cut (module level, a registered handler, a test block, a cycle, the depth reached), methods are "
-    "followed by name. A name nothing defines whose uses no longer resolve answers unresolved: true, each such "
+    "depth=2..5 answers who calls it as a tree instead: callers [{in, in_kind, path, line, lines, text, "
+    "callers: [...]}] grouped by the function they lie in, then the callers of each, to that depth, judged "
+    "as path= judges uses (uncertain nodes say why); a node not followed says why in cut (module level, a "
+    "registered handler, a test block, a cycle, the depth reached); a CLI command (@cli.command) says "
+    "entry_point; reached_from counts the leaves by what they are; only_from_tests marks a function only "
+    "tests reach (tests='exclude'). A name nothing defines whose uses no longer resolve answers unresolved: true, each such "
     "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers."
 )
 
@@ -106,7 +115,9 @@ CHECK_GUIDE = (
     "is declared, or the store remembers them (types are not judged; package imports are not followed). Go: "
     "calls of names the package does not declare. What it cannot judge (a value of unknown type, a module "
     "outside the workspace, a base class from a package, getattr, lines marked noqa/type: ignore/"
-    "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported. Code before tests; "
+    "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported; but x.name on a value of "
+    "unknown type, where name is a class member a parse saw go and no class has now, is listed apart in "
+    "may_break_by_name (by_name: true). Code before tests; "
     "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
@@ -124,7 +135,9 @@ SEARCH_GUIDE = (
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
-    "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines')."
+    "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines'). "
+    "coverage counts what symbols and notes covered (outlined_files, files_with_notes, not_outlined); a note "
+    "written before its code changed says note_stale (what changed) and refresh_with; stale_notes counts them."
 )
 
 FRESHNESS = (
@@ -235,9 +248,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
     def get_artifact(
         path: Path_,
         kind: ReadKind = "outline",
-        symbol: Annotated[
-            str | None, Field(max_length=500, description="kind='source': e.g. Class.method; none: whole file")
-        ] = None,
+        symbol: Annotated[str | None, Field(max_length=500, description="one symbol, e.g. Class.method")] = None,
         offset: Annotated[int, Field(ge=0)] = 0,
         limit: Annotated[int | None, Field(ge=1, le=100_000)] = None,
     ) -> Envelope:
@@ -260,6 +271,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
                 "(gone_names_mentioned)."
                 if data.get("gone_names_mentioned")
                 else "."
+            )
+            + (
+                f" It names {len(data['renamed_names_mentioned'])} renamed symbol(s) by the old name "
+                "(renamed_names_mentioned: old → new)."
+                if data.get("renamed_names_mentioned")
+                else ""
             )
             if data["status"] == "stale"
             else "Done."
@@ -293,7 +310,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         from llmem.code.search import Searcher  # not the whole code memory: a first search stays quick
 
         # The code memory's service (parsers, notes) is made only if a changed file must be re-parsed.
-        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope, refresher=svc)
+        data = runtime.service(Searcher).search(query, kind, directory, limit, cursor, scope, refresher=svc, notes=svc)
         stale = data["freshness"]["stale_files"]
         hint = (
             f"{stale} changed file(s) were not re-parsed in time: their hits say stale, their new symbols may be "
@@ -367,10 +384,20 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["total"]
             else "Nothing broken found."
         )
+        if "may_break_by_name" in data:
+            hint += (
+                f" {data['may_break_by_name']['total']} use(s) of a removed member on values of unknown type may "
+                "break too (may_break_by_name): read each."
+            )
         return ok(data, hint)
 
-    def generate_prompt(path: Path_, task: Task, part: Part = None) -> Envelope:
-        return svc().prompt(path, task, part)
+    def generate_prompt(
+        path: Path_,
+        task: Task,
+        part: Part = None,
+        symbols: list[str] | None = None,  # annotate just these (at most 50: the domain says so)
+    ) -> Envelope:
+        return svc().prompt(path, task, part, symbols)
 
     def cancel_prompt(
         ticket: Annotated[str | None, Field(max_length=64)] = None,
@@ -428,22 +455,22 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             list_artifacts,
             read,
-            "Artifacts under a folder as a tree: fresh, stale, orphaned or pending; paged.",
+            "Artifacts under a folder as a tree, with status; paged.",
         ),
         (
             get_artifact,
             read,
-            "An outline or notes with their status; kind='source': a file's or symbol's text; paged.",
+            "An outline or notes with status; kind='source': a file's or symbol's text; paged.",
         ),
         (
             generate_prompt,
             read,
-            "A prompt for your model to annotate, summarize, document or test-plan a file (summarize: a folder too).",
+            "Prompt for your model to annotate (symbols=: just those), summarize (a folder too), document or test-plan a file.",
         ),
         (
             store_llm_result,
             tool_annotations(read_only=False, idempotent=False),
-            "Check and store your model's answer to a generate_prompt ticket.",
+            "Check and store your model's answer to a prompt's ticket.",
         ),
         (
             cancel_prompt,
@@ -453,12 +480,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
         (
             delete_artifact,
             tool_annotations(read_only=False, destructive=True, idempotent=True),
-            "Delete one kind or all artifacts of a file or folder (recursive); dry_run shows what.",
+            "Delete one kind or all artifacts of a file or folder (recursive); dry_run previews.",
         ),
         (
             store_status,
             read,
-            "Counts under a folder: artifacts by kind and status, bytes, open tickets, parse jobs.",
+            "Counts under a folder: artifacts by kind/status, bytes, tickets, parse jobs.",
         ),
     ]
     for fn, hints, description in tools:

@@ -109,7 +109,15 @@ def _renames(
     except OSError:
         return {}
     language = new.get("language") if isinstance(new, dict) else None
-    return {m.old.name: m.new.name for m in carry.match(olds, news, {key: (data, language)})}
+    renamed = {m.old.name: m.new.name for m in carry.match(olds, news, {key: (data, language)})}
+    # Renamed with the code changed a little too: judged from the signature and the size.
+    fresh = [s for n, s in after.items() if n not in before and n not in renamed.values()]
+    for name in gone:
+        if name not in renamed:
+            guess = carry.similar(before[name], fresh)
+            if guess is not None and guess not in renamed.values():
+                renamed[name] = guess
+    return renamed
 
 
 class SymbolHistory:
@@ -138,6 +146,15 @@ class SymbolHistory:
     def remembered(self, name: str) -> bool:
         """Whether the store knows ``name`` as a symbol that is gone."""
         return name in self._by_leaf()
+
+    def gone_member(self, name: str) -> tuple[str, str, int] | None:
+        """The member of a class (a method, a class attribute) named ``name`` that a parse saw go,
+        newest first: (path, qualified name, line); None when no such member is remembered."""
+        members = [e for e in self._by_leaf().get(name, []) if "." in e["symbol"] and e.get("kind") != "function"]
+        if not members:
+            return None
+        e = max(members, key=lambda e: str(e.get("gone_at")))
+        return str(e.get("path")), e["symbol"], int(e.get("line") or 0)
 
     def last_defined(self, name: str, path: str | None = None, current: Any = None) -> dict[str, Any] | None:
         """Where ``name`` (a bare name) was last defined, preferring ``path`` (the file it is looked

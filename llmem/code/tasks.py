@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmem.code.outline import DATA_KINDS, Outline, Symbol
-from llmem.core.errors import ResultInvalid
+from llmem.code.outline import DATA_KINDS, Outline, Symbol, iter_symbols
+from llmem.core.errors import InvalidArgument, ResultInvalid
 
 __all__ = [
     "FILE_TASKS",
@@ -153,6 +153,45 @@ def annotate_parts(outline: Outline, source_text: str, budget: int = ANNOTATE_SO
     if current:
         parts.append(current)
     return parts
+
+
+def chosen_units(
+    outline: Outline, source_text: str, wanted: list[str], budget: int = ANNOTATE_SOURCE_CHARS
+) -> tuple[list[SourceUnit], list[str]]:
+    """The units and names of an annotate prompt for just the ``wanted`` symbols (qualified names,
+    or a plain name one symbol has) and their members, however many parts the whole file takes.
+    A name the outline does not have is refused with the near names."""
+    every = {s.qualified_name: s for s in iter_symbols(outline) if s.kind not in DATA_KINDS}
+    chosen: list[str] = []
+    for name in wanted:
+        if name in every:
+            chosen.append(name)
+            continue
+        plain = sorted({q for q, s in every.items() if s.name == name})
+        if len(plain) == 1:
+            chosen.append(plain[0])
+            continue
+        import difflib
+
+        near = plain or difflib.get_close_matches(name, list(every), n=5, cutoff=0.5)
+        raise InvalidArgument(
+            f"symbols: {name!r} is not one symbol of the file's outline"
+            + (f"; did you mean {', '.join(near)}?" if near else ""),
+            details={"field": "symbols", "rule": "qualified names of the outline's classes and functions",
+                     "close_matches": near},
+            next_action="get_artifact(path, symbol=...) or get_artifact(path) lists the file's qualified names.",
+        )  # fmt: skip
+    lines = source_text.splitlines(keepends=True)
+    # Each chosen symbol's own lines (not its class's), in source order; one inside another chosen is in it.
+    tops = sorted((every[c] for c in set(chosen) if not _within(c, [o for o in chosen if o != c])),
+                  key=lambda s: s.start_line)  # fmt: skip
+    units = [u for sym in tops for u in _units([sym], lines, budget)]
+    names = list(dict.fromkeys(n for u in units for n in u.names))
+    return units, names
+
+
+def _within(name: str, chosen: list[str]) -> bool:
+    return any(name == c or name.startswith(c + ".") for c in chosen)
 
 
 def _shown_source(units: list[SourceUnit], language: str) -> str:

@@ -1,0 +1,196 @@
+"""Whether one use of a name is a use of the definitions asked about, judged by what it is taken from.
+
+``find_references`` finds a name as a word; a method's name is also every other object's member
+of that name (``column_items.insert(0, …)`` is ``list.insert``, not ``Table.insert``) and a
+function's name may be a local of the same name (a parameter ``upsert``). A :class:`Judge`
+answers, for a use, ``yes`` (its receiver is an instance of the class or of one of its family:
+``self``, ``x: Table``, ``x = Table(…)``; a bare name bound to the function), ``no`` (provably
+something else: a list, a dict, a str — a literal, a comprehension, ``list(…)``, a parameter
+annotated ``list[str]`` —, a module, a class outside the workspace or another class of it; a local
+or a parameter of the same name; a bare name where a method is asked about) or ``maybe`` (the
+receiver's type is unknown: an unannotated parameter, a call's result, a subscript), each with
+why. Python receivers are followed with the binder of ``check_references``
+(:mod:`llmem.code.check_python`, :class:`llmem.code.check_resolve.PythonWorld`); in
+TypeScript and JavaScript ``this.x`` inside the class is that class's, other receivers are
+unknown. Nothing here knows about MCP or the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from llmem.code.check_python import NameUse, PyFile
+from llmem.code.check_resolve import PythonWorld, Target, file_analysis
+from llmem.code.references_parse import language_of
+
+if TYPE_CHECKING:
+    from llmem.code.references_files import SourceFile, Use, WorkspaceFiles
+
+__all__ = ["MAYBE", "NO", "YES", "Judge", "Verdict", "member_owner"]
+
+YES, NO, MAYBE = "yes", "no", "maybe"
+
+#: Definition kinds (as :class:`~llmem.code.references_parse.Facts` files them) that hold members.
+_CLASS_KINDS = frozenset(
+    {"class", "class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration"}
+)
+_JS_FAMILY = frozenset({"typescript", "tsx", "javascript"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # YES, NO or MAYBE
+    why: str
+
+
+def member_owner(defn: dict[str, Any], defs_of_file: list[tuple[str, int, int, str, str]]) -> str | None:
+    """The qualified name of the class ``defn`` is a member of (a method, a class attribute, a
+    nested class), or None for a module-level or nested function, class or variable."""
+    qn = str(defn["symbol"])
+    if "." not in qn:
+        return None
+    parent = qn.rsplit(".", 1)[0]
+    return parent if any(q == parent and kind in _CLASS_KINDS for _n, _l, _c, kind, q in defs_of_file) else None
+
+
+class Judge:
+    """Judges uses against one set of definitions (``find_references``' ``definitions``)."""
+
+    def __init__(self, src: WorkspaceFiles, files: dict[str, SourceFile], definitions: list[dict[str, Any]]) -> None:
+        self.src = src
+        self.files = files
+        #: (file, class qualified name) of the classes the definitions are members of
+        self.owners: set[tuple[str, str]] = set()
+        #: files of the definitions that are no member (functions, classes, variables)
+        self.function_files: set[str] = set()
+        for d in definitions:
+            f = files.get(d["path"])
+            if f is None or f.data is None:
+                continue
+            owner = member_owner(d, src.facts(d["path"], f).defs)
+            if owner is not None:
+                self.owners.add((d["path"], owner))
+            else:
+                self.function_files.add(d["path"])
+        self._world: PythonWorld | None = None
+        self._places: dict[str, dict[tuple[int, int], tuple[NameUse, int]]] = {}
+        self._families: set[tuple[str, str]] | None = None
+
+    @property
+    def members_only(self) -> bool:
+        return bool(self.owners) and not self.function_files
+
+    def world(self) -> PythonWorld:
+        if self._world is None:
+            self._world = PythonWorld(self.src, self.files)
+        return self._world
+
+    def judge(self, u: Use) -> Verdict:
+        """Whether ``u`` (an identifier of code: a call or a reference) is a use of the definitions."""
+        lang = language_of(u.path)
+        if lang == "python":
+            return self._python(u)
+        if u.qualifier == "":
+            if self.members_only:
+                return Verdict(NO, "a bare name, where only members of a class are asked about")
+            return Verdict(YES, "the name itself")
+        if lang in _JS_FAMILY and u.qualifier == "this":
+            return self._this(u)
+        return Verdict(MAYBE, f"the type of {u.qualifier[:60]} is not known here")
+
+    # -- TypeScript / JavaScript ------------------------------------------------------------
+
+    def _this(self, u: Use) -> Verdict:
+        f = self.files.get(u.path)
+        where = self.src.facts(u.path, f).enclosing(u.line) if f is not None and f.data is not None else None
+        classes = {q for k, q in self.owners if k == u.path}
+        if where is not None and any(where == q or where.startswith(q + ".") for q in classes):
+            return Verdict(YES, "this, in the class")
+        return Verdict(MAYBE, "this, in another class (a subclass's?)")
+
+    # -- Python ---------------------------------------------------------------------------------
+
+    def _info(self, key: str) -> PyFile | None:
+        f = self.files.get(key)
+        got = file_analysis(self.src, key, f) if f is not None and f.data is not None else None
+        return got if isinstance(got, PyFile) and got.error is None else None
+
+    def _place(self, key: str, info: PyFile, at: tuple[int, int]) -> tuple[NameUse, int] | None:
+        places = self._places.get(key)
+        if places is None:
+            places = self._places[key] = {p: (use, i) for use in info.uses for i, p in enumerate(use.places)}
+        return places.get(at)
+
+    def _python(self, u: Use) -> Verdict:
+        info = self._info(u.path)
+        if info is None:
+            return Verdict(MAYBE, "the file does not parse")
+        at = (u.line, u.column)
+        if u.qualifier == "":
+            return self._bare(u, info, at)
+        builtin = info.builtin_receivers.get(at)
+        if builtin is not None:
+            return Verdict(NO, f"{builtin}.{u.name} (a {builtin} value)")
+        found = self._place(u.path, info, at)
+        if found is None or found[1] == 0:
+            return Verdict(
+                MAYBE, "taken from an expression (a call's result, a subscript …) whose type is not followed"
+            )
+        use, i = found
+        holder = self._holder(u.path, use, i)
+        return self._verdict(u, use, i, holder)
+
+    def _bare(self, u: Use, info: PyFile, at: tuple[int, int]) -> Verdict:
+        if self.members_only:
+            return Verdict(NO, "a bare name, where only members of a class are asked about")
+        found = self._place(u.path, info, at)
+        if found is not None and found[1] == 0:
+            use = found[0]
+            kinds = {b.kind for b in use.bound}
+            if (
+                use.scope_kind == "local"
+                and kinds
+                and kinds <= {"param", "value", "builtin", "alias", "augmented", "walrus", "typed", "self"}
+            ):
+                return Verdict(NO, f"a local {u.name} of the function it lies in (a parameter or a variable)")
+        return Verdict(YES, "the name itself")
+
+    def _holder(self, key: str, use: NameUse, i: int) -> Target:
+        world = self.world()
+        if use.scope_kind == "builtin":
+            target: Target = ("builtin", use.chain[0])
+        elif use.scope_kind in ("local", "global"):
+            target = world.binding(key, use.bound)
+        else:
+            return ("unknown", f"{use.chain[0]} is not bound where it is used")
+        for part in use.chain[1:i]:
+            target = world.attribute(target, part)
+        return target
+
+    def _verdict(self, u: Use, use: NameUse, i: int, holder: Target) -> Verdict:
+        shown = ".".join(use.chain[:i])
+        kind = holder[0]
+        if kind in ("instance", "class"):
+            world = self.world()
+            family = world.family(holder[1], holder[2])
+            if self.owners & family:
+                what = "self" if shown in ("self", "cls") else f"{shown}: {holder[2]}"
+                return Verdict(YES, what)
+            return Verdict(NO, f"{shown} is a {holder[2]} ({holder[1]}), which is none of the classes asked about")
+        if kind == "module":
+            keys = set(self.world().by_module.get(holder[1], []))
+            if keys & self.function_files:
+                return Verdict(YES, f"module {holder[1]}")
+            return Verdict(NO, f"an attribute of module {holder[1]}")
+        if kind == "outside":
+            return Verdict(NO, f"{shown} is {holder[1]}, from outside the workspace")
+        if kind == "builtin":
+            return Verdict(NO, f"{shown} is a {holder[1]}")
+        if kind == "missing":
+            return Verdict(MAYBE, f"{shown} no longer resolves")
+        kinds = {b.kind for b in use.bound} if i == 1 else set()
+        if kinds == {"param"}:
+            return Verdict(MAYBE, f"{shown} is a parameter without a type")
+        reason = holder[1] if kind == "unknown" and len(holder) > 1 else "a value of unknown type"
+        return Verdict(MAYBE, f"the type of {shown} is not known ({reason})")
