@@ -474,6 +474,8 @@ def handle(inp: ToolInput) -> ToolOutput:
         props: dict[str, Any] = {
             "primary_id": primary.id,
             "secondary_id": secondary.id,
+            "primary_name": primary.name or primary.id,
+            "secondary_name": secondary.name or secondary.id,
             "distance_unit": unit,
             "bearing_rate_unit": "deg/min",
             "speed_unit": SPEED_UNIT,
@@ -520,7 +522,7 @@ SPEC = ToolSpec(
         "relative_bearing_side R red/port, G green/starboard), angle on the bow (atb: the primary's "
         "relative bearing from the secondary, atb_side R/G), bearing rate (deg/min, positive drawing "
         "right; bearing_rate_side L/R) and range_rate (kn, positive opening) from a primary track (the first, or "
-        "'primary') to each other track, with both platforms' courses, speeds (kn) and rates of turn "
+        "'primary') to each other track (named: primary_name, secondary_name), with both platforms' courses, speeds (kn) and rates of turn "
         "(*_rate_of_turn, deg/min, + starboard) derived from their positions; at a fix time the course "
         "and speed are the leg after's (at a track's last fix: the leg before), course_at_fix says so; a sample on a "
         "fix of either ship where it turns or changes speed is thus one-sided (the tote at that time gives both "
@@ -537,7 +539,7 @@ SPEC = ToolSpec(
         "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
         "line of sight at the first sample."
     ),
-    version="2.1.0",
+    version="2.2.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",
