@@ -121,7 +121,7 @@ def draw_relative(
     −R cos B)``), ``track`` (points drawn, beyond the outer ring), ``time_marks``."""
     from PIL import Image, ImageDraw
 
-    from debrief_calc.plots.render._labels import Label, Placer, font
+    from debrief_calc.plots.render._labels import Label, Lines, Placer, font
 
     props = series.props
     unit = str(props.get("distance_unit") or "nm")
@@ -171,7 +171,10 @@ def draw_relative(
     layer.putalpha(Image.fromarray(np.minimum(np.asarray(layer.getchannel("A")), np.asarray(mask))))
     img.paste(layer, (0, 0), layer)
 
-    placer = Placer((2.0, _TITLE + 2.0, width - 2.0, height - _FOOT))
+    # labels keep off the track where they can (a time's label is dropped rather than laid over it)
+    placer = Placer(
+        (2.0, _TITLE + 2.0, width - 2.0, height - _FOOT), lines=Lines(np.asarray(layer.getchannel("A")) > 0)
+    )
     placer.occupy((cx - 9, cy - 9, cx + 9, cy + 9))
     for box in ring_labels:
         placer.occupy(box)
@@ -357,6 +360,6 @@ def _time_marks(
         draw.line((x - 5 * nx, y - 5 * ny, x + 5 * nx, y + 5 * ny), fill=_TRACK, width=2)
         text = clock(when, every)
         along = (dx / length, dy / length) if length > 0 else None
-        labels.append(Label(text, (float(x), float(y)), _TRACK, 3, 11, 6, along=along, off_lines=False))
+        labels.append(Label(text, (float(x), float(y)), _TRACK, 3, 11, 6, along=along, off_lines=True))
         out.append((when, text))
     return out
