@@ -1,5 +1,5 @@
 """Range-bearing's quantities between fixes, as a picture draws them: the same columns as the
-series (:func:`debrief_calc.analysis.range_bearing.columns`) evaluated densely enough that the
+series (:func:`debrief_calc.analysis.range_bearing.column_values`) evaluated densely enough that the
 drawn curve is the true one at the picture's resolution.
 
 A rate sampled only at the fixes misses its peak: near a close pass the bearing rate climbs and
@@ -26,7 +26,7 @@ from typing import Any, Final
 import numpy as np
 
 from debrief_calc.analysis.common import Legs
-from debrief_calc.analysis.range_bearing import FIX_SLACK_S, columns, sight
+from debrief_calc.analysis.range_bearing import FIX_SLACK_S, column_values, sight
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.tracks.features import TrackData
 
@@ -91,12 +91,7 @@ def range_curve(
     order = np.lexsort((motion, times))
     times, motion = times[order], motion[order]
     s = sight(primary, Legs(primary), secondary, Legs(secondary), times, motion)
-    values: dict[str, FloatArray] = {}
-    for name, column in columns(s, unit).items():
-        if name == "time" or name.endswith("_side"):
-            continue
-        values[name] = np.asarray([np.nan if v is None else v for v in column], dtype=np.float64)
-    return Curve(times, values)
+    return Curve(times, column_values(s, unit))
 
 
 def curve_answer(curve: Curve, columns_px: int) -> dict[str, Any]:
