@@ -626,3 +626,40 @@ async def test_the_views_readout_is_the_tote_and_marks_every_pass(
         await _shot(page, "readout-ended.png")
         assert _overlapping(await view.evaluate("window.__plotView.labels()")) == []
     assert errors == []
+
+
+async def test_the_view_frames_a_window_set_since(
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
+) -> None:
+    """A window saved in the plot after the view opened ("the last hour", by another client): the
+    view cuts the tracks to it and frames what it holds, as a picture of it does, without Fit."""
+    page, errors, _ = browser_page
+    _ships_plot(workspace)
+    async with state_client(workspace) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        html = (await client.read_resource(listed["debrief_open_plot"].meta["ui"]["resourceUri"])).contents[0].text  # type: ignore[index,union-attr]
+        opened = plain(await client.call_tool("debrief_open_plot", {"filename": SHIPS}))
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return plain(await client.call_tool(name, arguments))
+
+        await page.expose_function("mcpCallTool", call_tool)
+        await page.expose_function("mcpReadResource", lambda asked: None)
+        view = await _start(page, origins, html, {}, {"filename": SHIPS}, opened)
+        zoom = await view.evaluate("window.__plotView.zoom()")
+        hour = {"current": f"{DAY}11:30:00Z", "start": f"{DAY}10:45:00Z", "end": f"{DAY}11:45:00Z"}
+        assert not (await call_tool("debrief_set_time", {"filename": SHIPS, "timeState": hour})).get("isError")
+        await until(lambda: view.evaluate(f"window.__plotView.trackSpan('COLLINGWOOD')[0] === '{DAY}10:45:00Z'"), "cut")
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}10:45:00Z", f"{DAY}11:45:00Z"]
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}11:30:00Z"
+        framed = await view.evaluate("window.__plotView.zoom()")
+        assert framed > 2 * zoom  # the hour's tracks fill the map, not a cluster in the whole
+        # both ships' whole hour inside the map
+        for ship in ("NELSON", "COLLINGWOOD"):
+            x, y = await view.evaluate(f"window.__plotView.shipAt('{ship}')")
+            size = await view.evaluate(
+                "[document.getElementById('map').clientWidth, document.getElementById('map').clientHeight]"
+            )
+            assert 0 < x < size[0] and 0 < y < size[1]
+        await _shot(page, "window-framed.png")
+    assert errors == []
