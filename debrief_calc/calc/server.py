@@ -182,7 +182,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
             "render_series",
             ws.render_series,
             read,
-            "PNG time plot (or relative-motion plot) of a range-bearing result or tracks; CPA, passes, narratives marked.",
+            "PNG time or relative-motion plot of a range-bearing result or tracks; CPA, passes marked.",
         ),
         Tool(
             "generate_prompt",
