@@ -43,7 +43,7 @@ _PASSES_LOCK = threading.Lock()
 
 def _passes(revision: str, own: Mapping[str, Any], other: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every pass of ``other`` by ``own`` as ``closest-approach`` finds it: ``{time, range,
-    position (the secondary's), is_cpa, label}``, e.g. label ``"CPA 182 yd 121123Z"``."""
+    position (the secondary's), is_cpa, label}``, e.g. label ``"CPA COLLINGWOOD 120 yd 121045Z"``."""
     from debrief_calc.analysis import default_registry, executor
     from debrief_calc.tracks.times import dtg, parse_iso
 
@@ -63,7 +63,7 @@ def _passes(revision: str, own: Mapping[str, Any], other: Mapping[str, Any]) -> 
                     "range": p["range"],
                     "position": p["second_position"],
                     "is_cpa": bool(p.get("is_cpa")),
-                    "label": f"{kind} {p['range']:,.0f} yd {dtg(parse_iso(p['time']))}",
+                    "label": f"{kind} {_name(other)} {p['range']:,.0f} yd {dtg(parse_iso(p['time']))}",
                 }
             )
     with _PASSES_LOCK:
