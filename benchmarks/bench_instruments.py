@@ -26,7 +26,12 @@ alternate with the bare ``MCPServer`` echo); the figures beside their baselines:
 4. ``render_series`` of a stored 10,000-sample range-bearing result (``{"ref":
    "debrief-calc:results/<id>"}``; three panels, 900 px): warm p50 vs a bare Pillow drawing of the
    same points (three polylines in panels of the same size, PNG-encoded; no axes, labels or CPA).
-5. ``closest-approach`` (the least range and every pass, between fixes) and ``close-quarters``
+5. ``render_series`` with ``parameters.picture: "relative-motion"`` of the two ships by plot-feature
+   refs windowed to 10,000 of the primary's fixes (issue 22 §4: range-bearing run, the curve between
+   fixes of both ships, passes and the CPA, the 800 x 800 picture): warm p50, and the same in process
+   (no MCP), vs a bare Pillow drawing of the same 10,000 segments (the relative positions of the
+   series' samples, one ``ImageDraw.line`` on a canvas of the same size, PNG-encoded).
+6. ``closest-approach`` (the least range and every pass, between fixes) and ``close-quarters``
    (every period within 2 nm, entry and exit between fixes) on both whole tracks by plot reference
    (issue 22): warm p50 vs ONE ``Geodesic.WGS84.Inverse`` per fix time of either ship (2,000,000),
    the least any GeographicLib loop over the fixes costs (no interpolation, no search), timed over
@@ -140,8 +145,16 @@ def _calls(plot: Plot) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-async def _stdio_runs(plot: Plot, n: int) -> tuple[list[RunTimes], RunTimes, dict[str, Any]]:
-    """The run_tool calls, then a 10,000-sample range-bearing kept by the server and its picture."""
+def _relative_args(plot: Plot) -> dict[str, Any]:
+    """render_series's relative-motion picture of the two ships over 10,000 of the primary's fixes."""
+    start, end = _iso_window(plot.mid, SERIES_SAMPLES)
+    refs = [{"ref": f"debrief-state:plots/{PLOT}#{fid}"} for fid in SHIPS]
+    return {"features": refs, "time_start": start, "time_end": end, "parameters": {"picture": "relative-motion"}}
+
+
+async def _stdio_runs(plot: Plot, n: int) -> tuple[list[RunTimes], tuple[RunTimes, RunTimes], dict[str, Any]]:
+    """The run_tool calls, then a 10,000-sample range-bearing kept by the server and its picture, and
+    the relative-motion picture of the same 10,000 fixes."""
     calls = _calls(plot)
     start, end = _iso_window(plot.mid, SERIES_SAMPLES)
     series_args = {
@@ -155,8 +168,10 @@ async def _stdio_runs(plot: Plot, n: int) -> tuple[list[RunTimes], RunTimes, dic
     series = runs.pop()
     result = series.answer["features"][0]
     ref = {"ref": f"debrief-calc:results/{result['id']}"}
-    (render,) = await tool_runs_async(plot.ws, [("render_series", {"features": [ref]})], n)
-    return runs, render, result
+    render, relative = await tool_runs_async(
+        plot.ws, [("render_series", {"features": [ref]}), ("render_series", _relative_args(plot))], n
+    )
+    return runs, (render, relative), result
 
 
 # -- the baselines ----------------------------------------------------------------------------------
@@ -256,6 +271,36 @@ def pillow_series(result: dict[str, Any], width: int, height: int) -> Callable[[
     return draw
 
 
+def pillow_relative(result: dict[str, Any], width: int, height: int) -> Callable[[], bytes]:
+    """A bare Pillow drawing of the series' relative track: the secondary's east and north of the
+    primary (range x sin and cos of the bearing) at each sample, scaled to the canvas, one
+    ``ImageDraw.line`` through them, PNG-encoded."""
+    from PIL import Image, ImageDraw
+
+    series = result["properties"]["series"]
+    rng = np.array(series["range"], dtype=float)
+    brg = np.radians(np.array(series["bearing"], dtype=float))
+    east, north = rng * np.sin(brg), rng * np.cos(brg)
+    k = (min(width, height) / 2 - 10) / max(float(np.nanmax(rng)), 1e-9)
+    line = np.column_stack((width / 2 + east * k, height / 2 - north * k)).ravel().tolist()
+
+    def draw() -> bytes:
+        img = Image.new("RGB", (width, height), (255, 255, 255))
+        ImageDraw.Draw(img).line(line, fill=(0, 0, 160), width=2)
+        out = io.BytesIO()
+        img.save(out, format="PNG")
+        return out.getvalue()
+
+    return draw
+
+
+def relative_in_process(svc: Any, args: dict[str, Any]) -> Callable[[], Any]:
+    """render_series's relative-motion picture in this process (CalcService, no MCP, no stdio)."""
+    from debrief_calc.calc.series import render_series
+
+    return lambda: render_series(svc, **args)
+
+
 # -- the figures -----------------------------------------------------------------------------------
 
 
@@ -263,7 +308,7 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
     import anyio
 
     n = sizes.calls
-    (tote, legs, rb, cpa, close), render, series = anyio.run(_stdio_runs, plot, n)
+    (tote, legs, rb, cpa, close), (render, relative), series = anyio.run(_stdio_runs, plot, n)
     a, b = (track_data(f) for f in plot.tracks)
     mb = f"plot {plot.bytes / 1e6:.0f} MB"
 
@@ -308,6 +353,18 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
     pillow = _median_of(pillow_series(full, shown["width"], shown["height"]), sizes.passes)
     _add_run(section, f"render_series {shown['samples']:,} samples", render, "bare Pillow lines *4", pillow)
 
+    drawn = relative.answer
+    bare_relative = _median_of(pillow_relative(full, drawn["width"], drawn["height"]), sizes.passes)
+    label = f"render_series relative-motion, {SERIES_SAMPLES:,} fixes by ref"
+    _add_run(section, label, relative, "bare Pillow lines *6", bare_relative)
+    inproc = _median_of(relative_in_process(svc, _relative_args(plot)), max(3, sizes.passes))
+    section.add(
+        "  same in process (no MCP), vs bare Pillow lines *6",
+        ms(inproc),
+        ms(bare_relative),
+        ratio(inproc, bare_relative),
+    )
+
     per_fix, fixes = inverse_per_fix(a, b, min(INVERSE_SAMPLE, sizes.points))
     base_name = f"one GeographicLib Inverse per fix ({fixes:,}) *5"
     _add_run(section, f"closest-approach 2 x {sizes.points:,} fixes, every pass", cpa, base_name, per_fix)
@@ -342,6 +399,10 @@ def bench(tmp: Path, sizes: Sizes, plot: Plot, section: Section) -> None:
         "sample times, in a Python loop",
         "*4 three polylines of the same points in panels of the same size, PNG-encoded: no axes, ticks, labels, "
         "title or CPA mark",
+        f"*6 one ImageDraw.line through the {SERIES_SAMPLES:,} relative positions of the series' samples "
+        f"(range x sin, cos bearing) on a {drawn['width']}x{drawn['height']} canvas, PNG-encoded: no rings, ticks, "
+        f"labels, marks, nor the range-bearing run and the {drawn['curve']['samples']:,}-point curve between fixes "
+        "that render_series computes first",
         f"*5 Geodesic.WGS84.Inverse (distance only) between the ships' fixes in a Python loop over "
         f"{min(INVERSE_SAMPLE, sizes.points):,} evenly spread pairs, extrapolated to all {fixes:,} fix times of either "
         "ship: the least a GeographicLib pass over the fixes costs, without interpolating between them or searching",

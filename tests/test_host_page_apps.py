@@ -144,6 +144,31 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:
     frame.scroll_into_view_if_needed()
     shot(page, "host-live-view.png")
 
+    # a plain wheel with the pointer over the live view scrolls the conversation, not the map
+    # (the view leaves it to the page: it chains out of both frames); ctrl + wheel zooms the map
+    scroller = page.locator(".scroller").first
+    scroller.evaluate("(s) => { s.scrollTop = s.scrollHeight; }")
+    bottom = scroller.evaluate("(s) => s.scrollTop")
+    assert bottom > 100, "the conversation is long enough to scroll"
+    box = frame.bounding_box()
+    assert box is not None and box["y"] + box["height"] / 2 < 900
+    zoom = view.evaluate("window.__plotView.zoom()")
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, (900 - box["y"]) / 2))
+    page.mouse.wheel(0, -300)
+    _until(lambda: scroller.evaluate("(s) => s.scrollTop") < bottom - 100, "the wheel scrolled the conversation")
+    assert view.evaluate("window.__plotView.zoom()") == zoom
+    assert "scroll, or pinch" in view.evaluate("document.getElementById('toast').textContent")
+    frame.scroll_into_view_if_needed()
+    box = frame.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    at = scroller.evaluate("(s) => s.scrollTop")
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -300)
+    page.keyboard.up("Control")
+    _until(lambda: view.evaluate(f"window.__plotView.zoom() > {zoom}"), "ctrl + wheel zoomed the map")
+    assert scroller.evaluate("(s) => s.scrollTop") == at
+
     # the slider moves the plot's time, in the file
     before = time_in_file(ws / PLOT)
     slider = view.locator("#slider")

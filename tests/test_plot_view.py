@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,7 +121,9 @@ async def test_the_view_draws_the_plot_and_the_slider_moves_its_time(
         # Pan changes only the view; "save view" writes the viewport.
         viewport_before = (await read("debrief_get_viewport", {"filename": PLOT}))["viewportState"]
         await view.locator("#map").hover(position={"x": 200, "y": 200})
+        await page.keyboard.down("Control")  # ctrl + wheel zooms (a plain wheel scrolls the page)
         await page.mouse.wheel(0, -400)
+        await page.keyboard.up("Control")
         assert (await read("debrief_get_viewport", {"filename": PLOT}))["viewportState"] == viewport_before
         await view.locator("#save").click()
         await until(
@@ -277,7 +280,7 @@ async def _header_and_axes_readable(view: Any) -> None:
     assert _overlapping([{**scale, "text": "scale"}, *grid]) == []
 
 
-async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
+async def test_the_view_shows_the_plots_time_and_keeps_its_labels_apart(
     workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
 ) -> None:
     page, errors, _ = browser_page
@@ -288,17 +291,19 @@ async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
         listed = {t.name: t for t in (await client.list_tools()).tools}
         uri = listed["debrief_render_plot"].meta["ui"]["resourceUri"]  # type: ignore[index]
         html = (await client.read_resource(uri)).contents[0].text  # type: ignore[union-attr]
-        asked = {"filename": SHIPS, "time": CPA, "cpa": ["rep-nelson", "rep-collingwood"]}
+        # the plot's time set to the CPA, as a model shows a moment in the view, then drawn
+        set_cpa = {"filename": SHIPS, "timeState": {"current": CPA}}
+        assert not plain(await client.call_tool("debrief_set_time", set_cpa)).get("isError")
+        asked = {"filename": SHIPS, "cpa": ["rep-nelson", "rep-collingwood"]}
         rendered = plain(await client.call_tool("debrief_render_plot", asked))
         assert rendered["structuredContent"]["time"] == CPA
         _, read = await bind_client(page, client)
         view = await _start(page, origins, html, {}, asked, rendered)
 
-        # It shows the render's time, says so, and leaves the plot's time alone.
+        # One time: the plot's, which the picture drew; no second time in a note.
         assert await view.evaluate("window.__plotView.time()") == CPA
-        note = await view.locator("#note").inner_text()
-        assert "10:45:09Z as drawn" in note and "05:00:00Z" in note, note
-        assert time_in_file(path) == f"{DAY}05:00:00Z"
+        assert await view.locator("#note").is_hidden()
+        assert time_in_file(path) == CPA
 
         # Their labels apart at every zoom, out to where 119 yd is a few pixels.
         x, y = await view.evaluate("window.__plotView.shipAt('NELSON')")
@@ -319,7 +324,7 @@ async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
                 )
                 await view.evaluate(
                     f"""document.getElementById('map').dispatchEvent(new WheelEvent('wheel',
-                    {{deltaY: -600, clientX: {x}, clientY: {y}, bubbles: true, cancelable: true}}))"""
+                    {{deltaY: -600, ctrlKey: true, clientX: {x}, clientY: {y}, bubbles: true, cancelable: true}}))"""
                 )
                 await _labels_apart(view)
                 await _header_and_axes_readable(view)
@@ -359,10 +364,10 @@ async def test_the_view_starts_where_the_render_drew_and_keeps_its_labels_apart(
         await view.locator("#slider").focus()
         await page.keyboard.press("ArrowRight")
         moved = await until(
-            lambda: anyio.to_thread.run_sync(lambda: (t := time_in_file(path)) != f"{DAY}05:00:00Z" and t),
+            lambda: anyio.to_thread.run_sync(lambda: (t := time_in_file(path)) != CPA and t),
             "the slider set the plot's time",
         )
-        assert moved > CPA  # from the drawn time, not from the plot's old one
+        assert moved > CPA
         assert await view.evaluate("window.__plotView.time()") == moved
         assert await view.locator("#note").is_hidden()
         revision = (await read("debrief_get_time", {"filename": SHIPS}))["revision"]
@@ -399,23 +404,53 @@ async def test_the_view_follows_a_rendered_window(
         await page.expose_function("mcpCallTool", call_tool)
         await page.expose_function("mcpReadResource", lambda asked: None)
         view = await _start(page, origins, html, {}, asked, rendered)
-        # the plot's time 05:00 is outside the window: the render drew at 10:00, and so does the view
+        # the plot's time 05:00 is outside the window: one time, the plot's; the window drawn is left
+        # (the picture clipped its time to 10:00), and the note says so, naming no second time
         assert rendered["structuredContent"]["time"] == f"{DAY}10:00:00Z"
-        assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:00:00Z"
+        await until(lambda: view.evaluate("window.__plotView.trackSpan('NELSON')[0] < '1995-12-12T10'"), "all read")
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}05:00:00Z"
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
+        note = await view.locator("#note").inner_text()
+        assert "window drawn (10:00:00Z to 11:00:00Z) does not hold the plot's time" in note, note
+        assert "as drawn" not in note and "05:00" not in note
+        assert await view.locator("#all-times").is_hidden()
+        assert time_in_file(path) == f"{DAY}05:00:00Z"
+
+        # The plot's time inside the window: the slider over the window drawn, the tracks cut to it
+        # by the server as the picture cut them; "all times" the plot's whole period, the time kept.
+        set_time = {"filename": SHIPS, "timeState": {"current": f"{DAY}10:30:00Z"}}
+        assert not (await call_tool("debrief_set_time", set_time)).get("isError")
+        rendered = plain(await client.call_tool("debrief_render_plot", asked))
+        assert rendered["structuredContent"]["time"] == f"{DAY}10:30:00Z"
+        await page.evaluate("(r) => window.sendToolResult(r)", rendered)
+        await until(lambda: view.evaluate("window.__plotView.trackSpan('NELSON')[0] === '1995-12-12T10:00:00Z'"), "cut")
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:30:00Z"
         assert await view.evaluate("window.__plotView.range()") == [f"{DAY}10:00:00Z", f"{DAY}11:00:00Z"]
         note = await view.locator("#note").inner_text()
         assert "drawn window 10:00:00Z to 11:00:00Z" in note, note
-        assert time_in_file(path) == f"{DAY}05:00:00Z"
-        # the view's tracks are cut to the window drawn, by the server, as the picture cut them
         assert await view.evaluate("window.__plotView.trackSpan('NELSON')") == [f"{DAY}10:00:00Z", f"{DAY}11:00:00Z"]
-        polls = await view.evaluate("Number(document.body.dataset.polls)")
         await view.locator("#all-times").click()  # the plot's whole period again, the time kept
         assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
-        assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:00:00Z"
-        assert time_in_file(path) == f"{DAY}05:00:00Z"
-        await until(lambda: view.evaluate(f"Number(document.body.dataset.polls) > {polls}"), "the view read all again")
-        whole = await view.evaluate("window.__plotView.trackSpan('NELSON')")
-        assert whole is not None and whole[0] < f"{DAY}10:00:00Z" and whole[1] > f"{DAY}11:00:00Z"
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}10:30:00Z"
+        whole = await until(
+            lambda: view.evaluate(
+                "(s => s && s[0] < '1995-12-12T10:00:00Z' && s)(window.__plotView.trackSpan('NELSON'))"
+            ),
+            "the view read all again",
+        )
+        assert whole[1] > f"{DAY}11:00:00Z"
+
+        # A reload hands the view the same result again after another client moved the plot's time
+        # out of the window: the plot's time now, not the one drawn; the window left, all tracks.
+        set_time = {"filename": SHIPS, "timeState": {"current": f"{DAY}11:20:00Z"}}
+        assert not (await call_tool("debrief_set_time", set_time)).get("isError")
+        await page.evaluate("(r) => window.sendToolResult(r)", rendered)
+        await until(lambda: view.evaluate(f"window.__plotView.time() === '{DAY}11:20:00Z'"), "the plot's time")
+        await until(
+            lambda: view.evaluate("window.__plotView.trackSpan('NELSON')[1] > '1995-12-12T11:00:00Z'"), "all again"
+        )
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
+        assert "does not hold the plot's time" in await view.locator("#note").inner_text()
 
         # A later result takes the view over; a time that is no time is ignored: the plot's time.
         draws = await view.evaluate("Number(document.body.dataset.draws)")
@@ -424,7 +459,7 @@ async def test_the_view_follows_a_rendered_window(
         await until(
             lambda: view.evaluate(f"Number(document.body.dataset.draws) > {draws}"), "the view took the later result"
         )
-        assert await view.evaluate("window.__plotView.time()") == f"{DAY}05:00:00Z"
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}11:20:00Z"
         assert await view.evaluate("window.__plotView.range()") == [f"{DAY}05:00:00Z", f"{DAY}11:45:00Z"]
         assert await view.locator("#note").is_hidden()
     assert errors == []
@@ -445,6 +480,7 @@ async def test_the_views_clock_reads_as_the_answers_and_pictures_do(
     does (the nearest second, halves up; a DTG of that second; "active" read at the precision
     asked), so the slider's clock, its notes and the picture's header read alike. The large
     sample's current time is 16:16:53.661: the clock shows 16:16:54Z, as the picture would."""
+    from debrief_calc.geo.dm import latitude_dm, longitude_dm
     from debrief_calc.tracks.times import active_at, dtg, iso_second, second
 
     page, errors, _ = browser_page
@@ -480,4 +516,150 @@ async def test_the_views_clock_reads_as_the_answers_and_pictures_do(
             "([p, ts]) => ts.map((t) => window.__plotView.rule.activeAt(p, t))", [list(event), asked]
         )
         assert active == [active_at(event, t) for t in asked] == [False, True, True, False, False]
+
+        # Degrees and minutes: the grid's text is debrief_calc.geo.dm's (the picture's axes, the
+        # answers' positions), on the same values, to each step's decimals.
+        values = [0.0, -0.0001, 22.141666, -21.866667, 22.999999, -0.5, 89.99999, 179.99999, -179.99999]
+        values += [180.0, -180.0, 200.5, 22.0 + 7.5 / 60, -(21 + 52.25 / 60), 1 / 120, 45.00833333]
+        got = await view.evaluate(
+            "(vs) => vs.map((v) => [0, 1, 2].map((d) => [Math.abs(v) <= 90 ? window.__plotView.rule.latitudeDm(v, d)"
+            " : null, window.__plotView.rule.longitudeDm(v, d)]))",
+            values,
+        )
+        want = [[[latitude_dm(v, d) if abs(v) <= 90 else None, longitude_dm(v, d)] for d in (0, 1, 2)] for v in values]
+        assert got == want
+        grid = [g["text"] for g in await view.evaluate("window.__plotView.grid()")]
+        assert grid and all(
+            re.fullmatch(r"(\d{2}°\d{2}(\.\d{1,2})?'[NS])|(\d{3}°\d{2}(\.\d{1,2})?'[EW])", g) for g in grid
+        )
+    assert errors == []
+
+
+async def test_the_views_readout_is_the_tote_and_marks_every_pass(
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
+) -> None:
+    """Issue 22 §4: the range and bearing from the primary to the selected track at the slider's
+    time (the tote's, computed on the server through debrief_view_data), checked against
+    GeographicLib; every pass of the pair marked, the CPA among them; a plain wheel leaves the zoom
+    to ctrl/⌘ + wheel and says so once; a track that ended shows where, greyed."""
+    from geographiclib.geodesic import Geodesic
+
+    page, errors, _ = browser_page
+    path = _ships_plot(workspace)
+    async with state_client(workspace) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        html = (await client.read_resource(listed["debrief_render_plot"].meta["ui"]["resourceUri"])).contents[0].text  # type: ignore[index,union-attr]
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return plain(await client.call_tool(name, arguments))
+
+        for name, arguments in (
+            ("debrief_set_time", {"filename": SHIPS, "timeState": {"current": CPA}}),
+            ("debrief_set_selection", {"filename": SHIPS, "selectedIds": ["rep-collingwood"]}),
+        ):
+            assert not (await call_tool(name, arguments)).get("isError")
+        rendered = plain(await client.call_tool("debrief_render_plot", {"filename": SHIPS}))
+
+        await page.expose_function("mcpCallTool", call_tool)
+        await page.expose_function("mcpReadResource", lambda asked: None)
+        view = await _start(page, origins, html, {}, {"filename": SHIPS}, rendered)
+        shown = await until(
+            lambda: view.evaluate("(r => r.shown && r)(window.__plotView.readout())"), "the readout shown"
+        )
+        tote = shown["tote"]
+        assert tote["time"] == CPA and tote["primary"] == {"id": "rep-nelson", "name": "NELSON"}
+        (row,) = tote["rows"]
+        assert row["name"] == "COLLINGWOOD" and tote["unit"] == "yd"
+        # GeographicLib between the two ships at that instant (interpolated between their fixes)
+        yards = _yards_apart_at(path, CPA)
+        assert row["range"] == pytest.approx(yards, abs=1.0)
+        (a, b) = [(lat, lon) for lon, lat in row["line"]]
+        assert Geodesic.WGS84.Inverse(a[0], a[1], b[0], b[1])["azi1"] % 360 == pytest.approx(row["bearing"], abs=0.05)
+        assert f"COLLINGWOOD: {row['range']:.1f} yd, {row['bearing']:05.1f}°T" in shown["shown"], shown["shown"]
+        # every pass: one of them the CPA, at least as close as GeographicLib's closest second
+        passes = tote["passes"]
+        cpas = [p for p in passes if p["is_cpa"]]
+        assert len(cpas) == 1 and cpas[0]["label"].startswith("CPA ")
+        sampled = min(_yards_apart_at(path, f"{DAY}10:{m:02d}:{s:02d}Z") for m in range(40, 50) for s in range(60))
+        assert sampled - 1.0 <= cpas[0]["range"] <= sampled + 0.05
+        labels = {x["text"] for x in await view.evaluate("window.__plotView.labels()")}
+        assert {p["label"] for p in passes if parse_iso(p["time"]) >= parse_iso(f"{DAY}05:03:00Z")} & labels
+        await _shot(page, "readout-cpa.png")
+
+        # The slider moves the readout with it (the server's tote at the new second).
+        await view.locator("#slider").focus()
+        await page.keyboard.press("ArrowRight")
+        now = await until(
+            lambda: view.evaluate("(t => t !== '" + CPA + "' && t)(window.__plotView.time())"), "the time moved"
+        )
+        await until(
+            lambda: view.evaluate(f"(window.__plotView.readout().tote || {{}}).time === '{now}'"),
+            "the readout followed",
+        )
+        moved = (await view.evaluate("window.__plotView.readout()"))["tote"]["rows"][0]["range"]
+        assert moved == pytest.approx(_yards_apart_at(path, now), abs=1.0)
+
+        # A plain wheel over the map scrolls the page, not the map, and says once how to zoom.
+        k = await view.evaluate("window.__plotView.zoom()")
+        await view.locator("#map").hover(position={"x": 300, "y": 150})
+        await page.mouse.wheel(0, 300)
+        assert "Ctrl + scroll, or pinch" in await view.evaluate("document.getElementById('toast').textContent")
+        assert await view.evaluate("window.__plotView.zoom()") == k
+        await page.keyboard.down("Control")
+        await page.mouse.wheel(0, -300)
+        await page.keyboard.up("Control")
+        await until(lambda: view.evaluate(f"window.__plotView.zoom() > {k}"), "ctrl + wheel zoomed")
+
+        # A track that ended before the time shown: where it ended, greyed and labelled.
+        end = {"filename": SHIPS, "timeState": {"current": f"{DAY}11:43:00Z"}}
+        assert not (await call_tool("debrief_set_time", end)).get("isError")
+        await view.locator("#fit").click()
+        await until(
+            lambda: view.evaluate("window.__plotView.labels().some((l) => l.text === 'NELSON ended 121141Z')"),
+            "NELSON's end shown",
+        )
+        said = await until(
+            lambda: view.evaluate("(s => s && s.includes('has data') && s)(window.__plotView.readout().shown)"),
+            "the readout said why",
+        )
+        assert "NELSON has data from 1995-12-12T05:00:00Z to 1995-12-12T11:41:00Z only" in said, said
+        await _shot(page, "readout-ended.png")
+        assert _overlapping(await view.evaluate("window.__plotView.labels()")) == []
+    assert errors == []
+
+
+async def test_the_view_frames_a_window_set_since(
+    workspace: Path, origins: tuple[str, ...], browser_page: tuple[Any, list[str], list[str]]
+) -> None:
+    """A window saved in the plot after the view opened ("the last hour", by another client): the
+    view cuts the tracks to it and frames what it holds, as a picture of it does, without Fit."""
+    page, errors, _ = browser_page
+    _ships_plot(workspace)
+    async with state_client(workspace) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        html = (await client.read_resource(listed["debrief_open_plot"].meta["ui"]["resourceUri"])).contents[0].text  # type: ignore[index,union-attr]
+        opened = plain(await client.call_tool("debrief_open_plot", {"filename": SHIPS}))
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return plain(await client.call_tool(name, arguments))
+
+        await page.expose_function("mcpCallTool", call_tool)
+        await page.expose_function("mcpReadResource", lambda asked: None)
+        view = await _start(page, origins, html, {}, {"filename": SHIPS}, opened)
+        zoom = await view.evaluate("window.__plotView.zoom()")
+        hour = {"current": f"{DAY}11:30:00Z", "start": f"{DAY}10:45:00Z", "end": f"{DAY}11:45:00Z"}
+        assert not (await call_tool("debrief_set_time", {"filename": SHIPS, "timeState": hour})).get("isError")
+        await until(lambda: view.evaluate(f"window.__plotView.trackSpan('COLLINGWOOD')[0] === '{DAY}10:45:00Z'"), "cut")
+        assert await view.evaluate("window.__plotView.range()") == [f"{DAY}10:45:00Z", f"{DAY}11:45:00Z"]
+        assert await view.evaluate("window.__plotView.time()") == f"{DAY}11:30:00Z"
+        framed = await view.evaluate("window.__plotView.zoom()")
+        assert framed > 2 * zoom  # the hour's tracks fill the map, not a cluster in the whole
+        # both ships' whole hour inside the map
+        for ship in ("NELSON", "COLLINGWOOD"):
+            x, y = await view.evaluate(f"window.__plotView.shipAt('{ship}')")
+            size = await view.evaluate(
+                "[document.getElementById('map').clientWidth, document.getElementById('map').clientHeight]"
+            )
+            assert 0 < x < size[0] and 0 < y < size[1]
+        await _shot(page, "window-framed.png")
     assert errors == []

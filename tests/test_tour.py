@@ -200,7 +200,7 @@ def test_the_tour_runs_every_step_and_says_what_it_found(toured: tuple[str, Path
     )
     _one(
         r"render_series \[debrief-calc:results/[\w-]+\] → image/png 900×\d+, 61 samples, panels Range \(yd\), "
-        r"Bearing \(°T\), Bearing rate \(°/min\); CPA marked: 'CPA 459\.4 yd at 10:42:30'$",
+        r"Bearing \(°T\), Bearing rate \(°/min, \+ drawing right\); CPA marked: 'CPA 459\.4 yd at 10:42:30'$",
         transcript,
     )
 

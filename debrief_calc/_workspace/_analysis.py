@@ -174,28 +174,41 @@ class Analysis(WorkspaceBase):
         narratives: list[Any] | None = None,
         parameters: dict[str, Any] | None = None,
     ) -> SeriesAnswer:
-        """A PNG of a series against time, Debrief's time-variable plot (tool ``render_series``).
+        """A PNG of a series against time, Debrief's time-variable plot, or the analyst's
+        relative-motion plot (tool ``render_series``).
 
         Args:
             features: a range-bearing result (``[{"ref": <its ref>}]``), or tracks (inline or by
-                reference): then range-bearing runs on the primary's fixes and its result is kept;
-                or a bearing-residuals result, or a sensor with its candidate target and host
-                tracks: the stacked dots (each cut's bearing error above ownship's course).
+                reference): then range-bearing runs on the primary's fixes, its result is kept and
+                every quantity is drawn between fixes (the curve reaches the peaks it marks); and
+                close-quarters results, whose periods (of the pair drawn) are shaded; or a
+                bearing-residuals result, or a sensor with its candidate target and host tracks:
+                the stacked dots (each cut's bearing error above ownship's course).
             plot: tracks of a plot instead, as :meth:`run_tool` reads them.
             time_start: ISO-8601; the tracks (as :meth:`run_tool` cuts them; without one, a plot's
                 tracks through its saved window) or the series cut to the window.
             time_end: ISO-8601.
             quantities: panels to draw (default range, bearing, bearing_rate; one track: speed,
-                course); any numeric column of the series.
+                course; also rate_of_turn); any numeric column of the series (range_rate,
+                primary_course, secondary_rate_of_turn...).
             narratives: annotations with a time (or ``{"ref"}`` items) to mark; by default the
                 plot's narrative entries.
-            parameters: ``primary``, ``secondary`` (for a sensor: the target track), ``distance_unit``,
-                ``width``, ``height``.
+            parameters: ``primary``, ``secondary`` (for a sensor: the target track),
+                ``distance_unit``, ``width``, ``height``;
+                ``picture`` (``"time"``, the default, or ``"relative-motion"``: the secondary
+                around ownship at the centre, north up, range rings, bearing ticks, times along
+                its track, the CPA and passes marked); ``y_range`` (``{quantity: [low, high]}``,
+                the time plot's axes: otherwise they span the values, not from zero);
+                ``max_range`` (the relative plot's outer ring); ``close_quarters`` (a threshold in
+                ``distance_unit``: close-quarters is run on the two tracks and shaded).
 
         Returns:
-            :class:`SeriesAnswer`: ``panels``, ``span``, ``samples``, ``cpa`` (``edge`` when the
-            least range is at the span's start or end: not a CPA), ``narratives``, ``window``,
-            ``source`` (the series' ref), ``residuals`` (stacked dots: rms_error, verdict); the PNG
+            :class:`SeriesAnswer`: ``picture``, ``panels`` (the time plot's), ``span``,
+            ``samples``, ``curve`` (drawn between fixes), ``cpa`` (``edge`` when the least range is
+            at the span's start or end: not a CPA), ``passes``, ``close_quarters``,
+            ``narratives``, ``window``, ``source`` (the series' ref), ``residuals`` (stacked dots:
+            rms_error, verdict); for a relative-motion picture ``scale`` (centre, px_per_unit: a contact at range R on bearing B is drawn at
+            ``centre + px_per_unit * (R sin B, -R cos B)``), ``track`` and ``time_marks``; the PNG
             is ``images[0]`` (``save_image(path)`` writes it).
 
         Raises:
@@ -203,6 +216,7 @@ class Analysis(WorkspaceBase):
 
         Example:
             >>> ws.render_series(features=[{"ref": rb_ref}]).save_image("range.png")  # doctest: +SKIP
+            >>> ws.render_series(features=[a, b], parameters={"picture": "relative-motion"})  # doctest: +SKIP
         """
         from debrief_calc.calc.series import render_series as draw
 

@@ -90,6 +90,8 @@ class Views(WorkspaceBase):
         ] = DEFAULT_POINTS,
         time_start: Time = None,
         time_end: Time = None,
+        tote_at: Time = None,
+        tote_primary: Annotated[str | None, Field(max_length=512)] = None,
     ) -> ViewData:
         """What the live plot view draws (the app-only tool ``debrief_view_data``): the features
         with their tracks and sensors' cuts thinned to ``max_points`` in all, target solutions'
@@ -103,10 +105,14 @@ class Views(WorkspaceBase):
             time_start: ISO-8601: the tracks and sensors cut to this window (a picture's), else to the plot's
                 saved window, as every path cuts them.
             time_end: ISO-8601.
+            tote_at: ISO-8601: also the view's readout at that time, ``tote``: the range and
+                bearing (the tote's own figures) from the primary to each selected track.
+            tote_primary: the primary's id (default: the plot's first track).
 
         Returns:
             :class:`ViewData`: ``revision``, ``changed``, ``selection`` and, when changed,
-            ``features``, ``time``, ``viewport``, ``bounds``.
+            ``features``, ``time``, ``viewport``, ``bounds``; with ``tote_at``, ``tote``
+            (``{time, unit, primary, rows}``, or a ``note`` or ``error`` saying why there are none).
 
         Raises:
             PlotNotFound, MultiplePlots.
@@ -115,7 +121,9 @@ class Views(WorkspaceBase):
             >>> ws.view_data(filename="exercise.plot.json", since_revision=rev).changed  # doctest: +SKIP
             False
         """
-        return ViewData(**self._state.view(filename, since_revision, max_points, time_start, time_end))
+        return ViewData(
+            **self._state.view(filename, since_revision, max_points, time_start, time_end, tote_at, tote_primary)
+        )
 
     @tool_method
     def generate_plot_prompt(self, task: Task, *, target: Filename = None) -> Envelope:

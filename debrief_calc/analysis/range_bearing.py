@@ -236,33 +236,59 @@ def sides(values: list[float | None], negative: str, positive: str, *, astern: b
     ]
 
 
-def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
-    """The values of :data:`COLUMNS`, JSON-ready: distances in ``unit``, speeds in knots,
-    relative bearing and ATB +-180 (R: red, to port, negative; G: green, to starboard), bearing
-    rate in degrees per minute (L: drawing left, negative; R: drawing right), range rate in knots
-    (positive opening), rates of turn in degrees per minute (positive to starboard)."""
-    relative = num_list(wrap180(s.bearing - s.p_course), 4)
-    atb = num_list(wrap180(s.back - s.s_course), 4)
-    rate = num_list(s.rate, 5)
-    out: dict[str, list[Any]] = {
-        "time": iso_many(s.times),
-        "range": num_list(s.range_m / METRES_PER_UNIT[unit], distance_decimals(unit)),
-        "bearing": num_list(s.bearing, 4),
-        "relative_bearing": relative,
-        "relative_bearing_side": sides(relative, "R", "G", astern=True),
-        "atb": atb,
-        "atb_side": sides(atb, "R", "G", astern=True),
-        "bearing_rate": rate,
-        "bearing_rate_side": sides(rate, "L", "R"),
-        "range_rate": num_list(s.range_rate / KNOT_MPS, 4),
-        "primary_course": num_list(s.p_course, 4),
-        "primary_speed": num_list(s.p_speed / KNOT_MPS, 4),
-        "primary_rate_of_turn": num_list(s.p_turn, 3),
-        "secondary_course": num_list(s.s_course, 4),
-        "secondary_speed": num_list(s.s_speed / KNOT_MPS, 4),
-        "secondary_rate_of_turn": num_list(s.s_turn, 3),
-        "secondary_depth": num_list(s.s_depth, 2),
+#: the decimals each numeric column keeps in an answer (the range's hang on its unit)
+_DECIMALS: Final = {
+    "bearing": 4,
+    "relative_bearing": 4,
+    "atb": 4,
+    "bearing_rate": 5,
+    "range_rate": 4,
+    "primary_course": 4,
+    "primary_speed": 4,
+    "primary_rate_of_turn": 3,
+    "secondary_course": 4,
+    "secondary_speed": 4,
+    "secondary_rate_of_turn": 3,
+    "secondary_depth": 2,
+}
+
+
+def column_values(s: Sight, unit: str) -> dict[str, FloatArray]:
+    """The numeric columns of :data:`COLUMNS` as arrays (NaN where there is none), unrounded:
+    distances in ``unit``, speeds in knots, relative bearing and ATB +-180 (negative to port),
+    bearing rate in degrees per minute (negative drawing left), range rate in knots (positive
+    opening), rates of turn in degrees per minute (positive to starboard), depth in metres."""
+    return {
+        "range": s.range_m / METRES_PER_UNIT[unit],
+        "bearing": s.bearing,
+        "relative_bearing": wrap180(s.bearing - s.p_course),
+        "atb": wrap180(s.back - s.s_course),
+        "bearing_rate": s.rate,
+        "range_rate": s.range_rate / KNOT_MPS,
+        "primary_course": s.p_course,
+        "primary_speed": s.p_speed / KNOT_MPS,
+        "primary_rate_of_turn": s.p_turn,
+        "secondary_course": s.s_course,
+        "secondary_speed": s.s_speed / KNOT_MPS,
+        "secondary_rate_of_turn": s.s_turn,
+        "secondary_depth": s.s_depth,
     }
+
+
+def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
+    """The values of :data:`COLUMNS`, JSON-ready (:func:`column_values` rounded, None for NaN), with
+    the sides: relative bearing and ATB R (red, to port) or G (green, to starboard), bearing rate L
+    (drawing left) or R (drawing right)."""
+    values = column_values(s, unit)
+    rounded = {name: num_list(v, _DECIMALS.get(name, distance_decimals(unit))) for name, v in values.items()}
+    out: dict[str, list[Any]] = {"time": iso_many(s.times)}
+    for name in COLUMNS[1:]:
+        if name.endswith("_side"):
+            base = name.removesuffix("_side")
+            negative, positive = ("L", "R") if base == "bearing_rate" else ("R", "G")
+            out[name] = sides(rounded[base], negative, positive, astern=base != "bearing_rate")
+        else:
+            out[name] = rounded[name]
     assert tuple(out) == COLUMNS
     return out
 
@@ -474,6 +500,8 @@ def handle(inp: ToolInput) -> ToolOutput:
         props: dict[str, Any] = {
             "primary_id": primary.id,
             "secondary_id": secondary.id,
+            "primary_name": primary.name or primary.id,
+            "secondary_name": secondary.name or secondary.id,
             "distance_unit": unit,
             "bearing_rate_unit": "deg/min",
             "speed_unit": SPEED_UNIT,
@@ -520,7 +548,7 @@ SPEC = ToolSpec(
         "relative_bearing_side R red/port, G green/starboard), angle on the bow (atb: the primary's "
         "relative bearing from the secondary, atb_side R/G), bearing rate (deg/min, positive drawing "
         "right; bearing_rate_side L/R) and range_rate (kn, positive opening) from a primary track (the first, or "
-        "'primary') to each other track, with both platforms' courses, speeds (kn) and rates of turn "
+        "'primary') to each other track (named: primary_name, secondary_name), with both platforms' courses, speeds (kn) and rates of turn "
         "(*_rate_of_turn, deg/min, + starboard) derived from their positions; at a fix time the course "
         "and speed are the leg after's (at a track's last fix: the leg before), course_at_fix says so; a sample on a "
         "fix of either ship where it turns or changes speed is thus one-sided (the tote at that time gives both "
@@ -537,7 +565,7 @@ SPEC = ToolSpec(
         "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
         "line of sight at the first sample."
     ),
-    version="2.1.0",
+    version="2.2.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",

@@ -96,23 +96,34 @@ class PlotFeatures(BaseModel):
 
 
 class SeriesAnswer(WithImages):
-    """``render_series``: what the picture shows (panels, span, samples, the CPA, narratives) and
-    where its series is (``source``); the PNG is ``images[0]``."""
+    """``render_series``: what the picture shows (panels, span, samples, the CPA, passes, close
+    quarters, narratives; for a relative-motion picture its scale) and where its series is
+    (``source``); the PNG is ``images[0]``."""
 
     success: bool = True
     mediaType: str
+    picture: str = "time"  # "time" (panels against time) or "relative-motion"
     title: str  # from the quantities drawn
     width: int
     height: int
     bytes: int
-    span: list[str]  # [first, last] sample drawn, ISO-8601
-    samples: int
-    panels: list[dict[str, Any]]  # quantity, label, axis [low, high], min, max, extrema, true_min, true_peak
+    span: list[str]  # [first, last] instant drawn, ISO-8601
+    samples: int  # rows of the series (source.ref holds them)
+    # quantity, label, axis [low, high], min, max, extrema (sampled|curve), limits, true_min, true_peak
+    panels: list[dict[str, Any]] | None = None
     source: dict[str, Any]  # where the series is: a result's ref (get_result reads its numbers) or the track
     window: dict[str, Any] | None = None  # {start, end, source: asked|plot|data}: the window the series was cut to
+    # the curve drawn between fixes (from tracks): {samples, between_fixes, note}
+    curve: dict[str, Any] | None = None
     # time, label, source (cpa_time, closest-approach, min_range_time), range, unit; edge: a least range at the
     # span's start or end (not a CPA), with its note
     cpa: dict[str, Any] | None = None
+    passes: list[dict[str, Any]] | None = None  # every pass drawn: pass, time, range, unit, bearing, is_cpa, label
+    close_quarters: dict[str, Any] | None = None  # threshold, unit, periods [{start, end, ..., drawn}], ref
+    # relative-motion: {centre [x, y] px, px_per_unit, unit, outer_ring, ring_step}; track; time_marks
+    scale: dict[str, Any] | None = None
+    track: dict[str, Any] | None = None
+    time_marks: list[dict[str, Any]] | None = None
     # given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, untimed_note, from_plot
     narratives: dict[str, Any] | None = None
     others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>

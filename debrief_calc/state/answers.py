@@ -286,7 +286,7 @@ class ViewData(_OnPlot):
     """The live view's data (``debrief_calc.state.view.view_data``); with ``changed: false``
     only the revision and the selection."""
 
-    _if_set = frozenset({"title", "time", "viewport", "bounds", "features", "max_points", "window"})
+    _if_set = frozenset({"title", "time", "viewport", "bounds", "features", "max_points", "window", "tote"})
     changed: bool = True
     selection: list[str] = []
     title: str | None = None
@@ -296,6 +296,8 @@ class ViewData(_OnPlot):
     features: list[dict[str, Any]] | None = None
     max_points: int | None = None
     window: dict[str, Any] | None = None  # {start, end, source}: the window the tracks are cut to
+    # tote_at: {time, unit, primary {id, name}, rows [{id, name, range, bearing, ...}], note, error}
+    tote: dict[str, Any] | None = None
 
 
 def _rpc(err: SuiteError) -> SuiteError:

@@ -56,20 +56,24 @@ class StateService(PlotAspects):
         max_points: int,
         time_start: str | None = None,
         time_end: str | None = None,
+        tote_at: str | None = None,
+        tote_primary: str | None = None,
     ) -> Answer:
         """What the live view draws (:func:`debrief_calc.state.view.view_data`): the tracks cut to
         the window (``time_start``/``time_end``, as a picture drew it, else the plot's saved
         window), as every picture cuts them; with ``since_revision`` equal to the plot's, only
         ``changed: false`` and the selection (which lives in the store, so it changes without a
-        new revision)."""
+        new revision). ``tote_at``: also the readout at that time, the tote from ``tote_primary``
+        (else the plot's first track) to each selected track (:mod:`.view._readout`)."""
         from debrief_calc.plots.render._window import cut_tracks
         from debrief_calc.state.view.data import view_data
         from debrief_calc.tracks.times import parse_window
 
         name, path, doc = self.load(filename)
         selection = read_selection(self.store, name)
+        extra = self._readout(doc, selection, tote_at, tote_primary)
         if since_revision is not None and since_revision == doc.revision:
-            return {"filename": name, "revision": doc.revision, "changed": False, "selection": selection}
+            return {"filename": name, "revision": doc.revision, "changed": False, "selection": selection, **extra}
         window = self.window_of(doc, parse_window(time_start, time_end))
         key = (str(path), doc.revision, max_points, window)
         with _VIEWS_LOCK:
@@ -77,7 +81,7 @@ class StateService(PlotAspects):
             if cached is not None:
                 _VIEWS.move_to_end(key)
         if cached is not None:
-            return {**cached, "selection": selection, "changed": True}
+            return {**cached, "selection": selection, "changed": True, **extra}
         viewport = (doc.get_viewport() or {}).get("bounds")
         try:
             if viewport is not None:
@@ -100,7 +104,23 @@ class StateService(PlotAspects):
             _VIEWS[key] = data
             while len(_VIEWS) > _VIEWS_KEPT:
                 _VIEWS.popitem(last=False)
-        return {**data, "changed": True}
+        return {**data, "changed": True, **extra}
+
+    @staticmethod
+    def _readout(doc: Any, selection: Sequence[str], tote_at: str | None, primary: str | None) -> dict[str, Any]:
+        """The view's readout at ``tote_at`` (``{"tote": …}``), or nothing when none is asked."""
+        if tote_at is None:
+            return {}
+        from debrief_calc.state.view._readout import readout
+        from debrief_calc.tracks.times import parse_iso
+
+        try:
+            at = parse_iso(tote_at)
+        except (ValidationFailed, ValueError):
+            raise validation_failed(
+                "tote_at", f"{tote_at!r} is not an ISO-8601 time; e.g. '2024-11-14T21:16:53Z'"
+            ) from None
+        return {"tote": readout(doc.data.get("features") or [], selection, at, primary, str(doc.revision))}
 
     def render(
         self,
