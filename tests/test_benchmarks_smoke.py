@@ -100,8 +100,15 @@ VIEW_ROWS = [
     (STATE, "view slider move redraw p50,", 1),
     (STATE, "same p95", 1),
     (STATE, "slider move to the next frame painted p50", 1),
+    (STATE, "view with a sensor of", 3),  # first draw, view_data, canvas: beside the plot without it
+    (STATE, "slider move redraw p50,", 1),
+    (STATE, "with the cuts: slider p95", 1),
 ]
-VIEW_TARGETS = [(STATE, "view slider redraw within a frame:", 1)]
+VIEW_TARGETS = [
+    (STATE, "view slider redraw within a frame:", 1),
+    (STATE, "view slider redraw with ", 1),
+    (STATE, "the view data with ", 1),
+]
 
 # (server, how the target's name starts, how many)
 TARGETS = [
