@@ -82,7 +82,9 @@ import-dpf reads a legacy .dpf plot (tracks with TMA segments, sensors, solution
 report.not_converted lists the rest); pass its stored ref to debrief_create_plot to make the .plot.json.
 
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (the least \
-range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule; a \
+range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule, with \
+both ships' course and speed, relative_speed_kn (the closing speed at the pass, where range_rate is 0) and \
+peak_closing_kn on its run-in; lesser_dips: the other minima, which range_trend tells too; a \
 least range at the start or end of the data or window is never a CPA: at_edge, cpa_note), close-quarters (the \
 periods two tracks were within parameters.threshold, entry and exit between fixes, the least range in each), \
 range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes as \

@@ -1,0 +1,203 @@
+"""What the issue-22 analyst trial found left out or said misleadingly, each checked on the REP sample
+ships (NELSON and COLLINGWOOD, tests/data/rep) against GeographicLib computations written here (the
+trial's reference script's logic: each leg a geodesic sailed at constant speed, the range and its rate
+by finite differences between fixes), never against the code's own earlier output.
+
+- a pass's closing speed: both ships' course and speed, the speed of relative motion, the peak closing
+  rate on the run-in;
+- range_trend never calls the range monotonic across a dip; the minima that are no pass are lesser dips.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from mcp import Client
+
+from debrief_calc.analysis.passes import DEFAULT_DIP_RISE_M, DEFAULT_RISE, DEFAULT_RISE_M
+from debrief_calc.tracks.features import parse_iso
+from tests import test_analysis_passes as passes_tests
+from tests.conftest import call
+from tests.test_analysis_passes import (
+    DAY,
+    KNOT,
+    YD,
+    Pair,
+    Ship,
+    at,
+    passes_by_definition,
+    window,
+)
+from tests.test_analysis_support import boats, props, run_ok
+
+
+@pytest.fixture(scope="module")
+def pair() -> Pair:
+    nelson, collingwood = boats()
+    return Pair(Ship(nelson), Ship(collingwood))
+
+
+def leg_motion(ship: Ship, when: float) -> tuple[float, float]:
+    """Course (mid-leg, degrees) and speed (kn) of the leg ``when`` is on (at a fix: the leg after)."""
+    i = ship.leg(when)
+    return ship.course(i), ship.lines[i].s13 / (ship.t[i + 1] - ship.t[i]) / KNOT
+
+
+def range_rate(pair: Pair, when: float, h: float = 0.25) -> float:
+    """kn, positive opening: a finite difference of GeographicLib's range with each ship on its leg at ``when``."""
+    legs = (pair.a.leg(when), pair.b.leg(when))
+    return (pair.range(when + h, legs) - pair.range(when - h, legs)) / (2 * h) / KNOT
+
+
+# --- 1. closing speed at a pass -------------------------------------------------------------------------------
+
+
+def test_each_pass_gives_both_motions_the_relative_speed_and_the_peak_closing_on_its_run_in(pair: Pair) -> None:
+    """The trial's request A (10:00-11:00): closing speed at each pass. Reference: 14.3 kn, 5.9 kn and 12.7 kn
+    of relative motion; peak closing 12.3 kn at 10:13, 14.6 kn at 10:36, 8.0-8.2 kn at 10:54."""
+    nelson, collingwood = boats()
+    cpa = props(
+        run_ok("closest-approach", window([nelson, collingwood], "10:00:00", "11:00:00"), {"distance_unit": "yd"})
+    )
+    assert cpa["pass_count"] == 3
+    for entry in cpa["passes"]:
+        when = parse_iso(entry["time"])
+        (ca, sa), (cb, sb) = leg_motion(pair.a, when), leg_motion(pair.b, when)
+        assert entry["first_course"] == pytest.approx(ca, abs=1e-3)
+        assert entry["first_speed_kn"] == pytest.approx(sa, abs=1e-3)
+        assert entry["second_course"] == pytest.approx(cb, abs=1e-3)
+        assert entry["second_speed_kn"] == pytest.approx(sb, abs=1e-3)
+        ve = sb * math.sin(math.radians(cb)) - sa * math.sin(math.radians(ca))
+        vn = sb * math.cos(math.radians(cb)) - sa * math.cos(math.radians(ca))
+        assert entry["relative_speed_kn"] == pytest.approx(math.hypot(ve, vn), abs=1e-3)
+        assert range_rate(pair, when) == pytest.approx(0.0, abs=0.01)  # why range_rate is no closing speed
+        # the run-in: every second from the range maximum before the pass up to it
+        start = parse_iso(entry["closing_from"]["time"])
+        grid = np.arange(start, when, 1.0)
+        rates = np.array([range_rate(pair, float(t)) for t in grid])
+        k = int(np.argmin(rates))
+        assert entry["peak_closing_kn"] == pytest.approx(-rates[k], abs=0.01)
+        assert abs(parse_iso(entry["peak_closing_time"]) - grid[k]) <= 1.0
+    relative = [round(e["relative_speed_kn"], 1) for e in cpa["passes"]]
+    peaks = [(round(e["peak_closing_kn"], 1), e["peak_closing_time"][11:19]) for e in cpa["passes"]]
+    assert relative == [14.3, 5.9, 12.7]
+    assert peaks == [(12.3, "10:13:00"), (14.6, "10:36:00"), (8.2, "10:54:00")]
+
+
+def test_a_pass_motion_is_the_totes_at_that_time(pair: Pair) -> None:
+    """One course and speed at a time: the pass's figures are the tote's at the pass's instant and the
+    peak closing rate is the tote's range_rate at its time, negated."""
+    nelson, collingwood = boats()
+    rb = props(run_ok("range-bearing", window([nelson, collingwood], "10:00:00", "11:00:00"), {"distance_unit": "yd"}))
+    for entry in rb["passes"]:
+        row = props(run_ok("tote", [nelson, collingwood], {"time": entry["time"]}))
+        assert (entry["primary_course"], entry["secondary_course"]) == (row["primary_course"], row["secondary_course"])
+        assert (entry["primary_speed_kn"], entry["secondary_speed_kn"]) == (
+            row["primary_speed"],
+            row["secondary_speed"],
+        )
+        peak = props(run_ok("tote", [nelson, collingwood], {"time": entry["peak_closing_time"]}))
+        assert entry["peak_closing_kn"] == pytest.approx(-peak["range_rate"], abs=1e-4)
+
+
+# --- 2. range_trend and lesser dips ---------------------------------------------------------------------------
+
+_NODE = re.compile(
+    r"(closing|opening) to (pass \d+: |a lesser dip |the least range \(not a pass\) )?([\d.]+) yd at "
+    r"(?:the end \()?([0-9T:.\-]+Z)"
+)
+
+
+def test_range_trend_tells_every_dip_and_never_calls_the_range_monotonic_across_one(pair: Pair) -> None:
+    """10:00-11:00: after the CPA the range dipped to 270.3 yd at 10:49:37 (not a pass) and to 270.0 yd at
+    10:59:45, opening to 285.3 yd at 11:00; the trial's text said "closing to 285.3 yd at the end"."""
+    nelson, collingwood = boats()
+    cpa = props(
+        run_ok("closest-approach", window([nelson, collingwood], "10:00:00", "11:00:00"), {"distance_unit": "yd"})
+    )
+    t, r = pair.dense(at("10:00:00"), at("11:00:00"))
+    passes = passes_by_definition(t, r, DEFAULT_RISE, DEFAULT_RISE_M)
+    dips = [i for i in passes_by_definition(t, r, 0.0, DEFAULT_DIP_RISE_M) if i not in passes]
+    expected = [pair.least_near(float(t[i])) for i in dips]
+    assert cpa["lesser_dip_count"] == len(cpa["lesser_dips"]) == len(expected) >= 2
+    for dip, (when, metres) in zip(cpa["lesser_dips"], expected, strict=True):
+        assert parse_iso(dip["time"]) == pytest.approx(when, abs=0.01)
+        assert dip["range"] == pytest.approx(metres / YD, abs=0.005)
+        assert not dip["is_least"]
+    told = {(d["time"][11:19], round(d["range"], 1)) for d in cpa["lesser_dips"]}
+    assert {("10:49:36", 270.3), ("10:59:45", 270.0)} <= told
+    trend = cpa["range_trend"]
+    assert trend.endswith(f"opening to 285.3 yd at the end ({DAY}11:00:00Z)")
+    # between two turning points told, GeographicLib's range runs one way but for wobbles under dip_rise_m
+    nodes = [(m[1], float(m[3]), parse_iso(m[4])) for m in _NODE.finditer(trend)]
+    assert len(nodes) == trend.count(" to ") and nodes[-1][2] == at("11:00:00")
+    before = at("10:00:00")
+    for way, value, when in nodes:
+        seg = r[(t >= before) & (t <= when)]
+        if way == "closing":
+            assert seg[-1] <= seg[0] and np.max(seg - np.minimum.accumulate(seg)) < DEFAULT_DIP_RISE_M
+        else:
+            assert seg[-1] >= seg[0] and np.max(np.maximum.accumulate(seg) - seg) < DEFAULT_DIP_RISE_M
+        assert value == pytest.approx(pair.range(when) / YD, rel=2.5e-4, abs=0.06)  # told to 4 figures
+        before = when
+
+
+def test_dip_rise_m_sets_the_bar_and_the_least_range_that_is_no_pass_is_its_dip(pair: Pair) -> None:
+    nelson, collingwood = boats()
+    cut = window([nelson, collingwood], "10:00:00", "11:00:00")
+    coarse = props(run_ok("closest-approach", cut, {"distance_unit": "yd", "dip_rise_m": 60}))
+    t, r = pair.dense(at("10:00:00"), at("11:00:00"))
+    passes = passes_by_definition(t, r, DEFAULT_RISE, DEFAULT_RISE_M)
+    dips = [i for i in passes_by_definition(t, r, 0.0, 60.0) if i not in passes]
+    assert [d["time"][11:19] for d in coarse["lesser_dips"]] == [
+        _hms(pair.least_near(float(t[i]))[0]) for i in dips
+    ] and coarse["lesser_dip_count"] == len(dips) >= 1
+    # 10:00-10:46: the least range (10:45:09) rises too little after it to be a pass; it is a dip, told once
+    short = props(
+        run_ok("closest-approach", window([nelson, collingwood], "10:00:00", "10:46:00"), {"distance_unit": "yd"})
+    )
+    (least,) = [d for d in short["lesser_dips"] if d["is_least"]]
+    assert (least["time"], least["range"]) == (short["time"], short["range"]) and not short["is_pass"]
+    assert short["range_trend"].count("the least range (not a pass)") == 1
+
+
+def _hms(when: float) -> str:
+    from debrief_calc.tracks.features import iso
+
+    return iso(when)[11:19]
+
+
+# --- through the calc server, both eras ------------------------------------------------------------------------
+
+
+#: the REP boats in a workspace, through the calc server in both eras
+client = passes_tests.client
+
+
+async def _import_boats(client: Client) -> list[dict[str, Any]]:
+    err, out = await call(
+        client, "run_tool", tool="import-rep", parameters={"paths": ["valid_boat1.rep", "valid_boat2.rep"]}
+    )
+    assert not err, out
+    return [{"ref": out["stored"]["ref"]}]
+
+
+@pytest.mark.anyio
+async def test_passes_and_dips_through_run_tool(client: Client, pair: Pair) -> None:
+    refs = await _import_boats(client)
+    window_args = {"time_start": f"{DAY}10:00:00Z", "time_end": f"{DAY}11:00:00Z"}
+    err, out = await call(
+        client, "run_tool", tool="closest-approach", features=refs, parameters={"distance_unit": "yd"}, **window_args
+    )
+    assert not err, out
+    cpa = out["features"][0]["properties"]
+    (best,) = [p for p in cpa["passes"] if p["is_cpa"]]
+    assert best["relative_speed_kn"] == pytest.approx(5.856, abs=0.01)
+    assert best["peak_closing_kn"] == pytest.approx(-range_rate(pair, parse_iso(best["peak_closing_time"])), abs=0.01)
+    assert any(d["time"].startswith(f"{DAY}10:49:36") for d in cpa["lesser_dips"])
+    err, out = await call(client, "describe_tool", name="closest-approach")
+    assert not err and "dip_rise_m" in {p["name"] for p in out["parameters"]}
