@@ -201,3 +201,50 @@ async def test_passes_and_dips_through_run_tool(client: Client, pair: Pair) -> N
     assert any(d["time"].startswith(f"{DAY}10:49:36") for d in cpa["lesser_dips"])
     err, out = await call(client, "describe_tool", name="closest-approach")
     assert not err and "dip_rise_m" in {p["name"] for p in out["parameters"]}
+
+
+# --- 3. track-legs turns: start, end, duration and rate agree; degrees sailed apart from the net ---------------
+
+
+def test_turns_run_middle_to_middle_and_the_headline_parts_degrees_sailed_from_the_net(pair: Pair) -> None:
+    """The trial's request C: NELSON from 10:36:31.976 (entering 1 nm) to 11:41. It saw a 5.5 deg turn at 10:42
+    with duration_s 0, a 377 deg turn with duration 540 s but rate 37.69 (= 376.9/600 s), and a manoeuvre
+    headlined "starboard 605" for fifty minutes of turns both ways."""
+    nelson, _ = boats()
+    cut = window([nelson], "10:36:31.976", "11:41:00")
+    answer = props(run_ok("track-legs", cut, {}))
+    ship = pair.a
+    every = [*answer["manoeuvres"], *(t for m in answer["manoeuvres"] for t in m.get("turns", []))]
+    assert len(every) > 5
+    for turn in every:
+        start, end = parse_iso(turn["start"]), parse_iso(turn["end"])
+        assert turn["duration_s"] == pytest.approx(end - start, abs=1e-3) and turn["duration_s"] > 0
+        minutes = turn["duration_s"] / 60  # turn_deg is to 0.1 deg, the rate to 0.01 deg/min
+        assert turn["rate_of_turn"] == pytest.approx(turn["turn_deg"] / minutes, abs=0.05 / minutes + 0.006)
+        # start and end are segment middles: the instants the courses turned from and to are measured at
+        for when in (start, end):
+            i = ship.leg(when)
+            assert when == pytest.approx((ship.t[i] + ship.t[i + 1]) / 2, abs=1e-3) or when == pytest.approx(
+                at("10:36:31.976") + (ship.t[i + 1] - at("10:36:31.976")) / 2, abs=1e-3
+            )  # the first segment, cut by the window
+    (big,) = [m for m in answer["manoeuvres"] if m["between_legs"] == [1, 2]]
+    turns = big["turns"]
+    # the 10:42 wobble: one step between the 10:41 and 10:42 segments, lasting that minute
+    (wobble,) = [t for t in turns if t["start"].endswith("10:41:30Z")]
+    step = wrap_deg(ship.course(ship.leg(at("10:42:10"))) - ship.course(ship.leg(at("10:41:10"))))
+    assert (wobble["end"], wobble["duration_s"]) == (f"{DAY}10:42:30Z", 60)
+    assert wobble["turn_deg"] == pytest.approx(abs(step), abs=0.06) and wobble["rate_of_turn"] == pytest.approx(
+        abs(step), abs=0.06
+    )
+    # the full circle to port: 10:42:30 to 10:52:30, its rate its degrees over those ten minutes
+    (circle,) = [t for t in turns if t["start"].endswith("10:42:30Z")]
+    assert circle["duration_s"] == 600 and circle["rate_of_turn"] == pytest.approx(circle["turn_deg"] / 10, abs=0.01)
+    # the headline: degrees sailed (every turn summed) beside the net change of course
+    signed = sum(t["turn_deg"] * (1 if t["turn"] == "starboard" else -1) for t in turns)
+    assert big["turn"] == "both ways" and big["turn_deg"] == pytest.approx(sum(t["turn_deg"] for t in turns), abs=0.11)
+    assert big["net_turn"] == "starboard" and big["net_turn_deg"] == pytest.approx(signed, abs=6)
+    assert big["turn_deg"] > 3 * big["net_turn_deg"] and big["turns_text"].startswith("port 29° then starboard 6°")
+
+
+def wrap_deg(x: float) -> float:
+    return 180.0 - (180.0 - x) % 360.0

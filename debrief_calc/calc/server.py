@@ -92,7 +92,9 @@ closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, 
 rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time, \
 which its saved window always holds; a window asked for without it is refused naming parameters.time), \
 speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
-every turn as a manoeuvre with its rate of turn, per track; mark_legs, marks_timed=false to show every mark at once), \
+every turn as a manoeuvre with its rate of turn = turn_deg / duration_s, from the middle of the segment it \
+turns from to the middle of the one it turns to; turn_deg is degrees sailed, net_turn_deg the net change of \
+course, per track; mark_legs, marks_timed=false to show every mark at once), \
 zone-transits, zone-overlaps (who was in one zone while another was in another), area-summary, resample-track, \
 delete-features, import-rep, import-dpf, bearing-residuals and tma-solve (sensor cuts, below); describe_tool(name) gives every parameter. Positions in answers also come in degrees and \
 minutes (*_dm: 22°07.41'N 021°46.41'W). Tools that change a plot return DebriefCommands for debrief_apply_command \
