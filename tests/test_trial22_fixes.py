@@ -248,3 +248,27 @@ def test_turns_run_middle_to_middle_and_the_headline_parts_degrees_sailed_from_t
 
 def wrap_deg(x: float) -> float:
     return 180.0 - (180.0 - x) % 360.0
+
+
+# --- 6. the REP course column -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["valid_boat1.rep", "valid_boat2.rep"])
+def test_import_rep_warns_of_a_course_column_off_the_course_between_fixes(name: str) -> None:
+    """The trial: NELSON's REP says 022.8 deg at 10:45, the tote 029.8 deg; the column is a median 6.8 deg (NELSON)
+    and 7.4 deg (COLLINGWOOD) off the positions. Reference: each fix's column against GeographicLib's course of
+    the leg it starts (at the leg's middle), over legs sailed at 1 kn or more."""
+    from tests.test_analysis_support import rep_text
+
+    text = rep_text(name)
+    result = run_ok("import-rep", params={"text": text})
+    (track,) = result.features
+    ship = Ship(track)
+    stated = [float(line.split()[12]) for line in text.splitlines() if line.strip()]
+    diffs = []
+    for i, line in enumerate(ship.lines):
+        if line.s13 / (ship.t[i + 1] - ship.t[i]) / KNOT >= 1.0:
+            diffs.append(abs(wrap_deg(stated[i] - ship.course(i))))
+    (warning,) = result.warnings
+    assert f"courses between fixes a median {np.median(diffs):.1f}° away, at most {max(diffs):.1f}°" in warning
+    assert np.median(diffs) > 6 and warning.endswith("the tote's course is the course between fixes, not the column's")
