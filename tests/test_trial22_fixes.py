@@ -272,3 +272,67 @@ def test_import_rep_warns_of_a_course_column_off_the_course_between_fixes(name: 
     (warning,) = result.warnings
     assert f"courses between fixes a median {np.median(diffs):.1f}° away, at most {max(diffs):.1f}°" in warning
     assert np.median(diffs) > 6 and warning.endswith("the tote's course is the course between fixes, not the column's")
+
+
+# --- 4. the ship symbol points the tote's course -----------------------------------------------------------------
+
+
+def _dart_bearing(png: bytes, colour: tuple[int, int, int], at: tuple[int, int]) -> float:
+    """The true bearing a ship's dart points on a north-up picture: its fill within 11 px of ``at`` (inside
+    the white outline, so no track line), the axis it is mirror-symmetric about, and the end it reaches
+    further along (the tip, 13 px out, against the quarters' 9)."""
+    import io
+
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+    x0, y0 = at
+    ys, xs = np.nonzero(np.all(rgb[y0 - 20 : y0 + 21, x0 - 20 : x0 + 21] == colour, axis=-1))
+    dx, dy = xs - 20.0, ys - 20.0
+    keep = np.hypot(dx, dy) < 11
+    px, py = dx[keep] - dx[keep].mean(), dy[keep] - dy[keep].mean()
+    assert px.size > 60
+
+    def asymmetry(angle: float) -> float:
+        ux, uy = math.cos(angle), math.sin(angle)
+        d = px * ux + py * uy
+        rx, ry = 2 * d * ux - px, 2 * d * uy - py
+        return float(np.mean(np.hypot(rx[:, None] - px[None, :], ry[:, None] - py[None, :]).min(axis=1)))
+
+    axis = min(np.radians(np.arange(0.0, 180.0, 0.5)), key=asymmetry)
+    ux, uy = math.cos(axis), math.sin(axis)
+    along = px * ux + py * uy
+    if along.max() < -along.min():
+        ux, uy = -ux, -uy
+    return math.degrees(math.atan2(ux, -uy)) % 360.0  # screen y runs down
+
+
+def test_the_ship_symbol_between_fixes_points_the_totes_course(pair: Pair) -> None:
+    """The trial's request B at the CPA, 10:45:08.902: NELSON's arrow pointed some 055-060 deg, a blend of the
+    080 deg leg before the 10:45 fix and the 029.8 deg leg after it, where the tote and the drawn segment say
+    029.8 deg (GeographicLib: the course of the leg 10:45-10:46 at its middle)."""
+    import copy
+
+    from debrief_calc.geo.geodesy import interpolate_track
+    from debrief_calc.plots.render import render_plot
+    from debrief_calc.plots.render._common import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, PALETTE, rgb
+
+    nelson, collingwood = boats()
+    when = parse_iso(f"{DAY}10:45:08.902Z")
+    tote = props(run_ok("tote", [nelson, collingwood], {"time": f"{DAY}10:45:08.902Z"}))
+    for ship, feature, course in ((pair.a, nelson, "primary_course"), (pair.b, collingwood, "secondary_course")):
+        assert tote[course] == pytest.approx(ship.course(ship.leg(when)), abs=1e-3)
+        alone = copy.deepcopy(feature)
+        del alone["properties"]["name"]  # no label beside the symbol
+        lat, lon = interpolate_track(ship.t, ship.lat, ship.lon, when)
+        bounds = [float(lon) - 0.01, float(lat) - 0.01, float(lon) + 0.01, float(lat) + 0.01]
+        drawn = render_plot(
+            {"type": "FeatureCollection", "features": [alone]}, fit=bounds, current_time=when, show_future=False
+        )
+        middle = (
+            round((MARGIN_SIDE + drawn.width - MARGIN_SIDE) / 2),
+            round((MARGIN_TOP + drawn.height - MARGIN_BOTTOM) / 2),
+        )
+        colour = rgb(alone["properties"].get("stroke"), PALETTE[0])
+        bearing = _dart_bearing(drawn.png, colour, middle)
+        assert abs(wrap_deg(bearing - tote[course])) < 6.0, (bearing, tote[course])  # the blend was 25 deg off
