@@ -10,18 +10,24 @@ by finite differences between fixes), never against the code's own earlier outpu
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import re
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from mcp import Client
+from PIL import Image
 
 from debrief_calc.analysis.passes import DEFAULT_DIP_RISE_M, DEFAULT_RISE, DEFAULT_RISE_M
 from debrief_calc.tracks.features import parse_iso
+from llmem.core.config import ServerConfig
 from tests import test_analysis_passes as passes_tests
-from tests.conftest import call
+from tests.conftest import MODES, call
 from tests.test_analysis_passes import (
     DAY,
     KNOT,
@@ -336,3 +342,50 @@ def test_the_ship_symbol_between_fixes_points_the_totes_course(pair: Pair) -> No
         colour = rgb(alone["properties"].get("stroke"), PALETTE[0])
         bearing = _dart_bearing(drawn.png, colour, middle)
         assert abs(wrap_deg(bearing - tote[course])) < 6.0, (bearing, tote[course])  # the blend was 25 deg off
+
+
+# --- 5. a new plot drawn at once shows its tracks solid ------------------------------------------------------------
+
+
+@pytest.fixture(params=MODES)
+async def state(request: pytest.FixtureRequest, workspace: Path) -> AsyncIterator[Client]:
+    from debrief_calc.state.server import build_server as build_state
+
+    async with Client(build_state(ServerConfig("debrief-state-mcp", workspace)), mode=request.param) as c:
+        yield c
+
+
+@pytest.mark.anyio
+async def test_a_new_plot_drawn_at_once_draws_its_tracks_solid(state: Client, workspace: Path) -> None:
+    """The trial's request B: debrief_create_plot for the hour 10:15-11:15, then debrief_render_plot, drew both
+    tracks almost wholly faint ("future"), the new plot's current time being its window's start. A new plot's
+    current time is now its window's end; the picture's answer says which time it drew and where it came from."""
+    from debrief_calc.plots.render import render_plot
+    from debrief_calc.plots.render._common import BACKGROUND, FAINT, PALETTE, blend, rgb
+    from debrief_calc.tracks.times import Window
+
+    nelson, collingwood = boats()
+    err, made = await call(
+        state,
+        "debrief_create_plot",
+        filename="cpa_hour.plot.json",
+        features=[nelson, collingwood],
+        time_start=f"{DAY}10:15:00Z",
+        time_end=f"{DAY}11:15:00Z",
+    )
+    assert not err, made
+    assert made["timeState"] == {"current": f"{DAY}11:15:00Z", "start": f"{DAY}10:15:00Z", "end": f"{DAY}11:15:00Z"}
+    err, drawn = await call(state, "debrief_render_plot", filename="cpa_hour.plot.json")
+    assert not err, drawn
+    assert drawn["time"] == f"{DAY}11:15:00Z" and drawn["time_source"].startswith("the plot's current time")
+    assert drawn["window"]["source"] == "plot"
+    # the picture the answer describes: no part of either track faint, both drawn in their colours
+    data = json.loads((workspace / "cpa_hour.plot.json").read_text(encoding="utf-8"))
+    picture = render_plot(data, current_time=parse_iso(drawn["time"]), window=Window(at("10:15:00"), at("11:15:00")))
+    rgb_px = np.asarray(Image.open(io.BytesIO(picture.png)).convert("RGB"))
+    for n, feature in enumerate(f for f in data["features"] if f["id"] in ("rep-nelson", "rep-collingwood")):
+        colour = rgb(feature["properties"].get("stroke"), PALETTE[n % len(PALETTE)])
+        assert np.all(rgb_px == colour, axis=-1).sum() > 300
+        assert np.all(rgb_px == blend(colour, BACKGROUND, FAINT), axis=-1).sum() == 0
+    err, asked = await call(state, "debrief_render_plot", filename="cpa_hour.plot.json", time=f"{DAY}10:45:09Z")
+    assert not err and asked["time_source"] == "asked"
