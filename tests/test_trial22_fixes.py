@@ -389,3 +389,41 @@ async def test_a_new_plot_drawn_at_once_draws_its_tracks_solid(state: Client, wo
         assert np.all(rgb_px == blend(colour, BACKGROUND, FAINT), axis=-1).sum() == 0
     err, asked = await call(state, "debrief_render_plot", filename="cpa_hour.plot.json", time=f"{DAY}10:45:09Z")
     assert not err and asked["time_source"] == "asked"
+
+
+# --- 7. render_series of a stored result states the result's window -------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_render_series_of_a_stored_result_states_the_window_it_was_computed_on(client: Client) -> None:
+    """The trial's request D: range-bearing run over 10:15-11:15, then render_series(features=[{ref}]) answered
+    window.source "data"; it is the result's own window (its provenance.window)."""
+    refs = await _import_boats(client)
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="range-bearing",
+        features=refs,
+        parameters={"interval_s": 5, "distance_unit": "yd"},
+        time_start=f"{DAY}10:15:00Z",
+        time_end=f"{DAY}11:15:00Z",
+    )
+    assert not err, out
+    result = out["features"][0]
+    assert out["window"]["source"] == "asked"
+    err, drawn = await call(
+        client, "render_series", features=[{"ref": f"debrief-calc:results/{result['id']}"}], quantities=["range"]
+    )
+    assert not err, drawn
+    window = drawn["window"]
+    assert (window["start"], window["end"], window["source"]) == (f"{DAY}10:15:00Z", f"{DAY}11:15:00Z", "asked")
+    assert "provenance" in window["of"]
+    # asked for again in the call, the call's window is the one stated
+    err, again = await call(
+        client,
+        "render_series",
+        features=[{"ref": f"debrief-calc:results/{result['id']}"}],
+        quantities=["range"],
+        time_start=f"{DAY}10:30:00Z",
+    )
+    assert not err and again["window"]["start"] == f"{DAY}10:30:00Z" and "of" not in again["window"]

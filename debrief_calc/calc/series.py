@@ -135,9 +135,7 @@ def render_series(
         chosen = _pick(results, opts.get("secondary"))
         window = inputs.asked or next((w for w, ids in inputs.windows if str(chosen.get("id")) in ids), None)
         table = _stored(svc, results, chosen, window, answer)
-        prov = properties_of(chosen).get("provenance")
-        made = prov.get("window") if isinstance(prov, Mapping) else None
-        cut = (True, True) if isinstance(made, Mapping) and made.get("source") in ("asked", "plot") else (False, False)
+        cut = (True, True) if _made_in(chosen) is not None else (False, False)
     else:
         tracks = _tracks(found, "plot" if plot is not None else "features")
         if narratives is None and (own := _own_plot(plot, features)) is not None:
@@ -356,8 +354,28 @@ def _stored(
     _others(usable, chosen, answer)
     table = _table(chosen, window)
     times = table[0]
-    answer["window"] = (window or Window(float(times[0]), float(times[-1]), "data")).answer()
+    if window is not None:
+        answer["window"] = window.answer()
+    elif (made := _made_in(chosen)) is not None:  # the window the result was computed on, and whose
+        answer["window"] = made.answer(of="the stored result (its provenance.window)")
+    else:
+        answer["window"] = Window(float(times[0]), float(times[-1]), "data").answer()
     return table
+
+
+def _made_in(result: Mapping[str, Any]) -> Window | None:
+    """The window a stored result was computed on (its ``provenance.window``, asked or a plot's
+    saved one), or None when it was computed on the whole data."""
+    from debrief_calc.tracks.times import parse_window
+
+    prov = properties_of(result).get("provenance")
+    made = prov.get("window") if isinstance(prov, Mapping) else None
+    if not isinstance(made, Mapping) or made.get("source") not in ("asked", "plot"):
+        return None
+    try:
+        return parse_window(made.get("start"), made.get("end"), source=made["source"])
+    except ValidationFailed:
+        return None
 
 
 def _others(usable: list[dict[str, Any]], chosen: dict[str, Any], answer: dict[str, Any]) -> None:
