@@ -427,3 +427,68 @@ async def test_render_series_of_a_stored_result_states_the_window_it_was_compute
         time_start=f"{DAY}10:30:00Z",
     )
     assert not err and again["window"]["start"] == f"{DAY}10:30:00Z" and "of" not in again["window"]
+
+
+# --- over stdio, through the real console scripts ---------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_fixes_over_stdio_through_debrief_calc_mcp(workspace: Path, pair: Pair) -> None:
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import DATA, console_script, subprocess_env
+
+    for name in ("valid_boat1.rep", "valid_boat2.rep"):
+        (workspace / name).write_text((DATA / "rep" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    params = StdioServerParameters(
+        command=console_script("debrief-calc-mcp"), args=["--workspace", str(workspace)], env=subprocess_env()
+    )
+    window_args = {"time_start": f"{DAY}10:00:00Z", "time_end": f"{DAY}11:00:00Z"}
+    with anyio.fail_after(120):
+        async with Client(params) as c:
+            err, out = await call(
+                c, "run_tool", tool="import-rep", parameters={"paths": ["valid_boat1.rep", "valid_boat2.rep"]}
+            )
+            assert not err, out
+            assert any("the tote's course is the course between fixes" in w for w in out.get("warnings", []))
+            refs = [{"ref": out["stored"]["ref"]}]
+            err, out = await call(
+                c, "run_tool", tool="closest-approach", features=refs, parameters={"distance_unit": "yd"}, **window_args
+            )
+            assert not err, out
+            cpa = out["features"][0]["properties"]
+            for entry in cpa["passes"]:
+                peak = parse_iso(entry["peak_closing_time"])
+                assert entry["peak_closing_kn"] == pytest.approx(-range_rate(pair, peak), abs=0.01)
+            assert "a lesser dip 270.3 yd" in cpa["range_trend"] and cpa["lesser_dip_count"] >= 2
+            err, out = await call(c, "run_tool", tool="track-legs", features=refs[:1], **window_args)
+            assert not err, out
+            legs = out["features"][0]["properties"]
+            assert all(m["duration_s"] > 0 and "net_turn_deg" in m for m in legs["manoeuvres"])
+
+
+@pytest.mark.anyio
+async def test_a_new_plot_rendered_over_stdio_through_debrief_state_mcp(workspace: Path) -> None:
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import console_script, subprocess_env
+
+    params = StdioServerParameters(
+        command=console_script("debrief-state-mcp"), args=["--workspace", str(workspace)], env=subprocess_env()
+    )
+    with anyio.fail_after(120):
+        async with Client(params) as c:
+            err, made = await call(
+                c,
+                "debrief_create_plot",
+                filename="hour.plot.json",
+                features=list(boats()),
+                time_start=f"{DAY}10:15:00Z",
+                time_end=f"{DAY}11:15:00Z",
+            )
+            assert not err and made["timeState"]["current"] == f"{DAY}11:15:00Z", made
+            err, drawn = await call(c, "debrief_render_plot", filename="hour.plot.json")
+            assert not err and drawn["time"] == f"{DAY}11:15:00Z", drawn
+            assert drawn["time_source"].startswith("the plot's current time")

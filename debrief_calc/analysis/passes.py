@@ -45,7 +45,7 @@ from debrief_calc.analysis.common import (
     range_rate_mps,
     velocity,
 )
-from debrief_calc.analysis.range_profile import FloatArray, IntArray, Profile, relative_en
+from debrief_calc.analysis.range_profile import FloatArray, IntArray, Profile
 from debrief_calc.analysis.registry import Parameter
 from debrief_calc.geo import geodesy
 from debrief_calc.geo.dm import position_dm
@@ -242,19 +242,22 @@ def _run_in_peaks(profile: Profile, legs: tuple[Legs, Legs], ends: FloatArray, s
     the fastest closing in a piece is at its start, with the legs after that vertex, as the tote has
     it. A planar pass picks the vertex; the caller solves the rate there on the geodesic."""
     times = profile.times
-    speed_a, course_a = motion_at(legs[0], times)
-    speed_b, course_b = motion_at(legs[1], times)
+    lo = np.searchsorted(times, starts, side="left")
+    hi = np.maximum(np.searchsorted(times, ends, side="left"), lo)
+    # only the vertices on some run-in
+    at = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)] or [np.zeros(0, int)])
+    speed_a, course_a = motion_at(legs[0], times[at])
+    speed_b, course_b = motion_at(legs[1], times[at])
     (ae, an), (be, bn) = velocity(speed_a, course_a), velocity(speed_b, course_b)
-    east, north = relative_en(profile.a, profile.b, times)
+    east, north = profile.east[at], profile.north[at]
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = ((be - ae) * east + (bn - an) * north) / np.hypot(east, north)
-    lo = np.searchsorted(times, starts, side="left")
-    hi = np.searchsorted(times, ends, side="left")
     out = np.full(ends.shape, np.nan)
+    first = np.concatenate(([0], np.cumsum(hi - lo)))
     for k in range(ends.size):
-        piece = rate[lo[k] : hi[k]]
+        piece = rate[first[k] : first[k + 1]]
         if piece.size and np.isfinite(piece).any() and np.nanmin(piece) < 0:
-            out[k] = times[lo[k] + int(np.nanargmin(piece))]
+            out[k] = times[at[first[k] + int(np.nanargmin(piece))]]
     return out
 
 
