@@ -235,7 +235,7 @@ def moments(a: TrackData, b: TrackData, t: FloatArray, roles: Sequence[str]) -> 
     return out
 
 
-def _run_in_peaks(profile: Profile, legs: tuple[Legs, Legs], ends: FloatArray, starts: FloatArray) -> FloatArray:
+def _run_in_peaks(profile: Profile, ends: FloatArray, starts: FloatArray) -> FloatArray:
     """The profile vertex of the fastest closing between each ``starts[k]`` and ``ends[k]`` (NaN when
     the range never closes there). Between vertices each ship holds one leg, so the relative
     velocity is steady and the range rate only rises (``d/dt (v.r/|r|) = (|v|^2 - (v.r/|r|)^2)/|r|``):
@@ -244,20 +244,20 @@ def _run_in_peaks(profile: Profile, legs: tuple[Legs, Legs], ends: FloatArray, s
     times = profile.times
     lo = np.searchsorted(times, starts, side="left")
     hi = np.maximum(np.searchsorted(times, ends, side="left"), lo)
-    # only the vertices on some run-in
+    # only the vertices on some run-in (each starts a piece: a run-in ends at its pass, inside or after it)
     at = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)] or [np.zeros(0, int)])
-    speed_a, course_a = motion_at(legs[0], times[at])
-    speed_b, course_b = motion_at(legs[1], times[at])
-    (ae, an), (be, bn) = velocity(speed_a, course_a), velocity(speed_b, course_b)
+    at = at[at < times.size - 1]
     east, north = profile.east[at], profile.north[at]
+    # the piece's relative velocity, planar: its relative displacement over its duration
+    de, dn, dt = profile.east_end[at + 1] - east, profile.north_end[at + 1] - north, times[at + 1] - times[at]
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = ((be - ae) * east + (bn - an) * north) / np.hypot(east, north)
+        rate = (de * east + dn * north) / (dt * np.hypot(east, north))
+    lo, hi = np.searchsorted(at, lo), np.searchsorted(at, hi)
     out = np.full(ends.shape, np.nan)
-    first = np.concatenate(([0], np.cumsum(hi - lo)))
     for k in range(ends.size):
-        piece = rate[first[k] : first[k + 1]]
+        piece = rate[lo[k] : hi[k]]
         if piece.size and np.isfinite(piece).any() and np.nanmin(piece) < 0:
-            out[k] = times[at[first[k] + int(np.nanargmin(piece))]]
+            out[k] = times[at[lo[k] + int(np.nanargmin(piece))]]
     return out
 
 
@@ -272,7 +272,7 @@ def _motion_fields(
     speed_b, course_b = motion_at(legs[1], t)
     (ae, an), (be, bn) = velocity(speed_a, course_a), velocity(speed_b, course_b)
     relative = np.hypot(be - ae, bn - an)
-    peak_t = _run_in_peaks(profile, legs, t, run_in_from)
+    peak_t = _run_in_peaks(profile, t, run_in_from)
     peak = np.full(t.shape, np.nan)
     has = np.flatnonzero(np.isfinite(peak_t))
     if has.size:
