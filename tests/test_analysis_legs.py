@@ -81,9 +81,10 @@ def test_nelson_legs_are_the_plain_ones() -> None:
     assert all(a["end"] <= b["start"] for a, b in itertools.pairwise(legs))
     assert len(answer["manoeuvres"]) == len(legs) - 1
     assert (legs[0]["start"], legs[-1]["end"]) == ("1995-12-12T05:00:00Z", "1995-12-12T11:41:00Z")
-    # compact: a few hundred bytes per leg, no coordinate arrays, and ~200 per turn of a two-way manoeuvre
+    # compact: a few hundred bytes per leg (and its manoeuvre, with net_turn beside the degrees sailed), no
+    # coordinate arrays, and ~200 per turn of a two-way manoeuvre
     turns = [t for m in answer["manoeuvres"] for t in m.get("turns", [])]
-    assert turns and len(json.dumps(answer)) < 560 * len(legs) + 240 * len(turns)
+    assert turns and len(json.dumps(answer)) < 600 * len(legs) + 240 * len(turns)
     # each leg holds its own tolerance: GeographicLib's course of every segment within 3 deg of the leg's
     for leg in legs:
         i, j = (int(np.flatnonzero(t == parse_iso(leg[key]))[0]) for key in ("start", "end"))
@@ -95,7 +96,9 @@ def test_nelson_legs_are_the_plain_ones() -> None:
     k = legs.index(find_leg(answer, "10:11", "10:29"))
     turn = answer["manoeuvres"][k]
     assert turn["between_legs"] == [k + 1, k + 2]
-    assert (turn["start"], turn["end"]) == (f"{day}10:29:00Z", f"{day}10:32:00Z")
+    # from the middle of the last segment on the old leg to the middle of the first on the new
+    assert (turn["start"], turn["end"], turn["duration_s"]) == (f"{day}10:28:30Z", f"{day}10:32:30Z", 240)
+    assert turn["rate_of_turn"] == pytest.approx(turn["turn_deg"] / 4, abs=0.02)  # turn_deg is to 0.1 deg
     assert turn["turn"] == "starboard" and turn["changed"] == "course and speed"
     assert turn["turn_deg"] == pytest.approx((legs[k + 1]["course"] - legs[k]["course"]) % 360, abs=0.11)
     assert (turn["speed_from_kn"], turn["speed_to_kn"]) == pytest.approx(
@@ -287,16 +290,22 @@ def test_noise_does_not_part_a_leg_but_a_dog_leg_stays_a_manoeuvre() -> None:
     dog = legs_of(built_track("d", [(90, 10, 20), (150, 10, 1.5), (30, 10, 1.5), (90, 10, 20)], step_s=30.0))
     assert [round(leg["course"]) for leg in dog["legs"]] == [90, 90]
     (jink,) = dog["manoeuvres"]
-    assert jink["changed"].startswith("neither") and jink["duration_s"] == pytest.approx(180, abs=31)
+    # 180 s off the line, and half a 30 s segment either side (a turn runs middle to middle)
+    assert jink["changed"].startswith("neither") and jink["duration_s"] == pytest.approx(180 + 30, abs=31)
 
 
 def _pieces_cover_the_span(answer: dict[str, Any]) -> None:
-    """Legs, manoeuvres and unsteady stretches, in time order, meet end to start from the span's
-    first fix to its last."""
-    between = [m for m in answer["manoeuvres"] if m["between_legs"] is not None]
-    pieces = sorted((p["start"], p["end"]) for p in [*answer["legs"], *between, *answer["unsteady"]])
+    """Legs, the gaps between them and unsteady stretches, in time order, meet end to start from the
+    span's first fix to its last; the manoeuvre between two legs spans their gap (from the middle of the
+    one's last segment to the middle of the other's first)."""
+    legs = answer["legs"]
+    gaps = [{"start": a["end"], "end": b["start"]} for a, b in itertools.pairwise(legs)]
+    pieces = sorted((p["start"], p["end"]) for p in [*legs, *gaps, *answer["unsteady"]])
     assert pieces[0][0] == answer["track_start"] and pieces[-1][1] == answer["track_end"]
     assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces)), pieces
+    between = [m for m in answer["manoeuvres"] if m["between_legs"] is not None]
+    for m, gap in zip(between, gaps, strict=True):
+        assert parse_iso(m["start"]) < parse_iso(gap["start"]) and parse_iso(m["end"]) > parse_iso(gap["end"])
 
 
 def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
@@ -320,8 +329,12 @@ def test_every_part_of_the_span_is_a_leg_a_manoeuvre_or_unsteady() -> None:
     line = GEOD.InverseLine(lat[k], lon[k], lat[k + 1], lon[k + 1])
     assert angle_diff(tail["course_to"], line.Position(line.s13 / 2)["azi2"] % 360) < 0.06
     assert tail["speed_to_kn"] == pytest.approx(line.s13 / 60 / KNOT, abs=0.006)
-    assert tail["turn"] == "port" and tail["turn_deg"] == pytest.approx(
+    assert tail["net_turn"] == "port" and tail["net_turn_deg"] == pytest.approx(
         angle_diff(tail["course_from"], tail["course_to"]), abs=0.11
+    )
+    # it turned both ways: the headline's degrees are those sailed, its turns summed
+    assert tail["turn"] == "both ways" and tail["turn_deg"] == pytest.approx(
+        sum(x["turn_deg"] for x in tail["turns"]), abs=0.11
     )
     assert "last leg's end" in tail["note"]
     _pieces_cover_the_span(answer)
@@ -373,15 +386,18 @@ def test_a_manoeuvre_that_turns_both_ways_lists_its_turns_in_order() -> None:
     """COLLINGWOOD 10:30-11:19: net 36 deg to starboard, but a 93 deg turn to port first (10:30-10:34)
     and then loops both ways; each turn's courses are GeographicLib's segment courses there."""
     boat = rep_track("valid_boat2.rep")
-    (m,) = [m for m in legs_of(boat)["manoeuvres"] if m["start"].endswith("10:30:00Z")]
-    assert (m["turn"], m["turn_deg"], m["course_from"], m["course_to"]) == ("starboard", 36.1, 13.5, 49.6)
+    (m,) = [m for m in legs_of(boat)["manoeuvres"] if m["start"].endswith("10:29:30Z")]
+    assert (m["net_turn"], m["net_turn_deg"], m["course_from"], m["course_to"]) == ("starboard", 36.1, 13.5, 49.6)
     turns = m["turns"]
+    # the headline: degrees sailed (every turn summed), not the net change of course
+    assert m["turn"] == "both ways" and m["turn_deg"] == pytest.approx(sum(x["turn_deg"] for x in turns), abs=0.11)
+    assert m["rate_of_turn"] == pytest.approx(m["turn_deg"] / (m["duration_s"] / 60), abs=0.006)
     first = turns[0]
-    assert (first["turn"], round(first["turn_deg"]), first["start"][11:16], first["end"][11:16]) == (
+    assert (first["turn"], round(first["turn_deg"]), first["start"][11:19], first["end"][11:19]) == (
         "port",
         93,
-        "10:30",
-        "10:34",
+        "10:29:30",
+        "10:34:30",
     )
     assert turns[1]["turn"] == "starboard" and m["turns_text"].startswith("port 93° then starboard ")
     assert all(a["turn"] != b["turn"] for a, b in itertools.pairwise(turns))  # in order, each way in turn
@@ -390,20 +406,20 @@ def test_a_manoeuvre_that_turns_both_ways_lists_its_turns_in_order() -> None:
     lat, lon = coords(boat)
     t = epoch(boat)
 
-    def course(when: str) -> float:
-        i = int(np.flatnonzero(t == parse_iso(when))[0])
+    def course(when: str) -> float:  # of the segment whose middle ``when`` is
+        i = int(np.searchsorted(t, parse_iso(when)) - 1)
         line = GEOD.InverseLine(lat[i], lon[i], lat[i + 1], lon[i + 1])
         return float(line.Position(line.s13 / 2)["azi2"] % 360.0)
 
     for turn in turns[:-1]:  # the last ends on the next leg, whose course is its mean
         assert turn["course_to"] == pytest.approx(course(turn["end"]), abs=0.06)
     signed = sum(x["turn_deg"] * (1 if x["turn"] == "starboard" else -1) for x in turns)
-    assert signed == pytest.approx(m["turn_deg"], abs=1.5)  # what the steps within 3 deg left out
+    assert signed == pytest.approx(m["net_turn_deg"], abs=1.5)  # what the steps within 3 deg left out
 
 
 def test_a_one_way_manoeuvre_has_no_turns_list() -> None:
     answer = legs_of(rep_track("valid_boat2.rep"))
-    one_way = [m for m in answer["manoeuvres"] if not m["start"].endswith("10:30:00Z")]
+    one_way = [m for m in answer["manoeuvres"] if not m["start"].endswith("10:29:30Z")]
     assert one_way and all("turns" not in m and "turns_text" not in m for m in one_way)
 
 
@@ -439,8 +455,8 @@ def test_nelson_turning_for_an_hour_has_every_turn_as_a_manoeuvre() -> None:
     assert [m["manoeuvre"] for m in answer["manoeuvres"]] == list(range(1, len(answer["manoeuvres"]) + 1))
     last_leg = answer["legs"][-1]
     for m in within:
-        i = int(np.flatnonzero(t == parse_iso(m["start"]))[0])  # the first segment on a new course
-        j = int(np.flatnonzero(t == parse_iso(m["end"]))[0])  # where the last course change lands
+        i = int(np.searchsorted(t, parse_iso(m["start"])))  # the first segment on a new course
+        j = int(np.searchsorted(t, parse_iso(m["end"])) - 1)  # where the last course change lands
         before = last_leg["course"] if t[i - 1] < parse_iso(last_leg["end"]) else courses[i - 1]
         assert angle_diff(m["course_from"], before) < 0.06 and angle_diff(m["course_to"], courses[j]) < 0.06
         # as sailed: the steps between, summed; a step within course_tolerance the other way counts too
@@ -450,6 +466,7 @@ def test_nelson_turning_for_an_hour_has_every_turn_as_a_manoeuvre() -> None:
         assert m["turn_deg"] == pytest.approx(abs(sum(steps)), abs=0.15)
         assert m["turn"] == ("starboard" if sum(steps) > 0 else "port")
         middles = ((t[i - 1] + t[i]) / 2, (t[j] + t[j + 1]) / 2)
+        assert (parse_iso(m["start"]), parse_iso(m["end"])) == middles and m["duration_s"] == middles[1] - middles[0]
         assert m["rate_of_turn"] == pytest.approx(abs(sum(steps)) / ((middles[1] - middles[0]) / 60), abs=0.02)
     # the window cut the first leg at 10:00 and the last turn at 11:00: they say so, and nothing is a
     # manoeuvre at 10:00

@@ -107,14 +107,17 @@ class Pair:
         return (lo + hi) / 2
 
 
-def passes_by_definition(t: np.ndarray, r: np.ndarray) -> list[int]:
+def passes_by_definition(
+    t: np.ndarray, r: np.ndarray, fraction: float = DEFAULT_RISE, floor_m: float = DEFAULT_RISE_M
+) -> list[int]:
     """The samples that are passes by the rule as worded: a local minimum (not at either end) from
-    which the range rises by max(pass_rise x its range, pass_rise_m) on both sides before falling lower."""
+    which the range rises by max(pass_rise x its range, pass_rise_m) on both sides before falling lower
+    (an end stops the walk); with ``fraction`` 0 and ``floor_m`` dip_rise_m, the minima worth telling."""
     out = []
     for i in range(1, r.size - 1):
         if not (r[i] < r[i - 1] and r[i] <= r[i + 1]):
             continue
-        need = max(DEFAULT_RISE * r[i], DEFAULT_RISE_M)
+        need = max(fraction * r[i], floor_m)
         rises = []
         for step in (-1, 1):
             j, high = i + step, r[i]

@@ -37,7 +37,7 @@ def test_a_plot_without_time_or_viewport_gets_its_tracks_period_and_bounds() -> 
     data = empty()
     summary = add(data, track("a", 8, 3), track("b", 9, 4, lon0=-4.0))
     assert metadata.get_time_state(data) == {
-        "current": "2025-03-14T08:00:00Z",
+        "current": "2025-03-14T13:00:00Z",  # a new plot's current time is its end: every track drawn solid
         "start": "2025-03-14T08:00:00Z",
         "end": "2025-03-14T13:00:00Z",
     }

@@ -191,7 +191,7 @@ async def test_a_plot_without_a_window_answers_its_features_period(client: Clien
     out = await ok(client, "debrief_get_time", filename="untimed.plot.json")
     assert out["derived"] is True
     assert out["timeState"] == {
-        "current": "2024-11-14T16:16:53.662Z",
+        "current": "2024-11-15T10:17:00Z",  # at the end, as a new plot's: every track solid
         "start": "2024-11-14T16:16:53.662Z",
         "end": "2024-11-15T10:17:00Z",
     }
@@ -244,7 +244,7 @@ async def test_create_plot_with_features_opens_it_and_fits_its_window(client: Cl
     )
     assert out["added_ids"] == ["a", "b"]
     assert out["timeState"] == {
-        "current": "2025-03-14T08:00:00Z",
+        "current": "2025-03-14T10:00:00Z",  # a new plot's current time is its end: every track drawn solid
         "start": "2025-03-14T08:00:00Z",
         "end": "2025-03-14T10:00:00Z",
     }

@@ -57,7 +57,8 @@ class Plots(WorkspaceBase):
         time_end: Time = None,
     ) -> CreateAnswer:
         """Create a plot file from features or references, and open it (tool ``debrief_create_plot``);
-        its time window and viewport are fitted to its features.
+        its time window and viewport are fitted to its features, and its current time is the window's
+        end, so that a picture of it drawn at once shows every track solid (not faint, as the future).
 
         Args:
             filename: the new file, relative to the workspace, ending ``.plot.json``.

@@ -30,10 +30,12 @@ __all__ = [
     "num_list",
     "overlap",
     "pair_results",
+    "range_rate_mps",
     "read_tracks",
     "result_feature",
     "source_ref",
     "turn_rate_at",
+    "velocity",
     "wrap180",
 ]
 
@@ -169,6 +171,27 @@ def turn_rate_at(legs: Legs, t: FloatArray) -> FloatArray:
     inside = (t >= times[0]) & (t <= times[-1])
     pair = np.clip(np.searchsorted(middles, t[inside], side="right") - 1, 0, rate.size - 1)
     out[inside] = rate[pair]
+    return out
+
+
+def velocity(speed: FloatArray, course: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """East and north components of a motion (m/s); a platform that does not move (zero speed, no
+    course) has none."""
+    c = np.radians(course)
+    still = speed == 0
+    return np.where(still, 0.0, speed * np.sin(c)), np.where(still, 0.0, speed * np.cos(c))
+
+
+def range_rate_mps(
+    bearing: FloatArray, own: tuple[FloatArray, FloatArray], target: tuple[FloatArray, FloatArray]
+) -> FloatArray:
+    """Rate of change of the range from ownship to target, m/s, positive opening: the relative
+    velocity along the line of sight, ``(Vt sin Ct - Vo sin Co) sin B + (Vt cos Ct - Vo cos Co) cos B``
+    (NaN where there is no line of sight)."""
+    oe, on = velocity(*own)
+    te, tn = velocity(*target)
+    b = np.radians(bearing)
+    out: FloatArray = (te - oe) * np.sin(b) + (tn - on) * np.cos(b)
     return out
 
 

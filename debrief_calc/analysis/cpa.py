@@ -31,8 +31,8 @@ from debrief_calc.analysis.passes import (
     least_summary,
     pass_entries,
     range_shape,
-    range_trend,
     rule_from,
+    trend_fields,
 )
 from debrief_calc.analysis.range_profile import Profile, closest_approach
 from debrief_calc.analysis.registry import ToolInput, ToolOutput, ToolSpec
@@ -84,7 +84,7 @@ def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: st
         "pass_count": len(passes),
         "passes": passes,
         "pass_rule": rule.text(),
-        "range_trend": range_trend(shape, passes, cpa, least, unit),
+        **trend_fields(shape, passes, cpa, least, unit),
     }
     if "note" in least:
         props["cpa_note"] = least["note"]
@@ -111,11 +111,15 @@ SPEC = ToolSpec(
         "degrees and minutes, speeds, courses), a CPA only when it is a pass (is_pass); at_edge 'start'/'end' with "
         "cpa_note when it lies at the start (range opening) or end (range closing) of the data or window, never a "
         "CPA. passes: every local range minimum worth the name, in order, {pass, time, range, bearing, positions, "
-        "between_fixes, closing_from, opening_to {range, time}, is_cpa}, by pass_rule: the range rises by "
-        "pass_rise x the minimum and pass_rise_m on both sides before falling lower (noise is no pass). "
-        "range_trend tells it all in order. Geometry: the line between the ships at the least range."
+        "between_fixes, closing_from, opening_to {range, time}, both ships' course and speed_kn (the tote's), "
+        "relative_speed_kn (speed of relative motion: the closing speed at the pass, where range_rate is 0), "
+        "peak_closing_kn and peak_closing_time (fastest closing on the run-in from closing_from), is_cpa}, by "
+        "pass_rule: the range rises by pass_rise x the minimum and pass_rise_m on both sides before falling lower "
+        "(noise is no pass). lesser_dips: other minima rising dip_rise_m both sides {time, range, is_least} "
+        "(lesser_dip_count; the lowest 20 told). range_trend tells it all in order. Geometry: the line between "
+        "the ships at the least range."
     ),
-    version="2.0.0",
+    version="2.1.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",

@@ -15,18 +15,36 @@ beside it (the range between its neighbours then peaks at the higher). Removing 
 minimum's verdict (the margin grows with the range), so the rounds may remove many at once; what is
 left are the passes, each then solved on the geodesic. Beside each pass the answer gives the range
 it closed from and opened to (the highest range since the pass or edge before it, and up to the
-next): each exceeds the pass's range by at least the margin.
+next): each exceeds the pass's range by at least the margin; how both ships moved at it (the
+tote's course and speed, :func:`~debrief_calc.analysis.common.motion_at`), the speed of their
+relative motion there (the range rate at a pass is nought by definition) and the peak closing rate
+on its run-in.
+
+The same pruning with a lower bar (a rise of ``dip_rise_m`` either side, no fraction) finds the
+*lesser dips*: minima that are no pass but that the range rose from and fell back to; the
+``range_trend`` text is told from those minima and the highs between them, so it never calls the
+range monotonic across a dip deeper than ``dip_rise_m``.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc.analysis.common import cut_by_window, distance_decimals, num
+from debrief_calc.analysis.common import (
+    KNOT_MPS,
+    Legs,
+    cut_by_window,
+    distance_decimals,
+    motion_at,
+    num,
+    range_rate_mps,
+    velocity,
+)
 from debrief_calc.analysis.range_profile import FloatArray, IntArray, Profile
 from debrief_calc.analysis.registry import Parameter
 from debrief_calc.geo import geodesy
@@ -40,15 +58,20 @@ __all__ = [
     "Shape",
     "edge_name",
     "least_summary",
+    "lesser_dips",
     "moments",
     "pass_entries",
     "range_shape",
     "range_trend",
     "rule_from",
+    "trend_fields",
 ]
 
 DEFAULT_RISE: Final = 0.5
 DEFAULT_RISE_M: Final = 100.0
+DEFAULT_DIP_RISE_M: Final = 10.0
+#: at most this many lesser dips (the lowest) are solved and told; the answer says how many there were
+MAX_DIPS: Final = 20
 #: a range that varies by no more than this (m) over the span did not change
 _FLAT_M: Final = 1e-3
 
@@ -70,6 +93,15 @@ PASS_PARAMS: Final = (
         unit="m",
         minimum=0,
     ),
+    Parameter(
+        "dip_rise_m",
+        "number",
+        "Least rise, in metres, either side of a lesser dip: a range minimum that is no pass, listed in lesser_dips "
+        "and told in range_trend.",
+        default=DEFAULT_DIP_RISE_M,
+        unit="m",
+        minimum=0,
+    ),
 )
 
 
@@ -79,6 +111,7 @@ class PassRule:
 
     fraction: float = DEFAULT_RISE
     floor_m: float = DEFAULT_RISE_M
+    dip_floor_m: float = DEFAULT_DIP_RISE_M
 
     def margin(self, r: FloatArray) -> FloatArray:
         out: FloatArray = np.maximum(r * self.fraction, self.floor_m)
@@ -88,23 +121,28 @@ class PassRule:
         return (
             f"a pass is a local minimum of range, between fixes, from which the range rises by at least "
             f"{self.fraction:g} x its own range and at least {self.floor_m:g} m on both sides before it falls lower "
-            "again or the data end; a minimum at the start or end of the data or window is never a pass"
+            "again or the data end; a minimum at the start or end of the data or window is never a pass; a minimum "
+            f"that is no pass but rises at least {self.dip_floor_m:g} m on both sides is a lesser dip"
         )
 
 
 def rule_from(parameters: Any) -> PassRule:
-    return PassRule(float(parameters["pass_rise"]), float(parameters["pass_rise_m"]))
+    return PassRule(float(parameters["pass_rise"]), float(parameters["pass_rise_m"]), float(parameters["dip_rise_m"]))
 
 
 @dataclass(frozen=True)
 class Shape:
     """The passes of a profile: their points, and the points of the highest range before and after
-    each (since the pass or the start before it, and up to the next pass or the end)."""
+    each (since the pass or the start before it, and up to the next pass or the end); and by the
+    lower bar of ``dip_rise_m`` every minimum worth telling (``minima``: the passes and the lesser
+    dips) with the highest range before, between and after them (``highs``, one more)."""
 
     profile: Profile
     passes: IntArray
     highs_before: IntArray
     highs_after: IntArray
+    minima: IntArray
+    highs: IntArray
 
 
 def _extrema(v: FloatArray) -> tuple[IntArray, bool]:
@@ -144,10 +182,10 @@ def range_shape(profile: Profile, rule: PassRule) -> Shape:
     """The passes of ``profile`` by ``rule``, and how the range runs at its ends."""
     none = np.zeros(0, dtype=np.intp)
     if len(profile) < 2:
-        return Shape(profile, none, none, none)
+        return Shape(profile, none, none, none, none, none)
     points, first_is_min = _extrema(profile.r)
     if points.size < 2:  # the range never changes
-        return Shape(profile, none, none, none)
+        return Shape(profile, none, none, none, none, none)
     start_min = first_is_min
     end_min = (points.size % 2 == 1) == first_is_min  # extrema alternate
     # the ends as minima of -inf: a minimum next to an end is judged by the rise up to that end
@@ -158,17 +196,18 @@ def range_shape(profile: Profile, rule: PassRule) -> Shape:
     points = np.concatenate(([-1] * len(pad_front), points, [-1] * len(pad_back))).astype(np.intp)
     values[0] = values[-1] = -np.inf
     passes, highs = _prune(values[0::2], points[0::2], values[1::2], points[1::2], rule)
-    return Shape(profile, passes, highs[:-1], highs[1:])
+    minima, dip_highs = _prune(values[0::2], points[0::2], values[1::2], points[1::2], PassRule(0.0, rule.dip_floor_m))
+    return Shape(profile, passes, highs[:-1], highs[1:], minima, dip_highs)
 
 
-def _solved(shape: Shape, cpa: tuple[float, float]) -> tuple[FloatArray, FloatArray, int | None]:
-    """The passes' times and geodesic ranges, and which of them is the least range (its figures
-    then exactly the CPA's, so that the two never differ in the last digit)."""
-    t, r = shape.profile.refine(shape.passes) if shape.passes.size else (np.zeros(0), np.zeros(0))
+def _solved(profile: Profile, points: IntArray, cpa: tuple[float, float]) -> tuple[FloatArray, FloatArray, int | None]:
+    """The times and geodesic ranges of minima ``points``, and which of them is the least range (its
+    figures then exactly the CPA's, so that the two never differ in the last digit)."""
+    t, r = profile.refine(points) if points.size else (np.zeros(0), np.zeros(0))
     if not t.size:
         return t, r, None
     k = int(np.argmin(r))
-    if r[k] - cpa[1] <= 0.01 and abs(t[k] - cpa[0]) <= max(1.0, float(np.max(np.diff(shape.profile.times)))):
+    if r[k] - cpa[1] <= 0.01 and abs(t[k] - cpa[0]) <= max(1.0, float(np.max(np.diff(profile.times)))):
         t[k], r[k] = cpa
         return t, r, k
     return t, r, None
@@ -196,15 +235,77 @@ def moments(a: TrackData, b: TrackData, t: FloatArray, roles: Sequence[str]) -> 
     return out
 
 
+def _run_in_peaks(profile: Profile, ends: FloatArray, starts: FloatArray) -> FloatArray:
+    """The profile vertex of the fastest closing between each ``starts[k]`` and ``ends[k]`` (NaN when
+    the range never closes there). Between vertices each ship holds one leg, so the relative
+    velocity is steady and the range rate only rises (``d/dt (v.r/|r|) = (|v|^2 - (v.r/|r|)^2)/|r|``):
+    the fastest closing in a piece is at its start, with the legs after that vertex, as the tote has
+    it. A planar pass picks the vertex; the caller solves the rate there on the geodesic."""
+    times = profile.times
+    lo = np.searchsorted(times, starts, side="left")
+    hi = np.maximum(np.searchsorted(times, ends, side="left"), lo)
+    # only the vertices on some run-in (each starts a piece: a run-in ends at its pass, inside or after it)
+    at = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)] or [np.zeros(0, int)])
+    at = at[at < times.size - 1]
+    east, north = profile.east[at], profile.north[at]
+    # the piece's relative velocity, planar: its relative displacement over its duration
+    de, dn, dt = profile.east_end[at + 1] - east, profile.north_end[at + 1] - north, times[at + 1] - times[at]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = (de * east + dn * north) / (dt * np.hypot(east, north))
+    lo, hi = np.searchsorted(at, lo), np.searchsorted(at, hi)
+    out = np.full(ends.shape, np.nan)
+    for k in range(ends.size):
+        piece = rate[lo[k] : hi[k]]
+        if piece.size and np.isfinite(piece).any() and np.nanmin(piece) < 0:
+            out[k] = times[at[lo[k] + int(np.nanargmin(piece))]]
+    return out
+
+
+def _motion_fields(
+    profile: Profile, t: FloatArray, run_in_from: FloatArray, roles: Sequence[str]
+) -> list[dict[str, Any]]:
+    """At each pass (times ``t``): both ships' course and speed (the tote's: the leg they are on, at a
+    fix the leg after), the speed of their relative motion, and the peak closing rate (knots, the
+    tote's range rate negated) and its time on the run-in from ``run_in_from``."""
+    legs = (Legs(profile.a), Legs(profile.b))
+    speed_a, course_a = motion_at(legs[0], t)
+    speed_b, course_b = motion_at(legs[1], t)
+    (ae, an), (be, bn) = velocity(speed_a, course_a), velocity(speed_b, course_b)
+    relative = np.hypot(be - ae, bn - an)
+    peak_t = _run_in_peaks(profile, t, run_in_from)
+    peak = np.full(t.shape, np.nan)
+    has = np.flatnonzero(np.isfinite(peak_t))
+    if has.size:
+        at = peak_t[has]
+        lat_a, lon_a = geodesy.interpolate_track(profile.a.t, profile.a.lat, profile.a.lon, at)
+        lat_b, lon_b = geodesy.interpolate_track(profile.b.t, profile.b.lat, profile.b.lon, at)
+        bearing = geodesy.inverse(lat_a, lon_a, lat_b, lon_b)[1]
+        peak[has] = -range_rate_mps(bearing, motion_at(legs[0], at), motion_at(legs[1], at))
+    first, second = roles
+    return [
+        {
+            f"{first}_course": num(course_a[k], 4),
+            f"{first}_speed_kn": num(speed_a[k] / KNOT_MPS, 4),
+            f"{second}_course": num(course_b[k], 4),
+            f"{second}_speed_kn": num(speed_b[k] / KNOT_MPS, 4),
+            "relative_speed_kn": num(relative[k] / KNOT_MPS, 4),
+            "peak_closing_kn": num(peak[k] / KNOT_MPS, 4),
+            "peak_closing_time": iso(float(peak_t[k])) if np.isfinite(peak_t[k]) else None,
+        }
+        for k in range(t.size)
+    ]
+
+
 def pass_entries(
     shape: Shape, cpa: tuple[float, float], unit: str, roles: Sequence[str] = ("first", "second")
 ) -> tuple[list[dict[str, Any]], int | None]:
     """One JSON-ready entry per pass, in time order: time, range (in ``unit``), bearing of the
     second from the first, both positions (and in degrees and minutes), whether it is between fixes,
-    the range it closed from and opened to; and the index of the one that is the CPA, if any."""
+    the range it closed from and opened to, how both ships moved (:func:`_motion_fields`); and the
+    index of the one that is the CPA, if any."""
     profile = shape.profile
     a, b = profile.a, profile.b
-    t, r, cpa_index = _solved(shape, cpa)
+    t, r, cpa_index = _solved(profile, shape.passes, cpa)
     if not t.size:
         return [], None
     at = moments(a, b, t, roles)
@@ -212,6 +313,7 @@ def pass_entries(
     high_r = profile.exact(highs)
     high_t = profile.t[highs]
     n = t.size
+    motion = _motion_fields(profile, t, high_t[:n], roles)
     per, dd = METRES_PER_UNIT[unit], distance_decimals(unit)
     out = []
     for k in range(n):
@@ -224,10 +326,35 @@ def pass_entries(
                 "between_fixes": bool(t[k] not in a.t and t[k] not in b.t),
                 "closing_from": {"range": num(high_r[k] / per, dd), "time": iso(float(high_t[k]))},
                 "opening_to": {"range": num(high_r[n + k] / per, dd), "time": iso(float(high_t[n + k]))},
+                **motion[k],
                 "is_cpa": k == cpa_index,
             }
         )
     return out, cpa_index
+
+
+@dataclass(frozen=True)
+class Dips:
+    """The lesser dips told: JSON-ready entries (time, range, is_least) in time order, their profile
+    points, and how many there were in all (the lowest :data:`MAX_DIPS` are told)."""
+
+    entries: list[dict[str, Any]]
+    points: IntArray
+    total: int
+
+
+def lesser_dips(shape: Shape, cpa: tuple[float, float], unit: str) -> Dips:
+    """The minima that rise ``dip_rise_m`` either side but are no pass, each solved on the geodesic;
+    the one that is the least range (when that is no pass) has the CPA's figures."""
+    profile = shape.profile
+    points = np.setdiff1d(shape.minima, shape.passes)
+    total = int(points.size)
+    if total > MAX_DIPS:
+        points = np.sort(points[np.argsort(profile.r[points], kind="stable")[:MAX_DIPS]])
+    t, r, least = _solved(profile, points, cpa)
+    per, dd = METRES_PER_UNIT[unit], distance_decimals(unit)
+    entries = [{"time": iso(float(t[k])), "range": num(r[k] / per, dd), "is_least": k == least} for k in range(t.size)]
+    return Dips(entries, points, total)
 
 
 def _amount(metres: float, unit: str) -> str:
@@ -236,29 +363,50 @@ def _amount(metres: float, unit: str) -> str:
 
 
 def range_trend(
-    shape: Shape, entries: list[dict[str, Any]], cpa: tuple[float, float], least: dict[str, Any], unit: str
+    shape: Shape,
+    entries: list[dict[str, Any]],
+    dips: Dips,
+    cpa: tuple[float, float],
+    least: dict[str, Any],
+    unit: str,
 ) -> str:
     """How the range ran, each turning point once and in order: '7595 yd at the start (…), closing to
-    pass 1: 2412 yd at …, opening to 4155 yd at …, closing to the least range (not a pass) 119.5 yd at …,
-    opening to 206.5 yd at the end (…)': the ends, every pass, the highest range between them, and the
-    least range when it is no pass."""
+    pass 1: 2412 yd at …, opening to 4155 yd at …, closing to pass 2: 119.5 yd at …, opening to 341.3 yd
+    at …, closing to a lesser dip 270.3 yd at …, …, opening to 285.3 yd at the end (…)': the ends, every
+    pass and lesser dip told, the highest range between each two, and the least range when it is
+    neither. Between two turning points the range runs one way but for wobbles under ``dip_rise_m``."""
     profile = shape.profile
     per = METRES_PER_UNIT[unit]
     last = len(profile) - 1
     r_ends = profile.exact(np.array([0, last], dtype=np.intp))
     nodes: list[tuple[float, float, str, str]] = []  # (time, metres, what it is, time as told)
-
-    def high(point: int, figure: dict[str, Any]) -> None:
-        nodes.append((float(profile.t[point]), float(figure["range"]) * per, "", str(figure["time"])))
-
+    told: list[int] = []
     for k, e in enumerate(entries):  # a pass at its time solved on the geodesic
-        nodes.append((float(profile.t[shape.passes[k]]), float(e["range"]) * per, f"pass {e['pass']}: ", e["time"]))
-        if k == 0 and shape.highs_before[0] != 0:
-            high(int(shape.highs_before[0]), e["closing_from"])
-        if k < len(entries) - 1 or shape.highs_after[-1] != last:
-            high(int(shape.highs_after[k]), e["opening_to"])
-    if not least["is_pass"] and least["at_edge"] is None:
+        point = int(shape.passes[k])
+        told.append(point)
+        nodes.append((float(profile.t[point]), float(e["range"]) * per, f"pass {e['pass']}: ", e["time"]))
+    for k, d in enumerate(dips.entries):
+        point = int(dips.points[k])
+        told.append(point)
+        what = "the least range (not a pass) " if d["is_least"] else "a lesser dip "
+        nodes.append((float(profile.t[point]), float(d["range"]) * per, what, d["time"]))
+    if not least["is_pass"] and least["at_edge"] is None and not any(d["is_least"] for d in dips.entries):
         nodes.append((cpa[0], cpa[1], "the least range (not a pass) ", iso(cpa[0])))
+    # between two minima told (and before the first, after the last): the highest range there
+    bounds = [-1, *sorted(told), last + 1]
+    highs = shape.highs
+    peaks = []
+    for lo, hi in itertools.pairwise(bounds):
+        inside = highs[(highs > lo) & (highs < hi)]
+        if inside.size:
+            top = int(inside[int(np.argmax(profile.r[inside]))])
+            if 0 < top < last:
+                peaks.append(top)
+    if peaks:
+        at = np.array(peaks, dtype=np.intp)
+        for point, metres in zip(peaks, profile.exact(at).tolist(), strict=True):
+            t = float(profile.t[point])
+            nodes.append((t, metres, "", iso(t)))
     nodes.sort(key=lambda node: node[0])
     parts = [f"{_amount(float(r_ends[0]), unit)} at the start ({iso(float(profile.t[0]))})"]
     before = float(r_ends[0])
@@ -268,7 +416,22 @@ def range_trend(
         before = node[1]
     way = "closing" if float(r_ends[1]) < before else "opening"
     parts.append(f"{way} to {_amount(float(r_ends[1]), unit)} at the end ({iso(float(profile.t[-1]))})")
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    if dips.total > len(dips.entries):
+        text += f" ({dips.total - len(dips.entries)} higher lesser dips not told: raise dip_rise_m to drop them)"
+    return text
+
+
+def trend_fields(
+    shape: Shape, entries: list[dict[str, Any]], cpa: tuple[float, float], least: dict[str, Any], unit: str
+) -> dict[str, Any]:
+    """The lesser dips and the range trend told from them, as closest-approach and range-bearing give them."""
+    dips = lesser_dips(shape, cpa, unit)
+    return {
+        "lesser_dip_count": dips.total,
+        "lesser_dips": dips.entries,
+        "range_trend": range_trend(shape, entries, dips, cpa, least, unit),
+    }
 
 
 def edge_name(a: TrackData, b: TrackData, span: tuple[float, float], side: str) -> str:

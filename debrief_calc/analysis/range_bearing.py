@@ -20,11 +20,13 @@ from debrief_calc.analysis.common import (
     num,
     num_list,
     overlap,
+    range_rate_mps,
     read_tracks,
     require,
     result_feature,
     source_ref,
     turn_rate_at,
+    velocity,
     wrap180,
 )
 from debrief_calc.analysis.passes import (
@@ -33,8 +35,8 @@ from debrief_calc.analysis.passes import (
     least_summary,
     pass_entries,
     range_shape,
-    range_trend,
     rule_from,
+    trend_fields,
 )
 from debrief_calc.analysis.range_profile import Profile, coarse_pieces, least_range_times
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
@@ -47,14 +49,6 @@ FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 DEFAULT_INTERVAL_S = 60.0
 
 
-def _velocity(speed: FloatArray, course: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """East and north components of a motion (m/s); a platform that does not move (zero speed, no
-    course) has none."""
-    c = np.radians(course)
-    still = speed == 0
-    return np.where(still, 0.0, speed * np.sin(c)), np.where(still, 0.0, speed * np.cos(c))
-
-
 def bearing_rate_deg_min(
     bearing: FloatArray,
     range_m: FloatArray,
@@ -64,25 +58,12 @@ def bearing_rate_deg_min(
     """Rate of change of the true bearing from ownship to target, degrees per minute,
     positive drawing right: ``((Vt sin Ct - Vo sin Co) cos B - (Vt cos Ct - Vo cos Co) sin B) / R``
     with speeds in m/s, courses and B in degrees, R in metres."""
-    oe, on = _velocity(*own)
-    te, tn = _velocity(*target)
+    oe, on = velocity(*own)
+    te, tn = velocity(*target)
     b = np.radians(bearing)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = ((te - oe) * np.cos(b) - (tn - on) * np.sin(b)) / np.where(range_m > 0, range_m, np.nan)
     out: FloatArray = np.degrees(rate) * 60.0
-    return out
-
-
-def range_rate_mps(
-    bearing: FloatArray, own: tuple[FloatArray, FloatArray], target: tuple[FloatArray, FloatArray]
-) -> FloatArray:
-    """Rate of change of the range from ownship to target, m/s, positive opening: the relative
-    velocity along the line of sight, ``(Vt sin Ct - Vo sin Co) sin B + (Vt cos Ct - Vo cos Co) cos B``
-    (NaN where there is no line of sight)."""
-    oe, on = _velocity(*own)
-    te, tn = _velocity(*target)
-    b = np.radians(bearing)
-    out: FloatArray = (te - oe) * np.sin(b) + (tn - on) * np.cos(b)
     return out
 
 
@@ -403,7 +384,7 @@ def _passes(
     if "note" in least and span[0] != span[1]:
         out["cpa_note"] = least["note"] + (" (closest-approach over the whole shared time)" if inside else "")
     out.update(pass_count=len(passes), passes=passes, pass_rule=rule.text())
-    out["range_trend"] = range_trend(shape, passes, cpa, least, unit)
+    out.update(trend_fields(shape, passes, cpa, least, unit))
     return out
 
 
@@ -560,7 +541,8 @@ SPEC = ToolSpec(
         "interval or at the ends of the shared time span. One result per secondary, with the values as "
         "columns in properties.series (the same names as the tote's fields); its summary gives the least range "
         "between fixes over the series' span (cpa_range, cpa_time: a CPA only when cpa_is_pass; cpa_at_edge, "
-        "cpa_note), its passes as closest-approach gives them (passes, pass_count, pass_rule, range_trend), the least sampled "
+        "cpa_note), its passes as closest-approach gives them (passes with each ship's course and speed, relative_speed_kn "
+        "and peak_closing_kn; pass_count, pass_rule, lesser_dips, range_trend), the least sampled "
         "range (min_sampled_range, min_sampled_range_time: not the CPA) and the peak bearing rate between "
         "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
         "line of sight at the first sample."

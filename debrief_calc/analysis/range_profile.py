@@ -205,6 +205,10 @@ class Profile:
             inside = (frac > _INSIDE) & (frac < 1.0 - _INSIDE)
             jump = np.concatenate(([False], np.hypot(east_l - east, north_l - north)[1:] > _JUMP_M))
         self._piece_least = least
+        #: the relative position (m east and north of ``a``) at each vertex, as the pieces starting there
+        #: see it, and as the pieces ending there do (they differ only where a track jumps)
+        self.east, self.north = east, north
+        self.east_end, self.north_end = east_l, north_l
         has_inside = np.concatenate((inside, [False]))
         # per vertex i: the point before a jump at it, the vertex, the inside minimum of piece i
         count = jump.astype(np.intp) + 1 + has_inside

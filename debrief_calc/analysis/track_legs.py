@@ -27,7 +27,7 @@ from debrief_calc.analysis.common import (
 )
 from debrief_calc.analysis.leg_split import MIN_SEGMENTS, SMOOTHING_S, IntArray, LegSplit, smoothed
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
-from debrief_calc.analysis.turns import Piece, course_text, rate_of_turn, turn_events, turns_text
+from debrief_calc.analysis.turns import Piece, course_text, headline, turn_events, turns_text
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.geo.units import METRES_PER_UNIT
 from debrief_calc.tracks.features import TrackData, iso, iso_many, track_data
@@ -86,8 +86,10 @@ def _manoeuvre(
     turn = float(fig["turn"][k])
     v0, v1 = float(fig["speed"][k]) / KNOT_MPS, float(fig["speed"][k + 1]) / KNOT_MPS
     changed = _changed(turn, v0, v1, course_tol, speed_tol_kn)
-    t0, t1 = float(fig["end"][k]), float(fig["start"][k + 1])
     leaving, reaching = _leg_piece(split, fig, k, at_end=True), _leg_piece(split, fig, k + 1, at_end=False)
+    t0, t1 = leaving.middle, reaching.middle  # as a turn's: where its courses are measured
+    between = np.arange(int(split.last[k]) + 1, int(split.first[k + 1]))
+    turns = turn_events([leaving, *_pieces(split, between), reaching], course_tol)
     out = {
         "between_legs": [k + 1, k + 2],
         "start": iso(t0),
@@ -96,14 +98,11 @@ def _manoeuvre(
         "changed": " and ".join(changed) if changed else _NEITHER,
         "course_from": course_text(fig["course"][k]),
         "course_to": course_text(fig["course"][k + 1]),
-        "turn": "starboard" if turn > 0 else "port" if turn < 0 else None,
-        "turn_deg": num(abs(turn), 1),
-        "rate_of_turn": rate_of_turn(turn, leaving.middle, reaching.middle),
+        **headline(turn, turns, t0, t1),
         "speed_from_kn": num(v0, 2),
         "speed_to_kn": num(v1, 2),
     }
-    between = np.arange(int(split.last[k]) + 1, int(split.first[k + 1]))
-    return _with_turns(out, turn_events([leaving, *_pieces(split, between), reaching], course_tol))
+    return _with_turns(out, turns)
 
 
 def _turn_between(split: LegSplit, seg_a: int, seg_b: int, course_a: float, course_b: float) -> float:
@@ -166,22 +165,24 @@ def _unsteady(
         turn = _turn_between(split, s0, s1, c0, c1)
         v0, v1 = v0 / KNOT_MPS, v1 / KNOT_MPS
         changed = _changed(turn, v0, v1, course_tol, speed_tol_kn)
-        out.update(
-            changed=" and ".join(changed) if changed else "neither, but not steady long enough to be a leg",
-            course_from=course_text(c0),
-            course_to=course_text(c1),
-            turn="starboard" if turn > 0 else "port" if turn < 0 else None,
-            turn_deg=num(abs(turn), 1),
-            speed_from_kn=num(v0, 2),
-            speed_to_kn=num(v1, 2),
-        )
         pieces = _pieces(split, inside)
         if where == "before_first_leg":
             pieces.append(_leg_piece(split, fig, 0, at_end=False))
         elif where == "after_last_leg":
             pieces.insert(0, _leg_piece(split, fig, len(split) - 1, at_end=True))
         events = turn_events(pieces, course_tol, cut, speeds=True)
-        _with_turns(out, [{k: v for k, v in e.items() if not k.startswith("speed_")} for e in events])
+        turns = [{k: v for k, v in e.items() if not k.startswith("speed_")} for e in events]
+        head = headline(turn, turns, t0, t1)
+        del head["rate_of_turn"]  # a stretch, not a turn: its turns have their rates
+        out.update(
+            changed=" and ".join(changed) if changed else "neither, but not steady long enough to be a leg",
+            course_from=course_text(c0),
+            course_to=course_text(c1),
+            **head,
+            speed_from_kn=num(v0, 2),
+            speed_to_kn=num(v1, 2),
+        )
+        _with_turns(out, turns)
     else:
         out["changed"] = "not moving: no course"
     if _cut(*cut) is not None:
@@ -191,7 +192,17 @@ def _unsteady(
         "after_last_leg": f"no steady leg from the last leg's end ({iso(t0)}) to the span's end",
         "whole_span": "no steady leg anywhere in the span",
     }[where]
-    return out, [{"between_legs": None, "within": where, "changed": "course", **e} for e in events]
+    return out, [
+        {
+            "between_legs": None,
+            "within": where,
+            "changed": "course",
+            "net_turn": e["turn"],
+            "net_turn_deg": e["turn_deg"],
+            **e,
+        }
+        for e in events
+    ]
 
 
 def _legs(given: _Track, split: LegSplit, fig: dict[str, FloatArray], shown: int, unit: str) -> list[dict[str, Any]]:
@@ -322,17 +333,19 @@ SPEC = ToolSpec(
         "fixes, min_leg_duration_s; each {leg, start, end, duration_s, course, max_course_deviation, speed_kn, "
         "speed_range_kn, distance (distance_unit), point_count}. manoeuvres, in order, empty only when the track "
         "did not turn: {manoeuvre, between_legs [k, k+1], or null with within (before_first_leg, after_last_leg, "
-        "whole_span) for a turn in an unsteady stretch, start, end, duration_s, changed, course_from, course_to, "
-        "turn (port/starboard), turn_deg (as sailed: a round turn counts), rate_of_turn (mean deg/min), "
+        "whole_span) for a turn in an unsteady stretch, start, end (the middles of the segments it turns from and "
+        "to, where their courses are measured), duration_s, changed, course_from, course_to, turn (port, "
+        "starboard, or 'both ways'), turn_deg (degrees sailed, every turn either way summed; a round turn counts), "
+        "net_turn and net_turn_deg (net change of course), rate_of_turn (turn_deg / duration_s, deg/min), "
         "speed_from_kn, speed_to_kn}; one that turns both ways lists turns [...] and turns_text ('port 93° then "
         "starboard 155°'). unsteady: the stretches at the span's ends in no leg {where, start, end, ..., note}; "
-        "legs, manoeuvres between legs and unsteady cover the whole span. cut_by_window 'start'/'end' on a leg, turn or "
+        "legs, the gaps between legs and unsteady cover the whole span. cut_by_window 'start'/'end' on a leg, turn or "
         "stretch a time window cut (it may have begun earlier or gone on). At most max_legs legs (legs_truncated, "
         "note). mark_legs: one annotation per leg (a dashed line labelled 'NELSON leg 2: 277° 11.2 kn "
         "10:11–10:29'), timed to its leg so a picture shows it while sailed, or with marks_timed false shown in "
         "every picture, and an addFeatures command for them (run_tool hands it a stored ref)."
     ),
-    version="2.0.0",
+    version="2.1.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     also_outputs=("annotation",),

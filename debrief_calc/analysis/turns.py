@@ -4,9 +4,13 @@ A stretch is a sequence of *pieces* (legs and one-fix segments, in order), each 
 bound it and its course. The course steps from piece to piece are taken in runs of one direction; a
 step of at most ``course_tol`` (noise) joins the run it falls in and starts none, and a run that
 turns no more than ``course_tol`` in all is no turn. A turn starts at the first piece on a new
-course and ends where the last course change lands; its mean rate of turn is its degrees over the
-time between the middles of the pieces it turns from and to (the course of a piece is the course at
-its middle), as the tote's rate of turn is.
+course and ends where the last course change lands. Its times are the middles of the pieces it
+turns from and to (the course of a piece is the course at its middle; a turn at one fix, between two
+segments, lasts from the middle of one to the middle of the next), so its degrees over its duration
+are its mean rate of turn, as the tote's rate of turn is read.
+
+A manoeuvre that turns both ways has two figures a headline must not mix: the degrees sailed (every
+turn, either way, summed) and the net change of course (round turns counted): :func:`headline`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from debrief_calc.analysis.common import KNOT_MPS, num
 from debrief_calc.tracks.features import iso
 
-__all__ = ["Piece", "course_text", "rate_of_turn", "turn_events", "turns_text"]
+__all__ = ["Piece", "course_text", "headline", "rate_of_turn", "turn_events", "turns_text"]
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,9 @@ def rate_of_turn(degrees: float, start: float, end: float) -> float | None:
 def turn_events(
     pieces: list[Piece], course_tol: float, cut: tuple[bool, bool] = (False, False), *, speeds: bool = False
 ) -> list[dict[str, Any]]:
-    """Every turn of the stretch, in order: start, end, duration_s, turn (port/starboard), turn_deg,
-    course_from, course_to, rate_of_turn (deg/min); a turn the other way smaller than
+    """Every turn of the stretch, in order: start, end (the middles of the pieces it turns from and
+    to), duration_s, turn (port/starboard), turn_deg, course_from, course_to, rate_of_turn (deg/min:
+    turn_deg over duration_s); a turn the other way smaller than
     ``course_tol`` between two turns the same way is part of them. ``cut``: whether a time window
     cut the stretch at its first piece's start, and at its last piece's end: a turn from the first
     piece or to the last then says ``cut_by_window`` "start" or "end" (it may have begun earlier or
@@ -81,7 +86,7 @@ def turn_events(
             kept.append((first, last, total))
     out = []
     for first, last, total in kept:
-        start, end = pieces[first + 1].start, pieces[last + 1].start
+        start, end = pieces[first].middle, pieces[last + 1].middle
         event: dict[str, Any] = {
             "start": iso(start),
             "end": iso(end),
@@ -90,7 +95,7 @@ def turn_events(
             "turn_deg": num(abs(total), 1),
             "course_from": course_text(pieces[first].course),
             "course_to": course_text(pieces[last + 1].course),
-            "rate_of_turn": rate_of_turn(total, pieces[first].middle, pieces[last + 1].middle),
+            "rate_of_turn": rate_of_turn(total, start, end),
         }
         if speeds:
             event["speed_from_kn"] = num(pieces[first].speed / KNOT_MPS, 2)
@@ -102,6 +107,24 @@ def turn_events(
             event["cut_by_window"] = "both" if len(sides) == 2 else sides[0]
         out.append(event)
     return out
+
+
+def headline(net: float, turns: list[dict[str, Any]], start: float, end: float) -> dict[str, Any]:
+    """A manoeuvre's turn from ``start`` to ``end``, ``net`` degrees of net change of course (positive
+    to starboard, round turns counted) made up of ``turns`` (:func:`turn_events`): turn (port,
+    starboard, or "both ways" when its turns go both ways), turn_deg (degrees sailed: its turns summed,
+    either way), net_turn and net_turn_deg (the net change of course), rate_of_turn (turn_deg over the
+    time from ``start`` to ``end``)."""
+    ways = {t["turn"] for t in turns}
+    sailed = sum(float(t["turn_deg"]) for t in turns) if len(ways) > 1 else abs(net)
+    side = "starboard" if net > 0 else "port" if net < 0 else None
+    return {
+        "turn": "both ways" if len(ways) > 1 else side,
+        "turn_deg": num(sailed, 1),
+        "net_turn": side,
+        "net_turn_deg": num(abs(net), 1),
+        "rate_of_turn": rate_of_turn(sailed, start, end),
+    }
 
 
 def turns_text(turns: list[dict[str, Any]]) -> str:

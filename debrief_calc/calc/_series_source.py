@@ -218,8 +218,28 @@ def stored_series(
         answer["source"] = {"kind": "result given inline", "id": chosen.get("id")}
     _others(usable, chosen, answer)
     series = _table(chosen, window)
-    answer["window"] = (window or Window(*series.span, "data")).answer()
+    if window is not None:
+        answer["window"] = window.answer()
+    elif (made := made_in(chosen)) is not None:  # the window the result was computed on
+        answer["window"] = made.answer(of="the stored result (its provenance.window)")
+    else:
+        answer["window"] = Window(*series.span, "data").answer()
     return series
+
+
+def made_in(result: Mapping[str, Any]) -> Window | None:
+    """The window a stored result was computed on (its ``provenance.window``, asked or a plot's
+    saved one), or None when it was computed on the whole data."""
+    from debrief_calc.tracks.times import parse_window
+
+    prov = properties_of(result).get("provenance")
+    made = prov.get("window") if isinstance(prov, Mapping) else None
+    if not isinstance(made, Mapping) or made.get("source") not in ("asked", "plot"):
+        return None
+    try:
+        return parse_window(made.get("start"), made.get("end"), source=made["source"])
+    except ValidationFailed:
+        return None
 
 
 def _others(usable: list[dict[str, Any]], chosen: dict[str, Any], answer: dict[str, Any]) -> None:

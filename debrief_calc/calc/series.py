@@ -89,7 +89,15 @@ def render_series(
     ``close_quarters`` (a threshold). ValidationFailed naming the field for a bad source,
     quantity, parameter or window."""
     from debrief_calc.calc._series_marks import close_quarters, is_close_quarters, is_entry, marks_of, own_plot
-    from debrief_calc.calc._series_source import Series, pick, series_from_tracks, stored_series, tracks_of, with_curve
+    from debrief_calc.calc._series_source import (
+        Series,
+        made_in,
+        pick,
+        series_from_tracks,
+        stored_series,
+        tracks_of,
+        with_curve,
+    )
     from debrief_calc.calc.inputs import cut_ends, window_answer
 
     if (features is None) == (plot is None):
@@ -146,9 +154,7 @@ def render_series(
         chosen = pick(results, opts.get("secondary"))
         window = inputs.asked or next((w for w, ids in inputs.windows if str(chosen.get("id")) in ids), None)
         series = stored_series(svc, results, chosen, window, answer)
-        prov = properties_of(chosen).get("provenance")
-        made = prov.get("window") if isinstance(prov, Mapping) else None
-        cut = (True, True) if isinstance(made, Mapping) and made.get("source") in ("asked", "plot") else (False, False)
+        cut = (True, True) if made_in(chosen) is not None else (False, False)
     else:
         tracks = tracks_of(found, "plot" if plot is not None else "features")
         if not relative and narratives is None and (own := own_plot(plot, features)) is not None:

@@ -84,7 +84,9 @@ cuts, put them in a plot with their host: debrief-state's debrief_render_plot dr
 (ambiguous dashed) and answers per sensor how many it drew, and the cut times of a sensor in the plot's selection.
 
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (the least \
-range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule; a \
+range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule, with \
+both ships' course and speed, relative_speed_kn (the closing speed at the pass, where range_rate is 0) and \
+peak_closing_kn on its run-in; lesser_dips: the other minima, which range_trend tells too; a \
 least range at the start or end of the data or window is never a CPA: at_edge, cpa_note), close-quarters (the \
 periods two tracks were within parameters.threshold, entry and exit between fixes, the least range in each), \
 range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes as \
@@ -92,7 +94,9 @@ closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, 
 rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time, \
 which its saved window always holds; a window asked for without it is refused naming parameters.time), \
 speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
-every turn as a manoeuvre with its rate of turn, per track; mark_legs, marks_timed=false to show every mark at once), \
+every turn as a manoeuvre with its rate of turn = turn_deg / duration_s, from the middle of the segment it \
+turns from to the middle of the one it turns to; turn_deg is degrees sailed, net_turn_deg the net change of \
+course, per track; mark_legs, marks_timed=false to show every mark at once), \
 zone-transits, zone-overlaps (who was in one zone while another was in another), area-summary, resample-track, \
 delete-features, import-rep, import-dpf, bearing-residuals and tma-solve (sensor cuts, below); describe_tool(name) gives every parameter. Positions in answers also come in degrees and \
 minutes (*_dm: 22°07.41'N 021°46.41'W). Tools that change a plot return DebriefCommands for debrief_apply_command \

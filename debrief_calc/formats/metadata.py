@@ -175,14 +175,15 @@ def data_features(features: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def derived_time_state(data: dict[str, Any]) -> dict[str, str] | None:
-    """The period of a plot's timed features as a time state (current at the start), or None."""
+    """The period of a plot's timed features as a time state (current at the end, as a new plot's:
+    every track drawn solid), or None."""
     from debrief_calc.tracks.times import data_window
 
     whole = data_window(data_features(data.get("features") or []))
     if not whole.closed:
         return None
     start, end = whole.shown
-    return {"current": str(start), "start": str(start), "end": str(end)}
+    return {"current": str(end), "start": str(start), "end": str(end)}
 
 
 def data_bounds(features: list[dict[str, Any]]) -> list[float] | None:

@@ -288,9 +288,9 @@ def _follow_added(work: _Work) -> None:
         old_state = metadata.get_time_state({"features": [work.features[time_at]]}) if time_at is not None else None
         before = data_window(metadata.data_features(work.before))
         window: Window | None
-        if old_state is None:
+        if old_state is None:  # a new plot: its current time at the end, so the whole of every track is drawn solid
             window = Window.spanning([new, before]) if before.closed else new
-            current = window.shown[0]
+            current = window.shown[1]
         else:
             old = saved_window(old_state)
             try:

@@ -180,7 +180,8 @@ class PlotCommands(OpenPlots):
         steps: list[dict[str, Any]] = [{"command": "addFeatures", "payload": kept}]
         if saved.closed:
             start, end = saved.shown
-            steps.append({"command": "setTimeState", "payload": {"current": start, "start": start, "end": end}})
+            # the current time at the window's end, as for any new plot: everything copied is drawn solid
+            steps.append({"command": "setTimeState", "payload": {"current": end, "start": start, "end": end}})
         return {"command": "composite", "payload": steps}, left_out
 
     def set_properties(

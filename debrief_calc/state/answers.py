@@ -268,6 +268,7 @@ class RenderAnswer(_OnPlot, WithImages):
     height: int = 0
     bytes: int = 0
     time: str | None = None
+    time_source: str | None = None  # asked, or the plot's current time (a new plot's: its window's end)
     fit: str  # what was shown: viewport, all (also when the plot has no viewport), selection, window, bounds
     bounds: list[float]  # [west, south, east, north] of the area shown, padded to at most 2:1 (or 1:2)
     selectedIds: list[str] = []

@@ -200,6 +200,13 @@ class StateService(PlotAspects):
             "height": rendered.height,
             "bytes": len(rendered.png),
             "time": shown,
+            "time_source": (
+                "asked"
+                if time
+                else "the plot's current time (a new plot's is its window's end: every track solid)"
+                if shown
+                else "none: the plot has no time, every track drawn solid"
+            ),
             "fit": rendered.fit,
             "bounds": rendered.bounds,
             "selectedIds": fit_prefix(selection, 2_000)[0],

@@ -2,7 +2,8 @@
 
 With a current time each track splits there: the past solid in its colour, the future faint
 (or hidden), and the ship's marker at its interpolated position, pointing the way it moves
-(from its positions a little before and after; the stored ``courses`` are not trusted) and
+(the course of the leg it is on, as the tote gives it: at a fix the leg after; the stored
+``courses`` are not trusted) and
 labelled with its short name; a ship over another is drawn smaller, both outlined in white, so
 that both show. Small chevrons along the line show the direction of travel, and ticks at
 regular times carry Debrief's DTG labels (``DDHHMMZ``) at an interval chosen so that on screen
@@ -20,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from debrief_calc.analysis.common import Legs, motion_at
+from debrief_calc.geo import geodesy
 from debrief_calc.geo._arrays import FloatArray
 from debrief_calc.plots.render._common import BACKGROUND, FAINT, OUTLINE, Box, Item, blend, ink
 from debrief_calc.plots.render._labels import Label
@@ -42,6 +45,8 @@ _LABEL_SPACING = 110.0  # pixels between time labels along a track moving at the
 _CHEVRON_SPACING = 90.0
 _DART = ((13.0, 0.0), (-9.0, 8.0), (-4.0, 0.0), (-9.0, -8.0))  # tip, port quarter, notch, starboard quarter
 _BORDER = ((16.5, 0.0), (-11.5, 10.5), (-6.5, 0.0), (-11.5, -10.5))  # the white outline around it
+#: metres along the course from the ship's position to the point that gives its direction on screen
+_HEADING_PROBE_M = 100.0
 Line = tuple[FloatArray, FloatArray]
 
 
@@ -68,6 +73,8 @@ class TrackView:
     y: FloatArray
     t: FloatArray | None
     parts: list[slice]
+    proj: Projection | None = None
+    _legs: Legs | None = None
 
     def covers(self, q: float | None) -> bool:
         return q is not None and self.t is not None and float(self.t[0]) <= q <= float(self.t[-1])
@@ -77,9 +84,24 @@ class TrackView:
         return np.interp(q, self.t, self.x), np.interp(q, self.t, self.y)
 
     def heading(self, q: float) -> tuple[float, float] | None:
-        """The on-screen unit vector of travel at ``q``, from the positions a fix interval or so
-        either side (the whole track's span at its ends); None when the ship did not move."""
+        """The on-screen unit vector of travel at ``q``: the tote's course there
+        (:func:`~debrief_calc.analysis.common.motion_at`, the leg the time is on), drawn from the
+        ship's position along it; None when the ship did not move. Without readable fixes, from the
+        positions a fix interval or so either side."""
         assert self.t is not None
+        track = self.item.track
+        if track is not None and self.proj is not None and len(track) > 1:
+            if self._legs is None:
+                self._legs = Legs(track)
+            at = np.array([q])
+            course = motion_at(self._legs, at)[1]
+            if not np.isfinite(course[0]):
+                return None
+            lat, lon = geodesy.interpolate_track(track.t, track.lat, track.lon, at)
+            lat2, lon2, _ = geodesy.direct(lat, lon, course, np.array([_HEADING_PROBE_M]))
+            xs, ys = self.proj.arrays(np.concatenate((lon, lon2)), np.concatenate((lat, lat2)))
+            d = math.hypot(float(xs[1] - xs[0]), float(ys[1] - ys[0]))
+            return (float(xs[1] - xs[0]) / d, float(ys[1] - ys[0]) / d) if d > 0 else None
         gaps = np.diff(self.t)
         window = max(1.5 * float(np.median(gaps)) if gaps.size else 0.0, 30.0)
         a, b = max(q - window, float(self.t[0])), min(q + window, float(self.t[-1]))
@@ -120,7 +142,7 @@ def track_views(items: list[Item], proj: Projection) -> list[TrackView]:
             lon, lat, t = pts[:, 0], pts[:, 1], None
         ends = np.cumsum([0, *lengths]).tolist()
         x, y = proj.arrays(lon, lat)
-        views.append(TrackView(it, x, y, t, [slice(a, b) for a, b in itertools.pairwise(ends) if b - a]))
+        views.append(TrackView(it, x, y, t, [slice(a, b) for a, b in itertools.pairwise(ends) if b - a], proj))
     return views
 
 
