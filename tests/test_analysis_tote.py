@@ -455,10 +455,10 @@ async def test_the_tote_through_the_server_takes_the_plots_current_time(client: 
         parameters={"time": f"{DAY}10:20:30Z", "primary": "rep-nelson"},
     )
     assert not err and round(out["features"][0]["properties"]["bearing_rate"], 2) == -8.75
-    # no saved time: the start of the plot's timed features (05:00), when COLLINGWOOD had no fix yet
+    # no saved time: the end of the plot's timed features (11:45), when NELSON had no fix any more
     err, out = await call(client, "run_tool", tool="tote", plot={"filename": "untimed.plot.json"})
     assert err and out["error"]["details"]["field"] == "time"
-    assert out["error"]["message"].startswith("the plot's current time 1995-12-12T05:00:00Z is outside")
+    assert out["error"]["message"].startswith("the plot's current time 1995-12-12T11:45:00Z is outside")
 
 
 @pytest.mark.anyio
