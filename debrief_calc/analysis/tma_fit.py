@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc.analysis.common import wrap180
+from debrief_calc.analysis.common import robust_sd, wrap180
 from debrief_calc.analysis.sensor_cuts import Cuts
 from debrief_calc.analysis.tma_model import Fit, Plan, Problem
 from debrief_calc.geo._arrays import FloatArray
@@ -64,8 +64,6 @@ TURN_P: Final = 1e-5
 _KNOT: Final = 1852.0 / 3600.0
 #: the cost of a turn whose legs are too fast to be real (finite, for the scalar search)
 _IMPLAUSIBLE: Final = 1e100
-#: robust standard deviation from the median absolute residual, for Gaussian errors
-_MAD_SD: Final = 1.4826
 #: ranges (m) along the bearing tried as starts besides the pseudolinear estimate
 _START_RANGES_M: Final = (1500.0, 5000.0, 15000.0, 45000.0)
 _MAX_ROUNDS: Final = 4
@@ -152,10 +150,7 @@ class Solved:
 
 def _robust_scale(res: FloatArray, weight: FloatArray, active: np.ndarray[Any, Any], noise: Noise) -> float:
     """The robust standard deviation of the weighted residuals over ``active`` (never under the floor)."""
-    r = np.abs(res[active] * weight[active])
-    r = r[np.isfinite(r)]
-    mad = _MAD_SD * float(np.median(r)) if r.size else 0.0
-    return max(mad, 1.0 if noise.given else SD_FLOOR_DEG)
+    return robust_sd(res[active] * weight[active], 1.0 if noise.given else SD_FLOOR_DEG)
 
 
 def _starts(problem: Problem, plan: Plan, active: np.ndarray[Any, Any]) -> list[FloatArray]:
