@@ -69,6 +69,8 @@ _STEPS: Final = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600)
 _MAX_FIXES: Final = 40
 #: a solution's colours, the first farthest from its host's and its sensor's colours taken
 _SOLUTION_STROKES: Final = ("#2ca02c", "#ff7f0e", "#9467bd", "#d62728", "#1f77b4", "#17becf")
+#: a leg whose speed SD is over this fraction of its speed is bias-prone (its 2-SD interval ±20 %)
+_BIAS_PRONE_REL: Final = 0.1
 #: times tried (besides the cuts') for the solution's least uncertain point
 _LEAST_GRID: Final = 121
 #: seconds either side of the reference time over which its bearing rate is read
@@ -226,7 +228,7 @@ def _legs_out(solved: Solved, cuts: Cuts, at: Position) -> list[dict[str, Any]]:
     plan = solved.fit.plan
     leg_of = plan.leg_of(cuts.t)
     edges = [float(cuts.t[0]), *plan.turns, float(cuts.t[-1])]
-    out = []
+    out: list[dict[str, Any]] = []
     for k in range(plan.legs):
         m = leg_motion(solved, k, at.lat)
         out.append(
@@ -241,7 +243,47 @@ def _legs_out(solved: Solved, cuts: Cuts, at: Position) -> list[dict[str, Any]]:
                 "cuts": int(np.sum((leg_of == k) & solved.fit.active)),
             }
         )
+        out[-1].update(_reliability(solved, cuts, leg_of == k, m.speed_mps, m.speed_sd_mps))
+    for k in range(1, len(out)):
+        a, b = out[k - 1], out[k]
+        change, sd = b["speed_kn"] - a["speed_kn"], math.hypot(a["speed_sd_kn"], b["speed_sd_kn"])
+        if abs(change) < 2.0 * sd:
+            b.setdefault("notes", []).append(
+                f"its speed differs from leg {k}'s by {change:+.1f} kn, within 2 SD of the difference ({2 * sd:.1f} kn): "
+                "do not report a speed change at the turn as real"
+            )
     return out
+
+
+def _reliability(
+    solved: Solved, cuts: Cuts, on_leg: np.ndarray[Any, Any], speed: float, speed_sd: float
+) -> dict[str, Any]:
+    """Whether a leg's speed is bias-prone: the maximum-likelihood estimate of bearings-only TMA is
+    biased (mostly towards more speed and range) where the information is low (Nardone, Lindgren &
+    Gong 1984): a speed SD over :data:`_BIAS_PRONE_REL` of the speed, with what makes it low named
+    (few cuts, little bearing spread, a receding target)."""
+    rel = speed_sd / speed if speed > 0 else math.inf
+    if rel < _BIAS_PRONE_REL:
+        return {"reliability": "good"}
+    use = on_leg & solved.fit.active
+    pred, dist, _, _ = solved.problem.predict(solved.fit.theta, solved.fit.plan)
+    why = [f"speed SD {rel:.0%} of the speed"]
+    if use.sum() >= 2:
+        b = pred[use]
+        spread = float(np.ptp(b[0] + wrap180(b - b[0])))
+        r0, r1 = float(dist[use][0]), float(dist[use][-1])
+        if spread < 30.0:
+            why.append(f"the bearing moves only {spread:.0f}° over it")
+        if r1 > 1.3 * r0:
+            why.append(f"the target recedes ({r0 / 1852:.1f} to {r1 / 1852:.1f} nm)")
+        why.append(f"{int(use.sum())} cuts")
+    return {
+        "reliability": "bias-prone",
+        "notes": [
+            "speed (and range) bias-prone: " + ", ".join(why) + "; the maximum-likelihood estimate of such a leg tends "
+            "to read fast; quote the speed with its SD and the caveat, and confirm it with frequencies or more cuts"
+        ],
+    }
 
 
 def _turns_out(solved: Solved) -> list[dict[str, Any]]:
