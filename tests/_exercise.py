@@ -115,11 +115,20 @@ def _stamp(t: float) -> str:
 
 
 def files(
-    seed: int, *, bearing_sd: float = 1.0, freq_sd: float = 0.02, outliers: bool = True, frequencies: bool = True
+    seed: int,
+    *,
+    bearing_sd: float = 1.0,
+    freq_sd: float = 0.02,
+    outliers: bool = True,
+    frequencies: bool = True,
+    astern_m: float = 0.0,
 ) -> tuple[str, str]:
-    """The ownship REP text and the towed array's DSF text of one noise draw."""
+    """The ownship REP text and the towed array's DSF text of one noise draw; ``astern_m``: the
+    array that far astern along ownship's own path (its bearings taken from there; cuts before it
+    has run out that far are left out)."""
     g = geometry()
     rng = np.random.default_rng(seed)
+    lag = round(astern_m / (OWN_KN * KNOT))
     rep = []
     for t in range(0, DURATION + 1, 60):
         lat, lon = g.own[t]
@@ -130,7 +139,13 @@ def files(
     dsf = [";; towed array TA on SCEPTRE, cuts every 2 min"]
     for i, t in enumerate(g.cut_s.tolist()):
         noise = float(rng.normal(0.0, bearing_sd))
-        measured = (g.bearing[i] + noise + (OUTLIERS.get(i, 0.0) if outliers else 0.0)) % 360.0
+        true_bearing = g.bearing[i]
+        if lag:
+            if t < lag:
+                continue
+            a = g.own[t - lag]
+            true_bearing = GEOD.Inverse(a[0], a[1], g.target[t, 0], g.target[t, 1])["azi1"] % 360.0
+        measured = (true_bearing + noise + (OUTLIERS.get(i, 0.0) if outliers else 0.0)) % 360.0
         mirror = (2 * (own_heading(t) % 360.0) - measured) % 360.0
         freq = f"{g.frequency[i] + float(rng.normal(0.0, freq_sd)):.3f}" if frequencies else "NULL"
         dsf.append(f";SENSOR2: {_stamp(t)} SCEPTRE @A NULL {measured:.1f} {mirror:.1f} {freq} NULL TA TA")
@@ -158,6 +173,14 @@ def truth_track() -> dict[str, Any]:
     return {
         "type": "Feature",
         "id": "truth",
-        "geometry": {"type": "LineString", "coordinates": [[float(g.target[t, 1]), float(g.target[t, 0])] for t in times]},
-        "properties": {"kind": "track", "dataType": "track", "name": "CONTACT", "timestamps": [iso(T0 + t) for t in times]},
+        "geometry": {
+            "type": "LineString",
+            "coordinates": [[float(g.target[t, 1]), float(g.target[t, 0])] for t in times],
+        },
+        "properties": {
+            "kind": "track",
+            "dataType": "track",
+            "name": "CONTACT",
+            "timestamps": [iso(T0 + t) for t in times],
+        },
     }

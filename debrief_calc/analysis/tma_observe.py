@@ -214,11 +214,11 @@ def family(solved: Solved, own_at_ref: tuple[float, float], own_velocity: tuple[
     return range_profile(solved, own_at_ref, own_velocity, _FAMILY_M)
 
 
-def _rate(t: FloatArray, b: FloatArray) -> tuple[float, float, float, bool]:
+def _rate(t: FloatArray, b: FloatArray) -> tuple[float, float, float, float]:
     """A straight line through the cuts' bearings (unwrapped, degrees) against time: the bearing
-    at the cuts' mean time, the rate (degrees per minute), its standard error, and whether the
-    bearings curve significantly (a parabola's curvature beyond 3 standard errors: the rate is not
-    steady over them)."""
+    at the cuts' mean time, the rate (degrees per minute), its standard error, and how much the
+    rate drifts over the cuts (°/min, from a parabola's curvature when it is beyond 3 standard
+    errors; else 0)."""
     u = b[0] + wrap180(b - b[0])
     x = (t - t.mean()) / 60.0  # minutes: a well-scaled design
     design = np.vander(x, 2, increasing=True)
@@ -226,21 +226,22 @@ def _rate(t: FloatArray, b: FloatArray) -> tuple[float, float, float, bool]:
     res = u - design @ coef
     dof = t.size - 2
     se = math.sqrt(float(res @ res) / dof / float(x @ x)) if dof > 0 else math.nan
-    curved = False
+    drift = 0.0
     if t.size >= _CURVE_CUTS:
         quad = np.vander(x, 3, increasing=True)
         qc, *_ = np.linalg.lstsq(quad, u, rcond=None)
         qres = u - quad @ qc
         qdof = t.size - 3
         cov = np.linalg.pinv(quad.T @ quad) * (float(qres @ qres) / qdof)
-        curved = bool(abs(qc[2]) > 3.0 * math.sqrt(max(cov[2, 2], 0.0)))
-    return float(coef[0]), float(coef[1]), se, curved
+        if abs(qc[2]) > 3.0 * math.sqrt(max(cov[2, 2], 0.0)):
+            drift = abs(2.0 * float(qc[2]) * float(np.ptp(x)))
+    return float(coef[0]), float(coef[1]), se, drift
 
 
 def _across(
     t: FloatArray, b: FloatArray, i1: np.ndarray[Any, Any], i2: np.ndarray[Any, Any], leg1: Any, leg2: Any
-) -> tuple[tuple[float, float, bool], tuple[float, float, bool], float, float, float]:
-    """The bearing rate (°/min), its SD and curvature on each side, the mean bearing and ownship's
+) -> tuple[tuple[float, float, float], tuple[float, float, float], float, float, float]:
+    """The bearing rate (°/min), its SD and drift on each side, the mean bearing and ownship's
     speed across the line of sight (kn) on each leg."""
     b1, rate1, se1, curved1 = _rate(t[i1], b[i1])
     b2, rate2, se2, curved2 = _rate(t[i2], b[i2])
@@ -345,10 +346,11 @@ def ekelund(
             for tau in target_turns
             if first <= tau <= last
         ]
-        for side, curved in (("before", curved1), ("after", curved2)):
-            if curved:
+        for side, drift in (("before", curved1), ("after", curved2)):
+            if drift > _EKELUND_SELF_TOL * abs(rate1 - rate2):
                 spoilers.append(
-                    f"the bearing rate is not steady {side} the turn (its bearings curve): the rate read is an average"
+                    f"the bearing rate is not steady {side} the turn (it drifts {drift:.2f}°/min over the cuts used, against "
+                    f"a change of {abs(rate1 - rate2):.2f}°/min across the turn): the rate read is an average"
                 )
         d_rate = rate1 - rate2
         se = math.hypot(se1, se2)
