@@ -19,7 +19,8 @@ relative to ownship scaled alike) fits the same bearings. So:
 * the **Ekelund range** across each ownship manoeuvre between two legs with cuts on both:
   ``R = (OSA₂ − OSA₁) / (Ḃ₁ − Ḃ₂)``, OSA the ownship speed across the line of sight
   (``V sin(C − B)``), Ḃ the bearing rate just before and just after the manoeuvre (a straight
-  line through the cuts within :data:`EKELUND_SPAN_S` of it on each side). In knots and degrees
+  line through the cuts within :data:`EKELUND_SPAN_S` of it on each side, or a parabola when they
+  curve significantly, read at the manoeuvre's middle). In knots and degrees
   per minute that is ``1768.6 · ΔOSA / ΔḂ`` metres (legacy Debrief writes 1770.28). No range when
   the rate's change is within its noise or has the wrong sign; a target turn found among the cuts
   used, or bearings that curve on a side (a rate not steady), are named as what spoils it;
@@ -214,37 +215,42 @@ def family(solved: Solved, own_at_ref: tuple[float, float], own_velocity: tuple[
     return range_profile(solved, own_at_ref, own_velocity, _FAMILY_M)
 
 
-def _rate(t: FloatArray, b: FloatArray) -> tuple[float, float, float, float]:
-    """A straight line through the cuts' bearings (unwrapped, degrees) against time: the bearing
-    at the cuts' mean time, the rate (degrees per minute), its standard error, and how much the
-    rate drifts over the cuts (°/min, from a parabola's curvature when it is beyond 3 standard
-    errors; else 0)."""
+def _rate(t: FloatArray, b: FloatArray, at: float) -> tuple[float, float, float, float]:
+    """The bearing rate at ``at`` (the manoeuvre's middle, so that both sides are read at one
+    instant) from the cuts' bearings (unwrapped, degrees): a straight line through them, or a
+    parabola when its curvature is beyond 3 standard errors (the rate drifts over them, as near a
+    close pass). The bearing there, the rate (°/min), its standard error, and the rate's drift over
+    the cuts (°/min; 0 for a straight line)."""
     u = b[0] + wrap180(b - b[0])
-    x = (t - t.mean()) / 60.0  # minutes: a well-scaled design
-    design = np.vander(x, 2, increasing=True)
-    coef, *_ = np.linalg.lstsq(design, u, rcond=None)
-    res = u - design @ coef
-    dof = t.size - 2
-    se = math.sqrt(float(res @ res) / dof / float(x @ x)) if dof > 0 else math.nan
-    drift = 0.0
-    if t.size >= _CURVE_CUTS:
-        quad = np.vander(x, 3, increasing=True)
-        qc, *_ = np.linalg.lstsq(quad, u, rcond=None)
-        qres = u - quad @ qc
-        qdof = t.size - 3
-        cov = np.linalg.pinv(quad.T @ quad) * (float(qres @ qres) / qdof)
-        if abs(qc[2]) > 3.0 * math.sqrt(max(cov[2, 2], 0.0)):
-            drift = abs(2.0 * float(qc[2]) * float(np.ptp(x)))
-    return float(coef[0]), float(coef[1]), se, drift
+    x = (t - at) / 60.0  # minutes from ``at``: a well-scaled design
+    for degree in (2, 1):
+        if degree == 2 and t.size < _CURVE_CUTS:
+            continue
+        design = np.vander(x, degree + 1, increasing=True)
+        coef, *_ = np.linalg.lstsq(design, u, rcond=None)
+        res = u - design @ coef
+        dof = t.size - degree - 1
+        cov = np.linalg.pinv(design.T @ design) * (float(res @ res) / dof if dof > 0 else math.nan)
+        if degree == 2 and not abs(coef[2]) > 3.0 * math.sqrt(max(cov[2, 2], 0.0)):
+            continue
+        drift = abs(2.0 * float(coef[2]) * float(np.ptp(x))) if degree == 2 else 0.0
+        return float(coef[0]), float(coef[1]), math.sqrt(max(cov[1, 1], 0.0)) if dof > 0 else math.nan, drift
+    raise AssertionError("unreachable: the straight line always answers")
 
 
 def _across(
-    t: FloatArray, b: FloatArray, i1: np.ndarray[Any, Any], i2: np.ndarray[Any, Any], leg1: Any, leg2: Any
+    t: FloatArray,
+    b: FloatArray,
+    i1: np.ndarray[Any, Any],
+    i2: np.ndarray[Any, Any],
+    leg1: Any,
+    leg2: Any,
+    at: float,
 ) -> tuple[tuple[float, float, float], tuple[float, float, float], float, float, float]:
     """The bearing rate (°/min), its SD and drift on each side, the mean bearing and ownship's
     speed across the line of sight (kn) on each leg."""
-    b1, rate1, se1, curved1 = _rate(t[i1], b[i1])
-    b2, rate2, se2, curved2 = _rate(t[i2], b[i2])
+    b1, rate1, se1, curved1 = _rate(t[i1], b[i1], at)
+    b2, rate2, se2, curved2 = _rate(t[i2], b[i2], at)
     r1, r2 = math.radians(b1), math.radians(b2)
     bearing = math.degrees(math.atan2(math.sin(r1) + math.sin(r2), math.cos(r1) + math.cos(r2))) % 360.0
     osa1 = leg1["speed_kn"] * math.sin(math.radians(leg1["course"] - bearing))
@@ -269,7 +275,7 @@ def _self_check(
     turns), whatever the noise."""
     pred = solved.problem.predict(solved.fit.theta, solved.fit.plan)[0][used]
     t = cuts.t[used]
-    (rate1, _, _), (rate2, _, _), _, osa1, osa2 = _across(t, pred, i1, i2, leg1, leg2)
+    (rate1, _, _), (rate2, _, _), _, osa1, osa2 = _across(t, pred, i1, i2, leg1, leg2, t_mid)
     at = own.position(t_mid)
     if at is None or rate1 == rate2:
         return []
@@ -327,7 +333,9 @@ def ekelund(
             out.append(entry)
             continue
         i1, i2 = _side_cuts(t, on1, m_start, True), _side_cuts(t, on2, m_end, False)
-        (rate1, se1, curved1), (rate2, se2, curved2), bearing, osa1, osa2 = _across(t, b, i1, i2, leg1, leg2)
+        (rate1, se1, curved1), (rate2, se2, curved2), bearing, osa1, osa2 = _across(
+            t, b, i1, i2, leg1, leg2, (m_start + m_end) / 2
+        )
         first, last = float(t[i1[0]]), float(t[i2[-1]])
         entry.update(
             cuts_used_before=[int(numbers[i1[0]]), int(numbers[i1[-1]])],
@@ -347,10 +355,10 @@ def ekelund(
             if first <= tau <= last
         ]
         for side, drift in (("before", curved1), ("after", curved2)):
-            if drift > _EKELUND_SELF_TOL * abs(rate1 - rate2):
+            if drift > abs(rate1 - rate2):
                 spoilers.append(
-                    f"the bearing rate is not steady {side} the turn (it drifts {drift:.2f}°/min over the cuts used, against "
-                    f"a change of {abs(rate1 - rate2):.2f}°/min across the turn): the rate read is an average"
+                    f"the bearing rate is not steady {side} the turn (it drifts {drift:.2f}°/min over the cuts used, more than "
+                    f"its change of {abs(rate1 - rate2):.2f}°/min across the turn): the rate read there is extrapolated"
                 )
         d_rate = rate1 - rate2
         se = math.hypot(se1, se2)
@@ -379,7 +387,7 @@ def ekelund(
         entry["spoilt_by"] = spoilers
         entry["usable"] = entry["range"] is not None and not spoilers
         entry["note"] = (
-            "a quick check, not a solution: R = 1768.6·ΔOSA/ΔḂ m from straight lines through the cuts just before "
+            "a quick check, not a solution: R = 1768.6·ΔOSA/ΔḂ m from the bearing rates (a line, or a parabola where they curve) of the cuts just before "
             "and just after ownship's turn; it assumes a steady target and a steady bearing rate on each side, and "
             "its SD counts the rates' scatter only" + ("; discount it: " + "; ".join(spoilers) if spoilers else "")
         )
