@@ -442,7 +442,9 @@ class _Answer:
         out = self._point(best, range_bearing(best, *own_at) if own_at is not None else None)
         out["note"] = (
             "the time of the smallest position ellipse within the cuts' period: quote the target's position there "
-            "(and its motion) as the best-known point; solution is at reference_time"
+            "(and its motion) as the best-known point; solution is at reference_time. The tightest ellipse is the "
+            "most sensitive to what the model leaves out (a turn's exact time, a gradual turn): take it as a lower "
+            "bound of the uncertainty"
         )
         return out
 
