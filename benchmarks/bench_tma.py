@@ -1,7 +1,7 @@
 """Target motion analysis and bearing residuals, each beside its baseline in the same run, and the
 solutions on the SATC tutorial's cuts against the truth.
 
-    python benchmarks/bench_tma.py [--cuts N] [--residual-cuts N] [--runs N] [--replays N]
+    python benchmarks/bench_tma.py [--cuts N] [--residual-cuts N] [--runs N] [--replays N] [--draws N]
 
 Figures (wall-clock, the median of ``--runs`` runs after one untimed warm-up; the machine is shared, so each is printed beside
 its baseline as a ratio):
@@ -16,7 +16,10 @@ its baseline as a ratio):
   and a bare GeographicLib loop (one ``InverseLine`` and one ``Inverse`` per cut);
 - the SATC cuts solved (first 11: one leg; all 38: both legs, the turn found), without noise and with
   Gaussian noise of 0.5° and 1° (fixed seeds), beside the truth (GeographicLib on RedTrack.rep);
-- the coverage of the 95 % ellipse over ``--replays`` (200) noisy replays of the scenario.
+- the coverage of the 95 % ellipse over ``--replays`` (200) noisy replays of the scenario;
+- the trial t24b exercise over ``--draws`` (100) noise draws: the truth inside the stated 95 %
+  ellipses (at the reference time and at the least uncertain time) and within ±2 SD of each leg's
+  course and speed, each beside its nominal rate; the legs' mean speeds against the truth.
 """
 
 from __future__ import annotations
@@ -232,12 +235,69 @@ def coverage(replays: int) -> str:
     )
 
 
+def _ellipse_m(sol: dict[str, Any], truth: tuple[float, float]) -> float:
+    """(x/a)² + (y/b)² of the true position in the answer's ellipse (GeographicLib): 1 on its edge."""
+    inv = GEOD.Inverse(sol["position"][1], sol["position"][0], truth[0], truth[1])
+    e = sol["ellipse"]
+    a = math.radians(inv["azi1"] - e["orientation_deg"])
+    d = inv["s12"]
+    return (d * math.cos(a) / e["semi_major"]) ** 2 + (d * math.sin(a) / e["semi_minor"]) ** 2
+
+
+def exercise_coverage(draws: int) -> list[str]:
+    """The trial t24b exercise (tests/_exercise.py: two ownship turns, a target turn, three wild
+    cuts, frequencies) over ``draws`` noise draws, tma-solve at its defaults: how often the truth
+    lies inside the stated 95 % ellipses and within ±2 SD of each leg's course and speed."""
+    from tests import _exercise as ex
+
+    inside = {"solution": 0, "solution_least_uncertain": 0}
+    legs = {"course": 0, "speed": 0}
+    leg_count = 0
+    speeds: dict[int, list[float]] = {0: [], 1: []}
+    caveats = 0
+    for seed in range(draws):
+        sensor_feature, own = ex.features(seed)
+        answer = tool("tma-solve", [sensor_feature, own], {"distance_unit": "m"})()
+        for key in inside:
+            sol = answer[key]
+            inside[key] += _ellipse_m(sol, ex.geometry().target_at(parse_iso(sol["time"]))) <= 1.0
+        for k, leg in enumerate(answer["target_legs"]):
+            course, knots = ex.truth_leg((parse_iso(leg["start"]) + parse_iso(leg["end"])) / 2)
+            legs["course"] += abs((leg["course"] - course + 180.0) % 360.0 - 180.0) <= 2 * leg["course_sd"]
+            legs["speed"] += abs(leg["speed_kn"] - knots) <= 2 * leg["speed_sd_kn"]
+            leg_count += 1
+            if len(answer["target_legs"]) == 2:
+                speeds[k].append(leg["speed_kn"])
+            caveats += leg.get("reliability") == "bias-prone"
+    sd = math.sqrt(draws * 0.95 * 0.05)
+    out = [f"trial t24b exercise, {draws} noise draws (1° bearings, 0.02 Hz, 3 wild cuts), nominal 95 %:"]
+    for key, label in (
+        ("solution", "ellipse at the reference time (last cut)"),
+        ("solution_least_uncertain", "ellipse at the least uncertain time"),
+    ):
+        out.append(
+            f"  truth inside the {label}: {inside[key]}/{draws} ({inside[key] / draws:.1%}; binomial {0.95 * draws:.0f} ± {sd:.1f})"
+        )
+    for key, hits in legs.items():
+        out.append(
+            f"  truth within ±2 SD of the leg's {key}: {hits}/{leg_count} ({hits / leg_count:.1%}; nominal 95.4 %)"
+        )
+    for k, values in speeds.items():
+        if values:
+            out.append(
+                f"  leg {k + 1} speed: mean {statistics.mean(values):.2f} kn, SD {statistics.pstdev(values):.2f} (truth 6.00) over {len(values)} two-leg answers"
+            )
+    out.append(f"  legs marked bias-prone: {caveats}/{leg_count}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cuts", type=int, default=1000)
     parser.add_argument("--residual-cuts", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--replays", type=int, default=200)
+    parser.add_argument("--draws", type=int, default=100, help="noise draws of the trial t24b exercise (0: none)")
     args = parser.parse_args()
     own, target = scenario()
     cuts = sensor(own, target, args.cuts, 1.0, 1)
@@ -274,6 +334,9 @@ def main() -> None:
         print(line)
     if args.replays:
         print(coverage(args.replays))
+    if args.draws:
+        for line in exercise_coverage(args.draws):
+            print(line)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from debrief_calc.analysis.common import (
     num,
     num_list,
     result_feature,
+    robust_sd,
     source_ref,
     wrap180,
 )
@@ -56,9 +57,12 @@ def _t_critical(dof: int) -> float:
     return float(t.ppf(0.995, dof))
 
 
-def _stretch(t: FloatArray, e: FloatArray, numbers: np.ndarray[Any, Any], min_deg: float) -> dict[str, Any]:
-    """A straight line through the errors ``e`` against ``t``: slope (°/min), change over the
-    stretch, its t statistic and whether it trends."""
+def _stretch(
+    t: FloatArray, e: FloatArray, numbers: np.ndarray[Any, Any], min_deg: float | None, unit: str = "deg"
+) -> dict[str, Any]:
+    """A straight line through the errors ``e`` against ``t``: slope (per minute), change over the
+    stretch, its t statistic and whether it trends (significantly, and by ``min_deg`` or more; None:
+    by at least the errors' own scatter about the line). ``unit`` names the keys' unit."""
     ok = np.isfinite(e)
     t, e, numbers = t[ok], e[ok], numbers[ok]
     out: dict[str, Any] = {
@@ -78,19 +82,22 @@ def _stretch(t: FloatArray, e: FloatArray, numbers: np.ndarray[Any, Any], min_de
     se = math.sqrt(float(res @ res) / dof / float(np.sum(x * x)))
     change = slope * float(np.ptp(t)) / 60.0
     t_stat = abs(slope) / se if se > 0 else math.inf
-    trend = bool(t_stat > _t_critical(dof) and abs(change) >= min_deg)
-    out.update(
-        slope_deg_per_min=num(slope, 4),
-        change_deg=num(change, 3),
-        scatter_deg=num(math.sqrt(float(res @ res) / dof), 3),
-        t_stat=num(t_stat, 2) if math.isfinite(t_stat) else None,
-        trend=trend,
-    )
+    scatter = math.sqrt(float(res @ res) / dof)
+    trend = bool(t_stat > _t_critical(dof) and abs(change) >= (scatter if min_deg is None else min_deg))
+    out[f"slope_{unit}_per_min"] = num(slope, 4)
+    out[f"change_{unit}"] = num(change, 3)
+    out[f"scatter_{unit}"] = num(scatter, 3)
+    out.update(t_stat=num(t_stat, 2) if math.isfinite(t_stat) else None, trend=trend)
     return out
 
 
 def _trends(
-    cuts: Cuts, error: FloatArray, legs: list[dict[str, Any]], manoeuvres: list[dict[str, Any]], min_deg: float
+    cuts: Cuts,
+    error: FloatArray,
+    legs: list[dict[str, Any]],
+    manoeuvres: list[dict[str, Any]],
+    min_deg: float | None,
+    unit: str = "deg",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The stretches (ownship legs, or all the cuts) with their trends, and the steps between legs."""
     spans: list[tuple[float, float, dict[str, Any] | None]] = [
@@ -106,7 +113,7 @@ def _trends(
         item: dict[str, Any] = {"start": iso(start), "end": iso(end)}
         if leg is not None:
             item.update(ownship_leg=leg["leg"], ownship_course=leg["course"])
-        item.update(_stretch(cuts.t[inside], error[inside], cuts.number[inside], min_deg))
+        item.update(_stretch(cuts.t[inside], error[inside], cuts.number[inside], min_deg, unit))
         stretches.append(item)
     steps = []
     for m in manoeuvres:
@@ -128,23 +135,38 @@ def _trends(
                 "between_ownship_legs": pair,
                 "step_deg": num(step, 3),
                 "z": num(z, 2) if math.isfinite(z) else None,
-                "step": bool(z > _STEP_Z and abs(step) >= min_deg),
+                "step": bool(z > _STEP_Z and abs(step) >= (min_deg or 0.0)),
             }
         )
     return stretches, steps
 
 
+def _outlier_text(outliers: dict[str, Any] | None) -> str:
+    if not outliers:
+        return ""
+    named = ", ".join(f"{o['cut']} ({o['error']:+.1f}°)" for o in outliers["cuts"][:10])
+    more = f" and {outliers['count'] - 10} more" if outliers["count"] > 10 else ""
+    return f", without the {outliers['count']} outlier cut(s) {named}{more} ({outliers['rms_with']:.2f}° RMS with them)"
+
+
 def _verdict(
-    rms: float | None, mean: float | None, stretches: list[dict[str, Any]], steps: list[dict[str, Any]], min_deg: float
+    clean: tuple[float, float, int] | None,
+    outliers: dict[str, Any] | None,
+    stretches: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    min_deg: float,
 ) -> str:
-    if rms is None:
+    """What the dots say, read over the cuts that are not outliers (``clean``: their mean, RMS and
+    count), the outliers named."""
+    if clean is None:
         return "no cut falls within the target's span: nothing to compare"
+    mean, rms, count = clean
     bad = [s for s in stretches if s.get("trend")]
     jumps = [s for s in steps if s["step"]]
     if not bad and not jumps:
         return (
-            f"fits: errors {mean:+.2f}° mean, {rms:.2f}° RMS, no trend or step of {min_deg:g}° or more: the dots lie "
-            "flat about zero"
+            f"fits: errors {mean:+.2f}° mean, {rms:.2f}° RMS over {count} cuts{_outlier_text(outliers)}; no trend or "
+            f"step of {min_deg:g}° or more: the dots lie flat about zero"
         )
     parts = []
     for s in bad:
@@ -162,7 +184,59 @@ def _verdict(
         hints.append("a slope means the candidate's course or speed is off")
     if jumps:
         hints.append("a step at an ownship turn means its range is off")
-    return f"{text} ({' and '.join(hints)})"
+    return f"{text} ({' and '.join(hints)}); errors {mean:+.2f}° mean, {rms:.2f}° RMS over {count} cuts{_outlier_text(outliers)}"
+
+
+def _outliers(cuts: Cuts, error: FloatArray, sigma: float) -> tuple[np.ndarray[Any, Any], dict[str, Any] | None]:
+    """The cuts whose error is beyond ``sigma`` robust standard deviations (tma-solve's rule), and
+    their record (None when there are none)."""
+    from debrief_calc.analysis.tma_fit import SD_FLOOR_DEG
+
+    usable = np.isfinite(error)
+    if sigma <= 0 or not usable.any():
+        return np.zeros(error.size, dtype=bool), None
+    scale = robust_sd(error, SD_FLOOR_DEG)
+    far = usable & (np.abs(np.where(usable, error, 0.0)) > sigma * scale)
+    if not far.any():
+        return far, None
+    e = error[usable]
+    idx = np.flatnonzero(far)
+    return far, {
+        "count": int(idx.size),
+        "cuts": [
+            {"cut": int(cuts.number[k]), "time": iso(float(cuts.t[k])), "error": num(float(error[k]), 2)}
+            for k in idx[:100]
+        ],
+        "robust_sd": num(scale, 3),
+        "outlier_sigma": sigma,
+        "rms_with": math.sqrt(float(np.mean(e * e))),
+        "note": (
+            f"errors beyond {sigma:g} robust SDs ({sigma * scale:.2f}°), as tma-solve names them: left out of the "
+            "clean figures, the trends, the steps and the verdict"
+        ),
+    }
+
+
+def _frequency_verdict(out: dict[str, Any], stretches: list[dict[str, Any]]) -> str:
+    bad = [s for s in stretches if s.get("trend")]
+    if not bad:
+        return (
+            f"fit: {out['rms_error_hz']:.3f} Hz RMS about f0 {out['f0_hz']:.3f} Hz ({out['f0_source']}), no trend over "
+            "any ownship leg"
+        )
+    where = "; ".join(
+        f"{s['change_hz']:+.2f} Hz over "
+        + (
+            f"ownship leg {s['ownship_leg']} ({s['start'][11:16]}–{s['end'][11:16]})"
+            if "ownship_leg" in s
+            else "the cuts"
+        )
+        for s in bad
+    )
+    return (
+        f"off: the frequency error trends {where} ({out['rms_error_hz']:.3f} Hz RMS about f0 {out['f0_hz']:.3f} Hz): "
+        "the candidate's speed (or course) along the line of sight is off, a drift the bearings may not show"
+    )
 
 
 def _doppler(
@@ -173,8 +247,10 @@ def _doppler(
     az1: FloatArray,
     az2: FloatArray,
     f0_given: float | None,
+    legs: list[dict[str, Any]],
 ) -> tuple[dict[str, Any], dict[str, list[float | None]]] | None:
-    """The frequency residuals, or None when no cut has a frequency."""
+    """The frequency residuals with their trends over ownship's ``legs`` (a trend: significant at
+    1 % and as large as the errors' own scatter), or None when no cut has a frequency."""
     has = ok & np.isfinite(cuts.frequency)
     if not has.any():
         return None
@@ -207,6 +283,9 @@ def _doppler(
         mean_error_hz=num(float(np.mean(e)), 4),
         rms_error_hz=num(math.sqrt(float(np.mean(e * e))), 4),
     )
+    stretches, _ = _trends(cuts, err, legs, [], None, "hz")
+    out["stretches"] = stretches
+    out["verdict"] = _frequency_verdict(out, stretches)
     columns = {
         "frequency": num_list(np.where(has, f, np.nan), 4),
         "frequency_calculated": num_list(calc, 4),
@@ -278,11 +357,19 @@ def residuals_of(
         ]
     else:
         props["ownship_note"] = "no host track given: the trends are read over all the cuts, without ownship's legs"
-    stretches, steps = _trends(cuts, error, legs, manoeuvres, min_deg)
+    far, outliers = _outliers(cuts, error, float(params["outlier_sigma"]))
+    clean_error = np.where(far, np.nan, error)
+    clean = clean_error[np.isfinite(clean_error)]
+    if outliers is not None:
+        props["mean_error_clean"] = num(float(np.mean(clean)), 4)
+        props["rms_error_clean"] = num(math.sqrt(float(np.mean(clean * clean))), 4)
+        props["outliers"] = {**outliers, "rms_with": num(outliers["rms_with"], 4)}
+    stretches, steps = _trends(cuts, clean_error, legs, manoeuvres, min_deg)
     props["stretches"] = stretches
     props["steps"] = steps
     props["min_trend_deg"] = min_deg
-    props["verdict"] = _verdict(rms, mean, stretches, steps, min_deg)
+    figures = (float(np.mean(clean)), math.sqrt(float(np.mean(clean * clean))), int(clean.size)) if clean.size else None
+    props["verdict"] = _verdict(figures, outliers, stretches, steps, min_deg)
     d = min(distance_decimals(unit), 4)
     series: dict[str, Any] = {
         "time": iso_many(cuts.t),
@@ -301,10 +388,12 @@ def residuals_of(
     if own is not None:
         _, course = motion_at(Legs(own), cuts.t)
         series["ownship_course"] = num_list(course, 1)
-    doppler = _doppler(cuts, ok, own, target, calc, az2, params["base_frequency"])
+    doppler = _doppler(cuts, ok, own, target, calc, az2, params["base_frequency"], legs)
     if doppler is not None:
         props["frequency"], columns = doppler
         series.update(columns)
+        if "verdict" in props["frequency"]:
+            props["verdict"] += "; frequencies " + props["frequency"]["verdict"]
     props["distance_unit"] = unit
     props["series"] = series
     return props, warnings
@@ -397,6 +486,14 @@ SPEC = ToolSpec(
             default=0.5,
             unit="deg",
             minimum=0,
+        ),
+        Parameter(
+            "outlier_sigma",
+            "number",
+            "An error beyond this many robust SDs is an outlier: named, left out of the verdict; 0: none.",
+            default=4.0,
+            minimum=0,
+            maximum=100,
         ),
         Parameter(
             "base_frequency",

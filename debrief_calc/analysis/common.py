@@ -33,6 +33,7 @@ __all__ = [
     "range_rate_mps",
     "read_tracks",
     "result_feature",
+    "robust_sd",
     "source_ref",
     "turn_rate_at",
     "velocity",
@@ -209,6 +210,18 @@ def cut_by_window(track: TrackData, side: str) -> bool:
     if edges is None:
         return False
     return (edges.before if side == "start" else edges.after) is not None
+
+
+#: robust standard deviation from the median absolute residual, for Gaussian errors
+MAD_SD: Final = 1.4826
+
+
+def robust_sd(residuals: FloatArray, floor: float) -> float:
+    """The residuals' robust standard deviation (:data:`MAD_SD` × their median absolute value about
+    zero, the NaNs left out), never under ``floor``: the one outlier scale of ``tma-solve`` and
+    ``bearing-residuals`` (a cut beyond so many of these from the fit is an outlier)."""
+    r = np.abs(residuals[np.isfinite(residuals)])
+    return max(MAD_SD * float(np.median(r)) if r.size else 0.0, floor)
 
 
 def wrap180(deg: FloatArray) -> FloatArray:

@@ -302,3 +302,30 @@ def roles_of(features: Sequence[Mapping[str, Any]], sensor_id: str | None, ownsh
     if own is None:
         return Roles(cuts, sensor, index, None, None, -1, others)
     return Roles(cuts, sensor, index, own[0], own[1], own[2], others)
+
+
+def with_array_offset(
+    cuts: Cuts, sensor: Mapping[str, Any], host: TrackData, offset_m: float, mode: str | None
+) -> tuple[Cuts, int]:
+    """``cuts`` with the origins the sensor's lines did not give (``originGiven`` false: the host's
+    position) placed again ``offset_m`` from the host (ahead positive, astern negative; ``mode``
+    ``worm-in-hole``: back along the host's own path), as the importers place them; and how many
+    moved. Origins the lines gave are kept."""
+    from debrief_calc.formats.hosted.hosts import Host
+    from debrief_calc.formats.hosted.sensors import SensorSettings, computed_origins
+
+    given = properties_of(sensor).get("originGiven")
+    flags = np.array(
+        [bool(given[k - 1]) if isinstance(given, list) and k - 1 < len(given) else True for k in cuts.number.tolist()]
+    )
+    move = ~flags
+    if not move.any():
+        return cuts, 0
+    lat, lon = computed_origins(
+        Host(host.id, host.name or host.id, host), cuts.t[move], SensorSettings(offset_m=offset_m, array_mode=mode)
+    )
+    new_lat, new_lon = cuts.lat.copy(), cuts.lon.copy()
+    ok = np.isfinite(lat)
+    new_lat[np.flatnonzero(move)[ok]] = lat[ok]
+    new_lon[np.flatnonzero(move)[ok]] = lon[ok]
+    return replace(cuts, lat=new_lat, lon=new_lon), int(ok.sum())

@@ -23,8 +23,8 @@ side of an ambiguous array, on the model of :mod:`debrief_calc.analysis.tma_mode
    :data:`SD_FLOOR_DEG`; and widened by ``(1 + ρ) / (1 − ρ)`` when the residuals in time order are
    significantly correlated (lag-one ρ over 2/√n: they come in runs, so the model leaves something
    out and each cut tells less than an independent one would); and, for a target that turns, what
-   the turn times' own uncertainty adds (each is known only as well as the bearings fix it within
-   its gap between cuts, and the legs move with it).
+   the turn times' own uncertainty adds: a profile over each turn's time across the gaps near it,
+   the legs refitted at each time and weighed by its likelihood (:func:`_turn_time_spread`).
 5. **Ambiguous arrays**: from several starts (each cut's first bearing, its second, its starboard
    one, its port one) each cut takes whichever of its two bearings the solution predicts until that
    settles; the best assignment is solved, and its mirror (every cut's other bearing) too. The
@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from debrief_calc.analysis.common import wrap180
+from debrief_calc.analysis.common import robust_sd, wrap180
 from debrief_calc.analysis.sensor_cuts import Cuts
 from debrief_calc.analysis.tma_model import Fit, Plan, Problem
 from debrief_calc.geo._arrays import FloatArray
@@ -64,8 +64,6 @@ TURN_P: Final = 1e-5
 _KNOT: Final = 1852.0 / 3600.0
 #: the cost of a turn whose legs are too fast to be real (finite, for the scalar search)
 _IMPLAUSIBLE: Final = 1e100
-#: robust standard deviation from the median absolute residual, for Gaussian errors
-_MAD_SD: Final = 1.4826
 #: ranges (m) along the bearing tried as starts besides the pseudolinear estimate
 _START_RANGES_M: Final = (1500.0, 5000.0, 15000.0, 45000.0)
 _MAX_ROUNDS: Final = 4
@@ -75,6 +73,10 @@ _START_NFEV: Final = 100
 _SEARCH_NFEV: Final = 20
 #: rounds in which an ambiguous array's cuts take the bearing the solution predicts
 _SIDE_ROUNDS: Final = 5
+#: gaps between cuts either side of a turn found over which its time is profiled, and the times
+#: tried in each
+_PROFILE_GAPS: Final = 4
+_PROFILE_STEPS: Final = 3
 #: most the variances are widened for correlated residuals (25: standard deviations × 5)
 _MAX_WIDEN: Final = 25.0
 
@@ -152,10 +154,7 @@ class Solved:
 
 def _robust_scale(res: FloatArray, weight: FloatArray, active: np.ndarray[Any, Any], noise: Noise) -> float:
     """The robust standard deviation of the weighted residuals over ``active`` (never under the floor)."""
-    r = np.abs(res[active] * weight[active])
-    r = r[np.isfinite(r)]
-    mad = _MAD_SD * float(np.median(r)) if r.size else 0.0
-    return max(mad, 1.0 if noise.given else SD_FLOOR_DEG)
+    return robust_sd(res[active] * weight[active], 1.0 if noise.given else SD_FLOOR_DEG)
 
 
 def _starts(problem: Problem, plan: Plan, active: np.ndarray[Any, Any]) -> list[FloatArray]:
@@ -406,29 +405,44 @@ def _inverse(info: FloatArray) -> FloatArray:
 
 
 def _turn_time_spread(problem: Problem, fit: Fit, s: float) -> FloatArray | None:
-    """The covariance the turn times add: each turn's time is a parameter too, known only as well as
-    the bearings tell it (the curvature of χ² as the turn moves within its gap between cuts, or the
-    whole gap when that is flat), and the legs move with it; ``(dθ/dτ)(dθ/dτ)ᵀ Var(τ)`` for each turn
-    (the delta method, θ refitted at each τ). None without a turn."""
+    """The covariance the turn times add, from a profile over each: the turn is moved to
+    :data:`_PROFILE_STEPS` times in each gap between cuts within :data:`_PROFILE_GAPS` gaps either
+    side (never past a neighbouring turn or leaving a leg under :data:`MIN_LEG_CUTS` cuts), the
+    legs refitted at each; each time weighs as its likelihood, ``exp(−Δχ²/2s²)``, and the spread
+    of the refitted states about the answer's, ``Σ w (θ(τ) − θ̂)(θ(τ) − θ̂)ᵀ``, is added. So a turn
+    the bearings place badly (a gap or two either way fit about as well) widens the legs as much
+    as it moves them, which the curvature at the best time alone would not tell. None without a
+    turn."""
     if not fit.plan.turns:
         return None
-    t = problem.t[fit.active & problem.has_bearing]
+    t = np.unique(problem.t[fit.active & problem.has_bearing])
     total = np.zeros((fit.plan.size, fit.plan.size))
     for k, tau in enumerate(fit.plan.turns):
-        lo = float(t[t < tau].max()) if np.any(t < tau) else tau - 60.0
-        hi = float(t[t >= tau].min()) if np.any(t >= tau) else tau + 60.0
-        h = max(min(tau - lo, hi - tau, (hi - lo) / 4.0), 0.5)
-        moved = []
-        for step in (-h, h):
+        lo_turn = fit.plan.turns[k - 1] if k > 0 else -math.inf
+        hi_turn = fit.plan.turns[k + 1] if k + 1 < len(fit.plan.turns) else math.inf
+        pos = int(np.searchsorted(t, tau))
+        first = max(pos - 1 - _PROFILE_GAPS, MIN_LEG_CUTS - 1)
+        last = min(pos - 1 + _PROFILE_GAPS, t.size - 1 - MIN_LEG_CUTS)
+        trials = []
+        for g in range(first, last + 1):
+            a, b = float(t[g]), float(t[g + 1])
+            if a <= lo_turn or b >= hi_turn:
+                continue
+            trials += [a + (b - a) * (j + 0.5) / _PROFILE_STEPS for j in range(_PROFILE_STEPS)]
+        if not trials:
+            continue
+        states, chi2 = [], []
+        for when in trials:
             turns = list(fit.plan.turns)
-            turns[k] = tau + step
-            plan = Plan(tuple(turns), fit.plan.t_ref)
-            moved.append(problem.fit(fit.theta, plan, fit.active))
-        curvature = (moved[0].chi2 + moved[1].chi2 - 2.0 * fit.chi2) / (h * h)
-        uniform = (hi - lo) ** 2 / 12.0
-        var_tau = min(2.0 * s * s / curvature, uniform) if curvature > 0 else uniform
-        slope = (moved[1].theta - moved[0].theta) / (2.0 * h)
-        total += np.outer(slope, slope) * var_tau
+            turns[k] = when
+            moved = problem.fit(fit.theta, Plan(tuple(turns), fit.plan.t_ref), fit.active)
+            states.append(moved.theta)
+            chi2.append(moved.chi2)
+        d = np.asarray(chi2) - min(*chi2, fit.chi2)
+        w = np.exp(-d / (2.0 * s * s))
+        w /= w.sum()
+        dev = np.asarray(states) - fit.theta
+        total += (dev * w[:, None]).T @ dev
     return total
 
 

@@ -18,11 +18,12 @@ relative to ownship scaled alike) fits the same bearings. So:
   them are the **family** of solutions, each a course and speed;
 * the **Ekelund range** across each ownship manoeuvre between two legs with cuts on both:
   ``R = (OSA₂ − OSA₁) / (Ḃ₁ − Ḃ₂)``, OSA the ownship speed across the line of sight
-  (``V sin(C − B)``), Ḃ the bearing rate on each leg at the manoeuvre (a straight line through
-  the nearest :data:`EKELUND_CUTS` cuts of each leg, or a parabola when it curves significantly,
-  read at the manoeuvre's middle). In knots and degrees per minute that is
-  ``1768.6 · ΔOSA / ΔḂ`` metres (legacy Debrief writes 1770.28); a target zig between the legs
-  spoils it;
+  (``V sin(C − B)``), Ḃ the bearing rate just before and just after the manoeuvre (a straight
+  line through the cuts within :data:`EKELUND_SPAN_S` of it on each side, or a parabola when they
+  curve significantly, read at the manoeuvre's middle). In knots and degrees
+  per minute that is ``1768.6 · ΔOSA / ΔḂ`` metres (legacy Debrief writes 1770.28). No range when
+  the rate's change is within its noise or has the wrong sign; a target turn found among the cuts
+  used, or bearings that curve on a side (a rate not steady), are named as what spoils it;
 * and, when the range is not observable, what ownship should do: turn 30–90° across the line of
   sight, the side that changes its speed across the line of sight most.
 """
@@ -42,7 +43,7 @@ from debrief_calc.analysis.tma_fit import Solved
 from debrief_calc.analysis.tma_model import Fit, scaled_starts
 from debrief_calc.geo import geodesy
 from debrief_calc.geo._arrays import FloatArray
-from debrief_calc.tracks.features import TrackData, parse_iso, track_data
+from debrief_calc.tracks.features import TrackData, iso, parse_iso, track_data
 
 __all__ = [
     "CUTS_EACH_SIDE",
@@ -61,9 +62,16 @@ CUTS_EACH_SIDE: Final = 2
 OBSERVABLE_REL: Final = 0.2
 #: … and up to which it is weakly observable (beyond: not observable)
 WEAK_REL: Final = 0.5
-#: cuts of each leg (nearest the manoeuvre) whose bearings give its bearing rate for Ekelund
-EKELUND_CUTS: Final = 4
-#: cuts of a leg from which its bearings may be read as a parabola
+#: seconds of cuts either side of an ownship manoeuvre whose bearings give the rate there (a local
+#: fit, not the whole leg: the rate of a passing target changes along a leg)
+EKELUND_SPAN_S: Final = 480.0
+#: fewest cuts on each side of a manoeuvre for an Ekelund range (the nearest on the leg when fewer
+#: lie within the span)
+EKELUND_MIN_CUTS: Final = 3
+#: how far (a fraction of the solution's range) the check on the solution's own bearings may miss
+#: that range before the method's assumptions are said to fail
+_EKELUND_SELF_TOL: Final = 0.25
+#: cuts of a side from which its bearings are tested for curvature
 _CURVE_CUTS: Final = 4
 #: metres per (knot / (degree per minute))
 EKELUND_M: Final = KNOT_MPS / math.radians(1.0 / 60.0)
@@ -207,13 +215,12 @@ def family(solved: Solved, own_at_ref: tuple[float, float], own_velocity: tuple[
     return range_profile(solved, own_at_ref, own_velocity, _FAMILY_M)
 
 
-def _rate(t: FloatArray, b: FloatArray, at: float) -> tuple[float, float, float] | None:
-    """Bearing (unwrapped, degrees), its rate (degrees per second) and the rate's standard error at
-    time ``at``, from the cuts' bearings: a straight line through them, or a parabola when there
-    are :data:`_CURVE_CUTS` or more and its curvature is significant (the bearing rate of a
-    closing target grows within a leg); None for fewer than two cuts."""
-    if t.size < 2 or np.ptp(t) <= 0:
-        return None
+def _rate(t: FloatArray, b: FloatArray, at: float) -> tuple[float, float, float, float]:
+    """The bearing rate at ``at`` (the manoeuvre's middle, so that both sides are read at one
+    instant) from the cuts' bearings (unwrapped, degrees): a straight line through them, or a
+    parabola when its curvature is beyond 3 standard errors (the rate drifts over them, as near a
+    close pass). The bearing there, the rate (°/min), its standard error, and the rate's drift over
+    the cuts (°/min; 0 for a straight line)."""
     u = b[0] + wrap180(b - b[0])
     x = (t - at) / 60.0  # minutes from ``at``: a well-scaled design
     for degree in (2, 1):
@@ -225,24 +232,93 @@ def _rate(t: FloatArray, b: FloatArray, at: float) -> tuple[float, float, float]
         dof = t.size - degree - 1
         cov = np.linalg.pinv(design.T @ design) * (float(res @ res) / dof if dof > 0 else math.nan)
         if degree == 2 and not abs(coef[2]) > 3.0 * math.sqrt(max(cov[2, 2], 0.0)):
-            continue  # no curvature worth the name: the straight line
-        return float(coef[0]), float(coef[1]) / 60.0, math.sqrt(max(cov[1, 1], 0.0)) / 60.0 if dof > 0 else math.nan
-    return None
+            continue
+        drift = abs(2.0 * float(coef[2]) * float(np.ptp(x))) if degree == 2 else 0.0
+        return float(coef[0]), float(coef[1]), math.sqrt(max(cov[1, 1], 0.0)) if dof > 0 else math.nan, drift
+    raise AssertionError("unreachable: the straight line always answers")
+
+
+def _across(
+    t: FloatArray,
+    b: FloatArray,
+    i1: np.ndarray[Any, Any],
+    i2: np.ndarray[Any, Any],
+    leg1: Any,
+    leg2: Any,
+    at: float,
+) -> tuple[tuple[float, float, float], tuple[float, float, float], float, float, float]:
+    """The bearing rate (°/min), its SD and drift on each side, the mean bearing and ownship's
+    speed across the line of sight (kn) on each leg."""
+    b1, rate1, se1, curved1 = _rate(t[i1], b[i1], at)
+    b2, rate2, se2, curved2 = _rate(t[i2], b[i2], at)
+    r1, r2 = math.radians(b1), math.radians(b2)
+    bearing = math.degrees(math.atan2(math.sin(r1) + math.sin(r2), math.cos(r1) + math.cos(r2))) % 360.0
+    osa1 = leg1["speed_kn"] * math.sin(math.radians(leg1["course"] - bearing))
+    osa2 = leg2["speed_kn"] * math.sin(math.radians(leg2["course"] - bearing))
+    return (rate1, se1, curved1), (rate2, se2, curved2), bearing, osa1, osa2
+
+
+def _self_check(
+    solved: Solved,
+    cuts: Cuts,
+    used: np.ndarray[Any, Any],
+    i1: np.ndarray[Any, Any],
+    i2: np.ndarray[Any, Any],
+    leg1: Any,
+    leg2: Any,
+    t_mid: float,
+    own: Ownship,
+) -> list[str]:
+    """The check run on the solution's own noise-free bearings at the same cuts: when it misses the
+    solution's range by more than :data:`_EKELUND_SELF_TOL`, the method's assumptions fail at this
+    geometry (the bearing rate drifts within the span, near the closest approach, or the target
+    turns), whatever the noise."""
+    pred = solved.problem.predict(solved.fit.theta, solved.fit.plan)[0][used]
+    t = cuts.t[used]
+    (rate1, _, _), (rate2, _, _), _, osa1, osa2 = _across(t, pred, i1, i2, leg1, leg2, t_mid)
+    at = own.position(t_mid)
+    if at is None or rate1 == rate2:
+        return []
+    ax, ay = solved.fit.plan.design(np.array([t_mid]))
+    lat, lon = solved.problem.frame.to_latlon(ax @ solved.fit.theta, ay @ solved.fit.theta)
+    truth = float(geodesy.inverse(at[0], at[1], lat, lon)[0][0])
+    model = EKELUND_M * (osa2 - osa1) / (rate1 - rate2)
+    if truth > 0 and abs(model - truth) <= _EKELUND_SELF_TOL * truth:
+        return []
+    said = f"{model / 1852.0:.1f} nm" if model > 0 else "a negative range"
+    return [
+        f"on the solution's own noise-free bearings the check gives {said} against its {truth / 1852.0:.1f} nm: the "
+        "bearing rate is not steady across this turn (it drifts within the cuts used: a near pass, or a target turn)"
+    ]
+
+
+def _side_cuts(t: FloatArray, on_leg: np.ndarray[Any, Any], edge: float, before: bool) -> np.ndarray[Any, Any]:
+    """Positions of the cuts on a leg within :data:`EKELUND_SPAN_S` of the manoeuvre's ``edge``
+    (before or after it), or the :data:`EKELUND_MIN_CUTS` nearest it on the leg when fewer lie there."""
+    near = on_leg & ((t >= edge - EKELUND_SPAN_S) if before else (t <= edge + EKELUND_SPAN_S))
+    idx = np.flatnonzero(near)
+    if idx.size >= EKELUND_MIN_CUTS:
+        return idx
+    idx = np.flatnonzero(on_leg)
+    return idx[-EKELUND_MIN_CUTS:] if before else idx[:EKELUND_MIN_CUTS]
 
 
 def ekelund(
     cuts: Cuts, used: np.ndarray[Any, Any], own: Ownship, solved: Solved | None, unit_m: float
 ) -> list[dict[str, Any]]:
-    """The Ekelund range across each ownship manoeuvre between two legs with cuts on both."""
+    """The Ekelund range across each ownship manoeuvre between two legs with cuts on both, from
+    the bearing rates just before and just after it, with what spoils it named."""
     out = []
-    t, b = cuts.t[used], cuts.bearing[used]
+    t, b, numbers = cuts.t[used], cuts.bearing[used], cuts.number[used]
+    target_turns = list(solved.fit.plan.turns) if solved is not None else []
     for m in own.manoeuvres:
         pair = m.get("between_legs")
         if not pair:
             continue
         leg1, leg2 = own.legs[pair[0] - 1], own.legs[pair[1] - 1]
-        on1 = (t >= parse_iso(leg1["start"])) & (t <= parse_iso(leg1["end"]))
-        on2 = (t >= parse_iso(leg2["start"])) & (t <= parse_iso(leg2["end"]))
+        m_start, m_end = parse_iso(m["start"]), parse_iso(m["end"])
+        on1 = (t >= parse_iso(leg1["start"])) & (t <= min(parse_iso(leg1["end"]), m_start))
+        on2 = (t >= max(parse_iso(leg2["start"]), m_end)) & (t <= parse_iso(leg2["end"]))
         entry: dict[str, Any] = {
             "manoeuvre": m["manoeuvre"],
             "start": m["start"],
@@ -251,49 +327,70 @@ def ekelund(
             "cuts_before": int(on1.sum()),
             "cuts_after": int(on2.sum()),
         }
-        if on1.sum() < 2 or on2.sum() < 2:
-            entry["note"] = "fewer than 2 cuts on a leg either side: no bearing rate to compare"
+        if on1.sum() < EKELUND_MIN_CUTS or on2.sum() < EKELUND_MIN_CUTS:
+            entry["range"] = None
+            entry["note"] = f"fewer than {EKELUND_MIN_CUTS} cuts on a leg either side: no bearing rate to compare"
             out.append(entry)
             continue
-        i1, i2 = np.flatnonzero(on1)[-EKELUND_CUTS:], np.flatnonzero(on2)[:EKELUND_CUTS]
-        t_m = (parse_iso(m["start"]) + parse_iso(m["end"])) / 2
-        r1, r2 = _rate(t[i1], b[i1], t_m), _rate(t[i2], b[i2], t_m)
-        assert r1 is not None and r2 is not None
-        b1, b2 = r1[0], r2[0]
-        bearing = (
-            math.degrees(
-                math.atan2(
-                    math.sin(math.radians(b1)) + math.sin(math.radians(b2)),
-                    math.cos(math.radians(b1)) + math.cos(math.radians(b2)),
-                )
-            )
-            % 360.0
+        i1, i2 = _side_cuts(t, on1, m_start, True), _side_cuts(t, on2, m_end, False)
+        (rate1, se1, curved1), (rate2, se2, curved2), bearing, osa1, osa2 = _across(
+            t, b, i1, i2, leg1, leg2, (m_start + m_end) / 2
         )
-        osa1 = leg1["speed_kn"] * math.sin(math.radians(leg1["course"] - bearing))
-        osa2 = leg2["speed_kn"] * math.sin(math.radians(leg2["course"] - bearing))
-        rate1, rate2 = r1[1] * 60.0, r2[1] * 60.0  # degrees per minute
+        first, last = float(t[i1[0]]), float(t[i2[-1]])
         entry.update(
+            cuts_used_before=[int(numbers[i1[0]]), int(numbers[i1[-1]])],
+            cuts_used_after=[int(numbers[i2[0]]), int(numbers[i2[-1]])],
             bearing=num(bearing, 1),
             bearing_rate_before=num(rate1, 3),
+            bearing_rate_before_sd=num(se1, 3),
             bearing_rate_after=num(rate2, 3),
+            bearing_rate_after_sd=num(se2, 3),
             osa_before_kn=num(osa1, 2),
             osa_after_kn=num(osa2, 2),
         )
+        spoilers = [
+            f"the target turn found at {iso(tau)[11:19]} lies within the cuts used ({iso(first)[11:16]}–"
+            f"{iso(last)[11:16]}): the check assumes the target held its course and speed"
+            for tau in target_turns
+            if first <= tau <= last
+        ]
+        for side, drift in (("before", curved1), ("after", curved2)):
+            if drift > abs(rate1 - rate2):
+                spoilers.append(
+                    f"the bearing rate is not steady {side} the turn (it drifts {drift:.2f}°/min over the cuts used, more than "
+                    f"its change of {abs(rate1 - rate2):.2f}°/min across the turn): the rate read there is extrapolated"
+                )
         d_rate = rate1 - rate2
+        se = math.hypot(se1, se2)
         metres = EKELUND_M * (osa2 - osa1) / d_rate if d_rate != 0 else math.inf
-        if not math.isfinite(metres) or metres <= 0:
+        if solved is not None:
+            spoilers += _self_check(solved, cuts, used, i1, i2, leg1, leg2, (m_start + m_end) / 2, own)
+        if math.isfinite(se) and abs(d_rate) < 2.0 * se:
             entry["range"] = None
-            entry["note"] = (
-                "the bearing rate did not change as ownship's speed across the line of sight did (a negative or "
-                "no range): the target may have manoeuvred between the legs, or the turn was too small"
+            entry["why_no_range"] = (
+                f"the bearing rate changed by {-d_rate:+.2f} ± {se:.2f}°/min across the turn, within its noise (ownship's "
+                f"speed across the line of sight changed by {osa2 - osa1:+.1f} kn): too little for a range from "
+                f"{i1.size} and {i2.size} cuts"
+            )
+        elif not math.isfinite(metres) or metres <= 0:
+            entry["range"] = None
+            entry["why_no_range"] = (
+                "the bearing rate changed the other way from ownship's speed across the line of sight (a negative "
+                "range): the rate drifts across the turn (a near pass: see spoilt_by), or the target manoeuvred there"
             )
         else:
-            se = math.hypot(r1[2], r2[2]) * 60.0
             entry["range"] = num(metres / unit_m, 3)
             if math.isfinite(se):
                 entry["range_sd"] = num(metres * se / abs(d_rate) / unit_m, 3)
             if solved is not None:
-                entry["solution_range"] = _solution_range(solved, own, t_m, unit_m)
+                entry["solution_range"] = _solution_range(solved, own, (m_start + m_end) / 2, unit_m)
+        entry["spoilt_by"] = spoilers
+        entry["usable"] = entry["range"] is not None and not spoilers
+        entry["note"] = (
+            "a quick check, not a solution: R = 1768.6·ΔOSA/ΔḂ m from the bearing rates (a line, or a parabola where they curve) of the cuts just before "
+            "and just after ownship's turn; it assumes a steady target and a steady bearing rate on each side, and "
+            "its SD counts the rates' scatter only" + ("; discount it: " + "; ".join(spoilers) if spoilers else "")
+        )
         out.append(entry)
     return out
 

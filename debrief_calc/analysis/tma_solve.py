@@ -37,6 +37,7 @@ from debrief_calc.analysis.sensor_cuts import (
     Cuts,
     roles_of,
     select_cuts,
+    with_array_offset,
 )
 from debrief_calc.analysis.tma_figures import Position, confidence_quantile, leg_motion, positions, range_bearing
 from debrief_calc.analysis.tma_fit import MIN_CUTS, Settings, Solved, solve, with_turn_numbers
@@ -58,6 +59,7 @@ from debrief_calc.errors import InvalidContext, ValidationFailed
 from debrief_calc.geo import geodesy
 from debrief_calc.geo.dm import position_dm
 from debrief_calc.geo.units import METRES_PER_UNIT
+from debrief_calc.tracks._feature_parts import properties_of
 from debrief_calc.tracks.features import iso, iso_many, parse_times
 
 __all__ = ["SPEC"]
@@ -65,9 +67,39 @@ __all__ = ["SPEC"]
 #: fix spacings (s) of a solution track: the first that gives at most _MAX_FIXES fixes
 _STEPS: Final = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600)
 _MAX_FIXES: Final = 40
-_SOLUTION_STROKE: Final = "#d62728"
+#: a solution's colours, the first farthest from its host's and its sensor's colours taken
+_SOLUTION_STROKES: Final = ("#2ca02c", "#ff7f0e", "#9467bd", "#d62728", "#1f77b4", "#17becf")
+#: a leg whose speed SD is over this fraction of its speed is bias-prone (its 2-SD interval ±20 %)
+_BIAS_PRONE_REL: Final = 0.1
+#: times tried (besides the cuts') for the solution's least uncertain point
+_LEAST_GRID: Final = 121
 #: seconds either side of the reference time over which its bearing rate is read
 _RATE_HALF_S: Final = 30.0
+
+
+def _rgb(colour: Any) -> tuple[int, int, int] | None:
+    text = colour.strip().lstrip("#") if isinstance(colour, str) else ""
+    if len(text) == 3:
+        text = "".join(c * 2 for c in text)
+    try:
+        return (int(text[0:2], 16), int(text[2:4], 16), int(text[4:6], 16)) if len(text) == 6 else None
+    except ValueError:
+        return None
+
+
+def solution_stroke(*others: Any) -> str:
+    """The solution's colour: of :data:`_SOLUTION_STROKES`, the one farthest (in RGB) from the
+    nearest of ``others`` (its host's and its sensor's strokes), so that a picture tells them apart."""
+    taken = [c for c in (_rgb(o) for o in others) if c is not None]
+    if not taken:
+        return _SOLUTION_STROKES[0]
+
+    def distance(colour: str) -> float:
+        mine = _rgb(colour)
+        assert mine is not None
+        return min(math.dist(mine, c) for c in taken)
+
+    return max(_SOLUTION_STROKES, key=distance)
 
 
 def _clock(t: float) -> str:
@@ -158,11 +190,17 @@ def _residual_figures(solved: Solved, cuts: Cuts) -> dict[str, Any]:
             "model turns at once): the legs' uncertainties include it"
         )
     if solved.noise.given:
-        out["scatter_to_stated"] = num(solved.sd, 3)
+        ratio = math.sqrt(fit.chi2 / fit.dof)
+        out["scatter_to_stated"] = num(ratio, 3)
+        out["uncertainty_scale"] = num(solved.sd, 3)
         out["note"] = (
-            "the residuals scatter more than the stated accuracies: the uncertainties are widened by that ratio"
-            if solved.sd > 1.0
-            else "the residuals scatter within the stated accuracies"
+            f"scatter_to_stated: the residuals' SD (weighted, on the fit's {fit.dof} degrees of freedom, so a little "
+            "above rms_deg) over the stated SD; "
+            + (
+                f"above 1, so the uncertainties are widened × {solved.sd:.2f} (uncertainty_scale)"
+                if solved.sd > 1.0
+                else "within the stated accuracies, so the stated SD is kept (uncertainty_scale 1: never narrowed)"
+            )
         )
     else:
         out["note"] = (
@@ -190,7 +228,7 @@ def _legs_out(solved: Solved, cuts: Cuts, at: Position) -> list[dict[str, Any]]:
     plan = solved.fit.plan
     leg_of = plan.leg_of(cuts.t)
     edges = [float(cuts.t[0]), *plan.turns, float(cuts.t[-1])]
-    out = []
+    out: list[dict[str, Any]] = []
     for k in range(plan.legs):
         m = leg_motion(solved, k, at.lat)
         out.append(
@@ -205,7 +243,47 @@ def _legs_out(solved: Solved, cuts: Cuts, at: Position) -> list[dict[str, Any]]:
                 "cuts": int(np.sum((leg_of == k) & solved.fit.active)),
             }
         )
+        out[-1].update(_reliability(solved, cuts, leg_of == k, m.speed_mps, m.speed_sd_mps))
+    for k in range(1, len(out)):
+        a, b = out[k - 1], out[k]
+        change, sd = b["speed_kn"] - a["speed_kn"], math.hypot(a["speed_sd_kn"], b["speed_sd_kn"])
+        if abs(change) < 2.0 * sd:
+            b.setdefault("notes", []).append(
+                f"its speed differs from leg {k}'s by {change:+.1f} kn, within 2 SD of the difference ({2 * sd:.1f} kn): "
+                "do not report a speed change at the turn as real"
+            )
     return out
+
+
+def _reliability(
+    solved: Solved, cuts: Cuts, on_leg: np.ndarray[Any, Any], speed: float, speed_sd: float
+) -> dict[str, Any]:
+    """Whether a leg's speed is bias-prone: the maximum-likelihood estimate of bearings-only TMA is
+    biased (mostly towards more speed and range) where the information is low (Nardone, Lindgren &
+    Gong 1984): a speed SD over :data:`_BIAS_PRONE_REL` of the speed, with what makes it low named
+    (few cuts, little bearing spread, a receding target)."""
+    rel = speed_sd / speed if speed > 0 else math.inf
+    if rel < _BIAS_PRONE_REL:
+        return {"reliability": "good"}
+    use = on_leg & solved.fit.active
+    pred, dist, _, _ = solved.problem.predict(solved.fit.theta, solved.fit.plan)
+    why = [f"speed SD {rel:.0%} of the speed"]
+    if use.sum() >= 2:
+        b = pred[use]
+        spread = float(np.ptp(b[0] + wrap180(b - b[0])))
+        r0, r1 = float(dist[use][0]), float(dist[use][-1])
+        if spread < 30.0:
+            why.append(f"the bearing moves only {spread:.0f}° over it")
+        if r1 > 1.3 * r0:
+            why.append(f"the target recedes ({r0 / 1852:.1f} to {r1 / 1852:.1f} nm)")
+        why.append(f"{int(use.sum())} cuts")
+    return {
+        "reliability": "bias-prone",
+        "notes": [
+            "speed (and range) bias-prone: " + ", ".join(why) + "; the maximum-likelihood estimate of such a leg tends "
+            "to read fast; quote the speed with its SD and the caveat, and confirm it with frequencies or more cuts"
+        ],
+    }
 
 
 def _turns_out(solved: Solved) -> list[dict[str, Any]]:
@@ -261,6 +339,7 @@ class _Answer:
         self.q2 = confidence_quantile(solved, self.confidence, 2)
         (self.at_ref,) = positions(solved, np.array([self.t_ref]), self.q2)
         self.own_at_ref = own.position(self.t_ref) or _cut_origin(cuts, self.t_ref)
+        self.stroke = _SOLUTION_STROKES[0]
 
     def dist(self, metres: float | None) -> float | None:
         return (
@@ -326,12 +405,14 @@ class _Answer:
         return out
 
     def solution(self) -> dict[str, Any]:
-        at = self.at_ref
+        return self._point(self.at_ref, self.rb)
+
+    def _point(self, at: Position, rb: dict[str, Any] | None) -> dict[str, Any]:
         pos = [round(at.lon, 6), round(at.lat, 6)]
-        leg = int(self.solved.fit.plan.leg_of(np.array([self.t_ref]))[0])
+        leg = int(self.solved.fit.plan.leg_of(np.array([at.t]))[0])
         m = leg_motion(self.solved, leg, at.lat)
         out: dict[str, Any] = {
-            "time": iso(self.t_ref),
+            "time": iso(at.t),
             "position": pos,
             "position_dm": position_dm(pos),
             "course": num(m.course, 1),
@@ -339,15 +420,32 @@ class _Answer:
             "speed_kn": num(m.speed_mps / KNOT_MPS, 2),
             "speed_sd_kn": num(m.speed_sd_mps / KNOT_MPS, 2),
         }
-        if self.rb is not None:
+        if rb is not None:
             out.update(
-                range=self.dist(self.rb["range_m"]),
-                range_sd=self.dist(self.rb["range_sd_m"]),
-                bearing=num(self.rb["bearing"], 1),
-                bearing_sd=num(self.rb["bearing_sd"], 2),
+                range=self.dist(rb["range_m"]),
+                range_sd=self.dist(rb["range_sd_m"]),
+                bearing=num(rb["bearing"], 1),
+                bearing_sd=num(rb["bearing_sd"], 2),
                 range_bearing_from=self.own.track.name or self.own.track.id,
             )
         out["ellipse"] = _ellipse_out(at, self.unit, self.confidence)
+        return out
+
+    def least_uncertain(self) -> dict[str, Any]:
+        """The solution at the time within the cuts' period where its position is best known (the
+        least ellipse area): where the bearings fix the target most tightly, usually well inside
+        the period, not at its end."""
+        t0, t1 = float(self.cuts.t[0]), float(self.cuts.t[-1])
+        grid = np.unique(np.concatenate((np.linspace(t0, t1, _LEAST_GRID), self.cuts.t)))
+        best = min(positions(self.solved, grid, self.q2), key=lambda p: float(np.linalg.det(p.cov)))
+        own_at = self.own.position(best.t) or _cut_origin(self.cuts, best.t)
+        out = self._point(best, range_bearing(best, *own_at) if own_at is not None else None)
+        out["note"] = (
+            "the time of the smallest position ellipse within the cuts' period: quote the target's position there "
+            "(and its motion) as the best-known point; solution is at reference_time. The tightest ellipse is the "
+            "most sensitive to what the model leaves out (a turn's exact time, a gradual turn): take it as a lower "
+            "bound of the uncertainty"
+        )
         return out
 
     def known(self, verdict: str) -> dict[str, Any]:
@@ -426,6 +524,15 @@ class _Answer:
         return ekelund(self.cuts, solved.fit.active, self.own, solved, METRES_PER_UNIT[self.unit])
 
 
+def _rounded(value: Any, unit: str) -> str:
+    """A distance as the summary quotes it: to about ten metres (2 decimals in nm, km or kyd; whole
+    yards or metres), never more digits than the data hold."""
+    if value is None:
+        return "?"
+    decimals = max(0, round(math.log10(METRES_PER_UNIT[unit] / 10.0)))
+    return f"{float(value):.{decimals}f}"
+
+
 def _summary(props: dict[str, Any], answer: _Answer) -> str:
     verdict = props["range_observability"]
     legs = props.get("target_legs") or []
@@ -456,13 +563,28 @@ def _summary(props: dict[str, Any], answer: _Answer) -> str:
     text += (
         f". At {_clock(answer.t_ref)}: {sol.get('position_dm')}"
         + (
-            f", bearing {sol['bearing']:05.1f}° range {sol['range']} ± {sol['range_sd']} {unit} from {sol['range_bearing_from']}"
+            f", bearing {sol['bearing']:05.1f}° range {_rounded(sol['range'], unit)} ± {_rounded(sol['range_sd'], unit)} "
+            f"{unit} from {sol['range_bearing_from']}"
             if "range" in sol
             else ""
         )
-        + f"; {ell['confidence']:.0%} ellipse {ell['semi_major']} × {ell['semi_minor']} {unit} (semi-axes) on {ell['orientation_deg']:05.1f}°"
-        + f". Residuals {props['residuals']['rms_deg']}° RMS over {props['residuals']['cuts_fitted']} cuts"
+        + f"; {ell['confidence']:.0%} ellipse {_rounded(ell['semi_major'], unit)} × {_rounded(ell['semi_minor'], unit)} "
+        f"{unit} (semi-axes) on {ell['orientation_deg']:05.1f}°"
     )
+    best = props.get("solution_least_uncertain")
+    if best and best["time"] != sol["time"]:
+        e = best["ellipse"]
+        text += (
+            f". Best known at {best['time'][11:19]}: {best['position_dm']}"
+            + (
+                f", bearing {best['bearing']:05.1f}° range {_rounded(best['range'], unit)} ± "
+                f"{_rounded(best['range_sd'], unit)} {unit}"
+                if "range" in best
+                else ""
+            )
+            + f"; ellipse {_rounded(e['semi_major'], unit)} × {_rounded(e['semi_minor'], unit)} {unit}"
+        )
+    text += f". Residuals {props['residuals']['rms_deg']}° RMS over {props['residuals']['cuts_fitted']} cuts"
     if props.get("outliers"):
         text += f"; {len(props['outliers'])} outlier(s) left out: cut(s) " + ", ".join(
             str(o["cut"]) for o in props["outliers"][:10]
@@ -498,7 +620,7 @@ def _track(answer: _Answer, props: dict[str, Any], fid: str) -> dict[str, Any]:
             "speeds": [num(motions[k].speed_mps / KNOT_MPS, 2) for k in leg_of.tolist()],
             "ellipses": [p.ellipse.as_yards() for p in fixes],
             "ellipse_confidence": answer.confidence,
-            "stroke": _SOLUTION_STROKE,
+            "stroke": answer.stroke,
             "visible": True,
             "solution": {
                 k: props[k]
@@ -537,6 +659,19 @@ def handle(inp: ToolInput) -> ToolOutput:
             next_action="add the host track to features (or plot.feature_ids), or set parameters.ownship",
         )
     warnings = []
+    if p["array_offset_m"] is not None:
+        cuts, moved = with_array_offset(
+            cuts,
+            roles.sensor,
+            roles.ownship,
+            float(p["array_offset_m"]),
+            "worm-in-hole" if p["array_offset_m"] < 0 else None,
+        )
+        warnings.append(
+            f"array_offset_m {p['array_offset_m']:g}: {moved} cut origin(s) the lines did not give placed that far "
+            + ("astern along ownship's own path" if p["array_offset_m"] < 0 else "ahead of ownship")
+            + " (origins the lines gave are kept)"
+        )
     if roles.others:
         warnings.append(
             "left out: track(s) "
@@ -560,6 +695,9 @@ def handle(inp: ToolInput) -> ToolOutput:
     solved = with_turn_numbers(solve(cuts, settings, headings), cuts)
     own = ownship_of(roles.ownship_feature, float(cuts.t[0]), float(cuts.t[-1]))
     answer = _Answer(inp, cuts, own, solved)
+    answer.stroke = solution_stroke(
+        properties_of(roles.ownship_feature).get("stroke"), properties_of(roles.sensor).get("stroke")
+    )
     observe = answer.observability()
     verdict = observe["verdict"]
     props: dict[str, Any] = {
@@ -579,6 +717,7 @@ def handle(inp: ToolInput) -> ToolOutput:
         warnings.append(f"reference_time {iso(t_ref)} is outside the cuts' period: the solution there is extrapolated")
     if verdict != "not observable":
         props["solution"] = answer.solution()
+        props["solution_least_uncertain"] = answer.least_uncertain()
         props["target_legs"] = _legs_out(solved, cuts, answer.at_ref)
     props["turns"] = _turns_out(solved)
     props["residuals"] = _residual_figures(solved, cuts)
@@ -684,6 +823,12 @@ SPEC = ToolSpec(
             unit="kn",
             minimum=0,
             exclusive_minimum=True,
+        ),
+        Parameter(
+            "array_offset_m",
+            "number",
+            "Array offset (m; ahead +, astern - along ownship's path): moves the cuts' origins the lines left NULL.",
+            unit="m",
         ),
         SENSOR_PARAM,
         OWNSHIP_PARAM,

@@ -142,6 +142,9 @@ def residual_answer(props: Mapping[str, Any]) -> dict[str, Any]:
     keys = (
         "mean_error",
         "rms_error",
+        "mean_error_clean",
+        "rms_error_clean",
+        "outliers",
         "residual_count",
         "cut_count",
         "verdict",

@@ -35,7 +35,7 @@ from debrief_calc.formats.rep._colours import UNKNOWN_LETTER_COLOUR, replay_colo
 from debrief_calc.geo.geodesy import direct, inverse, leg_distances
 from debrief_calc.tracks.times import iso
 
-__all__ = ["SensorSettings", "build_sensors", "normalise_bearing"]
+__all__ = ["SensorSettings", "build_sensors", "computed_origins", "normalise_bearing"]
 
 _US = 1_000_000.0
 
@@ -83,7 +83,8 @@ def _worm_origins(host: Host, times: np.ndarray[Any, Any], astern_m: float) -> t
     return lat, lon
 
 
-def _computed_origins(host: Host, times: np.ndarray[Any, Any], settings: SensorSettings) -> tuple[Any, Any]:
+def computed_origins(host: Host, times: np.ndarray[Any, Any], settings: SensorSettings) -> tuple[Any, Any]:
+    """Where the host carries the sensor at ``times``: its position, moved by the array offset."""
     offset = settings.offset_m or 0.0
     if offset < 0 and settings.array_mode == "worm-in-hole":
         return _worm_origins(host, times, -offset)
@@ -132,7 +133,7 @@ def build_sensors(
         lat = np.array([c.origin[1] if c.origin else np.nan for c in members], dtype=np.float64)
         lon = np.array([c.origin[0] if c.origin else np.nan for c in members], dtype=np.float64)
         if need.any():
-            y, x = _computed_origins(host, times[need], conf)
+            y, x = computed_origins(host, times[need], conf)
             lat[need], lon[need] = y, x
         placed_array = np.isfinite(lat) & np.isfinite(lon)
         placed = placed_array.tolist()
