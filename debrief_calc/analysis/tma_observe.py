@@ -316,9 +316,12 @@ def ekelund(
         if not pair:
             continue
         leg1, leg2 = own.legs[pair[0] - 1], own.legs[pair[1] - 1]
-        m_start, m_end = parse_iso(m["start"]), parse_iso(m["end"])
-        on1 = (t >= parse_iso(leg1["start"])) & (t <= min(parse_iso(leg1["end"]), m_start))
-        on2 = (t >= max(parse_iso(leg2["start"]), m_end)) & (t <= parse_iso(leg2["end"]))
+        # the legs' own ends, at fixes: ownship held its course up to the first fix of the turn and
+        # from its last (the manoeuvre's start and end are the middles of the segments either side,
+        # half a fix interval inside the legs, and would leave out cuts taken on a steady leg)
+        m_start, m_end = parse_iso(leg1["end"]), parse_iso(leg2["start"])
+        on1 = (t >= parse_iso(leg1["start"])) & (t <= m_start)
+        on2 = (t >= m_end) & (t <= parse_iso(leg2["end"]))
         entry: dict[str, Any] = {
             "manoeuvre": m["manoeuvre"],
             "start": m["start"],
