@@ -14,6 +14,7 @@ import pytest
 from geographiclib.geodesic import Geodesic
 
 from tests.host_harness import HostProcess, stand_in_host
+from tests.test_host_page_apps import _until, _view
 from tests.test_host_page_people import CPA, ask, open_page, turn_done
 
 pytestmark = pytest.mark.slow
@@ -135,5 +136,104 @@ def test_typing_just_after_new_chat_is_kept_and_sent(browser: Any, stand_in: Hos
     other.locator(".msg.user").first.wait_for(timeout=30_000)
     assert other.locator(".msg.user .msg-body").all_inner_texts() == ["hello there"]
     phone.close()
+    assert errors == []
+    context.close()
+
+
+def settled(page: Any, frame: Any) -> None:
+    """The view has its size and the conversation its place (a swipe mid-layout goes astray)."""
+    box = None
+    for _ in range(100):
+        now = (frame.bounding_box(), page.locator(".scroller").first.evaluate("(s) => s.scrollTop"))
+        if now == box:
+            return
+        box = now
+        page.wait_for_timeout(200)
+    raise AssertionError("the live view never settled")
+
+
+def test_on_a_phone_one_finger_scrolls_the_chat_two_move_the_map(browser: Any, stand_in: HostProcess) -> None:
+    """At 375 px the live view fills most of the screen: a one-finger swipe over it scrolls the
+    conversation (the map stays, and says to use two fingers), a two-finger drag moves the map."""
+    context, page, errors = open_page(browser, stand_in.url, phone=True)
+    ask(page, "Is it raining at sea?")
+    ask(page, CPA)
+    _until(lambda: page.locator(".app-view").count() > 0, "a live view")
+    view = _view(page)
+    _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+    scroller = page.locator(".scroller").first
+    frame = page.locator(".app-view iframe").last
+    settled(page, frame)
+    frame.scroll_into_view_if_needed()
+    settled(page, frame)
+    bottom = scroller.evaluate("(s) => s.scrollTop")
+    assert bottom > 100, "the conversation above the view is long enough to scroll back to"
+    box = frame.bounding_box()
+    assert box is not None
+    top, low = max(box["y"], 0), min(box["y"] + box["height"], 667)  # the view's part on the screen
+    assert low - top > 200, (top, low)
+    x, y = box["x"] + box["width"] / 2, top + 40
+    assert page.evaluate(f"document.elementFromPoint({x}, {y}).tagName") == "IFRAME"  # the finger is on the view
+    cdp = context.new_cdp_session(page)
+
+    def touch(kind: str, points: list[tuple[float, float]]) -> None:
+        cdp.send(
+            "Input.dispatchTouchEvent",
+            {"type": kind, "touchPoints": [{"x": px, "y": py, "id": i} for i, (px, py) in enumerate(points)]},
+        )
+
+    centre, k = view.evaluate("window.__plotView.centre()"), view.evaluate("window.__plotView.zoom()")
+    assert centre is not None
+    before = box["y"]
+    touch("touchStart", [(x, y)])
+    for dy in range(10, 210, 20):  # a finger drawn down the screen: back up the conversation
+        touch("touchMove", [(x, y + dy)])
+        page.wait_for_timeout(16)
+    touch("touchEnd", [])
+    # the conversation moved down the screen with the finger (measured on the screen: a picture
+    # above that loads meanwhile grows scrollTop, and the browser keeps what is seen in place)
+    _until(lambda: frame.bounding_box()["y"] > before + 50, "one finger scrolled the conversation")
+    assert view.evaluate("window.__plotView.centre()") == centre
+    assert view.evaluate("document.getElementById('toast').textContent") == "Use two fingers to move the map"
+
+    frame.scroll_into_view_if_needed()
+    box = frame.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, (max(box["y"], 0) + min(box["y"] + box["height"], 667)) / 2
+    at = scroller.evaluate("(s) => s.scrollTop")
+    touch("touchStart", [(x - 40, y), (x + 40, y)])
+    for dx in (10, 20, 30):
+        touch("touchMove", [(x - 40 + dx, y), (x + 40 + dx, y)])
+    touch("touchEnd", [])
+    moved = view.evaluate("window.__plotView.centre()")  # the map followed the fingers 30 px right
+    assert abs((centre[0] - moved[0]) * k - 30) <= 2 and abs(moved[1] - centre[1]) * k <= 2, (centre, moved, k)
+    assert scroller.evaluate("(s) => s.scrollTop") == at
+    assert errors == []
+    context.close()
+
+
+def test_the_sliders_keys_step_by_a_sensible_amount(browser: Any, stand_in: HostProcess) -> None:
+    """An arrow key moves the live view's time by a round step of at least 1/100 of its window
+    (ten presses used to move an hour's window 36 s); PageUp/PageDown by ten steps."""
+    context, page, errors = open_page(browser, stand_in.url)
+    ask(page, CPA)
+    _until(lambda: page.locator(".app-view").count() > 0, "a live view")
+    view = _view(page)
+    _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+
+    def at() -> datetime:
+        return datetime.fromisoformat(view.evaluate("window.__plotView.time()").replace("Z", "+00:00"))
+
+    start, end = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in view.evaluate("window.__plotView.range()"))
+    span = (end - start).total_seconds()
+    view.locator("#slider").focus()
+    t0 = at()
+    back = (t0 - start).total_seconds() > span / 2  # away from the nearer end, so no press is clipped
+    page.keyboard.press("ArrowLeft" if back else "ArrowRight")
+    t1 = at()
+    step = abs((t1 - t0).total_seconds())
+    assert span / 100 <= step <= span / 20, (step, span)
+    page.keyboard.press("PageDown" if back else "PageUp")
+    assert abs((at() - t1).total_seconds()) == 10 * step
     assert errors == []
     context.close()
