@@ -236,6 +236,9 @@ def test_an_earlier_question_edited_or_regenerated_forgets_all_that_came_after(
     shot(page, "host-edit-earlier.png")
     # Regenerate the first of two: the second goes too, the first is answered once, in its place
     ask(page, LISTING)
+    page.locator(".turn-actions .regenerate").first.click()  # it says what it drops first
+    assert page.locator(".turn-actions .drop-note").inner_text() == "This drops the later question and its answer."
+    assert len(questions_and_answers(page)) == 4
     page.locator(".turn-actions .regenerate").first.click()
     page.locator(".turn-actions").first.wait_for(timeout=120_000)
     turn_done(page)

@@ -237,3 +237,21 @@ def test_the_sliders_keys_step_by_a_sensible_amount(browser: Any, stand_in: Host
     assert abs((at() - t1).total_seconds()) == 10 * step
     assert errors == []
     context.close()
+
+
+def test_the_live_view_beside_the_last_hour_shows_that_hour(browser: Any, stand_in: HostProcess) -> None:
+    """The picture of the last hour and the live view under it show the same period."""
+    context, page, errors = open_page(browser, stand_in.url)
+    ask(page, "Show me the last hour of the exercise")
+    _until(lambda: page.locator(".app-view").count() > 0, "a live view")
+    view = _view(page)
+    _until(lambda: view.evaluate("Number(document.body.dataset.draws || 0) > 0"), "the view drew")
+    answer = page.locator(".msg.assistant .msg-body").last.inner_text()
+    head = answer.split(":\n", 1)[0]  # "The last hour of the exercise, 10:45:00Z to 11:45:00Z on 12 Dec 1995"
+    start, end = head.split(", ")[1].split(" on ")[0].split(" to ")
+    day = datetime.strptime(head.split(" on ")[1], "%d %b %Y").date().isoformat()
+    # the view's slider spans the hour the answer and the picture show, at its end
+    assert view.evaluate("window.__plotView.range()") == [f"{day}T{start}", f"{day}T{end}"]
+    assert view.evaluate("window.__plotView.time()") == f"{day}T{end}"
+    assert errors == []
+    context.close()

@@ -546,6 +546,14 @@
 
   // -- turns: a question and all that came of it, up to the next question
 
+  // how many questions come after this one; what editing or asking it again drops, in words
+  function laterThan(userNode) {
+    return questions().length - questions().indexOf(userNode) - 1;
+  }
+  function dropsText(later) {
+    return `This drops the ${later === 1 ? "later question and its answer" : `${later} later questions and their answers`}.`;
+  }
+
   function questions() {
     return [...els.conversation.querySelectorAll(":scope > .msg.user")];
   }
@@ -578,7 +586,24 @@
         "aria-label": "Ask this question again", title: "Forget this answer and ask the question again" });
       copy.hidden = !answerOf(userNode);
       copy.addEventListener("click", () => copyText(answerOf(userNode), copy));
-      again.addEventListener("click", () => regenerate(userNode));
+      again.addEventListener("click", () => {
+        // an earlier answer: what asking again drops is said first, and a second click confirms
+        const later = laterThan(userNode);
+        if (!later || again.dataset.confirm) { regenerate(userNode); return; }
+        again.dataset.confirm = "true";
+        again.textContent = "Drop them and ask again";
+        again.title = dropsText(later);
+        again.setAttribute("aria-label", `${dropsText(later)} Click again to ask this question again.`);
+        const note = el("span", { class: "drop-note", role: "status", text: dropsText(later) });
+        again.before(note);
+        again.addEventListener("blur", () => {
+          delete again.dataset.confirm;
+          again.textContent = "Regenerate";
+          again.title = "Forget this answer and ask the question again";
+          again.setAttribute("aria-label", "Ask this question again");
+          note.remove();
+        }, { once: true });
+      });
       const bar = el("div", { class: "turn-actions", role: "group", "aria-label": "This answer" }, copy, again);
       (last || userNode).after(bar);
     }
@@ -615,12 +640,11 @@
     const box = el("textarea", { class: "edit-box", rows: "2", "aria-label": "Your question, edited" });
     box.value = rawText.get(userNode) || body.textContent;
     // what sending drops, said before it is sent (the host forgets every later turn)
-    const later = questions().length - questions().indexOf(userNode) - 1;
+    const later = laterThan(userNode);
     const send = el("button", { type: "button", class: "approve", text: later ? "Send and drop them" : "Send" });
     const cancel = el("button", { type: "button", class: "deny", text: "Cancel" });
     const warning = later
-      ? el("p", { class: "edit-warning", role: "note", id: `edit-warning-${Date.now()}`,
-        text: `This drops the ${later === 1 ? "later question" : `${later} later questions`} and ${later === 1 ? "its answer" : "their answers"}.` })
+      ? el("p", { class: "edit-warning", role: "note", id: `edit-warning-${Date.now()}`, text: dropsText(later) })
       : null;
     if (warning) box.setAttribute("aria-describedby", warning.id);
     const form = el("div", { class: "edit-form" }, box, warning, el("div", { class: "edit-actions" }, cancel, send));
