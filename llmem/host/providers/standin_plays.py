@@ -137,7 +137,8 @@ def _plain(name: str) -> str:
 #: words in capitals that are no ship's name
 _NOT_SHIPS = frozenset(
     {"cpa", "utc", "gmt", "rep", "dsf", "dtf", "dtg", "atb", "tma", "ok", "nm", "kn", "kts", "yd", "id", "am"}
-    | {"pm", "z", "i", "a", "the", "what", "when", "where", "how", "show", "list"}
+    | {"pm", "z", "i", "a", "the", "what", "when", "where", "how", "show", "list", "and", "at"}
+    | {"yards", "knots", "miles", "metres", "meters", "hours", "minutes", "nmi", "ship", "ships"}
 )
 #: a pair of ships as people ask about them: "between X and Y", "did X and Y get"
 _PAIR = re.compile(
@@ -160,7 +161,8 @@ def asked_names(text: str) -> list[str]:
     for pair in _PAIR.finditer(text):
         if not _NOT_PAIR.search(pair.group(0)):
             found += [pair.group("a"), pair.group("b")]
-    found += [m.group(0) for m in _CAPITALS.finditer(text)]
+    if text != text.upper():  # capitals mark a name, unless the whole question is in them
+        found += [m.group(0) for m in _CAPITALS.finditer(text)]
     names: list[str] = []
     for given in found:
         words = [w for w in re.sub(r"'s$", "", given.strip()).split() if _plain(w) not in _NOT_SHIPS]
