@@ -231,7 +231,6 @@ def test_the_live_view_in_the_chat(browser: Any, host: HostProcess) -> None:
 
     # New chat: the view is told ui/resource-teardown, answers, and goes
     page.click("#new-chat")
-    page.click("#new-chat-yes")  # New chat asks first
     _until(lambda: page.evaluate("() => window.llmemApps.teardowns.length === 2"), "the view was torn down")
     assert (
         page.evaluate("window.llmemApps.teardowns") == [{"uri": "ui://debrief-state/plot-view", "answered": True}] * 2

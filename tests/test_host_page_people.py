@@ -216,6 +216,15 @@ def test_an_earlier_question_edited_or_regenerated_forgets_all_that_came_after(
     box = edit.bounding_box()
     assert box is not None and box["width"] > box["height"]  # "Edit" on one line, not a letter a line
     edit.click()
+    # said before it is sent: what sending drops; Cancel keeps it all
+    assert first.locator(".edit-warning").inner_text() == "This drops the later question and its answer."
+    assert first.locator(".edit-actions .approve").inner_text() == "Send and drop them"
+    first.locator(".edit-actions .deny").click()
+    assert [who for who, _ in questions_and_answers(page)] == ["you", "answer", "you", "answer"]
+    ask(page, "Is it foggy at sea?")
+    first.hover()
+    edit.click()
+    assert first.locator(".edit-warning").inner_text() == "This drops the 2 later questions and their answers."
     first.locator(".edit-box").fill("Is it windy at sea?")
     first.locator(".edit-box").press("Enter")
     page.locator(".turn-actions").first.wait_for(timeout=120_000)
@@ -227,6 +236,9 @@ def test_an_earlier_question_edited_or_regenerated_forgets_all_that_came_after(
     shot(page, "host-edit-earlier.png")
     # Regenerate the first of two: the second goes too, the first is answered once, in its place
     ask(page, LISTING)
+    page.locator(".turn-actions .regenerate").first.click()  # it says what it drops first
+    assert page.locator(".turn-actions .drop-note").inner_text() == "This drops the later question and its answer."
+    assert len(questions_and_answers(page)) == 4
     page.locator(".turn-actions .regenerate").first.click()
     page.locator(".turn-actions").first.wait_for(timeout=120_000)
     turn_done(page)
@@ -250,7 +262,6 @@ def test_chats_searched_renamed_exported_and_deleted_with_undo(
     ask(page, question)
     cpa_chat = page.get_attribute("body", "data-session")
     page.click("#new-chat")
-    page.click("#new-chat-yes")
     page.wait_for_selector(f"body[data-session]:not([data-session={cpa_chat!r}])", state="attached", timeout=30_000)
     ask(page, "Is it raining at sea?")
     page.click("#chats")

@@ -90,3 +90,24 @@ async def test_complete_answers_a_tools_prompt_whole_and_without_tools(provider_
 async def test_a_hosted_provider_without_a_key_is_refused_at_start(provider_name: str) -> None:
     with pytest.raises(ConfigError, match=KEY_VARIABLES[provider_name][1]):
         make_provider(provider_name, ProviderSettings("m"))
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What was the closest approach between ARGONAUT and BLUE HERON?", ["ARGONAUT", "BLUE HERON"]),
+        ("how close did nelson and collingwood get?", ["nelson", "collingwood"]),
+        ("WHEN WERE NELSON AND COLLINGWOOD CLOSEST?", ["NELSON", "COLLINGWOOD"]),
+        ("What was the CPA in YARDS between NELSON and COLLINGWOOD?", ["NELSON", "COLLINGWOOD"]),
+        ("What were NELSON's speed and position at 10:30 UTC?", ["NELSON"]),
+        ("what was COLLINGWOOD doing at 0930?", ["COLLINGWOOD"]),
+        ("when were the two ships closest?", []),
+        ("Show me the last hour of the exercise", []),
+        ("List the plots and REP files in this workspace", []),
+    ],
+)
+def test_the_stand_in_reads_the_ships_a_question_names(question: str, names: list[str]) -> None:
+    """The names the stand-in holds a question to (a name no file has is said, never swapped)."""
+    from llmem.host.providers.standin_plays import asked_names
+
+    assert asked_names(question) == names

@@ -109,7 +109,11 @@ async def test_a_ships_speed_course_and_position_at_a_time(host: HostProcess) ->
             == "04:00:00Z on 12 Dec 1995 is outside NELSON's track, which runs from 05:00:00Z to 11:41:00Z on 12 Dec 1995.\n"
         )
         answer = text_of(await chat.turn("What was VICTORY's speed at 10:00?"))
-        assert "hold 2 tracks (NELSON and COLLINGWOOD), and your question names none of them" in answer
+        assert answer.startswith(
+            "I found no ship called **VICTORY**. The REP files I read (valid_boat1.rep, valid_boat2.rep) hold "
+            "NELSON and COLLINGWOOD. Ask about those"
+        )
+        assert "kn" not in answer.split("\n")[0]  # nothing about the other ships
 
 
 async def test_a_time_as_people_write_it_and_no_time_the_tools_did_not_give(host: HostProcess) -> None:
@@ -172,3 +176,24 @@ async def test_anything_else_is_answered_plainly(host: HostProcess) -> None:
     )
     assert "What I can do:" in answer and "*What were NELSON's speed and position at 10:30?*" in answer
     assert steps(frames) == []  # no tool was run for it
+
+
+async def test_questions_in_a_persons_words(host: HostProcess) -> None:
+    """ "when were they closest?" is the closest approach; "what was COLLINGWOOD doing at 0930?" its
+    course, speed and position (GeographicLib's from the REP file's fixes); warnings name ships."""
+    track = {when: (lat, lon) for when, lat, lon in fixes("valid_boat2.rep")}
+    at, after = datetime(1995, 12, 12, 9, 30, tzinfo=UTC), datetime(1995, 12, 12, 9, 31, tzinfo=UTC)
+    leg = WGS84.Inverse(*track[at], *track[after])
+    async with connect(host.ws_url) as socket:
+        chat = Chat(socket)
+        await chat.next()
+        closest = text_of(await chat.turn("when were they closest?"))
+        doing = text_of(await chat.turn("what was COLLINGWOOD doing at 0930?"))
+    assert closest.startswith("The closest approach between NELSON and COLLINGWOOD was 119.5 yd at 10:45:09Z")
+    lat, lon = track[at]
+    assert doing.startswith(
+        f"At 09:30:00Z on 12 Dec 1995 COLLINGWOOD was at {dm(lat, 2, 'NS')} {dm(lon, 3, 'EW')}, making "
+        f"{leg['s12'] / 1852 / (60 / 3600):.1f} kn on course {leg['azi1'] % 360:03.0f}°."
+    ), doing
+    warnings = doing.split("**The tools warned:**", 1)[-1]
+    assert "rep-" not in warnings and "the row's note" not in warnings and "`run_tool" not in warnings, warnings

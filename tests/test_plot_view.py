@@ -332,7 +332,8 @@ async def test_the_view_shows_the_plots_time_and_keeps_its_labels_apart(
             await view.locator("#fit").click()
         await page.evaluate("window.setHostContext({theme: 'light'})")
 
-        # Touch: a pinch zooms, a one-finger drag pans; neither selects nor writes.
+        # Touch: a pinch zooms, a two-finger drag pans; one finger is the page's scroll (the map
+        # stays, and says to use two fingers); none selects nor writes.
         revision = (await read("debrief_get_time", {"filename": SHIPS}))["revision"]
         k = await view.evaluate("window.__plotView.zoom()")
         box = await view.locator("#map").bounding_box()
@@ -354,6 +355,12 @@ async def test_the_view_shows_the_plots_time_and_keeps_its_labels_apart(
         await touch("touchStart", [(cx, cy)])
         for dx in (10, 20, 30):
             await touch("touchMove", [(cx + dx, cy)])
+        await touch("touchEnd", [])
+        assert await view.evaluate("window.__plotView.shipAt('NELSON')") == before
+        assert await view.evaluate("document.getElementById('toast').textContent") == "Use two fingers to move the map"
+        await touch("touchStart", [(cx - 30, cy), (cx + 30, cy)])
+        for dx in (10, 20, 30):
+            await touch("touchMove", [(cx - 30 + dx, cy), (cx + 30 + dx, cy)])
         await touch("touchEnd", [])
         after = await view.evaluate("window.__plotView.shipAt('NELSON')")
         assert after[0] - before[0] == pytest.approx(30, abs=1) and after[1] == pytest.approx(before[1], abs=1)

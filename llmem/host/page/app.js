@@ -30,8 +30,6 @@
     chats: $("#chats"),
     chatsDialog: $("#chats-dialog"),
     chatsList: $("#chats-list"),
-    newChatDialog: $("#new-chat-dialog"),
-    newChatYes: $("#new-chat-yes"),
     zoomDialog: $("#zoom-dialog"),
     zoomFrame: $("#zoom-frame"),
     zoomNote: $("#zoom-note"),
@@ -61,6 +59,8 @@
     zoomScale: null, // the full-size picture's scale; null: fitted to the window
     replaced: false, // the host dropped this page for a newer one: reconnect only when asked
     hello: {}, // the host's last connection payload: models, servers and their state
+    switching: false, // a new chat is connecting: a question sent meanwhile waits in queued
+    queued: null, // that question's payload
   };
   // what each message said, as Markdown (the answer a Copy copies) and the files a question had
   const rawText = new WeakMap();
@@ -546,6 +546,14 @@
 
   // -- turns: a question and all that came of it, up to the next question
 
+  // how many questions come after this one; what editing or asking it again drops, in words
+  function laterThan(userNode) {
+    return questions().length - questions().indexOf(userNode) - 1;
+  }
+  function dropsText(later) {
+    return `This drops the ${later === 1 ? "later question and its answer" : `${later} later questions and their answers`}.`;
+  }
+
   function questions() {
     return [...els.conversation.querySelectorAll(":scope > .msg.user")];
   }
@@ -578,7 +586,24 @@
         "aria-label": "Ask this question again", title: "Forget this answer and ask the question again" });
       copy.hidden = !answerOf(userNode);
       copy.addEventListener("click", () => copyText(answerOf(userNode), copy));
-      again.addEventListener("click", () => regenerate(userNode));
+      again.addEventListener("click", () => {
+        // an earlier answer: what asking again drops is said first, and a second click confirms
+        const later = laterThan(userNode);
+        if (!later || again.dataset.confirm) { regenerate(userNode); return; }
+        again.dataset.confirm = "true";
+        again.textContent = "Drop them and ask again";
+        again.title = dropsText(later);
+        again.setAttribute("aria-label", `${dropsText(later)} Click again to ask this question again.`);
+        const note = el("span", { class: "drop-note", role: "status", text: dropsText(later) });
+        again.before(note);
+        again.addEventListener("blur", () => {
+          delete again.dataset.confirm;
+          again.textContent = "Regenerate";
+          again.title = "Forget this answer and ask the question again";
+          again.setAttribute("aria-label", "Ask this question again");
+          note.remove();
+        }, { once: true });
+      });
       const bar = el("div", { class: "turn-actions", role: "group", "aria-label": "This answer" }, copy, again);
       (last || userNode).after(bar);
     }
@@ -614,9 +639,15 @@
     const body = userNode.querySelector(".msg-body");
     const box = el("textarea", { class: "edit-box", rows: "2", "aria-label": "Your question, edited" });
     box.value = rawText.get(userNode) || body.textContent;
-    const send = el("button", { type: "button", class: "approve", text: "Send" });
+    // what sending drops, said before it is sent (the host forgets every later turn)
+    const later = laterThan(userNode);
+    const send = el("button", { type: "button", class: "approve", text: later ? "Send and drop them" : "Send" });
     const cancel = el("button", { type: "button", class: "deny", text: "Cancel" });
-    const form = el("div", { class: "edit-form" }, box, el("div", { class: "edit-actions" }, cancel, send));
+    const warning = later
+      ? el("p", { class: "edit-warning", role: "note", id: `edit-warning-${Date.now()}`, text: dropsText(later) })
+      : null;
+    if (warning) box.setAttribute("aria-describedby", warning.id);
+    const form = el("div", { class: "edit-form" }, box, warning, el("div", { class: "edit-actions" }, cancel, send));
     userNode.classList.add("editing");
     body.hidden = true;
     body.after(form);
@@ -1203,10 +1234,11 @@
       return;
     }
     const files = attach ? attach.saved() : [];
-    if ((!text && !files.length) || !state.open) return;
+    if (!text && !files.length) return;
     const payload = { text };
     if (files.length) payload.attachments = files;
-    if (!sendJson({ type: "message", payload })) return;
+    if (state.switching && !state.open) state.queued = payload; // sent when the new chat is there
+    else if (!state.open || !sendJson({ type: "message", payload })) return;
     if (attach) attach.clear();
     addUser(text, files);
     els.input.value = "";
@@ -1391,21 +1423,11 @@
     else retryNow();
   });
 
-  // A new conversation, once the person says so: a new session on the host; the old one stays
-  // there, in the list of earlier chats.
-  els.newChat.addEventListener("click", () => {
-    if (els.conversation.childElementCount === 0) {
-      startNewChat();
-      return;
-    }
-    els.newChatDialog.showModal();
-    els.newChatYes.focus();
-  });
-  els.newChatYes.addEventListener("click", () => {
-    els.newChatDialog.close();
-    startNewChat();
-  });
-  $("#new-chat-no").addEventListener("click", () => els.newChatDialog.close());
+  // A new conversation at once: a new session on the host; the old one stays there, in the list
+  // of earlier chats (nothing is lost, so nothing is asked: a dialog would take the keys the
+  // person starts typing). What is in the box stays; a question sent while the new session
+  // connects is sent once it is there.
+  els.newChat.addEventListener("click", () => startNewChat());
 
   function leaveAddress() {
     // the address may name the session (?session=…): a new or other chat must not keep it
@@ -1415,6 +1437,14 @@
       const qs = q.toString();
       history.replaceState(null, "", `${location.pathname}${qs ? `?${qs}` : ""}`);
     }
+  }
+
+  // the address names this chat (?session=…), so copying it opens the same chat on a phone
+  function showAddress(sessionId) {
+    const q = new URLSearchParams(location.search);
+    if (q.get("session") === sessionId) return;
+    q.set("session", sessionId);
+    history.replaceState(null, "", `${location.pathname}?${q.toString()}`);
   }
 
   function startNewChat() {
@@ -1428,6 +1458,7 @@
     if (ws) ws.close();
     setBusy(false);
     state.attempts = 0;
+    state.switching = true;
     connect();
     els.input.focus();
   }
@@ -1462,7 +1493,7 @@
     if (window.llmemApps) window.llmemApps.configure({ appsPort: p.appsPort, send: sendJson });
     if (p.sessionId) writeSession(p.sessionId);
     if (p.sessionId) document.body.dataset.session = p.sessionId; // which chat this is (tests read it)
-    if (p.sessionId && new URLSearchParams(location.search).get("session") !== p.sessionId) leaveAddress();
+    if (p.sessionId) showAddress(p.sessionId);
     state.open = true;
     state.attempts = 0;
     const failing = serverTrouble(p.serverStates);
@@ -1485,6 +1516,12 @@
       addNotice("The host started a new session; the earlier conversation is no longer available.");
     }
     if (p.turnRunning && !state.busy) setBusy(true); // a turn another page started is still going
+    state.switching = false;
+    if (state.queued && p.state === "connected") { // asked while the new chat connected
+      const queued = state.queued;
+      state.queued = null;
+      if (sendJson({ type: "message", payload: queued })) setBusy(true);
+    }
     updateControls();
   }
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from llmem.host.chat import ChatMessage, ToolCall, ToolSpec, new_id
 from llmem.host.steps import as_data, clip, clock, day, step_headline, step_title
+from llmem.host.uploads import kind_of
 
 __all__ = ["CAN_DO", "PLAYS", "SUGGESTIONS", "Done", "Question", "play_for", "report", "turn_so_far", "warned"]
 
@@ -125,18 +126,86 @@ class Plot:
 
 
 def _mentions(text: str, name: str) -> bool:
-    return bool(name) and re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
+    return bool(name) and re.search(rf"(?<!\w){re.escape(_plain(name))}(?!\w)", _plain(text)) is not None
+
+
+def _plain(name: str) -> str:
+    """A name as compared: lower case, runs of spaces, ``_`` and ``-`` as one space."""
+    return re.sub(r"[\s_-]+", " ", name.lower()).strip()
+
+
+#: words in capitals that are no ship's name
+_NOT_SHIPS = frozenset(
+    {"cpa", "utc", "gmt", "rep", "dsf", "dtf", "dtg", "atb", "tma", "ok", "nm", "kn", "kts", "yd", "id", "am"}
+    | {"pm", "z", "i", "a", "the", "what", "when", "where", "how", "show", "list", "and", "at"}
+    | {"yards", "knots", "miles", "metres", "meters", "hours", "minutes", "nmi", "ship", "ships"}
+)
+#: a pair of ships as people ask about them: "between X and Y", "did X and Y get"
+_PAIR = re.compile(
+    r"\b(?:between|did|do|were)\s+(?:the\s+)?(?P<a>[\w -]+?)\s+and\s+(?:the\s+)?(?P<b>[\w -]+?)"
+    r"(?=\s+(?:get|come|came|pass|approach|closest|nearest|at|on|in|during|over)\b|\s*[?.!,;]|\s*$)",
+    re.IGNORECASE,
+)
+#: what follows "were" when it is no pair of ships ("were the speed and position")
+_NOT_PAIR = re.compile(r"\b(speed|course|position|heading|range|bearing)s?\b", re.IGNORECASE)
+_CAPITALS = re.compile(r"(?<![\w'])[A-Z][A-Z0-9_]+(?:[ -][A-Z][A-Z0-9_]+)*(?![\w])")
+_GENERIC = re.compile(
+    r"^(?:the )?(?:two |both )?(?:ships?|them|they|each other|others?|boats?|vessels?|tracks?)$", re.I
+)
+
+
+def asked_names(text: str) -> list[str]:
+    """The ship names the question gives (none when it names none): a pair ("between ARGONAUT
+    and BLUE HERON", "did nelson and collingwood get…") and words in capitals ("COLLINGWOOD's")."""
+    found: list[str] = []
+    for pair in _PAIR.finditer(text):
+        if not _NOT_PAIR.search(pair.group(0)):
+            found += [pair.group("a"), pair.group("b")]
+    if text != text.upper():  # capitals mark a name, unless the whole question is in them
+        found += [m.group(0) for m in _CAPITALS.finditer(text)]
+    names: list[str] = []
+    for given in found:
+        words = [w for w in re.sub(r"'s$", "", given.strip()).split() if _plain(w) not in _NOT_SHIPS]
+        name = " ".join(words)
+        if name and not _GENERIC.match(name) and _plain(name) not in {_plain(n) for n in names}:
+            names.append(name)
+    # a name inside a longer one given ("BLUE" of "BLUE HERON") is that one
+    return [n for n in names if not any(n != m and _mentions(m, n) for m in names)]
+
+
+def _is_named(name: str, track: dict[str, Any]) -> bool:
+    called = str(track.get("name", ""))
+    return bool(called) and (_mentions(name, called) or _mentions(called, name))
+
+
+def _missing(question: Question, tracks: list[dict[str, Any]]) -> list[str]:
+    """The ships the question names that none of ``tracks`` is."""
+    return [n for n in asked_names(question.text) if not any(_is_named(n, t) for t in tracks)]
 
 
 def _chosen(
-    question: Question, tracks: list[dict[str, Any]], need: int, named_only: bool
+    question: Question,
+    tracks: list[dict[str, Any]],
+    need: int,
+    named_only: bool,
+    first: Sequence[dict[str, Any]] = (),
 ) -> list[dict[str, Any]] | None:
-    """The tracks the question names (any case), then others up to ``need``; all of them when it
-    names none. None when there are fewer than ``need``, or (``named_only``) when it names none."""
+    """The tracks the question names (any case), then ``first`` (an attached file's), then others
+    up to ``need``; ``first`` or all of them when it names none. None when there are fewer than
+    ``need``, when a ship it names is not among them (never answer about other ships), or
+    (``named_only``) when it names none."""
+    if _missing(question, tracks):
+        return None
     named = [t for t in tracks if _mentions(question.text, str(t.get("name", "")))]
     if named_only and not named:
         return None
-    chosen = named + [t for t in tracks if t not in named][: max(0, need - len(named))] if named else tracks
+    if named:
+        rest = [t for t in first if t not in named] + [t for t in tracks if t not in named and t not in first]
+        chosen = named + rest[: max(0, need - len(named))]
+    elif first:
+        chosen = [*first, *[t for t in tracks if t not in first][: max(0, need - len(first))]]
+    else:
+        chosen = tracks
     return chosen if len(chosen) >= need else None
 
 
@@ -156,12 +225,55 @@ def _listed_plots(listing: dict[str, Any]) -> list[str]:
     return opened + [str(p) for p in listing.get("other_plots") or [] if str(p) not in opened]
 
 
-def _imported_tracks(done: list[Done]) -> list[dict[str, Any]]:
+def _imported_tracks(done: list[Done], files: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The tracks of this turn's imports (of ``files`` alone, when given)."""
     out = []
     for step in done:
-        if step.is_run("import-rep") and isinstance(step.data, dict):
-            out += [f for f in step.data.get("features") or [] if isinstance(f, dict) and f.get("kind") == "track"]
+        path = (step.call.arguments or {}).get("parameters", {}).get("path")
+        if step.is_run("import-rep") and isinstance(step.data, dict) and (files is None or path in files):
+            out += [t for t in map(_summary, step.data.get("features") or []) if t.get("kind") == "track"]
     return out
+
+
+def _summary(feature: Any) -> dict[str, Any]:
+    """A feature as the tools summarise it (id, kind, name, time span, ref): a small result comes
+    whole (GeoJSON with properties), each of its features stored under its own id."""
+    if not isinstance(feature, dict) or not isinstance(feature.get("properties"), dict):
+        return feature if isinstance(feature, dict) else {}
+    told, times = feature["properties"], feature["properties"].get("timestamps") or [None]
+    return {
+        "id": feature.get("id"),
+        "kind": told.get("kind"),
+        "name": told.get("name"),
+        "time_start": times[0],
+        "time_end": times[-1],
+        "ref": f"debrief-calc:results/{feature.get('id')}",
+    }
+
+
+def _attached_reps(question: Question) -> list[str]:
+    """The REP files attached to the question: read this turn, whatever the plots hold."""
+    return [f for f in question.files if kind_of(f) in ("REP file", "sensor (DSF) file")]
+
+
+def _to_import(question: Question, reps: list[str]) -> list[str]:
+    """The REP files to import, the attached first, then those named like a ship asked about."""
+    names = asked_names(question.text)
+    attached = _attached_reps(question)
+    named = [r for r in reps if r not in attached and any(_mentions(r.rsplit(".", 1)[0], n) for n in names)]
+    rest = [r for r in reps if r not in attached and r not in named]
+    return attached + (named + rest)[: max(0, MAX_IMPORTS - len(attached))]
+
+
+def _not_found(missing: list[str], tracks: list[dict[str, Any]], files: list[str], more: int) -> str:
+    """A ship asked about that no file read holds, said plainly: never an answer about others."""
+    ships = " and ".join(", ".join(str(t.get("name")) for t in tracks).rsplit(", ", 1)) or "no ships"
+    called = " or ".join(f"**{n}**" for n in missing)
+    unread = f" ({more} more REP files of the workspace were not read)" if more else ""
+    return (
+        f"I found no ship called {called}. The REP files I read ({', '.join(files)}){unread} hold {ships}. "
+        "Ask about those, or attach the REP file of the ship you mean (drop it on the page).\n"
+    )
 
 
 def _narratives(done: list[Done]) -> list[str]:
@@ -183,7 +295,8 @@ def plot_with(question: Question, done: list[Done], need: int, what: str, *, nam
     if listing is None:
         return _call(LIST, {})
     looked = {str((d.call.arguments or {}).get("filename")): d for d in done if d.call.name == FEATURES}
-    for filename in _listed_plots(listing)[:MAX_LOOKS]:
+    attached = _attached_reps(question)
+    for filename in [] if attached else _listed_plots(listing)[:MAX_LOOKS]:
         step = looked.get(filename)
         if step is None:
             return _call(FEATURES, {"filename": filename, "kinds": ["track"], "limit": 100})
@@ -191,30 +304,38 @@ def plot_with(question: Question, done: list[Done], need: int, what: str, *, nam
         chosen = _chosen(question, tracks, need, named_only) if not step.failed else None
         if chosen is not None:
             return Plot(filename, chosen, tracks)
+    first = _imported_tracks(done, attached)
     made = next((d for d in done if d.call.name == CREATE), None)
     if made is not None:
         tracks = _imported_tracks(done)
-        chosen = _chosen(question, tracks, need, named_only) or tracks
+        chosen = _chosen(question, tracks, need, named_only, first) or tracks
         return Plot(str((made.call.arguments or {}).get("filename")), chosen, tracks)
     reps = [str(r) for r in listing.get("rep_files") or []]
+    reps += [r for r in attached if r not in reps]
     if not reps:
         return f"The workspace has no REP files to import (`debrief_list_plots` lists none), so I have no tracks for {what}."
+    reading = _to_import(question, reps)
     imported = {(d.call.arguments or {}).get("parameters", {}).get("path") for d in done if d.is_run("import-rep")}
-    waiting = [r for r in reps[:MAX_IMPORTS] if r not in imported]
-    if waiting:
+    waiting = [r for r in reading if r not in imported]
+    # a question that names its ships or brings them: no more files read once they are all there
+    pointed = bool(attached or asked_names(question.text)) and not set(attached) - imported
+    if waiting and not (pointed and _chosen(question, _imported_tracks(done), need, named_only, first)):
         return _call(RUN, {"tool": "import-rep", "parameters": {"path": waiting[0]}})
     tracks = _imported_tracks(done)
-    if _chosen(question, tracks, need, named_only) is None:
+    chosen = _chosen(question, tracks, need, named_only, first)
+    if chosen is None:
+        missing = _missing(question, tracks)
+        if missing:
+            more = len(reps) - len(reading) + int(listing.get("more_rep_files") or 0)
+            return _not_found(missing, tracks, [r for r in reading if r in imported], more)
         names = " and ".join(", ".join(str(t.get("name")) for t in tracks).rsplit(", ", 1))
-        files = (
-            f"The REP files ({', '.join(reps[:MAX_IMPORTS])}) hold {len(tracks)} track{'s' if len(tracks) != 1 else ''}"
-        )
+        files = f"The REP files ({', '.join(reading)}) hold {len(tracks)} track{'s' if len(tracks) != 1 else ''}"
         files += f" ({names})" if names else ""
         if named_only and tracks:
             return f"{files}, and your question names none of them: for {what}, name one.\n"
         return f"{files}; {what} needs {('one', 'two')[need - 1] if need <= 2 else need}.\n"
     refs = [{"ref": str(t["ref"])} for t in tracks] + [{"ref": r} for r in _narratives(done)]
-    return _call(CREATE, {"filename": _plot_name(tracks, listing), "features": refs})
+    return _call(CREATE, {"filename": _plot_name(chosen, listing), "features": refs})
 
 
 # -- the plays ---------------------------------------------------------------------------------------
@@ -265,7 +386,9 @@ _CLOCKS = (
     re.compile(r"\b(?P<h>\d{1,2})\s*o'?clock\b", re.IGNORECASE),
     re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.IGNORECASE),
 )
-_AT_TIME_WORDS = re.compile(r"\b(speed|fast|knots?|position|where|course|heading|located)\b", re.IGNORECASE)
+_AT_TIME_WORDS = re.compile(
+    r"\b(speed|fast|knots?|position|where|course|heading|located|doing|going|steering|moving)\b", re.IGNORECASE
+)
 
 
 def _clock_time(question: str) -> tuple[int, int, int] | None:
@@ -470,7 +593,7 @@ def list_workspace(question: Question, done: list[Done], tools: Sequence[ToolSpe
 
 #: (the words that start a play, the play); the first that matches wins
 PLAYS: tuple[tuple[re.Pattern[str], Play], ...] = (
-    (re.compile(r"\b(closest (point of )?approach|cpa|how close)\b", re.IGNORECASE), closest_approach),
+    (re.compile(r"\b(closest|nearest|cpa|how close)\b", re.IGNORECASE), closest_approach),
     (_PERIOD, last_period),
     (re.compile(r"\blist\b|\bwhich plots?\b|\bwhat (files|plots)\b", re.IGNORECASE), list_workspace),
     (_AT_TIME_WORDS, at_time),
@@ -498,15 +621,44 @@ def _stopping(play: Play) -> Play:
     return run
 
 
+#: the tools' words for a model, as a person reads them (a ship's name comes first)
+_PLAIN = (
+    (
+        re.compile(r"^(?P<who>.+?): the time is on a fix in a turn; the row's note and before say more$"),
+        r"\g<who> was at a fix in a turn at that moment, so its course and speed change there; "
+        "the figures are for the leg after the fix",
+    ),
+)
+
+
+def _ship_names(done: list[Done]) -> dict[str, str]:
+    """Each feature id the steps gave, with the ship's name (so a warning names the ship)."""
+    names = {}
+    for step in done:
+        for feature in step.data.get("features") or [] if isinstance(step.data, dict) else []:
+            if isinstance(feature, dict) and feature.get("id") and feature.get("name"):
+                names[str(feature["id"])] = str(feature["name"])
+    return names
+
+
+def _plain_warning(warning: str, names: dict[str, str]) -> str:
+    for given, name in names.items():
+        warning = re.sub(rf"(?<![\w-]){re.escape(given)}(?![\w-])", name, warning)
+    for pattern, words in _PLAIN:
+        warning = pattern.sub(words, warning)
+    return warning
+
+
 def warned(done: list[Done]) -> str:
     """The warnings of the steps taken (an import's speed column that does not match the fixes…),
-    each once, as a list a person sees under the answer; "" when none warned."""
+    each once, in a person's words (ships by name), as a list under the answer; "" when none warned."""
     seen: list[str] = []
+    names = _ship_names(done)
     for step in done:
         data = step.data.get("data") if isinstance(step.data, dict) and "warnings" not in step.data else step.data
         listed = data.get("warnings") if isinstance(data, dict) else None
         for warning in listed if isinstance(listed, list) else []:
-            line = f"{clip(str(warning), 300)} (`{step_title(step.call.name, step.call.arguments)}`)"
+            line = clip(_plain_warning(str(warning), names), 300)
             if isinstance(warning, str) and line not in seen:
                 seen.append(line)
     if not seen:
