@@ -215,10 +215,11 @@ def _side_text(ambiguity: dict[str, Any] | None, clean: tuple[float, float, int]
             f"RMS over {n} cuts): the side is not settled against this candidate (an ownship turn settles it); "
             f"read for the {name[side]} bearings: "
         )
-    where = "on the side of its ambiguous bearings" if side == "ambiguous" else "on the side of its recorded bearings"
+    if side == "bearing":  # the usual case: said after the verdict (see residuals_of)
+        return ""
     return (
-        f"the {name[side]} bearings fit: {rms_side:.2f}° RMS over {n} cuts; the {name[other]} bearings do not "
-        f"({rms_other:.1f}°): the contact is {where}; "
+        f"the ambiguous bearings fit: {rms_side:.2f}° RMS over {n} cuts; the recorded bearings do not "
+        f"({rms_other:.1f}°): the contact is on the side of its ambiguous bearings; "
     )
 
 
@@ -479,6 +480,10 @@ def residuals_of(
     props["min_trend_deg"] = min_deg
     figures = (float(np.mean(clean)), math.sqrt(float(np.mean(clean * clean))), int(clean.size)) if clean.size else None
     props["verdict"] = _side_text(ambiguity, figures) + _verdict(figures, outliers, stretches, steps, min_deg)
+    if ambiguity is not None and ambiguity["fits_overall"] == "bearing" and ambiguity["rms_ambiguous"] > FIT_RMS_DEG:
+        props["verdict"] += (
+            f"; the recorded bearings are the side that fits (the ambiguous {ambiguity['rms_ambiguous']:.1f}° RMS)"
+        )
     d = min(distance_decimals(unit), 4)
     series: dict[str, Any] = {
         "time": iso_many(cuts.t),
