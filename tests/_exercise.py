@@ -109,9 +109,13 @@ def _dms(v: float, pos: str, neg: str, width: int) -> str:
     return f"{d:0{width}d} {m:02d} {s:05.2f} {h}"
 
 
-def _stamp(t: float) -> str:
-    text = iso(T0 + t)
+def _stamp_at(t0: float, t: float) -> str:
+    text = iso(t0 + t)
     return f"{text[2:4]}{text[5:7]}{text[8:10]} {text[11:13]}{text[14:16]}{text[17:19]}.000"
+
+
+def _stamp(t: float) -> str:
+    return _stamp_at(T0, t)
 
 
 def files(

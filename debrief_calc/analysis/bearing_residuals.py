@@ -49,6 +49,9 @@ SOUND_KN: Final = 2951.0
 _TREND_CUTS: Final = 4
 #: a step between legs is significant beyond this many standard errors
 _STEP_Z: Final = 3.0
+#: an RMS error beyond this (degrees) is never called a fit, whatever its trends: far beyond any
+#: bearing sensor's noise, it says the candidate (or the side of an ambiguous array) is wrong
+FIT_RMS_DEG: Final = 10.0
 
 
 def _t_critical(dof: int) -> float:
@@ -163,6 +166,11 @@ def _verdict(
     mean, rms, count = clean
     bad = [s for s in stretches if s.get("trend")]
     jumps = [s for s in steps if s["step"]]
+    if rms > FIT_RMS_DEG:
+        return (
+            f"does not fit: errors {mean:+.2f}° mean, {rms:.2f}° RMS over {count} cuts{_outlier_text(outliers)}, "
+            f"beyond {FIT_RMS_DEG:g}° RMS: the candidate is not where these bearings point"
+        )
     if not bad and not jumps:
         return (
             f"fits: errors {mean:+.2f}° mean, {rms:.2f}° RMS over {count} cuts{_outlier_text(outliers)}; no trend or "
@@ -185,6 +193,34 @@ def _verdict(
     if jumps:
         hints.append("a step at an ownship turn means its range is off")
     return f"{text} ({' and '.join(hints)}); errors {mean:+.2f}° mean, {rms:.2f}° RMS over {count} cuts{_outlier_text(outliers)}"
+
+
+def _side_text(ambiguity: dict[str, Any] | None, clean: tuple[float, float, int] | None) -> str:
+    """For an ambiguous array, which of its two bearings the verdict reads, and how the other fares."""
+    if ambiguity is None or clean is None or ambiguity["cuts_with_both"] == 0:
+        return ""
+    side = ambiguity["fits_overall"]
+    other = "bearing" if side == "ambiguous" else "ambiguous"
+    name = {"bearing": "recorded", "ambiguous": "ambiguous"}
+    rms_side, rms_other = ambiguity[f"rms_{side}"], ambiguity[f"rms_{other}"]
+    n = ambiguity["cuts_with_both"]
+    if rms_side > FIT_RMS_DEG:
+        return (
+            f"neither side of the ambiguous array fits (the {name[side]} bearings {rms_side:.2f}° RMS, the "
+            f"{name[other]} {rms_other:.2f}° over {n} cuts); "
+        )
+    if rms_other <= FIT_RMS_DEG:
+        return (
+            f"both sides of the ambiguous array fit ({name[side]} {rms_side:.2f}°, {name[other]} {rms_other:.2f}° "
+            f"RMS over {n} cuts): the side is not settled against this candidate (an ownship turn settles it); "
+            f"read for the {name[side]} bearings: "
+        )
+    if side == "bearing":  # the usual case: said after the verdict (see residuals_of)
+        return ""
+    return (
+        f"the ambiguous bearings fit: {rms_side:.2f}° RMS over {n} cuts; the recorded bearings do not "
+        f"({rms_other:.1f}°): the contact is on the side of its ambiguous bearings; "
+    )
 
 
 def _outliers(cuts: Cuts, error: FloatArray, sigma: float) -> tuple[np.ndarray[Any, Any], dict[str, Any] | None]:
@@ -219,10 +255,18 @@ def _outliers(cuts: Cuts, error: FloatArray, sigma: float) -> tuple[np.ndarray[A
 
 def _frequency_verdict(out: dict[str, Any], stretches: list[dict[str, Any]]) -> str:
     bad = [s for s in stretches if s.get("trend")]
+    f0 = f"f0 {out['f0_hz']:.3f}" + (f" ± {out['f0_sd_hz']:.3f}" if out.get("f0_sd_hz") is not None else "")
+    offset = out.get("offset")
+    if not bad and offset and offset["steady"]:
+        return (
+            f"off: a steady offset of {offset['mean_error_hz']:+.3f} Hz ({offset['z']:.1f} of its SD {offset['sd_hz']:.3f} "
+            f"Hz, the candidate's own uncertainty included) about the given {f0} Hz: the candidate's speed along the "
+            f"line of sight is off by about {offset['implied_los_speed_error_kn']:+.1f} kn, or f0 is not the source's"
+        )
     if not bad:
         return (
-            f"fit: {out['rms_error_hz']:.3f} Hz RMS about f0 {out['f0_hz']:.3f} Hz ({out['f0_source']}), no trend over "
-            "any ownship leg"
+            f"fit: {out['rms_error_hz']:.3f} Hz RMS about {f0} Hz ({out['f0_source']}), no trend over any ownship leg"
+            + (", no steady offset beyond the candidate's uncertainty" if offset else "")
         )
     where = "; ".join(
         f"{s['change_hz']:+.2f} Hz over "
@@ -248,6 +292,7 @@ def _doppler(
     az2: FloatArray,
     f0_given: float | None,
     legs: list[dict[str, Any]],
+    motion_sd: tuple[float, float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, list[float | None]]] | None:
     """The frequency residuals with their trends over ownship's ``legs`` (a trend: significant at
     1 % and as large as the errors' own scatter), or None when no cut has a frequency."""
@@ -259,30 +304,68 @@ def _doppler(
     own_speed, own_course = motion_at(Legs(own), cuts.t)
     tgt_speed, tgt_course = motion_at(Legs(target), cuts.t)
     osl = own_speed / KNOT_MPS * np.cos(np.radians(np.nan_to_num(own_course) - az1))
-    tsl = -tgt_speed / KNOT_MPS * np.cos(np.radians(np.nan_to_num(tgt_course) - az2))
-    gain = (SOUND_KN + osl) / (SOUND_KN - tsl)
+
+    def gain_of(knots_more: float, degrees_more: float) -> FloatArray:
+        tsl = -(tgt_speed / KNOT_MPS + knots_more) * np.cos(np.radians(np.nan_to_num(tgt_course) + degrees_more - az2))
+        return np.asarray((SOUND_KN + osl) / (SOUND_KN - tsl), dtype=float)
+
+    gain = gain_of(0.0, 0.0)
     use = has & np.isfinite(gain)
     f = cuts.frequency
+    fu = f[use]
+
+    def fitted(g: FloatArray) -> float:
+        return float(fu @ g[use] / (g[use] @ g[use]))
+
     out: dict[str, Any] = {"speed_of_sound_kn": SOUND_KN, "cut_count": int(use.sum())}
     if f0_given is not None:
         f0, source = f0_given, "given"
     elif cuts.base_frequency is not None:
         f0, source = cuts.base_frequency, "the sensor's baseFrequency"
     else:
-        g, fu = gain[use], f[use]
-        f0 = float(fu @ g / (g @ g))
-        source = "estimated by least squares"
-        if use.sum() > 1:
-            out["f0_sd_hz"] = num(math.sqrt(float(np.sum((fu - f0 * g) ** 2)) / (use.sum() - 1) / float(g @ g)), 4)
+        f0, source = fitted(gain), "estimated by least squares"
+    # the candidate's own uncertainty (a tma-solve solution's course and speed SDs) moves f0 too
+    base = fitted(gain)
+    motion_f0_sd = (
+        math.hypot(fitted(gain_of(motion_sd[0], 0.0)) - base, fitted(gain_of(0.0, motion_sd[1])) - base)
+        if motion_sd is not None
+        else None
+    )
     calc = np.where(use, f0 * gain, np.nan)
     err = np.where(use, f - calc, np.nan)
     e = err[use]
+    scatter = float(np.std(e, ddof=1)) if e.size > 1 else math.nan
+    per_knot = f0 / SOUND_KN
     out.update(
         f0_hz=num(f0, 4),
         f0_source=source,
         mean_error_hz=num(float(np.mean(e)), 4),
         rms_error_hz=num(math.sqrt(float(np.mean(e * e))), 4),
     )
+    noise_sd = scatter / math.sqrt(e.size) if e.size > 1 else math.nan
+    total_sd = math.hypot(noise_sd, motion_f0_sd or 0.0)
+    if source == "estimated by least squares" and e.size > 1:
+        out["f0_sd_hz"] = num(total_sd, 4)
+        out["f0_sd_noise_hz"] = num(noise_sd, 4)
+    motion_note = (
+        f"the candidate's course and speed SDs ({motion_sd[1]:g}°, {motion_sd[0]:g} kn) move f0 by "
+        f"{motion_f0_sd:.4f} Hz (1 SD), included"
+        if motion_sd is not None and motion_f0_sd is not None
+        else "the candidate's motion is taken as exact (it carries no SDs): each knot of error in its speed along the "
+        f"line of sight moves f0 (or a steady offset) by about {per_knot:.3f} Hz"
+    )
+    out["f0_sd_note"] = motion_note
+    if source != "estimated by least squares" and e.size > 1:
+        z = abs(float(np.mean(e))) / total_sd if total_sd > 0 else math.inf
+        out["offset"] = {
+            "mean_error_hz": num(float(np.mean(e)), 4),
+            "sd_hz": num(total_sd, 4),
+            "z": num(z, 2) if math.isfinite(z) else None,
+            "steady": bool(z > _STEP_Z),
+            "implied_los_speed_error_kn": num(float(np.mean(e)) / per_knot, 2),
+            "note": f"the mean error against its SD (the cuts' scatter over √n and {motion_note}); beyond "
+            f"{_STEP_Z:g} SDs a steady offset: with f0 known, the target's speed along the line of sight is off",
+        }
     stretches, _ = _trends(cuts, err, legs, [], None, "hz")
     out["stretches"] = stretches
     out["verdict"] = _frequency_verdict(out, stretches)
@@ -294,8 +377,24 @@ def _doppler(
     return out, columns
 
 
+def motion_sd_of(target_feature: Any) -> tuple[float, float] | None:
+    """A tma-solve solution's largest (speed SD kn, course SD deg) over its legs; None for any other
+    track (truth, a track typed in), whose motion is taken as exact."""
+    from debrief_calc.tracks._feature_parts import properties_of
+
+    legs = (properties_of(target_feature).get("solution") or {}).get("target_legs") or []
+    speeds = [float(leg["speed_sd_kn"]) for leg in legs if isinstance(leg, dict) and leg.get("speed_sd_kn") is not None]
+    courses = [float(leg["course_sd"]) for leg in legs if isinstance(leg, dict) and leg.get("course_sd") is not None]
+    return (max(speeds), max(courses)) if speeds and courses else None
+
+
 def residuals_of(
-    cuts: Cuts, target: TrackData, own: TrackData | None, own_feature: Any, params: dict[str, Any] | Any
+    cuts: Cuts,
+    target: TrackData,
+    own: TrackData | None,
+    own_feature: Any,
+    params: dict[str, Any] | Any,
+    motion_sd: tuple[float, float] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The answer's properties for the cuts against the target, and the warnings."""
     from debrief_calc.analysis.tma_observe import ownship_of
@@ -311,6 +410,15 @@ def residuals_of(
         calc[ok], az2[ok], dist[ok] = a1, a2, metres
     error = wrap180(cuts.bearing - calc)
     error[~np.isfinite(cuts.bearing)] = np.nan
+    recorded_error = error
+    amb = np.isfinite(cuts.ambiguous)
+    ambiguity: dict[str, Any] | None = None
+    amb_error = np.full(n, np.nan)
+    if amb.any():
+        amb_error = wrap180(cuts.ambiguous - calc)
+        ambiguity = _which_fits(cuts, error, amb_error, amb & ok)
+        if ambiguity["fits_overall"] == "ambiguous":  # every figure and the verdict read the side that fits
+            error = np.where(amb, amb_error, error)
     usable = np.isfinite(error)
     e = error[usable]
     mean = float(np.mean(e)) if e.size else None
@@ -327,6 +435,8 @@ def residuals_of(
         "rms_error": num(rms, 4),
         "error_unit": "deg, measured minus calculated",
     }
+    if ambiguity is not None:
+        props["residual_side"] = ambiguity["fits_overall"]
     if e.size:
         worst = int(np.flatnonzero(usable)[np.argmax(np.abs(e))])
         props["max_abs_error"] = {
@@ -369,26 +479,28 @@ def residuals_of(
     props["steps"] = steps
     props["min_trend_deg"] = min_deg
     figures = (float(np.mean(clean)), math.sqrt(float(np.mean(clean * clean))), int(clean.size)) if clean.size else None
-    props["verdict"] = _verdict(figures, outliers, stretches, steps, min_deg)
+    props["verdict"] = _side_text(ambiguity, figures) + _verdict(figures, outliers, stretches, steps, min_deg)
+    if ambiguity is not None and ambiguity["fits_overall"] == "bearing" and ambiguity["rms_ambiguous"] > FIT_RMS_DEG:
+        props["verdict"] += (
+            f"; the recorded bearings are the side that fits (the ambiguous {ambiguity['rms_ambiguous']:.1f}° RMS)"
+        )
     d = min(distance_decimals(unit), 4)
     series: dict[str, Any] = {
         "time": iso_many(cuts.t),
         "cut": cuts.number.tolist(),
         "measured": num_list(cuts.bearing, 2),
         "calculated": num_list(calc, 3),
-        "error": num_list(error, 3),
+        "error": num_list(recorded_error, 3),
         "range": num_list(dist / METRES_PER_UNIT[unit], d),
     }
-    amb = np.isfinite(cuts.ambiguous)
-    if amb.any():
-        amb_error = wrap180(cuts.ambiguous - calc)
+    if ambiguity is not None:
         series["ambiguous"] = num_list(cuts.ambiguous, 2)
         series["ambiguous_error"] = num_list(amb_error, 3)
-        props["ambiguity"] = _which_fits(cuts, error, amb_error, amb & ok)
+        props["ambiguity"] = ambiguity
     if own is not None:
         _, course = motion_at(Legs(own), cuts.t)
         series["ownship_course"] = num_list(course, 1)
-    doppler = _doppler(cuts, ok, own, target, calc, az2, params["base_frequency"], legs)
+    doppler = _doppler(cuts, ok, own, target, calc, az2, params["base_frequency"], legs, motion_sd)
     if doppler is not None:
         props["frequency"], columns = doppler
         series.update(columns)
@@ -405,19 +517,22 @@ def _which_fits(cuts: Cuts, error: FloatArray, amb_error: FloatArray, both: np.n
     took_amb = both & (b < a)
     took_brg = both & ~(b < a)
     best = np.where(took_amb, amb_error, error)[both]
-    overall = "bearing" if took_brg.sum() > took_amb.sum() else "ambiguous"
+    rms_brg = math.sqrt(float(np.nanmean(error[both] ** 2))) if both.any() else math.inf
+    rms_amb = math.sqrt(float(np.nanmean(amb_error[both] ** 2))) if both.any() else math.inf
+    overall = "ambiguous" if rms_amb < rms_brg else "bearing"
     return {
         "cuts_with_both": int(both.sum()),
         "bearing_fits": int(took_brg.sum()),
         "ambiguous_fits": int(took_amb.sum()),
         "ambiguous_fit_cuts": [int(cuts.number[k]) for k in np.flatnonzero(took_amb)[:100]],
         "fits_overall": overall,
-        "rms_bearing": num(math.sqrt(float(np.nanmean(error[both] ** 2))), 3) if both.any() else None,
-        "rms_ambiguous": num(math.sqrt(float(np.nanmean(amb_error[both] ** 2))), 3) if both.any() else None,
+        "rms_bearing": num(rms_brg, 3) if both.any() else None,
+        "rms_ambiguous": num(rms_amb, 3) if both.any() else None,
         "rms_best_of_two": num(math.sqrt(float(np.mean(best * best))), 3) if both.any() else None,
         "note": (
-            "per cut, the bearing nearer the target's (series: error, ambiguous_error); the side that fits is the "
-            "one whose errors stay small across ownship's turns"
+            "fits_overall: the field (bearing or ambiguous) with the smaller RMS over the cuts with both; mean_error, "
+            "rms_error, the trends and the verdict read that side (residual_side). Per cut, the bearing nearer the "
+            "target's (series: error, ambiguous_error)"
         ),
     }
 
@@ -446,7 +561,7 @@ def handle(inp: ToolInput) -> ToolOutput:
             next_action="pass the sensor, one target track (and the host), or set parameters.target",
         )
     target, target_feature, target_index = candidates[0]
-    props, warnings = residuals_of(cuts, target, roles.ownship, roles.ownship_feature, p)
+    props, warnings = residuals_of(cuts, target, roles.ownship, roles.ownship_feature, p, motion_sd_of(target_feature))
     if roles.ownship is None:
         warnings.append(
             "no host track given"

@@ -282,7 +282,10 @@ def roles_of(features: Sequence[Mapping[str, Any]], sensor_id: str | None, ownsh
         raise InvalidContext(
             "no sensor among the features: give a sensor feature (import-rep makes one per sensor from ;SENSOR: lines)"
             if not sensors
-            else f"{len(sensors)} sensors given ({', '.join(map(repr, names))}): name one with parameters.sensor",
+            else f"{len(sensors)} sensors given ({', '.join(map(repr, names))}): name one with parameters.sensor (one "
+            "sensor at a time: solve the one whose cuts span an ownship turn; check the other against that solution "
+            "with bearing-residuals, which names an ambiguous array's side; then solve the array with "
+            "parameters.side)",
             details={"field": "features", "rule": "one sensor", "sensors": names},
             next_action="pass one sensor and its tracks, or set parameters.sensor",
         )

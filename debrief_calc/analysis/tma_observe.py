@@ -54,6 +54,7 @@ __all__ = [
     "ekelund",
     "ownship_of",
     "range_profile",
+    "ranges_at_speed",
 ]
 
 #: fitted cuts needed on each side of an ownship manoeuvre for it to count
@@ -210,9 +211,29 @@ def speed_bound(profile: Profile, max_speed_mps: float) -> tuple[float, float] |
     return low, high
 
 
-def family(solved: Solved, own_at_ref: tuple[float, float], own_velocity: tuple[float, float]) -> Profile:
-    """The solutions at a few round ranges (1–20 nm): each a course and speed that fits."""
-    return range_profile(solved, own_at_ref, own_velocity, _FAMILY_M)
+def ranges_at_speed(profile: Profile, speed_mps: float) -> list[float]:
+    """The ranges (m) of the profile at which its fit has the target at ``speed_mps`` (each crossing,
+    interpolated in log range); none when the profile never reaches that speed."""
+    speed = np.asarray(profile.speed)
+    r = np.log(np.asarray(profile.ranges))
+    out = []
+    for a in range(speed.size - 1):
+        lo, hi = sorted((speed[a], speed[a + 1]))
+        if lo <= speed_mps <= hi and hi > lo:
+            f = (speed_mps - speed[a]) / (speed[a + 1] - speed[a])
+            out.append(float(math.exp(r[a] + f * (r[a + 1] - r[a]))))
+    return out
+
+
+def family(
+    solved: Solved,
+    own_at_ref: tuple[float, float],
+    own_velocity: tuple[float, float],
+    ranges: tuple[float, ...] = _FAMILY_M,
+) -> Profile:
+    """The solutions at a few round ranges (1–20 nm, or ``ranges`` in metres): each a course and
+    speed that fits."""
+    return range_profile(solved, own_at_ref, own_velocity, ranges)
 
 
 def _rate(t: FloatArray, b: FloatArray, at: float) -> tuple[float, float, float, float]:

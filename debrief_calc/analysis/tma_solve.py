@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import replace
 from typing import Any, Final
 
 import numpy as np
@@ -53,6 +54,7 @@ from debrief_calc.analysis.tma_observe import (
     manoeuvres_used,
     ownship_of,
     range_profile,
+    ranges_at_speed,
     speed_bound,
 )
 from debrief_calc.errors import InvalidContext, ValidationFailed
@@ -130,6 +132,20 @@ def _usable(cuts: Cuts) -> Cuts:
             next_action="give more cuts (a wider window or cuts selection)",
         )
     return usable
+
+
+def _on_side(cuts: Cuts, side: str) -> Cuts:
+    """An ambiguous array's cuts on the ``side`` given: its ``ambiguous`` bearings (where a cut has
+    one) or its recorded ones, the other side dropped, so that no side is chosen by the fit."""
+    has = np.isfinite(cuts.ambiguous)
+    if not has.any():
+        raise ValidationFailed(
+            f"parameter 'side': sensor {cuts.sensor_id!r} has no ambiguous bearings: leave side out",
+            details={"field": "side", "rule": "an ambiguous array"},
+        )
+    bearing = np.where(has, cuts.ambiguous, cuts.bearing) if side == "ambiguous" else cuts.bearing
+    keep = np.isfinite(bearing)
+    return replace(cuts, bearing=bearing, ambiguous=np.full(len(cuts), np.nan)).take(keep)
 
 
 def _fix_times(start: float, end: float, extra: list[float]) -> np.ndarray[Any, np.dtype[np.float64]]:
@@ -359,6 +375,11 @@ class _Answer:
                 for m in used
             ],
             "information_condition": float(f"{cond:.3g}") if math.isfinite(cond) else None,
+            "information_condition_note": (
+                "the condition number of the fit's information matrix: how unequally the bearings fix the target's "
+                "position and velocity; in the thousands the range is fixed, in the millions and beyond one "
+                "combination (the range) is hardly fixed at all. A diagnostic: range_observability is the verdict"
+            ),
         }
         rb = range_bearing(self.at_ref, *self.own_at_ref) if self.own_at_ref is not None else None
         rel = rb["range_sd_m"] / rb["range_m"] if rb and rb["range_m"] > 0 else math.inf
@@ -370,8 +391,9 @@ class _Answer:
         elif fastest > float(self.p["max_speed_kn"]):
             verdict = "not observable"
             out["reason"] = (
-                f"the best fit has the target at {fastest:.0f} kn, beyond max_speed_kn ({self.p['max_speed_kn']:g}): the "
-                "bearings do not fix the range (ownship's manoeuvre too small or too late for them)"
+                "the bearings do not fix the range (ownship's manoeuvre too small or too late for them): the fit is "
+                "meaningless without a range (its unconstrained best runs off to a target faster than max_speed_kn, "
+                f"{self.p['max_speed_kn']:g} kn)"
             )
         elif not used:
             verdict = "not observable"
@@ -463,6 +485,23 @@ class _Answer:
         rate = _bearing_rate(self.solved, self.own, self.t_ref)
         out["bearing_rate"] = num(rate, 3)
         out["bearing_rate_unit"] = "deg/min, + drawing right"
+        side = self.solved.side
+        if side is not None and not side.resolved and (vel := self.own.velocity(self.t_ref)) is not None:
+            heading = math.degrees(math.atan2(vel[0], vel[1])) % 360.0
+            out["side"] = {
+                "settled": False,
+                "bearing": out["bearing"],
+                "bearing_rate": out["bearing_rate"],
+                "mirror_bearing": num((2.0 * heading - rb["bearing"]) % 360.0, 1),
+                "mirror_bearing_rate": num(-rate, 3) if rate is not None else None,
+                "ownship_heading": num(heading, 1),
+                "note": (
+                    "an ambiguous array without an ownship turn: either bearing fits, the mirror taken about "
+                    "ownship's heading; the family, range bound and advice are built on the first. What settles "
+                    "it: an ownship turn, or another sensor (bearing-residuals of this array against that sensor's "
+                    "solution names the side; then tma-solve with parameters.side)"
+                ),
+            }
         profile = range_profile(self.solved, self.own_at_ref, v_frame)
         s2 = self.solved.sd**2
         from scipy.stats import chi2, f
@@ -496,11 +535,25 @@ class _Answer:
                 else f"no range of the family has the target slower than {max_speed:g} kn"
             ),
         }
-        fam = family(self.solved, self.own_at_ref, v_frame)
+        metres = METRES_PER_UNIT[self.unit]
+        asked = tuple(float(r) * metres for r in self.p["ranges"] or ())
+        fam = family(self.solved, self.own_at_ref, v_frame, *((asked,) if asked else ()))
+        out["family"] = self._rows(fam.ranges, fam.fits, scale)
+        if self.p["speed_kn"] is not None:
+            out["at_speed"] = self._at_speed(profile, v_frame, float(self.p["speed_kn"]))
+        out["family_note"] = (
+            f"every row fits the bearings (about) as well: the target at that range from ownship at {iso(self.t_ref)}, "
+            "on that course and speed; only an ownship manoeuvre tells them apart"
+            if verdict == "not observable"
+            else "the target at each range held, on the course and speed that fit best there"
+        )
+        return out
+
+    def _rows(self, ranges: list[float], fits: list[Any], scale: float) -> list[dict[str, Any]]:
+        """Each fit with the range held: the range, the course and speed at the reference time, the RMS."""
         rows = []
-        for r, fit in zip(fam.ranges, fam.fits, strict=True):
-            plan = fit.plan
-            leg = int(plan.leg_of(np.array([self.t_ref]))[0])
+        for r, fit in zip(ranges, fits, strict=True):
+            leg = int(fit.plan.leg_of(np.array([self.t_ref]))[0])
             vx, vy = float(fit.theta[2 + 2 * leg]), float(fit.theta[3 + 2 * leg])
             rows.append(
                 {
@@ -510,14 +563,27 @@ class _Answer:
                     "rms_deg": num(math.sqrt(float(np.mean(fit.residuals[fit.active] ** 2))), 3),
                 }
             )
-        out["family"] = rows
-        out["family_note"] = (
-            f"every row fits the bearings (about) as well: the target at that range from ownship at {iso(self.t_ref)}, "
-            "on that course and speed; only an ownship manoeuvre tells them apart"
-            if verdict == "not observable"
-            else "the target at each range held, on the course and speed that fit best there"
-        )
-        return out
+        return rows
+
+    def _at_speed(self, profile: Any, v_frame: tuple[float, float], knots: float) -> dict[str, Any]:
+        """Where the target is, on the family, if it goes at ``knots``: each range at which the fit
+        has it at that speed, with its course."""
+        assert self.own_at_ref is not None
+        found = ranges_at_speed(profile, knots * KNOT_MPS)
+        scale = float(self.solved.problem.frame.scale(self.own_at_ref[0]))
+        fits = family(self.solved, self.own_at_ref, v_frame, tuple(found)).fits if found else []
+        rows = self._rows(found, fits, scale)
+        return {
+            "speed_kn": knots,
+            "rows": rows,
+            "note": (
+                f"the member(s) of the family with the target at {knots:g} kn (speed_kn): an assumption, not a "
+                "measurement"
+                if rows
+                else f"no range of the family ({self.dist(profile.ranges[0])}–{self.dist(profile.ranges[-1])} "
+                f"{self.unit}) has the target at {knots:g} kn"
+            ),
+        }
 
     def ekelund(self) -> list[dict[str, Any]]:
         solved = self.solved
@@ -540,13 +606,30 @@ def _summary(props: dict[str, Any], answer: _Answer) -> str:
     if verdict == "not observable":
         known = props.get("range_known") or {}
         bound = known.get("speed_bound") or {}
-        text = (
-            f"Range not observable: {props['observability']['reason']}. Known at {_clock(answer.t_ref)}: bearing "
-            f"{known.get('bearing')}° ± {known.get('bearing_sd')}°, bearing rate {known.get('bearing_rate')}°/min"
-        )
+        text = f"Range not observable: {props['observability']['reason']}. Known at {_clock(answer.t_ref)}: "
+        side = known.get("side")
+        if side:
+            text += (
+                f"the array's side is NOT settled (no ownship turn): bearing {known.get('bearing')}° ± "
+                f"{known.get('bearing_sd')}° (rate {known.get('bearing_rate')}°/min) or its mirror "
+                f"{side['mirror_bearing']}° (rate {side['mirror_bearing_rate']}°/min) about ownship's heading "
+                f"{side['ownship_heading']:05.1f}°; the figures below take the first. To settle the side: an "
+                "ownship turn, or another sensor (bearing-residuals of this array against its solution, then "
+                "tma-solve with parameters.side)"
+            )
+        else:
+            text += f"bearing {known.get('bearing')}° ± {known.get('bearing_sd')}°, bearing rate {known.get('bearing_rate')}°/min"
         if bound.get("range_high") is not None:
-            low = f"{bound['range_low']}–" if bound.get("range_low") is not None else "within "
-            text += f"; a target no faster than {bound['max_speed_kn']:g} kn lies {low}{bound['range_high']} {unit} off"
+            low = f"{_rounded(bound['range_low'], unit)}–" if bound.get("range_low") is not None else "within "
+            text += (
+                f"; a target no faster than {bound['max_speed_kn']:g} kn lies {low}"
+                f"{_rounded(bound['range_high'], unit)} {unit} off"
+            )
+        at_speed = known.get("at_speed")
+        if at_speed and at_speed["rows"]:
+            text += f"; at {at_speed['speed_kn']:g} kn it would be " + " or ".join(
+                f"{_rounded(r['range'], unit)} {unit} off on {r['course']:05.1f}°" for r in at_speed["rows"]
+            )
         adv = props.get("advice")
         if adv:
             text += f". To fix it: {adv['text']}"
@@ -643,6 +726,16 @@ def handle(inp: ToolInput) -> ToolOutput:
     p = inp.parameters
     roles = roles_of(inp.features, p["sensor"], p["ownship"])
     cuts = _usable(select_cuts(roles.cuts, p["cuts"]))
+    if p["side"] is not None:
+        cuts = _on_side(cuts, p["side"])
+    if p["ranges"] is not None and (
+        not p["ranges"]
+        or not all(isinstance(r, (int, float)) and not isinstance(r, bool) and r > 0 for r in p["ranges"])
+    ):
+        raise ValidationFailed(
+            f"parameter 'ranges': {p['ranges']!r} must be a list of positive distances in distance_unit",
+            details={"field": "ranges", "rule": "positive numbers"},
+        )
     if roles.ownship is None or roles.ownship_feature is None:
         host = p["ownship"] or roles.cuts.host
         tracks = [t.id for t, _, _ in roles.others]
@@ -713,6 +806,11 @@ def handle(inp: ToolInput) -> ToolOutput:
         "range_observability": verdict,
         "observability": observe,
     }
+    if p["side"] is not None:
+        props["side_given"] = {
+            "side": p["side"],
+            "note": f"solved on the array's {p['side']} bearings alone, as parameters.side says (settled elsewhere)",
+        }
     if not float(cuts.t[0]) <= t_ref <= float(cuts.t[-1]):
         warnings.append(f"reference_time {iso(t_ref)} is outside the cuts' period: the solution there is extrapolated")
     if verdict != "not observable":
@@ -829,6 +927,21 @@ SPEC = ToolSpec(
             "number",
             "Array offset (m; ahead +, astern - along ownship's path): moves the cuts' origins the lines left NULL.",
             unit="m",
+        ),
+        Parameter(
+            "side",
+            "string",
+            "An ambiguous array's side another sensor settled (bearing-residuals' residual_side): solve on it alone.",
+            choices=("bearing", "ambiguous"),
+        ),
+        Parameter("ranges", "array", "Not observable: the family's ranges (distance_unit); default 1-20 nm."),
+        Parameter(
+            "speed_kn",
+            "number",
+            "Not observable: where the family has the target at this speed (range_known.at_speed).",
+            unit="kn",
+            minimum=0,
+            exclusive_minimum=True,
         ),
         SENSOR_PARAM,
         OWNSHIP_PARAM,

@@ -39,6 +39,7 @@ _SIGN = (120, 120, 130)
 _NARRATIVE = (110, 110, 120)
 _GRID = (225, 228, 233)
 _TEXT = (20, 20, 20)
+_RING = (200, 30, 30)  # an outlier's open ring
 _TICK_STEPS = (10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 _LABEL_CHARS = 26  # of a narrative entry's text in its label
 
@@ -62,6 +63,8 @@ class Panel:
     centred: bool = False
     sign: tuple[str, str] | None = None
     limits: tuple[float | None, float | None] | None = None
+    rings: np.ndarray[Any, np.dtype[np.bool_]] | None = None  # dots drawn as open rings (outliers), named
+    ring_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,8 @@ def _y_range(panel: Panel, extra: Sequence[float] = ()) -> tuple[float, float, f
     asked) and the step between its ticks. Never from zero for its own sake: a range that stays
     between 2,000 and 2,400 yd is drawn over that."""
     v = panel.values[np.isfinite(panel.values)]
-    if panel.centred:
-        top = max(float(np.max(np.abs(v))) * 1.15 if v.size else 0.0, 0.5)
+    if panel.centred:  # headroom: the dots stay below the panel's label
+        top = max(float(np.max(np.abs(v))) * 1.35 if v.size else 0.0, 0.5)
         return -top, top, _nice_step(2 * top, 5)
     if extra:
         v = np.concatenate((v, np.asarray([x for x in extra if math.isfinite(x)], dtype=float)))
@@ -298,9 +301,20 @@ def draw_series(
         px_all = x_of(panel.times) if panel.times is not None else x_of(times)
         if panel.dots:
             finite = np.isfinite(panel.values)
-            for px, value in zip(px_all[finite].tolist(), panel.values[finite].tolist(), strict=True):
+            ringed = panel.rings if panel.rings is not None else np.zeros(finite.size, dtype=bool)
+            for px, value, ring in zip(
+                px_all[finite].tolist(), panel.values[finite].tolist(), ringed[finite].tolist(), strict=True
+            ):
                 py = y1 - (value - lo) / (hi - lo) * panel_h
-                draw.ellipse((px - 2.5, py - 2.5, px + 2.5, py + 2.5), fill=colour)
+                if ring:
+                    draw.ellipse((px - 5, py - 5, px + 5, py + 5), outline=_RING, width=2)
+                else:
+                    draw.ellipse((px - 2.5, py - 2.5, px + 2.5, py + 2.5), fill=colour)
+            if ringed.any() and panel.ring_label:
+                w = small.getlength(panel.ring_label)
+                draw.rectangle((x1 - w - 24, y0 + 1, x1 - 1, y0 + 18), fill=(255, 255, 255, 150))
+                draw.ellipse((x1 - w - 20, y0 + 5, x1 - w - 10, y0 + 15), outline=_RING, width=2)
+                small.draw(draw, (x1 - 5, y0 + 4), panel.ring_label, fill=_RING, anchor="ra")
         else:
             _draw_line(img, panel, px_all, (x0, y0, x1, y1), (lo, hi), colour)
         label_w = normal.getlength(panel.label) + 10

@@ -116,12 +116,29 @@ def residual_table(
         )
     t = times[keep]
     columns: dict[str, Panel] = {}
-    for name in RESIDUAL_QUANTITIES[:3]:
+    rings = _outlier_mask(props, series, times.size)[keep]
+    # an ambiguous array whose ambiguous bearings fit: they are the main dots, the recorded ones below
+    fitting = "ambiguous_error" if props.get("residual_side") == "ambiguous" else "error"
+    labels = dict(_LABELS)
+    if "residual_side" in props:
+        other = "error" if fitting == "ambiguous_error" else "ambiguous_error"
+        labels[fitting] += ": the side that fits" if fitting == "ambiguous_error" else ""
+        labels[other] = ("Recorded" if other == "error" else "Ambiguous") + " bearing error (°): the other side"
+    for name in (fitting, *(q for q in RESIDUAL_QUANTITIES[:3] if q != fitting)):
         values = series.get(name)
         if isinstance(values, list) and len(values) == times.size:
             arr = np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)[keep]
             if np.isfinite(arr).any():
-                columns[name] = Panel(name, _LABELS[name], arr, dots=True, centred=True)
+                main = name == fitting and rings.any()
+                columns[name] = Panel(
+                    name,
+                    labels[name],
+                    arr,
+                    dots=True,
+                    centred=True,
+                    rings=rings if main else None,
+                    ring_label="outlier, left out" if main else "",
+                )
     course = _course_panel(props, float(t[0]), float(t[-1]))
     if course is None and isinstance(series.get("ownship_course"), list):
         arr = np.asarray([np.nan if v is None else float(v) for v in series["ownship_course"]], dtype=float)[keep]
@@ -137,6 +154,17 @@ def residual_table(
     return t, columns, title, props, spans
 
 
+def _outlier_mask(props: Mapping[str, Any], series: Mapping[str, Any], size: int) -> Any:
+    """Per cut of the series, whether the result named it an outlier."""
+    import numpy as np
+
+    named = {o.get("cut") for o in (props.get("outliers") or {}).get("cuts") or [] if isinstance(o, dict)}
+    numbers = series.get("cut")
+    if not named or not isinstance(numbers, list) or len(numbers) != size:
+        return np.zeros(size, dtype=bool)
+    return np.asarray([n in named for n in numbers], dtype=bool)
+
+
 def residual_answer(props: Mapping[str, Any]) -> dict[str, Any]:
     """What the answer says of the residuals drawn: their figures and the verdict."""
     keys = (
@@ -148,6 +176,7 @@ def residual_answer(props: Mapping[str, Any]) -> dict[str, Any]:
         "residual_count",
         "cut_count",
         "verdict",
+        "residual_side",
         "outside_target",
         "ambiguity",
         "frequency",

@@ -195,9 +195,15 @@ class CalcService:
             if part is not None:
                 ref = plotstate.stash_features(self.store, uuid.uuid4().hex[:12], part)
                 c = {**command, "payload": ref}
+                ids = [str(f.get("id")) for f in part]
                 answer["stored"] = {
                     **_stored_note(ref["ref"], part, True, None),
-                    "holds": f"the {len(part)} feature(s) the addFeatures command adds (listed in features above)",
+                    "feature_ids": ids,
+                    "holds": (
+                        f"{len(part)} of the {len(features)} features above: the one(s) the addFeatures command adds "
+                        f"({', '.join(ids[:5])}{', …' if len(ids) > 5 else ''}); the others (the analysis result) "
+                        "are the answer itself, not under this ref"
+                    ),
                 }
             out.append(c)
         answer["commands"] = out
