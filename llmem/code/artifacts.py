@@ -561,9 +561,24 @@ class Llmem:
         from llmem.code.references import finder_for
         from llmem.code.symbol_history import SymbolHistory
 
+        # Which members are gone, and what they became, is what parses saw: the outlines behind
+        # their files (anywhere: a class used under path may be defined elsewhere) are re-parsed first.
+        refresh = self.outlines().bring_up_to_date(
+            ".", by="check_references", budget_s=self.limits.refresh_budget_ms / 1000
+        )
         finder = finder_for(self.ws)
         with finder.lock:
-            return check_answer(finder, path, limit, cursor, self.limits.answer_chars - 300, SymbolHistory(self.store))
+            answer = check_answer(
+                finder, path, limit, cursor, self.limits.answer_chars - 400, SymbolHistory(self.store)
+            )
+        if refresh.changed:
+            answer["freshness"] = refresh.summary(".")
+            if refresh.left:
+                answer["freshness"]["stale_means"] = (
+                    "changed since outlined and not re-parsed in time: members gone from them are not known "
+                    "as gone, so uses of them on values of unknown type (may_break_by_name) may be missing"
+                )
+        return answer
 
     # -- store status ----------------------------------------------------------------------
 

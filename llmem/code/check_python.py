@@ -81,6 +81,9 @@ _STR_TO_STR = frozenset(
 #: Class decorators that add no attribute a use could name (dataclass fields are in the body).
 #: Functions whose name says they set attributes: ``f(C, "x", …)`` may give C an attribute x.
 _SETS_ATTRIBUTES = re.compile(r"(?i)attr|prop")
+#: Methods of the pickling and copying protocols: a ``setattr(self, name, v)`` or ``self.__dict__``
+#: there restores or reads the attributes the class's own code set, it makes no new ones.
+_STATE_METHODS = frozenset({"__getstate__", "__setstate__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__"})
 _PLAIN_DECORATORS = frozenset(
     {"dataclass", "total_ordering", "unique", "final", "runtime_checkable", "verify", "dataclass_transform"}
 )
@@ -206,6 +209,15 @@ class _Scope:
         while scope.parent is not None:
             scope = scope.parent
         return scope
+
+
+def _method_of(scope: _Scope) -> str | None:
+    """The name of the method ``scope`` is in (a function defined in a class body), or None."""
+    while scope.parent is not None:
+        if scope.kind == "function" and scope.parent.kind == "class":
+            return scope.qualname.rsplit(".", 1)[-1]
+        scope = scope.parent
+    return None
 
 
 @dataclass
@@ -684,8 +696,8 @@ class _Binder:
             return
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             cls.instance.add(name.value)
-        else:
-            cls.dynamic = cls.dynamic or "setattr on self with a computed name"
+        elif (method := _method_of(scope)) not in _STATE_METHODS:
+            cls.dynamic = cls.dynamic or f"setattr on self with a computed name (in {method or 'a method'})"
 
     def _self_class(self, node: ast.expr, scope: _Scope) -> PyClass | None:
         if not isinstance(node, ast.Name):
@@ -708,8 +720,8 @@ class _Binder:
             return
         if node.attr == "__dict__":
             cls = self._self_class(node.value, scope)
-            if cls is not None:
-                cls.dynamic = cls.dynamic or "self.__dict__ is used"
+            if cls is not None and (method := _method_of(scope)) not in _STATE_METHODS:
+                cls.dynamic = cls.dynamic or f"self.__dict__ used (in {method or 'a method'})"
         if chain is None:
             self.out.not_checked[EXPRESSION_ATTRIBUTE] += 1
             builtin = self._value_type(node.value, scope)

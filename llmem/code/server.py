@@ -384,6 +384,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["total"]
             else "Nothing broken found."
         )
+        if data.get("freshness", {}).get("stale_files"):
+            hint += (
+                f" {data['freshness']['stale_files']} changed file(s) could not be re-parsed in time: "
+                f"{data['freshness']['refresh_with']}, then check again."
+            )
         if "may_break_by_name" in data:
             hint += (
                 f" {data['may_break_by_name']['total']} use(s) of a removed member on values of unknown type may "
