@@ -305,6 +305,9 @@ class ReferenceFinder:
         if target is None and not definitions:
             out |= self._undefined(symbol, files, uses)
             broken = unresolved_uses(self.src, symbol, files, uses, out, history)
+            dropped = out.get("tests_left_out") or out.get("non_tests_left_out")
+            if broken and dropped:
+                out["note"] += f" ({dropped} of its uses are left out by tests={tests!r}: tests='include' lists them)"
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {
@@ -320,8 +323,17 @@ class ReferenceFinder:
             out["note"] = (
                 (f"An entry point, {entry}. " if entry else "")
                 + f"No use of {where} in the {len(files)} files scanned"
-                + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
-                + (f" ({in_tests} in tests, left out: tests='exclude')" if tests == "exclude" and in_tests else "")
+                + (f" of kind {kind!r} ({len(kept)} of other kinds)" if kind and kept else "")
+                + (
+                    f" outside tests ({in_tests} in tests, left out: tests='exclude')"
+                    if tests == "exclude" and in_tests
+                    else ""
+                )
+                + (
+                    f" in tests ({out['non_tests_left_out']} outside, left out: tests='only')"
+                    if "non_tests_left_out" in out
+                    else ""
+                )
                 + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
             )
 

@@ -342,6 +342,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
             return ok(
                 data, "Call again with cursor=next_cursor for more callers." if data["next_cursor"] else "That is all."
             )
+        leftover = _left_out_hint(data)
         # Several definitions and no path: the uses of all of them are mixed, on this page and the next.
         narrow = (
             f"Add path=<a file of definitions> to keep only the uses of one of the {data['definitions_total']} "
@@ -366,9 +367,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
             else "Call again with cursor=next_cursor for more." + (f" {narrow}" if narrow else "")
             if data["next_cursor"]
             else f"No use of {data['symbol']!r} found" + (" beside its definition." if data["definitions"] else ".")
-            if not data["total"]
+            if not data["total"] and not leftover
             else narrow or "That is all."
         )
+        if leftover:  # never "That is all." (nor "No use") over an answer that left uses out
+            hint = "" if hint in ("That is all.", f"No use of {data['symbol']!r} found.") else hint + " "
+            hint += f"Left out: {leftover}."
         return ok(data, hint)
 
     def check_references(
@@ -496,3 +500,15 @@ def build_server(config: ServerConfig) -> SuiteServer:
     for fn, hints, description in tools:
         server.add_suite_tool(fn, name=fn.__name__, description=description, annotations=hints)
     return server
+
+
+def _left_out_hint(data: dict[str, Any]) -> str:
+    """What a find_references answer left out, for its nextAction ("" when nothing)."""
+    parts = []
+    if data.get("tests_left_out"):
+        parts.append(f"{data['tests_left_out']} use(s) in tests (tests='include' lists them)")
+    if data.get("non_tests_left_out"):
+        parts.append(f"{data['non_tests_left_out']} use(s) outside tests (tests='include')")
+    if isinstance(data.get("left_out"), dict) and data["left_out"].get("count"):
+        parts.append(f"{data['left_out']['count']} use(s) of the name judged not of this definition (left_out)")
+    return "; ".join(parts)
