@@ -4,8 +4,6 @@ classes whose pickling methods ``setattr(self, name, value)`` (not dynamic: ever
 
 from __future__ import annotations
 
-import ast
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,44 +11,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from llmem.code.artifacts import Llmem
 from llmem.code.check_python import python_file
 from llmem.code.server import build_server
 from llmem.core.config import Limits, ServerConfig
-from llmem.core.store import ArtifactStore
-from tests.conftest import MODES, ROOT, call
-
-HTTPX = ROOT / "tests" / "data" / "httpx"
-MODELS = "httpx/_models.py"
-
-
-def _httpx(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    shutil.copytree(HTTPX, ws)
-    return ws
-
-
-def _svc(ws: Path) -> Llmem:
-    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
-
-
-def _rename(ws: Path, old: str, new: str) -> None:
-    file = ws / MODELS
-    text = file.read_text("utf-8")
-    assert text.count(f"def {old}(") == 1
-    file.write_text(text.replace(f"def {old}(", f"def {new}("), encoding="utf-8")
-
-
-def _attribute_uses(ws: Path, name: str) -> set[tuple[str, int]]:
-    """Every ``x.name`` in the Python files (ast: not the words in docstrings and comments)."""
-    found = set()
-    for file in ws.rglob("*.py"):
-        if ".llmem" in file.parts:
-            continue
-        for node in ast.walk(ast.parse(file.read_text("utf-8"))):
-            if isinstance(node, ast.Attribute) and node.attr == name:
-                found.add((file.relative_to(ws).as_posix(), node.lineno))
-    return found
+from tests._httpx import MODELS, attribute_uses, httpx_workspace, rename_method, service
+from tests.conftest import MODES, call
 
 
 def _reported(answer: dict[str, Any]) -> set[tuple[str, int]]:
@@ -59,12 +24,12 @@ def _reported(answer: dict[str, Any]) -> set[tuple[str, int]]:
 
 
 def test_a_method_renamed_right_after_the_edit_every_use_reported(tmp_path: Path) -> None:
-    ws = _httpx(tmp_path)
-    _svc(ws).parser.parse(_svc(ws).resolve("."))
-    _rename(ws, "raise_for_status", "check_status")
-    expected = _attribute_uses(ws, "raise_for_status")
+    ws = httpx_workspace(tmp_path)
+    service(ws).parser.parse(service(ws).resolve("."))
+    rename_method(ws, "raise_for_status", "check_status")
+    expected = attribute_uses(ws, "raise_for_status")
     assert len(expected) == 12  # 6 on httpx.Response(...) values, 6 on results of client calls
-    answer = _svc(ws).check_references(None, 500, None)  # a new process: nothing re-parsed the file
+    answer = service(ws).check_references(None, 500, None)  # a new process: nothing re-parsed the file
     assert answer["freshness"] == {"refreshed": 1, "stale_files": 0}
     assert _reported(answer) == expected
     known = [r for r in answer["results"] if r["missing"] == "raise_for_status"]
@@ -73,12 +38,12 @@ def test_a_method_renamed_right_after_the_edit_every_use_reported(tmp_path: Path
 
 
 def test_a_method_used_inside_its_own_class_is_reported(tmp_path: Path) -> None:
-    ws = _httpx(tmp_path)
-    _svc(ws).parser.parse(_svc(ws).resolve("."))
-    _rename(ws, "has_redirect_location", "has_location_header")
-    expected = _attribute_uses(ws, "has_redirect_location")
+    ws = httpx_workspace(tmp_path)
+    service(ws).parser.parse(service(ws).resolve("."))
+    rename_method(ws, "has_redirect_location", "has_location_header")
+    expected = attribute_uses(ws, "has_redirect_location")
     assert (MODELS, 808) in expected and len(expected) == 3
-    answer = _svc(ws).check_references("httpx", 500, None)
+    answer = service(ws).check_references("httpx", 500, None)
     assert _reported(answer) == expected
     [inside] = [r for r in answer["results"] if r["path"] == MODELS]
     assert inside["in"] == "Response.raise_for_status" and inside["renamed_to"] == "Response.has_location_header"
@@ -104,8 +69,8 @@ def test_pickling_setattr_is_not_dynamic_but_other_computed_setattr_is(tmp_path:
 
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[Client, Path]]:
-    ws = _httpx(tmp_path)
-    _svc(ws).parser.parse(_svc(ws).resolve("."))
+    ws = httpx_workspace(tmp_path)
+    service(ws).parser.parse(service(ws).resolve("."))
     server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=8_000)))
     async with Client(server, mode=request.param) as c:
         yield c, ws
@@ -116,10 +81,10 @@ async def test_check_right_after_an_edit_through_the_server(client: tuple[Client
     c, ws = client
     err, out = await call(c, "check_references", path="tests/models")
     assert not err and out["data"]["total"] == 0
-    _rename(ws, "raise_for_status", "check_status")  # edited between calls, nothing parsed
+    rename_method(ws, "raise_for_status", "check_status")  # edited between calls, nothing parsed
     err, out = await call(c, "check_references", path="tests/models")
     assert not err and out["data"]["freshness"]["refreshed"] == 1
     assert {(r["path"], r["line"]) for r in out["data"]["results"]} == {
-        u for u in _attribute_uses(ws, "raise_for_status") if u[0].startswith("tests/models/")
+        u for u in attribute_uses(ws, "raise_for_status") if u[0].startswith("tests/models/")
     }
     assert "Nothing broken" not in out["nextAction"]

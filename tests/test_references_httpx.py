@@ -5,59 +5,24 @@ uses are all in tests left out; qualified names (``Client.request``); caller tre
 
 from __future__ import annotations
 
-import ast
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from llmem.code.artifacts import Llmem
 from llmem.code.server import build_server
 from llmem.core.config import Limits, ServerConfig
-from llmem.core.store import ArtifactStore
-from tests.conftest import MODES, ROOT, call
-
-HTTPX = ROOT / "tests" / "data" / "httpx"
-MODELS = "httpx/_models.py"
-
-
-def _httpx(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    shutil.copytree(HTTPX, ws)
-    return ws
-
-
-def _svc(ws: Path) -> Llmem:
-    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
-
-
-def _rename_method(ws: Path, old: str, new: str) -> None:
-    file = ws / MODELS
-    text = file.read_text("utf-8")
-    assert text.count(f"def {old}(") == 1
-    file.write_text(text.replace(f"def {old}(", f"def {new}("), encoding="utf-8")
-
-
-def _calls_of(ws: Path, name: str, where: str = "") -> set[tuple[str, int]]:
-    """Every ``x.name(...)`` call in the Python files under ``where`` (ast)."""
-    found = set()
-    for file in (ws / where).rglob("*.py") if where else ws.rglob("*.py"):
-        if ".llmem" in file.parts:
-            continue
-        for node in ast.walk(ast.parse(file.read_text("utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
-                found.add((file.relative_to(ws).as_posix(), node.lineno))
-    return found
+from tests._httpx import MODELS, attribute_uses, httpx_workspace, rename_method, service
+from tests.conftest import MODES, call
 
 
 def test_a_renamed_method_is_unresolved_with_its_new_name(tmp_path: Path) -> None:
-    ws = _httpx(tmp_path)
-    _svc(ws).parse(".")
-    _rename_method(ws, "raise_for_status", "check_status")
-    answer = _svc(ws).references("raise_for_status", None, "call", 50, None)  # no parse since the edit
-    expected = _calls_of(ws, "raise_for_status")
+    ws = httpx_workspace(tmp_path)
+    service(ws).parse(".")
+    rename_method(ws, "raise_for_status", "check_status")
+    answer = service(ws).references("raise_for_status", None, "call", 50, None)  # no parse since the edit
+    expected = attribute_uses(ws, "raise_for_status", calls_only=True)
     assert len(expected) == 12
     assert answer["unresolved"] is True and answer["unresolved_total"] == len(expected)
     assert {(r["path"], r["line"]) for r in answer["results"] if r.get("unresolved")} == expected
@@ -67,8 +32,8 @@ def test_a_renamed_method_is_unresolved_with_its_new_name(tmp_path: Path) -> Non
 
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[Client, Path]]:
-    ws = _httpx(tmp_path)
-    _svc(ws).parse(".")
+    ws = httpx_workspace(tmp_path)
+    service(ws).parse(".")
     server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=8_000)))
     async with Client(server, mode=request.param) as c:
         yield c, ws
@@ -77,9 +42,9 @@ async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 @pytest.mark.anyio
 async def test_uses_left_out_as_tests_are_said_never_that_is_all(client: tuple[Client, Path]) -> None:
     c, ws = client
-    _rename_method(ws, "raise_for_status", "check_status")
-    in_tests = _calls_of(ws, "raise_for_status", "tests")
-    assert in_tests == _calls_of(ws, "raise_for_status")  # every call is in tests
+    rename_method(ws, "raise_for_status", "check_status")
+    in_tests = attribute_uses(ws, "raise_for_status", "tests", calls_only=True)
+    assert in_tests == attribute_uses(ws, "raise_for_status", calls_only=True)  # every call is in tests
     err, out = await call(c, "find_references", symbol="raise_for_status", kind="call", tests="exclude")
     assert not err
     data = out["data"]
