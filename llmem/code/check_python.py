@@ -155,6 +155,10 @@ class PyClass:
     dynamic: str | None = None
     #: how its bases' and metaclass's names are bound where the class is defined
     base_bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    #: instance attributes its methods set from one class's constructor or one builtin type
+    #: (``self.headers = Headers(…)``, ``self._dict = {…}``), properties annotated with a class:
+    #: name → that binding; None where they are set from several, or otherwise
+    typed_members: dict[str, Binding | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -187,6 +191,10 @@ class PyFile:
     #: the other attributes taken from an expression (``f().x``, ``d["k"].x``): (line, byte column
     #: of the attribute, its name, kind), counted in ``not_checked`` (:data:`EXPRESSION_ATTRIBUTE`)
     expression_members: list[tuple[int, int, str, str]] = field(default_factory=list)
+    #: attributes stored (``x.name = …``, ``del x.name``): (line, byte column of the attribute)
+    stored_places: set[tuple[int, int]] = field(default_factory=set)
+    #: functions and methods whose own body yields (a call of one makes a generator), by qualified name
+    generators: set[str] = field(default_factory=set)
     #: uses not judged, by reason
     not_checked: Counter[str] = field(default_factory=Counter)
     error: str | None = None
@@ -209,6 +217,18 @@ class _Scope:
         while scope.parent is not None:
             scope = scope.parent
         return scope
+
+
+def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function's own body (not a function or class inside it) yields."""
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        child = stack.pop()
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(child))
+    return False
 
 
 def _method_of(scope: _Scope) -> str | None:
@@ -330,6 +350,8 @@ class _Binder:
             if made is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bind(scope, node.targets[0].id, made)  # x = C(…): an instance of C, if C is a class
             else:
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+                    self._typed_member(node.targets[0], made, scope)
                 for target in node.targets:
                     self.bind_target(target, scope)
             self._dunder_all(node.targets, node.value, scope)
@@ -361,7 +383,11 @@ class _Binder:
                 self.visit(stmt, scope)
         elif isinstance(node, ast.withitem):
             self.visit(node.context_expr, scope)
-            if node.optional_vars is not None:
+            # with C(…) as x: x is what C's __enter__ returns, an instance of C as a rule (self)
+            made = self._value_binding(node.context_expr, scope)
+            if made is not None and made.kind == "typed" and isinstance(node.optional_vars, ast.Name):
+                self.bind(scope, node.optional_vars.id, made)
+            elif node.optional_vars is not None:
                 self.bind_target(node.optional_vars, scope)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             self._import(node, scope)
@@ -426,6 +452,16 @@ class _Binder:
                 inner.self_name = params[0].arg
                 inner.self_class = self.class_stack[-1].qualname
                 inner.bindings[params[0].arg] = [Binding("self", self.class_stack[-1].qualname)]
+        if _yields(node):
+            self.out.generators.add(qual)
+        if scope.kind == "class" and self.class_stack and node.returns is not None:
+            names = {_dotted(d) for d in node.decorator_list}
+            if names & {"property", "functools.cached_property", "cached_property"}:  # x.prop -> C: a C
+                typed = self._typed(node.returns, scope)
+                cls = self.class_stack[-1]
+                if node.name in cls.typed_members and cls.typed_members[node.name] != typed:
+                    typed = None
+                cls.typed_members[node.name] = typed
         for stmt in node.body:
             self.visit(stmt, inner)
 
@@ -448,9 +484,9 @@ class _Binder:
             binding = typed or (Binding("builtin", builtin) if builtin else Binding("param"))
             inner.bindings.setdefault(a.arg, []).append(binding)
             self.out.all_bound.add(a.arg)
-        for rest in (args.vararg, args.kwarg):
-            if rest is not None:
-                inner.bindings.setdefault(rest.arg, []).append(Binding("param"))
+        for rest, packed in ((args.vararg, "tuple"), (args.kwarg, "dict")):
+            if rest is not None:  # *args is a tuple, **kwargs a dict, whatever their annotation
+                inner.bindings.setdefault(rest.arg, []).append(Binding("builtin", packed))
                 self.out.all_bound.add(rest.arg)
 
     def _typed(self, node: ast.expr, scope: _Scope) -> Binding | None:
@@ -699,6 +735,17 @@ class _Binder:
         elif (method := _method_of(scope)) not in _STATE_METHODS:
             cls.dynamic = cls.dynamic or f"setattr on self with a computed name (in {method or 'a method'})"
 
+    def _typed_member(self, target: ast.Attribute, made: Binding | None, scope: _Scope) -> None:
+        """``self.x = C(…)`` (or ``= {…}``, ``= list(…)``): x of the class's instances is what that
+        makes, unless set otherwise elsewhere."""
+        cls = self._self_class(target.value, scope)
+        if cls is None:
+            return
+        typed = made if made is not None and made.kind in ("typed", "builtin") else None
+        if target.attr in cls.typed_members and cls.typed_members[target.attr] != typed:
+            typed = None
+        cls.typed_members[target.attr] = typed
+
     def _self_class(self, node: ast.expr, scope: _Scope) -> PyClass | None:
         if not isinstance(node, ast.Name):
             return None
@@ -711,6 +758,8 @@ class _Binder:
         chain = _chain(node)
         if isinstance(node.ctx, ast.Store | ast.Del):
             self.out.stored_attrs.add(node.attr)
+            if node.end_lineno is not None and node.end_col_offset is not None:
+                self.out.stored_places.add((node.end_lineno, node.end_col_offset - len(node.attr)))
             if isinstance(node.value, ast.Name):
                 self.out.stored_on.setdefault(node.value.id, set()).add(node.attr)
             cls = self._self_class(node.value, scope)
