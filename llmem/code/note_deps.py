@@ -256,9 +256,15 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
     return out
 
 
-def changed_code(changes: list[dict[str, Any]], workspace: str, limit: int = CHANGED_CODE_CHARS) -> str:
+def changed_code(
+    changes: list[dict[str, Any]],
+    workspace: str,
+    limit: int = CHANGED_CODE_CHARS,
+    renamed: Callable[[str, str], str | None] | None = None,
+) -> str:
     """A refresh prompt's section: the code named by the notes that changed, as it is now (whole
-    lines, within ``limit``; what does not fit is named with the call that reads it)."""
+    lines, within ``limit``; what does not fit is named with the call that reads it); a gone one
+    with the name it was renamed to when ``renamed`` (symbol, path → new name) knows it."""
     if not changes:
         return ""
     from llmem.code.outline import build_outline, iter_symbols
@@ -268,7 +274,12 @@ def changed_code(changes: list[dict[str, Any]], workspace: str, limit: int = CHA
     for c in changes:
         head = f"- `{c['name']}` ({c['path']}#{c['symbol']})"
         if c["change"] == "gone":
-            blocks.append(f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention.")
+            new = renamed(c["symbol"], c["path"]) if renamed is not None else None
+            blocks.append(
+                f"{head}: gone — renamed to `{new}`; write the new name."
+                if new
+                else f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention."
+            )
             continue
         try:
             data = Path(workspace, *c["path"].split("/")).read_bytes()
