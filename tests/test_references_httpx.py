@@ -143,3 +143,18 @@ def test_caller_trees_leave_out_dict_get_generator_send_and_false_cycles(tmp_pat
     handle = svc.references("HTTPTransport.handle_request", None, None, 50, None, tests="exclude", depth=5)
     assert "cycle_nodes" not in handle["cut"] and handle["cut"]["uncertain_self_nodes"] == 1
     assert handle["cut"]["depth_reached_nodes"] == 2  # a count of nodes, named so
+
+
+def test_line_search_gives_a_symbols_signature_once(tmp_path: Path) -> None:
+    ws = httpx_workspace(tmp_path)
+    svc = service(ws)
+    svc.parse(".")
+    answer = svc.search("timeout", None, CLIENT, 500, None, scope="lines")
+    lines = (ws / CLIENT).read_text("utf-8").lower().splitlines()
+    assert answer["total"] == sum(1 for line in lines if "timeout" in line)  # grep -ci
+    signed = [(h["path"], h["symbol"]) for h in answer["results"] if h.get("signature")]
+    assert len(signed) == len(set(signed)) and answer["signatures"]
+    first = {}  # each symbol's first hit carries its signature, the later ones none
+    for h in answer["results"]:
+        first.setdefault(h["symbol"], h)
+    assert all(h.get("signature") for s, h in first.items() if s and h["kind"] != "line")
