@@ -280,7 +280,9 @@ class SearchIndex:
             "total_is_capped": False,
             "count": len(hits),
             "results": hits,
-            **({"signatures": "each symbol's signature is given once, at its first hit here"} if signature_once else {}),
+            **(
+                {"signatures": "each symbol's signature is given once, at its first hit here"} if signature_once else {}
+            ),
             "next_cursor": _encode_cursor(pos, _query_tag(q, kind, directory, scope)) if more else None,
             **({"left": total - pos} if more else {}),
             **(
