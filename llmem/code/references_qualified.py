@@ -10,22 +10,30 @@ may be of that class, not of the other.
 
 from __future__ import annotations
 
+from pathlib import Path
 from posixpath import basename, splitext
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from llmem.code.references_files import SourceFile, WorkspaceFiles
 from llmem.code.references_imports import module_name
 from llmem.core.errors import InvalidArgument
 from llmem.core.paths import resolve_in_workspace
-
-if TYPE_CHECKING:
-    from llmem.code.references import ReferenceFinder
 
 __all__ = ["qualified_target"]
 
 SHOWN = 10
 
 
-def qualified_target(finder: ReferenceFinder, symbol: str, path: str | None) -> tuple[str, str | None, str | None]:
+class Definitions(Protocol):
+    """What is asked of the finder (:class:`llmem.code.references.ReferenceFinder`, which calls this)."""
+
+    ws: Path
+    src: WorkspaceFiles
+
+    def definitions_named(self, symbol: str, files: dict[str, SourceFile]) -> list[dict[str, Any]]: ...
+
+
+def qualified_target(finder: Definitions, symbol: str, path: str | None) -> tuple[str, str | None, str | None]:
     """(bare name, path, the definition's qualified name) for ``symbol``; a bare name as given."""
     if "." not in symbol:
         return symbol, path, None
