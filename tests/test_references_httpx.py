@@ -158,3 +158,33 @@ def test_line_search_gives_a_symbols_signature_once(tmp_path: Path) -> None:
     for h in answer["results"]:
         first.setdefault(h["symbol"], h)
     assert all(h.get("signature") for s, h in first.items() if s and h["kind"] != "line")
+
+
+@pytest.mark.anyio
+async def test_over_stdio_a_method_renamed_between_calls(tmp_path: Path) -> None:
+    """The console script as a client launches it (default protocol era): parsed once, then the
+    method renamed without telling it; check_references and find_references answer the edit."""
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import console_script, subprocess_env
+
+    ws = httpx_workspace(tmp_path)
+    service(ws).parse(".")
+    params = StdioServerParameters(
+        command=console_script("llmem-mcp"), args=["--workspace", str(ws)], env=subprocess_env()
+    )
+    with anyio.fail_after(120):
+        async with Client(params) as c:  # type: ignore[arg-type]
+            err, out = await call(c, "find_references", symbol="AsyncClient.request", kind="call", tests="exclude")
+            assert not err and out["data"]["qualified"] == "AsyncClient.request"
+            assert {r["in"] for r in out["data"]["results"]} <= {
+                m for m, _line in _methods_calling(ws, CLIENT, "AsyncClient", "request")
+            }
+            rename_method(ws, "raise_for_status", "check_status")
+            err, out = await call(c, "check_references")
+            reported = {(r["path"], r["line"]) for r in out["data"]["results"]}
+            reported |= {(r["path"], r["line"]) for r in out["data"]["may_break_by_name"]["results"]}
+            assert not err and reported == attribute_uses(ws, "raise_for_status")
+            err, out = await call(c, "find_references", symbol="raise_for_status", kind="call")
+            assert not err and out["data"]["last_defined"]["renamed_to"] == "Response.check_status"
