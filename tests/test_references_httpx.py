@@ -188,3 +188,12 @@ async def test_over_stdio_a_method_renamed_between_calls(tmp_path: Path) -> None
             assert not err and reported == attribute_uses(ws, "raise_for_status")
             err, out = await call(c, "find_references", symbol="raise_for_status", kind="call")
             assert not err and out["data"]["last_defined"]["renamed_to"] == "Response.check_status"
+
+
+@pytest.mark.anyio
+async def test_a_tree_that_left_tests_out_never_says_that_is_all(client: tuple[Client, Path]) -> None:
+    c, _ws = client
+    err, out = await call(c, "find_references", symbol="Client.send", tests="exclude", depth=2)
+    assert not err and out["data"]["tests_left_out"] > 0 and out["data"]["next_cursor"] is None
+    assert "That is all" not in out["nextAction"]
+    assert f"{out['data']['tests_left_out']} use(s) in tests" in out["nextAction"]

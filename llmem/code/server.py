@@ -342,8 +342,14 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         data = svc().references(symbol, path, kind, limit, cursor, tests, depth)
         if depth > 1:
+            tree_left = _left_out_hint(data)
             return ok(
-                data, "Call again with cursor=next_cursor for more callers." if data["next_cursor"] else "That is all."
+                data,
+                "Call again with cursor=next_cursor for more callers."
+                if data["next_cursor"]
+                else f"Left out: {tree_left}."
+                if tree_left
+                else "That is all.",
             )
         leftover = _left_out_hint(data)
         # Several definitions and no path: the uses of all of them are mixed, on this page and the next.
