@@ -219,18 +219,6 @@ class _Scope:
         return scope
 
 
-def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the function's own body (not a function or class inside it) yields."""
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        child = stack.pop()
-        if isinstance(child, ast.Yield | ast.YieldFrom):
-            return True
-        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            stack.extend(ast.iter_child_nodes(child))
-    return False
-
-
 def _method_of(scope: _Scope) -> str | None:
     """The name of the method ``scope`` is in (a function defined in a class body), or None."""
     while scope.parent is not None:
@@ -432,8 +420,17 @@ class _Binder:
                 if not isinstance(target, ast.Name):
                     self.visit(target, scope)
         else:
+            if isinstance(node, ast.Yield | ast.YieldFrom):
+                self._yielded(scope)
             for child in ast.iter_child_nodes(node):
                 self.visit(child, scope)
+
+    def _yielded(self, scope: _Scope) -> None:
+        """A yield: the function it is in makes a generator when called."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if scope.kind == "function":
+            self.out.generators.add(scope.qualname)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
         for d in node.decorator_list:
@@ -452,8 +449,6 @@ class _Binder:
                 inner.self_name = params[0].arg
                 inner.self_class = self.class_stack[-1].qualname
                 inner.bindings[params[0].arg] = [Binding("self", self.class_stack[-1].qualname)]
-        if _yields(node):
-            self.out.generators.add(qual)
         if scope.kind == "class" and self.class_stack and node.returns is not None:
             names = {_dotted(d) for d in node.decorator_list}
             if names & {"property", "functools.cached_property", "cached_property"}:  # x.prop -> C: a C

@@ -127,6 +127,7 @@ class PythonWorld:
         self.packages = {m for k, m in self.module_of.items() if k.endswith("__init__.py")}
         self._members: dict[tuple[str, str, bool], set[str] | str] = {}
         self._instances: dict[tuple[str, str], set[str] | str] = {}
+        self._typed: dict[tuple[str, str, str], Target] = {}
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._parents: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._stored: set[str] | None = None
@@ -292,18 +293,30 @@ class PythonWorld:
     def _typed_member(self, key: str, qual: str, name: str, seen: frozenset[tuple[str, str]]) -> Target:
         """``x.name`` of an instance of ``qual``: an instance of C where the class (or a base) sets
         ``self.name = C(…)`` or has a property ``name`` annotated ``-> C``, and nothing else sets it."""
-        subclasses = set(self._all_subclasses(key, qual))
-        for k, q in sorted(self.family(key, qual) - subclasses, key=lambda kq: (kq != (key, qual), kq)):
-            info = self.info(k)
-            cls = info.classes.get(q) if info is not None else None
+        memo = self._typed.get((key, qual, name))
+        if memo is not None:
+            return memo
+        result: Target = ("value",)
+        info = self.info(key)
+        own = info.classes.get(qual) if info is not None else None
+        if own is not None and name in own.typed_members:
+            order = [(key, qual)]
+        else:  # set in a base, as a rule
+            subclasses = set(self._all_subclasses(key, qual))
+            order = sorted(self.family(key, qual) - subclasses - {(key, qual)})
+        for k, q in order:
+            found = self.info(k)
+            cls = found.classes.get(q) if found is not None else None
             if cls is None or name not in cls.typed_members:
                 continue
             typed = cls.typed_members[name]
-            if typed is None or (k, name) in seen:
-                return ("value",)
-            got = self._one(k, typed, seen | {(k, name)})
-            return got if got[0] in ("instance", "builtin") else ("value",)
-        return ("value",)
+            if typed is not None and (k, name) not in seen:
+                got = self._one(k, typed, seen | {(k, name)})
+                result = got if got[0] in ("instance", "builtin") else ("value",)
+            break
+        if not seen:
+            self._typed[(key, qual, name)] = result
+        return result
 
     def _makes_generator(self, key: str, b: Binding, holder: Target, parts: list[str]) -> bool:
         """Whether ``x = f(…)`` (``b``: typed by ``f``) binds a generator: ``f`` a function of
