@@ -115,15 +115,19 @@ def test_the_issues_half_done_python_rename(tmp_path: Path) -> None:
 
 
 def test_a_rename_the_store_saw_is_named_though_no_near_name_exists(tmp_path: Path) -> None:
-    """DIFF becomes DIFF_BETWEEN_COMMITS (not a near name): the parse before and after the edit
-    remembers it; before any parse after the edit, the stored outline (older than the file) tells it."""
+    """DIFF becomes DIFF_BETWEEN_COMMITS (not a near name): the check re-parses the edited file
+    first and the parse remembers it; with no time to re-parse, the stored outline (older than the
+    file) tells it, and the answer says which outline it could not bring up to date."""
     ws = _servers(tmp_path)
     svc = _svc(ws)
     svc.parse(".")
     server = ws / GIT
     _edit(server, '    DIFF = "git_diff"', '    DIFF_BETWEEN_COMMITS = "git_diff"')
     _edit(server, "case GitTools.DIFF:", "case GitTools.DIFF_BETWEEN_COMMITS:")
-    [stale] = _all(svc)["results"]
+    hurried = Llmem(ArtifactStore(ws / ".llmem", ws), Limits(refresh_budget_ms=0))
+    answer = _all(hurried)
+    assert answer["freshness"]["stale_files"] == 1 and answer["freshness"]["stale_paths"] == [GIT]
+    [stale] = answer["results"]
     assert stale["renamed_to"] == "GitTools.DIFF_BETWEEN_COMMITS"
     assert stale["did_you_mean"][0] == "DIFF_BETWEEN_COMMITS"
     assert stale["last_defined"] == {
@@ -132,10 +136,12 @@ def test_a_rename_the_store_saw_is_named_though_no_near_name_exists(tmp_path: Pa
         "symbol": "GitTools.DIFF",
         "source": "stored outline (older than the file)",
     }
-    assert svc.parse(GIT)["parsed"] == 1  # the outline is replaced: the parse remembers what went
-    [parsed] = _all(svc)["results"]
+    answer = _all(svc)  # the outline is replaced by the check: the parse remembers what went
+    assert answer["freshness"] == {"refreshed": 1, "stale_files": 0}
+    [parsed] = answer["results"]
     assert parsed["renamed_to"] == "GitTools.DIFF_BETWEEN_COMMITS"
     assert parsed["last_defined"]["source"] == "parse" and parsed["last_defined"]["line"] == 100
+    assert svc.parse(GIT)["parsed"] == 0
 
 
 def test_a_half_done_typescript_rename(tmp_path: Path) -> None:

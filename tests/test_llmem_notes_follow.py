@@ -138,7 +138,10 @@ def test_a_body_change_makes_only_that_note_stale_and_the_refresh_asks_only_for_
     assert out.promptForHostLLM is not None and out.callbackArgs is not None and out.data is not None
     assert asked_names(out.promptForHostLLM) == [name]
     assert out.data["symbols"] == 1 and out.data["already_described"] == len(described) - 1
+    assert out.data["described_but_stale"] == 1 and out.data["not_yet_described"] == 0
     assert "Already described" in out.promptForHostLLM
+    # what its note said is in the prompt: what the model does not write again would be lost
+    assert f"- `{name}`: NOTE-{name} does its part." in out.promptForHostLLM.split("What their notes said before")[1]
     answer = {"symbols": {name: {"description": "Rewritten after the change."}}}
     stored = llmem.store_result(**out.callbackArgs, result=json.dumps(answer), model="t")
     assert stored.data is not None and stored.data["notes_in_file"] == len(described)

@@ -314,8 +314,15 @@ def test_a_file_edited_between_calls_is_read_again(tmp_path: Path) -> None:
 
 def test_bad_input_names_the_field(finder: ReferenceFinder) -> None:
     with pytest.raises(InvalidArgument) as err:
-        finder.find("Llmem.resolve")
+        finder.find("Llmem resolve")
     assert err.value.details["field"] == "symbol" and err.value.details["did_you_mean"] == "resolve"
+    with pytest.raises(InvalidArgument) as err:
+        finder.find("Llmem.resolv")  # a qualified name nothing defines, nor the bare name
+    assert err.value.details["field"] == "symbol" and "definitions_of_the_name" not in err.value.details
+    with pytest.raises(InvalidArgument) as err:
+        finder.find("Llmem.references", path="llmem/code/references.py")
+    assert err.value.details["field"] == "symbol"
+    assert "Llmem.references (llmem/code/artifacts.py)" in err.value.details["definitions_of_the_name"]
     with pytest.raises(InvalidArgument) as err:
         finder.find("serve", kind="usage")
     assert err.value.details["field"] == "kind" and "call" in err.value.details["allowed"]

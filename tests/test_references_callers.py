@@ -133,7 +133,7 @@ def test_callers_of_callers_match_grep(svc: Llmem, ws: Path) -> None:
     assert by_in["parseRootUri"]["callers"][0]["in"] == "getValidRootDirectories"
     relative = by_in["resolveRelativePathAgainstAllowedDirectories"]["callers"]
     assert [(n["in"], n["lines"]) for n in relative] == [("validatePath", [103])]
-    assert answer["cut"]["at_depth"] >= 3 and "depth" in answer["note"]
+    assert answer["cut"]["depth_reached_nodes"] >= 3 and "depth" in answer["note"]
 
 
 def test_python_method_callers_and_a_cycle_cut(svc: Llmem, tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_python_method_callers_and_a_cycle_cut(svc: Llmem, tmp_path: Path) -> No
     [pong] = tree["callers"]
     [ping] = pong["callers"]
     assert (pong["in"], ping["in"]) == ("pong", "ping")  # ping, the question itself: a cycle, cut and said
-    assert ping["cut"].startswith("cycle") and "callers" not in ping and tree["cut"]["cycles"] == 1
+    assert ping["cut"].startswith("cycle") and "callers" not in ping and tree["cut"]["cycle_nodes"] == 1
     with pytest.raises(InvalidArgument) as deep:
         loop.references("ping", "loop.py", None, 50, None, depth=9)
     assert deep.value.details["field"] == "depth"

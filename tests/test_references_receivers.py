@@ -169,7 +169,7 @@ def test_a_cli_command_is_an_entry_point_not_a_cycle(svc: Llmem) -> None:
     [command] = [n for n in _nodes(tree["callers"]) if n["path"] == "sqlite_utils/cli.py"]
     assert command["in"] == "reset_counts" and "cut" not in command
     assert command["entry_point"].startswith("a CLI command (cli.command")
-    assert command["callers_total"] == 0 and tree["cut"].get("cycles", 0) == 0
+    assert command["callers_total"] == 0 and tree["cut"].get("cycle_nodes", 0) == 0
     assert tree["reached_from"] == {"an entry point": 1}
     # The command's own name: the attribute db.reset_counts() in its body is not a use of it.
     own = svc.references("reset_counts", "sqlite_utils/cli.py", None, 50, None)

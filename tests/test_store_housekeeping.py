@@ -39,7 +39,7 @@ def _git(ws: Path, *args: str) -> str:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_git_status_shows_artifacts_and_nothing_of_the_housekeeping(workspace: Path) -> None:
+def test_git_status_shows_nothing_of_the_store(workspace: Path) -> None:
     _git(workspace, "init", "-q")
     src = workspace / "src"
     src.mkdir()
@@ -59,12 +59,9 @@ def test_git_status_shows_artifacts_and_nothing_of_the_housekeeping(workspace: P
 
     listed = _git(workspace, "status", "--porcelain", "--untracked-files=all").splitlines()
     paths = sorted(line[3:] for line in listed)
-    assert ".llmem/.gitignore" in paths
-    others = [p for p in paths if p != ".llmem/.gitignore" and not p.startswith("src/")]
-    assert others, "the artifacts themselves must stay reviewable"
-    assert all(p.startswith(".llmem/artifacts/") and p.endswith(".json") for p in others), others
-    assert not any(Path(p).name.startswith(".") for p in others), others
-    assert ".llmem/artifacts/llmem/src/mod0.py/summarize.json" in paths
+    assert paths and all(p.startswith("src/") for p in paths), paths  # .llmem/ is not seen at all
+    assert _git(workspace, "check-ignore", ".llmem/artifacts/llmem/src/mod0.py/summarize.json").strip()
+    assert (workspace / ".llmem/artifacts/llmem/src/mod0.py/summarize.json").is_file()
     # What is hidden is really there: tickets, locks, shared documents.
     root = workspace / ".llmem"
     assert list((root / "pending").iterdir())
@@ -141,4 +138,4 @@ def test_a_killed_writer_leaves_no_temporary_file_among_the_artifacts_listing(wo
     assert list(store.iter_keys("llmem")) == [("a.py", ["outline"])]
     rp = resolve_in_workspace(workspace, "a.py")
     assert rp.key == "a.py"
-    assert "*.tmp" in (workspace / ".llmem" / ".gitignore").read_text(encoding="utf-8")
+    assert "*" in (workspace / ".llmem" / ".gitignore").read_text(encoding="utf-8").splitlines()

@@ -27,7 +27,7 @@ from llmem.core.paths import ResolvedPath, resolve_in_workspace
 from llmem.core.store import ArtifactRecord, ArtifactStore, Fingerprint, source_status
 
 if TYPE_CHECKING:
-    from llmem.code.freshness import OutlineFreshness
+    from llmem.code.freshness import OutlineFreshness, Refresh
     from llmem.code.parse_pool import Replaced
     from llmem.code.search import Searcher, SearchIndex
 
@@ -546,10 +546,12 @@ class Llmem:
         from llmem.code.references import finder_for
         from llmem.code.symbol_history import SymbolHistory
 
-        chars = self.limits.answer_chars - 300
+        refresh = self._outlines_now("find_references")
+        chars = self.limits.answer_chars - 400
         finder = finder_for(self.ws)
         if depth == 1:
-            return finder.find(symbol, path, kind, limit, cursor, chars, tests, SymbolHistory(self.store))
+            found = finder.find(symbol, path, kind, limit, cursor, chars, tests, SymbolHistory(self.store))
+            return _with_freshness(found, refresh)
         from llmem.code.references_callers import caller_tree
 
         with finder.lock:
@@ -561,9 +563,19 @@ class Llmem:
         from llmem.code.references import finder_for
         from llmem.code.symbol_history import SymbolHistory
 
+        refresh = self._outlines_now("check_references")
         finder = finder_for(self.ws)
         with finder.lock:
-            return check_answer(finder, path, limit, cursor, self.limits.answer_chars - 300, SymbolHistory(self.store))
+            answer = check_answer(
+                finder, path, limit, cursor, self.limits.answer_chars - 400, SymbolHistory(self.store)
+            )
+        return _with_freshness(answer, refresh)
+
+    def _outlines_now(self, by: str) -> Refresh:
+        """Which members are gone, and what they became, is what parses saw: the outlines behind
+        their files (anywhere: a class used under a path may be defined elsewhere) are re-parsed
+        first, within the read's budget."""
+        return self.outlines().bring_up_to_date(".", by=by, budget_s=self.limits.refresh_budget_ms / 1000)
 
     # -- store status ----------------------------------------------------------------------
 
@@ -982,3 +994,16 @@ def _decode_cursor(cursor: str) -> str:
             "cursor is not one this server issued; pass next_cursor from the previous page unchanged",
             details={"field": "cursor", "rule": "opaque cursor"},
         ) from None
+
+
+def _with_freshness(answer: dict[str, Any], refresh: Refresh) -> dict[str, Any]:
+    """An answer resting on what parses saw (gone members, renames) says which outlines it brought
+    up to date first, and which it could not in time."""
+    if refresh.changed:
+        answer["freshness"] = refresh.summary(".")
+        if refresh.left:
+            answer["freshness"]["stale_means"] = (
+                "changed since outlined and not re-parsed in time: members gone from them are not known as "
+                "gone, so uses of them on values of unknown type may be missing or not marked unresolved"
+            )
+    return answer

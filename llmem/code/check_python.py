@@ -81,6 +81,9 @@ _STR_TO_STR = frozenset(
 #: Class decorators that add no attribute a use could name (dataclass fields are in the body).
 #: Functions whose name says they set attributes: ``f(C, "x", …)`` may give C an attribute x.
 _SETS_ATTRIBUTES = re.compile(r"(?i)attr|prop")
+#: Methods of the pickling and copying protocols: a ``setattr(self, name, v)`` or ``self.__dict__``
+#: there restores or reads the attributes the class's own code set, it makes no new ones.
+_STATE_METHODS = frozenset({"__getstate__", "__setstate__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__"})
 _PLAIN_DECORATORS = frozenset(
     {"dataclass", "total_ordering", "unique", "final", "runtime_checkable", "verify", "dataclass_transform"}
 )
@@ -152,6 +155,10 @@ class PyClass:
     dynamic: str | None = None
     #: how its bases' and metaclass's names are bound where the class is defined
     base_bindings: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    #: instance attributes its methods set from one class's constructor or one builtin type
+    #: (``self.headers = Headers(…)``, ``self._dict = {…}``), properties annotated with a class:
+    #: name → that binding; None where they are set from several, or otherwise
+    typed_members: dict[str, Binding | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -184,6 +191,10 @@ class PyFile:
     #: the other attributes taken from an expression (``f().x``, ``d["k"].x``): (line, byte column
     #: of the attribute, its name, kind), counted in ``not_checked`` (:data:`EXPRESSION_ATTRIBUTE`)
     expression_members: list[tuple[int, int, str, str]] = field(default_factory=list)
+    #: attributes stored (``x.name = …``, ``del x.name``): (line, byte column of the attribute)
+    stored_places: set[tuple[int, int]] = field(default_factory=set)
+    #: functions and methods whose own body yields (a call of one makes a generator), by qualified name
+    generators: set[str] = field(default_factory=set)
     #: uses not judged, by reason
     not_checked: Counter[str] = field(default_factory=Counter)
     error: str | None = None
@@ -206,6 +217,15 @@ class _Scope:
         while scope.parent is not None:
             scope = scope.parent
         return scope
+
+
+def _method_of(scope: _Scope) -> str | None:
+    """The name of the method ``scope`` is in (a function defined in a class body), or None."""
+    while scope.parent is not None:
+        if scope.kind == "function" and scope.parent.kind == "class":
+            return scope.qualname.rsplit(".", 1)[-1]
+        scope = scope.parent
+    return None
 
 
 @dataclass
@@ -318,6 +338,8 @@ class _Binder:
             if made is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.bind(scope, node.targets[0].id, made)  # x = C(…): an instance of C, if C is a class
             else:
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+                    self._typed_member(node.targets[0], made, scope)
                 for target in node.targets:
                     self.bind_target(target, scope)
             self._dunder_all(node.targets, node.value, scope)
@@ -349,7 +371,11 @@ class _Binder:
                 self.visit(stmt, scope)
         elif isinstance(node, ast.withitem):
             self.visit(node.context_expr, scope)
-            if node.optional_vars is not None:
+            # with C(…) as x: x is what C's __enter__ returns, an instance of C as a rule (self)
+            made = self._value_binding(node.context_expr, scope)
+            if made is not None and made.kind == "typed" and isinstance(node.optional_vars, ast.Name):
+                self.bind(scope, node.optional_vars.id, made)
+            elif node.optional_vars is not None:
                 self.bind_target(node.optional_vars, scope)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             self._import(node, scope)
@@ -394,8 +420,17 @@ class _Binder:
                 if not isinstance(target, ast.Name):
                     self.visit(target, scope)
         else:
+            if isinstance(node, ast.Yield | ast.YieldFrom):
+                self._yielded(scope)
             for child in ast.iter_child_nodes(node):
                 self.visit(child, scope)
+
+    def _yielded(self, scope: _Scope) -> None:
+        """A yield: the function it is in makes a generator when called."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if scope.kind == "function":
+            self.out.generators.add(scope.qualname)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
         for d in node.decorator_list:
@@ -414,6 +449,14 @@ class _Binder:
                 inner.self_name = params[0].arg
                 inner.self_class = self.class_stack[-1].qualname
                 inner.bindings[params[0].arg] = [Binding("self", self.class_stack[-1].qualname)]
+        if scope.kind == "class" and self.class_stack and node.returns is not None:
+            names = {_dotted(d) for d in node.decorator_list}
+            if names & {"property", "functools.cached_property", "cached_property"}:  # x.prop -> C: a C
+                typed = self._typed(node.returns, scope)
+                cls = self.class_stack[-1]
+                if node.name in cls.typed_members and cls.typed_members[node.name] != typed:
+                    typed = None
+                cls.typed_members[node.name] = typed
         for stmt in node.body:
             self.visit(stmt, inner)
 
@@ -436,9 +479,9 @@ class _Binder:
             binding = typed or (Binding("builtin", builtin) if builtin else Binding("param"))
             inner.bindings.setdefault(a.arg, []).append(binding)
             self.out.all_bound.add(a.arg)
-        for rest in (args.vararg, args.kwarg):
-            if rest is not None:
-                inner.bindings.setdefault(rest.arg, []).append(Binding("param"))
+        for rest, packed in ((args.vararg, "tuple"), (args.kwarg, "dict")):
+            if rest is not None:  # *args is a tuple, **kwargs a dict, whatever their annotation
+                inner.bindings.setdefault(rest.arg, []).append(Binding("builtin", packed))
                 self.out.all_bound.add(rest.arg)
 
     def _typed(self, node: ast.expr, scope: _Scope) -> Binding | None:
@@ -684,8 +727,19 @@ class _Binder:
             return
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             cls.instance.add(name.value)
-        else:
-            cls.dynamic = cls.dynamic or "setattr on self with a computed name"
+        elif (method := _method_of(scope)) not in _STATE_METHODS:
+            cls.dynamic = cls.dynamic or f"setattr on self with a computed name (in {method or 'a method'})"
+
+    def _typed_member(self, target: ast.Attribute, made: Binding | None, scope: _Scope) -> None:
+        """``self.x = C(…)`` (or ``= {…}``, ``= list(…)``): x of the class's instances is what that
+        makes, unless set otherwise elsewhere."""
+        cls = self._self_class(target.value, scope)
+        if cls is None:
+            return
+        typed = made if made is not None and made.kind in ("typed", "builtin") else None
+        if target.attr in cls.typed_members and cls.typed_members[target.attr] != typed:
+            typed = None
+        cls.typed_members[target.attr] = typed
 
     def _self_class(self, node: ast.expr, scope: _Scope) -> PyClass | None:
         if not isinstance(node, ast.Name):
@@ -699,6 +753,8 @@ class _Binder:
         chain = _chain(node)
         if isinstance(node.ctx, ast.Store | ast.Del):
             self.out.stored_attrs.add(node.attr)
+            if node.end_lineno is not None and node.end_col_offset is not None:
+                self.out.stored_places.add((node.end_lineno, node.end_col_offset - len(node.attr)))
             if isinstance(node.value, ast.Name):
                 self.out.stored_on.setdefault(node.value.id, set()).add(node.attr)
             cls = self._self_class(node.value, scope)
@@ -708,8 +764,8 @@ class _Binder:
             return
         if node.attr == "__dict__":
             cls = self._self_class(node.value, scope)
-            if cls is not None:
-                cls.dynamic = cls.dynamic or "self.__dict__ is used"
+            if cls is not None and (method := _method_of(scope)) not in _STATE_METHODS:
+                cls.dynamic = cls.dynamic or f"self.__dict__ used (in {method or 'a method'})"
         if chain is None:
             self.out.not_checked[EXPRESSION_ATTRIBUTE] += 1
             builtin = self._value_type(node.value, scope)

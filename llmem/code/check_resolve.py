@@ -127,6 +127,7 @@ class PythonWorld:
         self.packages = {m for k, m in self.module_of.items() if k.endswith("__init__.py")}
         self._members: dict[tuple[str, str, bool], set[str] | str] = {}
         self._instances: dict[tuple[str, str], set[str] | str] = {}
+        self._typed: dict[tuple[str, str, str], Target] = {}
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._parents: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._stored: set[str] | None = None
@@ -194,7 +195,7 @@ class PythonWorld:
                 nested = f"{qual}.{name}"
                 if info is not None and nested in info.classes and kind == "class":
                     return ("class", key, nested)
-                return ("value",)
+                return self._typed_member(key, qual, name, seen) if kind == "instance" else ("value",)
             info = self.info(key)
             cls = info.classes[qual] if info is not None else None
             what = "class" if kind == "class" else "instances of"
@@ -264,10 +265,15 @@ class PythonWorld:
         if b.kind == "class":
             return ("class", key, b.target)
         if b.kind == "typed":  # x: C, x = C(…): an instance of C when C is a class of the workspace
-            target = self.binding(key, b.via, seen)
-            for part in b.target.split(".")[1:]:
-                target = self.attribute(target, part, seen)
-            return ("instance", target[1], target[2], "typed") if target[0] == "class" else ("value",)
+            target = holder = self.binding(key, b.via, seen)
+            parts = b.target.split(".")[1:]
+            for part in parts:
+                holder, target = target, self.attribute(target, part, seen)
+            if target[0] == "class":
+                return ("instance", target[1], target[2], "typed")
+            if self._makes_generator(key, b, holder, parts):
+                return ("builtin", "generator")
+            return ("value",)
         if b.kind == "self":
             return ("instance", key, b.target)
         if b.kind == "builtin":
@@ -283,6 +289,49 @@ class PythonWorld:
                 return ("outside", f"{base}.{b.name}")
             return self.attribute(mod, b.name, seen) if mod[0] == "module" else mod
         return ("value",)
+
+    def _typed_member(self, key: str, qual: str, name: str, seen: frozenset[tuple[str, str]]) -> Target:
+        """``x.name`` of an instance of ``qual``: an instance of C where the class (or a base) sets
+        ``self.name = C(…)`` or has a property ``name`` annotated ``-> C``, and nothing else sets it."""
+        memo = self._typed.get((key, qual, name))
+        if memo is not None:
+            return memo
+        result: Target = ("value",)
+        info = self.info(key)
+        own = info.classes.get(qual) if info is not None else None
+        if own is not None and name in own.typed_members:
+            order = [(key, qual)]
+        else:  # set in a base, as a rule
+            subclasses = set(self._all_subclasses(key, qual))
+            order = sorted(self.family(key, qual) - subclasses - {(key, qual)})
+        for k, q in order:
+            found = self.info(k)
+            cls = found.classes.get(q) if found is not None else None
+            if cls is None or name not in cls.typed_members:
+                continue
+            typed = cls.typed_members[name]
+            if typed is not None and (k, name) not in seen:
+                got = self._one(k, typed, seen | {(k, name)})
+                result = got if got[0] in ("instance", "builtin") else ("value",)
+            break
+        if not seen:
+            self._typed[(key, qual, name)] = result
+        return result
+
+    def _makes_generator(self, key: str, b: Binding, holder: Target, parts: list[str]) -> bool:
+        """Whether ``x = f(…)`` (``b``: typed by ``f``) binds a generator: ``f`` a function of
+        the file, or a method of the holder's class or its family, whose body yields."""
+        if not parts:
+            defs = [v.target for v in b.via if v.kind == "def"]
+            info = self.info(key)
+            return bool(defs) and info is not None and all(q in info.generators for q in defs)
+        if holder[0] not in ("instance", "class") or len(holder) < 3:
+            return False
+        for k, q in self.family(holder[1], holder[2]):
+            info = self.info(k)
+            if info is not None and f"{q}.{parts[-1]}" in info.generators:
+                return True
+        return False
 
     # -- classes -----------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ CHANGED_CODE_CHARS = 2_500
 
 _BACKTICKS = re.compile(r"`([^`\n]{1,200})`")
 _IDENTIFIER_PATH = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 
 
@@ -97,6 +98,28 @@ def matching(name: str, defs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [d for d in defs if d["symbol"] == _leaf(name) and basename(d["path"]).split(".", 1)[0] == module]
 
 
+def _parameters(finder: ReferenceFinder, key: str, symbols: set[str]) -> dict[str, set[str]]:
+    """The names of the parameters and keyword arguments in each of ``symbols`` of ``key``, as
+    ``find_references`` files them (kind ``parameter``)."""
+    f = finder.src.file(key)
+    if f is None or f.data is None:
+        return {}
+    facts = finder.src.facts(key, f)
+    out: dict[str, set[str]] = {}
+    for (line, col), (kind, _of) in facts.ids.items():
+        if kind != "parameter":
+            continue
+        where = facts.enclosing(line)
+        if where in symbols:
+            f.line_of(0)  # the line starts, made once
+            assert f.line_starts is not None
+            at = f.line_starts[line - 1] + col
+            m = _WORD.match(f.data[at : at + 200].decode("utf-8", "replace"))
+            if m:
+                out.setdefault(where, set()).add(m.group())
+    return out
+
+
 def _inside(path: str, folder: str) -> bool:
     return folder == "." or path.startswith(folder + "/")
 
@@ -120,8 +143,13 @@ def resolve(
     A name its own file defines means that definition. With ``own_symbols`` (the notes of one
     file's symbols, each watching only its own code) it is a dependency of the notes that name
     it, but of none that holds it or that it holds; without (a summary of the whole file, which
-    watches every symbol of it already) it is not recorded."""
-    by_note = {key: names_in(text) for key, text in texts.items()}
+    watches every symbol of it already) it is not recorded. A bare name that is a parameter (or
+    a keyword argument) in the noted symbol is that, not a definition elsewhere of the same name
+    (``timeout`` in a note on ``request(…, timeout)``)."""
+    local = _parameters(finder, own, set(texts)) if own_symbols else {}
+    by_note = {
+        key: [n for n in names_in(text) if "." in n or n not in local.get(key, ())] for key, text in texts.items()
+    }
     written = list(dict.fromkeys(n for names in by_note.values() for n in names))
     if not written:
         return [], []
@@ -256,9 +284,15 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
     return out
 
 
-def changed_code(changes: list[dict[str, Any]], workspace: str, limit: int = CHANGED_CODE_CHARS) -> str:
+def changed_code(
+    changes: list[dict[str, Any]],
+    workspace: str,
+    limit: int = CHANGED_CODE_CHARS,
+    renamed: Callable[[str, str], str | None] | None = None,
+) -> str:
     """A refresh prompt's section: the code named by the notes that changed, as it is now (whole
-    lines, within ``limit``; what does not fit is named with the call that reads it)."""
+    lines, within ``limit``; what does not fit is named with the call that reads it); a gone one
+    with the name it was renamed to when ``renamed`` (symbol, path → new name) knows it."""
     if not changes:
         return ""
     from llmem.code.outline import build_outline, iter_symbols
@@ -268,7 +302,12 @@ def changed_code(changes: list[dict[str, Any]], workspace: str, limit: int = CHA
     for c in changes:
         head = f"- `{c['name']}` ({c['path']}#{c['symbol']})"
         if c["change"] == "gone":
-            blocks.append(f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention.")
+            new = renamed(c["symbol"], c["path"]) if renamed is not None else None
+            blocks.append(
+                f"{head}: gone — renamed to `{new}`; write the new name."
+                if new
+                else f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention."
+            )
             continue
         try:
             data = Path(workspace, *c["path"].split("/")).read_bytes()

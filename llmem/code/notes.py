@@ -171,7 +171,8 @@ class Notes:
                     details={"path": rp.key, "mode": outline.mode},
                 )
             parts = llm_tasks.annotate_parts(outline, text)
-            changes = self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, "annotate"))
+            stored = self.store.get_or_none(NAMESPACE, rp.key, "annotate")
+            changes = self.dependency_changes(stored)
             fresh: list[str] = []
             file_note_asked = False
             if symbols:  # just these symbols (and their members): one prompt, whatever the file's size
@@ -180,6 +181,10 @@ class Notes:
             else:
                 k, count = part if part is not None else self._first_part_to_do(rp.key, parts, hashes), len(parts)
                 asked, names, fresh, file_note_asked = self._part_asked(rp.key, parts, k, hashes, changes)
+            before = _notes_of(stored)
+            again = {n: before[n] for n in names if n in before}
+            if file_note_asked and note_deps.FILE_NOTE in before:
+                again[note_deps.FILE_NOTE] = before[note_deps.FILE_NOTE]
             prompt = llm_tasks.annotate_prompt(
                 rp.key,
                 outline,
@@ -188,10 +193,12 @@ class Notes:
                 count,
                 names=names,
                 described=fresh,
-                changed_code=note_deps.changed_code(changes, str(self.ws)),
+                changed_code=note_deps.changed_code(changes, str(self.ws), renamed=self._renamed_to),
                 file_note_asked=file_note_asked,
                 around=broken,
+                previous=llm_tasks.previous_notes(again),
             )
+            stale_again = sum(1 for n in names if n in before)
             return self.callback.issue(
                 PreparedPrompt(
                     task,
@@ -210,7 +217,10 @@ class Notes:
                         "symbols_in_file": len(hashes),
                         # fields, attributes, enum members, variables: shown with their class, not asked
                         "data_members_for_context": sum(1 for s in iter_symbols(outline) if s.kind in DATA_KINDS),
-                        "already_described": len(fresh),
+                        "already_described": len(fresh),  # fresh notes, kept
+                        # asked again: notes gone stale (their old text in the prompt), and never written
+                        "described_but_stale": stale_again,
+                        "not_yet_described": len(names) - stale_again,
                         **({"named_code_changed": len(changes)} if changes else {}),
                         "language": outline.language,
                         **({"broken_uses": broken_count} if broken_count else {}),
@@ -220,7 +230,9 @@ class Notes:
             )
         prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
         prompt += note_deps.changed_code(
-            self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)), str(self.ws)
+            self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)),
+            str(self.ws),
+            renamed=self._renamed_to,
         )
         summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
@@ -279,6 +291,15 @@ class Notes:
         return {k for k in notes if k in hashes and stored.get(k) == hashes[k] and k not in named_changed}
 
     # -- what notes name elsewhere (note_deps.py) ------------------------------------------
+
+    def _renamed_to(self, symbol: str, path: str) -> str | None:
+        """What the store knows ``symbol`` of ``path`` (gone) was renamed to."""
+        from llmem.code.symbol_history import SymbolHistory
+
+        last = SymbolHistory(self.store).last_defined(carry.leaf(symbol), path)
+        if last is None or last.get("symbol") != symbol:
+            return None
+        return str(last["renamed_to"]) if last.get("renamed_to") else None
 
     def dependency_changes(self, record: ArtifactRecord | None) -> list[dict[str, Any]]:
         """The symbols a stored note names elsewhere whose code changed or went since it was written."""
@@ -966,4 +987,16 @@ def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[
             "why": "defined in several files, none linked to this one by an import: name the file or qualify the name",
             "names": ambiguous[:10],
         }
+    return out
+
+
+def _notes_of(record: ArtifactRecord | None) -> dict[str, Any]:
+    """The stored notes of an annotate record: qualified name → note, and ``FILE_NOTE`` → the file's note."""
+    content = record.doc.get("content") if record is not None else None
+    if not isinstance(content, dict):
+        return {}
+    symbols = content.get("symbols")
+    out: dict[str, Any] = dict(symbols) if isinstance(symbols, dict) else {}
+    if content.get("file"):
+        out[note_deps.FILE_NOTE] = content["file"]
     return out

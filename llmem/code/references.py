@@ -60,7 +60,7 @@ from llmem.code.references_imports import (
     ts_resolve,
 )
 from llmem.code.references_parse import CODE_LANGUAGES, language_of
-from llmem.code.references_receivers import MAYBE, NO, Judge
+from llmem.code.references_receivers import MAYBE, NO, Judge, Verdict
 from llmem.code.references_unresolved import unresolved_uses
 from llmem.core.errors import InvalidArgument, SourceNotFound
 from llmem.core.paths import resolve_in_workspace
@@ -102,7 +102,16 @@ NOT_IT = {
     "attribute": "x.name in the definition's own file: another object's attribute, not this module-level one",
     "receiver": "x.name on a receiver of another type (a list, a dict, a str, a module, another class)",
     "bare": "a bare name, where the definition is a member of a class (x.name)",
+    "stored": "x.name = …: an attribute set (another object's, or the name replaced), not a call or a read",
+    "import": "an import (of a module, or of a module's name), where the definition is a member of a class",
 }
+
+
+def not_it_reason(u: Use, verdict: Verdict, members_only: bool) -> str:
+    """The ``left_out`` reason of a use judged not to be of the definitions (``verdict`` NO)."""
+    if verdict.stored:
+        return NOT_IT["stored"]
+    return NOT_IT["bare" if not u.qualifier and members_only else "local" if not u.qualifier else "receiver"]
 
 
 def tests_kept(path: str, tests: str) -> bool:
@@ -121,6 +130,7 @@ def by_file(uses: list[Use]) -> dict[str, Any]:
 
 
 _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
+_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$")  # Client.request: one definition
 
 
 class ReferenceFinder:
@@ -145,19 +155,22 @@ class ReferenceFinder:
         tests: str = "include",
         history: SymbolHistory | None = None,
     ) -> dict[str, Any]:
+        from llmem.code.references_qualified import qualified_target
+
         symbol = self.validate(symbol, kind, tests)
         with self.lock:  # the caches are shared by every caller of this workspace
-            return self._find(symbol, path, kind, limit, cursor, answer_chars, tests, history)
+            bare, path, only = qualified_target(self, symbol, path)
+            return self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only)
 
     @staticmethod
     def validate(symbol: str, kind: str | None = None, tests: str = "include") -> str:
         """The symbol stripped, once it, ``kind`` and ``tests`` are checked (errors name the field)."""
         symbol = symbol.strip()
-        if not _SYMBOL.match(symbol):
+        if not _QUALIFIED.match(symbol):
             last = re.findall(r"[A-Za-z_$][\w$]*", symbol)
             raise InvalidArgument(
-                f"symbol {symbol[:100]!r} is not one identifier",
-                details={"field": "symbol", "rule": "one identifier: letters, digits, _ or $"}
+                f"symbol {symbol[:100]!r} is not a name",
+                details={"field": "symbol", "rule": "an identifier (letters, digits, _ or $), or Class.member"}
                 | ({"did_you_mean": last[-1]} if last else {}),
                 next_action=f"Give the bare name, e.g. symbol={last[-1]!r}." if last else "Give a bare name.",
             )
@@ -186,10 +199,7 @@ class ReferenceFinder:
         with that qualified name), with what the answer says beside."""
         paths = self.src.paths()
         files = {k: f for k in paths if (f := self.src.file(k)) is not None}
-        definitions = [
-            d for k, f in files.items() if f.offsets(symbol)
-            for d in self._definitions(k, f, symbol)
-        ]  # fmt: skip
+        definitions = self.definitions_named(symbol, files)
         if path is None:
             uses = [u for k, f in files.items() for u in self.src.occurrences(k, f, symbol)]
             uses = [u for u in uses if u.kind != "definition"]
@@ -228,6 +238,8 @@ class ReferenceFinder:
         a use that may be is noted in ``found.uncertain``."""
         if u.kind == "parameter":
             return NOT_IT["parameter"]
+        if u.kind == "import" and judge.members_only:
+            return NOT_IT["import"]
         if u.kind not in ("call", "reference"):
             return None
         if not judge.members_only and u.qualifier and u.path == target:
@@ -236,9 +248,7 @@ class ReferenceFinder:
             return None  # m.x through a module that imports it: followed by the imports
         verdict = judge.judge(u)
         if verdict.verdict == NO:
-            return NOT_IT[
-                "bare" if not u.qualifier and judge.members_only else "local" if not u.qualifier else "receiver"
-            ]
+            return not_it_reason(u, verdict, judge.members_only)
         if verdict.verdict == MAYBE:
             found.uncertain[u.key()] = verdict.why
         return None
@@ -253,8 +263,9 @@ class ReferenceFinder:
         answer_chars: int,
         tests: str,
         history: SymbolHistory | None,
+        only: str | None = None,
     ) -> dict[str, Any]:
-        found = self.collect(symbol, path)
+        found = self.collect(symbol, path, only)
         files, definitions, target, resolution = found.files, found.definitions, found.target, found.resolution
         uses = found.uses
         left_out = (
@@ -270,10 +281,11 @@ class ReferenceFinder:
         chosen = [u for u in kept if kind is None or u.kind == kind]
         # by_kind counts what total counts; with a kind filter the other kinds are in by_kind_all.
         by_kind = every_kind if kind is None else {k: n if k == kind else 0 for k, n in every_kind.items()}
-        tag = question_tag(symbol, target, kind, tests)
+        tag = question_tag(symbol, target, kind, tests, only)
         start = start_after(cursor, tag, [u.order() for u in chosen], _SAME) if cursor else 0
         out: dict[str, Any] = {
             "symbol": symbol,
+            **({"qualified": only} if only else {}),
             "path": target,
             "resolution": resolution,
             "definitions": definitions[:DEFINITIONS_SHOWN],
@@ -305,6 +317,9 @@ class ReferenceFinder:
         if target is None and not definitions:
             out |= self._undefined(symbol, files, uses)
             broken = unresolved_uses(self.src, symbol, files, uses, out, history)
+            dropped = out.get("tests_left_out") or out.get("non_tests_left_out")
+            if broken and dropped:
+                out["note"] += f" ({dropped} of its uses are left out by tests={tests!r}: tests='include' lists them)"
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {
@@ -320,8 +335,17 @@ class ReferenceFinder:
             out["note"] = (
                 (f"An entry point, {entry}. " if entry else "")
                 + f"No use of {where} in the {len(files)} files scanned"
-                + (f" of kind {kind!r} ({len(uses)} of other kinds)" if kind and uses else "")
-                + (f" ({in_tests} in tests, left out: tests='exclude')" if tests == "exclude" and in_tests else "")
+                + (f" of kind {kind!r} ({len(kept)} of other kinds)" if kind and kept else "")
+                + (
+                    f" outside tests ({in_tests} in tests, left out: tests='exclude')"
+                    if tests == "exclude" and in_tests
+                    else ""
+                )
+                + (
+                    f" in tests ({out['non_tests_left_out']} outside, left out: tests='only')"
+                    if "non_tests_left_out" in out
+                    else ""
+                )
                 + (f"; it is defined {len(definitions)} time(s), listed in definitions." if definitions else ".")
             )
 
@@ -460,6 +484,10 @@ class ReferenceFinder:
             "unresolved_imports": unresolved[:DEFINITIONS_SHOWN],
             "unresolved_imports_total": len(unresolved),
         }
+
+    def definitions_named(self, symbol: str, files: dict[str, SourceFile]) -> list[dict[str, Any]]:
+        """Every definition named ``symbol`` in ``files``."""
+        return [d for k, f in files.items() if f.offsets(symbol) for d in self._definitions(k, f, symbol)]
 
     def _definitions(self, key: str, f: SourceFile, symbol: str) -> list[dict[str, Any]]:
         facts = self.src.facts(key, f)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
 from llmem.code.cli_commands import cli_command
 from llmem.code.outline import DATA_KINDS, iter_symbols
-from llmem.code.references import DEFINITIONS_SHOWN, NOT_IT, by_file, tests_kept
+from llmem.code.references import DEFINITIONS_SHOWN, NOT_IT, by_file, not_it_reason, tests_kept
 from llmem.code.references_receivers import MAYBE, NO, Judge
 from llmem.core.errors import InvalidArgument, SuiteError
 
@@ -77,6 +77,7 @@ class _Budget:
     nodes: int = 0
     cycles: int = 0
     at_depth: int = 0
+    uncertain_self: int = 0
     over_budget: int = 0
     #: the tree's leaves by what they are (entry points, tests, cut at the depth …)
     leaves: Counter[str] = field(default_factory=Counter)
@@ -93,21 +94,24 @@ def caller_tree(
     answer_chars: int,
 ) -> dict[str, Any]:
     """Call with the finder's lock held."""
-    symbol = finder.validate(symbol, None, tests)
+    from llmem.code.references_qualified import qualified_target
+
+    symbol, path, only = qualified_target(finder, finder.validate(symbol, None, tests), path)
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidArgument(
             f"depth {depth} is out of range",
             details={"field": "depth", "rule": f"1..{MAX_DEPTH}: 1 lists the uses, 2 and more the callers as a tree"},
         )
-    found = finder.collect(symbol, path)
+    found = finder.collect(symbol, path, only)
     uses, uncertain, left_out, tests_out = _edges(finder, found, tests)
     callers = _group(finder, uses, uncertain)
-    tag = question_tag("callers", symbol, found.target, tests, depth)
+    tag = question_tag("callers", symbol, found.target, tests, depth, only)
     start = start_after(cursor, tag, [c.order() for c in callers], "symbol, path, tests and depth") if cursor else 0
     budget = _Budget()
     roots = {(d["path"], d["symbol"]) for d in found.definitions}
     out: dict[str, Any] = {
         "symbol": symbol,
+        **({"qualified": only} if only else {}),
         "path": found.target,
         "resolution": found.resolution,
         "depth": depth,
@@ -140,17 +144,18 @@ def caller_tree(
     out["count"] = len(nodes)
     out["callers"] = nodes
     out["nodes"] = budget.nodes
-    cut = {
-        "cycles": budget.cycles,
-        "at_depth": budget.at_depth,
-        "over_node_budget": budget.over_budget,
+    cut = {  # how many nodes were not expanded, by why
+        "cycle_nodes": budget.cycles,
+        "depth_reached_nodes": budget.at_depth,
+        "uncertain_self_nodes": budget.uncertain_self,
+        "over_node_budget_nodes": budget.over_budget,
     }
     out["cut"] = {k: v for k, v in cut.items() if v}
     if budget.leaves:
         out["reached_from"] = dict(budget.leaves.most_common())
         out["reached_from_means"] = (
             "the leaves of the tree on this page by what they are: an entry point (a CLI command, a registered "
-            "handler, module level), a test, or not followed (the depth reached, a cycle, the node budget)"
+            "handler, module level), a test, or not followed (the depth reached, a cycle, an uncertain use inside the symbol itself, the node budget)"
         )
     if budget.at_depth:
         out["note"] = (
@@ -184,11 +189,7 @@ def _edges(
         for u in code:
             verdict = judge.judge(u)
             if verdict.verdict == NO:
-                left_out[
-                    NOT_IT[
-                        "bare" if not u.qualifier and judge.members_only else "local" if not u.qualifier else "receiver"
-                    ]
-                ] += 1
+                left_out[not_it_reason(u, verdict, judge.members_only)] += 1
                 continue
             if verdict.verdict == MAYBE:
                 uncertain[u.key()] = verdict.why
@@ -255,6 +256,16 @@ def _node(
         return node
     assert caller.named is not None
     me = (caller.path, caller.named)
+    if me in above and node.get("uncertain"):
+        # x.name() inside name itself on an x of unknown type (self._pool.handle_request in
+        # handle_request): another object's method as a rule, not recursion
+        budget.uncertain_self += 1
+        budget.leaves["not followed (an uncertain use inside the symbol itself)"] += 1
+        node["cut"] = (
+            f"not followed: a use inside {caller.named} itself on a receiver of unknown type "
+            "(another object's method of the same name, it seems: not recursion)"
+        )
+        return node
     if me in above:
         budget.cycles += 1
         budget.leaves["not followed (a cycle)"] += 1

@@ -42,6 +42,8 @@ _JS_FAMILY = frozenset({"typescript", "tsx", "javascript"})
 class Verdict:
     verdict: str  # YES, NO or MAYBE
     why: str
+    #: a NO that is no receiver's type: an attribute set (``x.name = …``)
+    stored: bool = False
 
 
 def member_owner(defn: dict[str, Any], defs_of_file: list[tuple[str, int, int, str, str]]) -> str | None:
@@ -127,6 +129,8 @@ class Judge:
         if info is None:
             return Verdict(MAYBE, "the file does not parse")
         at = (u.line, u.column)
+        if at in info.stored_places:
+            return Verdict(NO, f"{u.qualifier or 'x'}.{u.name} = …: an attribute set, not a use", stored=True)
         if u.qualifier == "":
             return self._bare(u, info, at)
         builtin = info.builtin_receivers.get(at)

@@ -32,9 +32,17 @@ def unresolved_uses(
     code = sorted({u.path for u in uses if u.kind in ("import", "call", "reference")})
     if not code:
         return {}
-    run = check_files(src, files, code, history.remembered if history is not None else None)
+    run = check_files(
+        src,
+        files,
+        code,
+        history.remembered if history is not None else None,
+        history.gone_member if history is not None else None,
+    )
     places = {u.key() for u in uses}
-    mine = [f for f in run.findings if f.missing == symbol and (f.path, f.line, f.column) in places]
+    # A method's uses on values of known type are findings; on values of unknown type, by name
+    # (nothing in the workspace defines the name now, and a parse saw it go).
+    mine = [f for f in [*run.findings, *run.by_name] if f.missing == symbol and (f.path, f.line, f.column) in places]
     broken = {(f.path, f.line, f.column): f.why for f in mine}
     if not broken:
         return {}
@@ -52,7 +60,7 @@ def unresolved_uses(
             "(unresolved: true on each, with why): renamed or removed?"
         )
     if history is not None:
-        where = next((f.defined_in[0] for f in run.findings if f.missing == symbol and f.defined_in), None)
+        where = next((f.defined_in[0] for f in mine if f.defined_in), None)
         last = history.last_defined(symbol, where, src.outline_content(where) if where else None)
         if last is not None:
             out["last_defined"] = last

@@ -230,6 +230,8 @@ class SearchIndex:
         room = answer_chars - 1_000
         pos = start
         line_at = 0
+        signed: set[tuple[str, str | None]] = set()
+        signature_once = False
         while pos < total and len(hits) < limit:
             if pos < len(ranked):
                 i = ranked[pos]
@@ -257,6 +259,10 @@ class SearchIndex:
                 pos += 1
                 continue
             hit = _hit(conn, entry, match, reason)
+            if hit["signature"] and (hit["path"], hit["symbol"]) in signed:
+                del hit["signature"]  # a symbol's signature once per answer: lines in it repeat no more
+                signature_once = True
+            signed.add((hit["path"], hit["symbol"]))
             if mark is not None and match != "file":
                 hit.update(mark(entry.path))
             size = len(json.dumps(hit, ensure_ascii=False)) + 1
@@ -274,6 +280,9 @@ class SearchIndex:
             "total_is_capped": False,
             "count": len(hits),
             "results": hits,
+            **(
+                {"signatures": "each symbol's signature is given once, at its first hit here"} if signature_once else {}
+            ),
             "next_cursor": _encode_cursor(pos, _query_tag(q, kind, directory, scope)) if more else None,
             **({"left": total - pos} if more else {}),
             **(

@@ -76,8 +76,10 @@ USAGES = (
     "there, as a use or among 'definitions'. The answer lists the name's definitions; pass one of their paths "
     "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
     "JavaScript; Go, Rust and Java by name in files of the same language). A method or class member's uses "
-    "are x.name wherever x may be of its class (resolution 'receivers'): self, x: C, x = C(...) are its; a list, "
-    "a str, a module or another class are not (left_out); an x of unknown type is kept with uncertain: true "
+    "are x.name wherever x may be of its class (resolution 'receivers'): self, x: C, x = C(...), with C(...) as x, "
+    "self.x = C(...) are its; a list, a str, a dict (**kwargs), a generator, a module, another class, and x.name = ... "
+    "(an attribute set) are not (left_out); symbol='Client.request' (or 'module.func') keeps one definition "
+    "where two classes share the name; an x of unknown type is kept with uncertain: true "
     "and receiver (why), counted in uncertain. With symbol set to a module's own "
     "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. With path, "
     "left_out counts by reason and by_file what grep -w finds beyond the answer (text mentions in files that "
@@ -94,7 +96,8 @@ USAGES = (
     "depth=2..5 answers who calls it as a tree instead: callers [{in, in_kind, path, line, lines, text, "
     "callers: [...]}] grouped by the function they lie in, then the callers of each, to that depth, judged "
     "as path= judges uses (uncertain nodes say why); a node not followed says why in cut (module level, a "
-    "registered handler, a test block, a cycle, the depth reached); a CLI command (@cli.command) says "
+    "registered handler, a test block, a cycle, an uncertain use inside the symbol itself, the depth reached; "
+    "the answer's cut counts such nodes); a CLI command (@cli.command) says "
     "entry_point; reached_from counts the leaves by what they are; only_from_tests marks a function only "
     "tests reach (tests='exclude'). A name nothing defines whose uses no longer resolve answers unresolved: true, each such "
     "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers."
@@ -103,7 +106,7 @@ USAGES = (
 CHECK_GUIDE = (
     "check_references(path?) answers what an edit broke: the uses under path (the whole workspace by "
     "default) that no longer resolve to a definition, read from the files as they are on disk (parsed or "
-    "not). Each: path, line, kind (import, re-export, call, reference), name as written (GitTools.DIFF), "
+    "not; changed outlines are re-parsed first, so a member gone is known: freshness says what was). Each: path, line, kind (import, re-export, call, reference), name as written (GitTools.DIFF), "
     "missing (DIFF), 'in', why, defined_in (where it was looked for), did_you_mean (first the name the store "
     "knows it was renamed to, then near names), renamed_to and last_defined when the store remembers, and for "
     "a broken import uses {count, lines} (the lines using it: fix them with it). Python: imports, __all__, "
@@ -339,9 +342,16 @@ def build_server(config: ServerConfig) -> SuiteServer:
     ) -> Envelope:
         data = svc().references(symbol, path, kind, limit, cursor, tests, depth)
         if depth > 1:
+            tree_left = _left_out_hint(data)
             return ok(
-                data, "Call again with cursor=next_cursor for more callers." if data["next_cursor"] else "That is all."
+                data,
+                "Call again with cursor=next_cursor for more callers."
+                if data["next_cursor"]
+                else f"Left out: {tree_left}."
+                if tree_left
+                else "That is all.",
             )
+        leftover = _left_out_hint(data)
         # Several definitions and no path: the uses of all of them are mixed, on this page and the next.
         narrow = (
             f"Add path=<a file of definitions> to keep only the uses of one of the {data['definitions_total']} "
@@ -366,9 +376,12 @@ def build_server(config: ServerConfig) -> SuiteServer:
             else "Call again with cursor=next_cursor for more." + (f" {narrow}" if narrow else "")
             if data["next_cursor"]
             else f"No use of {data['symbol']!r} found" + (" beside its definition." if data["definitions"] else ".")
-            if not data["total"]
+            if not data["total"] and not leftover
             else narrow or "That is all."
         )
+        if leftover:  # never "That is all." (nor "No use") over an answer that left uses out
+            hint = "" if hint in ("That is all.", f"No use of {data['symbol']!r} found.") else hint + " "
+            hint += f"Left out: {leftover}."
         return ok(data, hint)
 
     def check_references(
@@ -384,6 +397,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["total"]
             else "Nothing broken found."
         )
+        if data.get("freshness", {}).get("stale_files"):
+            hint += (
+                f" {data['freshness']['stale_files']} changed file(s) could not be re-parsed in time: "
+                f"{data['freshness']['refresh_with']}, then check again."
+            )
         if "may_break_by_name" in data:
             hint += (
                 f" {data['may_break_by_name']['total']} use(s) of a removed member on values of unknown type may "
@@ -491,3 +509,15 @@ def build_server(config: ServerConfig) -> SuiteServer:
     for fn, hints, description in tools:
         server.add_suite_tool(fn, name=fn.__name__, description=description, annotations=hints)
     return server
+
+
+def _left_out_hint(data: dict[str, Any]) -> str:
+    """What a find_references answer left out, for its nextAction ("" when nothing)."""
+    parts = []
+    if data.get("tests_left_out"):
+        parts.append(f"{data['tests_left_out']} use(s) in tests (tests='include' lists them)")
+    if data.get("non_tests_left_out"):
+        parts.append(f"{data['non_tests_left_out']} use(s) outside tests (tests='include')")
+    if isinstance(data.get("left_out"), dict) and data["left_out"].get("count"):
+        parts.append(f"{data['left_out']['count']} use(s) of the name judged not of this definition (left_out)")
+    return "; ".join(parts)

@@ -243,13 +243,15 @@ def annotate_prompt(
     changed_code: str = "",
     file_note_asked: bool = False,
     around: str = "",
+    previous: str = "",
 ) -> str:
     """The prompt for one part: the symbols its units cover (or just ``names``, a refresh), their
     whole source shown; ``described`` names the symbols whose notes are kept, for context;
     ``changed_code`` shows the code elsewhere that notes name and that changed since
     (:func:`llmem.code.note_deps.changed_code`), and ``file_note_asked`` asks for the file's note
     again (it names such code); ``around`` is a section on the file as a whole (what no longer
-    resolves in it: :func:`llmem.code.check_answer.broken_around`), shown before the answer format."""
+    resolves in it: :func:`llmem.code.check_answer.broken_around`), shown before the answer format;
+    ``previous`` what the notes asked again said before (:func:`previous_notes`)."""
     names = names if names is not None else [n for u in units for n in u.names]
     listed = "\n".join(f"- {n}" for n in names)
     schema = (
@@ -281,10 +283,42 @@ def annotate_prompt(
     return (
         f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
         f"{_header(path, outline)}\n## Source of the symbols to describe\n"
-        f"{_shown_source(units, outline.language or '')}\n{context}{changed_code}{around}\n"
+        f"{_shown_source(units, outline.language or '')}\n{context}{previous}{changed_code}{around}\n"
         f"## Answer format\nAnswer with JSON only, exactly of this shape ({file_wanted}):\n{schema}\n"
         f'Keys of "symbols" are qualified names: describe every one of these you can ({len(names)}; a note on '
         f"any other symbol of the file's outline is kept too) — these qualified names:\n{listed}\n"
+    )
+
+
+#: At most this much of a refresh prompt goes to what the notes asked again said before.
+PREVIOUS_CHARS = 4_000
+
+
+def previous_notes(notes: dict[str, Any], limit: int = PREVIOUS_CHARS) -> str:
+    """A refresh prompt's section: what the stored notes asked again (qualified name, or "" for
+    the file's note → the stored note) said, so that what is still true is written again, not lost."""
+    lines: list[str] = []
+    room = limit
+    for name, note in notes.items():
+        if isinstance(note, dict):
+            text = " ".join(
+                f"{label}{note[k]}"
+                for k, label in (("description", ""), ("inputs", "Inputs: "), ("outputs", "Outputs: "))
+                if isinstance(note.get(k), str) and note[k].strip()
+            )
+        else:
+            text = str(note)
+        line = f"- `{name}`: {text}" if name else f"- the file: {text}"
+        if len(line) + 1 > room:
+            lines.append(f"- … {len(notes) - len(lines)} more (get_artifact(path, kind='annotate') reads them)")
+            break
+        lines.append(line)
+        room -= len(line) + 1
+    if not lines:
+        return ""
+    return (
+        "\n## What their notes said before (the code or what it names changed since)\n"
+        "Keep what is still true and correct the rest: what you do not write again is lost.\n" + "\n".join(lines) + "\n"
     )
 
 

@@ -9,11 +9,12 @@ Layout under the store root::
                                                                    files outside the store (plots)
     locks/artifact-NNN.lock, locks/ticket-NNN.lock                 striped cross-process locks
     cache/                                                         rebuildable caches (search)
-    .gitignore                                                     all of the above but artifacts/
+    .gitignore                                                     ``*``: all of the above
 
-A store inside a repository keeps its artifacts reviewable and everything else out of
-``git status``: the store writes its own ``.gitignore`` at its first write (and never rewrites
-one a user edited). Locks are striped (:data:`LOCK_STRIPES` files per kind of lock), not one
+A store inside a repository stays out of ``git status`` (an agent's ``git add -A`` would commit
+hundreds of files otherwise): the store writes its own ``.gitignore`` holding ``*`` at its first
+write (and never rewrites one a user wrote or edited: one that keeps only the housekeeping out
+makes the notes reviewable). Locks are striped (:data:`LOCK_STRIPES` files per kind of lock), not one
 per artifact.
 
 Listing walks the files themselves (sorted, lazily, resuming after a cursor), so there is no
@@ -68,15 +69,11 @@ JOURNAL = "journal.log"
 #: Lock files per set (artifacts, tickets): enough that unrelated writers rarely wait on each other.
 LOCK_STRIPES = 64
 STORE_GITIGNORE = """\
-# Written by llmem: the store's housekeeping stays out of git status; the artifacts
-# (artifacts/**/*.json) stay reviewable. Edit freely: this file is never rewritten.
-/locks/
-/pending/
-/scratch/
-/cache/
-/docs/
-*.tmp
-*.lock
+# Written by llmem when it made this folder: nothing of the store shows in git status, nor
+# goes in with `git add -A` (nor out with `git clean -fd`, untracked files only). To commit the
+# notes, replace `*` by the housekeeping only: /locks/ /pending/ /scratch/ /cache/ /docs/ *.tmp
+# *.lock. This file is never rewritten.
+*
 """
 
 
