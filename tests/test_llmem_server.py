@@ -169,7 +169,9 @@ async def test_source_changed_and_stale(client: Client, sample_project: Path) ->
     assert "generate_prompt" in changed["nextAction"]
     _, got = await call(client, "get_artifact", path="src/app.py", kind="summarize")
     assert got["data"]["status"] == "stale"
-    assert {"symbol": "Greeter", "change": "gone"} in got["data"]["stale_symbols"]
+    # the class and the function kept their bodies under new names: gone, and renamed to them
+    assert {"symbol": "Greeter", "change": "gone", "renamed_to": "Welcomer"} in got["data"]["stale_symbols"]
+    assert {"symbol": "main", "change": "gone", "renamed_to": "run"} in got["data"]["stale_symbols"]
     assert "Welcomer" in got["data"]["new_symbols"]
     _, got = await call(client, "get_artifact", path="src/app.py")
     assert got["data"]["status"] == "fresh"  # outlines are made again on read, never stale
