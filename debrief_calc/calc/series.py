@@ -303,7 +303,7 @@ def _parameters(parameters: Mapping[str, Any] | None) -> dict[str, Any]:
         raise fail(f"parameters.{unknown[0]}", "known", f"not a parameter; the parameters are {', '.join(PARAMETERS)}")
     for key in ("primary", "secondary"):
         if opts.get(key) is not None and not isinstance(opts[key], str):
-            raise fail(f"parameters.{key}", "type", "a track id (a string)")
+            raise fail(f"parameters.{key}", "type", "a track id or name (a string)")
     unit = opts.get("distance_unit")
     if unit is not None and unit not in DISTANCE_UNITS:
         raise fail("parameters.distance_unit", "choices", f"{unit!r} is not one of {', '.join(DISTANCE_UNITS)}")
