@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from debrief_calc.geo.dm import position_dm
 from debrief_calc.tracks.features import parse_iso
 from tests import test_analysis_passes as passes_tests
 from tests.conftest import call
-from tests.test_analysis_passes import DAY, YD, Pair, Ship, at, window, wrap180
+from tests.test_analysis_passes import DAY, KNOT, YD, Pair, Ship, at, reference_turn_rate, window, wrap180
 from tests.test_analysis_support import GEOD, boats, props, run_err, run_ok
 
 
@@ -56,6 +57,40 @@ def test_an_unknown_or_shared_name_is_refused_listing_names_and_ids() -> None:
     assert err["details"]["rule"] == "ambiguous" and err["details"]["ids"] == [nelson["id"], "twin"]
     # an exact id still wins over a name
     assert props(run_ok("range-bearing", [nelson, twin], {"primary": "twin"}))["primary_id"] == "twin"
+
+
+# --- 2. one ship's state at a time -----------------------------------------------------------------------------
+
+
+def leg_motion(ship: Ship, leg: int) -> tuple[float, float]:
+    """The leg's course at its middle (degrees) and speed (kn), by GeographicLib."""
+    return ship.course(leg), ship.lines[leg].s13 / (ship.t[leg + 1] - ship.t[leg]) / KNOT
+
+
+@pytest.mark.parametrize("hms", ["10:15:00", "10:15:30", "09:26:00", "09:26:45"])
+def test_the_tote_of_one_track_is_that_ships_position_course_speed_and_rate_of_turn(pair: Pair, hms: str) -> None:
+    """The trial's request D: NELSON at 10:15 for the log (a fix: 278.05° 12.45 kn after, 277.3° 12.2 kn
+    before); and in her sharpest turn (09:26, a fix)."""
+    nelson, _ = boats()
+    when = at(hms)
+    ship = pair.a
+    got = props(run_ok("tote", [nelson], {"time": f"{DAY}{hms}Z"}))
+    lat, lon = ship.position(when)
+    assert got["position"] == pytest.approx([lon, lat], abs=1e-9)
+    assert got["position_dm"] == position_dm([lon, lat])
+    leg = ship.leg(when)
+    course, speed = leg_motion(ship, leg)
+    assert (got["course"], got["speed"]) == (pytest.approx(course, abs=1e-3), pytest.approx(speed, abs=1e-3))
+    assert got["rate_of_turn"] == pytest.approx(reference_turn_rate(ship, when), abs=1e-2)
+    on_fix = when in set(ship.t.tolist())
+    assert got["at_fix"] is on_fix
+    if on_fix:
+        before_course, before_speed = leg_motion(ship, leg - 1)
+        assert got["before"]["course"] == pytest.approx(before_course, abs=1e-3)
+        assert got["before"]["speed"] == pytest.approx(before_speed, abs=1e-3)
+        assert "leg after" in got["note"]
+    else:
+        assert "before" not in got
 
 
 # --- 4. bow and stern crossings ---------------------------------------------------------------------------------
@@ -167,6 +202,19 @@ async def test_names_and_crossings_through_run_tool(client: Client, pair: Pair) 
     assert not err, out
     err, out = await call(client, "run_tool", tool="range-bearing", features=refs, parameters={"primary": "HMS X"})
     assert err and "NELSON (id " in str(out)
+    err, out = await call(client, "run_tool", tool="import-rep", parameters={"path": "valid_boat1.rep"})
+    assert not err, out
+    err, out = await call(
+        client,
+        "run_tool",
+        tool="tote",
+        features=[{"ref": out["stored"]["ref"]}],
+        parameters={"time": f"{DAY}10:15:00Z"},
+    )
+    assert not err, out
+    own = out["features"][0]["properties"]
+    lat, lon = pair.a.position(at("10:15:00"))
+    assert own["position_dm"] == position_dm([lon, lat]) and own["at_fix"] and "before" in own
 
 
 @pytest.mark.anyio

@@ -222,7 +222,7 @@ def sides(values: list[float | None], negative: str, positive: str, *, astern: b
 
 
 #: the decimals each numeric column keeps in an answer (the range's hang on its unit)
-_DECIMALS: Final = {
+COLUMN_DECIMALS: Final = {
     "bearing": 4,
     "relative_bearing": 4,
     "atb": 4,
@@ -265,7 +265,7 @@ def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
     the sides: relative bearing and ATB R (red, to port) or G (green, to starboard), bearing rate L
     (drawing left) or R (drawing right)."""
     values = column_values(s, unit)
-    rounded = {name: num_list(v, _DECIMALS.get(name, distance_decimals(unit))) for name, v in values.items()}
+    rounded = {name: num_list(v, COLUMN_DECIMALS.get(name, distance_decimals(unit))) for name, v in values.items()}
     out: dict[str, list[Any]] = {"time": iso_many(s.times)}
     for name in COLUMNS[1:]:
         if name.endswith("_side"):

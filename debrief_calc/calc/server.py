@@ -83,16 +83,19 @@ report.not_converted lists the rest); pass its stored ref to debrief_create_plot
 cuts, put them in a plot with their host: debrief-state's debrief_render_plot draws each active cut's bearing line \
 (ambiguous dashed) and answers per sensor how many it drew, and the cut times of a sensor in the plot's selection.
 
+A parameter naming a track (primary, secondary) takes its id or its name (any case, when no other track shares it).
 Tools: track-stats (per track: distance, duration, mean and max speed, mean course), closest-approach (the least \
 range of each pair and every pass: each local range minimum worth the name, between fixes, by a stated rule, with \
 both ships' course and speed, relative_speed_kn (the closing speed at the pass, where range_rate is 0) and \
 peak_closing_kn on its run-in; lesser_dips: the other minima, which range_trend tells too; a \
-least range at the start or end of the data or window is never a CPA: at_edge, cpa_note), close-quarters (the \
+least range at the start or end of the data or window is never a CPA: at_edge, cpa_note; crossings: each time the \
+second crossed the first's bow or stern, between fixes, from which side to which), close-quarters (the \
 periods two tracks were within parameters.threshold, entry and exit between fixes, the least range in each), \
-range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes as \
-closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, + opening), courses, speeds and \
+range-bearing (a series with range_rate and rates of turn; its cpa_range is the least range, its passes and \
+crossings as closest-approach's), tote (range in yd, bearings, bearing rate, range_rate (kn, + opening), courses, speeds and \
 rates of turn of a primary against each other track at one time: parameters.time, else the plot's current time, \
-which its saved window always holds; a window asked for without it is refused naming parameters.time), \
+which its saved window always holds; a window asked for without it is refused naming parameters.time; one track: \
+that ship's position (with position_dm), course, speed and rate of turn, and at a fix the leg before too), \
 speed-filter (periods above or below threshold_kn), track-legs (steady legs, each within its course_tolerance, and \
 every turn as a manoeuvre with its rate of turn = turn_deg / duration_s, from the middle of the segment it \
 turns from to the middle of the one it turns to; turn_deg is degrees sailed, net_turn_deg the net change of \
