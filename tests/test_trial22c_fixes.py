@@ -10,6 +10,7 @@ code's own earlier output.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,104 @@ def test_the_tote_of_one_track_is_that_ships_position_course_speed_and_rate_of_t
         assert "leg after" in got["note"]
     else:
         assert "before" not in got
+
+
+# --- 3. both extremes of a panel, timed -------------------------------------------------------------------------
+
+
+def rates(pair: Pair, when: float, h: float = 0.05) -> dict[str, float]:
+    """GeographicLib's range rate (kn, + opening) and bearing rate (°/min, + right) at ``when``, each ship
+    on the leg it sails then: central differences of range and azimuth."""
+    legs = (pair.a.leg(when), pair.b.leg(when))
+
+    def sight(t: float) -> tuple[float, float]:
+        p, q = pair.a.position(t, legs[0]), pair.b.position(t, legs[1])
+        g = GEOD.Inverse(p[0], p[1], q[0], q[1])
+        return g["s12"], g["azi1"]
+
+    (r0, b0), (r1, b1) = sight(when - h), sight(when + h)
+    return {"range_rate": (r1 - r0) / (2 * h) / KNOT, "bearing_rate": wrap180(b1 - b0) / (2 * h) * 60.0}
+
+
+def true_extremes(pair: Pair, name: str, start: float, end: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(time, value) of the largest and least rate over [start, end], each second inside every minute piece."""
+    t = [float(x) for lo in np.arange(start - start % 60, end, 60.0) for x in np.arange(lo + 0.05, lo + 60.0, 1.0)]
+    t = [x for x in t if start <= x <= end]
+    v = [rates(pair, x)[name] for x in t]
+    return (t[int(np.argmax(v))], max(v)), (t[int(np.argmin(v))], min(v))
+
+
+async def _import(client: Client, names: list[str]) -> list[dict[str, Any]]:
+    err, out = await call(client, "run_tool", tool="import-rep", parameters={"paths": names})
+    assert not err, out
+    return [{"ref": f["ref"]} for f in out["features"]]
+
+
+@pytest.mark.anyio
+async def test_render_series_times_both_extremes_of_each_signed_panel(client: Client, pair: Pair) -> None:
+    """The trial's request C: CPA +-30 min. Drawing left fastest -108.63°/min at 10:44:52.6, right +137.53 at
+    11:13:33.1; range rate closing -14.58 kn at 10:36:00, opening +11.14 kn at 10:30:00."""
+    refs = await _import(client, ["valid_boat1.rep", "valid_boat2.rep"])
+    start, end = "10:15:08.902", "11:15:08.902"
+    err, out = await call(
+        client,
+        "render_series",
+        features=refs,
+        quantities=["range", "range_rate", "bearing_rate"],
+        parameters={"primary": "NELSON", "distance_unit": "yd"},
+        time_start=f"{DAY}{start}Z",
+        time_end=f"{DAY}{end}Z",
+    )
+    assert not err, out
+    panels = {p["quantity"]: p for p in out["panels"]}
+    for name in ("range_rate", "bearing_rate"):
+        high, low = (next(e for e in panels[name]["extremes"] if e["kind"] == k) for k in ("max", "min"))
+        assert high["value"] > 0 > low["value"] and high["marked"] and low["marked"]
+        (t_hi, v_hi), (t_lo, v_lo) = true_extremes(pair, name, at(start), at(end))
+        for got, (t_true, v_true) in ((high, (t_hi, v_hi)), (low, (t_lo, v_lo))):
+            when = parse_iso(got["time"])
+            side = -1e-3 if got.get("at_fix") == "leg before" else 0.0  # at a fix: which leg's value
+            assert got["value"] == pytest.approx(rates(pair, when + side)[name], abs=0.02)  # the value at its time
+            assert got["value"] == pytest.approx(v_true, rel=2e-3)  # the true extreme, to the curve's columns
+            assert when == pytest.approx(t_true, abs=3.0)
+            assert f"at {time.strftime('%H:%M:%S', time.gmtime(round(when)))}" in got["label"]  # nearest second
+    assert "drawing left" in next(e for e in panels["bearing_rate"]["extremes"] if e["kind"] == "min")["label"]
+    low_range = next(e for e in panels["range"]["extremes"] if e["kind"] == "min")
+    assert low_range["value"] == pytest.approx(119.544, abs=1e-3) and not low_range["marked"]
+
+
+@pytest.mark.anyio
+async def test_one_track_draws_speed_course_and_rate_of_turn_by_default(client: Client, pair: Pair) -> None:
+    """The trial's request B: NELSON turned hardest at the 09:26 fix (-88.1°/min)."""
+    refs = await _import(client, ["valid_boat1.rep"])
+    err, out = await call(
+        client, "render_series", features=refs, time_start=f"{DAY}09:00:00Z", time_end=f"{DAY}10:00:00Z"
+    )
+    assert not err, out
+    panels = {p["quantity"]: p for p in out["panels"]}
+    assert list(panels) == ["speed", "course", "rate_of_turn"]
+    low = next(e for e in panels["rate_of_turn"]["extremes"] if e["kind"] == "min")
+    when = parse_iso(low["time"])
+    assert low["value"] == pytest.approx(reference_turn_rate(pair.a, when), abs=0.01)
+    assert low["value"] == pytest.approx(-88.1, abs=0.1) and "to port" in low["label"]
+
+
+def test_track_legs_turns_give_their_peak_rate_of_turn_and_its_time(pair: Pair) -> None:
+    """The trial's request B: the sharpest turn averaged 44.65°/min and peaked at 88.1°/min at the 09:26 fix."""
+    nelson, _ = boats()
+    found = props(run_ok("track-legs", window([nelson], "09:00:00", "10:00:00")))["manoeuvres"]
+    assert found
+    for m in found:
+        start, end = parse_iso(m["start"]), parse_iso(m["end"])
+        fixes = [float(t) for t in pair.a.t if start < t < end]
+        reference = max(fixes, key=lambda t: abs(reference_turn_rate(pair.a, t)))
+        assert parse_iso(m["peak_rate_of_turn_time"]) == pytest.approx(reference, abs=1e-3)
+        # track-legs measures its segments' courses its own way (smoothed): within a degree a minute
+        assert m["peak_rate_of_turn"] == pytest.approx(abs(reference_turn_rate(pair.a, reference)), abs=1.0)
+        assert m["peak_rate_of_turn"] >= m["rate_of_turn"] - 0.01
+    sharpest = max(found, key=lambda m: m["peak_rate_of_turn"])
+    assert (sharpest["turn"], sharpest["peak_rate_of_turn_time"][11:19]) == ("port", "09:26:00")
+    assert sharpest["peak_rate_of_turn"] == pytest.approx(-reference_turn_rate(pair.a, at("09:26:00")), abs=0.05)
 
 
 # --- 4. bow and stern crossings ---------------------------------------------------------------------------------
