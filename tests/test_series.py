@@ -169,7 +169,7 @@ async def test_one_track_plots_speed_course_and_rate_of_turn(client: Client) -> 
     labels = [p["label"] for p in answer["panels"]]
     assert labels[:2] == ["NELSON speed (kn)", "NELSON course (°T)"]  # whose
     assert labels[2].startswith("NELSON rate of turn (°/min") and len(labels) == 3  # as the guide says
-    assert answer["title"] == "Speed and course of NELSON"
+    assert answer["title"] == "Speed, course and rate of turn of NELSON"
     assert answer["source"] == {"kind": "track", "id": "rep-nelson"} and "cpa" not in answer
     assert answer["span"][0] == "1995-12-12T06:00:00Z"
     speed = answer["panels"][0]
