@@ -270,6 +270,27 @@ def test_range_bearing_gives_the_same_crossings_over_its_span_with_stern_crossin
     assert {e["crossed"] for e in rb["crossings"]} == {"bow", "stern"}
 
 
+# --- 5. the relative-motion picture suggests a closer ring; labels read as the answers ---------------------------
+
+
+@pytest.mark.anyio
+async def test_relative_motion_suggests_a_max_range_holding_the_close_part(client: Client, pair: Pair) -> None:
+    """The trial's request A: 10:30-11:00 drew a 6,000 yd outer ring round a 119.5 yd CPA."""
+    refs = await _import(client, ["valid_boat1.rep", "valid_boat2.rep"])
+    args = {"time_start": f"{DAY}10:30:00Z", "time_end": f"{DAY}11:00:00Z"}
+    params = {"picture": "relative-motion", "primary": "NELSON", "distance_unit": "yd"}
+    err, out = await call(client, "render_series", features=refs, parameters=params, **args)
+    assert not err, out
+    cpa_t, cpa_r = pair.least_near(at("10:45:08.902"))
+    assert out["cpa"]["label"].startswith(f"CPA {cpa_r / YD:.1f} yd")  # as the answers print it, not "120 yd"
+    assert cpa_r / YD < out["scale"]["outer_ring"] / 10
+    ring = out["suggest"]["max_range"]
+    near = max(pair.range(float(t)) for t in np.arange(cpa_t - 300, cpa_t + 300, 5.0)) / YD
+    assert near <= ring < out["scale"]["outer_ring"] and ring < 2 * near  # holds the close part, and no more
+    err, closer = await call(client, "render_series", features=refs, parameters={**params, "max_range": ring}, **args)
+    assert not err and "suggest" not in closer and closer["scale"]["outer_ring"] == ring
+
+
 # --- through the calc server, both eras -------------------------------------------------------------------------
 
 client = passes_tests.client

@@ -91,7 +91,9 @@ Mark = tuple["Marker", dict[str, Any]]
 
 
 def amount(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    from debrief_calc.geo.distance_text import distance_figure
+
+    return distance_figure(value)
 
 
 def _cpa(t: float, value: float | None, unit: str, label: str, source: str) -> Mark:
