@@ -284,6 +284,9 @@ async def test_relative_motion_suggests_a_max_range_holding_the_close_part(clien
     cpa_t, cpa_r = pair.least_near(at("10:45:08.902"))
     assert out["cpa"]["label"].startswith(f"CPA {cpa_r / YD:.1f} yd")  # as the answers print it, not "120 yd"
     assert cpa_r / YD < out["scale"]["outer_ring"] / 10
+    assert out["time_marks"] and all(
+        parse_iso(m["time"]) < at("11:00:00") for m in out["time_marks"]
+    )  # "end 11:00" alone
     ring = out["suggest"]["max_range"]
     near = max(pair.range(float(t)) for t in np.arange(cpa_t - 300, cpa_t + 300, 5.0)) / YD
     assert near <= ring < out["scale"]["outer_ring"] and ring < 2 * near  # holds the close part, and no more

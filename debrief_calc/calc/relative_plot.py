@@ -377,8 +377,8 @@ def _time_marks(
     out = []
     for when in np.arange(math.ceil(t[0] / every) * every, t[-1] + 1e-6, every).tolist():
         i = int(np.searchsorted(t, when))
-        if i <= 0 or i >= t.size or not (inside[i] and inside[i - 1]):
-            continue
+        if i <= 0 or i >= t.size or not (inside[i] and inside[i - 1]) or when >= t[-1] - 1e-3:
+            continue  # outside the ring, or the track's end: its "end" label names that time
         u = (when - t[i - 1]) / (t[i] - t[i - 1]) if t[i] > t[i - 1] else 0.0
         x, y = xs[i - 1] + (xs[i] - xs[i - 1]) * u, ys[i - 1] + (ys[i] - ys[i - 1]) * u
         dx, dy = xs[i] - xs[i - 1], ys[i] - ys[i - 1]
