@@ -67,6 +67,7 @@ def test_default_registry_holds_the_builtin_tools_once() -> None:
                 "import-rep",
                 "bearing-residuals",
                 "tma-solve",
+                "tote",
             },
         ),
         (

@@ -163,11 +163,13 @@ async def test_a_stored_result_by_ref_with_chosen_quantities(client: Client) -> 
     assert picture.size == (600, 500)
 
 
-async def test_one_track_plots_speed_and_course(client: Client) -> None:
+async def test_one_track_plots_speed_course_and_rate_of_turn(client: Client) -> None:
     nelson = await imported(client, "valid_boat1.rep")
     answer, _ = await series(client, features=[nelson], time_start="1995-12-12T06:00:00Z")
-    assert [p["label"] for p in answer["panels"]] == ["NELSON speed (kn)", "NELSON course (°T)"]  # whose
-    assert answer["title"] == "Speed and course of NELSON"
+    labels = [p["label"] for p in answer["panels"]]
+    assert labels[:2] == ["NELSON speed (kn)", "NELSON course (°T)"]  # whose
+    assert labels[2].startswith("NELSON rate of turn (°/min") and len(labels) == 3  # as the guide says
+    assert answer["title"] == "Speed, course and rate of turn of NELSON"
     assert answer["source"] == {"kind": "track", "id": "rep-nelson"} and "cpa" not in answer
     assert answer["span"][0] == "1995-12-12T06:00:00Z"
     speed = answer["panels"][0]

@@ -25,6 +25,7 @@ from debrief_calc.analysis.common import (
     read_tracks,
     result_feature,
 )
+from debrief_calc.analysis.crossings import CROSSINGS_TEXT, crossings
 from debrief_calc.analysis.passes import (
     PASS_PARAMS,
     PassRule,
@@ -84,6 +85,7 @@ def _pair_result(a: TrackData, b: TrackData, span: tuple[float, float], unit: st
         "pass_count": len(passes),
         "passes": passes,
         "pass_rule": rule.text(),
+        "crossings": crossings(a, b, span, unit),
         **trend_fields(shape, passes, cpa, least, unit),
     }
     if "note" in least:
@@ -117,9 +119,9 @@ SPEC = ToolSpec(
         "pass_rule: the range rises by pass_rise x the minimum and pass_rise_m on both sides before falling lower "
         "(noise is no pass). lesser_dips: other minima rising dip_rise_m both sides {time, range, is_least} "
         "(lesser_dip_count; the lowest 20 told). range_trend tells it all in order. Geometry: the line between "
-        "the ships at the least range."
+        "the ships at the least range. " + CROSSINGS_TEXT + "."
     ),
-    version="2.1.0",
+    version="2.2.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",

@@ -29,6 +29,7 @@ from debrief_calc.analysis.common import (
     velocity,
     wrap180,
 )
+from debrief_calc.analysis.crossings import CROSSINGS_TEXT, crossings
 from debrief_calc.analysis.passes import (
     PASS_PARAMS,
     PassRule,
@@ -43,6 +44,7 @@ from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, Too
 from debrief_calc.geo import geodesy
 from debrief_calc.geo.units import METRES_PER_UNIT
 from debrief_calc.tracks.features import TrackData, iso, iso_many
+from debrief_calc.tracks.naming import resolve_track
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 
@@ -109,7 +111,9 @@ COURSE_CHANGE_DEG: Final = 2.0
 SPEED_CHANGE_KN: Final = 0.5
 SPEED_UNIT: Final = "kn"
 
-PRIMARY_PARAM: Final = Parameter("primary", "string", "Id of the primary (ownship) track; default: the first feature.")
+PRIMARY_PARAM: Final = Parameter(
+    "primary", "string", "The primary (ownship) track: its id or its name; default: the first feature."
+)
 
 #: the columns of range-bearing's series, and the fields of a tote row, by the same names
 COLUMNS: Final = (
@@ -218,7 +222,7 @@ def sides(values: list[float | None], negative: str, positive: str, *, astern: b
 
 
 #: the decimals each numeric column keeps in an answer (the range's hang on its unit)
-_DECIMALS: Final = {
+COLUMN_DECIMALS: Final = {
     "bearing": 4,
     "relative_bearing": 4,
     "atb": 4,
@@ -261,7 +265,7 @@ def columns(s: Sight, unit: str) -> dict[str, list[Any]]:
     the sides: relative bearing and ATB R (red, to port) or G (green, to starboard), bearing rate L
     (drawing left) or R (drawing right)."""
     values = column_values(s, unit)
-    rounded = {name: num_list(v, _DECIMALS.get(name, distance_decimals(unit))) for name, v in values.items()}
+    rounded = {name: num_list(v, COLUMN_DECIMALS.get(name, distance_decimals(unit))) for name, v in values.items()}
     out: dict[str, list[Any]] = {"time": iso_many(s.times)}
     for name in COLUMNS[1:]:
         if name.endswith("_side"):
@@ -384,6 +388,7 @@ def _passes(
     if "note" in least and span[0] != span[1]:
         out["cpa_note"] = least["note"] + (" (closest-approach over the whole shared time)" if inside else "")
     out.update(pass_count=len(passes), passes=passes, pass_rule=rule.text())
+    out["crossings"] = crossings(primary, secondary, span, unit)
     out.update(trend_fields(shape, passes, cpa, least, unit))
     return out
 
@@ -426,19 +431,11 @@ def _series(
 
 
 def pick_primary(tracks: list[TrackData], name: str | None) -> int:
-    """The index of the track ``name`` names (its id), or 0 (the first) when None."""
+    """The index of the track ``name`` names (its id, or its unique name ignoring case), or 0
+    (the first) when None."""
     if name is None:
         return 0
-    ids = [t.id for t in tracks]
-    require(
-        name in ids,
-        f"primary {name!r} is not one of the given tracks: {', '.join(ids)}",
-        "primary",
-        "exists",
-        value=name,
-        ids=ids,
-    )
-    return ids.index(name)
+    return resolve_track(name, [(t.id, t.name) for t in tracks], "primary")
 
 
 def sampling(sample: str | None, interval_s: float | None) -> tuple[str, float]:
@@ -544,10 +541,12 @@ SPEC = ToolSpec(
         "cpa_note), its passes as closest-approach gives them (passes with each ship's course and speed, relative_speed_kn "
         "and peak_closing_kn; pass_count, pass_rule, lesser_dips, range_trend), the least sampled "
         "range (min_sampled_range, min_sampled_range_time: not the CPA) and the peak bearing rate between "
-        "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side). The geometry is the "
+        "fixes (peak_bearing_rate, peak_bearing_rate_time, peak_bearing_rate_side), and "
+        + CROSSINGS_TEXT.replace("the second", "the secondary").replace("the first", "the primary")
+        + ". The geometry is the "
         "line of sight at the first sample."
     ),
-    version="2.2.0",
+    version="2.3.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",

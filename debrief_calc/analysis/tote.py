@@ -11,12 +11,17 @@ import numpy as np
 
 from debrief_calc.analysis.common import (
     DISTANCE_UNIT_PARAM,
+    KNOT_MPS,
     Legs,
     lonlat_list,
+    motion_at,
+    num,
     result_feature,
     source_ref,
+    turn_rate_at,
 )
 from debrief_calc.analysis.range_bearing import (
+    COLUMN_DECIMALS,
     COLUMNS,
     COURSE_AT_FIX,
     FIX_SLACK_S,
@@ -29,6 +34,7 @@ from debrief_calc.analysis.range_bearing import (
 )
 from debrief_calc.analysis.registry import Parameter, ToolInput, ToolOutput, ToolSpec
 from debrief_calc.errors import ValidationFailed
+from debrief_calc.geo import geodesy
 from debrief_calc.geo.dm import position_dm
 from debrief_calc.tracks.features import TrackData, iso, parse_iso, track_near
 from debrief_calc.tracks.times import Window
@@ -181,6 +187,52 @@ def _at_fix(
     return out, out["note"]
 
 
+def _motion(legs: Legs, when: float) -> dict[str, Any]:
+    """A ship's course (°T), speed (kn) and rate of turn (°/min, + starboard) on the leg it sails at ``when``."""
+    at = np.array([when])
+    speed, course = motion_at(legs, at)
+    return {
+        "course": num(course[0], COLUMN_DECIMALS["primary_course"]),
+        "speed": num(speed[0] / KNOT_MPS, COLUMN_DECIMALS["primary_speed"]),
+        "rate_of_turn": num(turn_rate_at(legs, at)[0], COLUMN_DECIMALS["primary_rate_of_turn"]),
+    }
+
+
+def _own_ship(inp: ToolInput, near: _Near, when: float, source: str) -> ToolOutput:
+    """One track: the ship's own state at ``when``: position (with degrees and minutes), course,
+    speed and rate of turn; on a fix, those of the leg after it, and the leg before's beside them."""
+    track = near.track
+    legs = Legs(track)
+    lat, lon = geodesy.interpolate_track(track.t, track.lat, track.lon, np.array([when]))
+    position = [float(lon[0]), float(lat[0])]
+    fix = _fix_near(legs.motion.track, when)
+    props: dict[str, Any] = {
+        "track_id": track.id,
+        "track_name": track.name or track.id,
+        "time": iso(when),
+        "time_source": source,
+        "position": position,
+        "position_dm": position_dm(position),
+        **_motion(legs, when if fix is None else max(when, fix)),
+        "speed_unit": SPEED_UNIT,
+        "rate_of_turn_unit": "deg/min",
+        "at_fix": fix is not None,
+    }
+    if fix is not None:
+        behind = fix - FIX_SLACK_S
+        if _holds(legs.motion.track, behind):
+            props["before"] = _motion(legs, behind)
+            props["note"] = (
+                "on a fix: course, speed and rate of turn are the leg after it; before gives the leg before "
+                "(ask between fixes for one value)"
+            )
+        else:
+            props["note"] = "on the track's first fix: course and speed are the leg after it"
+    title = f"{track.name or track.id} at {iso(when)}"
+    feature = result_feature(title, {"type": "Point", "coordinates": position}, props)
+    return ToolOutput(features=[feature], feature_sources=[[source_ref(inp.features[0], 0)]], warnings=[])
+
+
 def handle(inp: ToolInput) -> ToolOutput:
     params = inp.parameters
     when, source = _when(inp)
@@ -190,6 +242,8 @@ def handle(inp: ToolInput) -> ToolOutput:
     if not _covers(tracks[p_index], when):
         raise _outside(when, source, tracks, f"the primary {primary.name or primary.id}'s track")
     when = Window(tracks[p_index].start, tracks[p_index].end).clamp(when)  # a printed end: that very fix
+    if len(tracks) == 1:
+        return _own_ship(inp, tracks[0], when, source)
     others = [i for i in range(len(tracks)) if i != p_index]
     if not any(_covers(tracks[i], when) for i in others):
         raise _outside(when, source, tracks, "every secondary's track")
@@ -235,6 +289,9 @@ def handle(inp: ToolInput) -> ToolOutput:
 SPEC = ToolSpec(
     name="tote",
     description=(
+        "One track: that ship's own state at the time: position (position_dm in degrees and minutes), course, "
+        "speed (kn), rate_of_turn (deg/min, + starboard); on a fix (at_fix) the leg after it, with before "
+        "{course, speed, rate_of_turn} the leg before. "
         "Legacy Debrief's tote: a primary track (the first, or 'primary') against each other track at one time "
         "(parameters.time, ISO-8601; default the current time of the plot the features came from). One small "
         "result per secondary: range (yd unless distance_unit says otherwise), true bearing, relative_bearing "
@@ -253,10 +310,11 @@ SPEC = ToolSpec(
         "fixes for one value). A secondary with no data then gets a note instead. The fields are range-bearing's series columns by the same names; the geometry is the line "
         "of sight."
     ),
-    version="1.1.0",
+    version="1.2.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     context_type="multi",
+    also_accepts=("single",),
     parameters=(
         PRIMARY_PARAM,
         Parameter(

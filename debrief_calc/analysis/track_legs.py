@@ -336,7 +336,8 @@ SPEC = ToolSpec(
         "whole_span) for a turn in an unsteady stretch, start, end (the middles of the segments it turns from and "
         "to, where their courses are measured), duration_s, changed, course_from, course_to, turn (port, "
         "starboard, or 'both ways'), turn_deg (degrees sailed, every turn either way summed; a round turn counts), "
-        "net_turn and net_turn_deg (net change of course), rate_of_turn (turn_deg / duration_s, deg/min), "
+        "net_turn and net_turn_deg (net change of course), rate_of_turn (turn_deg / duration_s, deg/min: the mean), "
+        "peak_rate_of_turn and peak_rate_of_turn_time (the fastest change of course between segments, deg/min), "
         "speed_from_kn, speed_to_kn}; one that turns both ways lists turns [...] and turns_text ('port 93° then "
         "starboard 155°'). unsteady: the stretches at the span's ends in no leg {where, start, end, ..., note}; "
         "legs, the gaps between legs and unsteady cover the whole span. cut_by_window 'start'/'end' on a leg, turn or "
@@ -345,7 +346,7 @@ SPEC = ToolSpec(
         "10:11–10:29'), timed to its leg so a picture shows it while sailed, or with marks_timed false shown in "
         "every picture, and an addFeatures command for them (run_tool hands it a stored ref)."
     ),
-    version="2.1.0",
+    version="2.2.0",
     input_kinds=("track",),
     output_kind="analysis-result",
     also_outputs=("annotation",),

@@ -55,12 +55,26 @@ def rate_of_turn(degrees: float, start: float, end: float) -> float | None:
     return num(abs(degrees) / ((end - start) / 60.0), 2) if end > start else None
 
 
+def _peak(pieces: list[Piece], steps: list[float], first: int, last: int) -> dict[str, Any]:
+    """The turn's fastest step: the change of course from one piece to the next over the time between
+    their middles (the rate of turn a track gives between fixes), and where the pieces meet."""
+    rates = [
+        (abs(steps[j]) / ((pieces[j + 1].middle - pieces[j].middle) / 60.0), pieces[j].end)
+        for j in range(first, last + 1)
+        if pieces[j + 1].middle > pieces[j].middle
+    ]
+    if not rates:
+        return {}
+    rate, when = max(rates)
+    return {"peak_rate_of_turn": num(rate, 2), "peak_rate_of_turn_time": iso(when)}
+
+
 def turn_events(
     pieces: list[Piece], course_tol: float, cut: tuple[bool, bool] = (False, False), *, speeds: bool = False
 ) -> list[dict[str, Any]]:
     """Every turn of the stretch, in order: start, end (the middles of the pieces it turns from and
     to), duration_s, turn (port/starboard), turn_deg, course_from, course_to, rate_of_turn (deg/min:
-    turn_deg over duration_s); a turn the other way smaller than
+    turn_deg over duration_s), peak_rate_of_turn and its time (the fastest step); a turn the other way smaller than
     ``course_tol`` between two turns the same way is part of them. ``cut``: whether a time window
     cut the stretch at its first piece's start, and at its last piece's end: a turn from the first
     piece or to the last then says ``cut_by_window`` "start" or "end" (it may have begun earlier or
@@ -96,6 +110,7 @@ def turn_events(
             "course_from": course_text(pieces[first].course),
             "course_to": course_text(pieces[last + 1].course),
             "rate_of_turn": rate_of_turn(total, start, end),
+            **_peak(pieces, steps, first, last),
         }
         if speeds:
             event["speed_from_kn"] = num(pieces[first].speed / KNOT_MPS, 2)
@@ -118,13 +133,19 @@ def headline(net: float, turns: list[dict[str, Any]], start: float, end: float) 
     ways = {t["turn"] for t in turns}
     sailed = sum(float(t["turn_deg"]) for t in turns) if len(ways) > 1 else abs(net)
     side = "starboard" if net > 0 else "port" if net < 0 else None
-    return {
+    out = {
         "turn": "both ways" if len(ways) > 1 else side,
         "turn_deg": num(sailed, 1),
         "net_turn": side,
         "net_turn_deg": num(abs(net), 1),
         "rate_of_turn": rate_of_turn(sailed, start, end),
     }
+    if peaks := [t for t in turns if t.get("peak_rate_of_turn") is not None]:
+        fastest = max(peaks, key=lambda t: float(t["peak_rate_of_turn"]))
+        out.update(
+            peak_rate_of_turn=fastest["peak_rate_of_turn"], peak_rate_of_turn_time=fastest["peak_rate_of_turn_time"]
+        )
+    return out
 
 
 def turns_text(turns: list[dict[str, Any]]) -> str:

@@ -91,7 +91,9 @@ Mark = tuple["Marker", dict[str, Any]]
 
 
 def amount(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    from debrief_calc.geo.distance_text import distance_figure
+
+    return distance_figure(value)
 
 
 def _cpa(t: float, value: float | None, unit: str, label: str, source: str) -> Mark:
@@ -252,14 +254,18 @@ def _others(usable: list[dict[str, Any]], chosen: dict[str, Any], answer: dict[s
 
 
 def pick(features: list[dict[str, Any]], secondary: str | None) -> dict[str, Any]:
+    """The result of the secondary ``secondary`` names (its id, or its unique name ignoring case)."""
+    from debrief_calc.tracks.naming import resolve_track
+
     if secondary is None:
         return features[0]
-    ids = [str(properties_of(f).get("secondary_id")) for f in features]
-    if secondary not in ids:
-        raise fail(
-            "parameters.secondary", "exists", f"{secondary!r} is not a secondary of these results: {', '.join(ids)}"
-        )
-    return features[ids.index(secondary)]
+    named = [properties_of(f) for f in features]
+    tracks = [(str(p.get("secondary_id")), _text_or_none(p.get("secondary_name"))) for p in named]
+    return features[resolve_track(secondary, tracks, "parameters.secondary")]
+
+
+def _text_or_none(value: Any) -> str | None:
+    return str(value) if value else None
 
 
 def _table(feature: Mapping[str, Any], window: Window | None) -> Series:

@@ -109,7 +109,7 @@ class SeriesAnswer(WithImages):
     bytes: int
     span: list[str]  # [first, last] instant drawn, ISO-8601
     samples: int  # rows of the series (source.ref holds them)
-    # quantity, label, axis [low, high], min, max, extrema (sampled|curve), limits, true_min, true_peak
+    # quantity, label, axis [low, high], min, max, extrema (sampled|curve), extremes, limits, true_min, true_peak
     panels: list[dict[str, Any]] | None = None
     source: dict[str, Any]  # where the series is: a result's ref (get_result reads its numbers) or the track
     window: dict[str, Any] | None = None  # {start, end, source: asked|plot|data}: the window the series was cut to
@@ -124,6 +124,7 @@ class SeriesAnswer(WithImages):
     scale: dict[str, Any] | None = None
     track: dict[str, Any] | None = None
     time_marks: list[dict[str, Any]] | None = None
+    suggest: dict[str, Any] | None = None  # {max_range, note}: the CPA under a tenth of the outer ring
     # given, marked, marked_at, labelled, outside_span, untimed, untimed_ids, untimed_note, from_plot
     narratives: dict[str, Any] | None = None
     others: list[dict[str, Any]] | None = None  # the other secondaries' results, to plot with result=<ref>

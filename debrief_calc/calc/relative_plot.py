@@ -71,7 +71,9 @@ def _nice(raw: float) -> float:
 
 
 def _amount(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:g}"
+    from debrief_calc.geo.distance_text import distance_figure
+
+    return distance_figure(value)
 
 
 class _Track:
@@ -219,7 +221,34 @@ def draw_relative(
         "track": drawn,
         "time_marks": [{"time": iso(t), "labelled": text in labelled} for t, text in shown][:40],
     }
+    if not asked and (closer := _closer(track, marks, outer, unit)) is not None:
+        answer["suggest"] = closer
     return RelativePicture(out.getvalue(), width, height, [m for m in marked if m in labelled]), answer
+
+
+#: a CPA under this fraction of the outer ring is a knot at the centre: a closer ring is suggested
+_CLOSE_FRACTION = 0.1
+#: the suggested ring holds the track this long either side of the CPA (seconds)
+_CLOSE_SPAN_S = 300.0
+
+
+def _closer(track: _Track, marks: Marks, outer: float, unit: str) -> dict[str, Any] | None:
+    """When the CPA is under a tenth of the outer ring: a max_range holding the track within five
+    minutes of it (a nice ring), to draw again and read the close part."""
+    cpa = marks.cpa
+    if cpa is None or not isinstance(cpa[1].get("range"), int | float) or cpa[1]["range"] >= outer * _CLOSE_FRACTION:
+        return None
+    near = np.abs(track.t - cpa[0].t) <= _CLOSE_SPAN_S
+    reach = float(np.nanmax(track.r[near])) if near.any() else 4.0 * float(cpa[1]["range"])
+    step = _nice(reach / 4)
+    ring = max(step * math.ceil(reach * 1.0001 / step), step)
+    if ring >= outer:
+        return None
+    return {
+        "max_range": ring,
+        "note": f"the CPA ({_amount(float(cpa[1]['range']))} {unit}) is under a tenth of the outer ring "
+        f"({_amount(outer)} {unit}): parameters.max_range {_amount(ring)} holds the track within five minutes of it",
+    }
 
 
 def _clock(t: float) -> str:
@@ -348,8 +377,8 @@ def _time_marks(
     out = []
     for when in np.arange(math.ceil(t[0] / every) * every, t[-1] + 1e-6, every).tolist():
         i = int(np.searchsorted(t, when))
-        if i <= 0 or i >= t.size or not (inside[i] and inside[i - 1]):
-            continue
+        if i <= 0 or i >= t.size or not (inside[i] and inside[i - 1]) or when >= t[-1] - 1e-3:
+            continue  # outside the ring, or the track's end: its "end" label names that time
         u = (when - t[i - 1]) / (t[i] - t[i - 1]) if t[i] > t[i - 1] else 0.0
         x, y = xs[i - 1] + (xs[i] - xs[i - 1]) * u, ys[i - 1] + (ys[i] - ys[i - 1]) * u
         dx, dy = xs[i] - xs[i - 1], ys[i] - ys[i - 1]

@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from debrief_calc.calc._series_extremes import Extreme, signed_extremes
 from debrief_calc.calc._series_source import fail
 from debrief_calc.calc.series_residuals import (
     RESIDUAL_QUANTITIES,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_QUANTITIES", "PICTURES", "TRACK_QUANTITIES", "render_series"]
 
 DEFAULT_QUANTITIES = ("range", "bearing", "bearing_rate")
-TRACK_QUANTITIES = ("speed", "course")
+TRACK_QUANTITIES = ("speed", "course", "rate_of_turn")
 MAX_PANELS = 6
 PICTURES = ("time", "relative-motion")
 PARAMETERS = (
@@ -178,7 +179,8 @@ def render_series(
     else:
         panels = _limits([series.columns[q] for q in names], opts.get("y_range"))
         drawn_panels = [_through_marks(p, series.times, marks) if series.pair is None else p for p in panels]
-        picture, counts = _time_plot(svc, series, drawn_panels, marks, (periods, spans), narratives, opts)
+        extremes = {d.name: signed_extremes(d, series.times) for d in drawn_panels}
+        picture, counts = _time_plot(svc, series, drawn_panels, marks, (periods, spans), narratives, opts, extremes)
         answer["title"] = _title(series, names)
     answer.update(
         mediaType="image/png",
@@ -191,7 +193,8 @@ def render_series(
     )
     if not relative:
         answer["panels"] = [
-            _panel_answer(p, d, picture.ranges[p.name], marks) for p, d in zip(panels, drawn_panels, strict=True)
+            {**_panel_answer(p, d, picture.ranges[p.name], marks), "extremes": [e.info for e in extremes[p.name]]}
+            for p, d in zip(panels, drawn_panels, strict=True)
         ]
     if series.curve is not None:
         answer["curve"] = series.curve
@@ -261,13 +264,16 @@ def _time_plot(
     shaded: tuple[Sequence[Any], Sequence[Any]],
     narratives: Sequence[Any] | None,
     opts: Mapping[str, Any],
+    extremes: Mapping[str, Sequence[Extreme]],
 ) -> tuple[Any, dict[str, Any] | None]:
     """The time plot; ``shaded``: the periods of close quarters, and the spans of ownship's legs
-    (under stacked dots)."""
+    (under stacked dots); ``extremes``: each panel's, marked and labelled (but the one the true peak
+    already marks)."""
     from debrief_calc.calc._series_marks import entries
     from debrief_calc.calc.series_plot import draw_series
 
     names = [p.name for p in panels]
+    peaks = [marks.peak[0]] if marks.peak is not None and marks.peak[0] is not None else []
     entries_drawn, counts = entries(svc, narratives, Window(*series.span))
     picture = draw_series(
         series.times,
@@ -275,7 +281,7 @@ def _time_plot(
         title=_title(series, names),
         cpa=marks.cpa[0] if marks.cpa is not None else None,
         narratives=entries_drawn,
-        peaks=[marks.peak[0]] if marks.peak is not None and marks.peak[0] is not None else [],
+        peaks=[*peaks, *(e.marker for n in names for e in extremes.get(n, ()) if e.drawn and not _same_side(e, peaks))],
         passes=[m for m, _ in marks.passes] if "range" in names else [],
         periods=shaded[0],
         spans=shaded[1],
@@ -283,6 +289,11 @@ def _time_plot(
         height=opts.get("height"),
     )
     return picture, counts
+
+
+def _same_side(extreme: Extreme, peaks: Sequence[Any]) -> bool:
+    """Whether a true peak on the extreme's panel already marks its side (it is the truer value)."""
+    return any(p.panel == extreme.marker.panel and (p.value or 0.0) * (extreme.marker.value or 0.0) > 0 for p in peaks)
 
 
 def _relative(
@@ -303,7 +314,7 @@ def _parameters(parameters: Mapping[str, Any] | None) -> dict[str, Any]:
         raise fail(f"parameters.{unknown[0]}", "known", f"not a parameter; the parameters are {', '.join(PARAMETERS)}")
     for key in ("primary", "secondary"):
         if opts.get(key) is not None and not isinstance(opts[key], str):
-            raise fail(f"parameters.{key}", "type", "a track id (a string)")
+            raise fail(f"parameters.{key}", "type", "a track id or name (a string)")
     unit = opts.get("distance_unit")
     if unit is not None and unit not in DISTANCE_UNITS:
         raise fail("parameters.distance_unit", "choices", f"{unit!r} is not one of {', '.join(DISTANCE_UNITS)}")

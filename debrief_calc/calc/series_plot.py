@@ -264,6 +264,7 @@ def draw_series(
 
     ranges: dict[str, tuple[float, float]] = {}
     tops: dict[str, tuple[float, float, float, float]] = {}
+    taken: list[tuple[float, float, float, float]] = []  # labels drawn and panel titles/legends: no label over them
     for i, panel in enumerate(panels):
         y0 = top + i * (panel_h + _GAP)
         y1 = y0 + panel_h
@@ -318,10 +319,11 @@ def draw_series(
         else:
             _draw_line(img, panel, px_all, (x0, y0, x1, y1), (lo, hi), colour)
         label_w = normal.getlength(panel.label) + 10
-        draw.rectangle((x0 + 1, y0 + 1, x0 + label_w, y0 + 18), fill=(255, 255, 255, 150))  # the line shows through
+        draw.rectangle((x0 + 1, y0 + 1, x0 + label_w, y0 + 18), fill=(255, 255, 255, 215))  # a spike stays faint
         normal.draw(draw, (x0 + 5, y0 + 3), panel.label, fill=colour)
+        taken.append((x0 + 1, y0 + 1, x0 + label_w, y0 + 18))
         if panel.sign is not None and lo < 0 < hi:
-            _draw_sign(draw, panel.sign, (x1, y0, y1), small)
+            taken.extend(_draw_sign(draw, panel.sign, (x1, y0, y1), small))
 
     bottom = top + n * panel_h + (n - 1) * _GAP
     for t in ticks.tolist():
@@ -338,7 +340,6 @@ def draw_series(
             small.draw(draw, (lx, first[0] + 3), period.label, fill=(190, 100, 0))
 
     labelled = _draw_narratives(draw, narratives, x_of, (x0, x1), (_TITLE, top, bottom), small)
-    taken: list[tuple[float, float, float, float]] = []
     if cpa is not None:
         x = float(x_of(cpa.t))
         for name, (p0, p1, lo, hi) in tops.items():
@@ -362,7 +363,7 @@ def draw_series(
     ]
     for m in peaks:
         if m.panel in tops and m.value is not None and t0 <= m.t <= t1:
-            _draw_peak(draw, m, float(x_of(m.t)), tops[m.panel], (x0, x1), normal)
+            _draw_peak(draw, m, float(x_of(m.t)), tops[m.panel], (x0, x1), normal, taken)
 
     out = io.BytesIO()
     img.save(out, format="PNG", compress_level=1)
@@ -395,15 +396,20 @@ def _draw_line(
     img.paste(layer, (round(x0), round(y0)), layer)
 
 
-def _draw_sign(draw: Any, sign: tuple[str, str], at: tuple[float, float, float], f: Any) -> None:
+def _draw_sign(
+    draw: Any, sign: tuple[str, str], at: tuple[float, float, float], f: Any
+) -> list[tuple[float, float, float, float]]:
     """What the signs mean, at the panel's right edge: the positive side's words at the top, the
-    negative side's at the bottom."""
+    negative side's at the bottom. Returns the boxes they take."""
     x1, y0, y1 = at
+    boxes = []
     for text, y, anchor in ((f"+ {sign[0]}", y0 + 4, "ra"), (f"- {sign[1]}", y1 - 4, "rd")):
         w = f.getlength(text)
         top = y if anchor == "ra" else y - 13
-        draw.rectangle((x1 - w - 8, top - 1, x1 - 2, top + 13), fill=(255, 255, 255, 200))
+        boxes.append((x1 - w - 8, top - 1, x1 - 2, top + 13))
+        draw.rectangle(boxes[-1], fill=(255, 255, 255, 200))
         f.draw(draw, (x1 - 5, y), text, fill=_SIGN, anchor=anchor)
+    return boxes
 
 
 def _draw_pass(
@@ -440,17 +446,31 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
 
 
 def _draw_peak(
-    draw: Any, m: Marker, x: float, panel: tuple[float, float, float, float], span: tuple[float, float], f: Any
+    draw: Any,
+    m: Marker,
+    x: float,
+    panel: tuple[float, float, float, float],
+    span: tuple[float, float],
+    f: Any,
+    taken: list[tuple[float, float, float, float]],
 ) -> None:
-    """A true extreme: a red diamond at its value, its label beside it (inside the panel)."""
+    """An extreme: a red diamond at its value, its label beside it (inside the panel), on the first
+    side (right, left, below, above) clear of the titles, legends and labels drawn."""
     p0, p1, lo, hi = panel
     y = p1 - (float(m.value or 0.0) - lo) / (hi - lo) * (p1 - p0)
     draw.polygon(((x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)), outline=_CPA, fill=(255, 255, 255), width=2)
     w = f.getlength(m.text)
-    lx = x + 9 if x + 9 + w <= span[1] - 2 else x - 9 - w
-    ly = min(max(y - 8, p0 + 2), p1 - 18)
-    draw.rectangle((lx - 2, ly, lx + w + 2, ly + 16), fill=(255, 255, 255, 230))
-    f.draw(draw, (lx, ly + 2), m.text, fill=_CPA)
+
+    def inside(lx: float, ly: float) -> tuple[float, float, float, float]:
+        lx = min(max(lx, span[0] + 2), span[1] - 4 - w)
+        ly = min(max(ly, p0 + 2), p1 - 18)
+        return (lx - 2, ly, lx + w + 2, ly + 16)
+
+    places = [inside(x + 9, y - 8), inside(x - 9 - w, y - 8), inside(x - w / 2, y + 9), inside(x - w / 2, y - 25)]
+    box = next((b for b in places if not any(_overlaps(b, other) for other in taken)), places[0])
+    draw.rectangle(box, fill=(255, 255, 255, 230))
+    f.draw(draw, (box[0] + 2, box[1] + 2), m.text, fill=_CPA)
+    taken.append(box)
 
 
 def _draw_narratives(

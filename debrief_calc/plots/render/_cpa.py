@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from debrief_calc.errors import validation_failed
+from debrief_calc.geo.distance_text import distance_figure
 from debrief_calc.geo.geodesy import interpolate_track, inverse
 from debrief_calc.plots.render._common import TEXT, Box, Item, Lonlat
 from debrief_calc.plots.render._labels import Label
@@ -51,10 +52,10 @@ class RangeLine:
 
 
 def range_text(metres: float) -> tuple[float, str, str]:
-    """The range as labelled: its value, unit and text: ``"1,234 yd"`` up to 10,000 yd, else ``"28.04 nm"``."""
+    """The range as labelled: its value, unit and text: ``"119.5 yd"``, ``"1,234 yd"`` up to 10,000 yd, else ``"28.04 nm"``."""
     yards = metres / _YARD_M
     if yards < _YARDS_UP_TO:
-        return round(yards, 1), "yd", f"{yards:,.0f} yd"
+        return round(yards, 1), "yd", f"{distance_figure(yards)} yd"
     nm = metres / _NM_M
     return round(nm, 3), "nm", f"{nm:,.2f} nm"
 
