@@ -155,10 +155,7 @@ async def test_guide_and_instructions(client: Client, plots: Path) -> None:
     text = (await client.get_prompt("tool-descriptions")).messages[0].content.text  # type: ignore[union-attr]
     for tool in TOOLS - {"debrief_view_data"}:
         assert f"`{tool}`" in text
-    # the live view's own tool (MCP Apps visibility ["app"]) is not in the model's tool list; the
-    # guide says whose it is, since hosts without MCP Apps list it to the model all the same
-    assert "- `debrief_view_data`" not in text
-    assert "(`debrief_view_data`: the live view's own data, for the view only; a model never needs it.)" in text
+    assert "debrief_view_data" not in text  # the live view's own tool (MCP Apps visibility ["app"]): not the model's
     assert str(plots) in text and "MULTIPLE_PLOTS" in text and "SOURCE_CHANGED" in text
 
 
