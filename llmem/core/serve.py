@@ -68,7 +68,6 @@ class SuiteServer(MCPServer[Any]):
         self._error_payload = error_payload
         self._argument_error_code = argument_error_code
         self._tool_order: list[tuple[str, str]] = []
-        self._app_only: list[str] = []
         self._payload_for: dict[str, ErrorPayload] = {}
         self._returns: dict[str, Callable[..., Any]] = {}
         self._listed: list[Any] | None = None
@@ -117,9 +116,6 @@ class SuiteServer(MCPServer[Any]):
         )
         if "model" in ((meta or {}).get("ui") or {}).get("visibility", ["model"]):
             self._tool_order.append((name, description))  # a view's own tool (MCP Apps) is not the model's
-        else:
-            # hosts without MCP Apps still list it: the guide says whose it is, so no model wonders
-            self._app_only.append(name)
         self._listed = None
 
     def _wrap(
@@ -375,9 +371,6 @@ class SuiteServer(MCPServer[Any]):
             "## Tools, in the order a host uses them",
         ]
         lines += [f"- `{n}`: {d}" for n, d in self._tool_order]
-        if self._app_only:
-            names = ", ".join(f"`{n}`" for n in self._app_only)
-            lines.append(f"({names}: the live view's own data, for the view only; a model never needs it.)")
         for heading, body in self._guide_sections:
             lines += ["", f"## {heading}", body]
         lines += ["", "## The callback protocol", self._protocol_notes, "", "## Limits"]
