@@ -100,7 +100,9 @@ class OrchestratorSettings:
     retry_attempts: int = 3
     retry_delay_s: float = 1.0  # doubled after each failed attempt
     confirm_timeout_s: float = 600.0
-    result_chars: int = 12_000  # of a tool's result, given to the model
+    # of a tool's result, given to the model: a whole analysis answer (a CPA with every pass,
+    # crossing and lesser dip of a six-hour exercise is about 12,000) must reach it unbroken
+    result_chars: int = 24_000
     callback_attempts: int = 2
 
 

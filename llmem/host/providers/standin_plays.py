@@ -352,7 +352,12 @@ def closest_approach(question: Question, done: list[Done], tools: Sequence[ToolS
     if cpa is None:
         features = [{"ref": str(t["ref"])} for t in (a, b)]
         return _call(RUN, {"tool": "closest-approach", "features": features, "parameters": {"distance_unit": "yd"}})
-    found = (cpa.data.get("features") or [{}])[0].get("properties", {})
+    found = (cpa.data.get("features") or [{}])[0].get("properties", {}) if isinstance(cpa.data, dict) else {}
+    if "time" not in found or "range" not in found:
+        return (
+            "I ran closest-approach but could not read its figure from the answer (the step above has it "
+            f"whole). I am a stand-in without a model.{_footnote()}"
+        )
     render = next((d for d in done if d.call.name == RENDER), None)
     if render is None:
         arguments = {
