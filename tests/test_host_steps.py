@@ -179,7 +179,10 @@ def test_the_stand_in_says_what_stopped_its_play() -> None:
     assert calls == [] and text == "`run_tool · import-rep` failed: line 3: no fix. I stopped there."
     one = json.dumps({"features": [{"kind": "track", "id": "rep-a", "name": "A", "ref": "r"}]})
     text, calls = standin._reply(_after(listing, ("debrief-calc:run_tool", args, one, False, "")), [])
-    assert calls == [] and text == "The REP files (a.rep) hold 1 track (A); a closest approach needs two.\n"
+    # the question names NELSON and COLLINGWOOD, which the one file does not hold: said plainly,
+    # never answered with the ships there are
+    assert calls == [] and text.startswith("I found no ship called **NELSON** or **COLLINGWOOD**.")
+    assert "The REP files I read (a.rep) hold A." in text
 
 
 def test_a_pictures_file_name_is_its_plot_and_the_moment_as_its_label_reads() -> None:

@@ -528,31 +528,29 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
                 "debrief_list_plots",
                 "run_tool · import-rep",
                 "run_tool · import-rep",
-                "run_tool · import-rep",
                 "debrief_create_plot",
                 "run_tool · closest-approach",
                 "debrief_render_plot",
             ]
             assert all(s["data"]["outcome"] == "done" for s in done), done
             calls = [s["data"]["arguments"] for s in steps(frames, "processing")]
-            # each call's input read from an earlier answer: the files listed, the refs imported
-            assert [c["parameters"]["path"] for c in calls[1:4]] == done[0]["data"]["result"]["rep_files"]
+            # each call's input read from an earlier answer: the files listed, the refs imported; the
+            # question names its ships, so no file is read once both are found (the log is not)
+            assert [c["parameters"]["path"] for c in calls[1:3]] == done[0]["data"]["result"]["rep_files"][:2]
             refs = [f["ref"] for s in done[1:3] for f in s["data"]["result"]["features"]]
-            log = done[3]["data"]["result"]["narratives"]["ref"]  # the ships' log goes into the plot too
-            assert [f["ref"] for f in calls[4]["features"]] == [*refs, log]
-            assert refs == [f["ref"] for f in calls[5]["features"]]
-            # each step says what it did: the log's entries, what the plot holds
-            assert done[3]["data"]["headline"] == "19 narrative entries from valid_narrative.rep (no fixes)"
-            assert done[4]["data"]["headline"] == f"{calls[4]['filename']} with 2 tracks and 19 narrative entries"
-            cpa = done[5]["data"]["result"]["features"][0]["properties"]
+            assert [f["ref"] for f in calls[3]["features"]] == refs
+            assert refs == [f["ref"] for f in calls[4]["features"]]
+            # each step says what the plot holds
+            assert done[3]["data"]["headline"].startswith(f"{calls[3]['filename']} with 2 tracks")
+            cpa = done[4]["data"]["result"]["features"][0]["properties"]
             facts = independent_figures()
             assert abs(cpa["range"] - facts.cpa_yd) <= 0.5 and abs(_epoch(cpa["time"]) - facts.cpa_time) <= 2
             assert (
-                done[5]["data"]["headline"]
+                done[4]["data"]["headline"]
                 == f"{cpa['range']:.1f} yd at {clock(cpa['time'])}"
                 == "119.5 yd at 10:45:09Z"
             )
-            assert calls[6]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[6]["time"] == cpa["time"]
+            assert calls[5]["cpa"] == ["rep-nelson", "rep-collingwood"] and calls[5]["time"] == cpa["time"]
             answer = text_of(frames)
             sentence = (
                 f"The closest approach between NELSON and COLLINGWOOD was {cpa['range']:.1f} yd "
@@ -560,12 +558,12 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             )
             assert answer.startswith(sentence) and "{" not in answer
             (image,) = [f["payload"] for f in frames if f["type"] == "image"]
-            assert image["callId"] == done[6]["data"]["callId"]
+            assert image["callId"] == done[5]["data"]["callId"]
             small = _png_size(image["data"])
 
             # "Open full size": the render again, as large as the tool draws, without the model
-            drawn = done[6]["data"]["result"]  # what the inline picture drew: its time, revision, selection
-            zoom = {"zoomId": "z-1", "tool": done[6]["tool"], "arguments": calls[6], "drawn": drawn}
+            drawn = done[5]["data"]["result"]  # what the inline picture drew: its time, revision, selection
+            zoom = {"zoomId": "z-1", "tool": done[5]["tool"], "arguments": calls[5], "drawn": drawn}
             await socket.send(json.dumps({"type": "zoom", "payload": zoom}))
             zoomed = (await chat.next())["payload"]
             assert zoomed["zoomId"] == "z-1" and "error" not in zoomed and zoomed["changed"] is False, zoomed
@@ -588,7 +586,7 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
 
             # the other requests it offers: the listing, read from the tool; what it can do
             listed = text_of(await chat.turn(SUGGESTIONS[3]))
-            plot = calls[6]["filename"]
+            plot = calls[5]["filename"]
             assert listed == (
                 f"The workspace has 1 plot ({plot}) and 3 REP files (valid_boat1.rep, valid_boat2.rep, "
                 "valid_narrative.rep).\n"
@@ -613,12 +611,12 @@ async def test_the_stand_in_plays_the_readmes_question_through_the_real_servers(
             assert (await chat.next())["payload"]["state"] == "reconnected"
             history = (await chat.next())["payload"]["messages"]
             tools = [(m["title"], m["outcome"], m["headline"]) for m in history if m["role"] == "tool"]
-            assert tools[5] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
-            assert [t[1] for t in tools[8:]] == ["failed", "declined"] and len(tools) == 10
-            assert len(history[7]["images"]) == 1  # the picture comes back with its step
+            assert tools[4] == ("run_tool · closest-approach", "done", "119.5 yd at 10:45:09Z")
+            assert [t[1] for t in tools[7:]] == ["failed", "declined"] and len(tools) == 9
+            assert len(history[6]["images"]) == 1  # the picture comes back with its step
             shown = [m for m in history if m["role"] == "tool"]
             # the durations measured once: a reload shows what the steps showed
-            assert [m["durationMs"] for m in shown[:7]] == [s["data"]["durationMs"] for s in done]
+            assert [m["durationMs"] for m in shown[:6]] == [s["data"]["durationMs"] for s in done]
             # a declined step reads as the person's choice, not as an error addressed to the model
             assert shown[-1]["result"] == "You declined; nothing ran."
 
