@@ -538,7 +538,9 @@ def print_section(section: Section) -> None:
     print("targets:")
     for target in section.targets:
         print(target.line())
-    print(f"stages: {', '.join(section.stages)}", flush=True)
+    if section.stages:
+        print(f"stages: {', '.join(section.stages)}")
+    sys.stdout.flush()
 
 
 def script_main(
