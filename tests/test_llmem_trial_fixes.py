@@ -166,3 +166,34 @@ async def test_after_a_rename_the_old_name_is_flagged_through_the_server(client:
     assert data["unresolved"] is True and "check_references()" in out["nextAction"]
     assert data["last_defined"]["path"] == "src/filesystem/lib.ts" and data["last_defined"]["renamed_to"] == "checkPath"
     assert "'checkPath'" in out["nextAction"]
+
+
+@pytest.mark.anyio
+async def test_a_file_of_data_only_and_a_file_of_overloads_are_annotated_whole(client: Client, tmp_path: Path) -> None:
+    import json
+
+    # A settings module (Sphinx's docs/conf.py, click's): variables and nothing else. It has no
+    # class or function whose note covers them, so they are asked for themselves.
+    (tmp_path / "conf.py").write_text(
+        'project = "Click"\nrelease, version = "8.2", "8.2"\nextensions = [\n    "sphinx.ext.autodoc",\n]\n',
+        encoding="utf-8",
+    )
+    err, out = await call(client, "generate_prompt", path="conf.py", task="annotate")
+    assert not err, out
+    data = out["data"]
+    assert data["asked"] == data["symbols_in_file"] == 4 and data["data_members_for_context"] == 0
+    for name in ("project", "release", "version", "extensions"):
+        assert f"- {name}\n" in out["promptForHostLLM"]
+    answer = {"symbols": {n: {"description": f"{n} of the docs build"} for n in ("project", "release", "version", "extensions")}}
+    err, stored = await call(client, "store_llm_result", **out["callbackArgs"], result=json.dumps(answer))
+    assert not err and not stored["data"].get("refused"), stored
+    # @overload: three definitions, one qualified name, one note: asked once, not three times.
+    (tmp_path / "ctx.py").write_text(
+        "import typing as t\n\n\n@t.overload\ndef current(silent: t.Literal[False] = False) -> int: ...\n\n\n"
+        "@t.overload\ndef current(silent: bool = ...) -> int | None: ...\n\n\n"
+        "def current(silent: bool = False) -> int | None:\n    return None\n\n\ndef push() -> None:\n    pass\n",
+        encoding="utf-8",
+    )
+    err, out = await call(client, "generate_prompt", path="ctx.py", task="annotate")
+    assert not err
+    assert out["data"]["asked"] == 2 and out["promptForHostLLM"].count("\n- current\n") == 1

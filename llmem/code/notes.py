@@ -199,6 +199,7 @@ class Notes:
                 previous=llm_tasks.previous_notes(again),
             )
             stale_again = sum(1 for n in names if n in before)
+            asked_set = set(names)
             return self.callback.issue(
                 PreparedPrompt(
                     task,
@@ -216,7 +217,9 @@ class Notes:
                         "asked": len(names),
                         "symbols_in_file": len(hashes),
                         # fields, attributes, enum members, variables: shown with their class, not asked
-                        "data_members_for_context": sum(1 for s in iter_symbols(outline) if s.kind in DATA_KINDS),
+                        "data_members_for_context": sum(
+                            1 for s in iter_symbols(outline) if s.kind in DATA_KINDS and s.qualified_name not in asked_set
+                        ),
                         "already_described": len(fresh),  # fresh notes, kept
                         # asked again: notes gone stale (their old text in the prompt), and never written
                         "described_but_stale": stale_again,
@@ -262,9 +265,10 @@ class Notes:
         done = self._described_now(key, hashes, changes)
         file_note_asked = any(note_deps.FILE_NOTE in c["notes"] for c in changes)
         asked = [u for u in units if any(n not in done for n in u.names)]
-        names = [n for u in asked for n in u.names if n not in done]
+        # dict.fromkeys: overloads (@overload, TS signatures) share one qualified name and one note
+        names = list(dict.fromkeys(n for u in asked for n in u.names if n not in done))
         if not asked and not file_note_asked:
-            asked, names = units, [n for u in units for n in u.names]
+            asked, names = units, list(dict.fromkeys(n for u in units for n in u.names))
         return asked, names, sorted(done - set(names)), file_note_asked
 
     def _first_part_to_do(self, key: str, parts: list[list[llm_tasks.SourceUnit]], hashes: dict[str, str]) -> int:

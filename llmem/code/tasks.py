@@ -136,14 +136,27 @@ def _units(symbols: list[Symbol], lines: list[str], budget: int) -> list[SourceU
     return out
 
 
-def annotate_parts(outline: Outline, source_text: str, budget: int = ANNOTATE_SOURCE_CHARS) -> list[list[SourceUnit]]:
+def annotate_parts(
+    outline: Outline, source_text: str, budget: int = ANNOTATE_SOURCE_CHARS, *, data_when_alone: bool = True
+) -> list[list[SourceUnit]]:
     """The file's symbols as parts of whole units, each part's source within ``budget``; the
-    same source always gives the same parts."""
+    same source always gives the same parts.
+
+    A file of nothing but data (a settings module, a file of constants) has no class or function
+    whose note would cover its variables: with ``data_when_alone`` each top-level one is a unit
+    of its own, so annotating such a file asks for them rather than finding nothing to ask."""
     lines = source_text.splitlines(keepends=True)
     parts: list[list[SourceUnit]] = []
     current: list[SourceUnit] = []
     used = 0
-    for unit in _units(outline.symbols, lines, budget):
+    units = _units(outline.symbols, lines, budget)
+    if not units and data_when_alone:
+        units = [
+            SourceUnit(s.start_line, s.end_line, (s.qualified_name,),
+                       _cut_at_line("".join(lines[s.start_line - 1 : s.end_line]), budget, "… (cut here for size)"))
+            for s in outline.symbols
+        ]  # fmt: skip
+    for unit in units:
         size = len(unit.text) + 80
         if current and used + size > budget:
             parts.append(current)
@@ -210,7 +223,7 @@ def file_prompt(task: str, path: str, outline: Outline, source_text: str, around
     """Summarise / document / test-plan: the outline, then whole symbols in source order while they
     fit; ``around`` (a section on what no longer resolves in the file) before the answer's rules."""
     lang = outline.language or ""
-    units = annotate_parts(outline, source_text, FILE_SOURCE_CHARS)
+    units = annotate_parts(outline, source_text, FILE_SOURCE_CHARS, data_when_alone=False)
     shown = units[0] if units else []
     rest = sum(len(p) for p in units[1:])
     lines = source_text.splitlines(keepends=True)
