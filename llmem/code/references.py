@@ -100,7 +100,9 @@ NOT_IT = {
     "parameter": "parameter and keyword-argument names (memory=True, def f(memory)): names of their own",
     "local": "a local of the same name in the function it lies in (a parameter or a variable)",
     "attribute": "x.name in the definition's own file: another object's attribute, not this module-level one",
-    "receiver": "x.name on a receiver of another type (a list, a dict, a str, a module, another class)",
+    "receiver": "x.name on a receiver of another type (a list, a dict, a str, a global such as Object or JSON, "
+    "a module, a package's name, another class or interface)",
+    "static": "x.name on an instance, where the member is static (it is used through its class: C.name)",
     "bare": "a bare name, where the definition is a member of a class (x.name)",
     "stored": "x.name = …: an attribute set (another object's, or the name replaced), not a call or a read",
     "import": "an import (of a module, or of a module's name), where the definition is a member of a class",
@@ -111,6 +113,8 @@ def not_it_reason(u: Use, verdict: Verdict, members_only: bool) -> str:
     """The ``left_out`` reason of a use judged not to be of the definitions (``verdict`` NO)."""
     if verdict.stored:
         return NOT_IT["stored"]
+    if verdict.left:
+        return NOT_IT[verdict.left]
     return NOT_IT["bare" if not u.qualifier and members_only else "local" if not u.qualifier else "receiver"]
 
 
@@ -279,10 +283,16 @@ class ReferenceFinder:
         for u in kept:
             every_kind[u.kind] += 1
         chosen = [u for u in kept if kind is None or u.kind == kind]
+
+        def order(u: Use) -> tuple[bool, bool, bool, str, int, int]:
+            """Answer order: code before text, certain uses before uncertain ones, then Use.order."""
+            return (u.kind == "text", u.key() in found.uncertain, *u.order()[1:])
+
+        chosen.sort(key=order)
         # by_kind counts what total counts; with a kind filter the other kinds are in by_kind_all.
         by_kind = every_kind if kind is None else {k: n if k == kind else 0 for k, n in every_kind.items()}
         tag = question_tag(symbol, target, kind, tests, only)
-        start = start_after(cursor, tag, [u.order() for u in chosen], _SAME) if cursor else 0
+        start = start_after(cursor, tag, [order(u) for u in chosen], _SAME) if cursor else 0
         out: dict[str, Any] = {
             "symbol": symbol,
             **({"qualified": only} if only else {}),
@@ -364,7 +374,7 @@ class ReferenceFinder:
         results, pos = fill_page(len(chosen), start, limit, room, item_at)
         out["count"] = len(results)
         out["results"] = results
-        out["next_cursor"] = cursor_after(tag, chosen[pos - 1].order()) if pos < len(chosen) and results else None
+        out["next_cursor"] = cursor_after(tag, order(chosen[pos - 1])) if pos < len(chosen) and results else None
         return out
 
     def use_item(self, u: Use, f: SourceFile, symbol: str) -> dict[str, Any]:

@@ -45,6 +45,8 @@ class SourceFile:
     words: dict[str, list[int]] = field(default_factory=dict)
     #: what check_references made of the file (its binder's answer), while the file is unchanged
     checked: Any = None
+    #: what its TypeScript/JavaScript declarations say its names are (references_ts), while unchanged
+    receivers: Any = None
 
     def offsets(self, word: str) -> list[int]:
         """Where ``word`` stands as a whole word; remembered for the words last asked about."""

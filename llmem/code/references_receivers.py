@@ -10,19 +10,24 @@ annotated ``list[str]`` —, a module, a class outside the workspace or another 
 or a parameter of the same name; a bare name where a method is asked about) or ``maybe`` (the
 receiver's type is unknown: an unannotated parameter, a call's result, a subscript), each with
 why. Python receivers are followed with the binder of ``check_references``
-(:mod:`llmem.code.check_python`, :class:`llmem.code.check_resolve.PythonWorld`); in
-TypeScript and JavaScript ``this.x`` inside the class is that class's, other receivers are
-unknown. Nothing here knows about MCP or the store.
+(:mod:`llmem.code.check_python`, :class:`llmem.code.check_resolve.PythonWorld`); TypeScript and
+JavaScript ones with :class:`llmem.code.references_ts.TypeWorld`: ``this.x`` inside the class is
+that class's; ``C.x`` (the class, or an import of it) is a use of a static member and of nothing
+else; an instance (``x: C``, ``x = new C()``, a call whose declared return type is C) is a use of
+an instance member and never of a static one; a global (``Object``, ``JSON``), a package's name, an
+interface or another class of the workspace is not a use. Nothing here knows about MCP or the store.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.check_python import NameUse, PyFile
 from llmem.code.check_resolve import PythonWorld, Target, file_analysis
 from llmem.code.references_parse import language_of
+from llmem.code.references_ts import TypeWorld, ts_types
 
 if TYPE_CHECKING:
     from llmem.code.references_files import SourceFile, Use, WorkspaceFiles
@@ -36,6 +41,7 @@ _CLASS_KINDS = frozenset(
     {"class", "class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration"}
 )
 _JS_FAMILY = frozenset({"typescript", "tsx", "javascript"})
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*$")
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Verdict:
     why: str
     #: a NO that is no receiver's type: an attribute set (``x.name = …``)
     stored: bool = False
+    #: the ``left_out`` reason of a NO other than the receiver's type (a key of references.NOT_IT)
+    left: str = ""
 
 
 def member_owner(defn: dict[str, Any], defs_of_file: list[tuple[str, int, int, str, str]]) -> str | None:
@@ -78,6 +86,11 @@ class Judge:
         self._world: PythonWorld | None = None
         self._places: dict[str, dict[tuple[int, int], tuple[NameUse, int]]] = {}
         self._families: set[tuple[str, str]] | None = None
+        self._types: TypeWorld | None = None
+        self._ts_family: tuple[set[tuple[str, str]], set[tuple[str, str]]] | None = None
+        leaves = {str(d["symbol"]).rsplit(".", 1)[-1] for d in definitions}
+        #: whether the members asked about are static (TypeScript/JavaScript): all, some or none
+        self.static = {self._is_static(path, cls, leaves) for path, cls in self.owners}
 
     @property
     def members_only(self) -> bool:
@@ -97,11 +110,86 @@ class Judge:
             if self.members_only:
                 return Verdict(NO, "a bare name, where only members of a class are asked about")
             return Verdict(YES, "the name itself")
-        if lang in _JS_FAMILY and u.qualifier == "this":
-            return self._this(u)
+        if lang in _JS_FAMILY:
+            return self._js(u)
         return Verdict(MAYBE, f"the type of {u.qualifier[:60]} is not known here")
 
     # -- TypeScript / JavaScript ------------------------------------------------------------
+
+    def _is_static(self, path: str, cls: str, leaves: set[str]) -> bool:
+        f = self.files.get(path)
+        if f is None or language_of(path) not in _JS_FAMILY:
+            return False
+        info = ts_types(self.src, path, f).classes.get(cls.rsplit(".", 1)[-1])
+        return info is not None and bool(leaves & info.static)
+
+    def types(self) -> TypeWorld:
+        if self._types is None:
+            self._types = TypeWorld(self.src, self.files)
+        return self._types
+
+    def ts_family(self) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+        """The classes asked about with their subclasses in the workspace (found where a family
+        name stands as a word), and the classes and interfaces they extend or implement."""
+        if self._ts_family is None:
+            world = self.types()
+            family = {(p, c.rsplit(".", 1)[-1]) for p, c in self.owners}
+            grew = True
+            while grew:
+                grew = False
+                names = {c for _p, c in family}
+                for key, f in self.files.items():
+                    if language_of(key) not in _JS_FAMILY or f.data is None or not any(f.offsets(n) for n in names):
+                        continue
+                    for name, info in ts_types(self.src, key, f).classes.items():
+                        if (key, name) in family or info.extends is None:
+                            continue
+                        base = world.type_named(key, info.extends, info.line, 0)
+                        if base[0] == "class" and (base[1], base[2]) in family:
+                            family.add((key, name))
+                            grew = True
+            supers: set[tuple[str, str]] = set()
+            for p, c in self.owners:
+                own = world.class_info(p, c.rsplit(".", 1)[-1])
+                for name in ([own.extends] if own and own.extends else []) + (own.implements if own else []):
+                    got = world.type_named(p, name, own.line if own else 0, 0)
+                    if got[0] in ("class", "type"):
+                        supers.add((got[1], got[2]))
+            self._ts_family = (family, supers)
+        return self._ts_family
+
+    def _js(self, u: Use) -> Verdict:
+        f = self.files.get(u.path)
+        if f is not None and (u.line, u.column) in ts_types(self.src, u.path, f).stored:
+            return Verdict(NO, f"{u.qualifier}.{u.name} = …: an attribute set, not a use", stored=True)
+        if u.qualifier == "this":
+            return self._this(u)
+        q = u.qualifier.rstrip("!")  # k!.x: k, not null
+        if not _IDENTIFIER.match(q):
+            return Verdict(MAYBE, f"the type of {q[:60]} is not followed (an expression)")
+        got = self.types().value(u.path, q, u.line)
+        family, supers = self.ts_family()
+        kind = got[0]
+        if kind not in ("class", "instance", "type"):
+            return Verdict(NO if kind == "other" else MAYBE, got[1])
+        place = (got[1], got[2])
+        if kind == "type":
+            return Verdict(MAYBE, f"{q} names the type {got[2]} ({got[1]}), whose values are not followed")
+        if kind == "class":
+            if place not in family:
+                return Verdict(NO, f"{q} is the class {got[2]} ({got[1]}), none of the classes asked about")
+            if True in self.static:
+                return Verdict(YES, f"{q} is the class {got[2]}")
+            return Verdict(NO, f"{q} is the class {got[2]} itself, and {u.name} is not one of its static members")
+        if place in family:
+            if False in self.static:
+                return Verdict(YES, f"{q}: {got[2]}")
+            return Verdict(
+                NO, f"{q} is an instance of {got[2]}: a static member is used through its class", left="static"
+            )
+        if place in supers:
+            return Verdict(MAYBE, f"{q} is a {got[2]}, which the class extends or implements: it may be one")
+        return Verdict(NO, f"{q} is a {got[2]} ({got[1]}), none of the classes asked about")
 
     def _this(self, u: Use) -> Verdict:
         f = self.files.get(u.path)
