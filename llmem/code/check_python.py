@@ -25,6 +25,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
+from llmem.code.check_getattr import module_literals, served_names
+
 __all__ = [
     "BUILTINS",
     "BUILTIN_TYPES",
@@ -175,6 +177,8 @@ class PyFile:
     exports: list[tuple[str, int, int]] = field(default_factory=list)
     #: why the module's own names cannot all be known (a module ``__getattr__``, ``globals()`` …)
     dynamic: str | None = None
+    #: the names a module ``__getattr__`` serves, when its code says them all (:mod:`llmem.code.check_getattr`)
+    served: frozenset[str] | None = None
     #: attribute names stored anywhere in the file (``x.name = …``), for attributes set from outside
     stored_attrs: set[str] = field(default_factory=set)
     #: every name the file binds in any scope (the near names of an unbound one)
@@ -226,6 +230,13 @@ def _method_of(scope: _Scope) -> str | None:
             return scope.qualname.rsplit(".", 1)[-1]
         scope = scope.parent
     return None
+
+
+def _in_module_getattr(scope: _Scope) -> bool:
+    """Whether ``scope`` is in a module-level ``__getattr__`` (its ``globals()[…]`` reads the names it serves)."""
+    while scope.parent is not None and scope.parent.parent is not None:
+        scope = scope.parent
+    return scope.kind == "function" and scope.qualname == "__getattr__"
 
 
 @dataclass
@@ -281,7 +292,11 @@ class _Binder:
             self.visit(stmt, module)
         self.out.globals = module.bindings
         if "__getattr__" in module.bindings:  # def __getattr__, or __getattr__ = getattr_migration(…)
-            self.out.dynamic = self.out.dynamic or "a module __getattr__"
+            defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "__getattr__"]
+            if len(module.bindings["__getattr__"]) == 1 and len(defs) == 1:
+                self.out.served = served_names(defs[0], module_literals(tree.body))
+            if self.out.served is None:
+                self.out.dynamic = self.out.dynamic or "a module __getattr__"
         for p in self.pending:
             self._resolve(p)
 
@@ -695,7 +710,7 @@ class _Binder:
                 self._stored_by_call(node)
             if func.id in ("setattr", "delattr") and node.args:
                 self._setattr(node, scope)
-            elif func.id in ("globals", "exec"):
+            elif func.id in ("globals", "exec") and not (func.id == "globals" and _in_module_getattr(scope)):
                 self.out.dynamic = self.out.dynamic or f"its code calls {func.id}()"
             elif func.id in ("getattr", "hasattr") and len(node.args) > 1:
                 self.out.not_checked["getattr/hasattr with a name in a string"] += 1

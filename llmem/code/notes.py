@@ -218,7 +218,9 @@ class Notes:
                         "symbols_in_file": len(hashes),
                         # fields, attributes, enum members, variables: shown with their class, not asked
                         "data_members_for_context": sum(
-                            1 for s in iter_symbols(outline) if s.kind in DATA_KINDS and s.qualified_name not in asked_set
+                            1
+                            for s in iter_symbols(outline)
+                            if s.kind in DATA_KINDS and s.qualified_name not in asked_set
                         ),
                         "already_described": len(fresh),  # fresh notes, kept
                         # asked again: notes gone stale (their old text in the prompt), and never written

@@ -395,12 +395,19 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["next_cursor"]
             else "Fix each use (did_you_mean names the likely new name), then check again."
             if data["total"]
+            else "Nothing broken found among the uses judged."
+            if "known_gone" in data or "may_break_by_name" in data
             else "Nothing broken found."
         )
         if data.get("freshness", {}).get("stale_files"):
             hint += (
                 f" {data['freshness']['stale_files']} changed file(s) could not be re-parsed in time: "
                 f"{data['freshness']['refresh_with']}, then check again."
+            )
+        if "known_gone" in data:
+            hint += (
+                f" {data['known_gone']['total']} name(s) taken from a module whose __getattr__ cannot be read were "
+                "defined there and are gone (known_gone): fix each like a finding."
             )
         if "may_break_by_name" in data:
             hint += (

@@ -1,0 +1,176 @@
+"""check_references on pallets/click (tests/data/click) after the half-done renames of trial t23c:
+``make_str`` renamed in ``utils.py``, a module with a ``__getattr__`` (``import click`` then
+fails), and ``Parameter.value_from_envvar`` renamed in its class only while ``Option`` still
+overrides it (mypy: ``"Parameter" has no attribute``). Checked against Python's own import and
+against ``ast``, never against the tool's earlier output."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from llmem.code.artifacts import Llmem
+from llmem.code.check import SUBCLASS_ONLY
+from llmem.core.config import Limits
+from llmem.core.store import ArtifactStore
+from tests.conftest import DATA, MODES, call, llmem_client
+
+UTILS = "src/click/utils.py"
+CORE = "src/click/core.py"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    shutil.copytree(DATA / "click", ws)
+    return ws
+
+
+def _svc(ws: Path) -> Llmem:
+    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits(answer_chars=200_000))
+
+
+def _edit(file: Path, old: str, new: str) -> None:
+    text = file.read_text("utf-8")
+    assert text.count(old) == 1, old
+    file.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _import_error(ws: Path) -> str:
+    """What ``import click`` says, run on the workspace's files by Python itself."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import click"], cwd=ws, env={"PYTHONPATH": str(ws / "src")},
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    return done.stderr.strip().splitlines()[-1] if done.returncode else ""
+
+
+def _name_lines(ws: Path, file: str, name: str) -> set[int]:
+    """Lines of ``file`` naming ``name`` (a Name or an ImportFrom alias), by ``ast``."""
+    tree = ast.parse((ws / file).read_text("utf-8"))
+    lines = {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name}
+    return lines | {
+        n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and any(a.name == name for a in n.names)
+    }
+
+
+def _self_calls_in(ws: Path, cls: str, name: str) -> set[int]:
+    """Lines of core.py calling ``self.name`` in the methods of ``cls``, by ``ast``."""
+    tree = ast.parse((ws / CORE).read_text("utf-8"))
+    [klass] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    return {
+        n.lineno
+        for n in ast.walk(klass)
+        if isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
+
+
+def test_the_clean_package_answers_no_finding(ws: Path) -> None:
+    svc = _svc(ws)
+    svc.parse(".")
+    answer = svc.check_references(None, 500, None)
+    assert _import_error(ws) == ""
+    assert answer["total"] == 0, answer["results"][:3]
+    assert "known_gone" not in answer and "may_break_by_name" not in answer
+    # utils.py's and __init__.py's __getattr__ are read (they serve fixed names): not "not judged"
+    assert not [r for r in answer["not_checked"]["by_reason"] if "__getattr__" in r and "module" in r]
+
+
+def test_a_function_renamed_in_a_module_whose_getattr_serves_fixed_names(ws: Path) -> None:
+    svc = _svc(ws)
+    svc.parse(".")
+    _edit(ws / UTILS, "def make_str(", "def to_str(")
+    assert "cannot import name 'make_str' from 'click.utils'" in _import_error(ws)
+    answer = svc.check_references(None, 500, None)
+    [finding] = answer["results"]
+    used = _name_lines(ws, CORE, "make_str")
+    assert (finding["path"], finding["kind"], finding["missing"]) == (CORE, "import", "make_str")
+    assert {finding["line"], *finding["uses"]["lines"]} == used and len(used) == 2
+    assert finding["renamed_to"] == "to_str" and finding["did_you_mean"][0] == "to_str"
+    assert "__getattr__" in finding["why"]
+    # A name its __getattr__ serves (a deprecated alias) is no finding; one it does not serve is.
+    (ws / "src/click/extra.py").write_text("from .utils import LazyFile\nfrom .utils import NotServed\n")
+    again = svc.check_references(None, 500, None)
+    assert {(r["path"], r["line"]) for r in again["results"]} == {(CORE, finding["line"]), ("src/click/extra.py", 2)}
+
+
+def test_a_name_gone_from_a_module_whose_getattr_cannot_be_read_is_listed_apart(ws: Path) -> None:
+    # A __getattr__ that forwards any name it is asked: what it serves cannot be read.
+    _edit(ws / UTILS, "    raise AttributeError(name)\n", "    return getattr(sys, name)\n")
+    svc = _svc(ws)
+    svc.parse(".")
+    clean = svc.check_references(None, 500, None)
+    assert clean["total"] == 0 and "known_gone" not in clean
+    _edit(ws / UTILS, "def make_str(", "def to_str(")
+    answer = svc.check_references(None, 500, None)
+    assert answer["total"] == 0  # the code does not tell: not a finding …
+    [gone] = answer["known_gone"]["results"]  # … but the store saw make_str go from utils.py
+    used = _name_lines(ws, CORE, "make_str")
+    assert gone["known_gone"] is True and gone["path"] == CORE and {gone["line"], *gone["uses"]["lines"]} == used
+    assert gone["renamed_to"] == "to_str" and gone["last_defined"]["path"] == UTILS
+    assert "known_gone" in answer["note"]
+    assert answer["not_checked"]["total"] == clean["not_checked"]["total"]  # listed apart, not also counted
+    # Another name of the same import (never defined there) is not judged: counted in not_checked.
+    (ws / "src/click/extra.py").write_text("from .utils import NotServed\n")
+    assert (
+        svc.check_references(None, 500, None)["not_checked"]["by_reason"][
+            "an import from a module with a module __getattr__"
+        ]
+        == 1
+    )
+
+
+def test_a_method_renamed_in_its_class_while_a_subclass_still_overrides_it(ws: Path) -> None:
+    svc = _svc(ws)
+    svc.parse(".")
+    before = svc.check_references(None, 500, None)
+    _edit(ws / CORE, "    def value_from_envvar(self, ctx: Context) -> str | cabc.Sequence[str] | None:",
+          "    def envvar_value(self, ctx: Context) -> str | cabc.Sequence[str] | None:")  # fmt: skip
+    answer = svc.check_references(None, 500, None)
+    [finding] = answer["results"]
+    assert {finding["line"]} == _self_calls_in(ws, "Parameter", "value_from_envvar")
+    assert finding["in"] == "Parameter.consume_value" and finding["name"] == "self.value_from_envvar"
+    assert finding["renamed_to"] == "Parameter.envvar_value" and finding["did_you_mean"][0] == "envvar_value"
+    assert "Option" in finding["why"]
+    assert SUBCLASS_ONLY not in before["not_checked"]["by_reason"]
+
+
+def test_a_method_only_subclasses_define_is_not_an_alarm_without_a_rename(ws: Path) -> None:
+    """The same tree, but the store never saw Parameter.value_from_envvar: a template method whose
+    subclasses define it (no abstract declaration), counted as not judged."""
+    _edit(ws / CORE, "    def value_from_envvar(self, ctx: Context) -> str | cabc.Sequence[str] | None:",
+          "    def envvar_value(self, ctx: Context) -> str | cabc.Sequence[str] | None:")  # fmt: skip
+    svc = _svc(ws)
+    svc.parse(".")
+    answer = svc.check_references(None, 500, None)
+    assert answer["total"] == 0
+    assert answer["not_checked"]["by_reason"][SUBCLASS_ONLY] == len(
+        _self_calls_in(ws, "Parameter", "value_from_envvar")
+    )
+
+
+@pytest.fixture(params=MODES)
+async def client(request: pytest.FixtureRequest, ws: Path) -> AsyncIterator[tuple[Client, Path]]:
+    async with llmem_client(ws, request.param) as c:
+        yield c, ws
+
+
+@pytest.mark.anyio
+async def test_known_gone_through_the_server(client: tuple[Client, Path]) -> None:
+    c, ws = client
+    _edit(ws / UTILS, "    raise AttributeError(name)\n", "    return getattr(sys, name)\n")
+    err, out = await call(c, "generate_artifact", path=".")
+    assert not err
+    _edit(ws / UTILS, "def make_str(", "def to_str(")
+    err, out = await call(c, "check_references")
+    data: dict[str, Any] = out["data"]
+    assert not err and data["total"] == 0 and data["known_gone"]["total"] == 1
+    assert "known_gone" in out["nextAction"] and not out["nextAction"].startswith("Nothing broken found.")
