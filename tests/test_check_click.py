@@ -174,3 +174,31 @@ async def test_known_gone_through_the_server(client: tuple[Client, Path]) -> Non
     data: dict[str, Any] = out["data"]
     assert not err and data["total"] == 0 and data["known_gone"]["total"] == 1
     assert "known_gone" in out["nextAction"] and not out["nextAction"].startswith("Nothing broken found.")
+
+
+def test_find_references_marks_a_self_call_only_a_subclass_defines_and_answers_the_renamed_away_name(
+    ws: Path,
+) -> None:
+    svc = _svc(ws)
+    svc.parse(".")
+    _edit(ws / CORE, "    def value_from_envvar(self, ctx: Context) -> str | cabc.Sequence[str] | None:",
+          "    def envvar_value(self, ctx: Context) -> str | cabc.Sequence[str] | None:")  # fmt: skip
+    broken = _self_calls_in(ws, "Parameter", "value_from_envvar")
+    option = svc.references("Option.value_from_envvar", CORE, None, 100, None)
+    marked = {r["line"] for r in option["results"] if r.get("unresolved")}
+    assert marked == broken and option["unresolved_total"] == len(broken)
+    assert all("Option" in r["why"] for r in option["results"] if r.get("unresolved"))
+    # The qualified name renamed away: its uses that no longer resolve, where it was, what it became.
+    gone = svc.references("Parameter.value_from_envvar", CORE, None, 100, None)
+    assert gone["unresolved"] is True and {r["line"] for r in gone["results"]} == broken
+    assert gone["last_defined"]["renamed_to"] == "Parameter.envvar_value" and gone["definitions"] == []
+    assert gone["other_definitions_of_the_name"] == [f"Option.value_from_envvar ({CORE})"]
+
+
+def test_find_references_of_a_function_renamed_in_a_module_with_getattr(ws: Path) -> None:
+    svc = _svc(ws)
+    svc.parse(".")
+    _edit(ws / UTILS, "def make_str(", "def to_str(")
+    answer = svc.references("make_str", None, None, 100, None)
+    assert answer["unresolved"] is True and answer["last_defined"]["renamed_to"] == "to_str"
+    assert {r["line"] for r in answer["results"] if r.get("unresolved")} == _name_lines(ws, CORE, "make_str")

@@ -64,6 +64,8 @@ class CheckRun:
     #: names taken from a module whose ``__getattr__`` cannot be read, which the store saw defined
     #: there and go: not judged by the code, reported apart
     known_gone: list[Finding] = field(default_factory=list)
+    #: ``self.x`` only subclasses of its class define (findings or not): find_references marks them
+    subclass_only: list[Finding] = field(default_factory=list)
     not_checked: Counter[str] = field(default_factory=Counter)
     files: Counter[str] = field(default_factory=Counter)  # files checked, by language
     not_parsed: list[str] = field(default_factory=list)
@@ -300,8 +302,12 @@ def _subclass_only(world: PythonWorld, run: CheckRun, key: str, use: NameUse, i:
     if not subs:
         return True
     last = run.gone_symbol(holder[1], f"{holder[2]}.{part}") if run.gone_symbol is not None else None
+    line, col = use.places[i]
+    kind, name = use.kind if i == len(use.chain) - 1 else "reference", ".".join(use.chain[: i + 1])
     if last is None:
         run.not_checked[SUBCLASS_ONLY] += 1
+        why = f"{holder[2]} and its bases have no {part}; only its subclass {subs[0]} defines it"
+        run.subclass_only.append(_finding(key, line, col, kind, name, Missing(part, "", why, None, frozenset())))
         return False
     info = world.info(holder[1])
     cls = info.classes.get(holder[2]) if info is not None else None
@@ -314,10 +320,7 @@ def _subclass_only(world: PythonWorld, run: CheckRun, key: str, use: NameUse, i:
         part, f"instances of {holder[2]}", why, (holder[1], cls.line if cls else 1),
         frozenset(own if isinstance(own, set) else ()), last,
     )  # fmt: skip
-    line, col = use.places[i]
-    _found(
-        run, key, line, col, use.kind if i == len(use.chain) - 1 else "reference", ".".join(use.chain[: i + 1]), missing
-    )
+    run.subclass_only.append(_found(run, key, line, col, kind, name, missing))
     return False
 
 

@@ -16,17 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
-from llmem.code.check import CheckRun, GoneSymbol, check_files, near_names
+from llmem.code.check import CheckRun, check_files, near_names
 from llmem.code.check_resolve import Finding
 from llmem.code.outline import is_test_path
 from llmem.code.references_parse import language_of
+from llmem.code.references_unresolved import gone_symbol_of
 from llmem.core.errors import SourceNotFound
 
 if TYPE_CHECKING:
     from llmem.code.references import ReferenceFinder
     from llmem.code.symbol_history import SymbolHistory
 
-__all__ = ["broken_around", "check_answer", "finding_item", "gone_symbol"]
+__all__ = ["broken_around", "check_answer", "finding_item"]
 
 BY_FILE_SHOWN = 50
 #: Uses that may break (judged by name only) shown in one answer; the rest are counted.
@@ -83,7 +84,7 @@ def check_answer(
             sorted(keys),
             history.remembered if history is not None else None,
             history.gone_member if history is not None else None,
-            gone_symbol(finder, history),
+            gone_symbol_of(finder.src, history),
         )
         _RUNS[finder] = (memo, run)
     findings = sorted(run.findings, key=_order)
@@ -141,13 +142,6 @@ def check_answer(
     out["results"] = results
     out["next_cursor"] = cursor_after(tag, _order(findings[pos - 1])) if pos < len(findings) and results else None
     return out
-
-
-def gone_symbol(finder: ReferenceFinder, history: SymbolHistory | None) -> GoneSymbol | None:
-    """What the store remembers of a symbol gone from a file, asked with the file's outline as the finder has it."""
-    if history is None:
-        return None
-    return lambda path, symbol: history.gone(path, symbol, finder.src.outline_content(path))
 
 
 def finding_item(finder: ReferenceFinder, f: Finding, history: SymbolHistory | None) -> dict[str, Any]:
