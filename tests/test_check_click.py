@@ -202,3 +202,14 @@ def test_find_references_of_a_function_renamed_in_a_module_with_getattr(ws: Path
     answer = svc.references("make_str", None, None, 100, None)
     assert answer["unresolved"] is True and answer["last_defined"]["renamed_to"] == "to_str"
     assert {r["line"] for r in answer["results"] if r.get("unresolved")} == _name_lines(ws, CORE, "make_str")
+
+
+def test_did_you_mean_offers_no_name_from_future_imports(ws: Path) -> None:
+    """The trial's probe: formatting.join_options renamed to join_opts (formatting.py has
+    ``from __future__ import annotations``, which binds a name but is no candidate)."""
+    svc = _svc(ws)
+    svc.parse(".")
+    _edit(ws / "src/click/formatting.py", "def join_options(", "def join_opts(")
+    [finding] = svc.check_references(None, 500, None)["results"]
+    assert {finding["line"], *finding["uses"]["lines"]} == _name_lines(ws, CORE, "join_options")
+    assert finding["did_you_mean"][0] == "join_opts" and "annotations" not in finding["did_you_mean"]

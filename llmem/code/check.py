@@ -228,7 +228,9 @@ def _python_use(
                     run.not_checked[starred[1]] += 1
                 return
         line, col = use.places[0]
-        missing = Missing(chain[0], "scope", f"nothing defines {chain[0]} here", None, frozenset(info.all_bound))
+        missing = Missing(
+            chain[0], "scope", f"nothing defines {chain[0]} here", None, frozenset(info.all_bound - info.future)
+        )
         _found(run, key, line, col, use.kind if len(chain) == 1 else "reference", chain[0], missing)
         return
     if len(chain) == 1:

@@ -183,6 +183,8 @@ class PyFile:
     stored_attrs: set[str] = field(default_factory=set)
     #: every name the file binds in any scope (the near names of an unbound one)
     all_bound: set[str] = field(default_factory=set)
+    #: names ``from __future__ import …`` binds: never a name a use meant (no near name)
+    future: set[str] = field(default_factory=set)
     #: attributes stored on a bare name from outside its class (``timezone.utc = …`` after the class,
     #: ``setattr(C, "x", …)``, ``defproperty(C, "x", …)``): name → attributes
     stored_on: dict[str, set[str]] = field(default_factory=dict)
@@ -651,6 +653,8 @@ class _Binder:
                 continue
             local = a.asname or a.name
             self.bind(scope, local, Binding("from", module, a.name, node.level))
+            if module == "__future__" and not node.level:
+                self.out.future.add(local)
             self.out.imports.append(ImportName(a.lineno, a.col_offset, module, node.level, a.name, local, in_function))
 
     def _try(self, node: ast.Try | ast.TryStar, scope: _Scope) -> None:

@@ -174,7 +174,7 @@ class PythonWorld:
         for key in self.by_module.get(dotted, []):
             info = self.info(key)
             if info is not None:
-                names |= set(info.globals) | (info.served or set())
+                names |= (set(info.globals) - info.future) | (info.served or set())
         return names
 
     # -- attributes --------------------------------------------------------------------------
