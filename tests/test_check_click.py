@@ -213,3 +213,54 @@ def test_did_you_mean_offers_no_name_from_future_imports(ws: Path) -> None:
     [finding] = svc.check_references(None, 500, None)["results"]
     assert {finding["line"], *finding["uses"]["lines"]} == _name_lines(ws, CORE, "join_options")
     assert finding["did_you_mean"][0] == "join_opts" and "annotations" not in finding["did_you_mean"]
+
+
+def _super_calls(ws: Path, cls: str, name: str) -> set[int]:
+    """Lines of core.py calling ``super().name`` in the methods of ``cls``, by ``ast``."""
+    tree = ast.parse((ws / CORE).read_text("utf-8"))
+    [klass] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    return {
+        n.lineno
+        for n in ast.walk(klass)
+        if isinstance(n, ast.Attribute)
+        and n.attr == name
+        and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Name)
+        and n.value.func.id == "super"
+    }
+
+
+def test_super_calls_resolve_to_the_base_that_defines_the_method(ws: Path) -> None:
+    """Option(Parameter): super().consume_value in Option.consume_value is Parameter's, certain."""
+    lines = _super_calls(ws, "Option", "consume_value")
+    assert len(lines) == 1
+    svc = _svc(ws)
+    base = svc.references("Parameter.consume_value", CORE, "call", 100, None)
+    hits = [r for r in base["results"] if r["line"] in lines]
+    assert len(hits) == 1 and "uncertain" not in hits[0]
+    sub = svc.references("Option.consume_value", CORE, "call", 100, None)
+    assert not [r for r in sub["results"] if r["line"] in lines]
+    tree = svc.references("Parameter.consume_value", CORE, None, 100, None, tests="exclude", depth=2)
+    [node] = [c for c in tree["callers"] if c["in"] == "Option.consume_value"]
+    assert "uncertain" not in node
+    assert not [c for c in node.get("callers", []) if c["in"] == "Option.consume_value"]  # not its own caller
+
+
+def test_super_follows_the_method_resolution_order(tmp_path: Path) -> None:
+    """D(B, C), B(A), C(A): super().m in D reaches C.m (Python's own __mro__ says so)."""
+    source = (
+        "class A:\n    def m(self):\n        return 'A'\n\n\nclass B(A):\n    pass\n\n\n"
+        "class C(A):\n    def m(self):\n        return 'C'\n\n\n"
+        "class D(B, C):\n    def m(self):\n        return super().m()\n"
+    )
+    (tmp_path / "mro.py").write_text(source)
+    space: dict[str, Any] = {}
+    exec(compile(source, "mro.py", "exec"), space)
+    owner = next(k.__name__ for k in space["D"].__mro__[1:] if "m" in vars(k))
+    assert owner == "C"
+    line = source.splitlines().index("        return super().m()") + 1
+    svc = _svc(tmp_path)
+    for cls in "ACD":  # the classes defining m
+        answer = svc.references(f"{cls}.m", "mro.py", "call", 100, None)
+        got = [r for r in answer["results"] if r["line"] == line]
+        assert (len(got) == 1 and "uncertain" not in got[0]) == (cls == owner), cls

@@ -197,6 +197,8 @@ class PyFile:
     #: the other attributes taken from an expression (``f().x``, ``d["k"].x``): (line, byte column
     #: of the attribute, its name, kind), counted in ``not_checked`` (:data:`EXPRESSION_ATTRIBUTE`)
     expression_members: list[tuple[int, int, str, str]] = field(default_factory=list)
+    #: attributes taken from ``super()`` (line, byte column of the attribute): the class's bases'
+    super_places: set[tuple[int, int]] = field(default_factory=set)
     #: attributes stored (``x.name = …``, ``del x.name``): (line, byte column of the attribute)
     stored_places: set[tuple[int, int]] = field(default_factory=set)
     #: functions and methods whose own body yields (a call of one makes a generator), by qualified name
@@ -793,6 +795,8 @@ class _Binder:
                 if builtin is not None:
                     self.out.builtin_receivers[at] = builtin
                 else:
+                    if isinstance(node.value, ast.Call) and _dotted(node.value.func) == "super":
+                        self.out.super_places.add(at)
                     self.out.expression_members.append((*at, node.attr, kind))
             self.visit(node.value, scope)
             return

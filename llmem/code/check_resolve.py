@@ -438,6 +438,43 @@ class PythonWorld:
                     stack.append(sub)
                     yield sub
 
+    def bases_of(self, key: str, qual: str) -> list[Target]:
+        """The bases of a class in the order written, each as a use of its name there would resolve
+        (``object`` left out; an expression base is ``unknown``)."""
+        info = self.info(key)
+        cls = info.classes.get(qual) if info is not None else None
+        out: list[Target] = []
+        for base in cls.bases if cls is not None else []:
+            root, *rest = base.split(".")
+            bindings = cls.base_bindings.get(root, ()) if cls is not None else ()
+            if base == "?" or (not bindings and not (root in BUILTINS and not rest)):
+                out.append(("unknown", f"a base {base} the check does not follow"))
+            elif not bindings:
+                if root != "object":
+                    out.append(("outside", f"builtins.{root}"))
+            else:
+                target = self.binding(key, bindings)
+                for part in rest:
+                    target = self.attribute(target, part)
+                out.append(target)
+        return out
+
+    def mro(self, key: str, qual: str, depth: int = 0) -> list[Target]:
+        """The class then its bases in Python's method resolution order (C3), as far as the
+        workspace tells: a base from outside (or not followed) stands as one entry."""
+        me: Target = ("class", key, qual)
+        bases = self.bases_of(key, qual) if depth < 30 else []
+        seqs = [self.mro(b[1], b[2], depth + 1) if b[0] == "class" else [b] for b in bases] + [list(bases)]
+        out = [me]
+        while any(seqs):
+            seqs = [s for s in seqs if s]
+            head = next((s[0] for s in seqs if not any(s[0] in t[1:] for t in seqs)), None)
+            if head is None:  # no consistent order (Python would refuse the class): each base's, depth first
+                return out + [t for s in seqs for t in s if t not in out]
+            out.append(head)
+            seqs = [s[1:] if s[0] == head else s for s in seqs]
+        return out
+
     def subclasses_defining(self, key: str, qual: str, name: str) -> list[str]:
         """The subclasses of ``qual`` that define or set ``name`` when ``qual`` and its bases do not
         (empty when they do, or when its members cannot be known)."""

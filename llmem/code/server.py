@@ -77,6 +77,7 @@ USAGES = (
     "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
     "JavaScript; Go, Rust and Java by name in files of the same language). A method or class member's uses "
     "are x.name wherever x may be of its class (resolution 'receivers'): self, x: C, x = C(...), with C(...) as x, "
+    "super().name (the first base in MRO order that defines it), "
     "self.x = C(...) are its; a list, a str, a dict (**kwargs), a generator, a module, another class, and x.name = ... "
     "(an attribute set) are not (left_out); symbol='Client.request' (or 'module.func') keeps one definition "
     "where two classes share the name; an x of unknown type is kept with uncertain: true "
