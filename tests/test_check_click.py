@@ -264,3 +264,30 @@ def test_super_follows_the_method_resolution_order(tmp_path: Path) -> None:
         answer = svc.references(f"{cls}.m", "mro.py", "call", 100, None)
         got = [r for r in answer["results"] if r["line"] == line]
         assert (len(got) == 1 and "uncertain" not in got[0]) == (cls == owner), cls
+
+
+@pytest.mark.anyio
+async def test_over_stdio_after_the_trials_renames(ws: Path) -> None:
+    """The console script as a client launches it: both renames made between calls."""
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import console_script, subprocess_env
+
+    params = StdioServerParameters(
+        command=console_script("llmem-mcp"), args=["--workspace", str(ws)], env=subprocess_env()
+    )
+    with anyio.fail_after(180):
+        async with Client(params, mode="legacy") as c:  # type: ignore[arg-type]
+            err, out = await call(c, "generate_artifact", path=".")  # the store sees what the edits take away
+            assert not err
+            err, out = await call(c, "check_references")
+            assert not err and out["data"]["total"] == 0
+            _edit(ws / UTILS, "def make_str(", "def to_str(")
+            _edit(ws / CORE, "    def value_from_envvar(self, ctx: Context) -> str | cabc.Sequence[str] | None:",
+                  "    def envvar_value(self, ctx: Context) -> str | cabc.Sequence[str] | None:")  # fmt: skip
+            err, out = await call(c, "check_references")
+            assert not err and {r["missing"] for r in out["data"]["results"]} == {"make_str", "value_from_envvar"}
+            err, out = await call(c, "find_references", symbol="Parameter.value_from_envvar", path=CORE)
+            assert not err and out["data"]["unresolved"] is True
+            assert out["data"]["last_defined"]["renamed_to"] == "Parameter.envvar_value"
