@@ -291,3 +291,22 @@ async def test_over_stdio_after_the_trials_renames(ws: Path) -> None:
             err, out = await call(c, "find_references", symbol="Parameter.value_from_envvar", path=CORE)
             assert not err and out["data"]["unresolved"] is True
             assert out["data"]["last_defined"]["renamed_to"] == "Parameter.envvar_value"
+
+
+def test_a_typescript_static_method_renamed_away_answers_like_python(tmp_path: Path) -> None:
+    """The trial's ky edit in small: ``static create`` renamed to ``make`` in its class only;
+    ``find_references('Ky.create')`` answers the uses grep finds, unresolved, with what it became."""
+    (tmp_path / "Ky.ts").write_text(
+        "export class Ky {\n\tstatic create(input: string): string {\n\t\treturn input;\n\t}\n}\n"
+    )
+    (tmp_path / "other.ts").write_text("export const make = {create: (x: string) => x};\n")
+    index = "import {Ky} from './Ky.js';\n\nexport const a = Ky.create('a');\nexport const b = Ky.create('b');\n"
+    (tmp_path / "index.ts").write_text(index)
+    svc = _svc(tmp_path)
+    svc.parse(".")
+    _edit(tmp_path / "Ky.ts", "static create(", "static make(")
+    grepped = {n for n, line in enumerate(index.splitlines(), 1) if "Ky.create(" in line}
+    answer = svc.references("Ky.create", None, None, 100, None)
+    assert answer["unresolved"] is True and {r["line"] for r in answer["results"]} == grepped
+    assert all(r["unresolved"] and r["path"] == "index.ts" for r in answer["results"])
+    assert answer["last_defined"]["renamed_to"] == "Ky.make" and answer["last_defined"]["path"] == "Ky.ts"
