@@ -23,8 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from posixpath import dirname
+from typing import Any
 
-from llmem.code.check_python import EXPRESSION_ATTRIBUTE, NameUse, PyFile
+from llmem.code.check_python import EXPRESSION_ATTRIBUTE, ImportName, NameUse, PyFile
 from llmem.code.check_resolve import Finding, Missing, PythonWorld, Target, file_analysis
 from llmem.code.check_scripts import GoWorld, ScriptWorld, go_builtin, js_global
 from llmem.code.check_treesitter import TsFile
@@ -45,6 +46,11 @@ OUTSIDE = "an attribute of a module or class outside the workspace"
 
 #: What the store remembers of a gone member of a class, by its name: (path, qualified name, line).
 GoneMember = Callable[[str], "tuple[str, str, int] | None"]
+#: What the store remembers of a symbol gone from a file: (path, qualified name) → where it was
+#: (``{path, line, symbol, renamed_to?, source}``), None when nothing is remembered.
+GoneSymbol = Callable[[str, str], "dict[str, Any] | None"]
+#: ``not_checked``'s reason for ``self.x`` that only subclasses of its class define.
+SUBCLASS_ONLY = "self.x defined only in subclasses (a template method without an abstract declaration)"
 
 
 @dataclass
@@ -54,6 +60,12 @@ class CheckRun:
     #: break, judged by name only (no class of the workspace has the member any more)
     by_name: list[Finding] = field(default_factory=list)
     gone_member: GoneMember | None = field(default=None, repr=False)
+    gone_symbol: GoneSymbol | None = field(default=None, repr=False)
+    #: names taken from a module whose ``__getattr__`` cannot be read, which the store saw defined
+    #: there and go: not judged by the code, reported apart
+    known_gone: list[Finding] = field(default_factory=list)
+    #: ``self.x`` only subclasses of its class define (findings or not): find_references marks them
+    subclass_only: list[Finding] = field(default_factory=list)
     not_checked: Counter[str] = field(default_factory=Counter)
     files: Counter[str] = field(default_factory=Counter)  # files checked, by language
     not_parsed: list[str] = field(default_factory=list)
@@ -77,10 +89,12 @@ def check_files(
     keys: Iterable[str],
     remembered: Callable[[str], bool] | None = None,
     gone_member: GoneMember | None = None,
+    gone_symbol: GoneSymbol | None = None,
 ) -> CheckRun:
     """Judge every use in ``keys`` (files of ``files``, the whole workspace as read now);
-    ``gone_member`` (what the store remembers of removed members) makes ``by_name`` findings."""
-    run = CheckRun(gone_member=gone_member)
+    ``gone_member`` (what the store remembers of removed members) makes ``by_name`` findings,
+    ``gone_symbol`` (of a symbol gone from a file) ``known_gone`` ones and renamed ``self.x``."""
+    run = CheckRun(gone_member=gone_member, gone_symbol=gone_symbol)
     worlds: dict[str, PythonWorld | ScriptWorld | GoWorld] = {}
     for key in keys:
         before = len(run.findings)
@@ -158,22 +172,19 @@ def _python(
             shown = f"{'.' * imp.level}{imp.module}"
             name = f"{shown}.{imp.name}" if shown.strip(".") else f"{shown}{imp.name}"
         else:
+            base = imp.module
             target = world.module(imp.module)
             name = imp.module
         if target[0] == "missing":
-            uses = [
-                u.places[0][0]
-                for u in info.uses
-                if u.chain[0] == imp.local
-                and any(
-                    b.kind in ("from", "module") and (b.name or b.target) == (imp.name or imp.module) for b in u.bound
-                )
-            ]
-            _found(run, key, imp.line, imp.col, "import", name, target[1], uses=uses)
+            _found(run, key, imp.line, imp.col, "import", name, target[1], uses=_import_uses(info, imp))
         elif target[0] == "outside":
             run.not_checked["an import from a module outside the workspace"] += 1
         elif target[0] == "unknown":
-            run.not_checked[f"an import from {target[1]}"] += 1
+            gone = _known_gone(world, run, base, imp.name, target[1]) if imp.name else None
+            if gone is None:
+                run.not_checked[f"an import from {target[1]}"] += 1
+            else:
+                run.known_gone.append(_finding(key, imp.line, imp.col, "import", name, gone, _import_uses(info, imp)))
     for name, line, col in info.exports:
         if name in info.globals:
             continue
@@ -217,7 +228,9 @@ def _python_use(
                     run.not_checked[starred[1]] += 1
                 return
         line, col = use.places[0]
-        missing = Missing(chain[0], "scope", f"nothing defines {chain[0]} here", None, frozenset(info.all_bound))
+        missing = Missing(
+            chain[0], "scope", f"nothing defines {chain[0]} here", None, frozenset(info.all_bound - info.future)
+        )
         _found(run, key, line, col, use.kind if len(chain) == 1 else "reference", chain[0], missing)
         return
     if len(chain) == 1:
@@ -245,11 +258,72 @@ def _python_use(
             line, col = use.places[i]
             kind = use.kind if i == len(chain) - 1 else "reference"
             name = ".".join(chain[: i + 1])
-            if holder[0] != "value" or not _by_name(world, run, key, line, col, kind, name, part, target[1]):
+            gone = _known_gone(world, run, holder[1], part, target[1]) if holder[0] == "module" else None
+            if gone is not None:
+                run.known_gone.append(_finding(key, line, col, kind, name, gone))
+            elif holder[0] != "value" or not _by_name(world, run, key, line, col, kind, name, part, target[1]):
                 run.not_checked[target[1]] += 1
+            return
+        if self_like and not _subclass_only(world, run, key, use, i, holder):
             return
     if target[0] == "outside":
         run.not_checked[OUTSIDE] += 1
+
+
+def _import_uses(info: PyFile, imp: ImportName) -> list[int]:
+    """The lines using the name an import binds."""
+    return [
+        u.places[0][0]
+        for u in info.uses
+        if u.chain[0] == imp.local
+        and any(b.kind in ("from", "module") and (b.name or b.target) == (imp.name or imp.module) for b in u.bound)
+    ]
+
+
+def _known_gone(world: PythonWorld, run: CheckRun, dotted: str, name: str, why: str) -> Missing | None:
+    """``name`` of module ``dotted``, which the check cannot judge (``why``: its ``__getattr__``
+    cannot be read …), as missing when the store saw ``name`` defined in that module and go."""
+    if run.gone_symbol is None:
+        return None
+    for path in world.by_module.get(dotted, []):
+        last = run.gone_symbol(path, name)
+        if last is not None:
+            because = f"not judged by the code ({why}), but {name} was defined in {path}:{last.get('line')} and is gone"
+            return Missing(name, f"module {dotted}", because, (path, 1), frozenset(world.module_names(dotted)), last)
+    return None
+
+
+def _subclass_only(world: PythonWorld, run: CheckRun, key: str, use: NameUse, i: int, holder: Target) -> bool:
+    """``self.x`` (``chain[i]``) in class C where neither C nor its bases define or set x, but a
+    subclass does: a finding when the store saw ``C.x`` go (a rename done in C only), else
+    counted in ``not_checked``. False when it is one of those (the use is judged)."""
+    part = use.chain[i]
+    if part.startswith("__") and part.endswith("__"):
+        return True
+    subs = world.subclasses_defining(holder[1], holder[2], part)
+    if not subs:
+        return True
+    last = run.gone_symbol(holder[1], f"{holder[2]}.{part}") if run.gone_symbol is not None else None
+    line, col = use.places[i]
+    kind, name = use.kind if i == len(use.chain) - 1 else "reference", ".".join(use.chain[: i + 1])
+    if last is None:
+        run.not_checked[SUBCLASS_ONLY] += 1
+        why = f"{holder[2]} and its bases have no {part}; only its subclass {subs[0]} defines it"
+        run.subclass_only.append(_finding(key, line, col, kind, name, Missing(part, "", why, None, frozenset())))
+        return False
+    info = world.info(holder[1])
+    cls = info.classes.get(holder[2]) if info is not None else None
+    why = (
+        f"{holder[2]} and its bases have no {part} (only its subclass {subs[0]} defines it: an override of nothing "
+        f"now); {holder[2]}.{part} was defined at {holder[1]}:{last.get('line')} and is gone"
+    )
+    own = world.class_members(holder[1], holder[2], instance=True)
+    missing = Missing(
+        part, f"instances of {holder[2]}", why, (holder[1], cls.line if cls else 1),
+        frozenset(own if isinstance(own, set) else ()), last,
+    )  # fmt: skip
+    run.subclass_only.append(_found(run, key, line, col, kind, name, missing))
+    return False
 
 
 def _by_name(
@@ -459,4 +533,5 @@ def _finding(
         defined_in=missing.defined_in,
         candidates=missing.candidates,
         uses=uses or [],
+        last_defined=missing.last_defined,
     )

@@ -20,6 +20,7 @@ from llmem.code.check import CheckRun, check_files, near_names
 from llmem.code.check_resolve import Finding
 from llmem.code.outline import is_test_path
 from llmem.code.references_parse import language_of
+from llmem.code.references_unresolved import gone_symbol_of
 from llmem.core.errors import SourceNotFound
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ def check_answer(
             sorted(keys),
             history.remembered if history is not None else None,
             history.gone_member if history is not None else None,
+            gone_symbol_of(finder.src, history),
         )
         _RUNS[finder] = (memo, run)
     findings = sorted(run.findings, key=_order)
@@ -117,11 +119,22 @@ def check_answer(
             "not counted in total",
             "results": [finding_item(finder, f, history) | {"by_name": True} for f in maybe[:BY_NAME_SHOWN]],
         }
+    if run.known_gone:
+        gone = sorted(run.known_gone, key=_order)
+        out["known_gone"] = {
+            "total": len(gone),
+            "means": "names taken from a module whose __getattr__ the check cannot read (so not judged by the "
+            "code), which a parse saw defined in that module and go: each is most likely broken; "
+            "not counted in total",
+            "results": [finding_item(finder, f, history) | {"known_gone": True} for f in gone[:BY_NAME_SHOWN]],
+        }
     if not findings:
+        apart = [f"{len(run.known_gone)} are known gone (known_gone)"] if run.known_gone else []
+        apart += [f"{len(run.by_name)} may break (may_break_by_name)"] if run.by_name else []
         out["note"] = (
             f"Every name judged under {under} resolves ({sum(run.files.values())} files); "
             f"{out['not_checked']['total']} uses could not be judged (not_checked, by reason)"
-            + (f"; {len(run.by_name)} may break (may_break_by_name)." if run.by_name else ".")
+            + (f"; of those not judged, {' and '.join(apart)}." if apart else ".")
         )
     room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600
     results, pos = fill_page(len(findings), start, limit, room, lambda i: finding_item(finder, findings[i], history))
@@ -149,10 +162,11 @@ def finding_item(finder: ReferenceFinder, f: Finding, history: SymbolHistory | N
     if f.defined_in is not None:
         item["defined_in"] = f"{f.defined_in[0]}:{f.defined_in[1]}"
     guesses: list[str] = []
-    if history is not None and not f.missing.startswith("."):
+    if f.last_defined is not None or (history is not None and not f.missing.startswith(".")):
         where = f.defined_in[0] if f.defined_in is not None else f.path
-        current = finder.src.outline_content(where)
-        last = history.last_defined(f.missing, where, current)
+        last = f.last_defined
+        if last is None and history is not None:
+            last = history.last_defined(f.missing, where, finder.src.outline_content(where))
         if last is not None:
             item["last_defined"] = {k: last[k] for k in ("path", "line", "symbol", "source") if k in last}
             if "renamed_to" in last:

@@ -25,6 +25,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
+from llmem.code.check_getattr import module_literals, served_names
+
 __all__ = [
     "BUILTINS",
     "BUILTIN_TYPES",
@@ -175,10 +177,14 @@ class PyFile:
     exports: list[tuple[str, int, int]] = field(default_factory=list)
     #: why the module's own names cannot all be known (a module ``__getattr__``, ``globals()`` …)
     dynamic: str | None = None
+    #: the names a module ``__getattr__`` serves, when its code says them all (:mod:`llmem.code.check_getattr`)
+    served: frozenset[str] | None = None
     #: attribute names stored anywhere in the file (``x.name = …``), for attributes set from outside
     stored_attrs: set[str] = field(default_factory=set)
     #: every name the file binds in any scope (the near names of an unbound one)
     all_bound: set[str] = field(default_factory=set)
+    #: names ``from __future__ import …`` binds: never a name a use meant (no near name)
+    future: set[str] = field(default_factory=set)
     #: attributes stored on a bare name from outside its class (``timezone.utc = …`` after the class,
     #: ``setattr(C, "x", …)``, ``defproperty(C, "x", …)``): name → attributes
     stored_on: dict[str, set[str]] = field(default_factory=dict)
@@ -191,6 +197,8 @@ class PyFile:
     #: the other attributes taken from an expression (``f().x``, ``d["k"].x``): (line, byte column
     #: of the attribute, its name, kind), counted in ``not_checked`` (:data:`EXPRESSION_ATTRIBUTE`)
     expression_members: list[tuple[int, int, str, str]] = field(default_factory=list)
+    #: attributes taken from ``super()`` (line, byte column of the attribute): the class's bases'
+    super_places: set[tuple[int, int]] = field(default_factory=set)
     #: attributes stored (``x.name = …``, ``del x.name``): (line, byte column of the attribute)
     stored_places: set[tuple[int, int]] = field(default_factory=set)
     #: functions and methods whose own body yields (a call of one makes a generator), by qualified name
@@ -226,6 +234,13 @@ def _method_of(scope: _Scope) -> str | None:
             return scope.qualname.rsplit(".", 1)[-1]
         scope = scope.parent
     return None
+
+
+def _in_module_getattr(scope: _Scope) -> bool:
+    """Whether ``scope`` is in a module-level ``__getattr__`` (its ``globals()[…]`` reads the names it serves)."""
+    while scope.parent is not None and scope.parent.parent is not None:
+        scope = scope.parent
+    return scope.kind == "function" and scope.qualname == "__getattr__"
 
 
 @dataclass
@@ -281,7 +296,11 @@ class _Binder:
             self.visit(stmt, module)
         self.out.globals = module.bindings
         if "__getattr__" in module.bindings:  # def __getattr__, or __getattr__ = getattr_migration(…)
-            self.out.dynamic = self.out.dynamic or "a module __getattr__"
+            defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "__getattr__"]
+            if len(module.bindings["__getattr__"]) == 1 and len(defs) == 1:
+                self.out.served = served_names(defs[0], module_literals(tree.body))
+            if self.out.served is None:
+                self.out.dynamic = self.out.dynamic or "a module __getattr__"
         for p in self.pending:
             self._resolve(p)
 
@@ -636,6 +655,8 @@ class _Binder:
                 continue
             local = a.asname or a.name
             self.bind(scope, local, Binding("from", module, a.name, node.level))
+            if module == "__future__" and not node.level:
+                self.out.future.add(local)
             self.out.imports.append(ImportName(a.lineno, a.col_offset, module, node.level, a.name, local, in_function))
 
     def _try(self, node: ast.Try | ast.TryStar, scope: _Scope) -> None:
@@ -695,7 +716,7 @@ class _Binder:
                 self._stored_by_call(node)
             if func.id in ("setattr", "delattr") and node.args:
                 self._setattr(node, scope)
-            elif func.id in ("globals", "exec"):
+            elif func.id in ("globals", "exec") and not (func.id == "globals" and _in_module_getattr(scope)):
                 self.out.dynamic = self.out.dynamic or f"its code calls {func.id}()"
             elif func.id in ("getattr", "hasattr") and len(node.args) > 1:
                 self.out.not_checked["getattr/hasattr with a name in a string"] += 1
@@ -774,6 +795,8 @@ class _Binder:
                 if builtin is not None:
                     self.out.builtin_receivers[at] = builtin
                 else:
+                    if isinstance(node.value, ast.Call) and _dotted(node.value.func) == "super":
+                        self.out.super_places.add(at)
                     self.out.expression_members.append((*at, node.attr, kind))
             self.visit(node.value, scope)
             return

@@ -72,6 +72,7 @@ class Finding:
     candidates: frozenset[str] = frozenset()
     uses: list[int] = field(default_factory=list)  # lines using a broken import's name
     elsewhere: list[str] = field(default_factory=list)  # files that define the name (not imported here)
+    last_defined: dict[str, Any] | None = None  # what the store remembers, when the check used it
 
 
 def file_analysis(src: WorkspaceFiles, key: str, f: SourceFile) -> PyFile | TsFile | None:
@@ -100,6 +101,8 @@ class Missing:
     why: str
     defined_in: tuple[str, int] | None
     candidates: frozenset[str]
+    #: where the store saw the name last defined, when that is what makes it missing
+    last_defined: dict[str, Any] | None = None
 
 
 #: What a name stands for: ("module", dotted) | ("class", key, qualname) | ("instance", key,
@@ -171,7 +174,7 @@ class PythonWorld:
         for key in self.by_module.get(dotted, []):
             info = self.info(key)
             if info is not None:
-                names |= set(info.globals)
+                names |= (set(info.globals) - info.future) | (info.served or set())
         return names
 
     # -- attributes --------------------------------------------------------------------------
@@ -238,15 +241,17 @@ class PythonWorld:
                 got = self._module_attribute(base, name, seen | {(key, "*")}) if (key, "*") not in seen else None
                 if got is not None and got[0] != "missing":
                     return got
+            if info.served is not None and name in info.served:
+                return ("value",)  # served by its __getattr__
             if info.dynamic:
                 return ("unknown", f"a module with {info.dynamic}")
         if keys and self._on_disk(dotted, name) and keys[0].endswith("__init__.py"):
             return ("unknown", "a module the walk does not read (compiled or ignored)")
         if not keys:
             return ("unknown", f"module {dotted} is not read")
-        return self._miss(
-            name, f"module {dotted}", f"{dotted} defines no {name}", (keys[0], 1), self.module_names(dotted)
-        )
+        served = next((i.served for k in keys if (i := self.info(k)) is not None and i.served is not None), None)
+        why = f"{dotted} defines no {name}" + (" (nor does its __getattr__ serve it)" if served is not None else "")
+        return self._miss(name, f"module {dotted}", why, (keys[0], 1), self.module_names(dotted))
 
     def binding(
         self, key: str, bindings: tuple[Binding, ...], seen: frozenset[tuple[str, str]] = frozenset()
@@ -432,6 +437,57 @@ class PythonWorld:
                     seen.add(sub)
                     stack.append(sub)
                     yield sub
+
+    def bases_of(self, key: str, qual: str) -> list[Target]:
+        """The bases of a class in the order written, each as a use of its name there would resolve
+        (``object`` left out; an expression base is ``unknown``)."""
+        info = self.info(key)
+        cls = info.classes.get(qual) if info is not None else None
+        out: list[Target] = []
+        for base in cls.bases if cls is not None else []:
+            root, *rest = base.split(".")
+            bindings = cls.base_bindings.get(root, ()) if cls is not None else ()
+            if base == "?" or (not bindings and not (root in BUILTINS and not rest)):
+                out.append(("unknown", f"a base {base} the check does not follow"))
+            elif not bindings:
+                if root != "object":
+                    out.append(("outside", f"builtins.{root}"))
+            else:
+                target = self.binding(key, bindings)
+                for part in rest:
+                    target = self.attribute(target, part)
+                out.append(target)
+        return out
+
+    def mro(self, key: str, qual: str, depth: int = 0) -> list[Target]:
+        """The class then its bases in Python's method resolution order (C3), as far as the
+        workspace tells: a base from outside (or not followed) stands as one entry."""
+        me: Target = ("class", key, qual)
+        bases = self.bases_of(key, qual) if depth < 30 else []
+        seqs = [self.mro(b[1], b[2], depth + 1) if b[0] == "class" else [b] for b in bases] + [list(bases)]
+        out = [me]
+        while any(seqs):
+            seqs = [s for s in seqs if s]
+            head = next((s[0] for s in seqs if not any(s[0] in t[1:] for t in seqs)), None)
+            if head is None:  # no consistent order (Python would refuse the class): each base's, depth first
+                return out + [t for s in seqs for t in s if t not in out]
+            out.append(head)
+            seqs = [s[1:] if s[0] == head else s for s in seqs]
+        return out
+
+    def subclasses_defining(self, key: str, qual: str, name: str) -> list[str]:
+        """The subclasses of ``qual`` that define or set ``name`` when ``qual`` and its bases do not
+        (empty when they do, or when its members cannot be known)."""
+        own = self.class_members(key, qual, instance=True)
+        if isinstance(own, str) or name in own:
+            return []
+        out = []
+        for sub_key, sub_qual in self._all_subclasses(key, qual):
+            info = self.info(sub_key)
+            cls = info.classes.get(sub_qual) if info is not None else None
+            if cls is not None and (name in cls.members or name in cls.instance):
+                out.append(sub_qual)
+        return out
 
     def family(self, key: str, qual: str) -> set[tuple[str, str]]:
         """The class, its subclasses and its bases in the workspace: the classes whose instances

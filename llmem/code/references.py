@@ -61,7 +61,7 @@ from llmem.code.references_imports import (
 )
 from llmem.code.references_parse import CODE_LANGUAGES, language_of
 from llmem.code.references_receivers import MAYBE, NO, Judge, Verdict
-from llmem.code.references_unresolved import unresolved_uses
+from llmem.code.references_unresolved import subclass_only_uses, unresolved_uses
 from llmem.core.errors import InvalidArgument, SourceNotFound
 from llmem.core.paths import resolve_in_workspace
 
@@ -163,8 +163,50 @@ class ReferenceFinder:
 
         symbol = self.validate(symbol, kind, tests)
         with self.lock:  # the caches are shared by every caller of this workspace
-            bare, path, only = qualified_target(self, symbol, path)
+            try:
+                bare, path, only = qualified_target(self, symbol, path)
+            except InvalidArgument as exc:
+                gone = self._gone_qualified(symbol, path, history)
+                if gone is None:
+                    raise
+                return self._renamed_away(symbol, gone, exc, kind, limit, cursor, answer_chars, tests, history)
             return self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only)
+
+    def _gone_qualified(self, symbol: str, path: str | None, history: SymbolHistory | None) -> dict[str, Any] | None:
+        """Where the store saw ``symbol`` (``Class.member``) defined before it went, or None."""
+        if history is None or "." not in symbol:
+            return None
+        key = resolve_in_workspace(self.ws, path, field="path").key if path is not None else None
+        return history.gone(key, symbol, self.src.outline_content(key) if key is not None else None)
+
+    def _renamed_away(
+        self,
+        symbol: str,
+        gone: dict[str, Any],
+        exc: InvalidArgument,
+        kind: str | None,
+        limit: int,
+        cursor: str | None,
+        answer_chars: int,
+        tests: str,
+        history: SymbolHistory | None,
+    ) -> dict[str, Any]:
+        """``Class.member`` that no longer exists: its uses by name that no longer resolve (the
+        ones check_references judges broken), where it was, and the other definitions of the name as a hint."""
+        bare = symbol.rsplit(".", 1)[1]
+        out = self._find(bare, None, kind, limit, cursor, answer_chars, tests, history, None, True)
+        out["qualified"] = symbol
+        out["last_defined"] = gone
+        others = (exc.details or {}).get("definitions_of_the_name")
+        if others:
+            out["other_definitions_of_the_name"] = others
+        out["note"] = (
+            f"nothing defines {symbol} now (last defined in {gone.get('path')}:{gone.get('line')}"
+            + (f", renamed to {gone['renamed_to']}" if gone.get("renamed_to") else "")
+            + f"); these {out['total']} uses of {bare} no longer resolve (unresolved: true, with why)"
+            + ("; other definitions of the name are a hint only (other_definitions_of_the_name)." if others else ".")
+        )
+        return out
 
     @staticmethod
     def validate(symbol: str, kind: str | None = None, tests: str = "include") -> str:
@@ -268,8 +310,13 @@ class ReferenceFinder:
         tests: str,
         history: SymbolHistory | None,
         only: str | None = None,
+        broken_only: bool = False,
     ) -> dict[str, Any]:
         found = self.collect(symbol, path, only)
+        broken: dict[tuple[str, int, int], str] = {}
+        if broken_only:  # a qualified name renamed away: only the uses of the name that no longer resolve
+            broken = unresolved_uses(self.src, symbol, found.files, found.uses, {}, history)
+            found.uses = [u for u in found.uses if u.key() in broken]
         files, definitions, target, resolution = found.files, found.definitions, found.target, found.resolution
         uses = found.uses
         left_out = (
@@ -323,13 +370,23 @@ class ReferenceFinder:
                 "uses whose receiver's type is not known (an unannotated parameter, a call's result): they may "
                 "be of another class's member of the same name; each says why (receiver)"
             )
-        broken: dict[tuple[str, int, int], str] = {}
-        if target is None and not definitions:
+        if broken_only:
+            out |= {"definitions": [], "definitions_total": 0, "unresolved": True, "unresolved_total": len(uses)}
+        elif target is None and not definitions:
             out |= self._undefined(symbol, files, uses)
             broken = unresolved_uses(self.src, symbol, files, uses, out, history)
             dropped = out.get("tests_left_out") or out.get("non_tests_left_out")
             if broken and dropped:
                 out["note"] += f" ({dropped} of its uses are left out by tests={tests!r}: tests='include' lists them)"
+        elif definitions:
+            broken = subclass_only_uses(self.src, symbol, files, chosen, history)
+            if broken:
+                out["unresolved"] = True
+                out["unresolved_total"] = len(broken)
+                out["unresolved_means"] = (
+                    "self.x in a class where neither it nor its bases define x, only a subclass does: it fails on "
+                    "an instance of that class (a method renamed in its class only), or is a template method; each says why"
+                )
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {

@@ -221,6 +221,8 @@ class Judge:
             return Verdict(NO, f"{u.qualifier or 'x'}.{u.name} = …: an attribute set, not a use", stored=True)
         if u.qualifier == "":
             return self._bare(u, info, at)
+        if at in info.super_places:
+            return self._super(u, info)
         builtin = info.builtin_receivers.get(at)
         if builtin is not None:
             return Verdict(NO, f"{builtin}.{u.name} (a {builtin} value)")
@@ -232,6 +234,28 @@ class Judge:
         use, i = found
         holder = self._holder(u.path, use, i)
         return self._verdict(u, use, i, holder)
+
+    def _super(self, u: Use, info: PyFile) -> Verdict:
+        """``super().m`` in a method of class C: the first class after C in its MRO that defines m."""
+        f = self.files[u.path]
+        where = self.src.facts(u.path, f).enclosing(u.line) or ""
+        parts = where.split(".")
+        cls = next((q for n in range(len(parts) - 1, 0, -1) if (q := ".".join(parts[:n])) in info.classes), None)
+        if cls is None:
+            return Verdict(MAYBE, "super() outside a method of a class the check reads")
+        world = self.world()
+        for t in world.mro(u.path, cls)[1:]:
+            if t[0] != "class":
+                return Verdict(
+                    MAYBE, f"super() in {cls}: a base before the one defining {u.name} is not followed ({t[1]})"
+                )
+            found = world.info(t[1])
+            base = found.classes.get(t[2]) if found is not None else None
+            if base is not None and u.name in base.members:
+                if (t[1], t[2]) in self.owners:
+                    return Verdict(YES, f"super() in {cls}: {t[2]}.{u.name}")
+                return Verdict(NO, f"super() in {cls} reaches {t[2]}.{u.name}, none of the definitions asked about")
+        return Verdict(NO, f"super() in {cls}: no base of it defines {u.name}")
 
     def _bare(self, u: Use, info: PyFile, at: tuple[int, int]) -> Verdict:
         if self.members_only:

@@ -10,13 +10,38 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from llmem.code.check import check_files
+from llmem.code.check import GoneSymbol, check_files
 from llmem.code.references_files import SourceFile, Use, WorkspaceFiles
 
 if TYPE_CHECKING:
     from llmem.code.symbol_history import SymbolHistory
 
-__all__ = ["unresolved_uses"]
+__all__ = ["gone_symbol_of", "subclass_only_uses", "unresolved_uses"]
+
+
+def subclass_only_uses(
+    src: WorkspaceFiles, symbol: str, files: dict[str, SourceFile], uses: list[Use], history: SymbolHistory | None
+) -> dict[tuple[str, int, int], str]:
+    """``self.symbol`` / ``cls.symbol`` in a class where neither it nor its bases define the name,
+    only a subclass does (a method renamed in its class only, or a template method): by place,
+    with why. Only the Python files holding such uses are checked."""
+    code = sorted({u.path for u in uses if u.qualifier in ("self", "cls") and u.path.endswith((".py", ".pyi"))})
+    if not code:
+        return {}
+    run = check_files(src, files, code, gone_symbol=gone_symbol_of(src, history))
+    places = {u.key() for u in uses}
+    return {
+        (f.path, f.line, f.column): f.why
+        for f in run.subclass_only
+        if f.missing == symbol and (f.path, f.line, f.column) in places
+    }
+
+
+def gone_symbol_of(src: WorkspaceFiles, history: SymbolHistory | None) -> GoneSymbol | None:
+    """What the store remembers of a symbol gone from a file, asked with the file's outline as ``src`` has it."""
+    if history is None:
+        return None
+    return lambda path, symbol: history.gone(path, symbol, src.outline_content(path))
 
 
 def unresolved_uses(
@@ -38,11 +63,16 @@ def unresolved_uses(
         code,
         history.remembered if history is not None else None,
         history.gone_member if history is not None else None,
+        gone_symbol_of(src, history),
     )
     places = {u.key() for u in uses}
     # A method's uses on values of known type are findings; on values of unknown type, by name
     # (nothing in the workspace defines the name now, and a parse saw it go).
-    mine = [f for f in [*run.findings, *run.by_name] if f.missing == symbol and (f.path, f.line, f.column) in places]
+    mine = [
+        f
+        for f in [*run.findings, *run.by_name, *run.known_gone]
+        if f.missing == symbol and (f.path, f.line, f.column) in places
+    ]
     broken = {(f.path, f.line, f.column): f.why for f in mine}
     if not broken:
         return {}

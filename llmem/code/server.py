@@ -77,6 +77,7 @@ USAGES = (
     "as path= to keep only the uses of that definition, followed through imports (Python and TypeScript/"
     "JavaScript; Go, Rust and Java by name in files of the same language). A method or class member's uses "
     "are x.name wherever x may be of its class (resolution 'receivers'): self, x: C, x = C(...), with C(...) as x, "
+    "super().name (the first base in MRO order that defines it), "
     "self.x = C(...) are its (TypeScript: x: C, new C(), this; a static member only as C.x, C or an import of it); "
     "a list, a str, a dict (**kwargs), a generator, a module, a global (Object, JSON), another class or interface, "
     "an instance for a static member, and x.name = ... "
@@ -102,7 +103,9 @@ USAGES = (
     "the answer's cut counts such nodes); a CLI command (@cli.command) says "
     "entry_point; reached_from counts the leaves by what they are; only_from_tests marks a function only "
     "tests reach (tests='exclude'). A name nothing defines whose uses no longer resolve answers unresolved: true, each such "
-    "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers."
+    "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers; "
+    "so does a Class.member the store saw go (other definitions of the name: other_definitions_of_the_name, a "
+    "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why."
 )
 
 CHECK_GUIDE = (
@@ -114,7 +117,8 @@ CHECK_GUIDE = (
     "a broken import uses {count, lines} (the lines using it: fix them with it). Python: imports, __all__, "
     "bare names (scopes, builtins), attributes of modules, classes, enums, of x: C or x = C() and of self "
     "(class bodies, self.x set in methods, bases in the workspace or the standard library; a self.x no class "
-    "sets is reported only when it reads as a rename). TypeScript/JavaScript: names imported, "
+    "sets is reported only when it reads as a rename, and one only a subclass defines when the store saw it go; a "
+    "module __getattr__ is read for the names it serves). TypeScript/JavaScript: names imported, "
     "re-exported or import()-ed from relative paths, export {x}, members of enums, classes, namespaces and "
     "import * as ns, and bare names the file does not bind when another file exports them, a very near name "
     "is declared, or the store remembers them (types are not judged; package imports are not followed). Go: "
@@ -122,7 +126,8 @@ CHECK_GUIDE = (
     "outside the workspace, a base class from a package, getattr, lines marked noqa/type: ignore/"
     "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported; but x.name on a value of "
     "unknown type, where name is a class member a parse saw go and no class has now, is listed apart in "
-    "may_break_by_name (by_name: true). Code before tests; "
+    "may_break_by_name (by_name: true), and a name the store saw go from a module whose __getattr__ cannot be "
+    "read in known_gone. Code before tests; "
     "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
@@ -362,7 +367,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
             else ""
         )
         hint = (
-            f"Nothing defines {data['symbol']!r}"
+            f"Nothing defines {data.get('qualified', data['symbol'])!r}"
             + (f"; it was last defined in {data['last_defined']['path']}" if data.get("last_defined") else "")
             + (
                 f" and renamed to {data['last_defined']['renamed_to']!r}"
@@ -370,6 +375,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
                 else ""
             )
             + ": check_references() lists every use that no longer resolves, with the likely new name."
+            if data.get("unresolved") and not data["definitions"]
+            else f"{data['unresolved_total']} use(s) are marked unresolved (only a subclass defines the name; each "
+            "says why): if one was renamed in its class only, fix it; check_references() lists those."
             if data.get("unresolved")
             else f"Nothing defines {data['symbol']!r}: if it was renamed, search_artifacts(query='<the new name>') "
             "finds the new one; then fix the lines listed in unresolved_imports and the calls"
@@ -397,12 +405,19 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["next_cursor"]
             else "Fix each use (did_you_mean names the likely new name), then check again."
             if data["total"]
+            else "Nothing broken found among the uses judged."
+            if "known_gone" in data or "may_break_by_name" in data
             else "Nothing broken found."
         )
         if data.get("freshness", {}).get("stale_files"):
             hint += (
                 f" {data['freshness']['stale_files']} changed file(s) could not be re-parsed in time: "
                 f"{data['freshness']['refresh_with']}, then check again."
+            )
+        if "known_gone" in data:
+            hint += (
+                f" {data['known_gone']['total']} name(s) taken from a module whose __getattr__ cannot be read were "
+                "defined there and are gone (known_gone): fix each like a finding."
             )
         if "may_break_by_name" in data:
             hint += (

@@ -156,6 +156,23 @@ class SymbolHistory:
         e = max(members, key=lambda e: str(e.get("gone_at")))
         return str(e.get("path")), e["symbol"], int(e.get("line") or 0)
 
+    def gone(self, path: str | None, symbol: str, current: Any = None) -> dict[str, Any] | None:
+        """Where ``symbol`` (its qualified name) was defined in ``path`` (any file when None) before
+        it went, as :meth:`last_defined` answers; None when the store does not know it was there."""
+        leaf = carry.leaf(symbol)
+        for e in sorted(self._by_leaf().get(leaf, []), key=lambda e: str(e.get("gone_at")), reverse=True):
+            if path is None and e.get("symbol") == symbol:
+                path = str(e.get("path"))
+            if e.get("path") == path and e.get("symbol") == symbol:
+                best = self.last_defined(leaf, path, current)
+                if best is not None and best.get("symbol") == symbol and best.get("path") == path:
+                    return best
+                return {k: v for k, v in e.items() if k != "gone_at"} | {"source": "parse"}
+        if path is None:
+            return None
+        best = self.last_defined(leaf, path, current)
+        return best if best is not None and best.get("symbol") == symbol and best.get("path") == path else None
+
     def last_defined(self, name: str, path: str | None = None, current: Any = None) -> dict[str, Any] | None:
         """Where ``name`` (a bare name) was last defined, preferring ``path`` (the file it is looked
         for in): ``{path, line, symbol, kind, source, renamed_to?}``, or None when nothing is known.
