@@ -184,7 +184,11 @@ async def test_a_file_of_data_only_and_a_file_of_overloads_are_annotated_whole(c
     assert data["asked"] == data["symbols_in_file"] == 4 and data["data_members_for_context"] == 0
     for name in ("project", "release", "version", "extensions"):
         assert f"- {name}\n" in out["promptForHostLLM"]
-    answer = {"symbols": {n: {"description": f"{n} of the docs build"} for n in ("project", "release", "version", "extensions")}}
+    answer = {
+        "symbols": {
+            n: {"description": f"{n} of the docs build"} for n in ("project", "release", "version", "extensions")
+        }
+    }
     err, stored = await call(client, "store_llm_result", **out["callbackArgs"], result=json.dumps(answer))
     assert not err and not stored["data"].get("refused"), stored
     # @overload: three definitions, one qualified name, one note: asked once, not three times.

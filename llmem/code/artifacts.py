@@ -203,10 +203,9 @@ class Llmem:
 
         history = SymbolHistory(self.store)
         for e in gone:
-            name = str(e["symbol"])
-            last = history.last_defined(name.rsplit(".", 1)[-1], str(e.get("path") or key))
-            if last is not None and last.get("symbol") == name and "renamed_to" in last:
-                e["renamed_to"] = last["renamed_to"]
+            new = history.renamed_to(str(e["symbol"]), str(e.get("path") or key))
+            if new is not None:
+                e["renamed_to"] = new
         return about
 
     def _own_freshness(self, record: ArtifactRecord, by: str) -> tuple[str, dict[str, Any]]:

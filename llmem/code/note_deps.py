@@ -16,8 +16,9 @@ dependency of the file's own note and of the notes of the file's other symbols
 (the note on ``git_diff`` naming ``GitTools.DIFF``), not of the note of a symbol that holds it or
 that it holds (that note's own hash covers its code), nor of a summary of the whole file (which
 watches every symbol of it already). A name defined once elsewhere is that one; a name defined in
-several files is the one in the file linked to the note's by an import, when exactly one is;
-otherwise it is ambiguous, not recorded, and the store's answer says so. A folder summary has no
+several files is the one in the file linked to the note's by an import, when exactly one is
+(and, of several there, the top-level one the note's file imports by that name: ``UNSET`` of
+``from ._utils import UNSET``, not ``Sentinel.UNSET``); otherwise it is ambiguous, not recorded, and the store's answer says so. A folder summary has no
 file of its own: it records what it names, preferring definitions inside it.
 """
 
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llmem.code.references import ReferenceFinder
+    from llmem.code.rename_uses import OldUse
 
 __all__ = [
     "FILE_NOTE",
@@ -51,6 +53,8 @@ FILE_NOTE = ""
 #: At most this many names are looked up per note, and this many dependencies kept per artifact.
 NAMES_PER_NOTE = 64
 DEPS_KEPT = 200
+#: The uses still naming a renamed symbol a refresh prompt lists.
+USES_SHOWN = 10
 #: The changed code a refresh prompt shows, in characters.
 CHANGED_CODE_CHARS = 2_500
 
@@ -120,6 +124,15 @@ def _parameters(finder: ReferenceFinder, key: str, symbols: set[str]) -> dict[st
     return out
 
 
+def _imported_names(finder: ReferenceFinder, key: str) -> dict[str, str]:
+    """The names ``key``'s imports bind: ``{local name: imported name}`` (``from ._utils import UNSET``)."""
+    with finder.lock:
+        f = finder.src.file(key)
+        if f is None or f.data is None:
+            return {}
+        return {local: name for imp in finder.src.facts(key, f).imports for name, local in imp.names if name != "*"}
+
+
 def _inside(path: str, folder: str) -> bool:
     return folder == "." or path.startswith(folder + "/")
 
@@ -154,6 +167,7 @@ def resolve(
     if not written:
         return [], []
     defs = finder.definitions_of({_leaf(n) for n in written}, near=None if folder else own)
+    imported = {} if folder else _imported_names(finder, own)
     meant: dict[str, dict[str, Any]] = {}
     ambiguous: list[dict[str, Any]] = []
     for name in written:
@@ -167,6 +181,8 @@ def resolve(
         distinct = list({(d["path"], d["symbol"]): d for d in found}.values())
         if len(distinct) > 1:
             distinct = [d for d in distinct if d["linked"]] or distinct
+        if len(distinct) > 1 and name in imported:  # what the import binds: that module's top-level name
+            distinct = [d for d in distinct if d["linked"] and d["symbol"] == imported[name]] or distinct
         if len(distinct) > 1:
             ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
             continue
@@ -284,15 +300,28 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
     return out
 
 
+def _unfinished(head: str, symbol: str, new: str, left: list[OldUse]) -> str:
+    """A rename made where the symbol is defined only: what the note must say of the code as it is."""
+    shown = "; ".join(f"{u.path}:{u.line} `{u.text[:120]}`" for u in left[:USES_SHOWN])
+    more = f" (and {len(left) - USES_SHOWN} more: find_references({_leaf(symbol)!r}))" if len(left) > USES_SHOWN else ""
+    return (
+        f"{head}: the rename is not finished — its definition is now `{new}`, but {len(left)} use(s) still "
+        f"name the old `{_leaf(symbol)}` and no longer resolve: {shown}{more}. Describe the code as it is: "
+        f"such a use is a bug to mention (it fails when run), not a use of `{new}`."
+    )
+
+
 def changed_code(
     changes: list[dict[str, Any]],
     workspace: str,
     limit: int = CHANGED_CODE_CHARS,
     renamed: Callable[[str, str], str | None] | None = None,
+    old_uses: Callable[[str], list[OldUse]] | None = None,
 ) -> str:
     """A refresh prompt's section: the code named by the notes that changed, as it is now (whole
     lines, within ``limit``; what does not fit is named with the call that reads it); a gone one
-    with the name it was renamed to when ``renamed`` (symbol, path → new name) knows it."""
+    with the name it was renamed to when ``renamed`` (symbol, path → new name) knows it, and
+    whether that rename is finished: the uses that still name the old symbol (``old_uses``)."""
     if not changes:
         return ""
     from llmem.code.outline import build_outline, iter_symbols
@@ -303,11 +332,15 @@ def changed_code(
         head = f"- `{c['name']}` ({c['path']}#{c['symbol']})"
         if c["change"] == "gone":
             new = renamed(c["symbol"], c["path"]) if renamed is not None else None
-            blocks.append(
-                f"{head}: gone — renamed to `{new}`; write the new name."
-                if new
-                else f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention."
-            )
+            left = old_uses(c["symbol"]) if old_uses is not None and new else []
+            if left:
+                blocks.append(_unfinished(head, c["symbol"], str(new), left))
+            elif new:
+                blocks.append(
+                    f"{head}: gone — renamed to `{new}`, and no use of the old name remains; write the new name."
+                )
+            else:
+                blocks.append(f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention.")
             continue
         try:
             data = Path(workspace, *c["path"].split("/")).read_bytes()
