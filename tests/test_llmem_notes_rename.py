@@ -188,3 +188,29 @@ async def test_over_stdio_a_half_done_rename_refresh_names_the_broken_call(click
         named = _named_section(out["promptForHostLLM"])
         assert "the rename is not finished" in named
         assert f"core.py:{_calls_of_old_name_in_parameter(click_ws)[0]} `" in named
+
+
+async def test_a_doc_hit_shows_the_docstring_and_a_note_hit_the_note_each_once(
+    click_client: Client, click_ws: Path
+) -> None:
+    await _store(click_client, NOTES)
+    tree = ast.parse((click_ws / CORE).read_text(encoding="utf-8"))
+    param = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Parameter")
+    fn = next(n for n in param.body if isinstance(n, ast.FunctionDef) and n.name == "consume_value")
+    doc_first = (ast.get_docstring(fn) or "").splitlines()[0]
+    assert doc_first == "Returns the parameter value produced by the parser."
+    note = NOTES["Parameter.consume_value"]["description"]
+    err, out = await call(click_client, "search_artifacts", query="parameter value default", scope="notes")
+    assert not err
+    hits = [h for h in out["data"]["results"] if h["symbol"] == "Parameter.consume_value"]
+    assert sorted((h["from"], h["match"]) for h in hits) == [("annotate", "note"), ("outline", "doc")]
+    by = {h["from"]: h for h in hits}
+    assert doc_first.startswith(by["outline"]["snippet"].rstrip("…")) and by["outline"]["why"]["field"] == "doc"
+    assert note.startswith(by["annotate"]["snippet"].rstrip("…"))
+    seen = [(h["path"], h["symbol"], h["from"]) for h in out["data"]["results"]]
+    assert len(seen) == len(set(seen))
+    # Found by name: the outline's hit shows the docstring, the note beside it.
+    err, out = await call(click_client, "search_artifacts", query="Parameter.consume_value", scope="symbols")
+    assert not err
+    (named,) = out["data"]["results"]
+    assert doc_first.startswith(named["snippet"].rstrip("…")) and note.startswith(named["note"].rstrip("…"))

@@ -128,7 +128,8 @@ CHECK_GUIDE = (
 
 SEARCH_GUIDE = (
     "search_artifacts has five scopes. 'symbols': names of symbols (exact, prefix, camelCase/snake_case "
-    "words, substring of the qualified name). 'notes': docstrings, your model's notes and summaries holding "
+    "words, substring of the qualified name); a symbol found by name that has a note shows it in note. "
+    "A hit's snippet is its own text: a doc hit's the docstring, a note hit's the note. 'notes': docstrings, your model's notes and summaries holding "
     "every word of the query in any of its forms (calls, called, calling, callers; question words such as "
     "who, does, the are ignored), best first by bm25; each hit's why names the field and the words that "
     "matched; when none holds them all, those lacking one of three words or more (why.lacks). 'files': files whose path holds every word of the query (Dockerfile, workflow, "
