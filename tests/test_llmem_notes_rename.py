@@ -214,3 +214,24 @@ async def test_a_doc_hit_shows_the_docstring_and_a_note_hit_the_note_each_once(
     assert not err
     (named,) = out["data"]["results"]
     assert doc_first.startswith(named["snippet"].rstrip("…")) and note.startswith(named["note"].rstrip("…"))
+
+
+async def test_a_stale_annotate_answer_counts_the_undescribed_and_names_a_few(
+    click_client: Client, click_ws: Path
+) -> None:
+    await _noted_then_half_renamed(click_client, click_ws)
+    err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
+    assert not err and out["data"]["status"] == "stale"
+    content = out["data"]["content"]
+    # The truth, by ast: every function, method and class of core.py, and the module's names.
+    tree = ast.parse((click_ws / CORE).read_text(encoding="utf-8"))
+    kinds = (ast.FunctionDef, ast.ClassDef)
+    tops = [n for n in tree.body if isinstance(n, kinds)]
+    defs = [n.name for n in tops] + [
+        f"{c.name}.{m.name}" for c in tops if isinstance(c, ast.ClassDef) for m in c.body if isinstance(m, kinds)
+    ]
+    assert len(defs) > 150 and "Parameter.envvar_value" in defs
+    assert content["undescribed_total"] >= len(set(defs)) - len(NOTES)
+    assert len(content["undescribed"]) == 10 and content["undescribed"][0] == "Parameter.envvar_value"  # new first
+    assert f"{content['undescribed_total'] - 10} more: get_artifact('src/click/core.py')" in content["undescribed_rest"]
+    assert len(json.dumps(content["undescribed"])) < 400

@@ -352,7 +352,7 @@ class Llmem:
                 if named
                 else {}
             ),
-            "undescribed": sorted(set(current) - set(symbols))[:200],
+            **_undescribed(rp.key, current, symbols, record.doc.get("symbol_hashes")),
             **file_note,
         }
 
@@ -881,6 +881,25 @@ def _compare_symbols(
 def _overlaps(a: str, b: str) -> bool:
     """Whether one of two workspace folders holds the other (``.`` holds everything)."""
     return a == b or "." in (a, b) or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+#: The symbols without a note a stale annotate answer names; the rest are counted.
+UNDESCRIBED_SHOWN = 10
+
+
+def _undescribed(key: str, current: dict[str, str], notes: dict[str, Any], written: Any) -> dict[str, Any]:
+    """The file's symbols without a note: those new since the notes were written first, then in
+    source order; the first few named, all counted, and where the rest are."""
+    written = written if isinstance(written, dict) else {}
+    missing = [k for k in current if k not in notes]
+    ordered = [k for k in missing if k not in written] + [k for k in missing if k in written]
+    out: dict[str, Any] = {"undescribed": ordered[:UNDESCRIBED_SHOWN], "undescribed_total": len(ordered)}
+    if len(ordered) > UNDESCRIBED_SHOWN:
+        out["undescribed_rest"] = (
+            f"{len(ordered) - UNDESCRIBED_SHOWN} more: get_artifact({key!r}) lists every symbol of the file; "
+            f"generate_prompt({key!r}, 'annotate', part=k) asks for them part by part"
+        )
+    return out
 
 
 def _renamed_to(about: dict[str, Any]) -> dict[str, str]:
