@@ -148,9 +148,14 @@ async def test_a_stale_files_refresh_asks_for_its_stale_and_new_symbols_wherever
     err, out = await call(click_client, "generate_prompt", path=CORE, task="annotate")
     assert not err
     data = out["data"]
-    # Asked: the note naming the gone method (stale) and the renamed method (new since the notes).
-    assert _asked(out["promptForHostLLM"]) == ["Parameter.consume_value", "Parameter.envvar_value"]
-    assert data["parts"] == 1 and data["described_but_stale"] == 1 and data["already_described"] == 2
+    # Asked, in source order: the note naming the gone method and the note of its override (stale),
+    # and the renamed method (new since the notes); Option.consume_value's note is kept.
+    assert _asked(out["promptForHostLLM"]) == [
+        "Parameter.consume_value",
+        "Parameter.envvar_value",
+        "Option.value_from_envvar",
+    ]
+    assert data["parts"] == 1 and data["described_but_stale"] == 2 and data["already_described"] == 1
     # The never-described rest is counted with the call that asks for it; that call asks for none
     # of the notes already written.
     assert data["never_described"] > 100
@@ -235,3 +240,45 @@ async def test_a_stale_annotate_answer_counts_the_undescribed_and_names_a_few(
     assert len(content["undescribed"]) == 10 and content["undescribed"][0] == "Parameter.envvar_value"  # new first
     assert f"{content['undescribed_total'] - 10} more: get_artifact('src/click/core.py')" in content["undescribed_rest"]
     assert len(json.dumps(content["undescribed"])) < 400
+
+
+async def test_an_overrides_note_goes_stale_when_the_member_it_overrode_goes(
+    click_client: Client, click_ws: Path
+) -> None:
+    # The truth, by ast: Option derives from Parameter, and both define value_from_envvar.
+    tree = ast.parse((click_ws / CORE).read_text(encoding="utf-8"))
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert [b.id for b in classes["Option"].bases if isinstance(b, ast.Name)] == ["Parameter"]
+    for name in ("Parameter", "Option"):
+        assert any(isinstance(m, ast.FunctionDef) and m.name == "value_from_envvar" for m in classes[name].body)
+    stored = await _store(click_client, NOTES)
+    assert "names_not_followed" not in stored
+    err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
+    assert not err and out["data"]["status"] == "fresh"
+    await _noted_then_half_renamed(click_client, click_ws)  # noted again: the same notes
+    err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
+    assert not err and out["data"]["status"] == "stale"
+    gone = [d for d in out["data"]["stale_dependencies"] if d["symbol"] == "Parameter.value_from_envvar"]
+    assert len(gone) == 1 and gone[0]["change"] == "gone" and gone[0]["renamed_to"] == "Parameter.envvar_value"
+    assert set(gone[0]["named_in"]) == {"Parameter.consume_value", "Option.value_from_envvar"}
+    assert gone[0]["overridden_by"] == ["Option.value_from_envvar"]
+    assert "Option.value_from_envvar" in out["data"]["content"]["naming_changed_code"]
+    err, out = await call(click_client, "generate_prompt", path=CORE, task="annotate")
+    assert not err
+    assert {"Parameter.consume_value", "Option.value_from_envvar"} <= set(_asked(out["promptForHostLLM"]))
+    assert "which `Option.value_from_envvar` overrode" in _named_section(out["promptForHostLLM"])
+
+
+async def test_an_overrides_note_stays_fresh_when_the_member_it_overrides_only_changes(
+    click_client: Client, click_ws: Path
+) -> None:
+    await _store(click_client, {"Option.value_from_envvar": NOTES["Option.value_from_envvar"]})
+    core = click_ws / CORE
+    text = core.read_text(encoding="utf-8")
+    body = "            return self.type.split_envvar_value(rv)\n\n        return rv\n"
+    assert text.count(body) == 1  # the end of Parameter.value_from_envvar
+    core.write_text(text.replace(body, body.replace("return rv", "return rv or None")), encoding="utf-8")
+    err, _ = await call(click_client, "generate_artifact", path=CORE)
+    assert not err
+    err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
+    assert not err and out["data"]["status"] == "fresh", out["data"].get("stale_dependencies")

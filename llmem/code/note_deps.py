@@ -133,6 +133,41 @@ def _imported_names(finder: ReferenceFinder, key: str) -> dict[str, str]:
         return {local: name for imp in finder.src.facts(key, f).imports for name, local in imp.names if name != "*"}
 
 
+_PY_BASES = re.compile(r"^class\s+[\w$]+\s*(?:\[[^\]]*\])?\s*\((.*)\)\s*$")
+_TS_BASE = re.compile(r"\bextends\s+([\w$.]+)")
+
+
+def _bases(signature: str) -> list[str]:
+    """The names of the classes a class signature derives from (``class Option(Parameter)``,
+    ``class Ky extends Base``), each by its last name."""
+    m = _PY_BASES.match(signature)
+    if m:
+        return [
+            b.split("[", 1)[0].strip().rsplit(".", 1)[-1] for b in m.group(1).split(",") if "=" not in b and b.strip()
+        ]
+    return [b.rsplit(".", 1)[-1] for b in _TS_BASE.findall(signature)]
+
+
+def _overridden(finder: ReferenceFinder, key: str, notes: Iterable[str]) -> dict[str, list[str]]:
+    """For each note on a method of a class of ``key``: the same-named members of its base
+    classes it may override (``Option.value_from_envvar`` → ``Parameter.value_from_envvar``), as
+    names to resolve like those the note writes."""
+    from llmem.code.outline import iter_symbols
+
+    with finder.lock:
+        f = finder.src.file(key)
+        outline = finder.src.outline(key, f) if f is not None else None
+    if outline is None:
+        return {}
+    classes = {s.qualified_name: s for s in iter_symbols(outline) if s.kind == "class"}
+    out: dict[str, list[str]] = {}
+    for note in notes:
+        owner, _, member = note.rpartition(".")
+        if owner in classes and member:
+            out[note] = [f"{base}.{member}" for base in _bases(classes[owner].signature) if base != owner]
+    return out
+
+
 def _inside(path: str, folder: str) -> bool:
     return folder == "." or path.startswith(folder + "/")
 
@@ -163,6 +198,12 @@ def resolve(
     by_note = {
         key: [n for n in names_in(text) if "." in n or n not in local.get(key, ())] for key, text in texts.items()
     }
+    # An override's note depends on the member it overrides: when that goes, it overrides nothing.
+    overrides = _overridden(finder, own, texts) if own_symbols else {}
+    overrides = {note: [n for n in names if n not in by_note.get(note, [])] for note, names in overrides.items()}
+    for note, names in overrides.items():
+        by_note[note] = list(dict.fromkeys([*by_note.get(note, []), *names]))
+    implicit = {n for names in overrides.values() for n in names}
     written = list(dict.fromkeys(n for names in by_note.values() for n in names))
     if not written:
         return [], []
@@ -184,7 +225,8 @@ def resolve(
         if len(distinct) > 1 and name in imported:  # what the import binds: that module's top-level name
             distinct = [d for d in distinct if d["linked"] and d["symbol"] == imported[name]] or distinct
         if len(distinct) > 1:
-            ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
+            if name not in implicit:
+                ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
             continue
         meant[name] = distinct[0]
     deps: dict[tuple[str, str], dict[str, Any]] = {}
@@ -207,6 +249,8 @@ def resolve(
             )
             if note not in entry["notes"]:
                 entry["notes"].append(note)
+            if name in overrides.get(note, ()):
+                entry.setdefault("overridden_by", []).append(note)
     return list(deps.values())[:DEPS_KEPT], ambiguous
 
 
@@ -272,13 +316,23 @@ def check(deps: Any, workspace: str, hashes_of: Callable[[str], dict[str, str] |
         digest = current.get(str(d["symbol"])) if current is not None else None
         if digest == d["hash"]:
             continue
+        notes = list(d.get("notes") or [FILE_NOTE])
+        overriding = [n for n in d.get("overridden_by") or [] if n in notes]
+        if digest is not None and overriding:
+            # A base member that changed leaves its override's note as it was (it is named for the
+            # override, not described): only those notes that also name it go stale.
+            notes = [n for n in notes if n not in overriding]
+            overriding = []
+            if not notes:
+                continue
         changes.append(
             {
                 "name": str(d.get("name") or d["symbol"]),
                 "symbol": str(d["symbol"]),
                 "path": path,
                 "change": "changed" if digest is not None else "gone",
-                "notes": list(d.get("notes") or [FILE_NOTE]),
+                "notes": notes,
+                **({"overridden_by": overriding} if overriding else {}),
             }
         )
     return changes
@@ -291,6 +345,8 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
         item = {k: c[k] for k in ("name", "symbol", "path", "change")}
         if per_note:
             item["named_in"] = ["the file note" if n == FILE_NOTE else n for n in c["notes"]]
+        if c.get("overridden_by"):
+            item["overridden_by"] = c["overridden_by"]  # their notes describe an override of it
         item["read_with"] = (
             f"get_artifact(path={c['path']!r}, kind='source', symbol={c['symbol']!r})"
             if c["change"] == "changed"
@@ -329,7 +385,11 @@ def changed_code(
     blocks: list[str] = []
     room = limit
     for c in changes:
-        head = f"- `{c['name']}` ({c['path']}#{c['symbol']})"
+        head = f"- `{c['name']}` ({c['path']}#{c['symbol']})" + (
+            f", which {', '.join(f'`{n}`' for n in c['overridden_by'])} overrode (an override of nothing now?)"
+            if c.get("overridden_by")
+            else ""
+        )
         if c["change"] == "gone":
             new = renamed(c["symbol"], c["path"]) if renamed is not None else None
             left = old_uses(c["symbol"]) if old_uses is not None and new else []
