@@ -889,10 +889,10 @@ UNDESCRIBED_SHOWN = 10
 
 def _undescribed(key: str, current: dict[str, str], notes: dict[str, Any], written: Any) -> dict[str, Any]:
     """The file's symbols without a note: those new since the notes were written first, then in
-    source order; the first few named, all counted, and where the rest are."""
+    source order (as they were then); the first few named, all counted, and where the rest are."""
     written = written if isinstance(written, dict) else {}
     missing = [k for k in current if k not in notes]
-    ordered = [k for k in missing if k not in written] + [k for k in missing if k in written]
+    ordered = [k for k in missing if k not in written] + [k for k in written if k in current and k not in notes]
     out: dict[str, Any] = {"undescribed": ordered[:UNDESCRIBED_SHOWN], "undescribed_total": len(ordered)}
     if len(ordered) > UNDESCRIBED_SHOWN:
         out["undescribed_rest"] = (

@@ -302,7 +302,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         if status == "stale" and data["count"]:
             hint += (
                 " To refresh: generate_artifact(path) re-parses outlines; generate_prompt(path, task) writes "
-                "fresh notes (annotate asks only for the stale symbols) or summaries."
+                "fresh notes (annotate asks only for the stale and new symbols) or summaries."
             )
         return ok(data, hint)
 
