@@ -282,3 +282,46 @@ async def test_an_overrides_note_stays_fresh_when_the_member_it_overrides_only_c
     assert not err
     err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
     assert not err and out["data"]["status"] == "fresh", out["data"].get("stale_dependencies")
+
+
+async def test_a_refresh_of_many_stale_notes_comes_in_prompts_within_the_cap_each_note_once(
+    click_client: Client, click_ws: Path
+) -> None:
+    # Every method of Parameter and Option (ast) gets a note naming Context.lookup_default.
+    tree = ast.parse((click_ws / CORE).read_text(encoding="utf-8"))
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    methods = sorted(
+        {f"{c}.{m.name}" for c in ("Parameter", "Option") for m in classes[c].body if isinstance(m, ast.FunctionDef)}
+    )
+    assert len(methods) > 30
+    notes = {m: {"description": f"{m} reads defaults through `Context.lookup_default`."} for m in methods}
+    stored = await _store(click_client, notes)
+    assert set(stored["stored"]) == set(methods)
+    core = click_ws / CORE
+    body = "        if call and callable(value):\n            return value()\n"
+    text = core.read_text(encoding="utf-8")
+    assert text.count(body) == 1
+    core.write_text(text.replace(body, body.replace("callable(value)", "callable(value) and value")), encoding="utf-8")
+    err, _ = await call(click_client, "generate_artifact", path=CORE)
+    assert not err
+    asked_all: list[str] = []
+    prompts = 0
+    for _ in range(len(methods)):
+        err, out = await call(click_client, "generate_prompt", path=CORE, task="annotate")
+        assert not err
+        asked = _asked(out["promptForHostLLM"])
+        if not set(asked) & set(methods):
+            break  # nothing stale left: the call asks for the never-described part
+        assert "prompt truncated" not in out["promptForHostLLM"] and out["data"]["parts"] == 1
+        assert set(asked) <= set(methods)  # only the stale ones, not the other symbols of the file
+        asked_all += asked
+        prompts += 1
+        left = len(set(methods) - set(asked_all))
+        assert out["data"].get("refresh_left", 0) == left
+        answer = {"symbols": {n: {"description": f"{n}: defaults come from the map."} for n in asked}}
+        err, done = await call(click_client, "store_llm_result", **out["callbackArgs"], result=json.dumps(answer))
+        assert not err and done["status"] == "success"
+    assert sorted(asked_all) == methods  # each stale note asked exactly once, every one of them
+    assert prompts > 1  # more than one prompt's source: asked in turn
+    err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
+    assert not err and out["data"]["status"] == "fresh"

@@ -176,9 +176,14 @@ class Notes:
             fresh: list[str] = []
             file_note_asked = False
             refresh = [] if symbols or part is not None else self._to_refresh(stored, outline, hashes, changes)
-            if symbols or refresh:  # just these symbols (and their members): one prompt, whatever the file's size
-                asked, names = llm_tasks.chosen_units(outline, text, symbols or refresh)
+            refresh_left = 0
+            if symbols:  # just these symbols (and their members): one prompt, whatever the file's size
+                asked, names = llm_tasks.chosen_units(outline, text, symbols)
                 k, count = 1, 1
+            elif refresh:  # the stale and new symbols only, as many as one prompt holds
+                asked, names, refresh_left = _refresh_units(outline, text, refresh)
+                k, count = 1, 1
+            if symbols or refresh:
                 file_note_asked = bool(refresh) and any(note_deps.FILE_NOTE in c["notes"] for c in changes)
                 fresh = sorted(self._described_now(rp.key, hashes, changes) - set(names)) if refresh else []
             else:
@@ -219,6 +224,8 @@ class Notes:
                         "parts": count,
                         **({"only_symbols": names[:50], "file_parts": len(parts)} if symbols or refresh else {}),
                         **(self._never_described(rp.key, parts, stored, names) if refresh else {}),
+                        # asked by the same call again once this answer is stored (still stale or new then)
+                        **({"refresh_left": refresh_left} if refresh_left else {}),
                         "symbols": len(names),
                         "asked": len(names),
                         "symbols_in_file": len(hashes),
@@ -284,9 +291,9 @@ class Notes:
     def _to_refresh(
         record: ArtifactRecord | None, outline: Any, hashes: dict[str, str], changes: list[dict[str, Any]]
     ) -> list[str]:
-        """What a refresh of a file whose notes went stale asks for, in source order: the notes
-        whose code changed or whose named code changed or went, and the symbols new since they
-        were written; [] when no note of it is stale."""
+        """What a refresh of a file whose notes went stale asks for, each in source order: the
+        notes whose code changed or whose named code changed or went, then the symbols new since
+        they were written; [] when no note of it is stale."""
         from llmem.code.outline import DATA_KINDS, iter_symbols
 
         notes = _notes_of(record)
@@ -298,7 +305,7 @@ class Notes:
         if not stale:
             return []
         code = [s.qualified_name for s in iter_symbols(outline) if s.kind not in DATA_KINDS]
-        return list(dict.fromkeys(q for q in code if q in stale or q not in written))
+        return [q for q in code if q in stale] + [q for q in code if q not in written and q not in stale]
 
     @staticmethod
     def _never_described(
@@ -1042,6 +1049,28 @@ def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[
             "names": ambiguous[:10],
         }
     return out
+
+
+def _refresh_units(outline: Any, text: str, wanted: list[str]) -> tuple[list[llm_tasks.SourceUnit], list[str], int]:
+    """The units and names of a refresh asking for ``wanted`` (the stale notes first, then the new
+    symbols): only those names, not the other members of a class asked, and only as many units as
+    one part's source holds; how many of ``wanted`` are left for the next prompt."""
+    units, _ = llm_tasks.chosen_units(outline, text, wanted)
+    rank = {n: i for i, n in enumerate(wanted)}
+    units = sorted(
+        (u for u in units if rank.keys() & set(u.names)), key=lambda u: min(rank.get(n, 1 << 30) for n in u.names)
+    )
+    kept: list[llm_tasks.SourceUnit] = []
+    used = 0
+    for u in units:
+        size = len(u.text) + 80
+        if kept and used + size > llm_tasks.ANNOTATE_SOURCE_CHARS:
+            continue
+        kept.append(u)
+        used += size
+    kept.sort(key=lambda u: u.start_line)
+    names = list(dict.fromkeys(n for u in kept for n in u.names if n in rank))
+    return kept, names, len(set(wanted) - set(names))
 
 
 def _notes_of(record: ArtifactRecord | None) -> dict[str, Any]:
