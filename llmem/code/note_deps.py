@@ -268,7 +268,10 @@ def keep_notes(deps: Any, kept: Iterable[str], renamed: Mapping[str, str] | None
         notes = [renamed.get(n, n) for n in d.get("notes") or [FILE_NOTE]]
         notes = [n for n in notes if n in keep]
         if notes:
-            out.append({**d, "notes": notes})
+            entry = {**d, "notes": notes}
+            if d.get("overridden_by"):
+                entry["overridden_by"] = [m for m in (renamed.get(n, n) for n in d["overridden_by"]) if m in notes]
+            out.append(entry)
     return out
 
 
