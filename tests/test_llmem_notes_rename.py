@@ -124,6 +124,10 @@ async def test_a_half_done_rename_is_said_unfinished_until_no_use_of_the_old_nam
     assert not err
     named = _named_section(out["promptForHostLLM"])
     assert "no use of the old name remains; write the new name" in named and "not finished" not in named
+    err, out = await call(click_client, "get_artifact", path=CORE, kind="annotate")
+    assert not err
+    gone = next(d for d in out["data"]["stale_dependencies"] if d["symbol"] == "Parameter.value_from_envvar")
+    assert gone["renamed_to"] == "Parameter.envvar_value" and "rename_unfinished" not in gone
 
 
 async def test_a_stale_files_refresh_asks_for_its_stale_and_new_symbols_wherever_it_is_suggested(
@@ -262,6 +266,9 @@ async def test_an_overrides_note_goes_stale_when_the_member_it_overrode_goes(
     assert len(gone) == 1 and gone[0]["change"] == "gone" and gone[0]["renamed_to"] == "Parameter.envvar_value"
     assert set(gone[0]["named_in"]) == {"Parameter.consume_value", "Option.value_from_envvar"}
     assert gone[0]["overridden_by"] == ["Option.value_from_envvar"]
+    left = _calls_of_old_name_in_parameter(click_ws)
+    assert gone[0]["rename_unfinished"]["uses"] == len(left)
+    assert gone[0]["rename_unfinished"]["at"] == [f"{CORE}:{n}" for n in left]
     assert "Option.value_from_envvar" in out["data"]["content"]["naming_changed_code"]
     err, out = await call(click_client, "generate_prompt", path=CORE, task="annotate")
     assert not err

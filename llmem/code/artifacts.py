@@ -289,6 +289,7 @@ class Llmem:
             self._answers.put(memo_key, record.version, status, answer)
             return answer
         # Depends on the source as it is now, not only on the artifact: never memoised.
+        _mark_unfinished_renames(self.ws, about)
         if kind == "annotate" and isinstance(content, dict):
             content = self._split_notes(rp, record, content, status, about)
         if status == "stale" and isinstance(content, str):
@@ -881,6 +882,30 @@ def _compare_symbols(
 def _overlaps(a: str, b: str) -> bool:
     """Whether one of two workspace folders holds the other (``.`` holds everything)."""
     return a == b or "." in (a, b) or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+#: The uses still naming a symbol renamed where it is defined only that an answer lists.
+OLD_USES_SHOWN = 5
+
+
+def _mark_unfinished_renames(workspace: Path, about: dict[str, Any]) -> None:
+    """Each code a note names that was renamed where it is defined only, its uses left as they
+    were, says so (``rename_unfinished``): the new name is not yet what the code calls."""
+    renamed = [d for d in about.get("stale_dependencies", []) if d.get("renamed_to")]
+    if not renamed:
+        return
+    from llmem.code.references import finder_for
+    from llmem.code.rename_uses import old_name_uses
+
+    finder = finder_for(workspace)
+    for d in renamed:
+        left = old_name_uses(finder, str(d["symbol"]))
+        if left:
+            d["rename_unfinished"] = {
+                "uses": len(left),
+                "at": [f"{u.path}:{u.line}" for u in left[:OLD_USES_SHOWN]],
+                "means": "these uses still name the old symbol and no longer resolve",
+            }
 
 
 #: The symbols without a note a stale annotate answer names; the rest are counted.
