@@ -186,7 +186,9 @@ async def test_a_symbols_note_naming_another_symbol_of_its_file_goes_stale_with_
     for p in parts:
         head = p["promptForHostLLM"].split("## Answer format", 1)[0]
         named = head.split("## Code named in what was written", 1)[1].split("## Broken around it", 1)[0]
-        assert f"`GitTools.DIFF` ({GIT}#GitTools.DIFF): gone" in named
+        # Renamed where it is defined only: said unfinished, with the uses that still name it.
+        assert f"`GitTools.DIFF` ({GIT}#GitTools.DIFF): the rename is not finished" in named
+        assert sorted({int(m) for m in re.findall(rf"{re.escape(GIT)}:(\d+) `", named)}) == broken[:10]
         around = head.split("## Broken around it", 1)[1]
         assert sorted(int(m) for m in re.findall(r"^- line (\d+): `GitTools\.DIFF`", around, re.M)) == broken
         assert p["data"]["broken_uses"] == len(broken) and p["data"]["named_code_changed"] == 2

@@ -311,7 +311,7 @@ def ts(workspace: Path) -> Llmem:
     return svc
 
 
-def test_a_typescript_refresh_asks_only_for_the_two_changed_functions(ts: Llmem) -> None:
+def test_a_typescript_refresh_asks_only_for_the_changed_functions_in_one_prompt(ts: Llmem) -> None:
     described = annotate_all(ts, "src/lib.ts")
     assert len(described) >= 15
     edit(ts, "src/lib.ts", "return text.replace(/\\r\\n/g, '\\n');", "return text.replace(/\\r\\n?/g, '\\n');")
@@ -321,23 +321,18 @@ def test_a_typescript_refresh_asks_only_for_the_two_changed_functions(ts: Llmem)
     got = ts.get("src/lib.ts", "annotate", 0, None)
     assert got["status"] == "stale"
     assert {s["symbol"] for s in got["stale_symbols"]} == {"normalizeLineEndings", "getAllowedDirectories", "tailFile"}
+    # One prompt for the stale notes of both parts of the file (no part asked for): the rest kept.
     out = ts.prompt("src/lib.ts", "annotate")
     assert out.promptForHostLLM is not None and out.callbackArgs is not None and out.data is not None
-    assert out.data["part"] == 1 and out.data["parts"] == 2
-    assert sorted(asked_names(out.promptForHostLLM)) == ["getAllowedDirectories", "normalizeLineEndings"]
+    assert out.data["parts"] == 1 and out.data["file_parts"] == 2 and out.data["never_described"] == 0
+    assert sorted(asked_names(out.promptForHostLLM)) == ["getAllowedDirectories", "normalizeLineEndings", "tailFile"]
     assert "return allowedDirectories.slice();" in out.promptForHostLLM
     assert "export function formatSize" not in out.promptForHostLLM  # fresh ones are only named
     assert "`formatSize`" in out.promptForHostLLM and "`applyFileEdits`" in out.promptForHostLLM
     answer = {"symbols": {n: {"description": f"NEW-{n}"} for n in asked_names(out.promptForHostLLM)}}
     stored = ts.store_result(**out.callbackArgs, result=json.dumps(answer), model="t")
     assert stored.data is not None and stored.data["notes_in_file"] == len(described)
-    assert stored.data["next_part"] == 2 and "part=2" in str(stored.nextAction)
-    out = ts.prompt("src/lib.ts", "annotate", part=2)  # as the answer said
-    assert out.promptForHostLLM is not None and out.callbackArgs is not None
-    assert asked_names(out.promptForHostLLM) == ["tailFile"]
-    answer = {"symbols": {"tailFile": {"description": "NEW-tailFile"}}}
-    stored = ts.store_result(**out.callbackArgs, result=json.dumps(answer), model="t")
-    assert stored.data is not None and stored.data["next_part"] is None
+    assert stored.data.get("next_part") is None
     got = ts.get("src/lib.ts", "annotate", 0, None)
     assert got["status"] == "fresh" and set(got["content"]["symbols"]) == described
     assert got["content"]["symbols"]["normalizeLineEndings"] == {"description": "NEW-normalizeLineEndings"}

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from tests._httpx import CLIENT, httpx_workspace, rename_method, service
+from tests._httpx import CLIENT, attribute_uses, httpx_workspace, rename_method, service
 
 API = "httpx/_api.py"
 
@@ -35,9 +35,11 @@ def test_the_refresh_prompt_of_a_note_naming_a_renamed_method(tmp_path: Path) ->
     assert "request" in asked and "get" not in asked  # get names nothing that changed: kept
     assert data["already_described"] == 1 and data["described_but_stale"] == 1
     assert data["not_yet_described"] == len(asked) - 1
+    # Renamed where it is defined only: its uses (ast's x.raise_for_status) still name it.
+    left = attribute_uses(ws, "raise_for_status")
     assert (
-        "`Response.raise_for_status` (httpx/_models.py#Response.raise_for_status): gone — renamed to "
-        "`Response.check_status`" in prompt
+        "`Response.raise_for_status` (httpx/_models.py#Response.raise_for_status): the rename is not finished — "
+        f"its definition is now `Response.check_status`, but {len(left)} use(s) still name the old" in prompt
     )
     before = prompt.split("What their notes said before")[1]
     assert f"- `request`: {old['request']['description']}" in before

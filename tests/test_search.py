@@ -3,6 +3,7 @@ repository, kept true to the artifact files whatever process changed them."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -66,9 +67,13 @@ def test_docstrings_notes_and_summaries_are_found_by_their_words(llmem: Llmem) -
     llmem.store_result(**prompt.callbackArgs, result=json.dumps(notes), model="t")
     hit = llmem.search("sandboxed root", None, ".", 5, None)
     assert _found(hit)[0] == ("llmem/core/paths.py", "resolve_in_workspace", "note")
-    # The symbol's own hit now shows its note as the snippet.
+    # The symbol's own hit (by name, from the outline) shows its docstring, and its note beside.
     named = llmem.search("resolve_in_workspace", None, ".", 1, None)["results"][0]
-    assert named["snippet"] == "Keeps every path inside the sandboxed root."
+    tree = ast.parse((llmem.ws / "llmem/core/paths.py").read_text(encoding="utf-8"))
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "resolve_in_workspace")
+    doc = ast.get_docstring(fn)
+    assert doc and doc.splitlines()[0].strip().startswith(named["snippet"].rstrip("…"))
+    assert named["note"] == "Keeps every path inside the sandboxed root."
     prompt = llmem.prompt("llmem/code/walk.py", "summarize")
     assert prompt.callbackArgs is not None
     llmem.store_result(**prompt.callbackArgs, result="# Walk\nHonours the zebra crossing rules.", model="t")

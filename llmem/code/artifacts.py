@@ -203,10 +203,9 @@ class Llmem:
 
         history = SymbolHistory(self.store)
         for e in gone:
-            name = str(e["symbol"])
-            last = history.last_defined(name.rsplit(".", 1)[-1], str(e.get("path") or key))
-            if last is not None and last.get("symbol") == name and "renamed_to" in last:
-                e["renamed_to"] = last["renamed_to"]
+            new = history.renamed_to(str(e["symbol"]), str(e.get("path") or key))
+            if new is not None:
+                e["renamed_to"] = new
         return about
 
     def _own_freshness(self, record: ArtifactRecord, by: str) -> tuple[str, dict[str, Any]]:
@@ -290,6 +289,7 @@ class Llmem:
             self._answers.put(memo_key, record.version, status, answer)
             return answer
         # Depends on the source as it is now, not only on the artifact: never memoised.
+        _mark_unfinished_renames(self.ws, about)
         if kind == "annotate" and isinstance(content, dict):
             content = self._split_notes(rp, record, content, status, about)
         if status == "stale" and isinstance(content, str):
@@ -353,7 +353,7 @@ class Llmem:
                 if named
                 else {}
             ),
-            "undescribed": sorted(set(current) - set(symbols))[:200],
+            **_undescribed(rp.key, current, symbols, record.doc.get("symbol_hashes")),
             **file_note,
         }
 
@@ -882,6 +882,49 @@ def _compare_symbols(
 def _overlaps(a: str, b: str) -> bool:
     """Whether one of two workspace folders holds the other (``.`` holds everything)."""
     return a == b or "." in (a, b) or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+#: The uses still naming a symbol renamed where it is defined only that an answer lists.
+OLD_USES_SHOWN = 5
+
+
+def _mark_unfinished_renames(workspace: Path, about: dict[str, Any]) -> None:
+    """Each code a note names that was renamed where it is defined only, its uses left as they
+    were, says so (``rename_unfinished``): the new name is not yet what the code calls."""
+    renamed = [d for d in about.get("stale_dependencies", []) if d.get("renamed_to")]
+    if not renamed:
+        return
+    from llmem.code.references import finder_for
+    from llmem.code.rename_uses import old_name_uses
+
+    finder = finder_for(workspace)
+    for d in renamed:
+        left = old_name_uses(finder, str(d["symbol"]))
+        if left:
+            d["rename_unfinished"] = {
+                "uses": len(left),
+                "at": [f"{u.path}:{u.line}" for u in left[:OLD_USES_SHOWN]],
+                "means": "these uses still name the old symbol and no longer resolve",
+            }
+
+
+#: The symbols without a note a stale annotate answer names; the rest are counted.
+UNDESCRIBED_SHOWN = 10
+
+
+def _undescribed(key: str, current: dict[str, str], notes: dict[str, Any], written: Any) -> dict[str, Any]:
+    """The file's symbols without a note: those new since the notes were written first, then in
+    source order (as they were then); the first few named, all counted, and where the rest are."""
+    written = written if isinstance(written, dict) else {}
+    missing = [k for k in current if k not in notes]
+    ordered = [k for k in missing if k not in written] + [k for k in written if k in current and k not in notes]
+    out: dict[str, Any] = {"undescribed": ordered[:UNDESCRIBED_SHOWN], "undescribed_total": len(ordered)}
+    if len(ordered) > UNDESCRIBED_SHOWN:
+        out["undescribed_rest"] = (
+            f"{len(ordered) - UNDESCRIBED_SHOWN} more: get_artifact({key!r}) lists every symbol of the file; "
+            f"generate_prompt({key!r}, 'annotate', part=k) asks for them part by part"
+        )
+    return out
 
 
 def _renamed_to(about: dict[str, Any]) -> dict[str, str]:

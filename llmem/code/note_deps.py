@@ -16,8 +16,9 @@ dependency of the file's own note and of the notes of the file's other symbols
 (the note on ``git_diff`` naming ``GitTools.DIFF``), not of the note of a symbol that holds it or
 that it holds (that note's own hash covers its code), nor of a summary of the whole file (which
 watches every symbol of it already). A name defined once elsewhere is that one; a name defined in
-several files is the one in the file linked to the note's by an import, when exactly one is;
-otherwise it is ambiguous, not recorded, and the store's answer says so. A folder summary has no
+several files is the one in the file linked to the note's by an import, when exactly one is
+(and, of several there, the top-level one the note's file imports by that name: ``UNSET`` of
+``from ._utils import UNSET``, not ``Sentinel.UNSET``); otherwise it is ambiguous, not recorded, and the store's answer says so. A folder summary has no
 file of its own: it records what it names, preferring definitions inside it.
 """
 
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llmem.code.references import ReferenceFinder
+    from llmem.code.rename_uses import OldUse
 
 __all__ = [
     "FILE_NOTE",
@@ -51,6 +53,8 @@ FILE_NOTE = ""
 #: At most this many names are looked up per note, and this many dependencies kept per artifact.
 NAMES_PER_NOTE = 64
 DEPS_KEPT = 200
+#: The uses still naming a renamed symbol a refresh prompt lists.
+USES_SHOWN = 10
 #: The changed code a refresh prompt shows, in characters.
 CHANGED_CODE_CHARS = 2_500
 
@@ -120,6 +124,50 @@ def _parameters(finder: ReferenceFinder, key: str, symbols: set[str]) -> dict[st
     return out
 
 
+def _imported_names(finder: ReferenceFinder, key: str) -> dict[str, str]:
+    """The names ``key``'s imports bind: ``{local name: imported name}`` (``from ._utils import UNSET``)."""
+    with finder.lock:
+        f = finder.src.file(key)
+        if f is None or f.data is None:
+            return {}
+        return {local: name for imp in finder.src.facts(key, f).imports for name, local in imp.names if name != "*"}
+
+
+_PY_BASES = re.compile(r"^class\s+[\w$]+\s*(?:\[[^\]]*\])?\s*\((.*)\)\s*$")
+_TS_BASE = re.compile(r"\bextends\s+([\w$.]+)")
+
+
+def _bases(signature: str) -> list[str]:
+    """The names of the classes a class signature derives from (``class Option(Parameter)``,
+    ``class Ky extends Base``), each by its last name."""
+    m = _PY_BASES.match(signature)
+    if m:
+        return [
+            b.split("[", 1)[0].strip().rsplit(".", 1)[-1] for b in m.group(1).split(",") if "=" not in b and b.strip()
+        ]
+    return [b.rsplit(".", 1)[-1] for b in _TS_BASE.findall(signature)]
+
+
+def _overridden(finder: ReferenceFinder, key: str, notes: Iterable[str]) -> dict[str, list[str]]:
+    """For each note on a method of a class of ``key``: the same-named members of its base
+    classes it may override (``Option.value_from_envvar`` → ``Parameter.value_from_envvar``), as
+    names to resolve like those the note writes."""
+    from llmem.code.outline import iter_symbols
+
+    with finder.lock:
+        f = finder.src.file(key)
+        outline = finder.src.outline(key, f) if f is not None else None
+    if outline is None:
+        return {}
+    classes = {s.qualified_name: s for s in iter_symbols(outline) if s.kind == "class"}
+    out: dict[str, list[str]] = {}
+    for note in notes:
+        owner, _, member = note.rpartition(".")
+        if owner in classes and member:
+            out[note] = [f"{base}.{member}" for base in _bases(classes[owner].signature) if base != owner]
+    return out
+
+
 def _inside(path: str, folder: str) -> bool:
     return folder == "." or path.startswith(folder + "/")
 
@@ -150,10 +198,17 @@ def resolve(
     by_note = {
         key: [n for n in names_in(text) if "." in n or n not in local.get(key, ())] for key, text in texts.items()
     }
+    # An override's note depends on the member it overrides: when that goes, it overrides nothing.
+    overrides = _overridden(finder, own, texts) if own_symbols else {}
+    overrides = {note: [n for n in names if n not in by_note.get(note, [])] for note, names in overrides.items()}
+    for note, names in overrides.items():
+        by_note[note] = list(dict.fromkeys([*by_note.get(note, []), *names]))
+    implicit = {n for names in overrides.values() for n in names}
     written = list(dict.fromkeys(n for names in by_note.values() for n in names))
     if not written:
         return [], []
     defs = finder.definitions_of({_leaf(n) for n in written}, near=None if folder else own)
+    imported = {} if folder else _imported_names(finder, own)
     meant: dict[str, dict[str, Any]] = {}
     ambiguous: list[dict[str, Any]] = []
     for name in written:
@@ -167,8 +222,11 @@ def resolve(
         distinct = list({(d["path"], d["symbol"]): d for d in found}.values())
         if len(distinct) > 1:
             distinct = [d for d in distinct if d["linked"]] or distinct
+        if len(distinct) > 1 and name in imported:  # what the import binds: that module's top-level name
+            distinct = [d for d in distinct if d["linked"] and d["symbol"] == imported[name]] or distinct
         if len(distinct) > 1:
-            ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
+            if name not in implicit:
+                ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
             continue
         meant[name] = distinct[0]
     deps: dict[tuple[str, str], dict[str, Any]] = {}
@@ -191,6 +249,8 @@ def resolve(
             )
             if note not in entry["notes"]:
                 entry["notes"].append(note)
+            if name in overrides.get(note, ()):
+                entry.setdefault("overridden_by", []).append(note)
     return list(deps.values())[:DEPS_KEPT], ambiguous
 
 
@@ -208,7 +268,10 @@ def keep_notes(deps: Any, kept: Iterable[str], renamed: Mapping[str, str] | None
         notes = [renamed.get(n, n) for n in d.get("notes") or [FILE_NOTE]]
         notes = [n for n in notes if n in keep]
         if notes:
-            out.append({**d, "notes": notes})
+            entry = {**d, "notes": notes}
+            if d.get("overridden_by"):
+                entry["overridden_by"] = [m for m in (renamed.get(n, n) for n in d["overridden_by"]) if m in notes]
+            out.append(entry)
     return out
 
 
@@ -256,13 +319,23 @@ def check(deps: Any, workspace: str, hashes_of: Callable[[str], dict[str, str] |
         digest = current.get(str(d["symbol"])) if current is not None else None
         if digest == d["hash"]:
             continue
+        notes = list(d.get("notes") or [FILE_NOTE])
+        overriding = [n for n in d.get("overridden_by") or [] if n in notes]
+        if digest is not None and overriding:
+            # A base member that changed leaves its override's note as it was (it is named for the
+            # override, not described): only those notes that also name it go stale.
+            notes = [n for n in notes if n not in overriding]
+            overriding = []
+            if not notes:
+                continue
         changes.append(
             {
                 "name": str(d.get("name") or d["symbol"]),
                 "symbol": str(d["symbol"]),
                 "path": path,
                 "change": "changed" if digest is not None else "gone",
-                "notes": list(d.get("notes") or [FILE_NOTE]),
+                "notes": notes,
+                **({"overridden_by": overriding} if overriding else {}),
             }
         )
     return changes
@@ -275,6 +348,8 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
         item = {k: c[k] for k in ("name", "symbol", "path", "change")}
         if per_note:
             item["named_in"] = ["the file note" if n == FILE_NOTE else n for n in c["notes"]]
+        if c.get("overridden_by"):
+            item["overridden_by"] = c["overridden_by"]  # their notes describe an override of it
         item["read_with"] = (
             f"get_artifact(path={c['path']!r}, kind='source', symbol={c['symbol']!r})"
             if c["change"] == "changed"
@@ -284,15 +359,28 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
     return out
 
 
+def _unfinished(head: str, symbol: str, new: str, left: list[OldUse]) -> str:
+    """A rename made where the symbol is defined only: what the note must say of the code as it is."""
+    shown = "; ".join(f"{u.path}:{u.line} `{u.text[:120]}`" for u in left[:USES_SHOWN])
+    more = f" (and {len(left) - USES_SHOWN} more: find_references({_leaf(symbol)!r}))" if len(left) > USES_SHOWN else ""
+    return (
+        f"{head}: the rename is not finished — its definition is now `{new}`, but {len(left)} use(s) still "
+        f"name the old `{_leaf(symbol)}` and no longer resolve: {shown}{more}. Describe the code as it is: "
+        f"such a use is a bug to mention (it fails when run), not a use of `{new}`."
+    )
+
+
 def changed_code(
     changes: list[dict[str, Any]],
     workspace: str,
     limit: int = CHANGED_CODE_CHARS,
     renamed: Callable[[str, str], str | None] | None = None,
+    old_uses: Callable[[str], list[OldUse]] | None = None,
 ) -> str:
     """A refresh prompt's section: the code named by the notes that changed, as it is now (whole
     lines, within ``limit``; what does not fit is named with the call that reads it); a gone one
-    with the name it was renamed to when ``renamed`` (symbol, path → new name) knows it."""
+    with the name it was renamed to when ``renamed`` (symbol, path → new name) knows it, and
+    whether that rename is finished: the uses that still name the old symbol (``old_uses``)."""
     if not changes:
         return ""
     from llmem.code.outline import build_outline, iter_symbols
@@ -300,14 +388,22 @@ def changed_code(
     blocks: list[str] = []
     room = limit
     for c in changes:
-        head = f"- `{c['name']}` ({c['path']}#{c['symbol']})"
+        head = f"- `{c['name']}` ({c['path']}#{c['symbol']})" + (
+            f", which {', '.join(f'`{n}`' for n in c['overridden_by'])} overrode (an override of nothing now?)"
+            if c.get("overridden_by")
+            else ""
+        )
         if c["change"] == "gone":
             new = renamed(c["symbol"], c["path"]) if renamed is not None else None
-            blocks.append(
-                f"{head}: gone — renamed to `{new}`; write the new name."
-                if new
-                else f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention."
-            )
+            left = old_uses(c["symbol"]) if old_uses is not None and new else []
+            if left:
+                blocks.append(_unfinished(head, c["symbol"], str(new), left))
+            elif new:
+                blocks.append(
+                    f"{head}: gone — renamed to `{new}`, and no use of the old name remains; write the new name."
+                )
+            else:
+                blocks.append(f"{head}: gone — nothing defines it now (renamed or removed?); fix or drop the mention.")
             continue
         try:
             data = Path(workspace, *c["path"].split("/")).read_bytes()

@@ -175,9 +175,17 @@ class Notes:
             changes = self.dependency_changes(stored)
             fresh: list[str] = []
             file_note_asked = False
+            refresh = [] if symbols or part is not None else self._to_refresh(stored, outline, hashes, changes)
+            refresh_left = 0
             if symbols:  # just these symbols (and their members): one prompt, whatever the file's size
                 asked, names = llm_tasks.chosen_units(outline, text, symbols)
                 k, count = 1, 1
+            elif refresh:  # the stale and new symbols only, as many as one prompt holds
+                asked, names, refresh_left = _refresh_units(outline, text, refresh)
+                k, count = 1, 1
+            if symbols or refresh:
+                file_note_asked = bool(refresh) and any(note_deps.FILE_NOTE in c["notes"] for c in changes)
+                fresh = sorted(self._described_now(rp.key, hashes, changes) - set(names)) if refresh else []
             else:
                 k, count = part if part is not None else self._first_part_to_do(rp.key, parts, hashes), len(parts)
                 asked, names, fresh, file_note_asked = self._part_asked(rp.key, parts, k, hashes, changes)
@@ -193,7 +201,9 @@ class Notes:
                 count,
                 names=names,
                 described=fresh,
-                changed_code=note_deps.changed_code(changes, str(self.ws), renamed=self._renamed_to),
+                changed_code=note_deps.changed_code(
+                    changes, str(self.ws), renamed=self._renamed_to, old_uses=self._old_uses
+                ),
                 file_note_asked=file_note_asked,
                 around=broken,
                 previous=llm_tasks.previous_notes(again),
@@ -212,7 +222,10 @@ class Notes:
                     {
                         "part": k,
                         "parts": count,
-                        **({"only_symbols": names[:50], "file_parts": len(parts)} if symbols else {}),
+                        **({"only_symbols": names[:50], "file_parts": len(parts)} if symbols or refresh else {}),
+                        **(self._never_described(rp.key, parts, stored, names) if refresh else {}),
+                        # asked by the same call again once this answer is stored (still stale or new then)
+                        **({"refresh_left": refresh_left} if refresh_left else {}),
                         "symbols": len(names),
                         "asked": len(names),
                         "symbols_in_file": len(hashes),
@@ -238,6 +251,7 @@ class Notes:
             self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)),
             str(self.ws),
             renamed=self._renamed_to,
+            old_uses=self._old_uses,
         )
         summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
@@ -273,6 +287,42 @@ class Notes:
             asked, names = units, list(dict.fromkeys(n for u in units for n in u.names))
         return asked, names, sorted(done - set(names)), file_note_asked
 
+    @staticmethod
+    def _to_refresh(
+        record: ArtifactRecord | None, outline: Any, hashes: dict[str, str], changes: list[dict[str, Any]]
+    ) -> list[str]:
+        """What a refresh of a file whose notes went stale asks for, each in source order: the
+        notes whose code changed or whose named code changed or went, then the symbols new since
+        they were written; [] when no note of it is stale."""
+        from llmem.code.outline import DATA_KINDS, iter_symbols
+
+        notes = _notes_of(record)
+        written = record.doc.get("symbol_hashes") if record is not None else None
+        if not notes or not isinstance(written, dict):
+            return []
+        named_changed = {n for c in changes for n in c["notes"]}
+        stale = {k for k in notes if k in hashes and (written.get(k) != hashes[k] or k in named_changed)}
+        if not stale:
+            return []
+        code = [s.qualified_name for s in iter_symbols(outline) if s.kind not in DATA_KINDS]
+        return [q for q in code if q in stale] + [q for q in code if q not in written and q not in stale]
+
+    @staticmethod
+    def _never_described(
+        key: str, parts: list[list[llm_tasks.SourceUnit]], record: ArtifactRecord | None, asked: list[str]
+    ) -> dict[str, Any]:
+        """How many symbols of the file a refresh leaves out as never described, and the call
+        that asks for them."""
+        notes = _notes_of(record)
+        left = {n for units in parts for u in units for n in u.names if n not in notes and n not in asked}
+        if not left:
+            return {"never_described": 0}
+        first = next(k for k, units in enumerate(parts, 1) if any(n in left for u in units for n in u.names))
+        return {
+            "never_described": len(left),
+            "never_described_with": f"generate_prompt(path={key!r}, task='annotate', part={first})",
+        }
+
     def _first_part_to_do(self, key: str, parts: list[list[llm_tasks.SourceUnit]], hashes: dict[str, str]) -> int:
         """The first part with a symbol not yet described (as the code is now), else part 1."""
         done = self._described_now(key, hashes)
@@ -302,10 +352,14 @@ class Notes:
         """What the store knows ``symbol`` of ``path`` (gone) was renamed to."""
         from llmem.code.symbol_history import SymbolHistory
 
-        last = SymbolHistory(self.store).last_defined(carry.leaf(symbol), path)
-        if last is None or last.get("symbol") != symbol:
-            return None
-        return str(last["renamed_to"]) if last.get("renamed_to") else None
+        return SymbolHistory(self.store).renamed_to(symbol, path)
+
+    def _old_uses(self, symbol: str) -> list[Any]:
+        """The uses of the workspace that still name ``symbol``, gone (a rename not finished)."""
+        from llmem.code.references import finder_for
+        from llmem.code.rename_uses import old_name_uses
+
+        return old_name_uses(finder_for(self.ws), symbol)
 
     def dependency_changes(self, record: ArtifactRecord | None) -> list[dict[str, Any]]:
         """The symbols a stored note names elsewhere whose code changed or went since it was written."""
@@ -990,10 +1044,33 @@ def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[
         out["depends_on_total"] = len(deps)
     if ambiguous:
         out["names_not_followed"] = {
-            "why": "defined in several files, none linked to this one by an import: name the file or qualify the name",
+            "why": "defined more than once (defined_in), and this file imports none of them by that name: "
+            "qualify the name (Class.member) or name the file",
             "names": ambiguous[:10],
         }
     return out
+
+
+def _refresh_units(outline: Any, text: str, wanted: list[str]) -> tuple[list[llm_tasks.SourceUnit], list[str], int]:
+    """The units and names of a refresh asking for ``wanted`` (the stale notes first, then the new
+    symbols): only those names, not the other members of a class asked, and only as many units as
+    one part's source holds; how many of ``wanted`` are left for the next prompt."""
+    units, _ = llm_tasks.chosen_units(outline, text, wanted)
+    rank = {n: i for i, n in enumerate(wanted)}
+    units = sorted(
+        (u for u in units if rank.keys() & set(u.names)), key=lambda u: min(rank.get(n, 1 << 30) for n in u.names)
+    )
+    kept: list[llm_tasks.SourceUnit] = []
+    used = 0
+    for u in units:
+        size = len(u.text) + 80
+        if kept and used + size > llm_tasks.ANNOTATE_SOURCE_CHARS:
+            continue
+        kept.append(u)
+        used += size
+    kept.sort(key=lambda u: u.start_line)
+    names = list(dict.fromkeys(n for u in kept for n in u.names if n in rank))
+    return kept, names, len(set(wanted) - set(names))
 
 
 def _notes_of(record: ArtifactRecord | None) -> dict[str, Any]:

@@ -531,16 +531,18 @@ def _why(e: Entry, highlighted: str, lacking: list[str]) -> dict[str, Any]:
 
 
 def _hit(conn: sqlite3.Connection, e: Entry, match: str, why: dict[str, Any] | None = None) -> dict[str, Any]:
+    # A hit's snippet is its own text (an outline hit's docstring, a note hit's note); a symbol
+    # found by name brings its note beside, when one is written (note: its first line).
     note = None
-    if e.symbol and e.artifact == "outline":
+    if e.symbol and e.artifact == "outline" and match not in _TEXT_MATCHES:
         row = conn.execute(
             "SELECT text FROM entries WHERE path = ? AND artifact = 'annotate' AND symbol = ? AND text != '' LIMIT 1",
             (e.path, e.symbol),
         ).fetchone()
-        note = row[0] if row else None
-    text = note or e.text
+        note = next((line.strip() for line in row[0].splitlines() if line.strip()), None) if row else None
+    text = e.text
     lines = [line.strip() for line in text.splitlines() if line.strip()] if text else []
-    if why and why["terms"] and not note:  # the line that holds what matched
+    if why and why["terms"]:  # the line that holds what matched
         words = re.compile(r"(?<![\w$])(?:" + "|".join(re.escape(t) for t in why["terms"]) + r")(?![\w$])")
         lines = sorted(lines, key=lambda line: -len(set(words.findall(line))))
     first = lines[0] if lines else ""
@@ -565,9 +567,14 @@ def _hit(conn: sqlite3.Connection, e: Entry, match: str, why: dict[str, Any] | N
         "signature": signature,
         "match": match,
         "from": e.artifact,
-        "snippet": first[:SNIPPET_CHARS] + ("…" if len(first) > SNIPPET_CHARS else ""),
+        "snippet": _cut(first),
+        **({"note": _cut(note)} if note else {}),
         **({"why": why} if why else {}),
     }
+
+
+def _cut(text: str) -> str:
+    return text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
 
 
 def _query_tag(q: str, kind: str | None, directory: str, scope: str) -> str:

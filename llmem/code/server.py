@@ -50,8 +50,13 @@ PROTOCOL = (
     "its note moves with it and the parse answer says renamed {path: {old: new}} or moved "
     "{'old_path#old': 'new_path#new'} (get_artifact of the notes repeats them until notes are next written); "
     "only notes of symbols whose code changed go stale. A move is found when one generate_artifact call "
-    "parses both files, or the old file first. generate_prompt(path, 'annotate') on a stale file asks only "
-    "for its stale and new symbols and keeps the rest; folder prompts say what they left out and how to read it "
+    "parses both files, or the old file first. generate_prompt(path, 'annotate') (no part) on a stale file asks "
+    "only for its stale and new symbols (as many as a part holds; refresh_left: the same call asks the rest "
+    "once the answer is stored), keeps the rest and counts the never described "
+    "(never_described, never_described_with: the part that asks for them); a gone name in a note's code that "
+    "was renamed where it is defined only is shown with the uses still naming it (the rename is unfinished; "
+    "get_artifact's stale_dependencies say rename_unfinished); "
+    "the note of a method goes stale when the base-class member it overrode goes (overridden_by); folder prompts say what they left out and how to read it "
     "(a subfolder with no summary brings the ranked notes and summaries below it). list_artifacts(status="
     "'stale') ends with how to refresh; a stale summary's get_artifact lists gone_names_mentioned (the "
     "symbols it names that no longer exist) and, for those of them renamed (code the same, or a little "
@@ -133,7 +138,8 @@ CHECK_GUIDE = (
 
 SEARCH_GUIDE = (
     "search_artifacts has five scopes. 'symbols': names of symbols (exact, prefix, camelCase/snake_case "
-    "words, substring of the qualified name). 'notes': docstrings, your model's notes and summaries holding "
+    "words, substring of the qualified name); a symbol found by name that has a note shows it in note. "
+    "A hit's snippet is its own text: a doc hit's the docstring, a note hit's the note. 'notes': docstrings, your model's notes and summaries holding "
     "every word of the query in any of its forms (calls, called, calling, callers; question words such as "
     "who, does, the are ignored), best first by bm25; each hit's why names the field and the words that "
     "matched; when none holds them all, those lacking one of three words or more (why.lacks). 'files': files whose path holds every word of the query (Dockerfile, workflow, "
@@ -305,7 +311,7 @@ def build_server(config: ServerConfig) -> SuiteServer:
         if status == "stale" and data["count"]:
             hint += (
                 " To refresh: generate_artifact(path) re-parses outlines; generate_prompt(path, task) writes "
-                "fresh notes (annotate asks only for the stale symbols) or summaries."
+                "fresh notes (annotate asks only for the stale and new symbols) or summaries."
             )
         return ok(data, hint)
 

@@ -173,6 +173,22 @@ class SymbolHistory:
         best = self.last_defined(leaf, path, current)
         return best if best is not None and best.get("symbol") == symbol and best.get("path") == path else None
 
+    def renamed_to(self, symbol: str, path: str) -> str | None:
+        """What ``symbol`` (a qualified name, gone) of ``path`` was renamed to, when a parse or a
+        note saw it: the newest parse's record of that very symbol, else :meth:`last_defined`'s
+        (a member of the same name elsewhere, an override, is another symbol)."""
+        mine = [
+            e for e in self._by_leaf().get(carry.leaf(symbol), []) if e["symbol"] == symbol and e.get("path") == path
+        ]
+        if mine:
+            newest = max(mine, key=lambda e: str(e.get("gone_at")))
+            if newest.get("renamed_to"):
+                return str(newest["renamed_to"])
+        last = self.last_defined(carry.leaf(symbol), path)
+        if last is None or last.get("symbol") != symbol or not last.get("renamed_to"):
+            return None
+        return str(last["renamed_to"])
+
     def last_defined(self, name: str, path: str | None = None, current: Any = None) -> dict[str, Any] | None:
         """Where ``name`` (a bare name) was last defined, preferring ``path`` (the file it is looked
         for in): ``{path, line, symbol, kind, source, renamed_to?}``, or None when nothing is known.
