@@ -110,6 +110,11 @@ async def test_a_half_done_rename_is_said_unfinished_until_no_use_of_the_old_nam
     assert "the rename is not finished" in named and "`Parameter.envvar_value`" in named
     assert re.findall(r"src/click/core\.py:(\d+) `", named) == [str(n) for n in left]
     assert "envvar_value = self.value_from_envvar(ctx)" in named
+    # The prompt's list of what no longer resolves is check_references' own (with what the store
+    # remembers): the call only a subclass still answers, the rename offered first.
+    broken = out["promptForHostLLM"].split("## Broken around it", 1)[1].split("\n## ", 1)[0]
+    assert f"- line {left[0]}: `self.value_from_envvar` (call)" in broken
+    assert "did you mean `envvar_value`" in broken
 
     # The rename finished (the call too): only now does the prompt say to write the new name.
     core = click_ws / CORE

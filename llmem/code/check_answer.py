@@ -186,22 +186,24 @@ def finding_item(finder: ReferenceFinder, f: Finding, history: SymbolHistory | N
 BROKEN_CHARS = 1_500
 
 
-def broken_around(workspace: Path, key: str) -> tuple[str, int]:
+def broken_around(workspace: Path, key: str, history: SymbolHistory | None = None) -> tuple[str, int]:
     """The uses of ``key`` that no longer resolve, as a section for a note's prompt, and how many:
     a note refreshed after a half-done rename should say what is broken, not only what changed.
     ("", 0) when nothing is broken (or the file is not one the check reads)."""
     from llmem.code.references import finder_for
 
     try:
-        findings = sorted(finder_for(workspace).broken_in(key), key=_order)
+        finder = finder_for(workspace)
+        findings = sorted(finder.broken_in(key, history), key=_order)
+        with finder.lock:  # the likely intended name as check_references gives it: a rename first
+            guesses = [finding_item(finder, f, history).get("did_you_mean", []) for f in findings]
     except Exception:  # the check is advice for the prompt: it never costs the prompt itself
         return "", 0
     if not findings:
         return "", 0
     lines: list[str] = []
     size = 0
-    for f in findings:
-        guess = near_names(f.missing, f.candidates)
+    for f, guess in zip(findings, guesses, strict=True):
         line = f"- line {f.line}: `{f.name}` ({f.kind}) — {f.why}" + (
             f"; did you mean {', '.join(f'`{g}`' for g in guess)}?" if guess else ""
         )

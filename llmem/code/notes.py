@@ -162,7 +162,9 @@ class Notes:
         hashes = symbol_hashes(outline)
         text = data.decode("utf-8", "replace")
         # What no longer resolves in the file (a half-done rename): check_references' hook.
-        broken, broken_count = broken_around(self.ws, rp.key)
+        from llmem.code.symbol_history import SymbolHistory
+
+        broken, broken_count = broken_around(self.ws, rp.key, SymbolHistory(self.store))
         if task == "annotate":
             if not any(True for _ in iter_symbols(outline)):
                 raise UnsupportedTask(

@@ -232,13 +232,24 @@ class ReferenceFinder:
             )
         return symbol
 
-    def broken_in(self, key: str) -> list[Any]:
-        """The uses of one file that no longer resolve (a note's refresh prompt lists them)."""
+    def broken_in(self, key: str, history: SymbolHistory | None = None) -> list[Any]:
+        """The uses of one file that no longer resolve (a note's refresh prompt lists them), judged
+        as check_references judges them: with what ``history`` remembers of symbols gone."""
         from llmem.code.check import check_files
+        from llmem.code.references_unresolved import gone_symbol_of
 
         with self.lock:
             files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None}
-            return check_files(self.src, files, [key]).findings if key in files else []
+            if key not in files:
+                return []
+            return check_files(
+                self.src,
+                files,
+                [key],
+                history.remembered if history is not None else None,
+                history.gone_member if history is not None else None,
+                gone_symbol_of(self.src, history),
+            ).findings
 
     def collect(self, symbol: str, path: str | None, only: str | None = None) -> Found:
         """Every use of ``symbol`` (of its definition in ``path``; ``only``: of the one of those
