@@ -60,6 +60,7 @@ from llmem.code.index_db import (
 )
 from llmem.code.lines import LineIndex
 from llmem.code.outline import DATA_KINDS
+from llmem.code.search_gone import IDENTIFIER
 from llmem.code.text_query import MARK_END, MARK_START, QueryTerms, matched_words
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
@@ -222,6 +223,13 @@ class SearchIndex:
             ranked = segments[0][1] if segments else []
             if ranked:
                 searched = "auto: notes lacking one word (nothing matched every word, a file name or a line)"
+        about_name: dict[str, Any] = {}
+        if scope == "auto" and kind is None and IDENTIFIER.fullmatch(q) and not _exact(segments):
+            # No symbol is named so: a prefix or a doc word must not hide the lines that still use
+            # it (a name renamed away), nor what the store remembers of it.
+            from llmem.code.search_gone import name_report
+
+            about_name = name_report(self.store, self.lines, conn, q, directory)
         total = len(ranked) + len(named) + lines_total
         rows = _rows(conn, ranked[start : start + limit])
         marked = _highlighted(conn, [i for i in ranked[start : start + limit] if i in why], why)
@@ -274,9 +282,11 @@ class SearchIndex:
         more = pos < total
         return {
             "query": q,
+            **({"gone": about_name["gone"]} if "gone" in about_name else {}),
             "scope": searched,
             **({"coverage": _coverage(conn, directory)} if searched in ("auto", "symbols", "notes") else {}),
             "total": total,
+            **({"lines": about_name["lines"]} if "lines" in about_name else {}),
             "total_is_capped": False,
             "count": len(hits),
             "results": hits,
@@ -458,6 +468,11 @@ def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list
     if len(found) < 2:
         return [(i, 0.0) for i in found]
     return [(int(i), float(r)) for i, r in conn.execute(ranked, [expression, *([] if where == "1" else args)])]
+
+
+def _exact(segments: list[Segment]) -> bool:
+    """Whether a symbol is named exactly as the query (the first tier, when there is one)."""
+    return bool(segments) and segments[0][0] == _TIER["exact-name"]
 
 
 def _tier_at(segments: list[Segment], pos: int) -> int:

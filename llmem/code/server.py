@@ -147,7 +147,9 @@ SEARCH_GUIDE = (
     "shell, Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as "
     "grep -i would find them, each with its line and the symbol it lies in; lock files (uv.lock, "
     "package-lock.json …) are left out and counted in lock_files_skipped unless directory is the lock file. "
-    "'auto' (default): symbols then notes; files when neither matches, then lines, then notes lacking one word. Use 'lines' to find every use "
+    "'auto' (default): symbols then notes; files when neither matches, then lines, then notes lacking one word; "
+    "a name no symbol is named exactly also gets lines {total, whole_word} (its line matches, counted) and, when "
+    "a parse saw it go, gone {name, last_defined, renamed_to, remaining_uses} first. Use 'lines' to find every use "
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
@@ -342,6 +344,20 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["results"]
             else "Nothing found: try fewer words or part of a name; generate_artifact(path) outlines unparsed files."
         )
+        gone = data.get("gone")
+        if gone:  # said first: the hits are other names (a prefix, a doc word), never its uses
+            uses = gone["remaining_uses"]
+            hint = (
+                f"{gone['name']!r} is gone (last defined in {gone['last_defined']['path']}"
+                + (f", renamed to {gone['renamed_to']!r}" if "renamed_to" in gone else "")
+                + f"); {uses['lines']} line(s) still name it: {' / '.join(uses['list_with'])} list them. "
+                + hint
+            )
+        elif data.get("lines", {}).get("whole_word") and not any(r["match"] == "code" for r in data["results"]):
+            hint = (
+                f"No symbol is named {data['query']!r}; {data['lines']['whole_word']} line(s) hold it as a word: "
+                f"{data['lines']['list_with']}. " + hint
+            )
         return ok(data, hint)
 
     def find_references(
