@@ -44,6 +44,7 @@ import json
 import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, get_args
 
@@ -59,7 +60,7 @@ from llmem.code.index_db import (
     under_sql,
 )
 from llmem.code.lines import LineIndex
-from llmem.code.outline import DATA_KINDS
+from llmem.code.outline import DATA_KINDS, detect_language
 from llmem.code.search_gone import IDENTIFIER
 from llmem.code.text_query import MARK_END, MARK_START, QueryTerms, matched_words
 from llmem.core.config import Limits
@@ -438,19 +439,44 @@ def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
         out["means"] = "symbols and notes of outlined files only; scope='lines' searches every file"
         return out
     out["workspace_files"] = int(conn.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchone()[0])
-    out["not_outlined"] = int(
-        conn.execute(
-            f"SELECT count(*) FROM files AS f WHERE {under_sql('f.path', directory)[0]} AND NOT EXISTS "
+    missing = [
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT f.path FROM files AS f WHERE {under_sql('f.path', directory)[0]} AND NOT EXISTS "
             "(SELECT 1 FROM artifacts AS a WHERE a.path = f.path AND a.artifact = 'outline')",
             args,
-        ).fetchone()[0]
-    )
+        )
+    ]
+    # A license, an .svg, a tsconfig.json: no parse outlines those, so no parse is advised for them.
+    kinds = Counter(_file_kind(p) for p in missing if detect_language(p) is None)
+    parsable = len(missing) - sum(kinds.values())
+    out["not_outlined"] = len(missing)
+    out["not_outlined_parsable"] = parsable
+    if kinds:
+        out["not_outlined_no_outline"] = {
+            "count": sum(kinds.values()),
+            "by_kind": dict(kinds.most_common(KINDS_SHOWN)),
+            **({"kinds_more": len(kinds) - KINDS_SHOWN} if len(kinds) > KINDS_SHOWN else {}),
+        }
     out["means"] = (
         "symbols and notes of outlined files only (workspace_files: as the last search of lines or files "
-        "saw them; not_outlined: not parsed yet, or of a kind without an outline such as a Dockerfile); "
-        f"generate_artifact(path={directory!r}) outlines the rest, scope='lines' searches every file"
+        "saw them; not_outlined_parsable: not parsed yet; not_outlined_no_outline: of a kind no parse outlines, "
+        "such as a license or an .svg); "
+        + (f"generate_artifact(path={directory!r}) outlines the {parsable} parsable, " if parsable else "")
+        + "scope='lines' searches every file"
     )
     return out
+
+
+#: Kinds of files without an outline named in coverage, the commonest first.
+KINDS_SHOWN = 10
+
+
+def _file_kind(path: str) -> str:
+    """What a file is for coverage: its extension (``.svg``), else its name (``LICENSE``)."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else name
 
 
 def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list[Any]) -> list[tuple[int, float]]:
