@@ -33,3 +33,21 @@ def test_not_outlined_splits_parsable_from_kinds_without_outline(tmp_path: Path)
     assert after["not_outlined"] == none["count"] == len(unsupported) + len(hidden)
     assert none["by_kind"]["Dockerfile"] == len(list(ws.rglob("Dockerfile")))
     assert none["by_kind"]["LICENSE"] == 1
+
+
+def test_a_parsable_file_in_a_hidden_folder_is_advised_by_its_path(tmp_path: Path) -> None:
+    """click's .github/ISSUE_TEMPLATE/*.md: Markdown a parse outlines, in a folder the parse of '.' skips."""
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "tests" / "data" / "servers", ws)
+    (ws / ".github" / "notes.md").write_text("# Release notes\n\nHow a release is cut.\n", encoding="utf-8")
+    svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
+    parsed = svc.parse(".")
+    assert {"path": ".github/", "reason": "hidden-dir"} in parsed["skipped_files"]
+    svc.search("zzz", None, ".", 5, None, scope="lines")
+    coverage = svc.search("normalizePath", None, ".", 1, None)["coverage"]
+    assert coverage["not_outlined_parsable"] == coverage["not_outlined_in_hidden_folders"] == 1
+    assert "generate_artifact(path='.')" not in coverage["means"]
+    assert "generate_artifact(path=<the file>) the 1 in hidden folders" in coverage["means"]
+    assert svc.parse(".github/notes.md")["parsed"] == 1  # what the advice says does it
+    after = svc.search("normalizePath", None, ".", 1, None)["coverage"]
+    assert after["not_outlined_parsable"] == 0 and "not_outlined_in_hidden_folders" not in after

@@ -9,13 +9,14 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from llmem.code.server import build_server
 from llmem.core.config import Limits, ServerConfig
 from tests._httpx import httpx_workspace, rename_method, service
-from tests.conftest import MODES, call
+from tests.conftest import MODES, call, console_script, subprocess_env
 
 UTILS = "httpx/_utils.py"
 
@@ -77,3 +78,16 @@ async def test_gone_through_the_server_leads_the_hint(client: Client) -> None:
     err, out = await call(client, "search_artifacts", query="to_bytes")
     assert not err and out["data"]["gone"]["renamed_to"] == "as_bytes"
     assert out["nextAction"].startswith("'to_bytes' is gone (last defined in httpx/_utils.py, renamed to 'as_bytes')")
+
+
+@pytest.mark.anyio
+async def test_gone_and_coverage_over_stdio(renamed: Path) -> None:
+    params = StdioServerParameters(
+        command=console_script("llmem-mcp"), args=["--workspace", str(renamed)], env=subprocess_env()
+    )
+    with anyio.fail_after(120):
+        async with Client(params) as c:  # type: ignore[arg-type]
+            err, out = await call(c, "search_artifacts", query="to_bytes")
+            assert not err and out["data"]["gone"]["remaining_uses"]["lines"] == _grep(renamed, r"\bto_bytes\b")
+            coverage = out["data"]["coverage"]  # the line count walked the workspace: every file is outlined
+            assert coverage["workspace_files"] == coverage["outlined_files"] and coverage["not_outlined_parsable"] == 0

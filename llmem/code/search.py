@@ -450,8 +450,12 @@ def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
     # A license, an .svg, a tsconfig.json: no parse outlines those, so no parse is advised for them.
     kinds = Counter(_file_kind(p) for p in missing if detect_language(p) is None)
     parsable = len(missing) - sum(kinds.values())
+    # a folder's parse skips hidden folders (.github): those files are outlined one by one
+    hidden = sum(1 for p in missing if detect_language(p) is not None and _in_hidden_folder(p, directory))
     out["not_outlined"] = len(missing)
     out["not_outlined_parsable"] = parsable
+    if hidden:
+        out["not_outlined_in_hidden_folders"] = hidden
     if kinds:
         out["not_outlined_no_outline"] = {
             "count": sum(kinds.values()),
@@ -462,7 +466,16 @@ def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
         "symbols and notes of outlined files only (workspace_files: as the last search of lines or files "
         "saw them; not_outlined_parsable: not parsed yet; not_outlined_no_outline: of a kind no parse outlines, "
         "such as a license or an .svg); "
-        + (f"generate_artifact(path={directory!r}) outlines the {parsable} parsable, " if parsable else "")
+        + (
+            f"generate_artifact(path={directory!r}) outlines the {parsable - hidden} parsable, "
+            if parsable > hidden
+            else ""
+        )
+        + (
+            f"generate_artifact(path=<the file>) the {hidden} in hidden folders (a folder's parse skips them), "
+            if hidden
+            else ""
+        )
         + "scope='lines' searches every file"
     )
     return out
@@ -470,6 +483,12 @@ def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
 
 #: Kinds of files without an outline named in coverage, the commonest first.
 KINDS_SHOWN = 10
+
+
+def _in_hidden_folder(path: str, directory: str) -> bool:
+    """Whether a folder between ``directory`` and the file is hidden (``.github``)."""
+    inner = path[len(directory) + 1 :] if directory not in ("", ".") and path.startswith(directory + "/") else path
+    return any(part.startswith(".") for part in inner.split("/")[:-1])
 
 
 def _file_kind(path: str) -> str:

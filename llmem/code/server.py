@@ -161,7 +161,8 @@ SEARCH_GUIDE = (
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
     "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines'). "
     "coverage counts what symbols and notes covered (outlined_files, files_with_notes, not_outlined: "
-    "not_outlined_parsable, which a parse outlines, and not_outlined_no_outline by kind, which none does); a note "
+    "not_outlined_parsable, which a parse outlines (not_outlined_in_hidden_folders: by their path only), and "
+    "not_outlined_no_outline by kind, which none does); a note "
     "written before its code changed says note_stale (what changed) and refresh_with; stale_notes counts them."
 )
 
