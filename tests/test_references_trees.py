@@ -16,13 +16,12 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from llmem.code.artifacts import Llmem
-from llmem.code.server import build_server
-from llmem.core.config import Limits, ServerConfig
+from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
-from tests.conftest import MODES, ROOT, call, console_script, subprocess_env
+from tests.conftest import MODES, ROOT, call, llmem_client, llmem_stdio_client
 
 CLICK = ROOT / "tests" / "data" / "click"
 CLICK_TESTS = ROOT / "tests" / "data" / "click-tests"  # tests/test_commands.py, beside the package
@@ -158,8 +157,7 @@ def test_tests_exclude_leaves_tests_out_at_every_level(svc: Llmem) -> None:
 
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, ws: Path) -> AsyncIterator[Client]:
-    server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=20_000)))
-    async with Client(server, mode=request.param) as c:
+    async with llmem_client(ws, request.param) as c:
         yield c
 
 
@@ -178,11 +176,8 @@ async def test_trees_through_the_server(client: Client) -> None:
 
 @pytest.mark.anyio
 async def test_trees_over_stdio(ws: Path) -> None:
-    params = StdioServerParameters(
-        command=console_script("llmem-mcp"), args=["--workspace", str(ws)], env=subprocess_env()
-    )
     with anyio.fail_after(120):
-        async with Client(params) as c:  # type: ignore[arg-type]
+        async with llmem_stdio_client(ws) as c:
             err, out = await call(c, "find_references", symbol="Parameter.resolve_envvar_value", path=CORE, depth=5)
             assert not err and out["data"]["cut"]["see_nodes"] >= 1
             err, out = await call(

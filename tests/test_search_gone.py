@@ -11,12 +11,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from llmem.code.server import build_server
-from llmem.core.config import Limits, ServerConfig
 from tests._httpx import httpx_workspace, rename_method, service
-from tests.conftest import MODES, call, console_script, subprocess_env
+from tests.conftest import MODES, call, llmem_client, llmem_stdio_client
 
 UTILS = "httpx/_utils.py"
 
@@ -68,8 +66,7 @@ def test_words_are_not_a_name(renamed: Path) -> None:
 
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, renamed: Path) -> AsyncIterator[Client]:
-    server = build_server(ServerConfig("llmem-mcp", renamed, limits=Limits()))
-    async with Client(server, mode=request.param) as c:
+    async with llmem_client(renamed, request.param) as c:
         yield c
 
 
@@ -82,11 +79,8 @@ async def test_gone_through_the_server_leads_the_hint(client: Client) -> None:
 
 @pytest.mark.anyio
 async def test_gone_and_coverage_over_stdio(renamed: Path) -> None:
-    params = StdioServerParameters(
-        command=console_script("llmem-mcp"), args=["--workspace", str(renamed)], env=subprocess_env()
-    )
     with anyio.fail_after(120):
-        async with Client(params) as c:  # type: ignore[arg-type]
+        async with llmem_stdio_client(renamed) as c:
             err, out = await call(c, "search_artifacts", query="to_bytes")
             assert not err and out["data"]["gone"]["remaining_uses"]["lines"] == _grep(renamed, r"\bto_bytes\b")
             coverage = out["data"]["coverage"]  # the line count walked the workspace: every file is outlined
