@@ -135,6 +135,14 @@ def test_tests_only_answers_the_tests_reaching_it_with_their_calls(svc: Llmem, w
             assert _calls(fn, callee.rsplit(".", 1)[-1]), (t["in"], callee)
     assert "CliRunner" in answer["not_followed"]
     assert "callers" not in answer
+    seen, cursor = [], None  # paged by cursor: each test once, in the same order
+    while True:
+        page = svc.references("Parameter.resolve_envvar_value", CORE, None, 1, cursor, tests="only", depth=5)
+        seen += [t["in"] for t in page["tests_reaching"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [t["in"] for t in reached]
 
 
 def test_tests_only_says_plainly_when_no_test_reaches_it(svc: Llmem) -> None:
