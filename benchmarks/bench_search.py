@@ -424,7 +424,7 @@ def name_alone(section: Section, index: Any, quick: bool) -> None:
         None,
     )
     if query is None:
-        return
+        raise RuntimeError(f"none of {candidates} is a prefix of a stdlib symbol without being one")
     index.search(query)
     rounds = 20 if quick else 100
     ours = percentiles(_time(lambda: index.search(query, limit=20), rounds))[0]
