@@ -149,13 +149,16 @@ def caller_tree(
         out["not_in_tree"] = {
             "count": sum(others.values()),
             "by_kind": dict(others.most_common()),
-            "means": "uses that neither call it nor pass it on (text mentions, imports, parameter names …)",
             "how": f"{one_level} (depth=1) lists them",
         }
     if found.target is not None:  # what grep -w finds beyond the uses, as depth=1 counts it
         whole = finder.left_out(symbol, found)
-        if whole is not None:
-            out["left_out"] = {**whole, "how": f"{one_level} (depth=1) counts them; without path it lists them"}
+        if whole is not None:  # by file is depth=1's to say
+            out["left_out"] = {
+                "count": whole["count"],
+                "by_reason": whole["by_reason"],
+                "how": f"{one_level} (depth=1) counts them by file; without path it lists them",
+            }
     elif left_out:
         out["left_out"] = {
             "count": sum(left_out.values()),
