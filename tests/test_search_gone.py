@@ -62,6 +62,8 @@ def test_a_name_defined_exactly_gets_neither(renamed: Path) -> None:
 def test_words_are_not_a_name(renamed: Path) -> None:
     out = service(renamed).search("bytes stream", None, ".", 20, None)
     assert "gone" not in out and "lines" not in out
+    short = service(renamed).search("to", None, ".", 20, None)  # in most lines: not counted
+    assert short["results"] and "lines" not in short
 
 
 @pytest.fixture(params=MODES)

@@ -79,6 +79,8 @@ SNIPPET_CHARS = 160
 QUERY_CHARS = 200
 _NOTE_TIER = {"outline": _TIER["doc"], "annotate": _TIER["note"]}
 _TEXT_MATCHES = frozenset({"doc", "note", "summary"})
+#: The shortest name whose line matches an 'auto' search counts when no symbol is named so.
+NAME_CHARS = 3
 
 
 class SearchIndex:
@@ -225,9 +227,16 @@ class SearchIndex:
             if ranked:
                 searched = "auto: notes lacking one word (nothing matched every word, a file name or a line)"
         about_name: dict[str, Any] = {}
-        if scope == "auto" and kind is None and IDENTIFIER.fullmatch(q) and not _exact(segments):
+        if (
+            scope == "auto"
+            and kind is None
+            and len(q) >= NAME_CHARS
+            and IDENTIFIER.fullmatch(q)
+            and not _exact(segments)
+        ):
             # No symbol is named so: a prefix or a doc word must not hide the lines that still use
-            # it (a name renamed away), nor what the store remembers of it.
+            # it (a name renamed away), nor what the store remembers of it. (A name of one or two
+            # characters is in most lines: counting them would say nothing and cost a scan.)
             from llmem.code.search_gone import name_report
 
             about_name = name_report(self.store, self.lines, conn, q, directory)

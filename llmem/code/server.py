@@ -154,7 +154,7 @@ SEARCH_GUIDE = (
     "grep -i would find them, each with its line and the symbol it lies in; lock files (uv.lock, "
     "package-lock.json …) are left out and counted in lock_files_skipped unless directory is the lock file. "
     "'auto' (default): symbols then notes; files when neither matches, then lines, then notes lacking one word; "
-    "a name no symbol is named exactly also gets lines {total, whole_word} (its line matches, counted) and, when "
+    "a name (3+ characters) no symbol is named exactly also gets lines {total, whole_word} (its line matches, counted) and, when "
     "a parse saw it go, gone {name, last_defined, renamed_to, remaining_uses} first. Use 'lines' to find every use "
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
