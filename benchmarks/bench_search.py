@@ -407,7 +407,36 @@ def collect_stdlib(section: Section, tmp: Path, quick: bool) -> tuple[float, flo
             ms(g50),
             ratio(p50, g50),
         )
+    name_alone(section, index, quick)
     return o50 - b50, worst
+
+
+def name_alone(section: Section, index: Any, quick: bool) -> None:
+    """A name no symbol is named exactly but a longer one starts with ('make_str' beside 'make_strip'):
+    'auto' also counts its lines (t23c: the uses of a name renamed away); vs the symbols alone."""
+    candidates = ("getpreferred", "parse_heade", "format_exc", "iscoroutine", "splitex")
+    query = next(
+        (
+            q
+            for q in candidates
+            if (a := index.search(q, scope="symbols"))["total"] and a["results"][0]["match"] != "exact-name"
+        ),
+        None,
+    )
+    if query is None:
+        raise RuntimeError(f"none of {candidates} is a prefix of a stdlib symbol without being one")
+    index.search(query)
+    rounds = 20 if quick else 100
+    ours = percentiles(_time(lambda: index.search(query, limit=20), rounds))[0]
+    base = percentiles(_time(lambda: index.search(query, scope="symbols", limit=20), rounds))[0]
+    lines = index.search(query)["lines"]
+    section.add(
+        f"stdlib: warm auto search p50 {query!r} (no exact symbol: + its {lines['total']:,} lines counted), "
+        "vs scope='symbols'",
+        ms(ours),
+        ms(base),
+        ratio(ours, base),
+    )
 
 
 def collect_tree(section: Section, tmp: Path, tree: Path) -> None:

@@ -195,3 +195,15 @@ async def llmem_client(ws: Path, mode: str, answer_chars: int = 20_000) -> Async
     server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=answer_chars)))
     async with Client(server, mode=mode) as c:
         yield c
+
+
+@contextlib.asynccontextmanager
+async def llmem_stdio_client(ws: Path) -> AsyncIterator[Any]:
+    """A client of the real llmem-mcp console script on ``ws`` over stdio (the current protocol era)."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=console_script("llmem-mcp"), args=["--workspace", str(ws)], env=subprocess_env()
+    )
+    async with Client(params) as c:  # type: ignore[arg-type]
+        yield c

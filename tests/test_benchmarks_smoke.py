@@ -44,7 +44,8 @@ FIGURE_ROWS = [
     (LLMEM, "search p95:", 7),
     (LLMEM, "search after another process's change", 1),
     (LLMEM, "4 writing processes, this one searching after each write", 1),
-    (LLMEM, "stdlib: ", 6),  # the line index built, the first search of a new server, four warm line searches
+    (LLMEM, "stdlib: ", 7),  # the line index built, the first search of a new server, four warm line searches,
+    # an auto search of a name no symbol is named exactly
     (CALC, "warm list_tools p50,", 1),
     (CALC, "warm list_tools p95,", 1),
     (CALC, "same, vs echo of", 2),

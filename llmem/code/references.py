@@ -480,6 +480,11 @@ class ReferenceFinder:
             return None
         return f.span_text((span[0], span[1]), (span[2], span[3]))
 
+    def left_out(self, symbol: str, found: Found) -> dict[str, Any] | None:
+        """What ``grep -w symbol`` finds beyond ``found`` (the uses of one definition), by reason."""
+        assert found.target is not None
+        return self._left_out(symbol, found.target, found.files, found.uses, found.definitions, found.dropped)
+
     def _left_out(
         self,
         symbol: str,

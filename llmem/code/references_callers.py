@@ -25,6 +25,13 @@ no caller in code but callers in tests (``tests='exclude'``) says ``only_from_te
 ``reached_from`` counts the leaves of the tree by what they are (entry points, tests, cut at the
 depth …). Level 1 is paged with ``cursor``; below it, each node lists at most :data:`CALLERS_SHOWN`
 callers and counts them all.
+
+A caller reached by several paths is expanded once: its later occurrences say ``see`` (where in the
+answer its callers are: ``callers[0].callers[1]``) unless they have more levels left below them;
+``distinct_callers`` counts each caller once. What depth=1 says beside the calls is counted, not
+dropped: ``not_in_tree`` (text mentions, imports …) and, with ``path``, ``left_out`` by reason.
+``tests='exclude'`` leaves tests out at every level (``tests_left_out_in_tree``); ``tests='only'``
+walks every caller and answers the tests it reaches (:mod:`llmem.code.references_tests_reach`).
 """
 
 from __future__ import annotations
@@ -79,6 +86,14 @@ class _Budget:
     at_depth: int = 0
     uncertain_self: int = 0
     over_budget: int = 0
+    #: nodes whose callers another node of the answer already lists (``see``)
+    repeats: int = 0
+    #: each caller expanded so far → where (``callers[0].callers[1]``), to how many levels, its callers_total
+    expanded: dict[tuple[str, str], tuple[str, int, int]] = field(default_factory=dict)
+    #: uses in tests left out below level 1 (tests='exclude')
+    tests_out: int = 0
+    #: every caller the answer names, once: (path, in)
+    distinct: set[tuple[str, str | None]] = field(default_factory=set)
     #: the tree's leaves by what they are (entry points, tests, cut at the depth …)
     leaves: Counter[str] = field(default_factory=Counter)
 
@@ -103,10 +118,13 @@ def caller_tree(
             details={"field": "depth", "rule": f"1..{MAX_DEPTH}: 1 lists the uses, 2 and more the callers as a tree"},
         )
     found = finder.collect(symbol, path, only)
-    uses, uncertain, left_out, tests_out = _edges(finder, found, tests)
+    # tests='only' with depth: the tests that reach it at any level, so the tree keeps every caller
+    walk = "include" if tests == "only" else tests
+    uses, uncertain, left_out, tests_out = _edges(finder, found, walk)
     callers = _group(finder, uses, uncertain)
     tag = question_tag("callers", symbol, found.target, tests, depth, only)
-    start = start_after(cursor, tag, [c.order() for c in callers], "symbol, path, tests and depth") if cursor else 0
+    same = "symbol, path, tests and depth"
+    start = start_after(cursor, tag, [c.order() for c in callers], same) if cursor and tests != "only" else 0
     budget = _Budget()
     roots = {(d["path"], d["symbol"]) for d in found.definitions}
     out: dict[str, Any] = {
@@ -125,7 +143,23 @@ def caller_tree(
     }
     if tests_out:
         out["tests_left_out"] = tests_out
-    if left_out:
+    one_level = f"find_references({symbol!r}" + (f", path={found.target!r}" if found.target else "") + ")"
+    others = Counter(u.kind for u in found.uses if u.kind not in _EDGE_KINDS and tests_kept(u.path, tests))
+    if others:
+        out["not_in_tree"] = {
+            "count": sum(others.values()),
+            "by_kind": dict(others.most_common()),
+            "how": f"{one_level} (depth=1) lists them",
+        }
+    if found.target is not None:  # what grep -w finds beyond the uses, as depth=1 counts it
+        whole = finder.left_out(symbol, found)
+        if whole is not None:  # by file is depth=1's to say
+            out["left_out"] = {
+                "count": whole["count"],
+                "by_reason": whole["by_reason"],
+                "how": f"{one_level} (depth=1) counts them by file; without path it lists them",
+            }
+    elif left_out:
         out["left_out"] = {
             "count": sum(left_out.values()),
             "by_reason": dict(left_out.most_common()),
@@ -138,19 +172,29 @@ def caller_tree(
             "another class's member of the same name; the nodes holding only such uses say uncertain and why"
         )
     room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 1_000
+    if tests == "only":
+        return _tests_only(finder, out, callers, depth, roots, budget, tag, cursor, limit, room)
     nodes, pos = fill_page(
-        len(callers), start, limit, room, lambda i: _node(finder, callers[i], depth - 1, tests, roots, budget)
+        len(callers),
+        start,
+        limit,
+        room,
+        lambda i: _node(finder, callers[i], depth - 1, tests, roots, budget, f"callers[{i - start}]"),
     )
     out["count"] = len(nodes)
     out["callers"] = nodes
     out["nodes"] = budget.nodes
+    out["distinct_callers"] = len(budget.distinct)
     cut = {  # how many nodes were not expanded, by why
         "cycle_nodes": budget.cycles,
         "depth_reached_nodes": budget.at_depth,
         "uncertain_self_nodes": budget.uncertain_self,
         "over_node_budget_nodes": budget.over_budget,
+        "see_nodes": budget.repeats,
     }
     out["cut"] = {k: v for k, v in cut.items() if v}
+    if budget.tests_out:
+        out["tests_left_out_in_tree"] = budget.tests_out
     if budget.leaves:
         out["reached_from"] = dict(budget.leaves.most_common())
         out["reached_from_means"] = (
@@ -163,15 +207,56 @@ def caller_tree(
             "find_references(<their in>, path=<their path>, depth=…) to go further."
         )
     if not callers:
-        out["note"] = (
-            f"Nothing calls or passes on {symbol} (in code{'' if tests == 'include' else ', ' + tests + ' tests'})"
-            + (
-                f"; {tests_out} use(s) in tests were left out (tests='exclude'): only tests reach it."
-                if tests_out
-                else "."
-            )
+        out["note"] = f"Nothing calls or passes on {symbol}" + (
+            f" outside tests; {tests_out} use(s) in tests were left out (tests='exclude'): only tests reach it."
+            if tests_out
+            else " outside tests."
+            if tests == "exclude"
+            else "."
         )
     out["next_cursor"] = cursor_after(tag, callers[pos - 1].order()) if pos < len(callers) and nodes else None
+    return out
+
+
+def _tests_only(
+    finder: ReferenceFinder,
+    out: dict[str, Any],
+    callers: list[_Caller],
+    depth: int,
+    roots: set[tuple[str, str]],
+    budget: _Budget,
+    tag: str,
+    cursor: str | None,
+    limit: int,
+    room: int,
+) -> dict[str, Any]:
+    """The answer of ``tests='only'``: the tests the whole tree reaches, paged, not the tree."""
+    from llmem.code.references_tests_reach import NOT_FOLLOWED, tests_reaching
+
+    tree = [_node(finder, c, depth - 1, "include", roots, budget, f"callers[{i}]") for i, c in enumerate(callers)]
+    reaching = tests_reaching(tree, out.get("qualified") or out["symbol"])
+    orders = [(t["path"], t["line"], str(t["in"])) for t in reaching]
+    start = start_after(cursor, tag, orders, "symbol, path, tests and depth") if cursor else 0
+    out["tests_total"] = len(reaching)
+    out["callers_followed"] = budget.nodes
+    out["distinct_callers"] = len(budget.distinct)
+    if budget.at_depth or budget.over_budget:
+        out["not_expanded"] = {
+            **({"depth_reached_nodes": budget.at_depth} if budget.at_depth else {}),
+            **({"over_node_budget_nodes": budget.over_budget} if budget.over_budget else {}),
+            "means": "callers not followed further: a larger depth (at most 5) may reach more tests",
+        }
+    out["not_followed"] = NOT_FOLLOWED
+    page, pos = fill_page(len(reaching), start, limit, room, lambda i: reaching[i])
+    out["count"] = len(page)
+    out["tests_reaching"] = page
+    if not reaching:
+        out["note"] = (
+            f"No test reaches {out['symbol']} within depth {depth} through calls by name "
+            f"({budget.nodes} caller(s) followed)"
+            + (f"; {budget.at_depth} were not expanded at the depth." if budget.at_depth else ".")
+        )
+    out["next_cursor"] = cursor_after(tag, orders[pos - 1]) if pos < len(reaching) and page else None
     return out
 
 
@@ -229,8 +314,10 @@ def _node(
     tests: str,
     above: set[tuple[str, str]],
     budget: _Budget,
+    at: str,
 ) -> dict[str, Any]:
     budget.nodes += 1
+    budget.distinct.add((caller.path, caller.where))
     lines = sorted({u.line for u in caller.uses})
     sym = _symbol(finder, caller)
     node: dict[str, Any] = {
@@ -274,6 +361,13 @@ def _node(
     entry = _entry_point(sym)
     if entry is not None:
         node["entry_point"] = entry
+    seen = budget.expanded.get(me)
+    if seen is not None and (seen[1] >= levels or levels <= 0):
+        # Its callers are already listed in this answer (E#2: 26 nodes, about 10 distinct): once.
+        budget.repeats += 1
+        node["see"] = seen[0]
+        node["callers_total"] = seen[2]
+        return node
     if levels <= 0:
         budget.at_depth += 1
         budget.leaves["an entry point" if entry else "not followed (the depth reached)"] += 1
@@ -296,7 +390,10 @@ def _node(
     if found.resolution == "receivers":
         node["resolution"] = f"receivers (a member: any x.{leaf}() where x may be of its class)"
     node["callers_total"] = len(callers)
+    if callers:
+        budget.expanded.setdefault(me, (at, levels, len(callers)))
     if tests_out:
+        budget.tests_out += tests_out
         node["tests_left_out"] = tests_out
         if not callers:
             node["only_from_tests"] = True
@@ -304,7 +401,10 @@ def _node(
         budget.leaves[
             "an entry point" if entry else "a test" if tests_out or caller.in_tests else "nothing calls it by name"
         ] += 1
-    node["callers"] = [_node(finder, c, levels - 1, tests, above | {me}, budget) for c in callers[:CALLERS_SHOWN]]
+    node["callers"] = [
+        _node(finder, c, levels - 1, tests, above | {me}, budget, f"{at}.callers[{i}]")
+        for i, c in enumerate(callers[:CALLERS_SHOWN])
+    ]
     return node
 
 

@@ -44,6 +44,7 @@ import json
 import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, get_args
 
@@ -59,7 +60,8 @@ from llmem.code.index_db import (
     under_sql,
 )
 from llmem.code.lines import LineIndex
-from llmem.code.outline import DATA_KINDS
+from llmem.code.outline import DATA_KINDS, detect_language
+from llmem.code.search_gone import IDENTIFIER
 from llmem.code.text_query import MARK_END, MARK_START, QueryTerms, matched_words
 from llmem.core.config import Limits
 from llmem.core.errors import InvalidArgument
@@ -77,6 +79,8 @@ SNIPPET_CHARS = 160
 QUERY_CHARS = 200
 _NOTE_TIER = {"outline": _TIER["doc"], "annotate": _TIER["note"]}
 _TEXT_MATCHES = frozenset({"doc", "note", "summary"})
+#: The shortest name whose line matches an 'auto' search counts when no symbol is named so.
+NAME_CHARS = 3
 
 
 class SearchIndex:
@@ -222,6 +226,20 @@ class SearchIndex:
             ranked = segments[0][1] if segments else []
             if ranked:
                 searched = "auto: notes lacking one word (nothing matched every word, a file name or a line)"
+        about_name: dict[str, Any] = {}
+        if (
+            scope == "auto"
+            and kind is None
+            and len(q) >= NAME_CHARS
+            and IDENTIFIER.fullmatch(q)
+            and not _exact(segments)
+        ):
+            # No symbol is named so: a prefix or a doc word must not hide the lines that still use
+            # it (a name renamed away), nor what the store remembers of it. (A name of one or two
+            # characters is in most lines: counting them would say nothing and cost a scan.)
+            from llmem.code.search_gone import name_report
+
+            about_name = name_report(self.store, self.lines, conn, q, directory)
         total = len(ranked) + len(named) + lines_total
         rows = _rows(conn, ranked[start : start + limit])
         marked = _highlighted(conn, [i for i in ranked[start : start + limit] if i in why], why)
@@ -274,9 +292,11 @@ class SearchIndex:
         more = pos < total
         return {
             "query": q,
+            **({"gone": about_name["gone"]} if "gone" in about_name else {}),
             "scope": searched,
             **({"coverage": _coverage(conn, directory)} if searched in ("auto", "symbols", "notes") else {}),
             "total": total,
+            **({"lines": about_name["lines"]} if "lines" in about_name else {}),
             "total_is_capped": False,
             "count": len(hits),
             "results": hits,
@@ -428,19 +448,63 @@ def _count_coverage(conn: sqlite3.Connection, directory: str) -> dict[str, Any]:
         out["means"] = "symbols and notes of outlined files only; scope='lines' searches every file"
         return out
     out["workspace_files"] = int(conn.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchone()[0])
-    out["not_outlined"] = int(
-        conn.execute(
-            f"SELECT count(*) FROM files AS f WHERE {under_sql('f.path', directory)[0]} AND NOT EXISTS "
+    missing = [
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT f.path FROM files AS f WHERE {under_sql('f.path', directory)[0]} AND NOT EXISTS "
             "(SELECT 1 FROM artifacts AS a WHERE a.path = f.path AND a.artifact = 'outline')",
             args,
-        ).fetchone()[0]
-    )
+        )
+    ]
+    # A license, an .svg, a tsconfig.json: no parse outlines those, so no parse is advised for them.
+    kinds = Counter(_file_kind(p) for p in missing if detect_language(p) is None)
+    parsable = len(missing) - sum(kinds.values())
+    # a folder's parse skips hidden folders (.github): those files are outlined one by one
+    hidden = sum(1 for p in missing if detect_language(p) is not None and _in_hidden_folder(p, directory))
+    out["not_outlined"] = len(missing)
+    out["not_outlined_parsable"] = parsable
+    if hidden:
+        out["not_outlined_in_hidden_folders"] = hidden
+    if kinds:
+        out["not_outlined_no_outline"] = {
+            "count": sum(kinds.values()),
+            "by_kind": dict(kinds.most_common(KINDS_SHOWN)),
+            **({"kinds_more": len(kinds) - KINDS_SHOWN} if len(kinds) > KINDS_SHOWN else {}),
+        }
     out["means"] = (
         "symbols and notes of outlined files only (workspace_files: as the last search of lines or files "
-        "saw them; not_outlined: not parsed yet, or of a kind without an outline such as a Dockerfile); "
-        f"generate_artifact(path={directory!r}) outlines the rest, scope='lines' searches every file"
+        "saw them; not_outlined_parsable: not parsed yet; not_outlined_no_outline: of a kind no parse outlines, "
+        "such as a license or an .svg); "
+        + (
+            f"generate_artifact(path={directory!r}) outlines the {parsable - hidden} parsable, "
+            if parsable > hidden
+            else ""
+        )
+        + (
+            f"generate_artifact(path=<the file>) the {hidden} in hidden folders (a folder's parse skips them), "
+            if hidden
+            else ""
+        )
+        + "scope='lines' searches every file"
     )
     return out
+
+
+#: Kinds of files without an outline named in coverage, the commonest first.
+KINDS_SHOWN = 10
+
+
+def _in_hidden_folder(path: str, directory: str) -> bool:
+    """Whether a folder between ``directory`` and the file is hidden (``.github``)."""
+    inner = path[len(directory) + 1 :] if directory not in ("", ".") and path.startswith(directory + "/") else path
+    return any(part.startswith(".") for part in inner.split("/")[:-1])
+
+
+def _file_kind(path: str) -> str:
+    """What a file is for coverage: its extension (``.svg``), else its name (``LICENSE``)."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else name
 
 
 def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list[Any]) -> list[tuple[int, float]]:
@@ -458,6 +522,11 @@ def _text_hits(conn: sqlite3.Connection, expression: str, where: str, args: list
     if len(found) < 2:
         return [(i, 0.0) for i in found]
     return [(int(i), float(r)) for i, r in conn.execute(ranked, [expression, *([] if where == "1" else args)])]
+
+
+def _exact(segments: list[Segment]) -> bool:
+    """Whether a symbol is named exactly as the query (the first tier, when there is one)."""
+    return bool(segments) and segments[0][0] == _TIER["exact-name"]
 
 
 def _tier_at(segments: list[Segment], pos: int) -> int:

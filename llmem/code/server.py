@@ -105,9 +105,15 @@ USAGES = (
     "callers: [...]}] grouped by the function they lie in, then the callers of each, to that depth, judged "
     "as path= judges uses (uncertain nodes say why); a node not followed says why in cut (module level, a "
     "registered handler, a test block, a cycle, an uncertain use inside the symbol itself, the depth reached; "
-    "the answer's cut counts such nodes); a CLI command (@cli.command) says "
+    "the answer's cut counts such nodes); a caller already expanded elsewhere in the answer says see "
+    "(where: callers[0].callers[1]) instead of repeating its callers; distinct_callers counts them once. "
+    "not_in_tree and left_out count what depth=1 lists beside the calls (text mentions, other definitions). "
+    "A CLI command (@cli.command) says "
     "entry_point; reached_from counts the leaves by what they are; only_from_tests marks a function only "
-    "tests reach (tests='exclude'). A name nothing defines whose uses no longer resolve answers unresolved: true, each such "
+    "tests reach (tests='exclude' leaves tests out at every level: tests_left_out_in_tree). With depth, "
+    "tests='only' answers tests_reaching [{in, path, line, calls: test → … → symbol}]: the tests that reach "
+    "it at any level (not those calling through a CLI runner or a subprocess). A name nothing defines whose "
+    "uses no longer resolve answers unresolved: true, each such "
     "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers; "
     "so does a Class.member the store saw go (other definitions of the name: other_definitions_of_the_name, a "
     "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why."
@@ -147,12 +153,16 @@ SEARCH_GUIDE = (
     "shell, Markdown, JSON; .gitignore and .llmemignore apply) that holds the query, ASCII case ignored, as "
     "grep -i would find them, each with its line and the symbol it lies in; lock files (uv.lock, "
     "package-lock.json …) are left out and counted in lock_files_skipped unless directory is the lock file. "
-    "'auto' (default): symbols then notes; files when neither matches, then lines, then notes lacking one word. Use 'lines' to find every use "
+    "'auto' (default): symbols then notes; files when neither matches, then lines, then notes lacking one word; "
+    "a name (3+ characters) no symbol is named exactly also gets lines {total, whole_word} (its line matches, counted) and, when "
+    "a parse saw it go, gone {name, last_defined, renamed_to, remaining_uses} first. Use 'lines' to find every use "
     "of a name before changing it. get_artifact(path, kind='source') without symbol reads any text file "
     "whole (paged): a README, a Dockerfile, a workflow. Every "
     "answer gives the exact total; page with cursor=next_cursor until it is null (left says how many "
     "remain). kind filters symbols and notes by symbol or artifact kind (kind='code' is scope='lines'). "
-    "coverage counts what symbols and notes covered (outlined_files, files_with_notes, not_outlined); a note "
+    "coverage counts what symbols and notes covered (outlined_files, files_with_notes, not_outlined: "
+    "not_outlined_parsable, which a parse outlines (not_outlined_in_hidden_folders: by their path only), and "
+    "not_outlined_no_outline by kind, which none does); a note "
     "written before its code changed says note_stale (what changed) and refresh_with; stale_notes counts them."
 )
 
@@ -342,6 +352,20 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data["results"]
             else "Nothing found: try fewer words or part of a name; generate_artifact(path) outlines unparsed files."
         )
+        gone = data.get("gone")
+        if gone:  # said first: the hits are other names (a prefix, a doc word), never its uses
+            uses = gone["remaining_uses"]
+            hint = (
+                f"{gone['name']!r} is gone (last defined in {gone['last_defined']['path']}"
+                + (f", renamed to {gone['renamed_to']!r}" if "renamed_to" in gone else "")
+                + f"); {uses['lines']} line(s) still name it: {' / '.join(uses['list_with'])} list them. "
+                + hint
+            )
+        elif data.get("lines", {}).get("whole_word") and not any(r["match"] == "code" for r in data["results"]):
+            hint = (
+                f"No symbol is named {data['query']!r}; {data['lines']['whole_word']} line(s) hold it as a word: "
+                f"{data['lines']['list_with']}. " + hint
+            )
         return ok(data, hint)
 
     def find_references(
@@ -356,13 +380,22 @@ def build_server(config: ServerConfig) -> SuiteServer:
         data = svc().references(symbol, path, kind, limit, cursor, tests, depth)
         if depth > 1:
             tree_left = _left_out_hint(data)
+            reach = (
+                (data.get("note", "") + " " if not data["tests_total"] else f"{data['tests_total']} test(s) reach it. ")
+                + "Tests calling through a CLI runner or a subprocess are not followed. "
+                if "tests_total" in data
+                else ""
+            )
             return ok(
                 data,
-                "Call again with cursor=next_cursor for more callers."
-                if data["next_cursor"]
-                else f"Left out: {tree_left}."
-                if tree_left
-                else "That is all.",
+                reach
+                + (
+                    "Call again with cursor=next_cursor for more."
+                    if data["next_cursor"]
+                    else f"Left out: {tree_left}."
+                    if tree_left
+                    else "That is all."
+                ),
             )
         leftover = _left_out_hint(data)
         # Several definitions and no path: the uses of all of them are mixed, on this page and the next.
@@ -543,4 +576,8 @@ def _left_out_hint(data: dict[str, Any]) -> str:
         parts.append(f"{data['non_tests_left_out']} use(s) outside tests (tests='include')")
     if isinstance(data.get("left_out"), dict) and data["left_out"].get("count"):
         parts.append(f"{data['left_out']['count']} use(s) of the name judged not of this definition (left_out)")
+    if data.get("not_in_tree"):
+        parts.append(
+            f"{data['not_in_tree']['count']} use(s) that do not call it (not_in_tree: {data['not_in_tree']['how']})"
+        )
     return "; ".join(parts)
