@@ -174,6 +174,11 @@ def test_a_folder_prompt_draws_on_the_notes_below_a_subfolder_with_no_summary(ll
 
 
 def test_a_long_summary_is_whole_when_the_budget_has_room(llmem: Llmem) -> None:
+    # Room in the budget: a folder of a few files beside its subfolder (the real llmem/code has
+    # dozens, whose outlines fill the prompt as the package grows).
+    code = llmem.ws / "llmem" / "code"
+    for extra in sorted(code.glob("*.py"))[6:]:
+        extra.unlink()
     sentences = [f"Sentence {i} tells what part {i} of the outline parsers does for the reader." for i in range(40)]
     long = "# llmem/code/outline\n\n" + "\n".join(sentences) + "\nLAST: serve and call_tool are at the end."
     assert 3_000 < len(long) < 4_000
