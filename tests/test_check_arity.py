@@ -133,3 +133,27 @@ def _grep_calls(ws: Path, needle: str) -> list[tuple[str, str]]:
         for line in f.read_text("utf-8").splitlines()
         if needle in line
     ]
+
+
+@pytest.mark.anyio
+async def test_over_stdio_a_parameter_removed(tmp_path: Path) -> None:
+    """The console script as a client launches it: the edit is made between calls."""
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import console_script, subprocess_env
+
+    ws = _ws(tmp_path)
+    params = StdioServerParameters(
+        command=console_script("llmem-mcp"), args=["--workspace", str(ws)], env=subprocess_env()
+    )
+    with anyio.fail_after(120):
+        async with Client(params, mode="legacy") as c:  # type: ignore[arg-type]
+            err, out = await call(c, "check_references", path="src/git")
+            assert not err and out["data"]["total"] == 0
+            _edit(ws / GIT, "def git_commit(repo: git.Repo, message: str)", "def git_commit(repo: git.Repo)")
+            err, out = await call(c, "check_references", path="src/git")
+    assert not err
+    calls = [(p, n) for p, n in _grep_calls(ws, "git_commit(") if "def " not in n]
+    found = [r for r in out["data"]["results"] if r["kind"] == "call-arguments"]
+    assert len(found) == len(calls) > 0 and all("at most 1" in r["why"] for r in found)
