@@ -293,6 +293,8 @@ def _check(section: Section, label: str, root: Path) -> None:
                 harness.ms(bare), harness.ratio(warm, bare))  # fmt: skip
     section.add(f"check_references findings on the tree as it is, {label}", str(first["total"]), "-", "-")
     section.add(f"uses not judged (not_checked), {label}", str(first["not_checked"]["total"]), "-", "-")
+    arity = first["by_kind"].get("call-arguments", 0)
+    section.add(f"of the findings, calls whose arguments do not fit (call-arguments), {label}", str(arity), "-", "-")
     for r in first["results"][:20]:
         section.notes.append(f"finding ({label}): {r['path']}:{r['line']} {r['name']} — {r['why']}")
     section.notes.append(

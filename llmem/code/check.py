@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from posixpath import dirname
 from typing import Any
 
+from llmem.code.check_arity import check_call
 from llmem.code.check_python import EXPRESSION_ATTRIBUTE, ImportName, NameUse, PyFile
 from llmem.code.check_resolve import Finding, Missing, PythonWorld, Target, file_analysis
 from llmem.code.check_scripts import GoWorld, ScriptWorld, go_builtin, js_global
@@ -38,7 +39,7 @@ __all__ = ["CheckRun", "check_files", "near_names"]
 _JS_FAMILY = frozenset({"typescript", "tsx", "javascript"})
 _UNRESOLVED_LANGUAGES = frozenset({"rust", "java"})
 _SILENCED_PY = re.compile(
-    r"#\s*(noqa(?!:)|noqa:[^#]*\b(F821|F822|F401|F811|F405)\b|type:\s*ignore(?!\[)|type:\s*ignore\[[^\]]*(name-defined|attr-defined))"
+    r"#\s*(noqa(?!:)|noqa:[^#]*\b(F821|F822|F401|F811|F405)\b|type:\s*ignore(?!\[)|type:\s*ignore\[[^\]]*(name-defined|attr-defined|call-arg))"
 )
 _SILENCED_TS = re.compile(r"@ts-(ignore|expect-error)")
 OUTSIDE = "an attribute of a module or class outside the workspace"
@@ -193,6 +194,7 @@ def _python(
             _found(run, key, line, col, "re-export", name, target[1])
     for use in info.uses:
         _python_use(world, key, info, use, run, remembered)
+        check_call(world, key, info, use, run.findings, run.not_checked)
     for line, col, name, kind in info.expression_members:
         why = "taken from an expression (a call's result, a subscript) whose type is not followed"
         if _by_name(world, run, key, line, col, kind, name, name, why):

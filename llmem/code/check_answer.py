@@ -162,7 +162,8 @@ def finding_item(finder: ReferenceFinder, f: Finding, history: SymbolHistory | N
     if f.defined_in is not None:
         item["defined_in"] = f"{f.defined_in[0]}:{f.defined_in[1]}"
     guesses: list[str] = []
-    if f.last_defined is not None or (history is not None and not f.missing.startswith(".")):
+    arity = f.kind == "call-arguments"  # a parameter, not a symbol the store remembers
+    if f.last_defined is not None or (history is not None and not arity and not f.missing.startswith(".")):
         where = f.defined_in[0] if f.defined_in is not None else f.path
         last = f.last_defined
         if last is None and history is not None:

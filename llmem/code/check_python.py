@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from llmem.code.check_getattr import module_literals, served_names
+from llmem.code.check_signatures import ArityFacts, arity_facts
 
 __all__ = [
     "BUILTINS",
@@ -205,6 +206,8 @@ class PyFile:
     generators: set[str] = field(default_factory=set)
     #: uses not judged, by reason
     not_checked: Counter[str] = field(default_factory=Counter)
+    #: its functions' parameters and its calls' arguments (:mod:`llmem.code.check_arity` judges them)
+    arity: ArityFacts | None = None
     error: str | None = None
 
 
@@ -259,6 +262,7 @@ def python_file(data: bytes) -> PyFile:
         out.error = f"does not parse ({type(exc).__name__}: {getattr(exc, 'msg', exc)})"
         return out
     _Binder(out).run(tree)
+    out.arity = arity_facts(tree)
     return out
 
 
