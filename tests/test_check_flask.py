@@ -1,0 +1,105 @@
+"""check_references and find_references on pallets/flask (tests/data/flask) after trial t23e's
+edits: ``src/flask/sansio/`` is a namespace package (no ``__init__.py``) that the package imports
+from (``from .sansio.app import App``) and that imports from it (``from ..helpers import x``).
+Every expected line comes from grep or ``ast`` over the edited files, never from the tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from llmem.code.references_imports import module_name
+from tests._flask import APP, HELPERS, SANSIO_APP, flask_workspace, lines_with, service
+from tests.conftest import MODES, call, llmem_client
+
+SCAFFOLD = "src/flask/sansio/scaffold.py"
+CONFIG = "src/flask/config.py"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return flask_workspace(tmp_path)
+
+
+def _lines(answer: dict[str, Any], path: str) -> set[int]:
+    return {r["line"] for r in answer["results"] if r["path"] == path}
+
+
+def test_a_namespace_package_inside_a_package_is_named_through_it() -> None:
+    keys = {"src/flask/__init__.py", "src/flask/app.py", SANSIO_APP, "src/flask/sansio/x/__init__.py", "tests/t.py"}
+    assert module_name(SANSIO_APP, keys) == "flask.sansio.app"
+    assert module_name("src/flask/sansio/x/__init__.py", keys) == "flask.sansio.x"
+    assert module_name("tests/t.py", keys) == "t"
+    # a folder holding only packages is where imports start (an examples/ beside its packages)
+    keys = {"ex/__init__.py", "ex/tutorial/flaskr/__init__.py", "ex/tutorial/flaskr/db.py"}
+    assert module_name("ex/tutorial/flaskr/db.py", keys) == "flaskr.db"
+
+
+def test_a_clean_package_has_nothing_broken_and_no_base_outside(ws: Path) -> None:
+    answer = service(ws).check_references("src", 500, None)
+    assert answer["total"] == 0, answer["results"]
+    assert not [r for r in answer["not_checked"]["by_reason"] if "flask.sansio" in r]
+
+
+def test_a_method_of_the_namespace_package_class_is_found_through_the_subclass(ws: Path) -> None:
+    expected = lines_with(ws, APP, "self._find_error_handler(")
+    assert len(expected) == 3
+    answer = service(ws).references("App._find_error_handler", None, None, 100, None)
+    assert _lines(answer, APP) == expected and answer["total"] == 3
+    assert "left_out" not in answer
+
+
+def test_a_relative_import_out_of_the_namespace_package_is_followed(ws: Path) -> None:
+    answer = service(ws).references("get_root_path", HELPERS, None, 100, None)
+    assert _lines(answer, SCAFFOLD) == lines_with(ws, SCAFFOLD, "get_root_path")
+    assert "left_out" not in answer
+
+
+def _move_get_debug_flag(ws: Path) -> None:
+    """The trial's edit C1: ``get_debug_flag`` moved from helpers.py to config.py, importers left."""
+    text = (ws / HELPERS).read_text("utf-8")
+    start = text.index("def get_debug_flag()")
+    end = text.index("\ndef ", start + 1)
+    (ws / HELPERS).write_text(text[:start] + text[end + 1 :], encoding="utf-8")
+    with (ws / CONFIG).open("a", encoding="utf-8") as f:
+        f.write("\n\n" + text[start:end].rstrip() + "\n")
+
+
+def test_a_broken_relative_import_in_the_namespace_package_is_reported(ws: Path) -> None:
+    _move_get_debug_flag(ws)
+    answer = service(ws).check_references("src/flask/sansio", 500, None)
+    assert {(r["path"], r["line"]) for r in answer["results"]} == {
+        (SANSIO_APP, line) for line in lines_with(ws, SANSIO_APP, "import get_debug_flag")
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_through_the_server_in_both_eras(ws: Path, mode: str) -> None:
+    async with llmem_client(ws, mode) as c:
+        err, out = await call(c, "find_references", symbol="App._find_error_handler")
+        assert not err and _lines(out["data"], APP) == lines_with(ws, APP, "self._find_error_handler(")
+        _move_get_debug_flag(ws)
+        err, out = await call(c, "check_references", path="src/flask/sansio")
+        assert not err and {r["line"] for r in out["data"]["results"]} == lines_with(
+            ws, SANSIO_APP, "import get_debug_flag"
+        )
+
+
+@pytest.mark.anyio
+async def test_over_stdio(ws: Path) -> None:
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.conftest import console_script, subprocess_env
+
+    params = StdioServerParameters(
+        command=console_script("llmem-mcp"), args=["--workspace", str(ws)], env=subprocess_env()
+    )
+    with anyio.fail_after(180):
+        async with Client(params, mode="legacy") as c:  # type: ignore[arg-type]
+            err, out = await call(c, "find_references", symbol="get_root_path", path=HELPERS)
+            assert not err and _lines(out["data"], SCAFFOLD) == lines_with(ws, SCAFFOLD, "get_root_path")
