@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from llmem.code.check_python import python_file
 from llmem.code.references_imports import module_name
-from tests._flask import APP, HELPERS, SANSIO_APP, flask_workspace, lines_with, service
+from tests._flask import APP, HELPERS, SANSIO_APP, edit, flask_workspace, lines_with, service
 from tests.conftest import MODES, call, llmem_client
 
 SCAFFOLD = "src/flask/sansio/scaffold.py"
@@ -103,3 +104,58 @@ async def test_over_stdio(ws: Path) -> None:
         async with Client(params, mode="legacy") as c:  # type: ignore[arg-type]
             err, out = await call(c, "find_references", symbol="get_root_path", path=HELPERS)
             assert not err and _lines(out["data"], SCAFFOLD) == lines_with(ws, SCAFFOLD, "get_root_path")
+
+
+def test_setattr_over_fixed_names_leaves_self_uses_judged_and_a_rename_in_the_class_is_reported(ws: Path) -> None:
+    """The trial's edit: ``App.trap_http_exception`` renamed in its class only; ``Flask`` (its
+    subclass) runs ``setattr(cls, method.__name__, …)`` over a tuple of its own methods."""
+    service(ws).parser.parse(service(ws).resolve("."))
+    edit(ws, SANSIO_APP, "def trap_http_exception(", "def should_trap_http_exception(")
+    answer = service(ws).check_references(APP, 500, None)
+    assert {(r["path"], r["line"]) for r in answer["results"]} == {
+        (APP, line) for line in lines_with(ws, APP, "self.trap_http_exception(")
+    }
+    assert answer["results"][0]["renamed_to"] == "App.should_trap_http_exception"
+    assert not [r for r in answer["not_checked"]["by_reason"] if "setattr" in r]
+
+
+def test_setattr_names_read_from_loops_over_literals() -> None:
+    source = (
+        "NAMES = ('a', 'b')\n"
+        "class Fixed:\n"
+        "    def __init__(self):\n"
+        "        for n in ('x', 'y'):\n"
+        "            setattr(self, n, 0)\n"
+        "        for n in NAMES:\n"
+        "            setattr(self, n, 1)\n"
+        "    def __init_subclass__(cls):\n"
+        "        for m in (cls.f, cls.g):\n"
+        "            setattr(cls, m.__name__, m)\n"
+        "class Computed:\n"
+        "    def __init__(self, values):\n"
+        "        for n in values:\n"
+        "            setattr(self, n, 0)\n"
+    )
+    info = python_file(source.encode())
+    assert info.classes["Fixed"].dynamic is None
+    assert {"x", "y", "a", "b", "f", "g"} <= info.classes["Fixed"].instance
+    assert info.classes["Computed"].dynamic == "setattr on self with a computed name (in __init__)"
+
+
+def test_a_member_gone_from_a_class_with_computed_setattr_is_known_gone(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "class C:\n"
+        "    def __init__(self, values):\n"
+        "        for name, value in values.items():\n"
+        "            setattr(self, name, value)\n"
+        "    def old(self):\n"
+        "        return 1\n"
+        "    def use(self):\n"
+        "        return self.old()\n"
+    )
+    service(tmp_path).parser.parse(service(tmp_path).resolve("."))
+    edit(tmp_path, "m.py", "def old(", "def new(")
+    answer = service(tmp_path).check_references(None, 500, None)
+    assert answer["total"] == 0
+    [gone] = answer["known_gone"]["results"]
+    assert (gone["line"], gone["missing"]) == (8, "old") and gone["renamed_to"] == "C.new"

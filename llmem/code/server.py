@@ -138,7 +138,7 @@ CHECK_GUIDE = (
     "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported; but x.name on a value of "
     "unknown type, where name is a class member a parse saw go and no class has now, is listed apart in "
     "may_break_by_name (by_name: true), and a name the store saw go from a module whose __getattr__ cannot be "
-    "read in known_gone. Code before tests; "
+    "read, or from a class whose members cannot be (a computed setattr), in known_gone. A setattr over a literal list of names sets those. Code before tests; "
     "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
@@ -455,8 +455,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
             )
         if "known_gone" in data:
             hint += (
-                f" {data['known_gone']['total']} name(s) taken from a module whose __getattr__ cannot be read were "
-                "defined there and are gone (known_gone): fix each like a finding."
+                f" {data['known_gone']['total']} name(s) the code could not judge (a module's __getattr__, a class's "
+                "computed setattr …) were defined there and are gone (known_gone): fix each like a finding."
             )
         if "may_break_by_name" in data:
             hint += (
