@@ -159,3 +159,43 @@ def test_a_member_gone_from_a_class_with_computed_setattr_is_known_gone(tmp_path
     assert answer["total"] == 0
     [gone] = answer["known_gone"]["results"]
     assert (gone["line"], gone["missing"]) == (8, "old") and gone["renamed_to"] == "C.new"
+
+
+def test_imports_of_a_moved_function_are_unresolved_never_another_of_the_same_name(ws: Path) -> None:
+    """The trial's edit C1: ``get_debug_flag`` moved from helpers.py to config.py, importers left."""
+    svc = service(ws)
+    svc.parser.parse(svc.resolve("."))
+    _move_get_debug_flag(ws)
+    importers = {
+        p.relative_to(ws).as_posix() for p in (ws / "src").rglob("*.py") if "import get_debug_flag" in p.read_text()
+    }
+    answer = service(ws).references("get_debug_flag", None, None, 100, None)
+    assert answer["unresolved"] is True and answer["last_defined"]["path"] == HELPERS
+    unresolved = {(r["path"], r["line"]) for r in answer["results"] if r.get("unresolved")}
+    assert unresolved == {(r["path"], r["line"]) for r in answer["results"]}  # every use goes through a broken import
+    assert {p for p, _ in unresolved} == importers
+    assert {(p, line) for p, line in unresolved if line in lines_with(ws, p, "import get_debug_flag")} == {
+        (p, line) for p in importers for line in lines_with(ws, p, "import get_debug_flag")
+    }
+    with_path = service(ws).references("get_debug_flag", CONFIG, None, 100, None)
+    assert with_path["total"] == 0
+    [reason] = with_path["left_out"]["by_reason"]
+    assert reason.startswith("unresolved") and with_path["left_out"]["count"] == answer["total"]
+
+
+def test_imports_of_a_function_still_defined_are_not_unresolved(ws: Path) -> None:
+    answer = service(ws).references("get_debug_flag", None, None, 100, None)
+    assert answer["total"] > 0 and "unresolved" not in answer
+    assert service(ws).references("get_debug_flag", HELPERS, None, 100, None)["total"] == answer["total"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_moved_function_through_the_server(ws: Path, mode: str) -> None:
+    async with llmem_client(ws, mode) as c:
+        err, out = await call(c, "generate_artifact", path=".")
+        assert not err
+        _move_get_debug_flag(ws)
+        err, out = await call(c, "find_references", symbol="get_debug_flag")
+        assert not err and out["data"]["unresolved"] is True and "import it from where" in out["nextAction"]
+        assert all(r.get("unresolved") for r in out["data"]["results"])

@@ -116,7 +116,8 @@ USAGES = (
     "uses no longer resolve answers unresolved: true, each such "
     "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers; "
     "so does a Class.member the store saw go (other definitions of the name: other_definitions_of_the_name, a "
-    "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why."
+    "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why; so "
+    "is an import of the name from a module that no longer defines it (with path: left out as unresolved)."
 )
 
 CHECK_GUIDE = (
@@ -417,6 +418,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data.get("unresolved") and not data["definitions"]
             else f"{data['unresolved_total']} use(s) are marked unresolved (only a subclass defines the name; each "
             "says why): if one was renamed in its class only, fix it; check_references() lists those."
+            if data.get("unresolved") and "unresolved_means" in data
+            else f"{data['unresolved_total']} use(s) are marked unresolved (an import from a module that does not "
+            "define the name, or a use of one; each says why): import it from where definitions says it is now."
             if data.get("unresolved")
             else f"Nothing defines {data['symbol']!r}: if it was renamed, search_artifacts(query='<the new name>') "
             "finds the new one; then fix the lines listed in unresolved_imports and the calls"
