@@ -199,3 +199,23 @@ async def test_a_moved_function_through_the_server(ws: Path, mode: str) -> None:
         err, out = await call(c, "find_references", symbol="get_debug_flag")
         assert not err and out["data"]["unresolved"] is True and "import it from where" in out["nextAction"]
         assert all(r.get("unresolved") for r in out["data"]["results"])
+
+
+def test_a_class_defined_several_times_in_one_function_is_not_judged_against_a_later_one(ws: Path) -> None:
+    """flask's test_find_best_app redefines ``class Module`` a dozen times, each with other attributes."""
+    test_cli = "tests/test_cli.py"
+    assert len(lines_with(ws, test_cli, "    class Module:")) > 2
+    answer = service(ws).check_references(test_cli, 500, None)
+    assert answer["total"] == 0, answer["results"]
+    assert answer["not_checked"]["by_reason"]["a class with several definitions in one scope"] > 0
+
+
+def test_a_clean_checkout_has_nothing_broken(ws: Path) -> None:
+    answer = service(ws).check_references(None, 500, None)
+    assert answer["total"] == 0, answer["results"]
+
+
+def test_a_class_defined_once_is_still_judged(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f():\n    class M:\n        a = 1\n    return M.b\n")
+    [finding] = service(tmp_path).check_references(None, 500, None)["results"]
+    assert (finding["line"], finding["missing"]) == (4, "b")

@@ -631,6 +631,8 @@ class _Binder:
         unknown = [d for d in unknown if d.rsplit(".", 1)[-1] not in _PLAIN_DECORATORS]
         if unknown:
             cls.dynamic = f"a class decorator ({unknown[0]})"
+        if qual in self.out.classes:  # class M: … then class M: … again: a use may mean either
+            cls.dynamic = "several definitions in one scope"
         self.out.classes[qual] = cls
         # Where its bases are bound (judged in the workspace half); the class scope is not
         # visible from its body's functions, so the outer scope is asked.
