@@ -104,6 +104,16 @@ async def test_over_stdio(ws: Path) -> None:
         async with Client(params, mode="legacy") as c:  # type: ignore[arg-type]
             err, out = await call(c, "find_references", symbol="get_root_path", path=HELPERS)
             assert not err and _lines(out["data"], SCAFFOLD) == lines_with(ws, SCAFFOLD, "get_root_path")
+            err, out = await call(c, "generate_artifact", path=".")  # the store sees what the edits take away
+            assert not err
+            edit(ws, SANSIO_APP, "def trap_http_exception(", "def should_trap_http_exception(")
+            _move_get_debug_flag(ws)
+            err, out = await call(c, "check_references", path=APP)
+            assert not err and {r["line"] for r in out["data"]["results"]} == lines_with(
+                ws, APP, "self.trap_http_exception("
+            ) | lines_with(ws, APP, "import get_debug_flag")
+            err, out = await call(c, "find_references", symbol="get_debug_flag")
+            assert not err and out["data"]["unresolved"] is True
 
 
 def test_setattr_over_fixed_names_leaves_self_uses_judged_and_a_rename_in_the_class_is_reported(ws: Path) -> None:
