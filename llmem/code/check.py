@@ -260,7 +260,13 @@ def _python_use(
             line, col = use.places[i]
             kind = use.kind if i == len(chain) - 1 else "reference"
             name = ".".join(chain[: i + 1])
-            gone = _known_gone(world, run, holder[1], part, target[1]) if holder[0] == "module" else None
+            gone = (
+                _known_gone(world, run, holder[1], part, target[1])
+                if holder[0] == "module"
+                else _known_gone_member(world, run, holder, part, target[1])
+                if holder[0] in ("class", "instance")
+                else None
+            )
             if gone is not None:
                 run.known_gone.append(_finding(key, line, col, kind, name, gone))
             elif holder[0] != "value" or not _by_name(world, run, key, line, col, kind, name, part, target[1]):
@@ -292,6 +298,27 @@ def _known_gone(world: PythonWorld, run: CheckRun, dotted: str, name: str, why: 
         if last is not None:
             because = f"not judged by the code ({why}), but {name} was defined in {path}:{last.get('line')} and is gone"
             return Missing(name, f"module {dotted}", because, (path, 1), frozenset(world.module_names(dotted)), last)
+    return None
+
+
+def _known_gone_member(world: PythonWorld, run: CheckRun, holder: Target, name: str, why: str) -> Missing | None:
+    """``name`` of a class (or its instances) whose members the check cannot know (``why``: a
+    computed ``setattr``, a base from outside …), as missing when the store saw ``C.name`` go
+    from the class or one of its bases in the workspace, and none of them defines it now."""
+    if run.gone_symbol is None:
+        return None
+    classes = [t for t in world.mro(holder[1], holder[2]) if t[0] == "class"]
+    infos = [(t, world.info(t[1])) for t in classes]
+    if any(i is not None and (c := i.classes.get(t[2])) and name in c.members | c.instance for t, i in infos):
+        return None
+    for (_, key, qual), info in infos:
+        last = run.gone_symbol(key, f"{qual}.{name}")
+        if last is not None:
+            cls = info.classes.get(qual) if info is not None else None
+            because = (
+                f"not judged by the code ({why}), but {qual}.{name} was defined at {key}:{last.get('line')} and is gone"
+            )
+            return Missing(name, f"instances of {holder[2]}", because, (key, cls.line if cls else 1), frozenset(), last)
     return None
 
 

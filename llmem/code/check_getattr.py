@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["module_literals", "served_names"]
+__all__ = ["module_literals", "served_names", "strings_of"]
 
 
 def module_literals(body: list[ast.stmt]) -> dict[str, frozenset[str]]:
@@ -30,16 +30,16 @@ def module_literals(body: list[ast.stmt]) -> dict[str, frozenset[str]]:
             if isinstance(t, ast.Name):
                 seen[t.id] = seen.get(t.id, 0) + 1
                 value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
-                strings = _strings(value) if value is not None else None
+                strings = strings_of(value) if value is not None else None
                 if strings is not None:
                     found[t.id] = strings
     return {k: v for k, v in found.items() if seen[k] == 1}
 
 
-def _strings(node: ast.expr) -> frozenset[str] | None:
+def strings_of(node: ast.expr) -> frozenset[str] | None:
     """The strings of a literal: a dict's keys, a set's / tuple's / list's items, ``frozenset({…})``."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set"):
-        return _strings(node.args[0]) if len(node.args) == 1 and not node.keywords else None
+        return strings_of(node.args[0]) if len(node.args) == 1 and not node.keywords else None
     items: list[ast.expr | None]
     if isinstance(node, ast.Dict):
         items = list(node.keys)
@@ -170,7 +170,7 @@ class _Reader:
     def _collection(self, node: ast.expr) -> frozenset[str] | None:
         if isinstance(node, ast.Name):
             return self.literals.get(node.id)
-        return _strings(node)
+        return strings_of(node)
 
     def _is_param(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Name) and node.id == self.param

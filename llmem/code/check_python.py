@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-from llmem.code.check_getattr import module_literals, served_names
+from llmem.code.check_getattr import module_literals, served_names, strings_of
 from llmem.code.check_signatures import ArityFacts, arity_facts
 
 __all__ = [
@@ -230,6 +230,32 @@ class _Scope:
         return scope
 
 
+def _loop_names(
+    name: ast.expr, loops: list[ast.For | ast.AsyncFor], literals: dict[str, frozenset[str]]
+) -> frozenset[str] | None:
+    """The names a computed ``setattr`` name can be, when a loop around it says them all: ``n``
+    of ``for n in ("a", "b")`` (or of a module-level literal of strings), ``m.__name__`` of
+    ``for m in (cls.a, cls.b)``. None when the code does not say them."""
+    dunder = isinstance(name, ast.Attribute) and name.attr == "__name__"
+    var = name.value if isinstance(name, ast.Attribute) and dunder else name
+    if not isinstance(var, ast.Name):
+        return None
+    loop = next((lp for lp in reversed(loops) if isinstance(lp.target, ast.Name) and lp.target.id == var.id), None)
+    if loop is None or any(
+        isinstance(lp.target, ast.Name) and lp.target.id == var.id for lp in loops if lp is not loop
+    ):
+        return None
+    items = loop.iter
+    if not dunder:
+        if isinstance(items, ast.Name):
+            return literals.get(items.id)
+        return strings_of(items)
+    if not isinstance(items, ast.Tuple | ast.List | ast.Set):
+        return None
+    names = [e.attr if isinstance(e, ast.Attribute) else e.id if isinstance(e, ast.Name) else None for e in items.elts]
+    return None if None in names else frozenset(n for n in names if n is not None)
+
+
 def _method_of(scope: _Scope) -> str | None:
     """The name of the method ``scope`` is in (a function defined in a class body), or None."""
     while scope.parent is not None:
@@ -292,10 +318,14 @@ class _Binder:
         #: attribute names checked by ``hasattr(x, "name")`` around the code being visited
         self.hasattr_names: list[set[str]] = []
         self.class_stack: list[PyClass] = []
+        #: the ``for`` loops around the code being visited, innermost last
+        self.loops: list[ast.For | ast.AsyncFor] = []
+        self.literals: dict[str, frozenset[str]] = {}
 
     def run(self, tree: ast.Module) -> None:
         module = _Scope("module", None, "")
         self.module = module
+        self.literals = module_literals(tree.body)
         for stmt in tree.body:
             self.visit(stmt, module)
         self.out.globals = module.bindings
@@ -390,7 +420,11 @@ class _Binder:
         elif isinstance(node, ast.For | ast.AsyncFor):
             self.visit(node.iter, scope)
             self.bind_target(node.target, scope)
-            for stmt in node.body + node.orelse:
+            self.loops.append(node)
+            for stmt in node.body:
+                self.visit(stmt, scope)
+            self.loops.pop()
+            for stmt in node.orelse:
                 self.visit(stmt, scope)
         elif isinstance(node, ast.withitem):
             self.visit(node.context_expr, scope)
@@ -601,6 +635,8 @@ class _Binder:
         unknown = [d for d in unknown if d.rsplit(".", 1)[-1] not in _PLAIN_DECORATORS]
         if unknown:
             cls.dynamic = f"a class decorator ({unknown[0]})"
+        if qual in self.out.classes:  # class M: … then class M: … again: a use may mean either
+            cls.dynamic = "several definitions in one scope"
         self.out.classes[qual] = cls
         # Where its bases are bound (judged in the workspace half); the class scope is not
         # visible from its body's functions, so the outer scope is asked.
@@ -752,6 +788,8 @@ class _Binder:
             return
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             cls.instance.add(name.value)
+        elif name is not None and (names := _loop_names(name, self.loops, self.literals)) is not None:
+            cls.instance.update(names)  # for n in ("a", "b"): setattr(self, n, …) sets a and b only
         elif (method := _method_of(scope)) not in _STATE_METHODS:
             cls.dynamic = cls.dynamic or f"setattr on self with a computed name (in {method or 'a method'})"
 

@@ -128,6 +128,10 @@ class PythonWorld:
         for mods in self.by_module.values():
             mods.sort(key=lambda k: k.endswith(".pyi"))
         self.packages = {m for k, m in self.module_of.items() if k.endswith("__init__.py")}
+        # namespace packages (a folder without __init__.py inside a package): modules with no file
+        self.namespaces = {
+            m.rpartition(".")[0] for m in self.by_module if "." in m and m.rpartition(".")[0] not in self.by_module
+        }
         self._members: dict[tuple[str, str, bool], set[str] | str] = {}
         self._instances: dict[tuple[str, str], set[str] | str] = {}
         self._typed: dict[tuple[str, str, str], Target] = {}
@@ -144,7 +148,7 @@ class PythonWorld:
     # -- modules ---------------------------------------------------------------------------
 
     def module(self, dotted: str) -> Target:
-        if dotted in self.by_module:
+        if dotted in self.by_module or dotted in self.namespaces:
             return ("module", dotted)
         parent = dotted.rpartition(".")[0]
         if parent and parent in self.packages and not self._on_disk(parent, dotted.rpartition(".")[2]):

@@ -61,7 +61,7 @@ from llmem.code.references_imports import (
 )
 from llmem.code.references_parse import CODE_LANGUAGES, language_of
 from llmem.code.references_receivers import MAYBE, NO, Judge, Verdict
-from llmem.code.references_unresolved import subclass_only_uses, unresolved_uses
+from llmem.code.references_unresolved import broken_imports, subclass_only_uses, unresolved_uses
 from llmem.core.errors import InvalidArgument, SourceNotFound
 from llmem.core.paths import resolve_in_workspace
 
@@ -106,6 +106,8 @@ NOT_IT = {
     "bare": "a bare name, where the definition is a member of a class (x.name)",
     "stored": "x.name = …: an attribute set (another object's, or the name replaced), not a call or a read",
     "import": "an import (of a module, or of a module's name), where the definition is a member of a class",
+    "unresolved": "unresolved: imported from a module that does not define the name (moved, renamed or removed?) "
+    "and the uses of those imports; find_references without path marks each, check_references lists them",
 }
 
 
@@ -290,6 +292,29 @@ class ReferenceFinder:
         found.uses.sort(key=Use.order)
         return found
 
+    def _broken_imports(
+        self, symbol: str, found: Found, history: SymbolHistory | None
+    ) -> tuple[dict[tuple[str, int, int], str], dict[str, Any] | None]:
+        """Python imports of ``symbol`` from a module of the workspace that does not define it, and
+        their uses; with a definition asked about (``found.target``), among the uses left out,
+        which are then left out as unresolved (never as another of the same name)."""
+        if not found.definitions or not any(d["path"].endswith((".py", ".pyi")) for d in found.definitions):
+            return {}, None
+        uses = found.uses
+        if found.target is not None:
+            kept = {u.key() for u in found.uses}
+            uses = [
+                u
+                for k, f in found.files.items()
+                if k != found.target and k.endswith((".py", ".pyi"))
+                for u in self.src.occurrences(k, f, symbol)
+                if u.key() not in kept and u.kind in ("import", "call", "reference")
+            ]
+        broken, last = broken_imports(self.src, symbol, found.files, uses, history)
+        if found.target is not None:
+            found.dropped |= dict.fromkeys(broken, NOT_IT["unresolved"])
+        return broken, last
+
     def _not_it(self, u: Use, target: str, judge: Judge, found: Found) -> str | None:
         """Why a use of the name is not one of the definitions (a ``left_out`` reason), or None;
         a use that may be is noted in ``found.uncertain``."""
@@ -325,6 +350,7 @@ class ReferenceFinder:
     ) -> dict[str, Any]:
         found = self.collect(symbol, path, only)
         broken: dict[tuple[str, int, int], str] = {}
+        imports_broken, last = self._broken_imports(symbol, found, history) if not broken_only else ({}, None)
         if broken_only:  # a qualified name renamed away: only the uses of the name that no longer resolve
             broken = unresolved_uses(self.src, symbol, found.files, found.uses, {}, history)
             found.uses = [u for u in found.uses if u.key() in broken]
@@ -398,6 +424,18 @@ class ReferenceFinder:
                     "self.x in a class where neither it nor its bases define x, only a subclass does: it fails on "
                     "an instance of that class (a method renamed in its class only), or is a template method; each says why"
                 )
+            listed = {u.key() for u in chosen} & imports_broken.keys()
+            if listed:
+                broken |= {k: imports_broken[k] for k in listed}
+                out["unresolved"] = True
+                out["unresolved_total"] = len(broken)
+                out["note"] = (
+                    f"{len(listed)} use(s) import {symbol} from a module of the workspace that does not define it, "
+                    "or use such an import (unresolved: true, with why): moved, renamed or removed? "
+                    "check_references() lists them."
+                )
+            if imports_broken and last is not None:
+                out["last_defined"] = last
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {

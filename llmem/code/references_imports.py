@@ -153,16 +153,33 @@ def stems(key: str) -> list[str]:
 
 
 def module_name(key: str, keys: set[str]) -> str:
-    """The dotted module of a Python file: its folders up to the topmost with an ``__init__.py``."""
+    """The dotted module of a Python file: its folders up to the topmost with an ``__init__.py``.
+    A folder without one inside a package (``flask/sansio/`` under ``flask/__init__.py``) is a
+    namespace package of it (PEP 420): ``flask.sansio.app``, as the package's relative imports
+    (``from .sansio.app import App``, ``from ..helpers import x``) name it."""
     parts = key[: -len(".pyi") if key.endswith(".pyi") else -len(".py")].split("/")
     if parts[-1] == "__init__":
         parts = parts[:-1]
         top = len(parts)
     else:
         top = len(parts) - 1
-    while top > 0 and "/".join(parts[:top]) + "/__init__.py" in keys:
+
+    def package(n: int) -> bool:
+        return n > 0 and "/".join(parts[:n]) + "/__init__.py" in keys
+
+    while package(top) or (top > 1 and package(top - 1) and not _holds_package(parts[:top], keys)):
         top -= 1
     return ".".join(parts[top:])
+
+
+def _holds_package(folder: list[str], keys: set[str]) -> bool:
+    """A folder without ``__init__.py`` that holds regular packages and no module of its own is
+    where imports start (a ``src/``, an ``examples/``), not a namespace package of the one above it."""
+    prefix = "/".join(folder) + "/"
+    depth = prefix.count("/")
+    inside = [k for k in keys if k.startswith(prefix)]
+    own = any(k.count("/") == depth and k.endswith((".py", ".pyi")) for k in inside)
+    return not own and any(k.count("/") == depth + 1 and k.endswith("/__init__.py") for k in inside)
 
 
 def absolute_module(module: str, level: int, own: str, key: str) -> str:

@@ -16,7 +16,7 @@ from llmem.code.references_files import SourceFile, Use, WorkspaceFiles
 if TYPE_CHECKING:
     from llmem.code.symbol_history import SymbolHistory
 
-__all__ = ["gone_symbol_of", "subclass_only_uses", "unresolved_uses"]
+__all__ = ["broken_imports", "gone_symbol_of", "subclass_only_uses", "unresolved_uses"]
 
 
 def subclass_only_uses(
@@ -35,6 +35,36 @@ def subclass_only_uses(
         for f in run.subclass_only
         if f.missing == symbol and (f.path, f.line, f.column) in places
     }
+
+
+def broken_imports(
+    src: WorkspaceFiles, symbol: str, files: dict[str, SourceFile], uses: list[Use], history: SymbolHistory | None
+) -> tuple[dict[tuple[str, int, int], str], dict[str, Any] | None]:
+    """Python imports of ``symbol`` from a module of the workspace that no longer defines it
+    (moved, renamed, removed) and the uses of the name each binds: by place, with why; and where
+    the store saw the name last defined (None when it does not know). Only the Python files
+    holding such imports are checked (as ``check_references`` judges them)."""
+    code = sorted({u.path for u in uses if u.kind == "import" and u.path.endswith((".py", ".pyi"))})
+    if not code:
+        return {}, None
+    run = check_files(src, files, code, gone_symbol=gone_symbol_of(src, history))
+    places = {u.key() for u in uses}
+    mine = [
+        f
+        for f in [*run.findings, *run.known_gone]
+        if f.kind == "import" and f.missing == symbol and (f.path, f.line, f.column) in places
+    ]
+    broken = {(f.path, f.line, f.column): f.why for f in mine}
+    for f in mine:
+        lines = set(f.uses)
+        for u in uses:
+            if u.path == f.path and u.line in lines and u.key() not in broken:
+                broken[u.key()] = f"uses the import on line {f.line}, which does not resolve ({f.why})"
+    last = None
+    if mine and history is not None:
+        where = next((f.defined_in[0] for f in mine if f.defined_in), None)
+        last = history.last_defined(symbol, where, src.outline_content(where) if where else None)
+    return broken, last
 
 
 def gone_symbol_of(src: WorkspaceFiles, history: SymbolHistory | None) -> GoneSymbol | None:

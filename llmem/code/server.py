@@ -116,7 +116,8 @@ USAGES = (
     "uses no longer resolve answers unresolved: true, each such "
     "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers; "
     "so does a Class.member the store saw go (other definitions of the name: other_definitions_of_the_name, a "
-    "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why."
+    "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why; so "
+    "is an import of the name from a module that no longer defines it (with path: left out as unresolved)."
 )
 
 CHECK_GUIDE = (
@@ -140,7 +141,7 @@ CHECK_GUIDE = (
     "@ts-expect-error, Rust, Java) is counted in not_checked by reason, never reported; but x.name on a value of "
     "unknown type, where name is a class member a parse saw go and no class has now, is listed apart in "
     "may_break_by_name (by_name: true), and a name the store saw go from a module whose __getattr__ cannot be "
-    "read in known_gone. Code before tests; "
+    "read, or from a class whose members cannot be (a computed setattr), in known_gone. A setattr over a literal list of names sets those. Code before tests; "
     "exact totals, by_kind, by_file, in_tests; page with cursor=next_cursor."
 )
 
@@ -419,6 +420,9 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if data.get("unresolved") and not data["definitions"]
             else f"{data['unresolved_total']} use(s) are marked unresolved (only a subclass defines the name; each "
             "says why): if one was renamed in its class only, fix it; check_references() lists those."
+            if data.get("unresolved") and "unresolved_means" in data
+            else f"{data['unresolved_total']} use(s) are marked unresolved (an import from a module that does not "
+            "define the name, or a use of one; each says why): import it from where definitions says it is now."
             if data.get("unresolved")
             else f"Nothing defines {data['symbol']!r}: if it was renamed, search_artifacts(query='<the new name>') "
             "finds the new one; then fix the lines listed in unresolved_imports and the calls"
@@ -457,8 +461,8 @@ def build_server(config: ServerConfig) -> SuiteServer:
             )
         if "known_gone" in data:
             hint += (
-                f" {data['known_gone']['total']} name(s) taken from a module whose __getattr__ cannot be read were "
-                "defined there and are gone (known_gone): fix each like a finding."
+                f" {data['known_gone']['total']} name(s) the code could not judge (a module's __getattr__, a class's "
+                "computed setattr …) were defined there and are gone (known_gone): fix each like a finding."
             )
         if "may_break_by_name" in data:
             hint += (
