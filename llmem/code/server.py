@@ -87,7 +87,7 @@ USAGES = (
     "a list, a str, a dict (**kwargs), a generator, a module, a global (Object, JSON), another class or interface, "
     "an instance for a static member, and x.name = ... "
     "(an attribute set) are not (left_out); symbol='Client.request' (or 'module.func') keeps one definition "
-    "where two classes share the name; an x of unknown type is kept with uncertain: true "
+    "where two classes share the name; 'C.#m', '#m' (or 'm' when only #m exists) is a #private member; an x of unknown type is kept with uncertain: true "
     "and receiver (why), counted in uncertain, listed after the certain uses. With symbol set to a module's own "
     "name (find_references('paths', path='pkg/paths.py')) it answers who imports that file. With path, "
     "left_out counts by reason and by_file what grep -w finds beyond the answer (text mentions in files that "
