@@ -92,3 +92,76 @@ async def test_private_members_over_stdio(pq: Path) -> None:
         async with llmem_stdio_client(pq) as c:
             err, out = await call(c, "find_references", symbol="#tryToStartAnother", depth=2)
             assert not err and len(out["data"]["callers"]) == 4
+
+
+def _rename(ws: Path, path: str, old: str, new: str, lines: range | None = None) -> None:
+    """Rename ``old`` to ``new`` on ``lines`` of ``path`` (every line when None)."""
+    file = ws / path
+    text = file.read_text("utf-8").splitlines(keepends=True)
+    for i, line in enumerate(text, 1):
+        if lines is None or i in lines:
+            text[i - 1] = re.sub(rf"\b{old}\b", new, line)
+    file.write_text("".join(text), "utf-8")
+
+
+def _found(answer: dict[str, Any]) -> set[tuple[str, int]]:
+    return {(r["path"], r["line"]) for r in answer["results"]}
+
+
+def test_a_member_missing_on_a_typed_receiver_is_a_finding(pq: Path) -> None:
+    """``const queue = new PriorityQueue(); queue.enqueue(…)`` once the class's enqueue is push."""
+    svc = _svc(pq)
+    assert svc.check_references(None, 500, None)["total"] == 0  # a clean checkout: nothing broken
+    svc.parse("source/priority-queue.ts")  # the store sees the class as it was
+    decl = _grep(pq, r"^\tenqueue\(")
+    assert decl == {("source/priority-queue.ts", 17)}
+    _rename(pq, "source/priority-queue.ts", "enqueue", "push", range(17, 18))
+    out = svc.check_references(None, 500, None)
+    calls = _grep(pq, r"(?<![#\w])queue\.enqueue\(")  # not this.#queue (a generic QueueType)
+    assert len(calls) >= 20 and _found(out) == calls
+    for r in out["results"]:
+        assert r["renamed_to"] == "PriorityQueue.push" and r["did_you_mean"][0] == "push"
+        assert not [n for n in r["did_you_mean"] if n.startswith("#")]  # a #private member is no fix outside
+    assert _found(svc.check_references("test/priority-queue.ts", 500, None)) == calls
+
+
+def test_a_gone_member_of_a_class_with_a_base_outside_may_break(pq: Path) -> None:
+    """PQueue extends EventEmitter (a package): its members are not all known, so a call of the gone
+    onSizeLessThan on ``const queue = new PQueue()`` is listed as may break, with the rename."""
+    svc = _svc(pq)
+    assert svc.check_references(None, 500, None)["total"] == 0
+    svc.parse("source/index.ts")
+    (decl,) = _grep(pq, r"^\tasync onSizeLessThan\(")
+    _rename(pq, decl[0], "onSizeLessThan", "onSizeBelow", range(decl[1], decl[1] + 1))
+    _rename(pq, "test/basic.ts", "onSizeLessThan", "onSizeBelow", range(277, 290))
+    out = svc.check_references(None, 500, None)
+    left = {u for u in _grep(pq, r"\bqueue\.onSizeLessThan\(") if u[0] == "test/basic.ts"}  # not doc comments
+    assert len(left) == 8 and out["total"] == 0
+    by_name = out["may_break_by_name"]["results"]
+    assert {(r["path"], r["line"]) for r in by_name} == left
+    assert {r["renamed_to"] for r in by_name} == {"PQueue.onSizeBelow"}
+    assert all("queue is a PQueue" in r["why"] for r in by_name)
+
+
+@pytest.mark.anyio
+async def test_typed_receivers_checked_through_the_server(client: Client, tmp_path: Path) -> None:
+    ws = tmp_path / "pq"  # the client's workspace
+    err, out = await call(client, "check_references")
+    assert not err and out["data"]["total"] == 0
+    err, out = await call(client, "get_artifact", path="source/priority-queue.ts")
+    assert not err
+    _rename(ws, "source/priority-queue.ts", "enqueue", "push", range(17, 18))
+    err, out = await call(client, "check_references", path="test")
+    assert not err and _found(out["data"]) == _grep(ws, r"(?<![#\w])queue\.enqueue\(")
+    assert {r["renamed_to"] for r in out["data"]["results"]} == {"PriorityQueue.push"}
+
+
+@pytest.mark.anyio
+async def test_typed_receivers_checked_over_stdio(pq: Path) -> None:
+    with anyio.fail_after(120):
+        async with llmem_stdio_client(pq) as c:
+            err, out = await call(c, "check_references")
+            assert not err and out["data"]["total"] == 0
+            _rename(pq, "source/priority-queue.ts", "enqueue", "push", range(17, 18))
+            err, out = await call(c, "check_references")
+            assert not err and len(out["data"]["results"]) == len(_grep(pq, r"(?<![#\w])queue\.enqueue\("))
