@@ -165,3 +165,44 @@ async def test_typed_receivers_checked_over_stdio(pq: Path) -> None:
             _rename(pq, "source/priority-queue.ts", "enqueue", "push", range(17, 18))
             err, out = await call(c, "check_references")
             assert not err and len(out["data"]["results"]) == len(_grep(pq, r"(?<![#\w])queue\.enqueue\("))
+
+
+def _unexport(ws: Path, path: str, name: str) -> int:
+    """Drop ``export`` from the declaration of ``name`` in ``path``; its line."""
+    (decl,) = _grep(ws, rf"^export type {name}\b")
+    assert decl[0] == path
+    _rename(ws, path, f"export type {name}", f"type {name}", range(decl[1], decl[1] + 1))
+    return decl[1]
+
+
+@pytest.mark.anyio
+async def test_an_import_of_a_name_declared_but_not_exported(client: Client, tmp_path: Path) -> None:
+    """The fix is ``export``, not another name: why says so and did_you_mean is empty."""
+    ws = tmp_path / "pq"
+    line = _unexport(ws, "source/options.ts", "TaskOptions")
+    err, out = await call(client, "check_references")
+    imports = _grep(ws, r"^import .*\bTaskOptions\b.*from '\./options\.js'")
+    assert not err and _found(out["data"]) == imports == {("source/index.ts", 5)}
+    (finding,) = out["data"]["results"]
+    assert finding["defined_in"] == f"source/options.ts:{line}"
+    assert "not exported" in finding["why"] and "add export" in finding["why"]
+    assert not finding.get("did_you_mean")
+    assert finding["uses"]["lines"] == sorted(
+        n for p, n in _grep(ws, r"\bTaskOptions\b") if p == "source/index.ts" and n != 5
+    )
+
+
+def test_find_references_of_a_method_renamed_in_its_class_only(pq: Path) -> None:
+    """find_references('onSizeLessThan') answers as for Python: the calls left are unresolved with
+    why, and last_defined says where it was and what it was renamed to."""
+    svc = _svc(pq)
+    svc.parse("source/index.ts")
+    (decl,) = _grep(pq, r"^\tasync onSizeLessThan\(")
+    _rename(pq, decl[0], "onSizeLessThan", "onSizeBelow", range(decl[1], decl[1] + 1))
+    left = {u for u in _grep(pq, r"\bqueue\.onSizeLessThan\(") if u[0] == "test/basic.ts"}
+    for asked in ("onSizeLessThan", "PQueue.onSizeLessThan"):
+        out = svc.references(asked, None, None, 500, None)
+        assert out["definitions"] == [] and out["unresolved"] is True
+        assert {(r["path"], r["line"]) for r in out["results"] if r.get("unresolved")} == left
+        assert out["last_defined"]["renamed_to"] == "PQueue.onSizeBelow"
+        assert out["last_defined"]["line"] == decl[1]

@@ -420,9 +420,14 @@ def _script(
         imported[imp.local] = (target, imp.name)
         if imp.name not in exports:
             uses = [] if imp.reexport else _uses_of(world, key, f, imp.local, imp.line)
-            missing = Missing(
-                imp.name, f"file {target}", f"{target} exports no {imp.name}", (target, 1), frozenset(exports)
-            )
+            declared = world.declared_at(target, imp.name)
+            if declared is not None:  # the fix is `export` there, not another name
+                why = f"declared in {target}:{declared} but not exported (fix: add export to its declaration)"
+                missing = Missing(imp.name, f"file {target}", why, (target, declared), frozenset())
+            else:
+                missing = Missing(
+                    imp.name, f"file {target}", f"{target} exports no {imp.name}", (target, 1), frozenset(exports)
+                )
             _found(run, key, imp.line, imp.col, kind, imp.name, missing, uses=uses)
     for name, line, col in info.local_exports:
         if not info.bound[name] and not js_global(name):

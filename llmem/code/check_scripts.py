@@ -53,6 +53,14 @@ class ScriptWorld:
             self._types = TypeWorld(self.src, self.files)
         return self._types
 
+    def declared_at(self, key: str, name: str) -> int | None:
+        """The line where ``key`` declares ``name`` at its top level (exported or not), or None."""
+        f = self.files.get(key)
+        if f is None or f.data is None:
+            return None
+        facts = self.src.facts(key, f)
+        return next((line for n, line, _col, _kind, qn in facts.defs if n == name and qn == name), None)
+
     def member_names(self) -> set[str]:
         """Every name a class of the workspace's TypeScript/JavaScript files has in its body."""
         if self._member_names is None:
