@@ -18,32 +18,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from llmem.code.artifacts import Llmem
-from llmem.core.config import Limits
-from llmem.core.store import ArtifactStore
 from tests.conftest import MODES, ROOT, call, llmem_client, llmem_stdio_client
+from tests.test_references_ts_receivers import _grep, _lines, _svc  # grep over the files; the service
 
 PQ = ROOT / "tests" / "data" / "p-queue"
 INDEX = "source/index.ts"
-
-
-def _grep(ws: Path, pattern: str) -> set[tuple[str, int]]:
-    """(path, line) of every line of the workspace's files matching ``pattern``."""
-    out: set[tuple[str, int]] = set()
-    for file in ws.rglob("*"):
-        if file.is_file() and ".llmem" not in file.parts:
-            for n, line in enumerate(file.read_text("utf-8", "replace").splitlines(), 1):
-                if re.search(pattern, line):
-                    out.add((file.relative_to(ws).as_posix(), n))
-    return out
-
-
-def _svc(ws: Path) -> Llmem:
-    return Llmem(ArtifactStore(ws / ".llmem", ws), Limits(answer_chars=400_000))
-
-
-def _lines(answer: dict[str, Any], kinds: tuple[str, ...] = ("call", "reference")) -> set[tuple[str, int]]:
-    return {(r["path"], r["line"]) for r in answer["results"] if r["kind"] in kinds}
 
 
 @pytest.fixture
