@@ -356,7 +356,15 @@ def _subclass_only(world: PythonWorld, run: CheckRun, key: str, use: NameUse, i:
 
 
 def _by_name(
-    world: PythonWorld, run: CheckRun, key: str, line: int, col: int, kind: str, name: str, member: str, why: str
+    world: PythonWorld | ScriptWorld,
+    run: CheckRun,
+    key: str,
+    line: int,
+    col: int,
+    kind: str,
+    name: str,
+    member: str,
+    why: str,
 ) -> bool:
     """``x.member`` on a value of unknown type, where ``member`` is a member of a class the store
     saw go and no class of the workspace has it now: a use that may break (``by_name``)."""
@@ -441,9 +449,14 @@ def _script(
         imported[imp.local] = (target, imp.name)
         if imp.name not in exports:
             uses = [] if imp.reexport else _uses_of(world, key, f, imp.local, imp.line)
-            missing = Missing(
-                imp.name, f"file {target}", f"{target} exports no {imp.name}", (target, 1), frozenset(exports)
-            )
+            declared = world.declared_at(target, imp.name)
+            if declared is not None:  # the fix is `export` there, not another name
+                why = f"declared in {target}:{declared} but not exported (fix: add export to its declaration)"
+                missing = Missing(imp.name, f"file {target}", why, (target, declared), frozenset())
+            else:
+                missing = Missing(
+                    imp.name, f"file {target}", f"{target} exports no {imp.name}", (target, 1), frozenset(exports)
+                )
             _found(run, key, imp.line, imp.col, kind, imp.name, missing, uses=uses)
     for name, line, col in info.local_exports:
         if not info.bound[name] and not js_global(name):
@@ -485,9 +498,12 @@ def _script_member(
     run: CheckRun,
 ) -> None:
     obj, prop, line, col, use = member
-    if info.bound[obj] != 1:
-        return  # a global (console.log), or a name bound twice (a local shadows it): not judged
+    if not info.bound[obj]:
+        return  # a global (console.log): not judged
     members: set[str] | str
+    if info.bound[obj] > 1:  # bound twice (a local shadows it): only its binding at the use says what it is
+        _typed_member(world, key, member, run)
+        return
     if obj in namespaces:
         target = namespaces[obj]
         members, container, at = world.exports(target), f"file {target}", (target, 1)
@@ -504,13 +520,46 @@ def _script_member(
         line_there = other.containers[found[1]].line if other is not None else 1
         members, container, at = world.container_members(*found), f"{box_kind} {found[1]}", (found[0], line_there)
     else:
-        run.not_checked["a member of a value of unknown type"] += 1
+        _typed_member(world, key, member, run)
         return
     if isinstance(members, str):
         run.not_checked[members] += 1
     elif prop not in members:
         why = f"{container.split(' ', 1)[-1]} has no member {prop}"
         _found(run, key, line, col, use, f"{obj}.{prop}", Missing(prop, container, why, at, frozenset(members)))
+
+
+def _typed_member(world: ScriptWorld, key: str, member: tuple[str, str, int, int, str], run: CheckRun) -> None:
+    """``x.prop`` where x is a value: judged when x is known to be an instance of a class of the
+    workspace whose members can all be known (find_references' receivers: ``new C()``, ``x: C`` …);
+    else, when the store saw a ``C.prop`` go and no class has prop now, a use that may break."""
+    obj, prop, line, col, use = member
+    what = world.types.value(key, obj, line)
+    box = None
+    if what[0] == "instance":
+        info = world.info(what[1])
+        box = info.containers.get(what[2]) if info is not None else None
+    if box is None or box.kind != "class":
+        why = what[-1] if what[0] in ("unknown", "other") and what[-1] else f"the type of {obj} is not followed"
+        if not _by_name(world, run, key, line, col, use, f"{obj}.{prop}", prop, why):
+            run.not_checked["a member of a value of unknown type"] += 1
+        return
+    cls_key, cls = what[1], what[2]
+    if prop in box.members:
+        return
+    members = world.container_members(cls_key, cls)
+    if isinstance(members, str):
+        why = f"{obj} is a {cls} ({cls_key}), {members}"
+        if not _by_name(world, run, key, line, col, use, f"{obj}.{prop}", prop, why):
+            run.not_checked[members] += 1
+        return
+    if prop in members:
+        return
+    last = run.gone_symbol(cls_key, f"{cls}.{prop}") if run.gone_symbol is not None else None
+    why = f"{obj} is a {cls} ({cls_key}:{box.line}), which has no member {prop}"
+    public = frozenset(m for m in members if not m.startswith("#"))  # #private: not reachable from outside
+    missing = Missing(prop, f"instances of {cls}", why, (cls_key, box.line), public, last)
+    _found(run, key, line, col, use, f"{obj}.{prop}", missing)
 
 
 def _uses_of(world: ScriptWorld, key: str, f: SourceFile, local: str, import_line: int) -> list[int]:

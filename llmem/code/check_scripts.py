@@ -14,12 +14,16 @@ import os
 import re
 from collections import Counter
 from posixpath import dirname, normpath
+from typing import TYPE_CHECKING
 
 from llmem.code.check_resolve import file_analysis
 from llmem.code.check_treesitter import GO_BUILTINS, JS_GLOBALS, TsFile
 from llmem.code.references_files import SourceFile, WorkspaceFiles
 from llmem.code.references_imports import ts_resolve
 from llmem.code.references_parse import language_of
+
+if TYPE_CHECKING:
+    from llmem.code.references_ts import TypeWorld
 
 __all__ = ["GoWorld", "ScriptWorld", "go_builtin", "js_global"]
 
@@ -37,6 +41,36 @@ class ScriptWorld:
         self._exports: dict[str, set[str] | str] = {}
         self._declared: dict[str, list[str]] | None = None
         self._globals: set[str] | None = None
+        self._member_names: set[str] | None = None
+        self._types: TypeWorld | None = None
+
+    @property
+    def types(self) -> TypeWorld:
+        """What a receiver is (``new C()``, ``x: C``, an import of C …), as find_references judges it."""
+        if self._types is None:
+            from llmem.code.references_ts import TypeWorld
+
+            self._types = TypeWorld(self.src, self.files)
+        return self._types
+
+    def declared_at(self, key: str, name: str) -> int | None:
+        """The line where ``key`` declares ``name`` at its top level (exported or not), or None."""
+        f = self.files.get(key)
+        if f is None or f.data is None:
+            return None
+        facts = self.src.facts(key, f)
+        return next((line for n, line, _col, _kind, qn in facts.defs if n == name and qn == name), None)
+
+    def member_names(self) -> set[str]:
+        """Every name a class of the workspace's TypeScript/JavaScript files has in its body."""
+        if self._member_names is None:
+            self._member_names = set()
+            for key in self.keys:
+                info = self.info(key) if language_of(key) in _JS_FAMILY else None
+                for box in info.containers.values() if info is not None else ():
+                    if box.kind == "class":
+                        self._member_names |= box.members
+        return self._member_names
 
     def info(self, key: str) -> TsFile | None:
         f = self.files.get(key)
@@ -101,6 +135,8 @@ class ScriptWorld:
         box = info.containers[name] if info is not None else None
         if box is None:
             return "a container that could not be read"
+        if box.open is not None:
+            return box.open
         members = set(box.members) | ({"prototype", "name", "length"} if box.kind == "class" else set())
         if box.kind == "class" and box.extends is not None:
             base = self.container(key, box.extends) if "." not in box.extends else None

@@ -123,6 +123,8 @@ class Container:
     line: int
     members: set[str] = field(default_factory=set)
     extends: str | None = None
+    #: why its members cannot all be known from its body (an index signature ``[key: string]: …``)
+    open: str | None = None
 
 
 @dataclass
@@ -358,6 +360,8 @@ def _container(node: Any, out: TsFile) -> None:
             name_node = child.child_by_field_name("name")
             if name_node is not None:
                 box.members.add(_text(name_node))
+            elif child.type == "index_signature":
+                box.open = "a class with an index signature"
     else:
         for child in body.named_children:
             if child.type == "export_statement":

@@ -136,7 +136,7 @@ def by_file(uses: list[Use]) -> dict[str, Any]:
 
 
 _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*$")
-_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$")  # Client.request: one definition
+_QUALIFIED = re.compile(r"^#?[A-Za-z_$][\w$]*(\.#?[A-Za-z_$][\w$]*)*$")  # Client.request: one definition
 
 
 class ReferenceFinder:
@@ -165,6 +165,7 @@ class ReferenceFinder:
 
         symbol = self.validate(symbol, kind, tests)
         with self.lock:  # the caches are shared by every caller of this workspace
+            asked, symbol = symbol, self.private_twin(symbol)
             try:
                 bare, path, only = qualified_target(self, symbol, path)
             except InvalidArgument as exc:
@@ -172,7 +173,11 @@ class ReferenceFinder:
                 if gone is None:
                     raise
                 return self._renamed_away(symbol, gone, exc, kind, limit, cursor, answer_chars, tests, history)
-            return self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only)
+            out = self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only)
+            if asked != symbol:
+                out["asked"] = asked
+                out["note"] = f"nothing is named {asked}; answered for the #private member {symbol}"
+            return out
 
     def _gone_qualified(self, symbol: str, path: str | None, history: SymbolHistory | None) -> dict[str, Any] | None:
         """Where the store saw ``symbol`` (``Class.member``) defined before it went, or None."""
@@ -209,6 +214,17 @@ class ReferenceFinder:
             + ("; other definitions of the name are a hint only (other_definitions_of_the_name)." if others else ".")
         )
         return out
+
+    def private_twin(self, symbol: str) -> str:
+        """``m`` or ``C.m`` when something defines it, else ``#m`` / ``C.#m`` when a class defines
+        that #private member (TypeScript/JavaScript: the outline names it with ``#``)."""
+        head, _, last = symbol.rpartition(".")
+        if last.startswith("#"):
+            return symbol
+        files = {k: f for k in self.src.paths() if (f := self.src.file(k)) is not None}
+        if self.definitions_named(last, files) or not self.definitions_named(f"#{last}", files):
+            return symbol
+        return f"{head}.#{last}" if head else f"#{last}"
 
     @staticmethod
     def validate(symbol: str, kind: str | None = None, tests: str = "include") -> str:

@@ -111,7 +111,7 @@ def caller_tree(
     """Call with the finder's lock held."""
     from llmem.code.references_qualified import qualified_target
 
-    symbol, path, only = qualified_target(finder, finder.validate(symbol, None, tests), path)
+    symbol, path, only = qualified_target(finder, finder.private_twin(finder.validate(symbol, None, tests)), path)
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidArgument(
             f"depth {depth} is out of range",
