@@ -185,3 +185,17 @@ def test_find_references_of_a_method_renamed_in_its_class_only(pq: Path) -> None
         assert {(r["path"], r["line"]) for r in out["results"] if r.get("unresolved")} == left
         assert out["last_defined"]["renamed_to"] == "PQueue.onSizeBelow"
         assert out["last_defined"]["line"] == decl[1]
+
+
+def test_find_references_marks_an_import_of_a_name_no_longer_exported_unresolved(pq: Path) -> None:
+    """The import of a type its file declares but no longer exports, and the uses it brings in,
+    are unresolved with why, as check_references judges them; not plain uses."""
+    svc = _svc(pq)
+    svc.parse(".")
+    _unexport(pq, "source/options.ts", "TaskOptions")
+    out = svc.references("TaskOptions", None, None, 500, None)
+    broken = {(u["path"], u["line"]) for u in out["results"] if u.get("unresolved")}
+    expected = {u for u in _grep(pq, r"\bTaskOptions\b") if u[0] == "source/index.ts"}
+    assert broken == expected and ("source/index.ts", 5) in broken
+    assert all(u.get("why") for u in out["results"] if u.get("unresolved"))
+    assert out["unresolved_total"] == len(expected)

@@ -95,6 +95,8 @@ class Found:
     uncertain: dict[tuple[str, int, int], str] = field(default_factory=dict)
 
 
+#: Files whose imports check_references judges (Python; TypeScript/JavaScript relative imports).
+_IMPORTING = (".py", ".pyi", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 #: ``left_out`` reasons for the uses of the name judged not to be of the definition asked about.
 NOT_IT = {
     "parameter": "parameter and keyword-argument names (memory=True, def f(memory)): names of their own",
@@ -311,10 +313,10 @@ class ReferenceFinder:
     def _broken_imports(
         self, symbol: str, found: Found, history: SymbolHistory | None
     ) -> tuple[dict[tuple[str, int, int], str], dict[str, Any] | None]:
-        """Python imports of ``symbol`` from a module of the workspace that does not define it, and
+        """Imports of ``symbol`` (Python, TypeScript/JavaScript) from a workspace module that does not define or export it, and
         their uses; with a definition asked about (``found.target``), among the uses left out,
         which are then left out as unresolved (never as another of the same name)."""
-        if not found.definitions or not any(d["path"].endswith((".py", ".pyi")) for d in found.definitions):
+        if not found.definitions or not any(d["path"].endswith(_IMPORTING) for d in found.definitions):
             return {}, None
         uses = found.uses
         if found.target is not None:
@@ -322,7 +324,7 @@ class ReferenceFinder:
             uses = [
                 u
                 for k, f in found.files.items()
-                if k != found.target and k.endswith((".py", ".pyi"))
+                if k != found.target and k.endswith(_IMPORTING)
                 for u in self.src.occurrences(k, f, symbol)
                 if u.key() not in kept and u.kind in ("import", "call", "reference")
             ]
@@ -446,7 +448,7 @@ class ReferenceFinder:
                 out["unresolved"] = True
                 out["unresolved_total"] = len(broken)
                 out["note"] = (
-                    f"{len(listed)} use(s) import {symbol} from a module of the workspace that does not define it, "
+                    f"{len(listed)} use(s) import {symbol} from a module of the workspace that does not define or export it, "
                     "or use such an import (unresolved: true, with why): moved, renamed or removed? "
                     "check_references() lists them."
                 )

@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from llmem.code.check import GoneSymbol, check_files
 from llmem.code.references_files import SourceFile, Use, WorkspaceFiles
+from llmem.code.references_parse import language_of
 
 if TYPE_CHECKING:
     from llmem.code.symbol_history import SymbolHistory
+
+_IMPORTING = frozenset({"python", "typescript", "tsx", "javascript"})
 
 __all__ = ["broken_imports", "gone_symbol_of", "subclass_only_uses", "unresolved_uses"]
 
@@ -44,7 +47,7 @@ def broken_imports(
     (moved, renamed, removed) and the uses of the name each binds: by place, with why; and where
     the store saw the name last defined (None when it does not know). Only the Python files
     holding such imports are checked (as ``check_references`` judges them)."""
-    code = sorted({u.path for u in uses if u.kind == "import" and u.path.endswith((".py", ".pyi"))})
+    code = sorted({u.path for u in uses if u.kind == "import" and language_of(u.path) in _IMPORTING})
     if not code:
         return {}, None
     run = check_files(src, files, code, gone_symbol=gone_symbol_of(src, history))
