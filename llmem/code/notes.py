@@ -179,8 +179,9 @@ class Notes:
             file_note_asked = False
             refresh = [] if symbols or part is not None else self._to_refresh(stored, outline, hashes, changes)
             refresh_left = 0
-            if symbols:  # just these symbols (and their members): one prompt, whatever the file's size
-                asked, names = llm_tasks.chosen_units(outline, text, symbols)
+            symbols_left: list[str] = []
+            if symbols:  # these symbols (and their members), in the given order, as many as one part holds
+                asked, names, symbols_left = llm_tasks.chosen_units(outline, text, symbols)
                 k, count = 1, 1
             elif refresh:  # the stale and new symbols only, as many as one prompt holds
                 asked, names, refresh_left = _refresh_units(outline, text, refresh)
@@ -195,7 +196,7 @@ class Notes:
             again = {n: before[n] for n in names if n in before}
             if file_note_asked and note_deps.FILE_NOTE in before:
                 again[note_deps.FILE_NOTE] = before[note_deps.FILE_NOTE]
-            prompt = llm_tasks.annotate_prompt(
+            prompt, answer_format = llm_tasks.annotate_prompt(
                 rp.key,
                 outline,
                 asked,
@@ -212,7 +213,7 @@ class Notes:
             )
             stale_again = sum(1 for n in names if n in before)
             asked_set = set(names)
-            return self.callback.issue(
+            envelope = self.callback.issue(
                 PreparedPrompt(
                     task,
                     rp.key,
@@ -220,7 +221,13 @@ class Notes:
                     prompt,
                     "json",
                     fp,
-                    {"symbols": names, "symbol_hashes": hashes, "part": k, "parts": count},
+                    {
+                        "symbols": names,
+                        "symbol_hashes": hashes,
+                        "part": k,
+                        "parts": count,
+                        **({"symbols_left": symbols_left} if symbols_left else {}),
+                    },
                     {
                         "part": k,
                         "parts": count,
@@ -228,6 +235,7 @@ class Notes:
                         **(self._never_described(rp.key, parts, stored, names) if refresh else {}),
                         # asked by the same call again once this answer is stored (still stale or new then)
                         **({"refresh_left": refresh_left} if refresh_left else {}),
+                        **(_symbols_left(rp.key, symbols_left) if symbols else {}),
                         "symbols": len(names),
                         "asked": len(names),
                         "symbols_in_file": len(hashes),
@@ -246,18 +254,25 @@ class Notes:
                         **({"broken_uses": broken_count} if broken_count else {}),
                     },
                     part=k if count > 1 else None,
+                    tail=answer_format,
                 )
             )
-        prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
-        prompt += note_deps.changed_code(
+            if symbols_left:
+                envelope.nextAction = (
+                    f"{envelope.nextAction} Then {len(symbols_left)} symbol(s) asked are left for the next prompt "
+                    f"(symbols_left): {asking_for(rp.key, symbols_left)}."
+                )
+            return envelope
+        changed = note_deps.changed_code(
             self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)),
             str(self.ws),
             renamed=self._renamed_to,
             old_uses=self._old_uses,
         )
+        prompt, rules = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken, changed_code=changed)
         summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
-            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary)
+            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary, tail=rules)
         )
 
     def _part_asked(
@@ -926,6 +941,13 @@ class Notes:
                 source=None,
                 extra={"source": src, **{k: rec.doc[k] for k in ("files", "depends_on") if k in rec.doc}},
             )
+        ask_next = (envelope.data or {}).get("ask_next")
+        if ask_next:
+            envelope.nextAction = (
+                f"Stored. {ask_next['count']} symbol(s) asked are not described yet (missing_symbols, then "
+                f"what the prompt left for the next one): {ask_next['with']} asks for them. "
+                + (envelope.nextAction or "").removeprefix("Stored. ")
+            ).rstrip()
         refused = (envelope.data or {}).get("refused")
         if refused:
             envelope.nextAction = (
@@ -972,12 +994,19 @@ class Notes:
         if deps:
             extra["depends_on"] = deps
         asked = list(context.get("symbols", []))
+        missing = [n for n in asked if n not in notes]
         data: dict[str, Any] = {
             "described": len(notes),
             "stored": sorted(notes)[:100],
-            "missing_symbols": [n for n in asked if n not in notes][:100],
+            "missing_symbols": missing[:100],
             "notes_in_file": len(content["symbols"]),
         }
+        # what this prompt asked and the answer left out, then what the prompt left for the next one
+        to_ask = list(dict.fromkeys(missing + [n for n in context.get("symbols_left") or [] if n not in notes]))
+        if to_ask:
+            data["ask_next"] = {"count": len(to_ask), "with": asking_for(key, to_ask)}
+            if len(to_ask) > 50:
+                data["ask_next"]["then"] = "the same call with the names after the first 50"
         if keys.refused:
             data["refused"] = keys.refused[:50]
         if keys.mapped:
@@ -1053,11 +1082,30 @@ def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[
     return out
 
 
+def asking_for(key: str, names: list[str]) -> str:
+    """The call that asks for ``names`` of ``key`` (at most 50, the cap of symbols=)."""
+    return f"generate_prompt(path={key!r}, task='annotate', symbols={names[:50]!r})"
+
+
+def _symbols_left(key: str, left: list[str]) -> dict[str, Any]:
+    """What a symbols= prompt leaves for the next one (one part's source holds so much)."""
+    if not left:
+        return {"symbols_left": {"count": 0}}
+    return {
+        "symbols_left": {
+            "count": len(left),
+            "names": left[:50],
+            "why": "one prompt holds one part's source; these come next",
+            "with": asking_for(key, left) + (" (then the rest of names)" if len(left) > 50 else ""),
+        }
+    }
+
+
 def _refresh_units(outline: Any, text: str, wanted: list[str]) -> tuple[list[llm_tasks.SourceUnit], list[str], int]:
     """The units and names of a refresh asking for ``wanted`` (the stale notes first, then the new
     symbols): only those names, not the other members of a class asked, and only as many units as
     one part's source holds; how many of ``wanted`` are left for the next prompt."""
-    units, _ = llm_tasks.chosen_units(outline, text, wanted)
+    units, _, _ = llm_tasks.chosen_units(outline, text, wanted, fill=False)
     rank = {n: i for i, n in enumerate(wanted)}
     units = sorted(
         (u for u in units if rank.keys() & set(u.names)), key=lambda u: min(rank.get(n, 1 << 30) for n in u.names)
