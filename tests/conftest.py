@@ -205,6 +205,13 @@ async def llmem_client(ws: Path, mode: str, answer_chars: int = 20_000) -> Async
         yield c
 
 
+@pytest.fixture(params=MODES)
+async def click_src_client(request: pytest.FixtureRequest, click_src_ws: Path) -> AsyncIterator[Any]:
+    """An llmem client (each protocol era) on a copy of tests/data/click."""
+    async with llmem_client(click_src_ws, request.param) as c:
+        yield c
+
+
 @contextlib.asynccontextmanager
 async def llmem_stdio_client(ws: Path) -> AsyncIterator[Any]:
     """A client of the real llmem-mcp console script on ``ws`` over stdio (the current protocol era)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from llmem.core.callback import fit_prompt
 from llmem.core.config import Limits
 from llmem.core.errors import TicketError
 from llmem.core.store import ArtifactStore
-from tests.conftest import MODES, call, llmem_client
+from tests.conftest import call
 from tests.test_llmem_prompt_symbols import methods_of
 
 CORE = "src/click/core.py"
@@ -151,16 +150,10 @@ def test_a_newer_prompt_replaces_the_older_ticket_asking_the_same_symbols(click_
         svc.store_result(**(part1.callbackArgs or {}), result='{"symbols": {}}', model="t")
 
 
-@pytest.fixture(params=MODES)
-async def client(request: pytest.FixtureRequest, click_src_ws: Path) -> AsyncIterator[Client]:
-    async with llmem_client(click_src_ws, request.param) as c:
-        yield c
-
-
 @pytest.mark.anyio
-async def test_symbols_left_through_the_server(client: Client, click_src_ws: Path) -> None:
+async def test_symbols_left_through_the_server(click_src_client: Client, click_src_ws: Path) -> None:
     wanted = [n for n in methods_of(click_src_ws, CORE) if n.startswith("Context.")][:40]
-    err, out = await call(client, "generate_prompt", path=CORE, task="annotate", symbols=wanted)
+    err, out = await call(click_src_client, "generate_prompt", path=CORE, task="annotate", symbols=wanted)
     data: dict[str, Any] = out["data"]
     assert not err and data["symbols_left"]["count"] == len(wanted) - data["asked"] > 0
     assert data["symbols_left"]["with"] in out["nextAction"]

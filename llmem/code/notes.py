@@ -194,6 +194,7 @@ class Notes:
                 asked, names, fresh, file_note_asked = self._part_asked(rp.key, parts, k, hashes, changes)
             before = _notes_of(stored)
             again = {n: before[n] for n in names if n in before}
+            resigned = self._signatures_changed(rp.key, stored, outline, names)
             if file_note_asked and note_deps.FILE_NOTE in before:
                 again[note_deps.FILE_NOTE] = before[note_deps.FILE_NOTE]
             prompt, answer_format = llm_tasks.annotate_prompt(
@@ -204,9 +205,8 @@ class Notes:
                 count,
                 names=names,
                 described=fresh,
-                changed_code=note_deps.changed_code(
-                    changes, str(self.ws), renamed=self._renamed_to, old_uses=self._old_uses
-                ),
+                changed_code=note_deps.signatures_section(resigned)
+                + note_deps.changed_code(changes, str(self.ws), renamed=self._renamed_to, old_uses=self._old_uses),
                 file_note_asked=file_note_asked,
                 around=broken,
                 previous=llm_tasks.previous_notes(again),
@@ -227,6 +227,7 @@ class Notes:
                         "part": k,
                         "parts": count,
                         **({"symbols_left": symbols_left} if symbols_left else {}),
+                        "symbol_signatures": note_deps.callable_signatures(outline),
                     },
                     {
                         "part": k,
@@ -250,6 +251,7 @@ class Notes:
                         "described_but_stale": stale_again,
                         "not_yet_described": len(names) - stale_again,
                         **({"named_code_changed": len(changes)} if changes else {}),
+                        **({"signatures_changed": resigned} if resigned else {}),
                         "language": outline.language,
                         **({"broken_uses": broken_count} if broken_count else {}),
                     },
@@ -363,6 +365,24 @@ class Notes:
         named_changed = {n for c in changes for n in c["notes"]}
         return {k for k in notes if k in hashes and stored.get(k) == hashes[k] and k not in named_changed}
 
+    def _signatures_changed(
+        self, key: str, record: ArtifactRecord | None, outline: Any, names: list[str]
+    ) -> list[dict[str, Any]]:
+        """The symbols asked whose signature changed since their note was written: was and now,
+        with their callers (:func:`note_deps.callers_of`)."""
+        was = record.doc.get("symbol_signatures") if record is not None else None
+        if not isinstance(was, dict):
+            return []
+        from llmem.code.references import finder_for
+
+        now = note_deps.callable_signatures(outline)
+        changed = [n for n in names if n in was and n in now and was[n] != now[n]][:20]
+        return [
+            {"symbol": n, "signature_was": was[n], "signature_now": now[n],
+             **note_deps.callers_of(finder_for(self.ws), key, n)}
+            for n in changed
+        ]  # fmt: skip
+
     # -- what notes name elsewhere (note_deps.py) ------------------------------------------
 
     def _renamed_to(self, symbol: str, path: str) -> str | None:
@@ -385,7 +405,10 @@ class Notes:
             return []
         from llmem.code.references import finder_for
 
-        return note_deps.check(deps, str(self.ws), finder_for(self.ws).symbol_hashes)
+        finder = finder_for(self.ws)
+        return note_deps.check(
+            deps, str(self.ws), finder.symbol_hashes, lambda paths: note_deps.signatures(finder, paths)
+        )
 
     def _depends_on(
         self, texts: dict[str, str], key: str, *, folder: bool = False, own_symbols: bool = False
@@ -978,6 +1001,9 @@ class Notes:
         content, hashes, gone = self._merged_notes(key, notes, file_note, context)
         extra["symbol_hashes"] = hashes
         current = context.get("symbol_hashes") or {}
+        signed = _signatures_written(context, before, set(notes), content["symbols"])
+        if signed:
+            extra["symbol_signatures"] = signed
         kept_stale = sorted(k for k in content["symbols"] if hashes.get(k) != current.get(k))
         if kept_stale:
             extra["kept_stale"] = kept_stale[:1000]
@@ -1079,6 +1105,22 @@ def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[
             "qualify the name (Class.member) or name the file",
             "names": ambiguous[:10],
         }
+    return out
+
+
+def _signatures_written(
+    context: dict[str, Any], before: ArtifactRecord | None, written: set[str], described: dict[str, Any]
+) -> dict[str, str]:
+    """The signature each described symbol's note was written from: the prompt's for the notes of
+    this answer, the earlier record's for the notes kept."""
+    now = context.get("symbol_signatures") or {}
+    old = before.doc.get("symbol_signatures") if before is not None else None
+    old = old if isinstance(old, dict) else {}
+    out = {}
+    for name in described:
+        sig = old.get(name) if name not in written and name in old else now.get(name)
+        if isinstance(sig, str):
+            out[name] = sig
     return out
 
 

@@ -70,8 +70,10 @@ PROTOCOL = (
     "(keys_mapped). A note also depends on the code it names: identifiers in backticks or shaped like code "
     "(validatePath, GitTools.DIFF, run()) that resolve to a definition in another file, or to another "
     "symbol of its own file, are recorded when it is stored (depends_on); when one changes or goes, the "
-    "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] and its refresh "
-    "prompt shows that code."
+    "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] (a function whose "
+    "signature changed: signature_was, signature_now) and its refresh prompt shows that code. The refresh "
+    "of a function's own note whose signature changed gives signatures_changed: was, now, its uses and the "
+    "find_references call that lists them."
 )
 
 USAGES = (
