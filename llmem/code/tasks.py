@@ -174,8 +174,9 @@ def chosen_units(
 ) -> tuple[list[SourceUnit], list[str], list[str]]:
     """The units and names of an annotate prompt for the ``wanted`` symbols (qualified names, or a
     plain name one symbol has) and their members: as many as one part's source ``budget`` holds,
-    taken in the given order (the first always) and shown in source order; the third list names,
-    in the given order, what is left for the next prompt (one name a unit, so asking for them asks
+    taken in the given order (the first always; one that does not fit is left, a later smaller one
+    taken) and shown in source order; the third list names, in the given order, what is left for
+    the next prompt (one name a unit, so asking for them asks
     for the rest; with ``fill`` False, every unit). A field or other data member is asked alone,
     shown with its class's head (or by its class's source when that is asked too). A name the outline does not have is refused with the near names."""
     every = {s.qualified_name: s for s in iter_symbols(outline)}
@@ -207,15 +208,15 @@ def chosen_units(
     candidates = [u for sym in tops for u in _symbol_units(sym, every, lines, budget)]
     taken: list[SourceUnit] = []
     used = 0
-    for i, unit in enumerate(candidates):
+    left: list[str] = []
+    for unit in candidates:
         size = len(unit.text) + 80
         if fill and taken and used + size > budget:
-            left = list(dict.fromkeys(u.names[0] for u in candidates[i:]))
-            break
+            left.append(unit.names[0])  # a later, smaller one may still fit: the next prompt asks this
+            continue
         taken.append(unit)
         used += size
-    else:
-        left = []
+    left = list(dict.fromkeys(left))
     taken.sort(key=lambda u: u.start_line)
     # a data member inside a class asked too is shown by that class's source: asked by name there
     inside = [c for c in chosen if every[c].kind in DATA_KINDS and every[c] not in tops
