@@ -10,13 +10,14 @@ import ast
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
 from llmem.code.artifacts import Llmem
 from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
-from tests.conftest import call
+from tests.conftest import call, llmem_stdio_client
 
 UTILS = "src/click/utils.py"
 TERMUI = "src/click/termui.py"
@@ -122,3 +123,17 @@ async def test_signature_change_through_the_server(click_src_client: Client, cli
     err, got = await call(click_src_client, "get_artifact", path=TERMUI, kind="annotate")
     (dep,) = [d for d in got["data"]["stale_dependencies"] if d["symbol"] == "make_str"]
     assert not err and dep["signature_now"] == _def_line(click_src_ws, UTILS, "make_str")
+
+
+@pytest.mark.anyio
+async def test_signatures_changed_over_stdio(click_src_ws: Path) -> None:
+    with anyio.fail_after(120):
+        async with llmem_stdio_client(click_src_ws) as c:
+            err, out = await call(c, "generate_prompt", path=UTILS, task="annotate", symbols=["make_str"])
+            answer = {"symbols": {"make_str": {"description": "Converts a value into a string."}}}
+            err, _ = await call(c, "store_llm_result", **out["callbackArgs"], result=json.dumps(answer))
+            assert not err
+            _add_required_parameter(click_src_ws)
+            err, out = await call(c, "generate_prompt", path=UTILS, task="annotate")
+            (changed,) = out["data"]["signatures_changed"]
+            assert not err and changed["signature_now"] == _def_line(click_src_ws, UTILS, "make_str")

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -20,7 +21,7 @@ from llmem.core.callback import fit_prompt
 from llmem.core.config import Limits
 from llmem.core.errors import TicketError
 from llmem.core.store import ArtifactStore
-from tests.conftest import call
+from tests.conftest import call, llmem_stdio_client
 from tests.test_llmem_prompt_symbols import methods_of
 
 CORE = "src/click/core.py"
@@ -162,3 +163,15 @@ async def test_symbols_left_through_the_server(click_src_client: Client, click_s
     data: dict[str, Any] = out["data"]
     assert not err and data["symbols_left"]["count"] == len(wanted) - data["asked"] > 0
     assert data["symbols_left"]["with"] in out["nextAction"]
+
+
+@pytest.mark.anyio
+async def test_symbols_left_over_stdio(click_src_ws: Path) -> None:
+    wanted = [n for n in methods_of(click_src_ws, CORE) if n.startswith("Context.")][:40]
+    with anyio.fail_after(120):
+        async with llmem_stdio_client(click_src_ws) as c:
+            err, out = await call(c, "generate_prompt", path=CORE, task="annotate", symbols=wanted)
+            left = out["data"]["symbols_left"]
+            assert not err and left["count"] == len(wanted) - out["data"]["asked"] > 0
+            err, again = await call(c, "generate_prompt", path=CORE, task="annotate", symbols=left["names"])
+            assert not err and again["data"]["still_pending"] == [out["callbackArgs"]["ticket"]]

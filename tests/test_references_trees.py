@@ -215,3 +215,4 @@ async def test_trees_over_stdio(ws: Path) -> None:
             assert not err and {t["in"] for t in out["data"]["tests_reaching"]} >= {
                 "test_command_parse_args_collects_option_prefixes"
             }
+            assert out["data"]["maybe_through_dispatch"]["count"] > 0 and "That is all" not in out["nextAction"]
