@@ -55,6 +55,17 @@ def _uses_by_grep(ws: Path, name: str) -> int:
     )
 
 
+def _calls_of(ws: Path, name: str) -> list[tuple[str, int]]:
+    """The calls of ``name`` in the package passing one positional argument (``ast``)."""
+    out = []
+    for f in sorted((ws / "src").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text("utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == name:
+                assert len(node.args) == 1 and not node.keywords
+                out.append((f.relative_to(ws).as_posix(), node.lineno))
+    return out
+
+
 def test_a_dependency_says_how_its_signature_changed(click_src_ws: Path) -> None:
     ws = click_src_ws
     svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
@@ -101,14 +112,19 @@ def test_the_refresh_of_the_changed_function_names_its_new_signature_and_uses(cl
     data, prompt = out.data or {}, out.promptForHostLLM or ""
     (changed,) = data["signatures_changed"]
     uses = _uses_by_grep(ws, "make_str")
+    calls = _calls_of(ws, "make_str")  # each passes one argument: none gives `encoding` now
+    broken = changed.pop("calls_not_matching")
     assert changed == {
         "symbol": "make_str",
         "signature_was": was,
         "signature_now": now,
         "uses": uses,
         "list_with": f"find_references('make_str', path={UTILS!r})",
+        "calls_not_matching_total": len(calls),
     }
+    assert [(b["path"], b["line"]) for b in broken] == calls and all("encoding" in b["why"] for b in broken)
     assert uses > 0 and f"- `make_str`: was `{was}`, now `{now}`; {uses} use(s) in the workspace" in prompt
+    assert f"{len(calls)} call(s) no longer fit it: {calls[0][0]}:{calls[0][1]}" in prompt
     assert prompt.index("## Signatures that changed") < prompt.index("## Answer format")
 
 

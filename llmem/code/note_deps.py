@@ -199,23 +199,40 @@ def callable_signatures(outline: Outline) -> dict[str, str]:
     return {s.qualified_name: s.signature for s in iter_symbols(outline) if s.kind in _CALLABLE}
 
 
-#: The hook of a check of calls against a signature (arity: the arguments a call passes against
-#: the parameters the function takes), which lands separately: when set, ``(finder, path, symbol)``
-#: → the calls of the workspace that no longer match, each ``{path, line, text, why}``. Until it
-#: is, a refresh prompt gives the number of uses and the call that lists them.
-calls_not_matching: Callable[[ReferenceFinder, str, str], list[dict[str, Any]]] | None = None
+CALLS_SHOWN = 20
+
+
+def calls_not_matching(finder: ReferenceFinder, path: str, symbol: str) -> list[dict[str, Any]]:
+    """The calls of the workspace whose arguments no longer fit ``symbol`` of ``path`` as it is
+    now, judged as check_references judges them (:mod:`llmem.code.check_arity`: Python), each
+    ``{path, line, why}``; only the files naming it are checked."""
+    from llmem.code.check import check_files
+    from llmem.code.check_arity import KIND
+
+    leaf = _leaf(symbol)
+    with finder.lock:
+        files = {k: f for k in finder.src.paths() if (f := finder.src.file(k)) is not None}
+        naming = [k for k, f in files.items() if k.endswith(".py") and f.data is not None and f.offsets(leaf)]
+        run = check_files(finder.src, files, naming)
+    return [
+        {"path": f.path, "line": f.line, "why": f.why}
+        for f in run.findings
+        if f.kind == KIND and f.defined_in is not None and f.defined_in[0] == path
+        and f.container.startswith(symbol + "(")
+    ]  # fmt: skip
 
 
 def callers_of(finder: ReferenceFinder, path: str, symbol: str) -> dict[str, Any]:
     """What a refresh prompt says of the callers of ``symbol`` of ``path`` whose signature changed:
-    the calls that no longer match it when :data:`calls_not_matching` is set, else how many uses
-    the workspace has and the call that lists them."""
+    how many uses the workspace has and the call that lists them, and for Python the calls that no
+    longer fit it (:func:`calls_not_matching`)."""
     listing = f"find_references({symbol!r}, path={path!r})"
-    if calls_not_matching is not None:
-        broken = calls_not_matching(finder, path, symbol)
-        return {"calls_not_matching": broken[:20], "calls_not_matching_total": len(broken), "list_with": listing}
     found = finder.find(symbol, path, limit=1)
-    return {"uses": int(found.get("total") or 0), "list_with": listing}
+    out: dict[str, Any] = {"uses": int(found.get("total") or 0), "list_with": listing}
+    if path.endswith(".py"):
+        broken = calls_not_matching(finder, path, symbol)
+        out.update(calls_not_matching=broken[:CALLS_SHOWN], calls_not_matching_total=len(broken))
+    return out
 
 
 def signatures_section(changed: list[dict[str, Any]]) -> str:
@@ -224,13 +241,16 @@ def signatures_section(changed: list[dict[str, Any]]) -> str:
         return ""
     lines = []
     for c in changed:
-        callers = (
-            f"{c['calls_not_matching_total']} call(s) no longer match it: "
-            + "; ".join(f"{b['path']}:{b['line']} `{b['text']}`" for b in c["calls_not_matching"][:10])
-            if "calls_not_matching" in c
-            else f"{c['uses']} use(s) in the workspace ({c['list_with']} lists them): calls written for the "
-            "old signature may no longer match it"
-        )
+        callers = f"{c['uses']} use(s) in the workspace ({c['list_with']} lists them)"
+        if "calls_not_matching" in c:
+            callers += (
+                f"; {c['calls_not_matching_total']} call(s) no longer fit it: "
+                + "; ".join(f"{b['path']}:{b['line']} ({b['why']})" for b in c["calls_not_matching"][:10])
+                if c["calls_not_matching_total"]
+                else "; every call judged fits it"
+            )
+        else:
+            callers += ": calls written for the old signature may no longer fit it"
         lines.append(f"- `{c['symbol']}`: was `{c['signature_was']}`, now `{c['signature_now']}`; {callers}.")
     return (
         "\n## Signatures that changed since the notes were written\n"

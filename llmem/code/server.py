@@ -72,8 +72,8 @@ PROTOCOL = (
     "symbol of its own file, are recorded when it is stored (depends_on); when one changes or goes, the "
     "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] (a function whose "
     "signature changed: signature_was, signature_now) and its refresh prompt shows that code. The refresh "
-    "of a function's own note whose signature changed gives signatures_changed: was, now, its uses and the "
-    "find_references call that lists them."
+    "of a function's own note whose signature changed gives signatures_changed: was, now, its uses, the "
+    "find_references call that lists them and (Python) calls_not_matching, the calls that no longer fit."
 )
 
 USAGES = (
