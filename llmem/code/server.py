@@ -403,15 +403,17 @@ def build_server(config: ServerConfig) -> SuiteServer:
             )
             return ok(
                 data,
-                reach
-                + (
-                    "Call again with cursor=next_cursor for more."
-                    if data["next_cursor"]
-                    else f"Left out: {tree_left}."
-                    if tree_left
-                    else ""
-                    if reach
-                    else "That is all."
+                (
+                    reach
+                    + (
+                        "Call again with cursor=next_cursor for more."
+                        if data["next_cursor"]
+                        else f"Left out: {tree_left}."
+                        if tree_left
+                        else ""
+                        if reach
+                        else "That is all."
+                    )
                 ).strip(),
             )
         leftover = _left_out_hint(data)
