@@ -184,6 +184,14 @@ def sqlite_utils_ws(tmp_path: Path) -> Path:
     return ws
 
 
+@pytest.fixture
+def click_src_ws(tmp_path: Path) -> Path:
+    """A copy of tests/data/click (pallets/click's src/click) of this test's own."""
+    ws = tmp_path / "ws"
+    shutil.copytree(DATA / "click", ws)
+    return ws
+
+
 @contextlib.asynccontextmanager
 async def llmem_client(ws: Path, mode: str, answer_chars: int = 20_000) -> AsyncIterator[Any]:
     """An in-process llmem-mcp client on ``ws`` in protocol era ``mode`` (nothing parsed)."""
@@ -194,6 +202,13 @@ async def llmem_client(ws: Path, mode: str, answer_chars: int = 20_000) -> Async
 
     server = build_server(ServerConfig("llmem-mcp", ws, limits=Limits(answer_chars=answer_chars)))
     async with Client(server, mode=mode) as c:
+        yield c
+
+
+@pytest.fixture(params=MODES)
+async def click_src_client(request: pytest.FixtureRequest, click_src_ws: Path) -> AsyncIterator[Any]:
+    """An llmem client (each protocol era) on a copy of tests/data/click."""
+    async with llmem_client(click_src_ws, request.param) as c:
         yield c
 
 

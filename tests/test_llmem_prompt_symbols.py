@@ -21,9 +21,9 @@ from tests.conftest import MODES, call, llmem_client
 DB = "sqlite_utils/db.py"
 
 
-def _methods(ws: Path) -> dict[str, str]:
-    """Every method of db.py's classes by ``ast``: qualified name → its source."""
-    source = (ws / DB).read_text("utf-8")
+def methods_of(ws: Path, path: str = DB) -> dict[str, str]:
+    """Every method of the classes of ``path`` (db.py) by ``ast``: qualified name → its source."""
+    source = (ws / path).read_text("utf-8")
     out = {}
     for cls in ast.parse(source).body:
         if isinstance(cls, ast.ClassDef):
@@ -43,7 +43,7 @@ def _store(svc: Llmem, out: object, notes: dict[str, str]) -> None:
 def test_a_prompt_for_a_few_symbols(sqlite_utils_ws: Path) -> None:
     ws = sqlite_utils_ws
     svc = Llmem(ArtifactStore(ws / ".llmem", ws), Limits())
-    methods = _methods(ws)
+    methods = methods_of(ws)
     whole = svc.prompt(DB, "annotate")
     assert whole.data is not None and whole.data["parts"] >= 2  # the file takes several prompts
     out = svc.prompt(DB, "annotate", symbols=["Table.lookup", "reset_counts"])

@@ -145,6 +145,23 @@ def test_tests_only_answers_the_tests_reaching_it_with_their_calls(svc: Llmem, w
     assert seen == [t["in"] for t in reached]
 
 
+def test_tests_only_counts_the_tests_that_may_reach_it_through_a_fixture(svc: Llmem, ws: Path) -> None:
+    """t23e item 7: the tests driving the code through a runner fixture (not followed) are counted."""
+    answer = svc.references("Parameter.resolve_envvar_value", CORE, None, 50, None, tests="only", depth=5)
+    reached = {t["in"] for t in answer["tests_reaching"]}
+    tree = ast.parse((ws / TESTS).read_text("utf-8"))
+    with_runner = {
+        fn.name
+        for fn in tree.body
+        if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")
+        and {"runner", "app", "client"} & {a.arg for a in fn.args.args}
+    }  # fmt: skip
+    maybe = answer["maybe_through_dispatch"]
+    assert maybe["count"] == len(with_runner - reached) > 0
+    assert {m["in"] for m in maybe["first"]} <= with_runner - reached and len(maybe["first"]) == min(10, maybe["count"])
+    assert answer["tests_found_are_a_floor"] is True
+
+
 def test_tests_only_says_plainly_when_no_test_reaches_it(svc: Llmem) -> None:
     answer = svc.references("Option.resolve_envvar_value", CORE, None, 50, None, tests="only", depth=2)
     assert answer["tests_total"] == 0 and answer["tests_reaching"] == []
@@ -179,7 +196,11 @@ async def test_trees_through_the_server(client: Client) -> None:
         client, "find_references", symbol="Parameter.resolve_envvar_value", path=CORE, depth=5, tests="only"
     )
     assert not err and out["data"]["tests_total"] == 3
-    assert out["nextAction"].startswith("3 test(s) reach it. Tests calling through a CLI runner")
+    # t23e item 7: never "That is all." while a runner's or a framework's dispatch is not followed
+    assert out["nextAction"].startswith("3 test(s) reach it. A floor: tests calling through a CLI runner")
+    assert "That is all" not in out["nextAction"] and out["data"]["tests_found_are_a_floor"] is True
+    maybe = out["data"]["maybe_through_dispatch"]["count"]
+    assert f"; {maybe} more take a client/app/runner fixture and may (maybe_through_dispatch). " in out["nextAction"]
 
 
 @pytest.mark.anyio
@@ -194,3 +215,4 @@ async def test_trees_over_stdio(ws: Path) -> None:
             assert not err and {t["in"] for t in out["data"]["tests_reaching"]} >= {
                 "test_command_parse_args_collects_option_prefixes"
             }
+            assert out["data"]["maybe_through_dispatch"]["count"] > 0 and "That is all" not in out["nextAction"]

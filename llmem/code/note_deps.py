@@ -32,11 +32,14 @@ from posixpath import basename
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from llmem.code.outline import Outline
     from llmem.code.references import ReferenceFinder
     from llmem.code.rename_uses import OldUse
 
 __all__ = [
     "FILE_NOTE",
+    "callable_signatures",
+    "callers_of",
     "changed_code",
     "check",
     "combine",
@@ -46,6 +49,8 @@ __all__ = [
     "own_file",
     "resolve",
     "shown",
+    "signatures",
+    "signatures_section",
 ]
 
 #: The note key of a file's own note (annotate's ``file``) and of a whole summary.
@@ -168,6 +173,91 @@ def _overridden(finder: ReferenceFinder, key: str, notes: Iterable[str]) -> dict
     return out
 
 
+def signatures(finder: ReferenceFinder, paths: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The signatures of the functions and methods of ``paths`` as their outlines list them now:
+    ``{path: {qualified name: signature}}`` (recorded with a dependency, so that a change can say
+    what a signature was and is: a required parameter added)."""
+
+    out: dict[str, dict[str, str]] = {}
+    with finder.lock:
+        for path in paths:
+            f = finder.src.file(path)
+            outline = finder.src.outline(path, f) if f is not None else None
+            if outline is not None:
+                out[path] = callable_signatures(outline)
+    return out
+
+
+#: The outline kinds whose signature is a call's: what a dependency's signature is recorded for.
+_CALLABLE = frozenset({"function", "method", "constructor", "test"})
+
+
+def callable_signatures(outline: Outline) -> dict[str, str]:
+    """Qualified name → signature of the functions and methods of one outline."""
+    from llmem.code.outline import iter_symbols
+
+    return {s.qualified_name: s.signature for s in iter_symbols(outline) if s.kind in _CALLABLE}
+
+
+CALLS_SHOWN = 20
+
+
+def calls_not_matching(finder: ReferenceFinder, path: str, symbol: str) -> list[dict[str, Any]]:
+    """The calls of the workspace whose arguments no longer fit ``symbol`` of ``path`` as it is
+    now, judged as check_references judges them (:mod:`llmem.code.check_arity`: Python), each
+    ``{path, line, why}``; only the files naming it are checked."""
+    from llmem.code.check import check_files
+    from llmem.code.check_arity import KIND
+
+    leaf = _leaf(symbol)
+    with finder.lock:
+        files = {k: f for k in finder.src.paths() if (f := finder.src.file(k)) is not None}
+        naming = [k for k, f in files.items() if k.endswith(".py") and f.data is not None and f.offsets(leaf)]
+        run = check_files(finder.src, files, naming)
+    return [
+        {"path": f.path, "line": f.line, "why": f.why}
+        for f in run.findings
+        if f.kind == KIND and f.defined_in is not None and f.defined_in[0] == path
+        and f.container.startswith(symbol + "(")
+    ]  # fmt: skip
+
+
+def callers_of(finder: ReferenceFinder, path: str, symbol: str) -> dict[str, Any]:
+    """What a refresh prompt says of the callers of ``symbol`` of ``path`` whose signature changed:
+    how many uses the workspace has and the call that lists them, and for Python the calls that no
+    longer fit it (:func:`calls_not_matching`)."""
+    listing = f"find_references({symbol!r}, path={path!r})"
+    found = finder.find(symbol, path, limit=1)
+    out: dict[str, Any] = {"uses": int(found.get("total") or 0), "list_with": listing}
+    if path.endswith(".py"):
+        broken = calls_not_matching(finder, path, symbol)
+        out.update(calls_not_matching=broken[:CALLS_SHOWN], calls_not_matching_total=len(broken))
+    return out
+
+
+def signatures_section(changed: list[dict[str, Any]]) -> str:
+    """A refresh prompt's section on the symbols asked whose signature changed since their note."""
+    if not changed:
+        return ""
+    lines = []
+    for c in changed:
+        callers = f"{c['uses']} use(s) in the workspace ({c['list_with']} lists them)"
+        if "calls_not_matching" in c:
+            callers += (
+                f"; {c['calls_not_matching_total']} call(s) no longer fit it: "
+                + "; ".join(f"{b['path']}:{b['line']} ({b['why']})" for b in c["calls_not_matching"][:10])
+                if c["calls_not_matching_total"]
+                else "; every call judged fits it"
+            )
+        else:
+            callers += ": calls written for the old signature may no longer fit it"
+        lines.append(f"- `{c['symbol']}`: was `{c['signature_was']}`, now `{c['signature_now']}`; {callers}.")
+    return (
+        "\n## Signatures that changed since the notes were written\n"
+        "Describe each as it is now:\n" + "\n".join(lines) + "\n"
+    )
+
+
 def _inside(path: str, folder: str) -> bool:
     return folder == "." or path.startswith(folder + "/")
 
@@ -229,6 +319,7 @@ def resolve(
                 ambiguous.append({"name": name, "defined_in": sorted({d["path"] for d in distinct})[:5]})
             continue
         meant[name] = distinct[0]
+    signature_of = signatures(finder, {d["path"] for d in meant.values()})
     deps: dict[tuple[str, str], dict[str, Any]] = {}
     for note, names in by_note.items():
         for name in names:
@@ -244,6 +335,7 @@ def resolve(
                     "hash": d["hash"],
                     "size": d["size"],
                     "mtime_ns": d["mtime_ns"],
+                    **({"signature": sig} if (sig := signature_of.get(d["path"], {}).get(d["symbol"])) else {}),
                     "notes": [],
                 },
             )
@@ -299,9 +391,16 @@ def combine(*groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(merged.values())[:DEPS_KEPT]
 
 
-def check(deps: Any, workspace: str, hashes_of: Callable[[str], dict[str, str] | None]) -> list[dict[str, Any]]:
+def check(
+    deps: Any,
+    workspace: str,
+    hashes_of: Callable[[str], dict[str, str] | None],
+    signatures_of: Callable[[list[str]], dict[str, dict[str, str]]] | None = None,
+) -> list[dict[str, Any]]:
     """The recorded dependencies whose definition changed or is gone, as the code is now: each
-    with ``name`` (as the note wrote it), ``symbol``, ``path``, ``change`` and ``notes``."""
+    with ``name`` (as the note wrote it), ``symbol``, ``path``, ``change`` and ``notes``; a
+    changed function whose signature was recorded and is another now (``signatures_of``: paths →
+    :func:`signatures`) with ``signature_was`` and ``signature_now``."""
     changes: list[dict[str, Any]] = []
     now: dict[str, dict[str, str] | None] = {}
     for d in _valid(deps):
@@ -336,8 +435,17 @@ def check(deps: Any, workspace: str, hashes_of: Callable[[str], dict[str, str] |
                 "change": "changed" if digest is not None else "gone",
                 "notes": notes,
                 **({"overridden_by": overriding} if overriding else {}),
+                **({"signature_was": d["signature"]} if digest is not None and d.get("signature") else {}),
             }
         )
+    with_signature = [c for c in changes if "signature_was" in c]
+    now_signed = signatures_of(sorted({c["path"] for c in with_signature})) if signatures_of and with_signature else {}
+    for c in with_signature:
+        now_sig = now_signed.get(c["path"], {}).get(c["symbol"])
+        if now_sig is None or now_sig == c["signature_was"]:
+            del c["signature_was"]  # its body changed, not how it is called
+        else:
+            c["signature_now"] = now_sig
     return changes
 
 
@@ -350,6 +458,8 @@ def shown(changes: list[dict[str, Any]], per_note: bool) -> list[dict[str, Any]]
             item["named_in"] = ["the file note" if n == FILE_NOTE else n for n in c["notes"]]
         if c.get("overridden_by"):
             item["overridden_by"] = c["overridden_by"]  # their notes describe an override of it
+        if c.get("signature_now"):
+            item.update(signature_was=c["signature_was"], signature_now=c["signature_now"])
         item["read_with"] = (
             f"get_artifact(path={c['path']!r}, kind='source', symbol={c['symbol']!r})"
             if c["change"] == "changed"
@@ -415,6 +525,8 @@ def changed_code(
         if sym is None:
             blocks.append(f"{head}: changed.")
             continue
+        if c.get("signature_now"):
+            head += f" — its signature changed: was `{c['signature_was']}`, now `{c['signature_now']}`"
         lines = data.decode("utf-8", "replace").splitlines()[sym.start_line - 1 : sym.end_line]
         call = f"get_artifact(path={c['path']!r}, kind='source', symbol={c['symbol']!r})"
         body: list[str] = []

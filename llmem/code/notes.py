@@ -179,8 +179,9 @@ class Notes:
             file_note_asked = False
             refresh = [] if symbols or part is not None else self._to_refresh(stored, outline, hashes, changes)
             refresh_left = 0
-            if symbols:  # just these symbols (and their members): one prompt, whatever the file's size
-                asked, names = llm_tasks.chosen_units(outline, text, symbols)
+            symbols_left: list[str] = []
+            if symbols:  # these symbols (and their members), in the given order, as many as one part holds
+                asked, names, symbols_left = llm_tasks.chosen_units(outline, text, symbols)
                 k, count = 1, 1
             elif refresh:  # the stale and new symbols only, as many as one prompt holds
                 asked, names, refresh_left = _refresh_units(outline, text, refresh)
@@ -193,9 +194,10 @@ class Notes:
                 asked, names, fresh, file_note_asked = self._part_asked(rp.key, parts, k, hashes, changes)
             before = _notes_of(stored)
             again = {n: before[n] for n in names if n in before}
+            resigned = self._signatures_changed(rp.key, stored, outline, names)
             if file_note_asked and note_deps.FILE_NOTE in before:
                 again[note_deps.FILE_NOTE] = before[note_deps.FILE_NOTE]
-            prompt = llm_tasks.annotate_prompt(
+            prompt, answer_format = llm_tasks.annotate_prompt(
                 rp.key,
                 outline,
                 asked,
@@ -203,16 +205,15 @@ class Notes:
                 count,
                 names=names,
                 described=fresh,
-                changed_code=note_deps.changed_code(
-                    changes, str(self.ws), renamed=self._renamed_to, old_uses=self._old_uses
-                ),
+                changed_code=note_deps.signatures_section(resigned)
+                + note_deps.changed_code(changes, str(self.ws), renamed=self._renamed_to, old_uses=self._old_uses),
                 file_note_asked=file_note_asked,
                 around=broken,
                 previous=llm_tasks.previous_notes(again),
             )
             stale_again = sum(1 for n in names if n in before)
             asked_set = set(names)
-            return self.callback.issue(
+            envelope = self.callback.issue(
                 PreparedPrompt(
                     task,
                     rp.key,
@@ -220,7 +221,14 @@ class Notes:
                     prompt,
                     "json",
                     fp,
-                    {"symbols": names, "symbol_hashes": hashes, "part": k, "parts": count},
+                    {
+                        "symbols": names,
+                        "symbol_hashes": hashes,
+                        "part": k,
+                        "parts": count,
+                        **({"symbols_left": symbols_left} if symbols_left else {}),
+                        "symbol_signatures": note_deps.callable_signatures(outline),
+                    },
                     {
                         "part": k,
                         "parts": count,
@@ -228,6 +236,7 @@ class Notes:
                         **(self._never_described(rp.key, parts, stored, names) if refresh else {}),
                         # asked by the same call again once this answer is stored (still stale or new then)
                         **({"refresh_left": refresh_left} if refresh_left else {}),
+                        **(_symbols_left(rp.key, symbols_left) if symbols else {}),
                         "symbols": len(names),
                         "asked": len(names),
                         "symbols_in_file": len(hashes),
@@ -242,22 +251,30 @@ class Notes:
                         "described_but_stale": stale_again,
                         "not_yet_described": len(names) - stale_again,
                         **({"named_code_changed": len(changes)} if changes else {}),
+                        **({"signatures_changed": resigned} if resigned else {}),
                         "language": outline.language,
                         **({"broken_uses": broken_count} if broken_count else {}),
                     },
                     part=k if count > 1 else None,
+                    tail=answer_format,
                 )
             )
-        prompt = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken)
-        prompt += note_deps.changed_code(
+            if symbols_left:
+                envelope.nextAction = (
+                    f"{envelope.nextAction} Then {len(symbols_left)} symbol(s) asked are left for the next prompt "
+                    f"(symbols_left): {asking_for(rp.key, symbols_left)}."
+                )
+            return envelope
+        changed = note_deps.changed_code(
             self.dependency_changes(self.store.get_or_none(NAMESPACE, rp.key, task)),
             str(self.ws),
             renamed=self._renamed_to,
             old_uses=self._old_uses,
         )
+        prompt, rules = llm_tasks.file_prompt(task, rp.key, outline, text, around=broken, changed_code=changed)
         summary = {"language": outline.language, **({"broken_uses": broken_count} if broken_count else {})}
         return self.callback.issue(
-            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary)
+            PreparedPrompt(task, rp.key, task, prompt, "markdown", fp, {"symbol_hashes": hashes}, summary, tail=rules)
         )
 
     def _part_asked(
@@ -348,6 +365,24 @@ class Notes:
         named_changed = {n for c in changes for n in c["notes"]}
         return {k for k in notes if k in hashes and stored.get(k) == hashes[k] and k not in named_changed}
 
+    def _signatures_changed(
+        self, key: str, record: ArtifactRecord | None, outline: Any, names: list[str]
+    ) -> list[dict[str, Any]]:
+        """The symbols asked whose signature changed since their note was written: was and now,
+        with their callers (:func:`note_deps.callers_of`)."""
+        was = record.doc.get("symbol_signatures") if record is not None else None
+        if not isinstance(was, dict):
+            return []
+        from llmem.code.references import finder_for
+
+        now = note_deps.callable_signatures(outline)
+        changed = [n for n in names if n in was and n in now and was[n] != now[n]][:20]
+        return [
+            {"symbol": n, "signature_was": was[n], "signature_now": now[n],
+             **note_deps.callers_of(finder_for(self.ws), key, n)}
+            for n in changed
+        ]  # fmt: skip
+
     # -- what notes name elsewhere (note_deps.py) ------------------------------------------
 
     def _renamed_to(self, symbol: str, path: str) -> str | None:
@@ -370,7 +405,10 @@ class Notes:
             return []
         from llmem.code.references import finder_for
 
-        return note_deps.check(deps, str(self.ws), finder_for(self.ws).symbol_hashes)
+        finder = finder_for(self.ws)
+        return note_deps.check(
+            deps, str(self.ws), finder.symbol_hashes, lambda paths: note_deps.signatures(finder, paths)
+        )
 
     def _depends_on(
         self, texts: dict[str, str], key: str, *, folder: bool = False, own_symbols: bool = False
@@ -926,6 +964,13 @@ class Notes:
                 source=None,
                 extra={"source": src, **{k: rec.doc[k] for k in ("files", "depends_on") if k in rec.doc}},
             )
+        ask_next = (envelope.data or {}).get("ask_next")
+        if ask_next:
+            envelope.nextAction = (
+                f"Stored. {ask_next['count']} symbol(s) asked are not described yet (missing_symbols, then "
+                f"what the prompt left for the next one): {ask_next['with']} asks for them. "
+                + (envelope.nextAction or "").removeprefix("Stored. ")
+            ).rstrip()
         refused = (envelope.data or {}).get("refused")
         if refused:
             envelope.nextAction = (
@@ -956,6 +1001,9 @@ class Notes:
         content, hashes, gone = self._merged_notes(key, notes, file_note, context)
         extra["symbol_hashes"] = hashes
         current = context.get("symbol_hashes") or {}
+        signed = _signatures_written(context, before, set(notes), content["symbols"])
+        if signed:
+            extra["symbol_signatures"] = signed
         kept_stale = sorted(k for k in content["symbols"] if hashes.get(k) != current.get(k))
         if kept_stale:
             extra["kept_stale"] = kept_stale[:1000]
@@ -972,12 +1020,19 @@ class Notes:
         if deps:
             extra["depends_on"] = deps
         asked = list(context.get("symbols", []))
+        missing = [n for n in asked if n not in notes]
         data: dict[str, Any] = {
             "described": len(notes),
             "stored": sorted(notes)[:100],
-            "missing_symbols": [n for n in asked if n not in notes][:100],
+            "missing_symbols": missing[:100],
             "notes_in_file": len(content["symbols"]),
         }
+        # what this prompt asked and the answer left out, then what the prompt left for the next one
+        to_ask = list(dict.fromkeys(missing + [n for n in context.get("symbols_left") or [] if n not in notes]))
+        if to_ask:
+            data["ask_next"] = {"count": len(to_ask), "with": asking_for(key, to_ask)}
+            if len(to_ask) > 50:
+                data["ask_next"]["then"] = "the same call with the names after the first 50"
         if keys.refused:
             data["refused"] = keys.refused[:50]
         if keys.mapped:
@@ -1053,11 +1108,46 @@ def _named(deps: list[dict[str, Any]], ambiguous: list[dict[str, Any]]) -> dict[
     return out
 
 
+def _signatures_written(
+    context: dict[str, Any], before: ArtifactRecord | None, written: set[str], described: dict[str, Any]
+) -> dict[str, str]:
+    """The signature each described symbol's note was written from: the prompt's for the notes of
+    this answer, the earlier record's for the notes kept."""
+    now = context.get("symbol_signatures") or {}
+    old = before.doc.get("symbol_signatures") if before is not None else None
+    old = old if isinstance(old, dict) else {}
+    out = {}
+    for name in described:
+        sig = old.get(name) if name not in written and name in old else now.get(name)
+        if isinstance(sig, str):
+            out[name] = sig
+    return out
+
+
+def asking_for(key: str, names: list[str]) -> str:
+    """The call that asks for ``names`` of ``key`` (at most 50, the cap of symbols=)."""
+    return f"generate_prompt(path={key!r}, task='annotate', symbols={names[:50]!r})"
+
+
+def _symbols_left(key: str, left: list[str]) -> dict[str, Any]:
+    """What a symbols= prompt leaves for the next one (one part's source holds so much)."""
+    if not left:
+        return {"symbols_left": {"count": 0}}
+    return {
+        "symbols_left": {
+            "count": len(left),
+            "names": left[:50],
+            "why": "one prompt holds one part's source; these come next",
+            "with": asking_for(key, left) + (" (then the rest of names)" if len(left) > 50 else ""),
+        }
+    }
+
+
 def _refresh_units(outline: Any, text: str, wanted: list[str]) -> tuple[list[llm_tasks.SourceUnit], list[str], int]:
     """The units and names of a refresh asking for ``wanted`` (the stale notes first, then the new
     symbols): only those names, not the other members of a class asked, and only as many units as
     one part's source holds; how many of ``wanted`` are left for the next prompt."""
-    units, _ = llm_tasks.chosen_units(outline, text, wanted)
+    units, _, _ = llm_tasks.chosen_units(outline, text, wanted, fill=False)
     rank = {n: i for i, n in enumerate(wanted)}
     units = sorted(
         (u for u in units if rank.keys() & set(u.names)), key=lambda u: min(rank.get(n, 1 << 30) for n in u.names)

@@ -231,7 +231,7 @@ def _tests_only(
     room: int,
 ) -> dict[str, Any]:
     """The answer of ``tests='only'``: the tests the whole tree reaches, paged, not the tree."""
-    from llmem.code.references_tests_reach import NOT_FOLLOWED, tests_reaching
+    from llmem.code.references_tests_reach import NOT_FOLLOWED, test_functions, tests_reaching, through_fixtures
 
     tree = [_node(finder, c, depth - 1, "include", roots, budget, f"callers[{i}]") for i, c in enumerate(callers)]
     reaching = tests_reaching(tree, out.get("qualified") or out["symbol"])
@@ -247,6 +247,10 @@ def _tests_only(
             "means": "callers not followed further: a larger depth (at most 5) may reach more tests",
         }
     out["not_followed"] = NOT_FOLLOWED
+    out["tests_found_are_a_floor"] = True
+    maybe = through_fixtures(test_functions(finder.src), {(t["path"], str(t["in"])) for t in reaching})
+    if maybe["count"]:
+        out["maybe_through_dispatch"] = maybe
     page, pos = fill_page(len(reaching), start, limit, room, lambda i: reaching[i])
     out["count"] = len(page)
     out["tests_reaching"] = page

@@ -43,8 +43,11 @@ PROTOCOL = (
     "call store_llm_result(**callbackArgs, result=<answer>). A malformed answer comes back as an error that "
     "says what to fix; retry with the same ticket while error.details shows attempts left. A file too big for "
     "one annotate prompt comes in parts (part k of parts): each answer names the next part to ask for; "
-    "symbols=['Class.method', ...] asks for just those symbols (and their members), one prompt, notes kept. A newer "
-    "prompt for the same path and task replaces the older ticket; cancel_prompt drops pending ones. If the file "
+    "symbols=['Class.method', 'Class.field', ...] asks for just those symbols (and their members), notes kept: in "
+    "the given order, as many as one part holds; symbols_left names the rest and the call that asks for them. "
+    "A prompt is never cut: past the size cap only context is left out (prompt_cut says so). A newer prompt "
+    "for the same path and task replaces older tickets asking any of the same symbols (superseded_tickets; "
+    "still_pending lists the others, still answerable); cancel_prompt drops pending ones. If the file "
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt. Notes follow their "
     "code: when a parse finds a described symbol renamed with its code unchanged, or moved to another file, "
     "its note moves with it and the parse answer says renamed {path: {old: new}} or moved "
@@ -67,8 +70,10 @@ PROTOCOL = (
     "(keys_mapped). A note also depends on the code it names: identifiers in backticks or shaped like code "
     "(validatePath, GitTools.DIFF, run()) that resolve to a definition in another file, or to another "
     "symbol of its own file, are recorded when it is stored (depends_on); when one changes or goes, the "
-    "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] and its refresh "
-    "prompt shows that code."
+    "note reads stale with stale_dependencies [{name, path, change, named_in, read_with}] (a function whose "
+    "signature changed: signature_was, signature_now) and its refresh prompt shows that code. The refresh "
+    "of a function's own note whose signature changed gives signatures_changed: was, now, its uses, the "
+    "find_references call that lists them and (Python) calls_not_matching, the calls that no longer fit."
 )
 
 USAGES = (
@@ -385,22 +390,33 @@ def build_server(config: ServerConfig) -> SuiteServer:
         data = svc().references(symbol, path, kind, limit, cursor, tests, depth)
         if depth > 1:
             tree_left = _left_out_hint(data)
+            maybe = data.get("maybe_through_dispatch", {}).get("count")
             reach = (
                 (data.get("note", "") + " " if not data["tests_total"] else f"{data['tests_total']} test(s) reach it. ")
-                + "Tests calling through a CLI runner or a subprocess are not followed. "
+                + "A floor: tests calling through a CLI runner, a subprocess or a framework's dispatch are not "
+                + "followed"
+                + (
+                    f"; {maybe} more take a client/app/runner fixture and may (maybe_through_dispatch). "
+                    if maybe
+                    else ". "
+                )
                 if "tests_total" in data
                 else ""
             )
             return ok(
                 data,
-                reach
-                + (
-                    "Call again with cursor=next_cursor for more."
-                    if data["next_cursor"]
-                    else f"Left out: {tree_left}."
-                    if tree_left
-                    else "That is all."
-                ),
+                (
+                    reach
+                    + (
+                        "Call again with cursor=next_cursor for more."
+                        if data["next_cursor"]
+                        else f"Left out: {tree_left}."
+                        if tree_left
+                        else ""
+                        if reach
+                        else "That is all."
+                    )
+                ).strip(),
             )
         leftover = _left_out_hint(data)
         # Several definitions and no path: the uses of all of them are mixed, on this page and the next.

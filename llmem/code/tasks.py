@@ -41,6 +41,7 @@ OUTLINE_CHARS = 5_000
 ANNOTATE_SOURCE_CHARS = 11_000
 FILE_SOURCE_CHARS = 7_000
 MARKDOWN_MAX_CHARS = 20_000
+MARKDOWN_RULE = "Answer with the Markdown only (no preamble)."
 
 _INSTRUCTIONS = {
     "summarize": (
@@ -169,12 +170,16 @@ def annotate_parts(
 
 
 def chosen_units(
-    outline: Outline, source_text: str, wanted: list[str], budget: int = ANNOTATE_SOURCE_CHARS
-) -> tuple[list[SourceUnit], list[str]]:
-    """The units and names of an annotate prompt for just the ``wanted`` symbols (qualified names,
-    or a plain name one symbol has) and their members, however many parts the whole file takes.
-    A name the outline does not have is refused with the near names."""
-    every = {s.qualified_name: s for s in iter_symbols(outline) if s.kind not in DATA_KINDS}
+    outline: Outline, source_text: str, wanted: list[str], budget: int = ANNOTATE_SOURCE_CHARS, *, fill: bool = True
+) -> tuple[list[SourceUnit], list[str], list[str]]:
+    """The units and names of an annotate prompt for the ``wanted`` symbols (qualified names, or a
+    plain name one symbol has) and their members: as many as one part's source ``budget`` holds,
+    taken in the given order (the first always; one that does not fit is left, a later smaller one
+    taken) and shown in source order; the third list names, in the given order, what is left for
+    the next prompt (one name a unit, so asking for them asks
+    for the rest; with ``fill`` False, every unit). A field or other data member is asked alone,
+    shown with its class's head (or by its class's source when that is asked too). A name the outline does not have is refused with the near names."""
+    every = {s.qualified_name: s for s in iter_symbols(outline)}
     chosen: list[str] = []
     for name in wanted:
         if name in every:
@@ -190,17 +195,47 @@ def chosen_units(
         raise InvalidArgument(
             f"symbols: {name!r} is not one symbol of the file's outline"
             + (f"; did you mean {', '.join(near)}?" if near else ""),
-            details={"field": "symbols", "rule": "qualified names of the outline's classes and functions",
+            details={"field": "symbols", "rule": "qualified names of the outline's symbols",
                      "close_matches": near},
             next_action="get_artifact(path, symbol=...) or get_artifact(path) lists the file's qualified names.",
         )  # fmt: skip
     lines = source_text.splitlines(keepends=True)
-    # Each chosen symbol's own lines (not its class's), in source order; one inside another chosen is in it.
-    tops = sorted((every[c] for c in set(chosen) if not _within(c, [o for o in chosen if o != c])),
-                  key=lambda s: s.start_line)  # fmt: skip
-    units = [u for sym in tops for u in _units([sym], lines, budget)]
-    names = list(dict.fromkeys(n for u in units for n in u.names))
-    return units, names
+    chosen = list(dict.fromkeys(chosen))
+    # Each chosen symbol's own lines (not its class's); one inside another chosen is in it.
+    tops = [
+        every[c] for c in chosen if not _within(c, [o for o in chosen if o != c and every[o].kind not in DATA_KINDS])
+    ]
+    candidates = [u for sym in tops for u in _symbol_units(sym, every, lines, budget)]
+    taken: list[SourceUnit] = []
+    used = 0
+    left: list[str] = []
+    for unit in candidates:
+        size = len(unit.text) + 80
+        if fill and taken and used + size > budget:
+            left.append(unit.names[0])  # a later, smaller one may still fit: the next prompt asks this
+            continue
+        taken.append(unit)
+        used += size
+    left = list(dict.fromkeys(left))
+    taken.sort(key=lambda u: u.start_line)
+    # a data member inside a class asked too is shown by that class's source: asked by name there
+    inside = [c for c in chosen if every[c].kind in DATA_KINDS and every[c] not in tops
+              and any(u.start_line <= every[c].start_line and every[c].end_line <= u.end_line for u in taken)]  # fmt: skip
+    names = list(dict.fromkeys([n for u in taken for n in u.names] + inside))
+    return taken, names, left
+
+
+def _symbol_units(sym: Symbol, every: dict[str, Symbol], lines: list[str], budget: int) -> list[SourceUnit]:
+    """The units of one chosen symbol: its own (:func:`_units`), or for a data member its lines
+    under the first line of what holds it (its class's head, for context)."""
+    if sym.kind not in DATA_KINDS:
+        return _units([sym], lines, budget)
+    own = _cut_at_line("".join(lines[sym.start_line - 1 : sym.end_line]), budget // 2, "    … (cut here for size)")
+    owner = every.get(sym.qualified_name.rpartition(".")[0])
+    head = ""
+    if owner is not None and owner.start_line <= len(lines) and owner.start_line < sym.start_line:
+        head = f"{lines[owner.start_line - 1].rstrip()}  … (lines {owner.start_line}-{owner.end_line}; this member:)\n"
+    return [SourceUnit(sym.start_line, sym.end_line, (sym.qualified_name,), head + own)]
 
 
 def _within(name: str, chosen: list[str]) -> bool:
@@ -219,9 +254,13 @@ def _header(path: str, outline: Outline) -> str:
     return f"File: {path}\nLanguage: {outline.language or 'unknown'}; {outline.line_count} lines.\n"
 
 
-def file_prompt(task: str, path: str, outline: Outline, source_text: str, around: str = "") -> str:
+def file_prompt(
+    task: str, path: str, outline: Outline, source_text: str, around: str = "", changed_code: str = ""
+) -> tuple[str, str]:
     """Summarise / document / test-plan: the outline, then whole symbols in source order while they
-    fit; ``around`` (a section on what no longer resolves in the file) before the answer's rules."""
+    fit; ``around`` (a section on what no longer resolves in the file) and ``changed_code`` (what
+    the notes name that changed) after them. Returned as the body and the answer's rules, which
+    the size cap never cuts (:class:`llmem.core.callback.PreparedPrompt`'s ``tail``)."""
     lang = outline.language or ""
     units = annotate_parts(outline, source_text, FILE_SOURCE_CHARS, data_when_alone=False)
     shown = units[0] if units else []
@@ -240,9 +279,8 @@ def file_prompt(task: str, path: str, outline: Outline, source_text: str, around
     )
     return (
         f"{_INSTRUCTIONS[task]}\n\n{_header(path, outline)}\n## Outline\n{outline_text(outline)}\n\n"
-        f"## Source (whole symbols)\n{body}{tail}\n{around}\n"
-        "Answer with the Markdown only (no preamble)."
-    )
+        f"## Source (whole symbols)\n{body}{tail}\n{around}\n{changed_code}"
+    ), f"\n{MARKDOWN_RULE}"
 
 
 def annotate_prompt(
@@ -257,14 +295,15 @@ def annotate_prompt(
     file_note_asked: bool = False,
     around: str = "",
     previous: str = "",
-) -> str:
+) -> tuple[str, str]:
     """The prompt for one part: the symbols its units cover (or just ``names``, a refresh), their
     whole source shown; ``described`` names the symbols whose notes are kept, for context;
     ``changed_code`` shows the code elsewhere that notes name and that changed since
     (:func:`llmem.code.note_deps.changed_code`), and ``file_note_asked`` asks for the file's note
     again (it names such code); ``around`` is a section on the file as a whole (what no longer
     resolves in it: :func:`llmem.code.check_answer.broken_around`), shown before the answer format;
-    ``previous`` what the notes asked again said before (:func:`previous_notes`)."""
+    ``previous`` what the notes asked again said before (:func:`previous_notes`). Returned as the
+    body and the answer format with the keys asked, which the size cap never cuts."""
     names = names if names is not None else [n for u in units for n in u.names]
     listed = "\n".join(f"- {n}" for n in names)
     schema = (
@@ -296,8 +335,9 @@ def annotate_prompt(
     return (
         f"Describe each symbol listed below for a developer: what it does, its inputs and its outputs.{of}\n\n"
         f"{_header(path, outline)}\n## Source of the symbols to describe\n"
-        f"{_shown_source(units, outline.language or '')}\n{context}{previous}{changed_code}{around}\n"
-        f"## Answer format\nAnswer with JSON only, exactly of this shape ({file_wanted}):\n{schema}\n"
+        f"{_shown_source(units, outline.language or '')}\n{context}{previous}{changed_code}{around}"
+    ), (
+        f"\n## Answer format\nAnswer with JSON only, exactly of this shape ({file_wanted}):\n{schema}\n"
         f'Keys of "symbols" are qualified names: describe every one of these you can ({len(names)}; a note on '
         f"any other symbol of the file's outline is kept too) — these qualified names:\n{listed}\n"
     )

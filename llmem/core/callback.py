@@ -49,6 +49,8 @@ class PreparedPrompt:
     context: dict[str, Any] = field(default_factory=dict)  # kept in the ticket for the validator
     summary: dict[str, Any] = field(default_factory=dict)  # returned as envelope data
     part: int | None = None  # one of several prompts that together cover the target
+    #: what the model must be told whole (the answer format, the keys asked): the size cap never cuts it
+    tail: str = ""
 
 
 @dataclass
@@ -62,6 +64,20 @@ class Validated:
 Validator = Callable[[str, dict[str, Any]], Validated]
 #: the current fingerprint of a ticket's source (the ticket document is given), None when it is gone
 SourceProbe = Callable[[dict[str, Any]], Fingerprint | None]
+
+
+def fit_prompt(body: str, tail: str, cap: int) -> tuple[str, dict[str, Any] | None]:
+    """``body + tail`` within ``cap`` characters. Builders bound their own prompts; past the cap
+    (the last line of defence) the body is cut at a line end, saying so in the prompt and in what
+    is returned, and ``tail`` (the answer format, the keys asked) is always whole."""
+    if len(body) + len(tail) <= cap:
+        return body + tail, None
+    marker = "\n[… {n} characters of the context above are left out for the size cap; what follows is whole …]\n"
+    room = max(0, cap - len(tail) - len(marker) - 12)
+    end = body.rfind("\n", 0, room)
+    kept = body[: end if end > 0 else room]
+    left_out = len(body) - len(kept)
+    return kept + marker.format(n=left_out) + tail, {"chars_left_out": left_out, "cut_at": "the end of the context"}
 
 
 class CallbackProtocol:
@@ -93,11 +109,8 @@ class CallbackProtocol:
     # -- generate_prompt --------------------------------------------------------------------
 
     def issue(self, prepared: PreparedPrompt) -> Envelope:
-        prompt = prepared.prompt
-        if len(prompt) > self.prompt_chars:
-            # Builders bound their own prompts; this is the last line of defence for the cap.
-            prompt = prompt[: self.prompt_chars - 60] + "\n\n[… prompt truncated to the size cap …]\n"
-        superseded = self._supersede(prepared)
+        prompt, cut = fit_prompt(prepared.prompt, prepared.tail, self.prompt_chars)
+        superseded, still_pending = self._supersede(prepared)
         ticket = uuid.uuid4().hex
         now = time.time()
         doc = {
@@ -134,7 +147,9 @@ class CallbackProtocol:
                 "expiresAt": doc["expires_at"],
                 "maxSteps": self.max_steps,
                 **prepared.summary,
+                **({"prompt_cut": cut} if cut else {}),
                 **({"superseded_tickets": superseded} if superseded else {}),
+                **({"still_pending": still_pending} if still_pending else {}),
             },
             promptForHostLLM=prompt,
             callbackTool="store_llm_result",
@@ -145,15 +160,27 @@ class CallbackProtocol:
             ),
         )
 
-    def _supersede(self, prepared: PreparedPrompt) -> list[str]:
-        """Close the open tickets of the same target, task and part: one pending prompt for each."""
-        done = []
+    def _supersede(self, prepared: PreparedPrompt) -> tuple[list[str], list[str]]:
+        """Close the open tickets of the same target and task that the new prompt replaces: those
+        asking any of the same symbols (the context's ``symbols``: a part, a refresh, symbols=),
+        or of the same part when a prompt asks no symbols. The tickets closed, and the others of
+        the same target and task still open (other parts: their answers are still taken)."""
+        done: list[str] = []
+        pending: list[str] = []
+        new_symbols = prepared.context.get("symbols")
         for doc in self.store.pending(self.namespace):
-            if (doc.get("path"), doc.get("task"), doc.get("part")) != (prepared.target, prepared.task, prepared.part):
+            if (doc.get("path"), doc.get("task")) != (prepared.target, prepared.task):
                 continue
-            if self._close(str(doc["ticket"]), "superseded", "a newer prompt for the same path and task"):
+            old_symbols = (doc.get("context") or {}).get("symbols")
+            if isinstance(new_symbols, list) and isinstance(old_symbols, list):
+                replaced = bool(set(new_symbols) & set(old_symbols))
+            else:
+                replaced = doc.get("part") == prepared.part
+            if replaced and self._close(str(doc["ticket"]), "superseded", "a newer prompt for the same path and task"):
                 done.append(str(doc["ticket"]))
-        return done
+            elif not replaced:
+                pending.append(str(doc["ticket"]))
+        return done, pending
 
     def _close(self, ticket: str, state: str, reason: str) -> bool:
         file = self.store.ticket_file(ticket)
