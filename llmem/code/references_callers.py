@@ -45,6 +45,8 @@ from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start
 from llmem.code.cli_commands import cli_command
 from llmem.code.outline import DATA_KINDS, iter_symbols
 from llmem.code.references import DEFINITIONS_SHOWN, NOT_IT, by_file, not_it_reason, tests_kept
+from llmem.code.references_constructors import constructor_calls
+from llmem.code.references_edges import passed_on
 from llmem.code.references_receivers import MAYBE, NO, Judge
 from llmem.core.errors import InvalidArgument, SuiteError
 
@@ -62,6 +64,7 @@ TEXT_CHARS = 200
 #: Nodes in one answer, every level together.
 MAX_NODES = 400
 _EDGE_KINDS = ("call", "reference")
+NOT_EDGE = "reference read, not called nor handed on (a comparison, a truth test) or on a receiver of unknown type"
 
 
 @dataclass
@@ -74,6 +77,8 @@ class _Caller:
     in_tests: bool
     uses: list[Use] = field(default_factory=list)
     uncertain: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    #: the classes its calls construct (``Router(...)`` as a caller of ``Router.__init__``)
+    constructs: set[str] = field(default_factory=set)
 
     def order(self) -> tuple[bool, str, int, str]:
         return (self.in_tests, self.path, self.uses[0].line, self.where or "")
@@ -85,6 +90,8 @@ class _Budget:
     cycles: int = 0
     at_depth: int = 0
     uncertain_self: int = 0
+    #: nodes holding only uses on a receiver of unknown type: shown with why, not expanded
+    uncertain: int = 0
     over_budget: int = 0
     #: nodes whose callers another node of the answer already lists (``see``)
     repeats: int = 0
@@ -121,7 +128,8 @@ def caller_tree(
     # tests='only' with depth: the tests that reach it at any level, so the tree keeps every caller
     walk = "include" if tests == "only" else tests
     uses, uncertain, left_out, tests_out = _edges(finder, found, walk)
-    callers = _group(finder, uses, uncertain)
+    constructs = constructor_calls(finder, found)
+    callers = _group(finder, uses, uncertain, constructs)
     tag = question_tag("callers", symbol, found.target, tests, depth, only)
     same = "symbol, path, tests and depth"
     start = start_after(cursor, tag, [c.order() for c in callers], same) if cursor and tests != "only" else 0
@@ -136,7 +144,8 @@ def caller_tree(
         "definitions": found.definitions[:DEFINITIONS_SHOWN],
         "definitions_total": len(found.definitions),
         "total": len(uses),
-        "by_kind": {k: sum(1 for u in uses if u.kind == k) for k in _EDGE_KINDS},
+        "by_kind": {k: sum(1 for u in uses if u.kind == k and u.key() not in constructs) for k in _EDGE_KINDS},
+        **({"constructor_calls": sum(1 for u in uses if u.key() in constructs)} if constructs else {}),
         **by_file(uses),
         "tests": tests,
         "callers_total": len(callers),
@@ -144,7 +153,12 @@ def caller_tree(
     if tests_out:
         out["tests_left_out"] = tests_out
     one_level = f"find_references({symbol!r}" + (f", path={found.target!r}" if found.target else "") + ")"
-    others = Counter(u.kind for u in found.uses if u.kind not in _EDGE_KINDS and tests_kept(u.path, tests))
+    kept = {u.key() for u in uses}
+    others = Counter(
+        u.kind if u.kind not in _EDGE_KINDS else NOT_EDGE
+        for u in found.uses
+        if u.key() not in kept and tests_kept(u.path, tests)
+    )
     if others:
         out["not_in_tree"] = {
             "count": sum(others.values()),
@@ -189,6 +203,7 @@ def caller_tree(
         "cycle_nodes": budget.cycles,
         "depth_reached_nodes": budget.at_depth,
         "uncertain_self_nodes": budget.uncertain_self,
+        "uncertain_nodes": budget.uncertain,
         "over_node_budget_nodes": budget.over_budget,
         "see_nodes": budget.repeats,
     }
@@ -287,13 +302,32 @@ def _edges(
     parameters = sum(1 for u in found.uses if u.kind == "parameter")
     if parameters and found.target is None:
         left_out[NOT_IT["parameter"]] += parameters
+    code = [u for u in code if u.kind == "call" or _hands_on(finder, u, u.key() in uncertain)]
+    constructs = constructor_calls(finder, found)
+    code += [u for u, _cls in constructs.values()]
     tests_out = sum(1 for u in code if not tests_kept(u.path, tests)) if tests == "exclude" else 0
     code = [u for u in code if tests_kept(u.path, tests)]
     keys = {u.key() for u in code}
     return code, {k: v for k, v in uncertain.items() if k in keys}, left_out, tests_out
 
 
-def _group(finder: ReferenceFinder, uses: list[Use], uncertain: dict[tuple[str, int, int], str]) -> list[_Caller]:
+def _hands_on(finder: ReferenceFinder, u: Use, uncertain: bool) -> bool:
+    """Whether a use that is no call is an edge: the object handed on (an argument, a returned or
+    stored value) from a receiver of known type; a comparison or a read never is."""
+    if uncertain:
+        return False
+    f = finder.src.file(u.path)
+    if f is None or f.data is None or not u.path.endswith((".py", ".pyi")):
+        return True
+    return passed_on(f.data.decode(errors="replace"), u.line, u.column)
+
+
+def _group(
+    finder: ReferenceFinder,
+    uses: list[Use],
+    uncertain: dict[tuple[str, int, int], str],
+    constructs: dict[tuple[str, int, int], tuple[Use, str]] | None = None,
+) -> list[_Caller]:
     """The uses by the caller they lie in, callers in answer order (code before tests)."""
     groups: dict[tuple[str, str | None], _Caller] = {}
     for u in uses:
@@ -306,6 +340,8 @@ def _group(finder: ReferenceFinder, uses: list[Use], uncertain: dict[tuple[str, 
         if group is None:
             group = groups[(u.path, where)] = _Caller(u.path, named, where, u.in_tests())
         group.uses.append(u)
+        if constructs and u.key() in constructs:
+            group.constructs.add(constructs[u.key()][1])
         if u.key() in uncertain:
             group.uncertain[u.key()] = uncertain[u.key()]
     return sorted(groups.values(), key=_Caller.order)
@@ -333,6 +369,8 @@ def _node(
         "kind": "call" if any(u.kind == "call" for u in caller.uses) else "reference",
         "text": _text(finder, caller.uses[0]),
     }
+    if caller.constructs:
+        node["constructs"] = sorted(caller.constructs)
     if len(lines) > LINES_SHOWN:
         node["lines_total"] = len(lines)
     if caller.uncertain and len(caller.uncertain) == len(caller.uses):
@@ -362,6 +400,11 @@ def _node(
         budget.leaves["not followed (a cycle)"] += 1
         node["cut"] = f"cycle: {caller.named} ({caller.path}) is already above in this branch"
         return node
+    if node.get("uncertain"):
+        budget.uncertain += 1
+        budget.leaves["not followed (an uncertain receiver)"] += 1
+        node["cut"] = "uncertain: the receiver's type is not known, so this may not call it; not followed"
+        return node
     entry = _entry_point(sym)
     if entry is not None:
         node["entry_point"] = entry
@@ -390,7 +433,7 @@ def _node(
         budget.leaves["not followed"] += 1
         return node
     uses, uncertain, _left_out, tests_out = _edges(finder, found, tests)
-    callers = _group(finder, uses, uncertain)
+    callers = _group(finder, uses, uncertain, constructor_calls(finder, found))
     if found.resolution == "receivers":
         node["resolution"] = f"receivers (a member: any x.{leaf}() where x may be of its class)"
     node["callers_total"] = len(callers)
