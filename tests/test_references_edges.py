@@ -6,14 +6,18 @@ MRO holds none of the classes asked about is left out, and ``C(...)`` (or ``Sub(
 from __future__ import annotations
 
 import ast
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
 from llmem.code.artifacts import Llmem
 from llmem.core.config import Limits
 from llmem.core.store import ArtifactStore
+from tests.conftest import MODES, call, llmem_client, llmem_stdio_client
 
 PKG = {
     "pkg/__init__.py": "",
@@ -128,3 +132,26 @@ def test_tests_only_reach_a_function_through_a_constructor(svc: Llmem) -> None:
     tests = {t["in"]: t for t in reach["tests_reaching"]}
     assert tests["test_route"]["calls"] == ["test_route", "Route.__init__", "compile_path"]
     assert "test_dispatch" not in tests
+
+
+@pytest.fixture(params=MODES)
+async def client(request: pytest.FixtureRequest, ws: Path) -> AsyncIterator[Client]:
+    async with llmem_client(ws, request.param) as c:
+        yield c
+
+
+@pytest.mark.anyio
+async def test_constructor_callers_through_the_server(client: Client) -> None:
+    err, out = await call(client, "find_references", symbol="Route.__init__", path=ROUTING, depth=2)
+    assert not err and out["data"]["constructor_calls"] == 4
+    assert all(n["in"] != "NoMatch.__init__" for n in out["data"]["callers"])
+
+
+@pytest.mark.anyio
+async def test_uncertain_nodes_over_stdio(ws: Path) -> None:
+    with anyio.fail_after(120):
+        async with llmem_stdio_client(ws) as c:
+            err, out = await call(c, "find_references", symbol="Route.handle", path=ROUTING, depth=3)
+            assert not err and out["data"]["cut"]["uncertain_nodes"] == 1
+            err, out = await call(c, "find_references", symbol="compile_path", path=ROUTING, depth=3, tests="only")
+            assert not err and {t["in"] for t in out["data"]["tests_reaching"]} == {"test_route"}

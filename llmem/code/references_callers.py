@@ -16,6 +16,12 @@ not a local of the same name nor another object's attribute. A node is expanded 
 question of the symbol it lies in (the named part of ``in``: ``allowedDirectories → arrow in
 args.map`` is expanded as ``allowedDirectories``).
 
+Only calls are edges, and a reference that hands the symbol on (an argument, a returned or
+stored value) from a receiver of known type: a comparison or a read is none (``not_in_tree``).
+``C(...)`` is a caller of ``C.__init__`` (``constructs``). A node holding only uses on a receiver
+of unknown type is shown with why and not expanded (``cut``: uncertain); ``tests='only'`` follows
+it but lists the tests reached that way apart (``uncertain_tests``).
+
 A node is not expanded, and says why (``cut``), when it is not a function anyone calls by name
 (module level, a module variable, a registered handler, a test block), when it is already above it
 (a cycle: the same definition), at the depth asked, or when the answer's node budget is spent. A
@@ -63,6 +69,7 @@ LINES_SHOWN = 20
 TEXT_CHARS = 200
 #: Nodes in one answer, every level together.
 MAX_NODES = 400
+UNCERTAIN_TESTS_SHOWN = 10
 _EDGE_KINDS = ("call", "reference")
 NOT_EDGE = "reference read, not called nor handed on (a comparison, a truth test) or on a receiver of unknown type"
 
@@ -92,6 +99,8 @@ class _Budget:
     uncertain_self: int = 0
     #: nodes holding only uses on a receiver of unknown type: shown with why, not expanded
     uncertain: int = 0
+    #: tests='only': uncertain nodes are followed too, the tests reached through them listed apart
+    follow_uncertain: bool = False
     over_budget: int = 0
     #: nodes whose callers another node of the answer already lists (``see``)
     repeats: int = 0
@@ -214,7 +223,7 @@ def caller_tree(
         out["reached_from"] = dict(budget.leaves.most_common())
         out["reached_from_means"] = (
             "the leaves of the tree on this page by what they are: an entry point (a CLI command, a registered "
-            "handler, module level), a test, or not followed (the depth reached, a cycle, an uncertain use inside the symbol itself, the node budget)"
+            "handler, module level), a test, or not followed (the depth reached, a cycle, an uncertain receiver, the node budget)"
         )
     if budget.at_depth:
         out["note"] = (
@@ -248,8 +257,18 @@ def _tests_only(
     """The answer of ``tests='only'``: the tests the whole tree reaches, paged, not the tree."""
     from llmem.code.references_tests_reach import NOT_FOLLOWED, test_functions, tests_reaching, through_fixtures
 
+    budget.follow_uncertain = True
     tree = [_node(finder, c, depth - 1, "include", roots, budget, f"callers[{i}]") for i, c in enumerate(callers)]
-    reaching = tests_reaching(tree, out.get("qualified") or out["symbol"])
+    every = tests_reaching(tree, out.get("qualified") or out["symbol"])
+    reaching = [t for t in every if not t.get("uncertain")]
+    doubtful = [t for t in every if t.get("uncertain")]
+    if doubtful:
+        out["uncertain_tests"] = {
+            "count": len(doubtful),
+            "means": "tests reaching it only through a call on a receiver of unknown type (why says which): "
+            "not counted as reaching; they may not run it",
+            "first": doubtful[:UNCERTAIN_TESTS_SHOWN],
+        }
     orders = [(t["path"], t["line"], str(t["in"])) for t in reaching]
     start = start_after(cursor, tag, orders, "symbol, path, tests and depth") if cursor else 0
     out["tests_total"] = len(reaching)
@@ -273,7 +292,8 @@ def _tests_only(
         out["note"] = (
             f"No test reaches {out['symbol']} within depth {depth} through calls by name "
             f"({budget.nodes} caller(s) followed)"
-            + (f"; {budget.at_depth} were not expanded at the depth." if budget.at_depth else ".")
+            + (f"; {budget.at_depth} were not expanded at the depth" if budget.at_depth else "")
+            + (f"; {len(doubtful)} may, through an uncertain call (uncertain_tests)." if doubtful else ".")
         )
     out["next_cursor"] = cursor_after(tag, orders[pos - 1]) if pos < len(reaching) and page else None
     return out
@@ -400,14 +420,14 @@ def _node(
         budget.leaves["not followed (a cycle)"] += 1
         node["cut"] = f"cycle: {caller.named} ({caller.path}) is already above in this branch"
         return node
-    if node.get("uncertain"):
-        budget.uncertain += 1
-        budget.leaves["not followed (an uncertain receiver)"] += 1
-        node["cut"] = "uncertain: the receiver's type is not known, so this may not call it; not followed"
-        return node
     entry = _entry_point(sym)
     if entry is not None:
         node["entry_point"] = entry
+    if node.get("uncertain") and not budget.follow_uncertain:
+        budget.uncertain += 1
+        budget.leaves["an entry point" if entry else "not followed (an uncertain receiver)"] += 1
+        node["cut"] = "uncertain: the receiver's type is not known, so this may not call it; not followed"
+        return node
     seen = budget.expanded.get(me)
     if seen is not None and (seen[1] >= levels or levels <= 0):
         # Its callers are already listed in this answer (E#2: 26 nodes, about 10 distinct): once.
