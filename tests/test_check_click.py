@@ -192,6 +192,7 @@ def test_find_references_marks_a_self_call_only_a_subclass_defines_and_answers_t
     gone = svc.references("Parameter.value_from_envvar", CORE, None, 100, None)
     assert gone["unresolved"] is True and {r["line"] for r in gone["results"]} == broken
     assert gone["last_defined"]["renamed_to"] == "Parameter.envvar_value" and gone["definitions"] == []
+    assert gone["path"] == CORE  # the path asked, echoed (t23f item 6)
     assert gone["other_definitions_of_the_name"] == [f"Option.value_from_envvar ({CORE})"]
 
 

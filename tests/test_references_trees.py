@@ -119,10 +119,15 @@ def test_a_depth_answer_says_what_it_does_not_show(svc: Llmem, ws: Path) -> None
 
 
 def test_tests_only_answers_the_tests_reaching_it_with_their_calls(svc: Llmem, ws: Path) -> None:
-    """E#1: 'Nothing calls or passes on resolve_envvar_value (in code, only tests)' and level 1 only."""
+    """E#1: 'Nothing calls or passes on resolve_envvar_value (in code, only tests)' and level 1 only.
+    t23f: the way in is ``param.handle_parse_result(...)`` in Command.parse_args, on a receiver of
+    unknown type: those tests are listed apart (uncertain_tests), not as reaching."""
     answer = svc.references("Parameter.resolve_envvar_value", CORE, None, 50, None, tests="only", depth=5)
-    reached = answer["tests_reaching"]
-    assert answer["tests_total"] == len(reached) and reached
+    assert answer["tests_total"] == 0 and answer["tests_reaching"] == []
+    reached = answer["uncertain_tests"]["first"]
+    assert answer["uncertain_tests"]["count"] == len(reached) and reached
+    assert all(t["uncertain"] and t["why"].startswith("Command.parse_args: ") for t in reached)
+    assert "uncertain_tests" in answer["note"]
     test_funcs, core_funcs = _functions(ws / TESTS), _functions(ws / CORE)
     # the tests of the file calling parse_args themselves (ast): the only way in by name
     direct = {name for name, fn in test_funcs.items() if _calls(fn, "parse_args")}
@@ -135,14 +140,16 @@ def test_tests_only_answers_the_tests_reaching_it_with_their_calls(svc: Llmem, w
             assert _calls(fn, callee.rsplit(".", 1)[-1]), (t["in"], callee)
     assert "CliRunner" in answer["not_followed"]
     assert "callers" not in answer
+    every = svc.references("Group.add_command", CORE, None, 50, None, tests="only", depth=3)["tests_reaching"]
+    assert len(every) > 1
     seen, cursor = [], None  # paged by cursor: each test once, in the same order
     while True:
-        page = svc.references("Parameter.resolve_envvar_value", CORE, None, 1, cursor, tests="only", depth=5)
+        page = svc.references("Group.add_command", CORE, None, 1, cursor, tests="only", depth=3)
         seen += [t["in"] for t in page["tests_reaching"]]
         cursor = page["next_cursor"]
         if cursor is None:
             break
-    assert seen == [t["in"] for t in reached]
+    assert seen == [t["in"] for t in every]
 
 
 def test_tests_only_counts_the_tests_that_may_reach_it_through_a_fixture(svc: Llmem, ws: Path) -> None:
@@ -170,8 +177,8 @@ def test_tests_only_says_plainly_when_no_test_reaches_it(svc: Llmem) -> None:
 
 
 def test_tests_exclude_leaves_tests_out_at_every_level(svc: Llmem) -> None:
-    kept = svc.references("Parameter.resolve_envvar_value", CORE, None, 50, None, depth=5)
-    out = svc.references("Parameter.resolve_envvar_value", CORE, None, 50, None, tests="exclude", depth=5)
+    kept = svc.references("Command.make_context", CORE, None, 50, None, depth=3)
+    out = svc.references("Command.make_context", CORE, None, 50, None, tests="exclude", depth=3)
     assert not [n for _, _, n in _nodes(out["callers"]) if n["path"].startswith("tests/")]
     in_kept = [n for _, level, n in _nodes(kept["callers"]) if n["path"].startswith("tests/") and level > 1]
     assert in_kept and out["tests_left_out_in_tree"] >= len({(n["path"], n["line"]) for n in in_kept})
@@ -195,9 +202,10 @@ async def test_trees_through_the_server(client: Client) -> None:
     err, out = await call(
         client, "find_references", symbol="Parameter.resolve_envvar_value", path=CORE, depth=5, tests="only"
     )
-    assert not err and out["data"]["tests_total"] == 3
+    assert not err and out["data"]["tests_total"] == 0 and out["data"]["uncertain_tests"]["count"] == 3
     # t23e item 7: never "That is all." while a runner's or a framework's dispatch is not followed
-    assert out["nextAction"].startswith("3 test(s) reach it. A floor: tests calling through a CLI runner")
+    assert out["nextAction"].startswith("No test reaches resolve_envvar_value within depth 5")
+    assert "A floor: tests calling through a CLI runner" in out["nextAction"]
     assert "That is all" not in out["nextAction"] and out["data"]["tests_found_are_a_floor"] is True
     maybe = out["data"]["maybe_through_dispatch"]["count"]
     assert f"; {maybe} more take a client/app/runner fixture and may (maybe_through_dispatch). " in out["nextAction"]
@@ -212,7 +220,7 @@ async def test_trees_over_stdio(ws: Path) -> None:
             err, out = await call(
                 c, "find_references", symbol="Parameter.resolve_envvar_value", path=CORE, depth=5, tests="only"
             )
-            assert not err and {t["in"] for t in out["data"]["tests_reaching"]} >= {
+            assert not err and {t["in"] for t in out["data"]["uncertain_tests"]["first"]} >= {
                 "test_command_parse_args_collects_option_prefixes"
             }
             assert out["data"]["maybe_through_dispatch"]["count"] > 0 and "That is all" not in out["nextAction"]

@@ -311,7 +311,7 @@ class PythonWorld:
         if own is not None and name in own.typed_members:
             order = [(key, qual)]
         else:  # set in a base, as a rule
-            subclasses = set(self._all_subclasses(key, qual))
+            subclasses = set(self.all_subclasses(key, qual))
             order = sorted(self.family(key, qual) - subclasses - {(key, qual)})
         for k, q in order:
             found = self.info(k)
@@ -403,7 +403,7 @@ class PythonWorld:
             self._instances[(key, qual)] = members
             return members
         out = set(members)
-        for sub_key, sub_qual in self._all_subclasses(key, qual):
+        for sub_key, sub_qual in self.all_subclasses(key, qual):
             more = self.class_members(sub_key, sub_qual, instance=True)
             if isinstance(more, str):
                 self._instances[(key, qual)] = more
@@ -432,7 +432,7 @@ class PythonWorld:
                             self._subclasses.setdefault((target[1], target[2]), []).append((k, q))
         return self._subclasses
 
-    def _all_subclasses(self, key: str, qual: str) -> Iterator[tuple[str, str]]:
+    def all_subclasses(self, key: str, qual: str) -> Iterator[tuple[str, str]]:
         subclasses = self._hierarchy()
         stack, seen = [(key, qual)], {(key, qual)}
         while stack:
@@ -486,7 +486,7 @@ class PythonWorld:
         if isinstance(own, str) or name in own:
             return []
         out = []
-        for sub_key, sub_qual in self._all_subclasses(key, qual):
+        for sub_key, sub_qual in self.all_subclasses(key, qual):
             info = self.info(sub_key)
             cls = info.classes.get(sub_qual) if info is not None else None
             if cls is not None and (name in cls.members or name in cls.instance):
@@ -501,7 +501,7 @@ class PythonWorld:
             for base, subs in self._hierarchy().items():
                 for sub in subs:
                     self._parents.setdefault(sub, []).append(base)
-        out = {(key, qual), *self._all_subclasses(key, qual)}
+        out = {(key, qual), *self.all_subclasses(key, qual)}
         stack = [(key, qual)]
         while stack:
             for base in self._parents.get(stack.pop(), []):

@@ -174,7 +174,7 @@ class ReferenceFinder:
                 gone = self._gone_qualified(symbol, path, history)
                 if gone is None:
                     raise
-                return self._renamed_away(symbol, gone, exc, kind, limit, cursor, answer_chars, tests, history)
+                return self._renamed_away(symbol, path, gone, exc, kind, limit, cursor, answer_chars, tests, history)
             out = self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only)
             if asked != symbol:
                 out["asked"] = asked
@@ -191,6 +191,7 @@ class ReferenceFinder:
     def _renamed_away(
         self,
         symbol: str,
+        path: str | None,
         gone: dict[str, Any],
         exc: InvalidArgument,
         kind: str | None,
@@ -205,6 +206,7 @@ class ReferenceFinder:
         bare = symbol.rsplit(".", 1)[1]
         out = self._find(bare, None, kind, limit, cursor, answer_chars, tests, history, None, True)
         out["qualified"] = symbol
+        out["path"] = path  # the path asked: the uses are searched by name, in every file
         out["last_defined"] = gone
         others = (exc.details or {}).get("definitions_of_the_name")
         if others:

@@ -16,6 +16,12 @@ not a local of the same name nor another object's attribute. A node is expanded 
 question of the symbol it lies in (the named part of ``in``: ``allowedDirectories → arrow in
 args.map`` is expanded as ``allowedDirectories``).
 
+Only calls are edges, and a reference that hands the symbol on (an argument, a returned or
+stored value) from a receiver of known type: a comparison or a read is none (``not_in_tree``).
+``C(...)`` is a caller of ``C.__init__`` (``constructs``). A node holding only uses on a receiver
+of unknown type is shown with why and not expanded (``cut``: uncertain); ``tests='only'`` follows
+it but lists the tests reached that way apart (``uncertain_tests``).
+
 A node is not expanded, and says why (``cut``), when it is not a function anyone calls by name
 (module level, a module variable, a registered handler, a test block), when it is already above it
 (a cycle: the same definition), at the depth asked, or when the answer's node budget is spent. A
@@ -45,6 +51,8 @@ from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start
 from llmem.code.cli_commands import cli_command
 from llmem.code.outline import DATA_KINDS, iter_symbols
 from llmem.code.references import DEFINITIONS_SHOWN, NOT_IT, by_file, not_it_reason, tests_kept
+from llmem.code.references_constructors import constructor_calls
+from llmem.code.references_edges import passed_on
 from llmem.code.references_receivers import MAYBE, NO, Judge
 from llmem.core.errors import InvalidArgument, SuiteError
 
@@ -61,7 +69,9 @@ LINES_SHOWN = 20
 TEXT_CHARS = 200
 #: Nodes in one answer, every level together.
 MAX_NODES = 400
+UNCERTAIN_TESTS_SHOWN = 10
 _EDGE_KINDS = ("call", "reference")
+NOT_EDGE = "reference read, not called nor handed on (a comparison, a truth test) or on a receiver of unknown type"
 
 
 @dataclass
@@ -74,6 +84,8 @@ class _Caller:
     in_tests: bool
     uses: list[Use] = field(default_factory=list)
     uncertain: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    #: the classes its calls construct (``Router(...)`` as a caller of ``Router.__init__``)
+    constructs: set[str] = field(default_factory=set)
 
     def order(self) -> tuple[bool, str, int, str]:
         return (self.in_tests, self.path, self.uses[0].line, self.where or "")
@@ -85,6 +97,10 @@ class _Budget:
     cycles: int = 0
     at_depth: int = 0
     uncertain_self: int = 0
+    #: nodes holding only uses on a receiver of unknown type: shown with why, not expanded
+    uncertain: int = 0
+    #: tests='only': uncertain nodes are followed too, the tests reached through them listed apart
+    follow_uncertain: bool = False
     over_budget: int = 0
     #: nodes whose callers another node of the answer already lists (``see``)
     repeats: int = 0
@@ -121,7 +137,8 @@ def caller_tree(
     # tests='only' with depth: the tests that reach it at any level, so the tree keeps every caller
     walk = "include" if tests == "only" else tests
     uses, uncertain, left_out, tests_out = _edges(finder, found, walk)
-    callers = _group(finder, uses, uncertain)
+    constructs = constructor_calls(finder, found)
+    callers = _group(finder, uses, uncertain, constructs)
     tag = question_tag("callers", symbol, found.target, tests, depth, only)
     same = "symbol, path, tests and depth"
     start = start_after(cursor, tag, [c.order() for c in callers], same) if cursor and tests != "only" else 0
@@ -136,7 +153,8 @@ def caller_tree(
         "definitions": found.definitions[:DEFINITIONS_SHOWN],
         "definitions_total": len(found.definitions),
         "total": len(uses),
-        "by_kind": {k: sum(1 for u in uses if u.kind == k) for k in _EDGE_KINDS},
+        "by_kind": {k: sum(1 for u in uses if u.kind == k and u.key() not in constructs) for k in _EDGE_KINDS},
+        **({"constructor_calls": sum(1 for u in uses if u.key() in constructs)} if constructs else {}),
         **by_file(uses),
         "tests": tests,
         "callers_total": len(callers),
@@ -144,7 +162,12 @@ def caller_tree(
     if tests_out:
         out["tests_left_out"] = tests_out
     one_level = f"find_references({symbol!r}" + (f", path={found.target!r}" if found.target else "") + ")"
-    others = Counter(u.kind for u in found.uses if u.kind not in _EDGE_KINDS and tests_kept(u.path, tests))
+    kept = {u.key() for u in uses}
+    others = Counter(
+        u.kind if u.kind not in _EDGE_KINDS else NOT_EDGE
+        for u in found.uses
+        if u.key() not in kept and tests_kept(u.path, tests)
+    )
     if others:
         out["not_in_tree"] = {
             "count": sum(others.values()),
@@ -189,6 +212,7 @@ def caller_tree(
         "cycle_nodes": budget.cycles,
         "depth_reached_nodes": budget.at_depth,
         "uncertain_self_nodes": budget.uncertain_self,
+        "uncertain_nodes": budget.uncertain,
         "over_node_budget_nodes": budget.over_budget,
         "see_nodes": budget.repeats,
     }
@@ -199,7 +223,7 @@ def caller_tree(
         out["reached_from"] = dict(budget.leaves.most_common())
         out["reached_from_means"] = (
             "the leaves of the tree on this page by what they are: an entry point (a CLI command, a registered "
-            "handler, module level), a test, or not followed (the depth reached, a cycle, an uncertain use inside the symbol itself, the node budget)"
+            "handler, module level), a test, or not followed (the depth reached, a cycle, an uncertain receiver, the node budget)"
         )
     if budget.at_depth:
         out["note"] = (
@@ -233,8 +257,18 @@ def _tests_only(
     """The answer of ``tests='only'``: the tests the whole tree reaches, paged, not the tree."""
     from llmem.code.references_tests_reach import NOT_FOLLOWED, test_functions, tests_reaching, through_fixtures
 
+    budget.follow_uncertain = True
     tree = [_node(finder, c, depth - 1, "include", roots, budget, f"callers[{i}]") for i, c in enumerate(callers)]
-    reaching = tests_reaching(tree, out.get("qualified") or out["symbol"])
+    every = tests_reaching(tree, out.get("qualified") or out["symbol"])
+    reaching = [t for t in every if not t.get("uncertain")]
+    doubtful = [t for t in every if t.get("uncertain")]
+    if doubtful:
+        out["uncertain_tests"] = {
+            "count": len(doubtful),
+            "means": "tests reaching it only through a call on a receiver of unknown type (why says which): "
+            "not counted as reaching; they may not run it",
+            "first": doubtful[:UNCERTAIN_TESTS_SHOWN],
+        }
     orders = [(t["path"], t["line"], str(t["in"])) for t in reaching]
     start = start_after(cursor, tag, orders, "symbol, path, tests and depth") if cursor else 0
     out["tests_total"] = len(reaching)
@@ -258,7 +292,8 @@ def _tests_only(
         out["note"] = (
             f"No test reaches {out['symbol']} within depth {depth} through calls by name "
             f"({budget.nodes} caller(s) followed)"
-            + (f"; {budget.at_depth} were not expanded at the depth." if budget.at_depth else ".")
+            + (f"; {budget.at_depth} were not expanded at the depth" if budget.at_depth else "")
+            + (f"; {len(doubtful)} may, through an uncertain call (uncertain_tests)." if doubtful else ".")
         )
     out["next_cursor"] = cursor_after(tag, orders[pos - 1]) if pos < len(reaching) and page else None
     return out
@@ -287,13 +322,32 @@ def _edges(
     parameters = sum(1 for u in found.uses if u.kind == "parameter")
     if parameters and found.target is None:
         left_out[NOT_IT["parameter"]] += parameters
+    code = [u for u in code if u.kind == "call" or _hands_on(finder, u, u.key() in uncertain)]
+    constructs = constructor_calls(finder, found)
+    code += [u for u, _cls in constructs.values()]
     tests_out = sum(1 for u in code if not tests_kept(u.path, tests)) if tests == "exclude" else 0
     code = [u for u in code if tests_kept(u.path, tests)]
     keys = {u.key() for u in code}
     return code, {k: v for k, v in uncertain.items() if k in keys}, left_out, tests_out
 
 
-def _group(finder: ReferenceFinder, uses: list[Use], uncertain: dict[tuple[str, int, int], str]) -> list[_Caller]:
+def _hands_on(finder: ReferenceFinder, u: Use, uncertain: bool) -> bool:
+    """Whether a use that is no call is an edge: the object handed on (an argument, a returned or
+    stored value) from a receiver of known type; a comparison or a read never is."""
+    if uncertain:
+        return False
+    f = finder.src.file(u.path)
+    if f is None or f.data is None or not u.path.endswith((".py", ".pyi")):
+        return True
+    return passed_on(f.data.decode(errors="replace"), u.line, u.column)
+
+
+def _group(
+    finder: ReferenceFinder,
+    uses: list[Use],
+    uncertain: dict[tuple[str, int, int], str],
+    constructs: dict[tuple[str, int, int], tuple[Use, str]] | None = None,
+) -> list[_Caller]:
     """The uses by the caller they lie in, callers in answer order (code before tests)."""
     groups: dict[tuple[str, str | None], _Caller] = {}
     for u in uses:
@@ -306,6 +360,8 @@ def _group(finder: ReferenceFinder, uses: list[Use], uncertain: dict[tuple[str, 
         if group is None:
             group = groups[(u.path, where)] = _Caller(u.path, named, where, u.in_tests())
         group.uses.append(u)
+        if constructs and u.key() in constructs:
+            group.constructs.add(constructs[u.key()][1])
         if u.key() in uncertain:
             group.uncertain[u.key()] = uncertain[u.key()]
     return sorted(groups.values(), key=_Caller.order)
@@ -333,6 +389,8 @@ def _node(
         "kind": "call" if any(u.kind == "call" for u in caller.uses) else "reference",
         "text": _text(finder, caller.uses[0]),
     }
+    if caller.constructs:
+        node["constructs"] = sorted(caller.constructs)
     if len(lines) > LINES_SHOWN:
         node["lines_total"] = len(lines)
     if caller.uncertain and len(caller.uncertain) == len(caller.uses):
@@ -365,6 +423,11 @@ def _node(
     entry = _entry_point(sym)
     if entry is not None:
         node["entry_point"] = entry
+    if node.get("uncertain") and not budget.follow_uncertain:
+        budget.uncertain += 1
+        budget.leaves["an entry point" if entry else "not followed (an uncertain receiver)"] += 1
+        node["cut"] = "uncertain: the receiver's type is not known, so this may not call it; not followed"
+        return node
     seen = budget.expanded.get(me)
     if seen is not None and (seen[1] >= levels or levels <= 0):
         # Its callers are already listed in this answer (E#2: 26 nodes, about 10 distinct): once.
@@ -390,7 +453,7 @@ def _node(
         budget.leaves["not followed"] += 1
         return node
     uses, uncertain, _left_out, tests_out = _edges(finder, found, tests)
-    callers = _group(finder, uses, uncertain)
+    callers = _group(finder, uses, uncertain, constructor_calls(finder, found))
     if found.resolution == "receivers":
         node["resolution"] = f"receivers (a member: any x.{leaf}() where x may be of its class)"
     node["callers_total"] = len(callers)

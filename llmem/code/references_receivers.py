@@ -244,7 +244,12 @@ class Judge:
         if cls is None:
             return Verdict(MAYBE, "super() outside a method of a class the check reads")
         world = self.world()
-        for t in world.mro(u.path, cls)[1:]:
+        mro = world.mro(u.path, cls)[1:]
+        if not any(t[0] == "unknown" or (t[0] == "class" and (t[1], t[2]) in self.owners) for t in mro):
+            # a base from outside the workspace cannot derive from a class of it: none asked about is reached
+            bases = ", ".join(t[2] if t[0] == "class" else t[1] for t in mro) or "object"
+            return Verdict(NO, f"super() in {cls}: its MRO ({bases}) holds none of the classes asked about")
+        for t in mro:
             if t[0] != "class":
                 return Verdict(
                     MAYBE, f"super() in {cls}: a base before the one defining {u.name} is not followed ({t[1]})"
