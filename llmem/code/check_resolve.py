@@ -299,6 +299,10 @@ class PythonWorld:
             return self.attribute(mod, b.name, seen) if mod[0] == "module" else mod
         return ("value",)
 
+    def union_members(self, key: str, b: Binding) -> list[Target]:
+        """What each member of a ``union`` binding in ``key`` stands for."""
+        return [self._one(key, m, frozenset()) for m in b.via]
+
     def _typed_member(self, key: str, qual: str, name: str, seen: frozenset[tuple[str, str]]) -> Target:
         """``x.name`` of an instance of ``qual``: an instance of C where the class (or a base) sets
         ``self.name = C(…)`` or has a property ``name`` annotated ``-> C``, and nothing else sets it."""
