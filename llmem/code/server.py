@@ -452,6 +452,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if not data["total"] and not leftover
             else narrow or "That is all."
         )
+        if data.get("calls_not_fitting"):
+            hint = (
+                f"{data['calls_not_fitting']} call(s) no longer fit the signature (arguments_do_not_fit says why); "
+                "check_references() lists every such call. " + hint
+            )
         if leftover:  # never "That is all." (nor "No use") over an answer that left uses out
             hint = "" if hint in ("That is all.", f"No use of {data['symbol']!r} found.") else hint + " "
             hint += f"Left out: {leftover}."
