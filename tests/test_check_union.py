@@ -141,6 +141,49 @@ def test_parameters_and_union_spellings(tmp_path: Path) -> None:
     assert all(r["renamed_to"] == "A.size" for r in answer["results"])
 
 
+def test_attributes_and_properties_annotated_with_a_union(tmp_path: Path) -> None:
+    """``self.shape: A | B`` set in ``__init__`` and a property ``-> A | B``, read from another method and
+    from an instance of the holder (``h: Holder``): judged per member as a variable is."""
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "__init__.py").write_text("")
+    (ws / "pkg" / "shapes.py").write_text(
+        "class A:\n    def area(self) -> int:\n        return 1\n\n\n"
+        "class B:\n    def area(self) -> int:\n        return 2\n"
+    )
+    (ws / "pkg" / "holder.py").write_text(
+        "from pkg.shapes import A, B\n\n\n"
+        "class Holder:\n"
+        "    def __init__(self, flag: bool) -> None:\n"
+        "        self.shape: A | B = A() if flag else B()\n\n"
+        "    @property\n"
+        "    def other(self) -> 'A | B':\n        return B()\n\n"
+        "    def total(self) -> int:\n        return self.shape.area() + self.other.area()\n\n\n"
+        "def outside(h: Holder) -> int:\n    return h.shape.area()\n"
+    )
+    svc = _svc(ws)
+    svc.parse(".")
+    assert svc.check_references(None, 500, None)["total"] == 0
+    shapes = ws / "pkg" / "shapes.py"
+    shapes.write_text(
+        shapes.read_text().replace(
+            "def area(self) -> int:\n        return 1", "def size(self) -> int:\n        return 1"
+        )
+    )
+    answer = svc.check_references(None, 500, None)
+    tree = ast.parse((ws / "pkg/holder.py").read_text())
+    calls = {
+        (n.lineno, n.end_col_offset - len("area"))
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and n.attr == "area"
+    }
+    assert {(r["line"], r["column"] - 1) for r in answer["results"]} == calls and len(calls) == 3
+    b_uses = svc.references("B.area", "pkg/shapes.py", None, 100, None)
+    assert {
+        (r["line"], r["column"] - 1) for r in b_uses["results"] if r["kind"] == "call" and not r.get("uncertain")
+    } == calls
+
+
 @pytest.fixture(params=MODES)
 async def client(request: pytest.FixtureRequest, ws: Path) -> AsyncIterator[tuple[Client, Path]]:
     async with llmem_client(ws, request.param, answer_chars=200_000) as c:

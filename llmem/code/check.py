@@ -26,7 +26,7 @@ from posixpath import dirname
 from typing import Any
 
 from llmem.code.check_arity import check_call
-from llmem.code.check_python import EXPRESSION_ATTRIBUTE, ImportName, NameUse, PyFile, union_binding
+from llmem.code.check_python import EXPRESSION_ATTRIBUTE, ImportName, NameUse, PyFile
 from llmem.code.check_resolve import Finding, Missing, PythonWorld, Target, file_analysis
 from llmem.code.check_scripts import GoWorld, ScriptWorld, go_builtin, js_global
 from llmem.code.check_treesitter import TsFile
@@ -242,13 +242,13 @@ def _python_use(
         return
     if len(chain) == 1:
         return
-    if _union_use(world, key, use, run):
-        return
     target: Target = world.binding(key, use.bound)
     if target[0] == "missing":
         return  # the import it comes from is the finding
     for i, part in enumerate(chain[1:], 1):
         holder = target
+        if (i == 1 or holder[0] == "value") and _union_use(world, key, use, i, run):
+            return
         target = world.attribute(target, part)
         if target[0] == "missing" and use.guard and i == len(chain) - 1:
             run.not_checked[use.guard] += 1
@@ -362,30 +362,29 @@ def _subclass_only(world: PythonWorld, run: CheckRun, key: str, use: NameUse, i:
     return False
 
 
-def _union_use(world: PythonWorld, key: str, use: NameUse, run: CheckRun) -> bool:
-    """``x.attr`` where ``x`` is annotated with a union of classes of the workspace: judged
-    against each member class. A member lacking ``attr`` while another has it is a finding when
-    the store saw ``attr`` go from that member (a rename done in one class), else counted in
-    ``not_checked``; every member lacking it is a finding, as for ``x: C``. False when ``x`` is
-    not such a value or every member has ``attr`` (the use is judged as before)."""
-    union = union_binding(use)
-    if union is None or len(use.chain) < 2:
+def _union_use(world: PythonWorld, key: str, use: NameUse, i: int, run: CheckRun) -> bool:
+    """``chain[i]`` of a value annotated with a union of classes of the workspace (``x: A | B``,
+    ``self.p`` where ``p: A | B``): judged against each member class. A member lacking it while
+    another has it is a finding when the store saw it go from that member (a rename done in one
+    class), else counted in ``not_checked``; every member lacking it is a finding, as for ``x: C``.
+    False when the value is no such union or every member has it (the use is judged as before)."""
+    every = world.union_at(key, use, i)
+    if every is None:
         return False
-    every = world.union_members(key, union)
     members = [t for t in every if t[0] == "instance"]
-    part, (line, col) = use.chain[1], use.places[1]
+    part, (line, col) = use.chain[i], use.places[i]
     judged = [(m, world.attribute(m, part)) for m in members]
     lacking = [(m, got[1]) for m, got in judged if got[0] == "missing"]
     if not lacking:
         return False
     having = [m[2] for m, got in judged if got[0] != "missing"]
-    kind, name = use.kind if len(use.chain) == 2 else "reference", ".".join(use.chain[:2])
+    kind, name = use.kind if i == len(use.chain) - 1 else "reference", ".".join(use.chain[: i + 1])
     quals = " | ".join(m[2] for m in members)
     for m, missing in lacking:
         last = run.gone_symbol(m[1], f"{m[2]}.{part}") if run.gone_symbol is not None else None
         if (having or len(members) < len(every)) and last is None:
             continue  # another member (or one outside the workspace) may have it
-        why = f"{use.chain[0]} is a {quals}; {missing.why}"
+        why = f"{'.'.join(use.chain[:i])} is a {quals}; {missing.why}"
         if last is not None:
             why += f" ({m[2]}.{part} was defined at {m[1]}:{last.get('line')} and is gone)"
         if having:

@@ -440,6 +440,8 @@ class _Binder:
             elif union is not None and isinstance(node.target, ast.Name):
                 self.bind(scope, node.target.id, union)
             else:
+                if isinstance(node.target, ast.Attribute):  # self.x: A | B = …
+                    self._typed_member(node.target, self._union(node.annotation, scope), scope)
                 self.bind_target(node.target, scope)
             self._dunder_all([node.target], node.value, scope)
         elif isinstance(node, ast.AugAssign):
@@ -545,7 +547,7 @@ class _Binder:
         if scope.kind == "class" and self.class_stack and node.returns is not None:
             names = {_dotted(d) for d in node.decorator_list}
             if names & {"property", "functools.cached_property", "cached_property"}:  # x.prop -> C: a C
-                typed = self._typed(node.returns, scope)
+                typed = self._typed(node.returns, scope) or self._union(node.returns, scope)
                 cls = self.class_stack[-1]
                 if node.name in cls.typed_members and cls.typed_members[node.name] != typed:
                     typed = None
@@ -847,7 +849,7 @@ class _Binder:
         cls = self._self_class(target.value, scope)
         if cls is None:
             return
-        typed = made if made is not None and made.kind in ("typed", "builtin") else None
+        typed = made if made is not None and made.kind in ("typed", "builtin", "union") else None
         if target.attr in cls.typed_members and cls.typed_members[target.attr] != typed:
             typed = None
         cls.typed_members[target.attr] = typed

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from llmem.code.check_python import Binding, NameUse, PyFile, union_binding
+from llmem.code.check_python import NameUse, PyFile
 from llmem.code.check_resolve import PythonWorld, Target, file_analysis
 from llmem.code.references_parse import language_of
 from llmem.code.references_ts import TypeWorld, ts_types
@@ -232,23 +232,23 @@ class Judge:
                 MAYBE, "taken from an expression (a call's result, a subscript …) whose type is not followed"
             )
         use, i = found
-        union = union_binding(use) if i == 1 else None
-        if union is not None:
-            return self._union(u.path, use, union)
+        members = self.world().union_at(u.path, use, i)
+        if members is not None:
+            return self._union(use, i, members)
         holder = self._holder(u.path, use, i)
         return self._verdict(u, use, i, holder)
 
-    def _union(self, key: str, use: NameUse, union: Binding) -> Verdict:
+    def _union(self, use: NameUse, i: int, members: list[Target]) -> Verdict:
         """``x.m`` where ``x: A | B``: a use of each member's ``m`` (of the one asked about among them)."""
         world = self.world()
-        members = world.union_members(key, union)
         shown = " | ".join(str(t[2]) if t[0] == "instance" else "?" for t in members)
+        receiver = ".".join(use.chain[:i])
         for t in members:
             if t[0] == "instance" and self.owners & world.family(t[1], t[2]):
-                return Verdict(YES, f"{use.chain[0]}: {shown} ({t[2]})")
+                return Verdict(YES, f"{receiver}: {shown} ({t[2]})")
         if all(t[0] == "instance" for t in members):
-            return Verdict(NO, f"{use.chain[0]} is a {shown}, none of the classes asked about")
-        return Verdict(MAYBE, f"the type of {use.chain[0]} is not known (a member of {shown} is not followed)")
+            return Verdict(NO, f"{receiver} is a {shown}, none of the classes asked about")
+        return Verdict(MAYBE, f"the type of {receiver} is not known (a member of {shown} is not followed)")
 
     def _super(self, u: Use, info: PyFile) -> Verdict:
         """``super().m`` in a method of class C: the first class after C in its MRO that defines m."""
