@@ -106,8 +106,8 @@ def test_find_references_lists_the_union_use_unresolved_and_as_the_other_members
     assert set(marked) == expected and all("Router has no attribute url_path_for" in w for w in marked.values())
 
 
-def test_parameters_and_union_spellings(tmp_path: Path) -> None:
-    """``Union[A, B]``, ``Optional[Union[A, B]]``, ``"A | B"`` on parameters, ``B | A | None`` on a variable."""
+def _shapes(tmp_path: Path) -> Path:
+    """A package whose classes A and B both define ``area``."""
     ws = tmp_path / "ws"
     (ws / "pkg").mkdir(parents=True)
     (ws / "pkg" / "__init__.py").write_text("")
@@ -115,6 +115,26 @@ def test_parameters_and_union_spellings(tmp_path: Path) -> None:
         "class A:\n    def area(self) -> int:\n        return 1\n\n\n"
         "class B:\n    def area(self) -> int:\n        return 2\n"
     )
+    return ws
+
+
+def _renamed_in_a(ws: Path) -> tuple[Llmem, dict[str, Any]]:
+    """Parsed clean (nothing found), then ``A.area`` renamed to ``size``: the check's answer."""
+    svc = _svc(ws)
+    svc.parse(".")
+    assert svc.check_references(None, 500, None)["total"] == 0
+    shapes = ws / "pkg" / "shapes.py"
+    shapes.write_text(
+        shapes.read_text().replace(
+            "def area(self) -> int:\n        return 1", "def size(self) -> int:\n        return 1"
+        )
+    )
+    return svc, svc.check_references(None, 500, None)
+
+
+def test_parameters_and_union_spellings(tmp_path: Path) -> None:
+    """``Union[A, B]``, ``Optional[Union[A, B]]``, ``"A | B"`` on parameters, ``B | A | None`` on a variable."""
+    ws = _shapes(tmp_path)
     (ws / "pkg" / "use.py").write_text(
         "from typing import Optional, Union\n\nfrom pkg.shapes import A, B\n\n\n"
         "def one(x: Union[A, B]) -> int:\n    return x.area()\n\n\n"
@@ -122,16 +142,7 @@ def test_parameters_and_union_spellings(tmp_path: Path) -> None:
         "def three(x: 'A | B') -> int:\n    return x.area()\n\n\n"
         "def four() -> int:\n    y: B | A | None = None\n    return y.area() if y else 0\n"
     )
-    svc = _svc(ws)
-    svc.parse(".")
-    assert svc.check_references(None, 500, None)["total"] == 0
-    shapes = ws / "pkg" / "shapes.py"
-    shapes.write_text(
-        shapes.read_text().replace(
-            "    def area(self) -> int:\n        return 1", "    def size(self) -> int:\n        return 1"
-        )
-    )
-    answer = svc.check_references(None, 500, None)
+    _, answer = _renamed_in_a(ws)
     calls = {
         n.lineno
         for n in ast.walk(ast.parse((ws / "pkg/use.py").read_text()))
@@ -144,13 +155,7 @@ def test_parameters_and_union_spellings(tmp_path: Path) -> None:
 def test_attributes_and_properties_annotated_with_a_union(tmp_path: Path) -> None:
     """``self.shape: A | B`` set in ``__init__`` and a property ``-> A | B``, read from another method and
     from an instance of the holder (``h: Holder``): judged per member as a variable is."""
-    ws = tmp_path / "ws"
-    (ws / "pkg").mkdir(parents=True)
-    (ws / "pkg" / "__init__.py").write_text("")
-    (ws / "pkg" / "shapes.py").write_text(
-        "class A:\n    def area(self) -> int:\n        return 1\n\n\n"
-        "class B:\n    def area(self) -> int:\n        return 2\n"
-    )
+    ws = _shapes(tmp_path)
     (ws / "pkg" / "holder.py").write_text(
         "from pkg.shapes import A, B\n\n\n"
         "class Holder:\n"
@@ -161,16 +166,7 @@ def test_attributes_and_properties_annotated_with_a_union(tmp_path: Path) -> Non
         "    def total(self) -> int:\n        return self.shape.area() + self.other.area()\n\n\n"
         "def outside(h: Holder) -> int:\n    return h.shape.area()\n"
     )
-    svc = _svc(ws)
-    svc.parse(".")
-    assert svc.check_references(None, 500, None)["total"] == 0
-    shapes = ws / "pkg" / "shapes.py"
-    shapes.write_text(
-        shapes.read_text().replace(
-            "def area(self) -> int:\n        return 1", "def size(self) -> int:\n        return 1"
-        )
-    )
-    answer = svc.check_references(None, 500, None)
+    svc, answer = _renamed_in_a(ws)
     tree = ast.parse((ws / "pkg/holder.py").read_text())
     calls = {
         (n.lineno, n.end_col_offset - len("area"))
