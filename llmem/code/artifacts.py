@@ -280,7 +280,9 @@ class Llmem:
         content = record.doc.get("content")
         if symbol is not None:  # the outline of one symbol (its members too), however big the file
             return self._answer(rp.key, record, status, _outline_of_symbol(rp.key, content, symbol), 0, None, about)
-        if status == "fresh" and not about:
+        renamed_here = record.doc.get("renamed") if kind == "annotate" else None
+        unfinished = _rename_unfinished(self.ws, renamed_here, self.store) if isinstance(renamed_here, dict) else []
+        if status == "fresh" and not about and not unfinished:
             memo_key = (rp.key, kind, offset, limit)
             found = self._answers.get(memo_key, record.version, status)
             if found is not None:
@@ -290,8 +292,10 @@ class Llmem:
             return answer
         # Depends on the source as it is now, not only on the artifact: never memoised.
         _mark_unfinished_renames(self.ws, about)
-        if kind == "annotate" and isinstance(content, dict):
+        if kind == "annotate" and isinstance(content, dict) and (about or status != "fresh"):
             content = self._split_notes(rp, record, content, status, about)
+        if unfinished:
+            about = {**about, "rename_unfinished": unfinished}
         if status == "stale" and isinstance(content, str):
             named = _gone_names_mentioned(content, about)
             renamed = _renamed_to(about)
@@ -886,6 +890,19 @@ def _overlaps(a: str, b: str) -> bool:
 
 #: The uses still naming a symbol renamed where it is defined only that an answer lists.
 OLD_USES_SHOWN = 5
+
+
+def _rename_unfinished(workspace: Path, renamed: dict[str, Any], store: Any) -> list[dict[str, object]]:
+    """The renames that moved notes (``renamed``: old → new) whose old name is still used
+    anywhere in the workspace (``rename_unfinished``)."""
+    if not renamed:
+        return []
+    from llmem.code.references import finder_for
+    from llmem.code.rename_uses import unfinished_renames
+    from llmem.code.symbol_history import SymbolHistory
+
+    olds = {str(k): str(v) for k, v in renamed.items()}
+    return unfinished_renames(finder_for(workspace), olds, SymbolHistory(store))
 
 
 def _mark_unfinished_renames(workspace: Path, about: dict[str, Any]) -> None:

@@ -50,6 +50,9 @@ GoneMember = Callable[[str], "tuple[str, str, int] | None"]
 #: What the store remembers of a symbol gone from a file: (path, qualified name) → where it was
 #: (``{path, line, symbol, renamed_to?, source}``), None when nothing is remembered.
 GoneSymbol = Callable[[str, str], "dict[str, Any] | None"]
+#: ``not_checked``'s reason for ``x.attr`` where ``x: A | B`` and a member class lacks ``attr``
+#: (another has it) with no sign the store saw it go from that class.
+UNION_MEMBER = "x.attr of a union type whose member class lacks it (another member has it; no sign of a rename)"
 #: ``not_checked``'s reason for ``self.x`` that only subclasses of its class define.
 SUBCLASS_ONLY = "self.x defined only in subclasses (a template method without an abstract declaration)"
 
@@ -67,6 +70,8 @@ class CheckRun:
     known_gone: list[Finding] = field(default_factory=list)
     #: ``self.x`` only subclasses of its class define (findings or not): find_references marks them
     subclass_only: list[Finding] = field(default_factory=list)
+    #: ``x.attr`` (``x: A | B``) a member class lost (findings): find_references marks them too
+    union_member: list[Finding] = field(default_factory=list)
     not_checked: Counter[str] = field(default_factory=Counter)
     files: Counter[str] = field(default_factory=Counter)  # files checked, by language
     not_parsed: list[str] = field(default_factory=list)
@@ -242,6 +247,8 @@ def _python_use(
         return  # the import it comes from is the finding
     for i, part in enumerate(chain[1:], 1):
         holder = target
+        if (i == 1 or holder[0] == "value") and _union_use(world, key, use, i, run):
+            return
         target = world.attribute(target, part)
         if target[0] == "missing" and use.guard and i == len(chain) - 1:
             run.not_checked[use.guard] += 1
@@ -353,6 +360,40 @@ def _subclass_only(world: PythonWorld, run: CheckRun, key: str, use: NameUse, i:
     )  # fmt: skip
     run.subclass_only.append(_found(run, key, line, col, kind, name, missing))
     return False
+
+
+def _union_use(world: PythonWorld, key: str, use: NameUse, i: int, run: CheckRun) -> bool:
+    """``chain[i]`` of a value annotated with a union of classes of the workspace (``x: A | B``,
+    ``self.p`` where ``p: A | B``): judged against each member class. A member lacking it while
+    another has it is a finding when the store saw it go from that member (a rename done in one
+    class), else counted in ``not_checked``; every member lacking it is a finding, as for ``x: C``.
+    False when the value is no such union or every member has it (the use is judged as before)."""
+    every = world.union_at(key, use, i)
+    if every is None:
+        return False
+    members = [t for t in every if t[0] == "instance"]
+    part, (line, col) = use.chain[i], use.places[i]
+    judged = [(m, world.attribute(m, part)) for m in members]
+    lacking = [(m, got[1]) for m, got in judged if got[0] == "missing"]
+    if not lacking:
+        return False
+    having = [m[2] for m, got in judged if got[0] != "missing"]
+    kind, name = use.kind if i == len(use.chain) - 1 else "reference", ".".join(use.chain[: i + 1])
+    quals = " | ".join(m[2] for m in members)
+    for m, missing in lacking:
+        last = run.gone_symbol(m[1], f"{m[2]}.{part}") if run.gone_symbol is not None else None
+        if (having or len(members) < len(every)) and last is None:
+            continue  # another member (or one outside the workspace) may have it
+        why = f"{'.'.join(use.chain[:i])} is a {quals}; {missing.why}"
+        if last is not None:
+            why += f" ({m[2]}.{part} was defined at {m[1]}:{last.get('line')} and is gone)"
+        if having:
+            why += f"; {', '.join(having)} still define{'s' if len(having) == 1 else ''} it"
+        found = Missing(missing.name, missing.container, why, missing.defined_in, missing.candidates, last)
+        run.union_member.append(_found(run, key, line, col, kind, name, found))
+        return True
+    run.not_checked[UNION_MEMBER] += 1
+    return True
 
 
 def _by_name(

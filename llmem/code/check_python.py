@@ -100,7 +100,8 @@ class Binding:
     ``param``, ``self`` (``target``: the class whose method has it as first parameter),
     ``typed`` (a parameter annotated ``x: C`` or ``C | None``, a name assigned ``x = C(…)``:
     ``target`` the dotted class, ``via`` how its first name is bound where the function or the
-    assignment is), ``builtin`` (a value of a builtin type: ``x = []``, ``x = list(…)``,
+    assignment is), ``union`` (annotated ``A | B``, ``Union[A, B]``, ``Optional[Union[…]]``:
+    ``via`` a ``typed`` binding per member), ``builtin`` (a value of a builtin type: ``x = []``, ``x = list(…)``,
     ``x: dict[str, int]``; ``target`` the type), ``alias`` (``x = y``: ``via`` how ``y`` is bound
     there), ``augmented`` (``x += …``: whatever ``x`` was, again) or ``value`` (anything else: an
     assignment, a loop target …)."""
@@ -308,6 +309,38 @@ def _annotated(node: ast.expr) -> ast.expr | None:
     return node
 
 
+def union_binding(use: NameUse) -> Binding | None:
+    """The ``union`` binding of ``use``'s root when that is all that binds it (``x: A | B``)."""
+    kept = {b for b in use.bound if b.kind != "augmented"}
+    one = next(iter(kept)) if len(kept) == 1 else None
+    return one if one is not None and one.kind == "union" else None
+
+
+def _union_members(node: ast.expr) -> list[ast.expr] | None:
+    """The members, less ``None``, of an annotation that is a union of two or more types
+    (``A | B``, ``Union[A, B]``, ``Optional[Union[A, B]]``, as a string too); else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+    out: list[ast.expr] = []
+
+    def flat(n: ast.expr) -> None:
+        last = _dotted(n.value).rsplit(".", 1)[-1] if isinstance(n, ast.Subscript) else ""
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            flat(n.left)
+            flat(n.right)
+        elif last in ("Union", "Optional"):
+            for m in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:  # type: ignore[attr-defined]
+                flat(m)
+        elif not (isinstance(n, ast.Constant) and n.value is None):
+            out.append(n)
+
+    flat(node)
+    return out if len(out) >= 2 else None
+
+
 class _Binder:
     def __init__(self, out: PyFile) -> None:
         self.out = out
@@ -401,9 +434,14 @@ class _Binder:
                 self.visit(node.value, scope)
             self._annotation(node.annotation, scope)
             builtin = self._annotation_type(node.annotation, scope) if isinstance(node.target, ast.Name) else None
+            union = self._union(node.annotation, scope) if isinstance(node.target, ast.Name) else None
             if builtin is not None and isinstance(node.target, ast.Name):
                 self.bind(scope, node.target.id, Binding("builtin", builtin))
+            elif union is not None and isinstance(node.target, ast.Name):
+                self.bind(scope, node.target.id, union)
             else:
+                if isinstance(node.target, ast.Attribute):  # self.x: A | B = …
+                    self._typed_member(node.target, self._union(node.annotation, scope), scope)
                 self.bind_target(node.target, scope)
             self._dunder_all([node.target], node.value, scope)
         elif isinstance(node, ast.AugAssign):
@@ -509,7 +547,7 @@ class _Binder:
         if scope.kind == "class" and self.class_stack and node.returns is not None:
             names = {_dotted(d) for d in node.decorator_list}
             if names & {"property", "functools.cached_property", "cached_property"}:  # x.prop -> C: a C
-                typed = self._typed(node.returns, scope)
+                typed = self._typed(node.returns, scope) or self._union(node.returns, scope)
                 cls = self.class_stack[-1]
                 if node.name in cls.typed_members and cls.typed_members[node.name] != typed:
                     typed = None
@@ -533,7 +571,8 @@ class _Binder:
         for a in every:
             typed = self._typed(a.annotation, outer) if a.annotation is not None else None
             builtin = self._annotation_type(a.annotation, outer) if a.annotation is not None and not typed else None
-            binding = typed or (Binding("builtin", builtin) if builtin else Binding("param"))
+            union = self._union(a.annotation, outer) if a.annotation is not None and not typed else None
+            binding = typed or (Binding("builtin", builtin) if builtin else union or Binding("param"))
             inner.bindings.setdefault(a.arg, []).append(binding)
             self.out.all_bound.add(a.arg)
         for rest, packed in ((args.vararg, "tuple"), (args.kwarg, "dict")):
@@ -552,6 +591,17 @@ class _Binder:
         if where in ("unbound", "builtin") or not bindings:
             return None
         return Binding("typed", ".".join(chain), via=tuple(bindings))
+
+    def _union(self, node: ast.expr, scope: _Scope) -> Binding | None:
+        """``A | B``, ``Union[A, B]``: a ``union`` binding when each member is a class name bound
+        here (None: not a union, or a member that is a builtin, a generic, a literal …)."""
+        members = _union_members(node)
+        if members is None:
+            return None
+        typed = [self._typed(m, scope) for m in members]
+        if any(t is None for t in typed):
+            return None
+        return Binding("union", via=tuple(t for t in typed if t is not None))
 
     def _value_binding(self, value: ast.expr, scope: _Scope) -> Binding | None:
         """How ``x = value`` binds ``x`` when that says what it is: an instance of a class
@@ -799,7 +849,7 @@ class _Binder:
         cls = self._self_class(target.value, scope)
         if cls is None:
             return
-        typed = made if made is not None and made.kind in ("typed", "builtin") else None
+        typed = made if made is not None and made.kind in ("typed", "builtin", "union") else None
         if target.attr in cls.typed_members and cls.typed_members[target.attr] != typed:
             typed = None
         cls.typed_members[target.attr] = typed

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from posixpath import dirname
 from typing import Any
 
-from llmem.code.check_python import BUILTINS, Binding, PyClass, PyFile, python_file
+from llmem.code.check_python import BUILTINS, Binding, NameUse, PyClass, PyFile, python_file, union_binding
 from llmem.code.check_treesitter import TsFile, treesitter_file
 from llmem.code.references_files import SourceFile, WorkspaceFiles
 from llmem.code.references_imports import absolute_module, module_name
@@ -298,6 +298,34 @@ class PythonWorld:
                 return ("outside", f"{base}.{b.name}")
             return self.attribute(mod, b.name, seen) if mod[0] == "module" else mod
         return ("value",)
+
+    def union_members(self, key: str, b: Binding) -> list[Target]:
+        """What each member of a ``union`` binding in ``key`` stands for."""
+        return [self._one(key, m, frozenset()) for m in b.via]
+
+    def union_at(self, key: str, use: NameUse, i: int) -> list[Target] | None:
+        """What each member stands for when ``use.chain[i - 1]`` is annotated with a union of
+        classes (``x: A | B``; ``self.p`` where the class sets ``self.p: A | B`` or has a property
+        ``p -> A | B``); None when it is not."""
+        if i == 1:
+            root = union_binding(use)
+            return self.union_members(key, root) if root is not None else None
+        if use.scope_kind not in ("local", "global"):
+            return None
+        holder = self.binding(key, use.bound)
+        for part in use.chain[1 : i - 1]:
+            holder = self.attribute(holder, part)
+        if holder[0] != "instance":
+            return None
+        member = use.chain[i - 1]
+        for t in self.mro(holder[1], holder[2]):
+            info = self.info(t[1]) if t[0] == "class" else None
+            cls = info.classes.get(t[2]) if info is not None else None
+            if cls is None or member not in cls.typed_members:
+                continue
+            typed = cls.typed_members[member]
+            return self.union_members(t[1], typed) if typed is not None and typed.kind == "union" else None
+        return None
 
     def _typed_member(self, key: str, qual: str, name: str, seen: frozenset[tuple[str, str]]) -> Target:
         """``x.name`` of an instance of ``qual``: an instance of C where the class (or a base) sets

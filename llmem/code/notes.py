@@ -165,6 +165,7 @@ class Notes:
         from llmem.code.symbol_history import SymbolHistory
 
         broken, broken_count = broken_around(self.ws, rp.key, SymbolHistory(self.store))
+        broken += self._renames_unfinished(rp.key, SymbolHistory(self.store))
         if task == "annotate":
             if not any(True for _ in iter_symbols(outline)):
                 raise UnsupportedTask(
@@ -390,6 +391,18 @@ class Notes:
         from llmem.code.symbol_history import SymbolHistory
 
         return SymbolHistory(self.store).renamed_to(symbol, path)
+
+    def _renames_unfinished(self, key: str, history: Any) -> str:
+        """A prompt's section on the renames that moved notes of ``key`` whose old name is still used."""
+        from llmem.code.references import finder_for
+        from llmem.code.rename_uses import unfinished_renames, unfinished_section
+
+        record = self.store.get_or_none(NAMESPACE, key, "annotate")
+        renamed = record.doc.get("renamed") if record is not None else None
+        if not isinstance(renamed, dict) or not renamed:
+            return ""
+        olds = {str(k): str(v) for k, v in renamed.items()}
+        return unfinished_section(unfinished_renames(finder_for(self.ws), olds, history))
 
     def _old_uses(self, symbol: str) -> list[Any]:
         """The uses of the workspace that still name ``symbol``, gone (a rename not finished)."""

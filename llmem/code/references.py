@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from llmem.code.answer_pages import cursor_after, fill_page, question_tag, start_after
 from llmem.code.cli_commands import cli_command
 from llmem.code.outline import is_test_path, iter_symbols, symbol_hashes
+from llmem.code.references_arity import calls_not_fitting
 from llmem.code.references_files import MAX_FILE_BYTES, SourceFile, Use, WorkspaceFiles
 from llmem.code.references_imports import (
     RESOLVED,
@@ -370,6 +371,7 @@ class ReferenceFinder:
     ) -> dict[str, Any]:
         found = self.collect(symbol, path, only)
         broken: dict[tuple[str, int, int], str] = {}
+        misfit: dict[tuple[str, int, int], str] = {}
         imports_broken, last = self._broken_imports(symbol, found, history) if not broken_only else ({}, None)
         if broken_only:  # a qualified name renamed away: only the uses of the name that no longer resolve
             broken = unresolved_uses(self.src, symbol, found.files, found.uses, {}, history)
@@ -456,6 +458,15 @@ class ReferenceFinder:
                 )
             if imports_broken and last is not None:
                 out["last_defined"] = last
+            if target is not None:  # one definition's file: do its calls still fit its signature?
+                misfit = calls_not_fitting(self.src, files, chosen, definitions, history)
+                if misfit:
+                    out["calls_not_fitting"] = len(misfit)
+                    out["calls_not_fitting_means"] = (
+                        "calls whose arguments do not fit the definition's signature as it is now (a required "
+                        "parameter added, one removed …): arguments_do_not_fit on each, with why; "
+                        "check_references() lists every such call of the workspace"
+                    )
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {
@@ -494,6 +505,8 @@ class ReferenceFinder:
             if u.key() in broken:
                 item["unresolved"] = True
                 item["why"] = broken[u.key()]
+            if u.key() in misfit:
+                item["arguments_do_not_fit"] = misfit[u.key()]
             return item
 
         room = answer_chars - len(json.dumps(out, ensure_ascii=False)) - 600

@@ -232,8 +232,23 @@ class Judge:
                 MAYBE, "taken from an expression (a call's result, a subscript …) whose type is not followed"
             )
         use, i = found
+        members = self.world().union_at(u.path, use, i)
+        if members is not None:
+            return self._union(use, i, members)
         holder = self._holder(u.path, use, i)
         return self._verdict(u, use, i, holder)
+
+    def _union(self, use: NameUse, i: int, members: list[Target]) -> Verdict:
+        """``x.m`` where ``x: A | B``: a use of each member's ``m`` (of the one asked about among them)."""
+        world = self.world()
+        shown = " | ".join(str(t[2]) if t[0] == "instance" else "?" for t in members)
+        receiver = ".".join(use.chain[:i])
+        for t in members:
+            if t[0] == "instance" and self.owners & world.family(t[1], t[2]):
+                return Verdict(YES, f"{receiver}: {shown} ({t[2]})")
+        if all(t[0] == "instance" for t in members):
+            return Verdict(NO, f"{receiver} is a {shown}, none of the classes asked about")
+        return Verdict(MAYBE, f"the type of {receiver} is not known (a member of {shown} is not followed)")
 
     def _super(self, u: Use, info: PyFile) -> Verdict:
         """``super().m`` in a method of class C: the first class after C in its MRO that defines m."""

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from llmem.code.references import ReferenceFinder
+    from llmem.code.symbol_history import SymbolHistory
 
-__all__ = ["OldUse", "old_name_uses"]
+__all__ = ["OldUse", "old_name_uses", "unfinished_renames", "unfinished_section"]
 
 #: Kinds of an occurrence that are not a use of the name (``find_references``' kinds).
 _NOT_USES = frozenset({"definition", "text", "parameter"})
@@ -34,9 +35,12 @@ class OldUse:
     text: str
 
 
-def old_name_uses(finder: ReferenceFinder, symbol: str, limit: int = 50) -> list[OldUse]:
+def old_name_uses(
+    finder: ReferenceFinder, symbol: str, limit: int = 50, history: SymbolHistory | None = None
+) -> list[OldUse]:
     """The uses of the workspace that still name ``symbol`` (a qualified name nothing defines
-    now), in file and line order, at most ``limit``."""
+    now), in file and line order, at most ``limit``; ``history`` (what the store saw go) lets the
+    check find uses it judges only with that evidence (``x: A | B`` where A lost the name)."""
     leaf = symbol.rsplit(".", 1)[-1]
     owner = symbol.rsplit(".", 1)[0] if "." in symbol else ""
     defined = bool(finder.definitions_of({leaf}).get(leaf))
@@ -54,7 +58,51 @@ def old_name_uses(finder: ReferenceFinder, symbol: str, limit: int = 50) -> list
                 own = bool(owner) and u.qualifier in _OWN_RECEIVERS and inside.startswith(owner + ".")
                 if not defined or own:
                     found.setdefault((key, u.line), OldUse(key, u.line, f.line_text(u.line).strip()))
-        for b in finder.broken_in(key):
+        for b in finder.broken_in(key, history):
             if b.missing.lstrip(".") == leaf:
                 found.setdefault((key, b.line), OldUse(key, b.line, files[key].line_text(b.line).strip()))
     return [found[k] for k in sorted(found)][:limit]
+
+
+#: The places of an unfinished rename an answer shows; the rest are counted.
+PLACES_SHOWN = 5
+
+
+def unfinished_renames(
+    finder: ReferenceFinder, renamed: dict[str, str], history: SymbolHistory | None = None
+) -> list[dict[str, object]]:
+    """Of the renames a note was carried by (old → new qualified name), those whose old name is
+    still used somewhere in the workspace: ``{old, new, uses, at (the first few path:line), list_with}``."""
+    out: list[dict[str, object]] = []
+    for old, new in renamed.items():
+        left = old_name_uses(finder, old, limit=100_000, history=history)
+        if left:
+            out.append(
+                {
+                    "old": old,
+                    "new": new,
+                    "uses": len(left),
+                    "at": [f"{u.path}:{u.line}" for u in left[:PLACES_SHOWN]],
+                    "list_with": "check_references()",
+                }
+            )
+    return out
+
+
+def unfinished_section(unfinished: list[dict[str, object]]) -> str:
+    """A prompt's section on the notes moved by a rename whose old name is still used: the note
+    must describe the code as it is (those uses fail when run)."""
+    if not unfinished:
+        return ""
+    lines = []
+    for u in unfinished:
+        at = u["at"] if isinstance(u["at"], list) else []
+        more = " …" if len(at) < int(str(u["uses"])) else ""
+        lines.append(
+            f"- `{u['old']}` → `{u['new']}`: {u['uses']} use(s) still name the old name, at {', '.join(at)}{more}"
+        )
+    return (
+        "\n## Rename not finished (uses of the old name anywhere in the workspace — check_references() lists them)\n"
+        "These notes moved with a rename, but code still calls the old name (a bug: it fails when run); "
+        "say so where a note describes who uses it:\n" + "\n".join(lines) + "\n"
+    )

@@ -51,7 +51,9 @@ PROTOCOL = (
     "changed meanwhile the answer is refused with SOURCE_CHANGED: ask for a new prompt. Notes follow their "
     "code: when a parse finds a described symbol renamed with its code unchanged, or moved to another file, "
     "its note moves with it and the parse answer says renamed {path: {old: new}} or moved "
-    "{'old_path#old': 'new_path#new'} (get_artifact of the notes repeats them until notes are next written); "
+    "{'old_path#old': 'new_path#new'} (get_artifact of the notes repeats them until notes are next written; "
+    "while code anywhere still uses an old name it adds rename_unfinished [{old, new, uses, at, list_with}], "
+    "and the file's prompts list those uses); "
     "only notes of symbols whose code changed go stale. A move is found when one generate_artifact call "
     "parses both files, or the old file first. generate_prompt(path, 'annotate') (no part) on a stale file asks "
     "only for its stale and new symbols (as many as a part holds; refresh_left: the same call asks the rest "
@@ -122,7 +124,9 @@ USAGES = (
     "use with unresolved and why, and last_defined {path, line, symbol, renamed_to?} when the store remembers; "
     "so does a Class.member the store saw go (other definitions of the name: other_definitions_of_the_name, a "
     "hint). self.x in a class whose bases lack x, only a subclass has it, is marked unresolved with why; so "
-    "is an import of the name from a module that no longer defines it (with path: left out as unresolved)."
+    "is an import of the name from a module that no longer defines it (with path: left out as unresolved), and "
+    "x.m where x: A | B and A lost m (x is a use of B's m too). With path, a call whose arguments no longer "
+    "fit the signature says arguments_do_not_fit (calls_not_fitting counts them)."
 )
 
 CHECK_GUIDE = (
@@ -134,7 +138,8 @@ CHECK_GUIDE = (
     "a broken import uses {count, lines} (the lines using it: fix them with it). Python: imports, __all__, "
     "bare names (scopes, builtins), attributes of modules, classes, enums, of x: C or x = C() and of self "
     "(class bodies, self.x set in methods, bases in the workspace or the standard library; a self.x no class "
-    "sets is reported only when it reads as a rename, and one only a subclass defines when the store saw it go; a "
+    "sets is reported only when it reads as a rename, and one only a subclass defines when the store saw it go; x.m "
+    "where x: A | B and A lacks m while B has it, only when the store saw A.m go; a "
     "module __getattr__ is read for the names it serves); a call it resolves to a def of the workspace whose arguments no "
     "longer fit (a required parameter not given, too many, an unknown keyword) is kind call-arguments, why naming the "
     "signature (decorated or overloaded defs, *args calls, metaclasses: not judged). TypeScript/JavaScript: names imported, "
@@ -452,6 +457,11 @@ def build_server(config: ServerConfig) -> SuiteServer:
             if not data["total"] and not leftover
             else narrow or "That is all."
         )
+        if data.get("calls_not_fitting"):
+            hint = (
+                f"{data['calls_not_fitting']} call(s) no longer fit the signature (arguments_do_not_fit says why); "
+                "check_references() lists every such call. " + hint
+            )
         if leftover:  # never "That is all." (nor "No use") over an answer that left uses out
             hint = "" if hint in ("That is all.", f"No use of {data['symbol']!r} found.") else hint + " "
             hint += f"Left out: {leftover}."
