@@ -127,6 +127,24 @@ def test_super_init_outside_the_mro_is_left_out_and_constructors_are_callers(svc
     assert flat["total"] == 0 or all(r["in"] != "NoMatch.__init__" for r in flat["results"])
 
 
+def test_the_flat_answer_about_init_lists_the_constructor_calls(svc: Llmem, ws: Path) -> None:
+    flat = svc.references("Route.__init__", ROUTING, None, 50, None)
+    constructed = {
+        (rel, line)
+        for rel in PKG
+        if rel.endswith(".py")
+        for line in _calls_of(ws, rel, "Route") | _calls_of(ws, rel, "Sub")
+    }
+    calls = flat["constructor_calls"]
+    assert {(c["path"], c["line"]) for c in calls["calls"]} == constructed
+    assert calls["total"] == len(constructed) + 1  # Route('/a') and Sub('/b') share app.py:5
+    assert {c["constructs"] for c in calls["calls"] if c["path"] == "pkg/app.py"} == {"Route", "Sub"}
+    # apart from total, which counts the name's own uses (as grep -w __init__ finds them)
+    assert {(r["path"], r["line"]) for r in flat["results"]}.isdisjoint(constructed)
+    no_tests = svc.references("Route.__init__", ROUTING, None, 50, None, tests="exclude")
+    assert {c["path"] for c in no_tests["constructor_calls"]["calls"]} == {p for p, _ in constructed if "test" not in p}
+
+
 def test_tests_only_reach_a_function_through_a_constructor(svc: Llmem) -> None:
     reach = svc.references("compile_path", ROUTING, None, 50, None, tests="only", depth=3)
     tests = {t["in"]: t for t in reach["tests_reaching"]}

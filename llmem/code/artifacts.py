@@ -554,7 +554,14 @@ class Llmem:
         chars = self.limits.answer_chars - 400
         finder = finder_for(self.ws)
         if depth == 1:
-            found = finder.find(symbol, path, kind, limit, cursor, chars, tests, SymbolHistory(self.store))
+            beside = None
+            if symbol.rsplit(".", 1)[-1] in ("__init__", "__new__"):  # C(...) runs C.__init__: listed beside
+                from functools import partial
+
+                from llmem.code.references_constructors import constructor_calls_beside
+
+                beside = partial(constructor_calls_beside, finder)
+            found = finder.find(symbol, path, kind, limit, cursor, chars, tests, SymbolHistory(self.store), beside)
             return _with_freshness(found, refresh)
         from llmem.code.references_callers import caller_tree
 

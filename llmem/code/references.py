@@ -163,7 +163,11 @@ class ReferenceFinder:
         answer_chars: int = 20_000,
         tests: str = "include",
         history: SymbolHistory | None = None,
+        beside: Callable[[Found, str], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
+        """``beside``: what the answer about one definition adds (the constructor calls of an
+        ``__init__``: references_constructors, which reads this module's finder), given the uses
+        found and ``tests``."""
         from llmem.code.references_qualified import qualified_target
 
         symbol = self.validate(symbol, kind, tests)
@@ -176,7 +180,7 @@ class ReferenceFinder:
                 if gone is None:
                     raise
                 return self._renamed_away(symbol, path, gone, exc, kind, limit, cursor, answer_chars, tests, history)
-            out = self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only)
+            out = self._find(bare, path, kind, limit, cursor, answer_chars, tests, history, only, beside=beside)
             if asked != symbol:
                 out["asked"] = asked
                 out["note"] = f"nothing is named {asked}; answered for the #private member {symbol}"
@@ -368,6 +372,7 @@ class ReferenceFinder:
         history: SymbolHistory | None,
         only: str | None = None,
         broken_only: bool = False,
+        beside: Callable[[Found, str], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         found = self.collect(symbol, path, only)
         broken: dict[tuple[str, int, int], str] = {}
@@ -467,6 +472,8 @@ class ReferenceFinder:
                         "parameter added, one removed …): arguments_do_not_fit on each, with why; "
                         "check_references() lists every such call of the workspace"
                     )
+                if beside is not None:
+                    out |= beside(found, tests)
         unread = sorted(k for k, f in files.items() if f.data is None)
         if unread:
             out["not_searched"] = {

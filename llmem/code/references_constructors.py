@@ -7,7 +7,7 @@ imports followed), kept when they are calls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llmem.code.references_receivers import Judge
 from llmem.core.errors import SuiteError
@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from llmem.code.references import Found, ReferenceFinder
     from llmem.code.references_files import Use
 
-__all__ = ["constructor_calls"]
+__all__ = ["constructor_calls", "constructor_calls_beside"]
+
+#: Constructor calls listed in a flat answer about ``__init__`` (the rest counted).
+CALLS_SHOWN = 20
 
 CONSTRUCTORS = ("__init__", "__new__")
 
@@ -60,3 +63,26 @@ def _inheriting(judge: Judge, path: str, cls: str, name: str) -> list[tuple[str,
                     out.append((key, qual))
                 break
     return out
+
+
+def constructor_calls_beside(finder: ReferenceFinder, found: Found, tests: str) -> dict[str, Any]:
+    """What a flat find_references answer about an ``__init__`` (``__new__``) adds: the ``C(...)``
+    calls that run it, those of subclasses inheriting it too, kept as ``tests`` asks; apart from
+    ``total``, which counts the name's own uses as ``grep -w __init__`` finds them."""
+    from llmem.code.references import tests_kept
+
+    built = [(u, cls) for u, cls in constructor_calls(finder, found).values() if tests_kept(u.path, tests)]
+    if not built:
+        return {}
+    built.sort(key=lambda t: t[0].order())
+    symbol = str(found.definitions[0]["symbol"]).rsplit(".", 1)[-1] if found.definitions else "__init__"
+    shown = [{**finder.use_item(u, found.files[u.path], u.name), "constructs": cls} for u, cls in built[:CALLS_SHOWN]]
+    return {
+        "constructor_calls": {
+            "total": len(built),
+            "calls": shown,
+            **({"more": len(built) - len(shown)} if len(built) > len(shown) else {}),
+            "means": f"calls C(...) that run this {symbol} (not in total, which counts the name's own uses); "
+            "depth=2 follows them as callers",
+        }
+    }
