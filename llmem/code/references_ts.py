@@ -235,13 +235,9 @@ class TypeWorld:
         local = _innermost(t.bindings.get(name, []), line)
         if local is not None:
             return self._binding(key, name, local, depth)
-        if name in t.classes:
-            return ("class", key, name)
-        if name in t.types:
-            return ("type", key, name)
-        imported = self._import(key, name, depth)
-        if imported is not None:
-            return imported
+        declared = self._declared(key, t, name, depth)
+        if declared is not None:
+            return declared
         if name in JS_GLOBALS:
             return ("other", f"{name} is a global ({name})")
         return ("unknown", f"{name} is not bound where it is used")
@@ -290,14 +286,15 @@ class TypeWorld:
         t = self.types(key)
         if t is None or depth > _DEPTH:
             return ("unknown", f"the type {name} is not followed")
+        return self._declared(key, t, name, depth) or ("other", f"a {name}")
+
+    def _declared(self, key: str, t: TsTypes, name: str, depth: int) -> Kind | None:
+        """``name`` as the file declares or imports it: a class, a type, or what its import is."""
         if name in t.classes:
             return ("class", key, name)
         if name in t.types:
             return ("type", key, name)
-        got = self._import(key, name, depth)
-        if got is not None:
-            return got
-        return ("other", f"a {name}")
+        return self._import(key, name, depth)
 
     def instance_of(self, key: str, node: Any, depth: int) -> Kind:
         """The values a type node stands for."""
